@@ -1,0 +1,280 @@
+"""The ``browser-mcp`` command line: ``serve`` runs a broker; the rest talk to live ones.
+
+``status``, ``tabs``, ``call`` and ``stop`` find brokers through the discovery files (port and
+token), choose one with ``--pid`` / ``--port`` when several are alive, and print tables for a
+person or JSON with ``--json``. This module only parses arguments and prints; the broker is
+:mod:`broker.app` and talking to it is :mod:`broker.client`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import re
+import secrets
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import codec, paths
+from .client import BrokerClient, ClientError, select_broker
+from .discovery import BrokerRecord, live_brokers
+from .runtime import VERSION, Runtime, Settings
+from .security import PROJECT_EXTENSION_ID
+
+__all__ = ["main"]
+
+_EXTENSION_ID = re.compile(r"^[a-p]{32}$")
+ENV_ALLOWED_EXTENSIONS = "BROWSER_MCP_ALLOWED_EXTENSIONS"
+
+
+def _add_broker_choice(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pid", type=int, help="the broker with this pid, when several are alive")
+    parser.add_argument("--port", type=int, help="the broker on this port, when several are alive")
+    parser.add_argument("--discovery-dir", type=Path, help="where discovery files are (default: %(default)s)")
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="browser-mcp", description="Share one real browser, its tabs and page tools, with many AI clients."
+    )
+    parser.add_argument("--version", action="version", version=f"browser-mcp {VERSION}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run a broker in the foreground")
+    serve.add_argument(
+        "--port", type=int, default=None, help="port on 127.0.0.1 (0 = any free; default: first free in 8765-8785)"
+    )
+    serve.add_argument(
+        "--discovery-dir",
+        type=Path,
+        default=None,
+        help=f"where to write the discovery file (env {paths.ENV_DISCOVERY_DIR}; default {paths.DEFAULT_DISCOVERY_DIR})",
+    )
+    serve.add_argument(
+        "--allow-extension",
+        action="append",
+        default=[],
+        metavar="ID",
+        help=f"an extension id that may open the extension link (repeatable; env {ENV_ALLOWED_EXTENSIONS})",
+    )
+    serve.add_argument("--call-timeout", type=float, default=30.0, metavar="SECONDS", help="default: 30")
+    serve.add_argument(
+        "--log-level",
+        default=os.environ.get("LOG_LEVEL", "info"),
+        choices=["debug", "info", "warning", "error"],
+        help="debug logs every frame (env LOG_LEVEL; default info)",
+    )
+
+    status = commands.add_parser("status", help="every live broker: port, pid, uptime, browsers, sessions, tabs")
+    _add_broker_choice(status)
+
+    tabs = commands.add_parser("tabs", help="the tabs of a broker's browsers, with owners and tools")
+    _add_broker_choice(tabs)
+
+    call = commands.add_parser("call", help="call a page tool and print its result")
+    call.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
+    call.add_argument("tool", help="the page tool's name")
+    call.add_argument("args", nargs="?", default="{}", help="the tool's arguments as a JSON object")
+    call.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    _add_broker_choice(call)
+
+    stop = commands.add_parser("stop", help="stop a broker")
+    _add_broker_choice(stop)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "serve":
+            return _serve(args)
+        return _CLIENT_COMMANDS[args.command](args)
+    except ClientError as exc:
+        print(f"browser-mcp {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+# serve
+
+
+def _allowed_extensions(flags: list[str]) -> frozenset[str]:
+    from_env = [i.strip() for i in os.environ.get(ENV_ALLOWED_EXTENSIONS, "").split(",") if i.strip()]
+    ids = {PROJECT_EXTENSION_ID, *flags, *from_env}
+    bad = sorted(i for i in ids if not _EXTENSION_ID.match(i))
+    if bad:
+        raise ClientError(f"not an extension id (32 letters a-p): {', '.join(bad)}")
+    return frozenset(ids)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    if args.call_timeout <= 0:
+        raise ClientError("--call-timeout must be positive")
+    settings = Settings(
+        token=secrets.token_urlsafe(32),
+        allowed_extensions=_allowed_extensions(args.allow_extension),
+        call_timeout=args.call_timeout,
+    )
+    directory, warning = paths.writable_discovery_dir(args.discovery_dir)
+    if warning:
+        logging.getLogger("broker").warning(warning)
+
+    def announce(line: str) -> None:
+        print(line, flush=True)
+
+    from .app import serve
+
+    try:
+        _run(serve(Runtime(settings), args.port, directory, announce))
+    except OSError as exc:
+        raise ClientError(f"cannot start: {exc}") from None
+    return 0
+
+
+def _run(main: Any) -> None:
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
+
+
+# commands that talk to a live broker
+
+
+def _client(args: argparse.Namespace) -> BrokerClient:
+    return BrokerClient(select_broker(live_brokers(paths.discovery_dirs(args.discovery_dir)), args.pid, args.port))
+
+
+def _print_json(value: Any) -> None:
+    print(codec.dumps_pretty(value))
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def _uptime(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def _status(args: argparse.Namespace) -> int:
+    records: list[BrokerRecord] = live_brokers(paths.discovery_dirs(args.discovery_dir))
+    if args.pid is not None or args.port is not None:
+        records = [select_broker(records, args.pid, args.port)]
+    statuses = []
+    for record in records:
+        try:
+            status = BrokerClient(record).get("/status")
+        except ClientError as exc:
+            status = {"pid": record.pid, "port": record.port, "error": str(exc)}
+        status["discoveryFile"] = str(record.path)
+        statuses.append(status)
+    if args.json:
+        _print_json({"brokers": statuses})
+        return 0
+    if not statuses:
+        print("no broker is running (start one with: browser-mcp serve)")
+        return 1
+    rows = []
+    for s in statuses:
+        if "error" in s:
+            rows.append([str(s["port"]), str(s["pid"]), "?", "?", "?", "?", s["error"]])
+            continue
+        browsers = [b for b in s["browsers"] if b["connected"]]
+        rows.append(
+            [
+                str(s["port"]),
+                str(s["pid"]),
+                _uptime(s["uptimeSeconds"]),
+                ", ".join(f"{b['browser']} {b['name']} {b['version']}".strip() for b in browsers) or "none",
+                ", ".join(x["name"] for x in s["sessions"]) or "none",
+                str(s["tabs"]),
+                s["version"],
+            ]
+        )
+    print(_table(["PORT", "PID", "UPTIME", "BROWSERS", "SESSIONS", "TABS", "VERSION"], rows))
+    return 0
+
+
+def _tabs(args: argparse.Namespace) -> int:
+    tabs = _client(args).get("/tabs")["tabs"]
+    if args.json:
+        _print_json({"tabs": tabs})
+        return 0
+    if not tabs:
+        print("no tabs (is the browser extension connected? see browser-mcp status)")
+        return 0
+    several = len({t["browser"] for t in tabs}) > 1
+    rows = [
+        [
+            t["ref"] if several else str(t["id"]),
+            (t["owner"] or {}).get("name") or "-",
+            "?" if t["tools"] is None else ", ".join(tool["name"] for tool in t["tools"]) or "-",
+            _clip(t["title"], 40),
+            _clip(t["url"], 60),
+        ]
+        for t in tabs
+    ]
+    print(_table(["TAB", "OWNER", "TOOLS", "TITLE", "URL"], rows))
+    return 0
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _call(args: argparse.Namespace) -> int:
+    try:
+        tool_args = codec.loads(args.args)
+    except codec.JSONDecodeError as exc:
+        raise ClientError(f"ARGS is not valid JSON: {exc}") from None
+    if not isinstance(tool_args, dict):
+        raise ClientError('ARGS must be a JSON object, such as \'{"query": "shoes"}\'')
+    query = f"?timeout={args.timeout}" if args.timeout else ""
+    answer = _client(args).post(f"/tabs/{args.tab}/tools/{args.tool}{query}", tool_args)
+    if args.json:
+        _print_json(answer)
+    else:
+        result = answer["result"]
+        print(result if isinstance(result, str) else codec.dumps_pretty(result))
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    client = _client(args)
+    client.post("/shutdown", {})
+    deadline = time.monotonic() + 10
+    while client.record.path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if client.record.path.exists():
+        raise ClientError(f"broker {client.record.pid} did not stop within 10 s")
+    if args.json:
+        _print_json({"stopped": client.record.pid, "port": client.record.port})
+    else:
+        print(f"stopped the broker on port {client.record.port} (pid {client.record.pid})")
+    return 0
+
+
+_CLIENT_COMMANDS = {"status": _status, "tabs": _tabs, "call": _call, "stop": _stop}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""The aiohttp application: one port for the extension link, REST (and MCP), behind one guard.
+
+:func:`make_app` builds the app from a :class:`~broker.runtime.Runtime`; :func:`serve` binds it
+to 127.0.0.1, writes the discovery file and runs until asked to stop. The guard middleware
+applies the security model to every request before a handler sees it and turns every error
+into ``{"error": {"code", "message"}}`` with the error's status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+from aiohttp import web
+
+from . import discovery
+from .errors import BrokerError, Forbidden, error_to_wire
+from .extension_ws import check_extension_request, extension_link
+from .hub import Hub
+from .rest import json_response, routes
+from .runtime import HUB, RUNTIME, VERSION, Runtime
+from .security import check_bearer, check_host, is_allowed_origin
+from .state import Config
+
+__all__ = ["PORT_RANGE", "bind_socket", "make_app", "serve"]
+
+logger = logging.getLogger(__name__)
+
+# The range the original extension scans for a broker.
+PORT_RANGE = range(8765, 8786)
+
+_HTTP_CODES = {
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "request_too_large",
+}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _error_response(status: int, error: dict[str, str]) -> web.Response:
+    return json_response({"error": error}, status=status)
+
+
+@web.middleware
+async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    runtime = request.app[RUNTIME]
+    settings = runtime.settings
+    try:
+        if request.path == "/":
+            check_extension_request(request, settings.allowed_extensions, settings.token)
+        else:
+            check_host(request.headers.get("Host"))
+            origin = request.headers.get("Origin")
+            if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions):
+                raise Forbidden(f"requests from web pages are refused (Origin {origin!r})")
+            check_bearer(request.headers.get("Authorization"), settings.token)
+        return await handler(request)
+    except BrokerError as exc:
+        if exc.status >= 500:
+            logger.info("%s %s: %s", request.method, request.path, exc.message)
+        return _error_response(exc.status, error_to_wire(exc))
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = _HTTP_CODES.get(exc.status, "http_error")
+        return _error_response(exc.status, {"code": code, "message": exc.reason})
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one bad request must not take the broker down
+        return _error_response(500, error_to_wire(exc))
+
+
+def make_app(runtime: Runtime) -> web.Application:
+    settings = runtime.settings
+    hub = Hub(
+        Config(
+            server_version=VERSION,
+            call_timeout=settings.call_timeout,
+            ping_interval=settings.ping_interval,
+            silence_timeout=settings.silence_timeout,
+            browser_grace=settings.browser_grace,
+        ),
+        frame_limit=settings.frame_limit,
+    )
+    app = web.Application(middlewares=[guard], client_max_size=settings.frame_limit)
+    app[HUB] = hub
+    app[RUNTIME] = runtime
+
+    async def websocket(request: web.Request) -> web.StreamResponse:
+        return await extension_link(request, hub)
+
+    app.router.add_get("/", websocket)
+    app.add_routes(routes)
+
+    async def going_away(app: web.Application) -> None:
+        await hub.close_all_links("the broker is shutting down")
+        hub.stop()
+
+    app.on_shutdown.append(going_away)
+    return app
+
+
+def bind_socket(port: int | None) -> socket.socket:
+    """Bind 127.0.0.1: ``port`` when given (0 = any), else the first free in 8765-8785, else any.
+
+    Raises:
+        OSError: the given port is taken.
+    """
+    candidates = [port] if port is not None else [*PORT_RANGE, 0]
+    last_error: OSError | None = None
+    for candidate in candidates:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", candidate))
+        except OSError as exc:
+            sock.close()
+            last_error = exc
+            continue
+        sock.listen(128)
+        sock.setblocking(False)
+        return sock
+    assert last_error is not None
+    raise last_error
+
+
+async def serve(runtime: Runtime, port: int | None, discovery_dir: Path, announce: Callable[[str], None]) -> None:
+    """Run a broker until SIGINT, SIGTERM or ``POST /shutdown``; the discovery file goes with it."""
+    sock = bind_socket(port)
+    runtime.port = sock.getsockname()[1]
+    app = make_app(runtime)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.SockSite(runner, sock, shutdown_timeout=2.0)
+    await site.start()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, runtime.request_stop)
+    path = discovery.publish(discovery_dir, runtime.discovery_fields())
+    try:
+        announce(
+            f"browser-mcp broker {VERSION} listening on http://127.0.0.1:{runtime.port}"
+            f" (discovery file {path})"
+        )
+        await runtime.stop_requested.wait()
+        logger.info("stopping")
+    finally:
+        discovery.remove(path)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        await runner.cleanup()

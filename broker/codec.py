@@ -1,0 +1,248 @@
+"""The one cattrs converter and the only JSON calls of the broker.
+
+Everything that crosses a socket or a file goes through here: extension frames are decoded into
+:mod:`broker.messages` classes (or :class:`~broker.errors.InvalidMessage` with readable details),
+broker messages are encoded with the ``type`` tag and camelCase keys, and REST bodies and the
+discovery file use :func:`loads` / :func:`dumps`.
+
+Decisions:
+
+- Extra keys are allowed (``forbid_extra_keys`` stays off): extensions of other versions add
+  fields, and Chromium's native ``getTools()`` returns ``origin`` and ``window`` beside the MCP
+  shape. An unknown ``type`` and a field of the wrong type are still errors.
+- Primitive fields are checked, not coerced: cattrs would turn ``"12"`` into the tab id 12 and
+  ``true`` into 1, hiding a broken peer.
+- Optional fields left at their default are omitted from what the broker sends, so an
+  extension that never heard of ``sessionId`` sees none.
+- orjson does the JSON: it reads the bytes of a frame without decoding them first, and writes
+  bytes that go out as a text frame unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, TypeVar
+
+import attrs
+import cattrs
+import orjson
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.strategies import configure_tagged_union
+
+from .errors import InvalidMessage
+from .messages import (
+    BrokerMessage,
+    CallTool,
+    CloseTab,
+    Connect,
+    Connected,
+    Disconnect,
+    Disconnected,
+    DiscoverTools,
+    ErrorReply,
+    ExtensionMessage,
+    JsonObject,
+    OpenTab,
+    Ping,
+    Pong,
+    TabClosed,
+    TabCreated,
+    TabFocused,
+    TabUpdated,
+    ToolResult,
+    ToolsChanged,
+    ToolsDiscovered,
+    WireError,
+)
+
+__all__ = [
+    "JSONDecodeError",
+    "decode_extension_message",
+    "dumps",
+    "dumps_pretty",
+    "dumps_text",
+    "encode_broker_message",
+    "loads",
+    "peek_call_id",
+    "structure",
+    "unstructure",
+]
+
+JSONDecodeError = orjson.JSONDecodeError
+T = TypeVar("T")
+
+TAGS: dict[type, str] = {
+    Connected: "connected",
+    TabCreated: "tabCreated",
+    TabUpdated: "tabUpdated",
+    TabClosed: "tabClosed",
+    TabFocused: "tabFocused",
+    ToolsChanged: "toolsChanged",
+    ToolsDiscovered: "toolsDiscovered",
+    ToolResult: "toolResult",
+    Ping: "ping",
+    Pong: "pong",
+    Disconnected: "disconnected",
+    Connect: "connect",
+    OpenTab: "openTab",
+    CloseTab: "closeTab",
+    CallTool: "callTool",
+    DiscoverTools: "discoverTools",
+    Disconnect: "disconnect",
+    ErrorReply: "error",
+}
+EXTENSION_TYPES = frozenset(
+    TAGS[cls]
+    for cls in (
+        Connected,
+        TabCreated,
+        TabUpdated,
+        TabClosed,
+        TabFocused,
+        ToolsChanged,
+        ToolsDiscovered,
+        ToolResult,
+        Ping,
+        Pong,
+        Disconnected,
+    )
+)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _strict(kind: type, label: str) -> Callable[[Any, type], Any]:
+    def check(value: Any, _: type) -> Any:
+        # bool is an int subclass; a tab id of `true` is a broken peer, not tab 1.
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise TypeError(f"expected {label}, got {type(value).__name__}")
+        return value
+
+    return check
+
+
+def _json_object(value: Any, _: type) -> JsonObject:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _tool_error(value: Any, _: type) -> WireError | str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return converter.structure(value, WireError)
+    raise TypeError(f"expected null, a string or {{code, message}}, got {type(value).__name__}")
+
+
+converter = cattrs.Converter()
+converter.register_structure_hook(int, _strict(int, "an integer"))
+converter.register_structure_hook(str, _strict(str, "a string"))
+converter.register_structure_hook(bool, _strict(bool, "a boolean"))
+converter.register_structure_hook_func(lambda t: t == JsonObject, _json_object)
+converter.register_structure_hook_func(lambda t: t == WireError | str | None, _tool_error)
+converter.register_structure_hook_factory(
+    attrs.has,
+    lambda cls: make_dict_structure_fn(
+        cls, converter, **{a.name: override(rename=_camel(a.name)) for a in attrs.fields(cls)}
+    ),
+)
+converter.register_unstructure_hook_factory(
+    attrs.has,
+    lambda cls: make_dict_unstructure_fn(
+        cls,
+        converter,
+        _cattrs_omit_if_default=True,
+        **{a.name: override(rename=_camel(a.name)) for a in attrs.fields(cls)},
+    ),
+)
+configure_tagged_union(ExtensionMessage, converter, tag_generator=TAGS.__getitem__, tag_name="type")
+configure_tagged_union(BrokerMessage, converter, tag_generator=TAGS.__getitem__, tag_name="type")
+
+
+def loads(data: str | bytes) -> Any:
+    """Parse JSON. Raises: JSONDecodeError (a ValueError)."""
+    return orjson.loads(data)
+
+
+def dumps(value: Any) -> bytes:
+    return orjson.dumps(value)
+
+
+def dumps_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def dumps_pretty(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+
+
+def structure(value: Any, cls: type[T]) -> T:
+    """Build ``cls`` from plain data. Raises: InvalidMessage, naming every bad field."""
+    try:
+        return converter.structure(value, cls)
+    except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
+        raise InvalidMessage(_describe(exc)) from None
+
+
+def unstructure(value: Any) -> Any:
+    return converter.unstructure(value)
+
+
+def decode_extension_message(frame: str | bytes) -> ExtensionMessage:
+    """Decode one text frame from the extension.
+
+    Raises:
+        InvalidMessage: the frame is not JSON, not an object, has an unknown ``type``, or a
+            field is missing or of the wrong type.
+    """
+    try:
+        data = orjson.loads(frame)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidMessage(f"frame is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidMessage(f"frame must be a JSON object, got {type(data).__name__}")
+    kind = data.get("type")
+    if kind not in EXTENSION_TYPES:
+        raise InvalidMessage(f"unknown message type {kind!r}")
+    try:
+        message: ExtensionMessage = converter.structure(data, ExtensionMessage)  # type: ignore[arg-type]
+    except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
+        raise InvalidMessage(f"bad {kind} message: {_describe(exc)}") from None
+    return message
+
+
+def encode_broker_message(message: BrokerMessage) -> bytes:
+    return orjson.dumps(converter.unstructure(message, unstructure_as=BrokerMessage))  # type: ignore[arg-type]
+
+
+_CALL_ID = re.compile(rb'"callId"\s*:\s*"([^"\\]{1,64})"')
+
+
+def peek_call_id(frame: bytes, window: int = 4096) -> str | None:
+    """Find a ``callId`` near the start or end of a frame too large to decode.
+
+    Lets the broker fail the one call an oversized reply was meant for at once, instead of
+    leaving it to time out, without parsing megabytes it has already refused.
+    """
+    for part in (frame[:window], frame[-window:]):
+        found = _CALL_ID.search(part)
+        if found:
+            return found.group(1).decode("utf-8", "replace")
+    return None
+
+
+_SNAKE = re.compile(r"_([a-z])")
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, cattrs.BaseValidationError):
+        described = "; ".join(cattrs.transform_error(exc, path="message"))
+        # The peer wrote camelCase; name its fields the way it spelled them.
+        return _SNAKE.sub(lambda m: m.group(1).upper(), described)
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}"
+    return str(exc)

@@ -1,0 +1,164 @@
+"""Discovery files: how CLIs, the stdio adapter and the native host find live brokers.
+
+Each broker writes ``server-<pid>.json`` (``port``, ``pid``, ``startedAt``, ``version``,
+``protocol``, ``token``; extra keys allowed) atomically: a private temp file in the same folder,
+then ``os.replace``, so a reader sees the old file, the new one or none, never half of one. The
+file is 0600 and a folder the broker creates is 0700, because the token in it opens the broker.
+Readers trust only regular files owned by the current user whose pid is alive, and anyone who
+finds a file of a dead pid deletes it. Watching the folders (for the native host) is not here yet.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import re
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from . import codec
+from .errors import InvalidMessage
+
+__all__ = ["BrokerRecord", "live_brokers", "pid_alive", "prune", "publish", "read_record", "remove"]
+
+logger = logging.getLogger(__name__)
+
+_FILE_NAME = re.compile(r"^server-(\d+)\.json$")
+
+
+@attrs.frozen
+class BrokerRecord:
+    port: int
+    pid: int
+    started_at: str
+    version: str
+    protocol: int
+    token: str
+    path: Path = attrs.field(default=Path(), eq=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's; the owner check keeps its file out
+    return True
+
+
+def _ensure_private_dir(directory: Path) -> None:
+    try:
+        directory.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        return
+    # mkdir's mode is filtered by the umask; say exactly what we mean.
+    directory.chmod(0o700)
+
+
+def publish(directory: Path, fields: dict[str, Any]) -> Path:
+    """Write ``server-<pid>.json`` atomically and prune files of dead brokers.
+
+    Raises:
+        OSError: the folder cannot be created or written.
+    """
+    _ensure_private_dir(directory)
+    prune(directory)
+    pid = int(fields["pid"])
+    target = directory / f"server-{pid}.json"
+    temp = directory / f".server-{pid}.json.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, codec.dumps(fields))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temp, target)
+    return target
+
+
+def remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def read_record(path: Path) -> BrokerRecord | None:
+    """The broker a file describes, or None when the file is not one to trust or its pid is dead.
+
+    A file of a dead pid is deleted on the way, when it is ours to delete.
+    """
+    match = _FILE_NAME.match(path.name)
+    if match is None:
+        return None
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        logger.debug("ignoring %s: not a regular file of this user", path)
+        return None
+    if not pid_alive(int(match.group(1))):
+        logger.debug("removing %s: its broker is gone", path)
+        remove(path)
+        return None
+    try:
+        data = codec.loads(path.read_bytes())
+        record = codec.structure(data, BrokerRecord)
+    except (OSError, ValueError, InvalidMessage) as exc:
+        logger.debug("ignoring %s: %s", path, exc)
+        return None
+    if record.pid != int(match.group(1)):
+        return None
+    return attrs.evolve(record, path=path)
+
+
+def prune(directory: Path) -> list[Path]:
+    """Delete the files of brokers whose pid is dead; return what was deleted."""
+    removed = []
+    for path in _candidates(directory):
+        match = _FILE_NAME.match(path.name)
+        if match and not pid_alive(int(match.group(1))) and _owned(path):
+            remove(path)
+            removed.append(path)
+    return removed
+
+
+def live_brokers(directories: Iterable[Path]) -> list[BrokerRecord]:
+    """Every live broker described in ``directories``, oldest first."""
+    records: dict[int, BrokerRecord] = {}
+    for directory in directories:
+        for path in _candidates(directory):
+            record = read_record(path)
+            if record is not None:
+                records.setdefault(record.pid, record)
+    return sorted(records.values(), key=lambda r: (r.started_at, r.pid))
+
+
+def _owned(path: Path) -> bool:
+    try:
+        return path.lstat().st_uid == os.getuid()
+    except FileNotFoundError:
+        return False
+
+
+def _candidates(directory: Path) -> list[Path]:
+    try:
+        return sorted(p for p in directory.iterdir() if _FILE_NAME.match(p.name))
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
+            logger.debug("cannot list %s: %s", directory, exc)
+        return []

@@ -1,0 +1,202 @@
+"""Every error the broker reports, and the one place that turns an exception into a wire error.
+
+Each class carries its wire ``code`` and the HTTP ``status`` REST answers with. Errors the
+caller caused are kept apart from errors of the extension or page, and from conditions of the
+moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
+
+    BrokerError
+    ├── RequestError                  the AI client or REST caller asked for something wrong
+    │   ├── InvalidRequest            400 invalid_request
+    │   ├── Unauthorized              401 unauthorized
+    │   ├── Forbidden                 403 forbidden
+    │   ├── TabNotFound               404 tab_not_found
+    │   ├── ToolNotFound              404 tool_not_found
+    │   ├── BrowserNotFound           404 browser_not_found
+    │   ├── AmbiguousTab              409 ambiguous_tab
+    │   ├── TabOwnedByOther           409 tab_owned
+    │   └── TooManyCalls              429 too_many_calls
+    ├── ExtensionError                the extension or the page answered wrongly or failed
+    │   ├── InvalidMessage            400 invalid_message (a frame the broker cannot read)
+    │   ├── MessageTooLarge           413 message_too_large
+    │   └── PageToolFailed            502 tool_failed (the page's own code and message ride along)
+    ├── Unavailable                   the call could not finish through no fault of the caller
+    │   ├── ExtensionNotConnected     503 no_extension
+    │   ├── ExtensionDisconnected     503 extension_disconnected (the link was lost mid-call)
+    │   ├── CallTimedOut              504 timeout
+    │   └── SessionEnded              410 session_ended
+    └── InternalError                 500 internal_error
+
+Only :func:`error_to_wire` turns exceptions into ``{"code", "message"}``; anything it does not
+know becomes ``internal_error`` and is logged with its traceback. This module does no I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import ClassVar
+
+__all__ = [
+    "AmbiguousTab",
+    "BrokerError",
+    "BrowserNotFound",
+    "CallTimedOut",
+    "ExtensionDisconnected",
+    "ExtensionError",
+    "ExtensionNotConnected",
+    "Forbidden",
+    "InternalError",
+    "InvalidMessage",
+    "InvalidRequest",
+    "MessageTooLarge",
+    "PageToolFailed",
+    "RequestError",
+    "SessionEnded",
+    "TabNotFound",
+    "TabOwnedByOther",
+    "ToolNotFound",
+    "TooManyCalls",
+    "Unauthorized",
+    "Unavailable",
+    "error_to_wire",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class BrokerError(Exception):
+    """Base of every error the broker reports to a caller or a peer."""
+
+    code: ClassVar[str] = "internal_error"
+    status: ClassVar[int] = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class RequestError(BrokerError):
+    """The caller asked for something that cannot be done."""
+
+    code = "invalid_request"
+    status = 400
+
+
+class InvalidRequest(RequestError):
+    code = "invalid_request"
+    status = 400
+
+
+class Unauthorized(RequestError):
+    code = "unauthorized"
+    status = 401
+
+
+class Forbidden(RequestError):
+    code = "forbidden"
+    status = 403
+
+
+class TabNotFound(RequestError):
+    code = "tab_not_found"
+    status = 404
+
+
+class ToolNotFound(RequestError):
+    code = "tool_not_found"
+    status = 404
+
+
+class BrowserNotFound(RequestError):
+    code = "browser_not_found"
+    status = 404
+
+
+class AmbiguousTab(RequestError):
+    code = "ambiguous_tab"
+    status = 409
+
+
+class TabOwnedByOther(RequestError):
+    code = "tab_owned"
+    status = 409
+
+    def __init__(self, message: str, owner_session_id: str, owner_name: str) -> None:
+        super().__init__(message)
+        self.owner_session_id = owner_session_id
+        self.owner_name = owner_name
+
+
+class TooManyCalls(RequestError):
+    code = "too_many_calls"
+    status = 429
+
+
+class ExtensionError(BrokerError):
+    """The extension sent something unusable, or the page's tool failed."""
+
+    code = "extension_error"
+    status = 502
+
+
+class InvalidMessage(ExtensionError):
+    code = "invalid_message"
+    status = 400
+
+
+class MessageTooLarge(ExtensionError):
+    code = "message_too_large"
+    status = 413
+
+
+class PageToolFailed(ExtensionError):
+    """The page's tool threw or reported an error; ``page_code`` is the page's own code, if any."""
+
+    code = "tool_failed"
+    status = 502
+
+    def __init__(self, message: str, page_code: str | None = None) -> None:
+        super().__init__(message)
+        self.page_code = page_code
+
+
+class Unavailable(BrokerError):
+    code = "unavailable"
+    status = 503
+
+
+class ExtensionNotConnected(Unavailable):
+    code = "no_extension"
+    status = 503
+
+
+class ExtensionDisconnected(Unavailable):
+    code = "extension_disconnected"
+    status = 503
+
+
+class CallTimedOut(Unavailable):
+    code = "timeout"
+    status = 504
+
+
+class SessionEnded(Unavailable):
+    code = "session_ended"
+    status = 410
+
+
+class InternalError(BrokerError):
+    code = "internal_error"
+    status = 500
+
+
+def error_to_wire(exc: BaseException) -> dict[str, str]:
+    """Return the ``{"code", "message"}`` a peer sees for ``exc``.
+
+    A page tool's failure keeps the page's own code, when it gave one, as ``pageCode``.
+    """
+    if isinstance(exc, PageToolFailed) and exc.page_code:
+        return {"code": exc.code, "message": exc.message, "pageCode": exc.page_code}
+    if isinstance(exc, BrokerError):
+        return {"code": exc.code, "message": exc.message}
+    logger.error("unexpected error", exc_info=exc)
+    return {"code": InternalError.code, "message": "internal error in the broker"}

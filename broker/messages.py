@@ -1,0 +1,234 @@
+"""The extension link's messages, as frozen attrs classes.
+
+One class per ``type`` of DESIGN.md's protocol, both directions. Fields are snake_case here and
+camelCase on the wire; :mod:`broker.codec` does the renaming, the ``type`` tag and all
+validation. ``session_id`` is optional on every message so an extension that never sends one is
+served. Nothing here does I/O or knows about JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import attrs
+
+__all__ = [
+    "BrowserInfo",
+    "CallTool",
+    "CloseTab",
+    "Connect",
+    "Connected",
+    "Disconnect",
+    "Disconnected",
+    "DiscoverTools",
+    "ErrorReply",
+    "ExtensionMessage",
+    "OpenTab",
+    "Ping",
+    "Pong",
+    "TabClosed",
+    "TabCreated",
+    "TabFocused",
+    "TabInfo",
+    "TabUpdated",
+    "Tool",
+    "ToolResult",
+    "ToolsChanged",
+    "ToolsDiscovered",
+    "BrokerMessage",
+    "WireError",
+]
+
+JsonObject = dict[str, Any]
+
+
+@attrs.frozen
+class Tool:
+    """A page tool in the MCP tool shape; ``annotations`` carries WebMCP's hints unchanged."""
+
+    name: str
+    description: str = ""
+    input_schema: JsonObject | None = None
+    title: str | None = None
+    annotations: JsonObject | None = None
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.annotations and self.annotations.get("readOnlyHint") is True)
+
+
+@attrs.frozen
+class TabInfo:
+    """A tab as the extension reports it; ``tools`` is None when the extension did not say."""
+
+    id: int
+    title: str = ""
+    url: str = ""
+    tools: tuple[Tool, ...] | None = None
+    window_id: int | None = None
+    active: bool | None = None
+
+
+@attrs.frozen
+class BrowserInfo:
+    name: str = ""
+    version: str = ""
+    instance_id: str | None = None
+
+
+@attrs.frozen
+class WireError:
+    message: str
+    code: str | None = None
+
+
+# Extension -> broker
+
+
+@attrs.frozen
+class Connected:
+    """A full snapshot of the browser: every tab replaces what the broker knew of this link."""
+
+    browser: BrowserInfo = BrowserInfo()
+    tabs: tuple[TabInfo, ...] = ()
+    session_id: str | None = None
+
+
+@attrs.frozen
+class TabCreated:
+    tab: TabInfo
+    request_id: str | None = None
+    session_id: str | None = None
+
+
+@attrs.frozen
+class TabUpdated:
+    tab: TabInfo
+    session_id: str | None = None
+
+
+@attrs.frozen
+class TabClosed:
+    tab_id: int
+    session_id: str | None = None
+
+
+@attrs.frozen
+class TabFocused:
+    tab_id: int
+    tools: tuple[Tool, ...] | None = None
+    request_id: str | None = None
+    session_id: str | None = None
+
+
+@attrs.frozen
+class ToolsChanged:
+    tab_id: int
+    tools: tuple[Tool, ...]
+    session_id: str | None = None
+
+
+@attrs.frozen
+class ToolsDiscovered:
+    call_id: str
+    tab_id: int
+    tools: tuple[Tool, ...]
+    session_id: str | None = None
+
+
+@attrs.frozen
+class ToolResult:
+    """A page tool's outcome; ``error`` is None on success, else a string or ``{code, message}``."""
+
+    call_id: str
+    result: Any = None
+    error: WireError | str | None = None
+    session_id: str | None = None
+
+
+@attrs.frozen
+class Ping:
+    session_id: str | None = None
+
+
+@attrs.frozen
+class Pong:
+    session_id: str | None = None
+
+
+@attrs.frozen
+class Disconnected:
+    session_id: str | None = None
+
+
+ExtensionMessage = Union[
+    Connected,
+    TabCreated,
+    TabUpdated,
+    TabClosed,
+    TabFocused,
+    ToolsChanged,
+    ToolsDiscovered,
+    ToolResult,
+    Ping,
+    Pong,
+    Disconnected,
+]
+
+
+# Broker -> extension
+
+
+@attrs.frozen
+class Connect:
+    server_version: str
+    session_id: str | None = None
+    client_name: str | None = None
+
+
+@attrs.frozen
+class OpenTab:
+    session_id: str
+    url: str
+    focus: bool
+    request_id: str
+
+
+@attrs.frozen
+class CloseTab:
+    session_id: str
+    tab_id: int
+
+
+@attrs.frozen
+class CallTool:
+    session_id: str
+    call_id: str
+    tab_id: int
+    tool_name: str
+    args: JsonObject
+
+
+@attrs.frozen
+class DiscoverTools:
+    session_id: str
+    call_id: str
+    tab_id: int
+
+
+@attrs.frozen
+class Disconnect:
+    session_id: str
+
+
+@attrs.frozen
+class ErrorReply:
+    """Sent when the broker cannot use a frame; the link stays up."""
+
+    code: str
+    message: str
+
+
+BrokerMessage = Union[
+    Connect, OpenTab, CloseTab, CallTool, DiscoverTools, Ping, Pong, Disconnect, ErrorReply
+]

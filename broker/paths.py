@@ -1,0 +1,71 @@
+"""Where the broker keeps its files; the only module that asks platformdirs.
+
+Discovery files live in ``/tmp/browser-mcp`` so every reader (CLI, stdio adapter, native host)
+finds them without configuration. When that folder belongs to another user (who could read or
+plant files there) the per-user runtime directory is used instead, and readers look in both.
+``--discovery-dir`` / ``BROWSER_MCP_DISCOVERY_DIR`` replace both.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+__all__ = [
+    "DEFAULT_DISCOVERY_DIR",
+    "ENV_DISCOVERY_DIR",
+    "discovery_dirs",
+    "log_dir",
+    "owned_by_another_user",
+    "runtime_discovery_dir",
+    "writable_discovery_dir",
+]
+
+APP_NAME = "browser-mcp"
+DEFAULT_DISCOVERY_DIR = Path("/tmp/browser-mcp")
+ENV_DISCOVERY_DIR = "BROWSER_MCP_DISCOVERY_DIR"
+
+
+def runtime_discovery_dir() -> Path:
+    return Path(platformdirs.user_runtime_dir(APP_NAME))
+
+
+def log_dir() -> Path:
+    return Path(platformdirs.user_log_dir(APP_NAME))
+
+
+def _override(explicit: Path | None) -> Path | None:
+    if explicit is not None:
+        return explicit
+    from_env = os.environ.get(ENV_DISCOVERY_DIR)
+    return Path(from_env) if from_env else None
+
+
+def owned_by_another_user(path: Path) -> bool:
+    try:
+        return path.lstat().st_uid != os.getuid()
+    except FileNotFoundError:
+        return False
+
+
+def writable_discovery_dir(explicit: Path | None = None) -> tuple[Path, str | None]:
+    """The folder this broker writes its discovery file to, and a warning when it fell back."""
+    override = _override(explicit)
+    if override is not None:
+        return override, None
+    if owned_by_another_user(DEFAULT_DISCOVERY_DIR):
+        fallback = runtime_discovery_dir()
+        return fallback, (
+            f"{DEFAULT_DISCOVERY_DIR} belongs to another user; writing the discovery file to {fallback}"
+        )
+    return DEFAULT_DISCOVERY_DIR, None
+
+
+def discovery_dirs(explicit: Path | None = None) -> list[Path]:
+    """Every folder readers look in, the override alone when there is one."""
+    override = _override(explicit)
+    if override is not None:
+        return [override]
+    return [DEFAULT_DISCOVERY_DIR, runtime_discovery_dir()]

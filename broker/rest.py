@@ -1,0 +1,221 @@
+"""The REST API for scripts and curl, on the routes of the original bridge.
+
+``GET /status``, ``GET /tabs``, ``POST /tabs {url, focus, browser?}``, ``DELETE /tabs/{id}``,
+``GET /tabs/{id}/tools``, ``POST /tabs/{id}/tools/{name}`` (body = the tool's arguments), plus
+``POST /tabs/{id}/claim``, ``POST /tabs/{id}/release``, ``DELETE /sessions/{id}`` and
+``POST /shutdown`` (what ``browser-mcp stop`` uses). Each request acts for the session named by
+``X-Session-Id``, else the shared default REST session ``rest``; a new session is opened on first
+use. Handlers parse, call the hub and shape JSON; the rules live in :mod:`broker.state`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from aiohttp import web
+
+from . import codec
+from .errors import InvalidRequest
+from .hub import Hub
+from .messages import Tool
+from .runtime import HUB, RUNTIME
+from .state import BrowserView, SessionView, TabView
+
+__all__ = [
+    "DEFAULT_SESSION",
+    "browser_json",
+    "json_response",
+    "routes",
+    "session_json",
+    "tab_json",
+    "tools_json",
+]
+
+DEFAULT_SESSION = "rest"
+_SESSION_ID = re.compile(r"^[\w.:@+-]{1,128}$")
+
+routes = web.RouteTableDef()
+
+
+def json_response(value: Any, status: int = 200) -> web.Response:
+    return web.Response(body=codec.dumps(value), status=status, content_type="application/json")
+
+
+def tools_json(tools: tuple[Tool, ...] | None) -> list[Any] | None:
+    return None if tools is None else [codec.unstructure(tool) for tool in tools]
+
+
+def tab_json(tab: TabView) -> dict[str, Any]:
+    return {
+        "id": tab.id,
+        "browser": tab.browser,
+        "ref": tab.ref,
+        "title": tab.title,
+        "url": tab.url,
+        "active": tab.active,
+        "owner": None if tab.owner is None else {"sessionId": tab.owner, "name": tab.owner_name},
+        "tools": tools_json(tab.tools),
+    }
+
+
+def browser_json(browser: BrowserView) -> dict[str, Any]:
+    return {
+        "browser": browser.key,
+        "name": browser.name,
+        "version": browser.version,
+        "instanceId": browser.instance_id,
+        "connected": browser.connected,
+        "tabs": browser.tabs,
+    }
+
+
+def session_json(session: SessionView) -> dict[str, Any]:
+    return {
+        "sessionId": session.id,
+        "name": session.name,
+        "ownedTabs": list(session.owned_tabs),
+        "pendingCalls": session.pending_calls,
+    }
+
+
+def _hub(request: web.Request) -> Hub:
+    return request.app[HUB]
+
+
+def _session(request: web.Request) -> str:
+    """The request's session, opened on first use.
+
+    Raises:
+        InvalidRequest: the X-Session-Id header is not a plain identifier.
+    """
+    session_id = request.headers.get("X-Session-Id", DEFAULT_SESSION)
+    if not _SESSION_ID.match(session_id):
+        raise InvalidRequest("X-Session-Id must be 1-128 letters, digits or . : @ + - _")
+    name = request.headers.get("X-Session-Name", session_id)[:128]
+    _hub(request).ensure_session(session_id, name)
+    return session_id
+
+
+async def _json_body(request: web.Request, default: Any) -> Any:
+    """Raises: InvalidRequest, when the body is not JSON."""
+    raw = await request.read()
+    if not raw.strip():
+        return default
+    try:
+        return codec.loads(raw)
+    except codec.JSONDecodeError as exc:
+        raise InvalidRequest(f"request body is not valid JSON: {exc}") from None
+
+
+def _timeout(request: web.Request) -> float | None:
+    """Raises: InvalidRequest, for a ``timeout`` that is not a positive number of seconds."""
+    raw = request.query.get("timeout")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (0 < value <= 3600):
+        raise InvalidRequest(f"timeout must be a number of seconds in (0, 3600], got {raw!r}")
+    return value
+
+
+@routes.get("/status")
+async def status(request: web.Request) -> web.Response:
+    hub = _hub(request)
+    core = hub.core
+    return json_response(
+        {
+            **request.app[RUNTIME].status_fields(),
+            "browsers": [browser_json(b) for b in core.browsers()],
+            "sessions": [session_json(s) for s in core.sessions()],
+            "tabs": len(core.tabs()),
+            "pendingCalls": core.pending_count,
+        }
+    )
+
+
+@routes.get("/tabs")
+async def list_tabs(request: web.Request) -> web.Response:
+    return json_response({"tabs": [tab_json(tab) for tab in _hub(request).core.tabs()]})
+
+
+@routes.post("/tabs")
+async def open_tab(request: web.Request) -> web.Response:
+    session_id = _session(request)
+    body = await _json_body(request, None)
+    if not isinstance(body, dict) or not isinstance(body.get("url"), str) or not body["url"]:
+        raise InvalidRequest('body must be {"url": "...", "focus": true|false, "browser": "b1"?}')
+    focus = body.get("focus", True)
+    browser = body.get("browser")
+    if not isinstance(focus, bool) or not (browser is None or isinstance(browser, str)):
+        raise InvalidRequest('"focus" must be a boolean and "browser" a string')
+    hub = _hub(request)
+    tab = await hub.request(lambda now: hub.core.open_tab(session_id, body["url"], focus, now, browser))
+    return json_response({"tab": tab_json(tab)})
+
+
+@routes.delete("/tabs/{tab}")
+async def close_tab(request: web.Request) -> web.Response:
+    session_id = _session(request)
+    hub = _hub(request)
+    ref = request.match_info["tab"]
+    return json_response(await hub.request(lambda now: hub.core.close_tab(session_id, ref, now)))
+
+
+@routes.get("/tabs/{tab}/tools")
+async def tab_tools(request: web.Request) -> web.Response:
+    session_id = _session(request)
+    hub = _hub(request)
+    ref = request.match_info["tab"]
+    tools = await hub.request(lambda now: hub.core.request_tools(session_id, ref, now))
+    return json_response({"tab": hub.core.tab(ref).ref, "tools": tools_json(tools)})
+
+
+@routes.post("/tabs/{tab}/tools/{tool}")
+async def call_tool(request: web.Request) -> web.Response:
+    session_id = _session(request)
+    args = await _json_body(request, {})
+    if not isinstance(args, dict):
+        raise InvalidRequest(f"the tool's arguments must be a JSON object, got {type(args).__name__}")
+    timeout = _timeout(request)
+    hub = _hub(request)
+    ref, tool = request.match_info["tab"], request.match_info["tool"]
+    result = await hub.request(lambda now: hub.core.call_tool(session_id, ref, tool, args, now, timeout))
+    return json_response({"result": result})
+
+
+@routes.post("/tabs/{tab}/claim")
+async def claim_tab(request: web.Request) -> web.Response:
+    session_id = _session(request)
+    hub = _hub(request)
+    tab, effects = hub.core.claim_tab(session_id, request.match_info["tab"])
+    await hub.run(effects)
+    return json_response({"tab": tab_json(tab)})
+
+
+@routes.post("/tabs/{tab}/release")
+async def release_tab(request: web.Request) -> web.Response:
+    session_id = _session(request)
+    hub = _hub(request)
+    tab, effects = hub.core.release_tab(session_id, request.match_info["tab"])
+    await hub.run(effects)
+    return json_response({"tab": tab_json(tab)})
+
+
+@routes.delete("/sessions/{session}")
+async def end_session(request: web.Request) -> web.Response:
+    hub = _hub(request)
+    session_id = request.match_info["session"]
+    known = hub.core.has_session(session_id)
+    await hub.close_session(session_id)
+    return json_response({"ended": session_id, "existed": known})
+
+
+@routes.post("/shutdown")
+async def shutdown(request: web.Request) -> web.Response:
+    request.app[RUNTIME].request_stop()
+    return json_response({"stopping": True})

@@ -1,0 +1,76 @@
+"""What one running broker knows about itself: its settings, identity and the app keys.
+
+Kept apart from :mod:`broker.app` so every adapter can reach the hub and the runtime through
+typed ``web.AppKey``s without importing the app factory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+import attrs
+from aiohttp import web
+
+from .hub import Hub
+
+__all__ = ["HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Settings", "VERSION"]
+
+VERSION = "0.1.0"
+# The extension link protocol of DESIGN.md; bumped when a change would break a peer.
+PROTOCOL_VERSION = 1
+
+
+@attrs.frozen
+class Settings:
+    token: str
+    allowed_extensions: frozenset[str]
+    call_timeout: float = 30.0
+    frame_limit: int = 32 * 1024 * 1024
+    ping_interval: float = 20.0
+    silence_timeout: float = 45.0
+    browser_grace: float = 300.0
+
+
+@attrs.define
+class Runtime:
+    settings: Settings
+    port: int = 0
+    pid: int = attrs.Factory(os.getpid)
+    started_at: datetime = attrs.Factory(lambda: datetime.now(timezone.utc))
+    _started_monotonic: float = attrs.Factory(time.monotonic)
+    stop_requested: asyncio.Event = attrs.Factory(asyncio.Event)
+
+    @property
+    def started_at_iso(self) -> str:
+        return self.started_at.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+    def discovery_fields(self) -> dict[str, Any]:
+        return {
+            "port": self.port,
+            "pid": self.pid,
+            "startedAt": self.started_at_iso,
+            "version": VERSION,
+            "protocol": PROTOCOL_VERSION,
+            "token": self.settings.token,
+        }
+
+    def status_fields(self) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "protocol": PROTOCOL_VERSION,
+            "pid": self.pid,
+            "port": self.port,
+            "startedAt": self.started_at_iso,
+            "uptimeSeconds": round(time.monotonic() - self._started_monotonic, 1),
+        }
+
+    def request_stop(self) -> None:
+        self.stop_requested.set()
+
+
+HUB = web.AppKey("hub", Hub)
+RUNTIME = web.AppKey("runtime", Runtime)

@@ -1,0 +1,824 @@
+"""The broker's core: sessions, browsers, tabs, page tools, ownership and pending calls, no I/O.
+
+A sans-I/O state machine in the manner of websockets' ``protocol.py`` and h11's ``_state.py``.
+Inputs are method calls that carry ``now`` (a monotonic clock reading from the adapter); outputs
+are lists of effects the adapter carries out: frames to send, calls to resolve or reject, links
+to close. Time only moves when the adapter calls :meth:`Broker.expire`; :meth:`Broker.next_wakeup`
+says when that should next happen.
+
+What it owns:
+
+- Links and browsers. Every extension WebSocket is a link; each link speaks for one browser.
+  A browser that names an ``instanceId`` keeps its key (``b1``), its tabs' ownership and its
+  place across a new link (a restarted service worker); the old link is closed. When its link is
+  lost it is kept out of sight for ``browser_grace`` seconds so a reconnect finds its tabs still
+  owned. A browser without an instance id is forgotten with its link.
+- Tabs, with the browser's own numeric ids. ``12`` names a tab when one browser has it;
+  ``b1:12`` always does.
+- Sessions (one per AI client connection or REST session) and tab ownership: a tab opened or
+  claimed by a session is its own; tabs the person opened belong to nobody until claimed.
+- Pending calls (tool calls, tool discovery, opening and closing tabs) under broker-minted ids
+  with deadlines. Each ends exactly once; late and duplicate replies are dropped and logged.
+- Keepalive bookkeeping: when to ping a quiet link, when to give up on a silent one.
+
+It deliberately knows nothing of JSON, WebSockets, HTTP or MCP.
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+import itertools
+import logging
+from typing import Any, Union
+
+import attrs
+
+from .errors import (
+    AmbiguousTab,
+    BrokerError,
+    BrowserNotFound,
+    CallTimedOut,
+    ExtensionDisconnected,
+    ExtensionNotConnected,
+    InvalidRequest,
+    MessageTooLarge,
+    PageToolFailed,
+    SessionEnded,
+    TabNotFound,
+    TabOwnedByOther,
+    ToolNotFound,
+    TooManyCalls,
+)
+from .messages import (
+    BrokerMessage,
+    CallTool,
+    CloseTab,
+    Connect,
+    Connected,
+    Disconnect,
+    Disconnected,
+    DiscoverTools,
+    ExtensionMessage,
+    JsonObject,
+    OpenTab,
+    Ping,
+    Pong,
+    TabClosed,
+    TabCreated,
+    TabFocused,
+    TabInfo,
+    TabUpdated,
+    Tool,
+    ToolResult,
+    ToolsChanged,
+    ToolsDiscovered,
+    WireError,
+)
+
+__all__ = [
+    "Broker",
+    "BrowserView",
+    "CloseLink",
+    "Config",
+    "Effect",
+    "RejectCall",
+    "ResolveCall",
+    "SendToExtension",
+    "SessionView",
+    "TabView",
+    "TabsChanged",
+]
+
+logger = logging.getLogger(__name__)
+
+LinkId = int
+CallId = str
+SessionId = str
+
+
+# Effects
+
+
+@attrs.frozen
+class SendToExtension:
+    link_id: LinkId
+    message: BrokerMessage
+
+
+@attrs.frozen
+class ResolveCall:
+    call_id: CallId
+    value: Any
+
+
+@attrs.frozen
+class RejectCall:
+    call_id: CallId
+    error: BrokerError
+
+
+@attrs.frozen
+class CloseLink:
+    link_id: LinkId
+    reason: str
+
+
+@attrs.frozen
+class TabsChanged:
+    """Tabs, their tools or their owners changed: AI clients' tool lists may need refreshing."""
+
+
+Effect = Union[SendToExtension, ResolveCall, RejectCall, CloseLink, TabsChanged]
+
+
+# Views handed to adapters
+
+
+@attrs.frozen
+class TabView:
+    browser: str
+    id: int
+    title: str
+    url: str
+    tools: tuple[Tool, ...] | None
+    owner: SessionId | None
+    owner_name: str | None
+    active: bool
+
+    @property
+    def ref(self) -> str:
+        return f"{self.browser}:{self.id}"
+
+
+@attrs.frozen
+class BrowserView:
+    key: str
+    name: str
+    version: str
+    instance_id: str | None
+    connected: bool
+    tabs: int
+
+
+@attrs.frozen
+class SessionView:
+    id: SessionId
+    name: str
+    owned_tabs: tuple[str, ...]
+    pending_calls: int
+
+
+@attrs.frozen
+class Config:
+    server_version: str
+    call_timeout: float = 30.0
+    ping_interval: float = 20.0
+    silence_timeout: float = 45.0
+    browser_grace: float = 300.0
+    max_pending_per_session: int = 256
+
+
+# Internal records
+
+
+class CallKind(enum.Enum):
+    TOOL = "tool call"
+    DISCOVER = "tool discovery"
+    OPEN_TAB = "opening a tab"
+    CLOSE_TAB = "closing a tab"
+
+
+@attrs.define
+class Pending:
+    call_id: CallId
+    kind: CallKind
+    session_id: SessionId
+    link_id: LinkId
+    deadline: float
+    timeout: float
+    browser: str
+    tab_id: int | None = None
+    tool_name: str | None = None
+
+
+@attrs.define
+class Tab:
+    id: int
+    title: str = ""
+    url: str = ""
+    tools: tuple[Tool, ...] | None = None
+    owner: SessionId | None = None
+
+    def update(self, info: TabInfo) -> None:
+        self.title = info.title
+        self.url = info.url
+        if info.tools is not None:
+            self.tools = info.tools
+
+
+@attrs.define
+class Browser:
+    key: str
+    link_id: LinkId | None
+    name: str = ""
+    version: str = ""
+    instance_id: str | None = None
+    tabs: dict[int, Tab] = attrs.Factory(dict)
+    active_tab: int | None = None
+    attached_seq: int = 0
+    detached_at: float | None = None
+
+
+@attrs.define
+class Link:
+    id: LinkId
+    browser: str
+    last_received: float
+    last_sent: float
+    pending: set[CallId] = attrs.Factory(set)
+
+
+@attrs.define
+class Session:
+    id: SessionId
+    name: str
+    pending: set[CallId] = attrs.Factory(set)
+
+
+class Broker:
+    """Every rule about sessions, tabs, tools and pending calls. See the module docstring."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._links: dict[LinkId, Link] = {}
+        self._browsers: dict[str, Browser] = {}
+        self._sessions: dict[SessionId, Session] = {}
+        self._pending: dict[CallId, Pending] = {}
+        self._deadlines: list[tuple[float, CallId]] = []
+        self._call_ids = itertools.count(1)
+        self._browser_keys = itertools.count(1)
+        self._attach_seq = itertools.count(1)
+
+    # Sessions
+
+    def open_session(self, session_id: SessionId, name: str) -> list[Effect]:
+        """Start a session; a session that already exists is left as it is."""
+        if session_id in self._sessions:
+            return []
+        self._sessions[session_id] = Session(session_id, name)
+        return [
+            SendToExtension(link.id, self._connect_message(session_id, name))
+            for link in self._links.values()
+        ]
+
+    def has_session(self, session_id: SessionId) -> bool:
+        return session_id in self._sessions
+
+    def close_session(self, session_id: SessionId) -> list[Effect]:
+        """End a session: its pending calls are withdrawn and its tabs released, not closed."""
+        session = self._sessions.pop(session_id, None)
+        if session is None:
+            return []
+        effects: list[Effect] = []
+        for call_id in list(session.pending):
+            effects += self._finish(call_id, SessionEnded(f"session {session.name!r} ended"))
+        released = False
+        for browser in self._browsers.values():
+            for tab in browser.tabs.values():
+                if tab.owner == session_id:
+                    tab.owner = None
+                    released = True
+        effects += [SendToExtension(link.id, Disconnect(session_id)) for link in self._links.values()]
+        if released:
+            effects.append(TabsChanged())
+        return effects
+
+    # Extension links
+
+    def link_opened(self, link_id: LinkId, now: float) -> list[Effect]:
+        browser = Browser(
+            key=f"b{next(self._browser_keys)}", link_id=link_id, attached_seq=next(self._attach_seq)
+        )
+        self._browsers[browser.key] = browser
+        self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
+        effects: list[Effect] = [SendToExtension(link_id, Connect(self.config.server_version))]
+        effects += [
+            SendToExtension(link_id, self._connect_message(s.id, s.name))
+            for s in self._sessions.values()
+        ]
+        return effects
+
+    def link_closed(self, link_id: LinkId, now: float, reason: str = "") -> list[Effect]:
+        """The link is gone: its calls fail at once and its browser leaves the listing."""
+        link = self._links.pop(link_id, None)
+        if link is None:
+            return []
+        why = f"the browser extension disconnected{': ' + reason if reason else ''}"
+        effects: list[Effect] = []
+        for call_id in list(link.pending):
+            effects += self._finish(call_id, ExtensionDisconnected(why))
+        browser = self._browsers[link.browser]
+        if browser.instance_id is None:
+            del self._browsers[browser.key]
+        else:
+            browser.link_id = None
+            browser.detached_at = now
+        effects.append(TabsChanged())
+        return effects
+
+    def extension_message(self, link_id: LinkId, message: ExtensionMessage, now: float) -> list[Effect]:
+        link = self._links.get(link_id)
+        if link is None:
+            logger.debug("frame from link %s after it was closed: dropped", link_id)
+            return []
+        link.last_received = now
+        handler = self._handlers[type(message)]
+        return handler(self, link, message, now)
+
+    def frame_received(self, link_id: LinkId, now: float) -> None:
+        """Note traffic on a link whose frame could not be decoded: it is alive all the same."""
+        link = self._links.get(link_id)
+        if link is not None:
+            link.last_received = now
+
+    def oversized_reply(self, link_id: LinkId, call_id: str | None, size: int, limit: int) -> list[Effect]:
+        """A frame over the size limit that named ``call_id`` fails that call at once."""
+        pending = self._pending.get(call_id) if call_id else None
+        if pending is None or pending.link_id != link_id:
+            return []
+        return self._finish(
+            pending.call_id,
+            MessageTooLarge(f"the page's reply was {size} bytes, over the {limit}-byte limit"),
+        )
+
+    # Calls from sessions
+
+    def call_tool(
+        self,
+        session_id: SessionId,
+        tab_ref: str | int,
+        tool_name: str,
+        args: JsonObject,
+        now: float,
+        timeout: float | None = None,
+    ) -> tuple[CallId, list[Effect]]:
+        """Send a page tool call to the tab's browser.
+
+        Raises:
+            SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
+            TabOwnedByOther, ToolNotFound.
+        """
+        session = self._session(session_id)
+        browser, tab = self._resolve(tab_ref)
+        self._check_owner(session, browser, tab, "call tools on")
+        if tab.tools is not None and not any(t.name == tool_name for t in tab.tools):
+            raise ToolNotFound(
+                f"tab {browser.key}:{tab.id} has no tool {tool_name!r}"
+                f" (it has: {', '.join(t.name for t in tab.tools) or 'none'})"
+            )
+        pending = self._add_pending(session, browser, CallKind.TOOL, now, timeout, tab.id, tool_name)
+        message = CallTool(session_id, pending.call_id, tab.id, tool_name, args)
+        return pending.call_id, [SendToExtension(pending.link_id, message)]
+
+    def request_tools(self, session_id: SessionId, tab_ref: str | int, now: float) -> tuple[CallId, list[Effect]]:
+        """Get a tab's tools: at once when the extension pushed them, else by ``discoverTools``.
+
+        Raises:
+            SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab.
+        """
+        session = self._session(session_id)
+        browser, tab = self._resolve(tab_ref)
+        if tab.tools is not None:
+            call_id = f"k{next(self._call_ids)}"
+            return call_id, [ResolveCall(call_id, tab.tools)]
+        pending = self._add_pending(session, browser, CallKind.DISCOVER, now, None, tab.id)
+        message = DiscoverTools(session_id, pending.call_id, tab.id)
+        return pending.call_id, [SendToExtension(pending.link_id, message)]
+
+    def open_tab(
+        self, session_id: SessionId, url: str, focus: bool, now: float, browser_key: str | None = None
+    ) -> tuple[CallId, list[Effect]]:
+        """Ask a browser (the named one, else the last to connect) to open ``url`` for the session.
+
+        Raises:
+            SessionEnded, TooManyCalls, ExtensionNotConnected, BrowserNotFound.
+        """
+        session = self._session(session_id)
+        browser = self._pick_browser(browser_key)
+        pending = self._add_pending(session, browser, CallKind.OPEN_TAB, now, None)
+        message = OpenTab(session_id, url, focus, pending.call_id)
+        return pending.call_id, [SendToExtension(pending.link_id, message)]
+
+    def close_tab(self, session_id: SessionId, tab_ref: str | int, now: float) -> tuple[CallId, list[Effect]]:
+        """Ask the browser to close a tab; the call ends when the browser reports it closed.
+
+        Raises:
+            SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
+            TabOwnedByOther.
+        """
+        session = self._session(session_id)
+        browser, tab = self._resolve(tab_ref)
+        self._check_owner(session, browser, tab, "close")
+        pending = self._add_pending(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
+        return pending.call_id, [SendToExtension(pending.link_id, CloseTab(session_id, tab.id))]
+
+    def claim_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
+        """Make a tab the session's own.
+
+        Raises:
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
+        """
+        session = self._session(session_id)
+        browser, tab = self._resolve(tab_ref)
+        self._check_owner(session, browser, tab, "claim")
+        if tab.owner == session_id:
+            return self._view(browser, tab), []
+        tab.owner = session_id
+        return self._view(browser, tab), [TabsChanged()]
+
+    def release_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
+        """Give a tab back to the person.
+
+        Raises:
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
+        """
+        session = self._session(session_id)
+        browser, tab = self._resolve(tab_ref)
+        self._check_owner(session, browser, tab, "release")
+        if tab.owner is None:
+            return self._view(browser, tab), []
+        tab.owner = None
+        return self._view(browser, tab), [TabsChanged()]
+
+    def cancel(self, call_id: CallId) -> None:
+        """The caller stopped waiting: forget the call, so its reply is dropped when it comes."""
+        self._drop_pending(call_id)
+
+    # Time
+
+    def expire(self, now: float) -> list[Effect]:
+        """Time out overdue calls, ping quiet links, close silent ones, forget long-gone browsers."""
+        effects: list[Effect] = []
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, call_id = heapq.heappop(self._deadlines)
+            pending = self._pending.get(call_id)
+            if pending is not None:
+                effects += self._finish(call_id, CallTimedOut(self._timeout_message(pending)))
+        config = self.config
+        for link in list(self._links.values()):
+            if now - link.last_received >= config.silence_timeout:
+                reason = f"no message for {config.silence_timeout:g} s"
+                effects.append(CloseLink(link.id, reason))
+                effects += self.link_closed(link.id, now, reason)
+            elif now - max(link.last_received, link.last_sent) >= config.ping_interval:
+                link.last_sent = now
+                effects.append(SendToExtension(link.id, Ping()))
+        for browser in list(self._browsers.values()):
+            if browser.detached_at is not None and now - browser.detached_at >= config.browser_grace:
+                del self._browsers[browser.key]
+        return effects
+
+    def next_wakeup(self) -> float | None:
+        """When :meth:`expire` next has something to do, or None when nothing is waiting."""
+        while self._deadlines and self._deadlines[0][1] not in self._pending:
+            heapq.heappop(self._deadlines)
+        times = [self._deadlines[0][0]] if self._deadlines else []
+        config = self.config
+        for link in self._links.values():
+            times.append(link.last_received + config.silence_timeout)
+            times.append(max(link.last_received, link.last_sent) + config.ping_interval)
+        times += [
+            b.detached_at + config.browser_grace for b in self._browsers.values() if b.detached_at is not None
+        ]
+        return min(times, default=None)
+
+    # Views
+
+    def tabs(self) -> list[TabView]:
+        return [
+            self._view(browser, tab)
+            for browser in self._attached()
+            for tab in browser.tabs.values()
+        ]
+
+    def tab(self, tab_ref: str | int) -> TabView:
+        """Raises: ExtensionNotConnected, TabNotFound, AmbiguousTab."""
+        return self._view(*self._resolve(tab_ref))
+
+    def browsers(self) -> list[BrowserView]:
+        return [
+            BrowserView(b.key, b.name, b.version, b.instance_id, b.link_id is not None, len(b.tabs))
+            for b in self._browsers.values()
+        ]
+
+    def sessions(self) -> list[SessionView]:
+        owned: dict[SessionId, list[str]] = {}
+        for browser in self._attached():
+            for tab in browser.tabs.values():
+                if tab.owner is not None:
+                    owned.setdefault(tab.owner, []).append(f"{browser.key}:{tab.id}")
+        return [
+            SessionView(s.id, s.name, tuple(owned.get(s.id, ())), len(s.pending))
+            for s in self._sessions.values()
+        ]
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending)
+
+    # Extension message handlers
+
+    def _on_connected(self, link: Link, message: Connected, now: float) -> list[Effect]:
+        effects: list[Effect] = []
+        browser = self._browsers[link.browser]
+        instance_id = message.browser.instance_id
+        if instance_id is not None and browser.instance_id != instance_id:
+            earlier = next(
+                (b for b in self._browsers.values() if b.instance_id == instance_id and b is not browser),
+                None,
+            )
+            if earlier is not None:
+                if earlier.link_id is not None:
+                    reason = "replaced by a newer connection from the same browser"
+                    effects.append(CloseLink(earlier.link_id, reason))
+                    effects += self.link_closed(earlier.link_id, now, reason)
+                del self._browsers[browser.key]
+                browser = earlier
+                browser.link_id = link.id
+                browser.detached_at = None
+                browser.attached_seq = next(self._attach_seq)
+                link.browser = browser.key
+        browser.name = message.browser.name
+        browser.version = message.browser.version
+        browser.instance_id = instance_id
+        owners = {tab_id: tab.owner for tab_id, tab in browser.tabs.items()}
+        gone = set(browser.tabs) - {info.id for info in message.tabs}
+        browser.tabs = {}
+        for info in message.tabs:
+            tab = Tab(info.id, owner=owners.get(info.id))
+            tab.update(info)
+            browser.tabs[info.id] = tab
+            if info.active:
+                browser.active_tab = info.id
+        for tab_id in gone:
+            effects += self._tab_gone(link, tab_id)
+        effects.append(TabsChanged())
+        return effects
+
+    def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        tab = browser.tabs.get(message.tab.id) or Tab(message.tab.id)
+        tab.update(message.tab)
+        browser.tabs[tab.id] = tab
+        effects = self._answer_open_tab(link, message.request_id, browser, tab)
+        effects.append(TabsChanged())
+        return effects
+
+    def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        tab = browser.tabs.setdefault(message.tab.id, Tab(message.tab.id))
+        tab.update(message.tab)
+        return [TabsChanged()]
+
+    def _on_tab_closed(self, link: Link, message: TabClosed, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        if browser.tabs.pop(message.tab_id, None) is None:
+            logger.debug("tabClosed for unknown tab %s on %s", message.tab_id, browser.key)
+        if browser.active_tab == message.tab_id:
+            browser.active_tab = None
+        effects = self._tab_gone(link, message.tab_id)
+        effects.append(TabsChanged())
+        return effects
+
+    def _on_tab_focused(self, link: Link, message: TabFocused, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        tab = browser.tabs.setdefault(message.tab_id, Tab(message.tab_id))
+        if message.tools is not None:
+            tab.tools = message.tools
+        browser.active_tab = tab.id
+        effects = self._answer_open_tab(link, message.request_id, browser, tab)
+        effects.append(TabsChanged())
+        return effects
+
+    def _on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        browser.tabs.setdefault(message.tab_id, Tab(message.tab_id)).tools = message.tools
+        return [TabsChanged()]
+
+    def _on_tools_discovered(self, link: Link, message: ToolsDiscovered, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        tab = browser.tabs.get(message.tab_id)
+        if tab is not None:
+            tab.tools = message.tools
+        pending = self._reply_to(link, message.call_id, CallKind.DISCOVER)
+        effects: list[Effect] = [] if tab is None else [TabsChanged()]
+        if pending is not None:
+            effects += self._finish(pending.call_id, value=message.tools)
+        return effects
+
+    def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
+        pending = self._reply_to(link, message.call_id, CallKind.TOOL, CallKind.DISCOVER)
+        if pending is None:
+            return []
+        error = message.error
+        if error is None:
+            return self._finish(pending.call_id, value=message.result)
+        if isinstance(error, WireError):
+            failure = PageToolFailed(error.message, page_code=error.code)
+        else:
+            failure = PageToolFailed(error)
+        return self._finish(pending.call_id, failure)
+
+    def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
+        link.last_sent = now
+        return [SendToExtension(link.id, Pong())]
+
+    def _on_pong(self, link: Link, message: Pong, now: float) -> list[Effect]:
+        return []
+
+    def _on_disconnected(self, link: Link, message: Disconnected, now: float) -> list[Effect]:
+        logger.info("extension on %s says session %s is disconnected", link.browser, message.session_id)
+        return []
+
+    _handlers: Any = {
+        Connected: _on_connected,
+        TabCreated: _on_tab_created,
+        TabUpdated: _on_tab_updated,
+        TabClosed: _on_tab_closed,
+        TabFocused: _on_tab_focused,
+        ToolsChanged: _on_tools_changed,
+        ToolsDiscovered: _on_tools_discovered,
+        ToolResult: _on_tool_result,
+        Ping: _on_ping,
+        Pong: _on_pong,
+        Disconnected: _on_disconnected,
+    }
+
+    # Helpers
+
+    def _connect_message(self, session_id: SessionId, name: str) -> Connect:
+        return Connect(self.config.server_version, session_id=session_id, client_name=name)
+
+    def _session(self, session_id: SessionId) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionEnded(f"session {session_id!r} does not exist or has ended")
+        return session
+
+    def _attached(self) -> list[Browser]:
+        return [b for b in self._browsers.values() if b.link_id is not None]
+
+    def _pick_browser(self, key: str | None) -> Browser:
+        attached = self._attached()
+        if not attached:
+            raise ExtensionNotConnected(NO_EXTENSION)
+        if key is None:
+            return max(attached, key=lambda b: b.attached_seq)
+        for browser in attached:
+            if key in (browser.key, browser.instance_id):
+                return browser
+        raise BrowserNotFound(
+            f"no connected browser {key!r} (connected: {', '.join(b.key for b in attached)})"
+        )
+
+    def _resolve(self, ref: str | int) -> tuple[Browser, Tab]:
+        attached = self._attached()
+        if not attached:
+            raise ExtensionNotConnected(NO_EXTENSION)
+        browser_key, tab_id = _parse_ref(ref)
+        if browser_key is not None:
+            browser = self._pick_browser(browser_key)
+            tab = browser.tabs.get(tab_id)
+            if tab is None:
+                raise TabNotFound(f"browser {browser.key} has no tab {tab_id}")
+            return browser, tab
+        found = [(b, b.tabs[tab_id]) for b in attached if tab_id in b.tabs]
+        if not found:
+            raise TabNotFound(f"no tab {tab_id} in any connected browser")
+        if len(found) > 1:
+            choices = ", ".join(f"{b.key}:{tab_id}" for b, _ in found)
+            raise AmbiguousTab(f"tab id {tab_id} exists in several browsers; name one of {choices}")
+        return found[0]
+
+    def _check_owner(self, session: Session, browser: Browser, tab: Tab, action: str) -> None:
+        if tab.owner is None or tab.owner == session.id:
+            return
+        owner = self._sessions.get(tab.owner)
+        owner_name = owner.name if owner else tab.owner
+        raise TabOwnedByOther(
+            f"cannot {action} tab {browser.key}:{tab.id}: it belongs to session {owner_name!r}"
+            f" ({tab.owner})",
+            owner_session_id=tab.owner,
+            owner_name=owner_name,
+        )
+
+    def _add_pending(
+        self,
+        session: Session,
+        browser: Browser,
+        kind: CallKind,
+        now: float,
+        timeout: float | None,
+        tab_id: int | None = None,
+        tool_name: str | None = None,
+    ) -> Pending:
+        if len(session.pending) >= self.config.max_pending_per_session:
+            raise TooManyCalls(
+                f"session {session.name!r} already has {len(session.pending)} calls in flight"
+                f" (limit {self.config.max_pending_per_session})"
+            )
+        assert browser.link_id is not None
+        timeout = self.config.call_timeout if timeout is None else timeout
+        call_id = f"c{next(self._call_ids)}"
+        pending = Pending(
+            call_id, kind, session.id, browser.link_id, now + timeout, timeout, browser.key, tab_id, tool_name
+        )
+        self._pending[call_id] = pending
+        session.pending.add(call_id)
+        self._links[browser.link_id].pending.add(call_id)
+        heapq.heappush(self._deadlines, (pending.deadline, call_id))
+        return pending
+
+    def _drop_pending(self, call_id: CallId) -> Pending | None:
+        pending = self._pending.pop(call_id, None)
+        if pending is None:
+            return None
+        session = self._sessions.get(pending.session_id)
+        if session is not None:
+            session.pending.discard(call_id)
+        link = self._links.get(pending.link_id)
+        if link is not None:
+            link.pending.discard(call_id)
+        return pending
+
+    def _finish(self, call_id: CallId, error: BrokerError | None = None, value: Any = None) -> list[Effect]:
+        if self._drop_pending(call_id) is None:
+            return []
+        if error is not None:
+            return [RejectCall(call_id, error)]
+        return [ResolveCall(call_id, value)]
+
+    def _reply_to(self, link: Link, call_id: CallId, *kinds: CallKind) -> Pending | None:
+        pending = self._pending.get(call_id)
+        if pending is None or pending.link_id != link.id or pending.kind not in kinds:
+            logger.debug("late, duplicate or unknown reply %s on %s: dropped", call_id, link.browser)
+            return None
+        return pending
+
+    def _answer_open_tab(self, link: Link, request_id: str | None, browser: Browser, tab: Tab) -> list[Effect]:
+        if request_id is None:
+            return []
+        pending = self._reply_to(link, request_id, CallKind.OPEN_TAB)
+        if pending is None:
+            return []
+        if tab.owner is None:
+            tab.owner = pending.session_id
+        return self._finish(pending.call_id, value=self._view(browser, tab))
+
+    def _tab_gone(self, link: Link, tab_id: int) -> list[Effect]:
+        effects: list[Effect] = []
+        browser = self._browsers[link.browser]
+        for call_id in list(link.pending):
+            pending = self._pending[call_id]
+            if pending.tab_id != tab_id:
+                continue
+            if pending.kind is CallKind.CLOSE_TAB:
+                effects += self._finish(call_id, value={"closed": f"{browser.key}:{tab_id}"})
+            else:
+                effects += self._finish(call_id, TabNotFound(f"tab {browser.key}:{tab_id} was closed"))
+        return effects
+
+    def _view(self, browser: Browser, tab: Tab) -> TabView:
+        owner = self._sessions.get(tab.owner) if tab.owner else None
+        return TabView(
+            browser.key,
+            tab.id,
+            tab.title,
+            tab.url,
+            tab.tools,
+            tab.owner,
+            owner.name if owner else None,
+            browser.active_tab == tab.id,
+        )
+
+    def _timeout_message(self, pending: Pending) -> str:
+        where = f"tab {pending.browser}:{pending.tab_id}" if pending.tab_id is not None else pending.browser
+        what = f"tool {pending.tool_name!r} on {where}" if pending.tool_name else f"{pending.kind.value} on {where}"
+        return f"{what} did not answer within {pending.timeout:g} s"
+
+
+NO_EXTENSION = (
+    "no browser extension is connected to the broker: load the browser-mcp extension"
+    " (chrome://extensions, Developer mode, Load unpacked, the project's extension/ folder)"
+)
+
+
+def _parse_ref(ref: str | int) -> tuple[str | None, int]:
+    if isinstance(ref, int) and not isinstance(ref, bool):
+        return None, ref
+    if isinstance(ref, str):
+        browser, _, tab = ref.rpartition(":")
+        if tab.isdigit() or (tab.startswith("-") and tab[1:].isdigit()):
+            return browser or None, int(tab)
+    raise InvalidRequest(f"{ref!r} is not a tab id: use a number, or <browser>:<number> such as b1:12")
