@@ -1,0 +1,108 @@
+"""Fixtures: a real broker on a loopback port, an authorised REST client, fake extensions."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from broker.app import make_app
+from broker.hub import Hub
+from broker.runtime import HUB, Runtime, Settings
+from broker.security import PROJECT_EXTENSION_ID
+
+from .fakes import FakeExtension, FakeTab
+
+TOKEN = "test-token-0123456789"
+
+
+class BrokerUnderTest:
+    def __init__(self, server: TestServer, client: TestClient[web.Request, web.Application], app: web.Application):
+        self.server = server
+        self.client = client
+        self.app = app
+        self.fakes: list[FakeExtension] = []
+
+    @property
+    def hub(self) -> Hub:
+        return self.app[HUB]
+
+    @property
+    def ws_url(self) -> str:
+        return str(self.server.make_url("/"))
+
+    async def extension(self, *tabs: FakeTab, instance_id: str | None = None, **kwargs: Any) -> FakeExtension:
+        fake = FakeExtension(list(tabs), instance_id=instance_id, **kwargs)
+        await fake.connect(self.client.session, self.ws_url)
+        # The snapshot is applied once the broker answers a frame sent after it.
+        await self.settled(fake)
+        self.fakes.append(fake)
+        return fake
+
+    async def settled(self, fake: FakeExtension) -> None:
+        """Wait until the broker has handled everything ``fake`` sent so far."""
+        start = len(fake.inbox)
+        await fake.send({"type": "ping"})
+        await fake.wait_for("pong", start=start)
+
+    async def get(self, path: str, **kwargs: Any) -> tuple[int, Any]:
+        async with self.client.get(path, **kwargs) as response:
+            return response.status, await response.json()
+
+    async def post(self, path: str, body: Any = None, **kwargs: Any) -> tuple[int, Any]:
+        async with self.client.post(path, json=body, **kwargs) as response:
+            return response.status, await response.json()
+
+    async def delete(self, path: str, **kwargs: Any) -> tuple[int, Any]:
+        async with self.client.delete(path, **kwargs) as response:
+            return response.status, await response.json()
+
+
+def settings(**overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "token": TOKEN,
+        "allowed_extensions": frozenset({PROJECT_EXTENSION_ID}),
+        "call_timeout": 5.0,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+MakeBroker = Callable[..., Awaitable[BrokerUnderTest]]
+
+
+@pytest.fixture
+async def make_broker(
+    aiohttp_server: Any, aiohttp_client: Any
+) -> AsyncIterator[MakeBroker]:
+    made: list[BrokerUnderTest] = []
+
+    async def make(**overrides: Any) -> BrokerUnderTest:
+        runtime = Runtime(settings(**overrides))
+        app = make_app(runtime)
+        server = await aiohttp_server(app)
+        runtime.port = server.port
+        client = await aiohttp_client(server, headers={"Authorization": f"Bearer {TOKEN}"})
+        broker = BrokerUnderTest(server, client, app)
+        made.append(broker)
+        return broker
+
+    yield make
+    for broker in made:
+        for fake in broker.fakes:
+            await fake.close()
+
+
+@pytest.fixture
+async def broker(make_broker: MakeBroker) -> BrokerUnderTest:
+    return await make_broker()
+
+
+@pytest.fixture
+async def raw_session() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as session:
+        yield session

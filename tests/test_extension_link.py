@@ -1,0 +1,380 @@
+"""The extension link over real loopback sockets, with a scripted fake extension."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+import pytest
+
+from .conftest import TOKEN, BrokerUnderTest, MakeBroker
+from .fakes import EXTENSION_ORIGIN, FakeExtension, FakeTab, PageError
+
+OTHER_EXTENSION = "abcdefghijklmnopabcdefghijklmnop"
+
+
+def shop(tab_id: int = 7) -> FakeTab:
+    def search(args: dict[str, Any]) -> Any:
+        return {"hits": [f"{args.get('q', '')} 1", f"{args.get('q', '')} 2"]}
+
+    def checkout(args: dict[str, Any]) -> Any:
+        raise PageError("the cart is empty", code="empty_cart")
+
+    return FakeTab(tab_id, "https://shop.example/", "Shop", {"search": search, "checkout": checkout})
+
+
+async def call(broker: BrokerUnderTest, tab: str | int, tool: str, args: Any = None, **kwargs: Any) -> tuple[int, Any]:
+    return await broker.post(f"/tabs/{tab}/tools/{tool}", args if args is not None else {}, **kwargs)
+
+
+async def connect_ws(
+    broker: BrokerUnderTest, session: aiohttp.ClientSession, headers: dict[str, str], path: str = "/"
+) -> aiohttp.ClientWebSocketResponse:
+    return await session.ws_connect(str(broker.server.make_url(path)), headers=headers)
+
+
+# Who may connect
+
+
+async def test_snapshot_tabs_and_tools_appear_in_the_listing(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop(), FakeTab(8, "about:blank"))
+    status, body = await broker.get("/tabs")
+    assert status == 200
+    tabs = {tab["id"]: tab for tab in body["tabs"]}
+    assert tabs[7]["title"] == "Shop" and tabs[7]["url"] == "https://shop.example/"
+    assert [t["name"] for t in tabs[7]["tools"]] == ["search", "checkout"]
+    assert tabs[7]["tools"][0]["inputSchema"] == {"type": "object", "properties": {}}
+    assert tabs[8]["tools"] == [] and tabs[8]["browser"] == "b1"
+
+
+@pytest.mark.parametrize(
+    "origin", ["https://evil.example", "null", f"chrome-extension://{OTHER_EXTENSION}", "http://127.0.0.1:8765"]
+)
+async def test_web_page_origin_cannot_open_the_link(
+    broker: BrokerUnderTest, raw_session: aiohttp.ClientSession, origin: str
+) -> None:
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await connect_ws(broker, raw_session, {"Origin": origin})
+    assert refused.value.status == 403
+    assert broker.hub.core.browsers() == []
+
+
+async def test_allowed_extension_id_may_open_the_link(
+    make_broker: MakeBroker, raw_session: aiohttp.ClientSession
+) -> None:
+    from broker.security import PROJECT_EXTENSION_ID
+
+    broker = await make_broker(allowed_extensions=frozenset({PROJECT_EXTENSION_ID, OTHER_EXTENSION}))
+    ws = await connect_ws(broker, raw_session, {"Origin": f"chrome-extension://{OTHER_EXTENSION}"})
+    assert json.loads((await ws.receive()).data)["type"] == "connect"
+    await ws.close()
+
+
+async def test_script_without_origin_needs_the_token(
+    broker: BrokerUnderTest, raw_session: aiohttp.ClientSession
+) -> None:
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await connect_ws(broker, raw_session, {})
+    assert refused.value.status == 401
+    ws = await connect_ws(broker, raw_session, {"Authorization": f"Bearer {TOKEN}"})
+    assert json.loads((await ws.receive()).data)["type"] == "connect"
+    await ws.close()
+
+
+async def test_foreign_host_cannot_open_the_link(broker: BrokerUnderTest, raw_session: aiohttp.ClientSession) -> None:
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await connect_ws(broker, raw_session, {"Origin": EXTENSION_ORIGIN, "Host": "attacker.example"})
+    assert refused.value.status == 403
+
+
+# Calls through the link
+
+
+async def test_call_returns_the_pages_result(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    status, body = await call(broker, 7, "search", {"q": "shoes"})
+    assert (status, body) == (200, {"result": {"hits": ["shoes 1", "shoes 2"]}})
+    sent = fake.received("callTool")[0]
+    assert (sent["tabId"], sent["toolName"], sent["args"], sent["sessionId"]) == (7, "search", {"q": "shoes"}, "rest")
+
+
+async def test_page_tool_failure_passes_its_message_on(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop())
+    status, body = await call(broker, 7, "checkout")
+    assert status == 502
+    assert body["error"] == {"code": "tool_failed", "message": "the cart is empty", "pageCode": "empty_cart"}
+
+
+@pytest.mark.parametrize("error", [None, "plain string failure"])
+async def test_tool_result_error_may_be_null_or_a_string(broker: BrokerUnderTest, error: str | None) -> None:
+    fake = await broker.extension(shop())
+
+    async def answer(message: dict[str, Any]) -> None:
+        await fake.send({"type": "toolResult", "callId": message["callId"], "result": "done", "error": error})
+
+    fake.on_call = answer
+    status, body = await call(broker, 7, "search")
+    if error is None:
+        assert (status, body) == (200, {"result": "done"})
+    else:
+        assert (status, body["error"]["message"]) == (502, "plain string failure")
+
+
+async def test_extension_that_never_answers_times_out_naming_tab_and_tool(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+
+    async def never(message: dict[str, Any]) -> None:
+        pass
+
+    fake.on_call = never
+    status, body = await call(broker, 7, "search", params={"timeout": "0.2"})
+    assert status == 504
+    assert body["error"]["code"] == "timeout"
+    assert "'search'" in body["error"]["message"] and "b1:7" in body["error"]["message"]
+    assert broker.hub.core.pending_count == 0
+
+
+async def test_late_reply_is_dropped_and_the_link_keeps_working(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    held: list[dict[str, Any]] = []
+
+    async def hold(message: dict[str, Any]) -> None:
+        held.append(message)
+
+    fake.on_call = hold
+    status, _ = await call(broker, 7, "search", params={"timeout": "0.2"})
+    assert status == 504
+    await fake.send(fake.outcome(held[0]))
+    fake.on_call = fake.answer_call
+    status, body = await call(broker, 7, "search", {"q": "hat"})
+    assert (status, body["result"]) == (200, {"hits": ["hat 1", "hat 2"]})
+
+
+async def test_duplicate_reply_is_dropped(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+
+    async def twice(message: dict[str, Any]) -> None:
+        await fake.send(fake.outcome(message))
+        await fake.send({**fake.outcome(message), "result": "second answer"})
+
+    fake.on_call = twice
+    status, body = await call(broker, 7, "search", {"q": "a"})
+    assert body == {"result": {"hits": ["a 1", "a 2"]}}
+    fake.on_call = fake.answer_call
+    status, body = await call(broker, 7, "search", {"q": "b"})
+    assert body == {"result": {"hits": ["b 1", "b 2"]}}
+
+
+async def test_link_lost_mid_call_fails_at_once(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+
+    async def drop(message: dict[str, Any]) -> None:
+        assert fake.ws is not None
+        await fake.ws.close()
+
+    fake.on_call = drop
+    async with asyncio.timeout(3):  # the call timeout is 5 s: an answer before it is "at once"
+        status, body = await call(broker, 7, "search")
+    assert status == 503 and body["error"]["code"] == "extension_disconnected"
+    status, body = await broker.get("/tabs")
+    assert body["tabs"] == []
+
+
+async def test_no_extension_connected_is_503_with_instructions(broker: BrokerUnderTest) -> None:
+    status, body = await call(broker, 7, "search")
+    assert status == 503
+    assert body["error"]["code"] == "no_extension" and "extension" in body["error"]["message"]
+
+
+# Bad frames
+
+
+@pytest.mark.parametrize(
+    ("frame", "words"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        ('{"type": "teleport"}', "unknown message type 'teleport'"),
+        ('{"type": "tabClosed", "tabId": "seven"}', "tabId"),
+        ('{"type": "toolResult", "callId": 5}', "callId"),
+        ('{"type": "connected", "tabs": [{"id": true}]}', "tabs[0].id"),
+    ],
+)
+async def test_bad_frame_gets_an_error_reply_and_the_link_stays_up(
+    broker: BrokerUnderTest, frame: str, words: str
+) -> None:
+    fake = await broker.extension(shop())
+    other = await broker.extension(shop(9), browser_name="Other")
+    await fake.send_raw(frame)
+    error = await fake.wait_for("error")
+    assert words in error["message"]
+    status, body = await call(broker, 7, "search", {"q": "x"})
+    assert status == 200
+    status, body = await call(broker, 9, "search", {"q": "y"})
+    assert status == 200 and other.received("error") == []
+
+
+async def test_frame_over_the_limit_fails_its_call_and_the_link_stays_up(make_broker: MakeBroker) -> None:
+    broker = await make_broker(frame_limit=4096)
+    fake = await broker.extension(shop())
+
+    async def huge(message: dict[str, Any]) -> None:
+        await fake.send({"type": "toolResult", "callId": message["callId"], "result": "x" * 5000, "error": None})
+
+    fake.on_call = huge
+    status, body = await call(broker, 7, "search")
+    assert status == 413 and body["error"]["code"] == "message_too_large"
+    assert "4096" in body["error"]["message"]
+    error = await fake.wait_for("error")
+    assert error["code"] == "message_too_large"
+    fake.on_call = fake.answer_call
+    status, _ = await call(broker, 7, "search")
+    assert status == 200
+
+
+async def test_frame_far_over_the_limit_closes_only_that_link(make_broker: MakeBroker) -> None:
+    broker = await make_broker(frame_limit=4096)
+    fake = await broker.extension(shop())
+    other = await broker.extension(shop(9), browser_name="Other")
+    await fake.send_raw("x" * 10_000)
+    async with asyncio.timeout(5):
+        await fake.closed.wait()
+    assert fake.close_code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG
+    status, _ = await call(broker, 9, "search")
+    assert status == 200 and not other.closed.is_set()
+
+
+async def test_frames_up_to_32_mib_are_accepted(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    screenshot = "A" * (31 * 1024 * 1024)
+
+    async def big(message: dict[str, Any]) -> None:
+        await fake.send({"type": "toolResult", "callId": message["callId"], "result": screenshot, "error": None})
+
+    fake.on_call = big
+    status, body = await call(broker, 7, "search")
+    assert status == 200 and len(body["result"]) == len(screenshot)
+
+
+# Tabs through the link
+
+
+async def test_open_tab_answered_by_tab_created_belongs_to_the_session(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    status, body = await broker.post("/tabs", {"url": "https://news.example/"}, headers={"X-Session-Id": "agent-1"})
+    assert status == 200
+    tab = body["tab"]
+    assert tab["url"] == "https://news.example/" and tab["owner"] == {"sessionId": "agent-1", "name": "agent-1"}
+    assert fake.received("openTab")[0]["focus"] is True
+
+
+async def test_open_tab_answered_by_tab_focused(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    fake.answer_open_with = "tabFocused"
+    status, body = await broker.post("/tabs", {"url": "https://shop.example/", "focus": False})
+    assert status == 200 and body["tab"]["id"] == 7 and body["tab"]["active"] is True
+
+
+async def test_tools_are_discovered_from_an_extension_that_never_pushes_them(broker: BrokerUnderTest) -> None:
+    tab = shop()
+    tab.push_tools = False
+    fake = await broker.extension(tab)
+    status, body = await broker.get("/tabs/7/tools")
+    assert status == 200 and [t["name"] for t in body["tools"]] == ["search", "checkout"]
+    assert len(fake.received("discoverTools")) == 1
+    status, body = await broker.get("/tabs/7/tools")
+    assert len(fake.received("discoverTools")) == 1
+
+
+async def test_tool_changes_update_the_listing(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    await fake.set_tools(7, {"compare": lambda args: "compared"})
+    await broker.settled(fake)
+    status, body = await broker.get("/tabs/7/tools")
+    assert [t["name"] for t in body["tools"]] == ["compare"]
+    status, body = await call(broker, 7, "search")
+    assert status == 404 and body["error"]["code"] == "tool_not_found"
+
+
+async def test_person_closing_a_tab_removes_it(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop(), FakeTab(8, "about:blank"))
+    await fake.remove_tab(7)
+    await broker.settled(fake)
+    status, body = await call(broker, 7, "search")
+    assert status == 404 and body["error"]["code"] == "tab_not_found"
+
+
+# Several browsers
+
+
+async def test_same_tab_id_in_two_browsers_is_ambiguous(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop())
+    await broker.extension(shop(), browser_name="Second")
+    status, body = await broker.get("/tabs")
+    assert sorted(t["ref"] for t in body["tabs"]) == ["b1:7", "b2:7"]
+    status, body = await call(broker, 7, "search")
+    assert status == 409 and body["error"]["code"] == "ambiguous_tab" and "b2:7" in body["error"]["message"]
+    status, body = await call(broker, "b2:7", "search", {"q": "z"})
+    assert status == 200
+
+
+async def test_same_browser_reconnecting_replaces_its_old_link(broker: BrokerUnderTest) -> None:
+    old = await broker.extension(shop(), instance_id="profile-1")
+    status, _ = await broker.post("/tabs/7/claim", headers={"X-Session-Id": "agent-1"})
+    assert status == 200
+    new = await broker.extension(shop(), instance_id="profile-1")
+    async with asyncio.timeout(5):
+        await old.closed.wait()
+    status, body = await broker.get("/tabs")
+    assert [(t["ref"], t["owner"]["sessionId"]) for t in body["tabs"]] == [("b1:7", "agent-1")]
+    status, body = await call(broker, 7, "search", headers={"X-Session-Id": "agent-1"})
+    assert status == 200 and len(new.received("callTool")) == 1
+
+
+# Keepalive
+
+
+async def test_broker_pings_a_quiet_link_and_keeps_it(make_broker: MakeBroker) -> None:
+    broker = await make_broker(ping_interval=0.1, silence_timeout=2.0)
+    fake = await broker.extension(shop())
+    await fake.wait_for("ping")
+    await fake.wait_for("ping", start=fake.inbox.index(fake.received("ping")[0]) + 1)
+    assert not fake.closed.is_set()
+    status, _ = await call(broker, 7, "search")
+    assert status == 200
+
+
+async def test_silent_link_is_closed_and_its_calls_fail(make_broker: MakeBroker) -> None:
+    broker = await make_broker(ping_interval=0.1, silence_timeout=0.5)
+    fake = await broker.extension(shop())
+    fake.answer_pings = False
+
+    async def never(message: dict[str, Any]) -> None:
+        pass
+
+    fake.on_call = never
+    status, body = await call(broker, 7, "search")
+    assert status == 503 and body["error"]["code"] == "extension_disconnected"
+    assert "no message" in body["error"]["message"]
+    async with asyncio.timeout(5):
+        await fake.closed.wait()
+
+
+async def test_extension_ping_is_answered(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    start = len(fake.inbox)
+    await fake.send({"type": "ping", "timestamp": 1})
+    await fake.wait_for("pong", start=start)
+
+
+async def test_extension_without_session_ids_is_served(broker: BrokerUnderTest) -> None:
+    fake = FakeExtension([shop()])
+    await fake.connect(broker.client.session, broker.ws_url, snapshot=False)
+    broker.fakes.append(fake)
+    await fake.send({"type": "tabCreated", "tab": {"id": 7, "title": "Shop", "url": "https://shop.example/"}})
+    await fake.send({"type": "toolsChanged", "tabId": 7, "tools": [{"name": "search"}]})
+    await broker.settled(fake)
+    status, body = await call(broker, 7, "search", {"q": "q"})
+    assert status == 200 and body["result"] == {"hits": ["q 1", "q 2"]}

@@ -1,0 +1,461 @@
+"""The core without an event loop: messages and clock readings in, effects out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from broker import errors
+from broker.messages import (
+    BrowserInfo,
+    CallTool,
+    CloseTab,
+    Connect,
+    Connected,
+    Disconnect,
+    DiscoverTools,
+    OpenTab,
+    Ping,
+    Pong,
+    TabClosed,
+    TabCreated,
+    TabFocused,
+    TabInfo,
+    TabUpdated,
+    Tool,
+    ToolResult,
+    ToolsChanged,
+    ToolsDiscovered,
+    WireError,
+)
+from broker.state import (
+    Broker,
+    CloseLink,
+    Config,
+    Effect,
+    RejectCall,
+    ResolveCall,
+    SendToExtension,
+    TabsChanged,
+)
+
+SEARCH = Tool("search", "search the shop", {"type": "object"})
+CART = Tool("cart", "show the cart", {"type": "object"}, annotations={"readOnlyHint": True})
+
+
+def make_core(**overrides: Any) -> Broker:
+    return Broker(Config(server_version="test", call_timeout=10.0, **overrides))
+
+
+def connect(
+    core: Broker, link: int = 1, tabs: tuple[TabInfo, ...] = (), instance_id: str | None = None, now: float = 0.0
+) -> list[Effect]:
+    effects = core.link_opened(link, now)
+    return effects + core.extension_message(
+        link, Connected(BrowserInfo("Chrome", "156", instance_id), tabs), now
+    )
+
+
+def shop_tab(tab_id: int = 7, tools: tuple[Tool, ...] | None = (SEARCH, CART)) -> TabInfo:
+    return TabInfo(tab_id, "Shop", "https://shop.example/", tools)
+
+
+def sent(effects: list[Effect], link: int | None = None) -> list[Any]:
+    return [e.message for e in effects if isinstance(e, SendToExtension) and (link is None or e.link_id == link)]
+
+
+def only(effects: list[Effect], kind: type) -> Any:
+    matching = [e for e in effects if isinstance(e, kind)]
+    assert len(matching) == 1, effects
+    return matching[0]
+
+
+def start_call(core: Broker, session: str = "s1", tab: str | int = 7, tool: str = "search", now: float = 0.0) -> str:
+    core.open_session(session, session)
+    call_id, effects = core.call_tool(session, tab, tool, {"q": "shoes"}, now)
+    assert sent(effects) == [CallTool(session, call_id, core.tab(tab).id, tool, {"q": "shoes"})]
+    return call_id
+
+
+# Links and snapshots
+
+
+def test_link_gets_connect_and_every_existing_session() -> None:
+    core = make_core()
+    core.open_session("s1", "Claude Code")
+    effects = core.link_opened(1, 0.0)
+    assert sent(effects) == [Connect("test"), Connect("test", session_id="s1", client_name="Claude Code")]
+
+
+def test_new_session_is_announced_to_every_link() -> None:
+    core = make_core()
+    connect(core, 1)
+    connect(core, 2)
+    effects = core.open_session("s1", "Cursor")
+    assert [e.link_id for e in effects if isinstance(e, SendToExtension)] == [1, 2]
+    assert core.open_session("s1", "Cursor") == []
+
+
+def test_snapshot_lists_tabs_with_their_tools() -> None:
+    core = make_core()
+    effects = connect(core, tabs=(shop_tab(), TabInfo(8, "Blank", "about:blank")))
+    assert TabsChanged() in effects
+    [shop, blank] = core.tabs()
+    assert (shop.ref, shop.title, shop.tools) == ("b1:7", "Shop", (SEARCH, CART))
+    assert (blank.ref, blank.tools) == ("b1:8", None)
+
+
+def test_tab_events_keep_the_listing_current() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.extension_message(1, TabCreated(TabInfo(9, "News", "https://news.example/")), 1.0)
+    core.extension_message(1, TabUpdated(TabInfo(7, "Shop - cart", "https://shop.example/cart")), 1.0)
+    core.extension_message(1, ToolsChanged(9, (SEARCH,)), 1.0)
+    core.extension_message(1, TabFocused(9), 1.0)
+    tabs = {t.id: t for t in core.tabs()}
+    assert tabs[7].title == "Shop - cart" and tabs[7].tools == (SEARCH, CART)
+    assert tabs[9].tools == (SEARCH,) and tabs[9].active
+    core.extension_message(1, TabClosed(9), 2.0)
+    assert [t.id for t in core.tabs()] == [7]
+
+
+def test_ping_is_answered_with_pong() -> None:
+    core = make_core()
+    connect(core)
+    assert sent(core.extension_message(1, Ping(), 1.0)) == [Pong()]
+
+
+# Calls
+
+
+def test_tool_call_resolves_with_the_pages_result_unchanged() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core)
+    result = {"items": [1, 2], "nested": {"x": None}}
+    effects = core.extension_message(1, ToolResult(call_id, result), 1.0)
+    assert effects == [ResolveCall(call_id, result)]
+    assert core.pending_count == 0
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "page_code"),
+    [("it broke", "tool_failed", None), (WireError("out of stock", "sold_out"), "tool_failed", "sold_out")],
+)
+def test_page_error_rejects_the_call_with_its_message(error: Any, code: str, page_code: str | None) -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core)
+    rejection = only(core.extension_message(1, ToolResult(call_id, None, error), 1.0), RejectCall)
+    assert isinstance(rejection.error, errors.PageToolFailed)
+    assert rejection.error.code == code and rejection.error.page_code == page_code
+    assert rejection.error.message in ("it broke", "out of stock")
+
+
+def test_late_reply_after_timeout_is_dropped() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core, now=0.0)
+    assert core.next_wakeup() == 10.0
+    rejection = only(core.expire(10.0), RejectCall)
+    assert isinstance(rejection.error, errors.CallTimedOut)
+    assert "search" in rejection.error.message and "b1:7" in rejection.error.message
+    assert core.extension_message(1, ToolResult(call_id, "late"), 11.0) == []
+
+
+def test_duplicate_reply_is_dropped() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core)
+    assert len(core.extension_message(1, ToolResult(call_id, 1), 1.0)) == 1
+    assert core.extension_message(1, ToolResult(call_id, 2), 1.0) == []
+
+
+def test_reply_from_another_link_is_dropped() -> None:
+    core = make_core()
+    connect(core, 1, tabs=(shop_tab(),))
+    connect(core, 2, tabs=(shop_tab(8),))
+    call_id = start_call(core, tab="b1:7")
+    assert core.extension_message(2, ToolResult(call_id, "spoofed"), 1.0) == []
+    assert core.pending_count == 1
+
+
+def test_per_call_timeout_overrides_the_default() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    core.call_tool("s1", 7, "search", {}, 0.0, timeout=2.0)
+    assert core.next_wakeup() == 2.0
+    assert core.expire(1.9) == []
+    assert isinstance(only(core.expire(2.0), RejectCall).error, errors.CallTimedOut)
+
+
+def test_lost_link_fails_its_calls_at_once() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core)
+    rejection = only(core.link_closed(1, 1.0), RejectCall)
+    assert rejection.call_id == call_id and isinstance(rejection.error, errors.ExtensionDisconnected)
+    assert core.expire(100.0) == []
+
+
+def test_ended_session_withdraws_its_calls_and_releases_its_tabs() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core)
+    core.claim_tab("s1", 7)
+    effects = core.close_session("s1")
+    assert isinstance(only(effects, RejectCall).error, errors.SessionEnded)
+    assert Disconnect("s1") in sent(effects)
+    assert core.tab(7).owner is None
+    assert core.extension_message(1, ToolResult(call_id, "late"), 1.0) == []
+
+
+def test_cancelled_call_is_forgotten() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core)
+    core.cancel(call_id)
+    assert core.pending_count == 0
+    assert core.extension_message(1, ToolResult(call_id, "late"), 1.0) == []
+
+
+def test_closing_a_tab_fails_calls_waiting_on_it() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    start_call(core)
+    rejection = only(core.extension_message(1, TabClosed(7), 1.0), RejectCall)
+    assert isinstance(rejection.error, errors.TabNotFound) and "closed" in rejection.error.message
+
+
+def test_oversized_reply_fails_the_call_it_answers() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core)
+    rejection = only(core.oversized_reply(1, call_id, 40_000_000, 33_554_432), RejectCall)
+    assert isinstance(rejection.error, errors.MessageTooLarge)
+    assert core.oversized_reply(1, "c999", 40_000_000, 33_554_432) == []
+
+
+def test_every_call_ends_exactly_once() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    ids = [start_call(core, now=0.0) for _ in range(4)]
+    endings = core.extension_message(1, ToolResult(ids[0], "ok"), 1.0)
+    endings += core.extension_message(1, ToolResult(ids[1], None, "bad"), 1.0)
+    core.cancel(ids[2])
+    endings += core.expire(10.0)
+    endings += core.link_closed(1, 11.0)
+    endings += core.expire(50.0)
+    ended = [e.call_id for e in endings if isinstance(e, (ResolveCall, RejectCall))]
+    assert sorted(ended) == sorted([ids[0], ids[1], ids[3]])
+
+
+# Refusals
+
+
+def test_call_without_a_browser_says_how_to_connect_one() -> None:
+    core = make_core()
+    core.open_session("s1", "s1")
+    with pytest.raises(errors.ExtensionNotConnected, match="load the browser-mcp extension"):
+        core.call_tool("s1", 7, "search", {}, 0.0)
+
+
+def test_unknown_tab_and_unknown_tool_are_refused() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    with pytest.raises(errors.TabNotFound):
+        core.call_tool("s1", 99, "search", {}, 0.0)
+    with pytest.raises(errors.ToolNotFound, match="it has: search, cart"):
+        core.call_tool("s1", 7, "checkout", {}, 0.0)
+    with pytest.raises(errors.InvalidRequest):
+        core.call_tool("s1", "seven", "search", {}, 0.0)
+    with pytest.raises(errors.BrowserNotFound):
+        core.call_tool("s1", "b9:7", "search", {}, 0.0)
+
+
+def test_tool_of_a_tab_whose_tools_are_unknown_is_forwarded() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(tools=None),))
+    core.open_session("s1", "s1")
+    _, effects = core.call_tool("s1", 7, "anything", {}, 0.0)
+    assert isinstance(sent(effects)[0], CallTool)
+
+
+def test_same_tab_id_in_two_browsers_needs_the_browser_named() -> None:
+    core = make_core()
+    connect(core, 1, tabs=(shop_tab(),))
+    connect(core, 2, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    with pytest.raises(errors.AmbiguousTab, match="b1:7, b2:7"):
+        core.call_tool("s1", 7, "search", {}, 0.0)
+    _, effects = core.call_tool("s1", "b2:7", "search", {}, 0.0)
+    assert only(effects, SendToExtension).link_id == 2
+
+
+def test_session_limit_on_calls_in_flight() -> None:
+    core = make_core(max_pending_per_session=2)
+    connect(core, tabs=(shop_tab(),))
+    start_call(core)
+    start_call(core)
+    with pytest.raises(errors.TooManyCalls):
+        core.call_tool("s1", 7, "search", {}, 0.0)
+    core.open_session("s2", "s2")
+    core.call_tool("s2", 7, "search", {}, 0.0)
+
+
+def test_unknown_session_is_refused() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    with pytest.raises(errors.SessionEnded):
+        core.call_tool("ghost", 7, "search", {}, 0.0)
+
+
+# Ownership
+
+
+def test_opened_tab_belongs_to_the_session_that_asked() -> None:
+    core = make_core()
+    connect(core)
+    core.open_session("s1", "Claude Code")
+    call_id, effects = core.open_tab("s1", "https://shop.example/", True, 0.0)
+    assert sent(effects) == [OpenTab("s1", "https://shop.example/", True, call_id)]
+    answer = only(core.extension_message(1, TabCreated(shop_tab(), request_id=call_id), 1.0), ResolveCall)
+    assert (answer.value.ref, answer.value.owner, answer.value.owner_name) == ("b1:7", "s1", "Claude Code")
+
+
+def test_open_tab_answered_by_tab_focused() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    call_id, _ = core.open_tab("s1", "https://shop.example/", True, 0.0)
+    answer = only(core.extension_message(1, TabFocused(7, request_id=call_id), 1.0), ResolveCall)
+    assert answer.value.owner == "s1" and answer.value.active
+
+
+def test_other_sessions_tab_is_refused_naming_the_owner() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "Claude Code")
+    core.open_session("s2", "Cursor")
+    core.claim_tab("s1", 7)
+    for attempt in (
+        lambda: core.call_tool("s2", 7, "search", {}, 0.0),
+        lambda: core.close_tab("s2", 7, 0.0),
+        lambda: core.claim_tab("s2", 7),
+        lambda: core.release_tab("s2", 7),
+    ):
+        with pytest.raises(errors.TabOwnedByOther, match="Claude Code") as refused:
+            attempt()
+        assert refused.value.owner_session_id == "s1"
+    core.call_tool("s1", 7, "search", {}, 0.0)
+
+
+def test_released_tab_can_be_claimed_by_another_session() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    core.open_session("s2", "s2")
+    core.claim_tab("s1", 7)
+    core.release_tab("s1", 7)
+    view, effects = core.claim_tab("s2", 7)
+    assert view.owner == "s2" and TabsChanged() in effects
+
+
+def test_close_tab_ends_when_the_browser_reports_it_closed() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    call_id, effects = core.close_tab("s1", 7, 0.0)
+    assert sent(effects) == [CloseTab("s1", 7)]
+    answer = only(core.extension_message(1, TabClosed(7), 1.0), ResolveCall)
+    assert answer.call_id == call_id and answer.value == {"closed": "b1:7"}
+
+
+# Tool discovery
+
+
+def test_known_tools_are_answered_without_asking_the_extension() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    call_id, effects = core.request_tools("s1", 7, 0.0)
+    assert effects == [ResolveCall(call_id, (SEARCH, CART))]
+
+
+def test_unknown_tools_are_discovered() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(tools=None),))
+    core.open_session("s1", "s1")
+    call_id, effects = core.request_tools("s1", 7, 0.0)
+    assert sent(effects) == [DiscoverTools("s1", call_id, 7)]
+    effects = core.extension_message(1, ToolsDiscovered(call_id, 7, (SEARCH,)), 1.0)
+    assert ResolveCall(call_id, (SEARCH,)) in effects
+    assert core.tab(7).tools == (SEARCH,)
+
+
+# The same browser on a new link
+
+
+def test_new_link_with_the_same_instance_replaces_the_old_and_keeps_ownership() -> None:
+    core = make_core()
+    connect(core, 1, tabs=(shop_tab(),), instance_id="chrome-A")
+    core.open_session("s1", "s1")
+    core.claim_tab("s1", 7)
+    call_id = start_call(core)
+    effects = connect(core, 2, tabs=(shop_tab(), TabInfo(8)), instance_id="chrome-A", now=5.0)
+    assert only(effects, CloseLink).link_id == 1
+    rejection = only(effects, RejectCall)
+    assert rejection.call_id == call_id and isinstance(rejection.error, errors.ExtensionDisconnected)
+    assert [(t.ref, t.owner) for t in core.tabs()] == [("b1:7", "s1"), ("b1:8", None)]
+    assert [b.key for b in core.browsers()] == ["b1"]
+    assert core.link_closed(1, 6.0) == []
+
+
+def test_browser_that_reconnects_within_grace_gets_its_tabs_back() -> None:
+    core = make_core(browser_grace=60.0)
+    connect(core, 1, tabs=(shop_tab(),), instance_id="chrome-A")
+    core.open_session("s1", "s1")
+    core.claim_tab("s1", 7)
+    core.link_closed(1, 1.0)
+    assert core.tabs() == []
+    connect(core, 2, tabs=(shop_tab(),), instance_id="chrome-A", now=30.0)
+    assert [(t.ref, t.owner) for t in core.tabs()] == [("b1:7", "s1")]
+
+
+def test_browser_gone_past_grace_is_forgotten() -> None:
+    core = make_core(browser_grace=60.0)
+    connect(core, 1, tabs=(shop_tab(),), instance_id="chrome-A")
+    core.link_closed(1, 1.0)
+    assert core.next_wakeup() == 61.0
+    core.expire(61.0)
+    assert core.browsers() == []
+
+
+def test_links_without_instance_id_are_never_merged() -> None:
+    core = make_core()
+    connect(core, 1, tabs=(shop_tab(),))
+    connect(core, 2, tabs=(shop_tab(),))
+    assert [b.key for b in core.browsers()] == ["b1", "b2"]
+    core.link_closed(1, 1.0)
+    assert [b.key for b in core.browsers()] == ["b2"]
+
+
+# Keepalive
+
+
+def test_quiet_link_is_pinged_and_silent_link_is_closed() -> None:
+    core = make_core(ping_interval=20.0, silence_timeout=45.0)
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core, now=0.0)
+    core.cancel(call_id)
+    assert core.next_wakeup() == 20.0
+    assert sent(core.expire(20.0)) == [Ping()]
+    assert core.expire(30.0) == []
+    core.extension_message(1, Pong(), 30.0)
+    assert sent(core.expire(50.0)) == [Ping()]
+    effects = core.expire(75.0)
+    assert only(effects, CloseLink).link_id == 1
+    assert core.browsers() == []
