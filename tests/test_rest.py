@@ -1,0 +1,209 @@
+"""The REST API over a real loopback socket: security, sessions, ownership and every error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import pytest
+
+from .conftest import TOKEN, BrokerUnderTest
+from .fakes import EXTENSION_ORIGIN, FakeTab
+
+
+def shop(tab_id: int = 7) -> FakeTab:
+    return FakeTab(tab_id, "https://shop.example/", "Shop", {"search": lambda args: {"q": args.get("q")}})
+
+
+async def raw(session: aiohttp.ClientSession, broker: BrokerUnderTest, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
+    async with session.request(method, str(broker.server.make_url(path)), **kwargs) as response:
+        return response.status, await response.json()
+
+
+# Security
+
+
+@pytest.mark.parametrize("path", ["/status", "/tabs", "/tabs/7/tools"])
+async def test_missing_token_is_refused(broker: BrokerUnderTest, raw_session: aiohttp.ClientSession, path: str) -> None:
+    status, body = await raw(raw_session, broker, "GET", path)
+    assert status == 401 and body["error"]["code"] == "unauthorized"
+    assert "discovery file" in body["error"]["message"]
+
+
+@pytest.mark.parametrize("header", [f"Bearer {TOKEN}x", f"Basic {TOKEN}", "Bearer", TOKEN])
+async def test_wrong_token_is_refused(broker: BrokerUnderTest, raw_session: aiohttp.ClientSession, header: str) -> None:
+    status, body = await raw(raw_session, broker, "GET", "/tabs", headers={"Authorization": header})
+    assert status == 401
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.1.nip.io", "192.168.1.2:80"])
+async def test_foreign_host_is_refused_even_with_the_token(broker: BrokerUnderTest, host: str) -> None:
+    status, body = await broker.get("/tabs", headers={"Host": host})
+    assert status == 403 and "loopback" in body["error"]["message"]
+
+
+@pytest.mark.parametrize("host", ["localhost", "localhost:8765", "127.0.0.1:1", "[::1]:8765", "127.1.2.3"])
+async def test_loopback_hosts_are_served(broker: BrokerUnderTest, host: str) -> None:
+    status, _ = await broker.get("/tabs", headers={"Host": host})
+    assert status == 200
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://localhost:3000"])
+async def test_web_origin_is_refused_even_with_the_token(broker: BrokerUnderTest, origin: str) -> None:
+    status, body = await broker.post("/tabs/7/tools/search", {}, headers={"Origin": origin})
+    assert status == 403 and body["error"]["code"] == "forbidden"
+
+
+async def test_the_extensions_own_origin_is_served(broker: BrokerUnderTest) -> None:
+    status, _ = await broker.get("/status", headers={"Origin": EXTENSION_ORIGIN})
+    assert status == 200
+
+
+# Answers
+
+
+async def test_status_shows_browsers_sessions_and_tabs(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop(), instance_id="profile-1")
+    await broker.post("/tabs/7/claim", headers={"X-Session-Id": "agent-1", "X-Session-Name": "Claude Code"})
+    status, body = await broker.get("/status")
+    assert status == 200
+    assert body["tabs"] == 1 and body["pendingCalls"] == 0 and body["protocol"] == 1
+    assert body["browsers"] == [
+        {"browser": "b1", "name": "FakeChrome", "version": "1.0", "instanceId": "profile-1", "connected": True, "tabs": 1}
+    ]
+    assert body["sessions"] == [
+        {"sessionId": "agent-1", "name": "Claude Code", "ownedTabs": ["b1:7"], "pendingCalls": 0}
+    ]
+
+
+async def test_result_is_the_pages_result_unchanged(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    payload = {"q": {"deep": [1, 2.5, None, True, "ü"], "empty": {}}}
+    fake.tabs[7].functions["echo"] = lambda args: args
+    fake.tabs[7].push_tools = False
+    await fake.send_snapshot()
+    await broker.settled(fake)
+    status, body = await broker.post("/tabs/7/tools/echo", payload)
+    assert (status, body) == (200, {"result": payload})
+
+
+async def test_empty_body_calls_the_tool_with_no_arguments(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    async with broker.client.post("/tabs/7/tools/search") as response:
+        assert response.status == 200
+    assert fake.received("callTool")[0]["args"] == {}
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [("/tabs/99/tools/search", "tab_not_found"), ("/tabs/7/tools/nope", "tool_not_found"), ("/nowhere", "not_found")],
+)
+async def test_unknown_tab_tool_or_route_is_404(broker: BrokerUnderTest, path: str, code: str) -> None:
+    await broker.extension(shop())
+    status, body = await broker.post(path, {})
+    assert status == 404 and body["error"]["code"] == code
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"data": b"{oops", "headers": {"Content-Type": "application/json"}}, "not valid JSON"),
+        ({"json": [1, 2]}, "must be a JSON object"),
+        ({"json": {}, "params": {"timeout": "soon"}}, "timeout"),
+        ({"json": {}, "params": {"timeout": "-1"}}, "timeout"),
+        ({"json": {}, "headers": {"X-Session-Id": "a b/c"}}, "X-Session-Id"),
+    ],
+)
+async def test_bad_request_is_400_and_costs_nothing(broker: BrokerUnderTest, kwargs: dict[str, Any], words: str) -> None:
+    await broker.extension(shop())
+    async with broker.client.post("/tabs/7/tools/search", **kwargs) as response:
+        body = await response.json()
+        assert response.status == 400 and words in body["error"]["message"]
+    status, _ = await broker.post("/tabs/7/tools/search", {})
+    assert status == 200
+
+
+@pytest.mark.parametrize("body", [None, {}, {"url": 5}, {"url": "https://x/", "focus": "yes"}, {"url": "https://x/", "browser": 1}])
+async def test_open_tab_needs_a_url(broker: BrokerUnderTest, body: Any) -> None:
+    await broker.extension(shop())
+    status, answer = await broker.post("/tabs", body)
+    assert status == 400 and answer["error"]["code"] == "invalid_request"
+
+
+async def test_open_tab_in_an_unknown_browser_is_404(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop())
+    status, body = await broker.post("/tabs", {"url": "https://x/", "browser": "b9"})
+    assert status == 404 and body["error"]["code"] == "browser_not_found"
+
+
+async def test_request_body_over_the_limit_is_413(make_broker: Any) -> None:
+    broker = await make_broker(frame_limit=1024)
+    await broker.extension(shop())
+    status, body = await broker.post("/tabs/7/tools/search", {"blob": "x" * 4096})
+    assert status == 413 and body["error"]["code"] == "request_too_large"
+
+
+# Sessions and ownership
+
+
+async def test_tab_opened_by_one_session_is_refused_to_another_naming_the_owner(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop())
+    agent = {"X-Session-Id": "agent-1", "X-Session-Name": "Claude Code"}
+    status, body = await broker.post("/tabs", {"url": "https://news.example/"}, headers=agent)
+    ref = body["tab"]["ref"]
+    for method, path in [("POST", f"/tabs/{ref}/tools/search"), ("DELETE", f"/tabs/{ref}"), ("POST", f"/tabs/{ref}/claim")]:
+        async with broker.client.request(method, path, json={}) as response:
+            answer = await response.json()
+            assert response.status == 409, path
+            assert answer["error"]["code"] == "tab_owned" and "Claude Code" in answer["error"]["message"]
+    status, body = await broker.delete(f"/tabs/{ref}", headers=agent)
+    assert (status, body) == (200, {"closed": ref})
+    status, body = await broker.get("/tabs")
+    assert [t["ref"] for t in body["tabs"]] == ["b1:7"]
+
+
+async def test_person_tab_can_be_claimed_and_released(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop())
+    agent = {"X-Session-Id": "agent-1"}
+    status, body = await broker.post("/tabs/7/claim", headers=agent)
+    assert status == 200 and body["tab"]["owner"]["sessionId"] == "agent-1"
+    status, _ = await broker.post("/tabs/7/tools/search", {})
+    assert status == 409
+    status, body = await broker.post("/tabs/7/release", headers=agent)
+    assert body["tab"]["owner"] is None
+    status, _ = await broker.post("/tabs/7/tools/search", {})
+    assert status == 200
+
+
+async def test_ended_session_releases_its_tabs(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    await broker.post("/tabs/7/claim", headers={"X-Session-Id": "agent-1"})
+    status, body = await broker.delete("/sessions/agent-1")
+    assert (status, body) == (200, {"ended": "agent-1", "existed": True})
+    assert (await fake.wait_for("disconnect"))["sessionId"] == "agent-1"
+    status, body = await broker.get("/tabs")
+    assert body["tabs"][0]["owner"] is None
+
+
+async def test_new_session_is_announced_to_the_extension_with_its_name(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    await broker.get("/tabs/7/tools", headers={"X-Session-Id": "agent-2", "X-Session-Name": "Cursor"})
+    announced = await fake.wait_for("connect", lambda m: m.get("sessionId") == "agent-2")
+    assert announced["clientName"] == "Cursor"
+
+
+async def test_two_sessions_calling_at_once_each_get_their_own_answer(broker: BrokerUnderTest) -> None:
+    import asyncio
+
+    await broker.extension(shop(), FakeTab(8, "https://b.example/", "B", {"search": lambda args: {"tab": 8}}))
+    await broker.post("/tabs/7/claim", headers={"X-Session-Id": "a"})
+    await broker.post("/tabs/8/claim", headers={"X-Session-Id": "b"})
+    answers = await asyncio.gather(
+        *[
+            broker.post(f"/tabs/{tab}/tools/search", {"q": i}, headers={"X-Session-Id": session})
+            for i in range(20)
+            for tab, session in ((7, "a"), (8, "b"))
+        ]
+    )
+    assert all(status == 200 for status, _ in answers)
+    assert [body["result"] for _, body in answers[:4]] == [{"q": 0}, {"tab": 8}, {"q": 1}, {"tab": 8}]
