@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--discovery-dir",
         type=Path,
         default=None,
-        help=f"where to write the discovery file (env {paths.ENV_DISCOVERY_DIR}; default {paths.DEFAULT_DISCOVERY_DIR})",
+        help=f"where to write the discovery file (env {paths.ENV_DISCOVERY_DIR};"
+        f" default {paths.DEFAULT_DISCOVERY_DIR})",
     )
     serve.add_argument(
         "--allow-extension",
@@ -132,7 +133,7 @@ def _serve(args: argparse.Namespace) -> int:
     def announce(line: str) -> None:
         print(line, flush=True)
 
-    from .app import serve
+    from .app import serve  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     try:
         _run(serve(Runtime(settings), args.port, directory, announce))
@@ -143,7 +144,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _run(main: Any) -> None:
     try:
-        import uvloop
+        import uvloop  # noqa: PLC0415 - optional: absent on Windows
     except ImportError:
         asyncio.run(main)
     else:
@@ -163,8 +164,8 @@ def _print_json(value: Any) -> None:
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import signal
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from aiohttp import web
@@ -143,10 +143,7 @@ async def serve(runtime: Runtime, port: int | None, discovery_dir: Path, announc
         loop.add_signal_handler(signum, runtime.request_stop)
     path = discovery.publish(discovery_dir, runtime.discovery_fields())
     try:
-        announce(
-            f"browser-mcp broker {VERSION} listening on http://127.0.0.1:{runtime.port}"
-            f" (discovery file {path})"
-        )
+        announce(f"browser-mcp broker {VERSION} listening on http://127.0.0.1:{runtime.port} (discovery file {path})")
         await runtime.stop_requested.wait()
         logger.info("stopping")
     finally:

@@ -21,7 +21,8 @@ Decisions:
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import attrs
 import cattrs
@@ -144,20 +145,18 @@ converter.register_structure_hook(str, _strict(str, "a string"))
 converter.register_structure_hook(bool, _strict(bool, "a boolean"))
 converter.register_structure_hook_func(lambda t: t == JsonObject, _json_object)
 converter.register_structure_hook_func(lambda t: t == WireError | str | None, _tool_error)
+
+
+def _camel_overrides(cls: type) -> dict[str, Any]:
+    return {a.name: override(rename=_camel(a.name)) for a in attrs.fields(cls)}
+
+
 converter.register_structure_hook_factory(
-    attrs.has,
-    lambda cls: make_dict_structure_fn(
-        cls, converter, **{a.name: override(rename=_camel(a.name)) for a in attrs.fields(cls)}
-    ),
+    attrs.has, lambda cls: make_dict_structure_fn(cls, converter, **_camel_overrides(cls))
 )
 converter.register_unstructure_hook_factory(
     attrs.has,
-    lambda cls: make_dict_unstructure_fn(
-        cls,
-        converter,
-        _cattrs_omit_if_default=True,
-        **{a.name: override(rename=_camel(a.name)) for a in attrs.fields(cls)},
-    ),
+    lambda cls: make_dict_unstructure_fn(cls, converter, _cattrs_omit_if_default=True, **_camel_overrides(cls)),
 )
 configure_tagged_union(ExtensionMessage, converter, tag_generator=TAGS.__getitem__, tag_name="type")
 configure_tagged_union(BrokerMessage, converter, tag_generator=TAGS.__getitem__, tag_name="type")
@@ -216,7 +215,7 @@ def decode_extension_message(frame: str | bytes) -> ExtensionMessage:
 
 
 def encode_broker_message(message: BrokerMessage) -> bytes:
-    return orjson.dumps(converter.unstructure(message, unstructure_as=BrokerMessage))  # type: ignore[arg-type]
+    return orjson.dumps(converter.unstructure(message, unstructure_as=BrokerMessage))
 
 
 _CALL_ID = re.compile(rb'"callId"\s*:\s*"([^"\\]{1,64})"')

@@ -10,6 +10,7 @@ finds a file of a dead pid deletes it. Watching the folders (for the native host
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -90,10 +91,8 @@ def publish(directory: Path, fields: dict[str, Any]) -> Path:
 
 
 def remove(path: Path) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         path.unlink()
-    except FileNotFoundError:
-        pass
 
 
 def read_record(path: Path) -> BrokerRecord | None:

@@ -33,9 +33,7 @@ class WebSocketLink:
         await self._ws.close(code=WSCloseCode.GOING_AWAY, message=reason[:120].encode())
 
 
-def check_extension_request(
-    request: web.Request, allowed_extensions: frozenset[str], token: str
-) -> None:
+def check_extension_request(request: web.Request, allowed_extensions: frozenset[str], token: str) -> None:
     """An allowed extension origin, or (for scripts and tests without one) the bearer token.
 
     Raises:

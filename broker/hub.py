@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from . import codec
 from .errors import InvalidMessage, Unavailable

@@ -8,7 +8,7 @@ served. Nothing here does I/O or knows about JSON.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import attrs
 
@@ -161,19 +161,19 @@ class Disconnected:
     session_id: str | None = None
 
 
-ExtensionMessage = Union[
-    Connected,
-    TabCreated,
-    TabUpdated,
-    TabClosed,
-    TabFocused,
-    ToolsChanged,
-    ToolsDiscovered,
-    ToolResult,
-    Ping,
-    Pong,
-    Disconnected,
-]
+ExtensionMessage = (
+    Connected
+    | TabCreated
+    | TabUpdated
+    | TabClosed
+    | TabFocused
+    | ToolsChanged
+    | ToolsDiscovered
+    | ToolResult
+    | Ping
+    | Pong
+    | Disconnected
+)
 
 
 # Broker -> extension
@@ -229,6 +229,4 @@ class ErrorReply:
     message: str
 
 
-BrokerMessage = Union[
-    Connect, OpenTab, CloseTab, CallTool, DiscoverTools, Ping, Pong, Disconnect, ErrorReply
-]
+BrokerMessage = Connect | OpenTab | CloseTab | CallTool | DiscoverTools | Ping | Pong | Disconnect | ErrorReply

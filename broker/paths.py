@@ -57,9 +57,7 @@ def writable_discovery_dir(explicit: Path | None = None) -> tuple[Path, str | No
         return override, None
     if owned_by_another_user(DEFAULT_DISCOVERY_DIR):
         fallback = runtime_discovery_dir()
-        return fallback, (
-            f"{DEFAULT_DISCOVERY_DIR} belongs to another user; writing the discovery file to {fallback}"
-        )
+        return fallback, (f"{DEFAULT_DISCOVERY_DIR} belongs to another user; writing the discovery file to {fallback}")
     return DEFAULT_DISCOVERY_DIR, None
 
 

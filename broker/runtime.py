@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
@@ -40,7 +40,7 @@ class Runtime:
     settings: Settings
     port: int = 0
     pid: int = attrs.Factory(os.getpid)
-    started_at: datetime = attrs.Factory(lambda: datetime.now(timezone.utc))
+    started_at: datetime = attrs.Factory(lambda: datetime.now(UTC))
     _started_monotonic: float = attrs.Factory(time.monotonic)
     stop_requested: asyncio.Event = attrs.Factory(asyncio.Event)
 

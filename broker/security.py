@@ -61,7 +61,7 @@ def check_bearer(authorization: str | None, token: str) -> None:
     """Raises: Unauthorized, unless ``authorization`` is ``Bearer <token>``."""
     if not authorization:
         raise Unauthorized(
-            "missing Authorization: Bearer <token>; the token is the \"token\" of the broker's"
+            'missing Authorization: Bearer <token>; the token is the "token" of the broker\'s'
             " discovery file (/tmp/browser-mcp/server-<pid>.json)"
         )
     scheme, _, presented = authorization.partition(" ")

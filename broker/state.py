@@ -30,7 +30,7 @@ import enum
 import heapq
 import itertools
 import logging
-from typing import Any, Union
+from typing import Any, ClassVar
 
 import attrs
 
@@ -129,7 +129,7 @@ class TabsChanged:
     """Tabs, their tools or their owners changed: AI clients' tool lists may need refreshing."""
 
 
-Effect = Union[SendToExtension, ResolveCall, RejectCall, CloseLink, TabsChanged]
+Effect = SendToExtension | ResolveCall | RejectCall | CloseLink | TabsChanged
 
 
 # Views handed to adapters
@@ -267,10 +267,7 @@ class Broker:
         if session_id in self._sessions:
             return []
         self._sessions[session_id] = Session(session_id, name)
-        return [
-            SendToExtension(link.id, self._connect_message(session_id, name))
-            for link in self._links.values()
-        ]
+        return [SendToExtension(link.id, self._connect_message(session_id, name)) for link in self._links.values()]
 
     def has_session(self, session_id: SessionId) -> bool:
         return session_id in self._sessions
@@ -297,16 +294,11 @@ class Broker:
     # Extension links
 
     def link_opened(self, link_id: LinkId, now: float) -> list[Effect]:
-        browser = Browser(
-            key=f"b{next(self._browser_keys)}", link_id=link_id, attached_seq=next(self._attach_seq)
-        )
+        browser = Browser(key=f"b{next(self._browser_keys)}", link_id=link_id, attached_seq=next(self._attach_seq))
         self._browsers[browser.key] = browser
         self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
         effects: list[Effect] = [SendToExtension(link_id, Connect(self.config.server_version))]
-        effects += [
-            SendToExtension(link_id, self._connect_message(s.id, s.name))
-            for s in self._sessions.values()
-        ]
+        effects += [SendToExtension(link_id, self._connect_message(s.id, s.name)) for s in self._sessions.values()]
         return effects
 
     def link_closed(self, link_id: LinkId, now: float, reason: str = "") -> list[Effect]:
@@ -334,7 +326,8 @@ class Broker:
             return []
         link.last_received = now
         handler = self._handlers[type(message)]
-        return handler(self, link, message, now)
+        effects: list[Effect] = handler(self, link, message, now)
+        return effects
 
     def frame_received(self, link_id: LinkId, now: float) -> None:
         """Note traffic on a link whose frame could not be decoded: it is alive all the same."""
@@ -488,19 +481,13 @@ class Broker:
         for link in self._links.values():
             times.append(link.last_received + config.silence_timeout)
             times.append(max(link.last_received, link.last_sent) + config.ping_interval)
-        times += [
-            b.detached_at + config.browser_grace for b in self._browsers.values() if b.detached_at is not None
-        ]
+        times += [b.detached_at + config.browser_grace for b in self._browsers.values() if b.detached_at is not None]
         return min(times, default=None)
 
     # Views
 
     def tabs(self) -> list[TabView]:
-        return [
-            self._view(browser, tab)
-            for browser in self._attached()
-            for tab in browser.tabs.values()
-        ]
+        return [self._view(browser, tab) for browser in self._attached() for tab in browser.tabs.values()]
 
     def tab(self, tab_ref: str | int) -> TabView:
         """Raises: ExtensionNotConnected, TabNotFound, AmbiguousTab."""
@@ -518,10 +505,7 @@ class Broker:
             for tab in browser.tabs.values():
                 if tab.owner is not None:
                     owned.setdefault(tab.owner, []).append(f"{browser.key}:{tab.id}")
-        return [
-            SessionView(s.id, s.name, tuple(owned.get(s.id, ())), len(s.pending))
-            for s in self._sessions.values()
-        ]
+        return [SessionView(s.id, s.name, tuple(owned.get(s.id, ())), len(s.pending)) for s in self._sessions.values()]
 
     @property
     def pending_count(self) -> int:
@@ -641,7 +625,7 @@ class Broker:
         logger.info("extension on %s says session %s is disconnected", link.browser, message.session_id)
         return []
 
-    _handlers: Any = {
+    _handlers: ClassVar[dict[type, Any]] = {
         Connected: _on_connected,
         TabCreated: _on_tab_created,
         TabUpdated: _on_tab_updated,
@@ -678,9 +662,7 @@ class Broker:
         for browser in attached:
             if key in (browser.key, browser.instance_id):
                 return browser
-        raise BrowserNotFound(
-            f"no connected browser {key!r} (connected: {', '.join(b.key for b in attached)})"
-        )
+        raise BrowserNotFound(f"no connected browser {key!r} (connected: {', '.join(b.key for b in attached)})")
 
     def _resolve(self, ref: str | int) -> tuple[Browser, Tab]:
         attached = self._attached()
@@ -707,8 +689,7 @@ class Broker:
         owner = self._sessions.get(tab.owner)
         owner_name = owner.name if owner else tab.owner
         raise TabOwnedByOther(
-            f"cannot {action} tab {browser.key}:{tab.id}: it belongs to session {owner_name!r}"
-            f" ({tab.owner})",
+            f"cannot {action} tab {browser.key}:{tab.id}: it belongs to session {owner_name!r} ({tab.owner})",
             owner_session_id=tab.owner,
             owner_name=owner_name,
         )

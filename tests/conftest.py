@@ -76,9 +76,7 @@ MakeBroker = Callable[..., Awaitable[BrokerUnderTest]]
 
 
 @pytest.fixture
-async def make_broker(
-    aiohttp_server: Any, aiohttp_client: Any
-) -> AsyncIterator[MakeBroker]:
+async def make_broker(aiohttp_server: Any, aiohttp_client: Any) -> AsyncIterator[MakeBroker]:
     made: list[BrokerUnderTest] = []
 
     async def make(**overrides: Any) -> BrokerUnderTest:

@@ -8,7 +8,18 @@ import pytest
 
 from broker import codec
 from broker.errors import InvalidMessage
-from broker.messages import CallTool, Connect, Connected, ErrorReply, OpenTab, Ping, TabInfo, Tool, ToolResult, WireError
+from broker.messages import (
+    CallTool,
+    Connect,
+    Connected,
+    ErrorReply,
+    OpenTab,
+    Ping,
+    TabInfo,
+    Tool,
+    ToolResult,
+    WireError,
+)
 
 
 def test_broker_messages_are_camel_case_with_their_type_and_no_empty_optionals() -> None:

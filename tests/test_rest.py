@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import aiohttp
@@ -15,7 +16,9 @@ def shop(tab_id: int = 7) -> FakeTab:
     return FakeTab(tab_id, "https://shop.example/", "Shop", {"search": lambda args: {"q": args.get("q")}})
 
 
-async def raw(session: aiohttp.ClientSession, broker: BrokerUnderTest, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
+async def raw(
+    session: aiohttp.ClientSession, broker: BrokerUnderTest, method: str, path: str, **kwargs: Any
+) -> tuple[int, Any]:
     async with session.request(method, str(broker.server.make_url(path)), **kwargs) as response:
         return response.status, await response.json()
 
@@ -33,7 +36,7 @@ async def test_missing_token_is_refused(broker: BrokerUnderTest, raw_session: ai
 @pytest.mark.parametrize("header", [f"Bearer {TOKEN}x", f"Basic {TOKEN}", "Bearer", TOKEN])
 async def test_wrong_token_is_refused(broker: BrokerUnderTest, raw_session: aiohttp.ClientSession, header: str) -> None:
     status, body = await raw(raw_session, broker, "GET", "/tabs", headers={"Authorization": header})
-    assert status == 401
+    assert status == 401 and body["error"]["code"] == "unauthorized"
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.1.nip.io", "192.168.1.2:80"])
@@ -69,7 +72,14 @@ async def test_status_shows_browsers_sessions_and_tabs(broker: BrokerUnderTest) 
     assert status == 200
     assert body["tabs"] == 1 and body["pendingCalls"] == 0 and body["protocol"] == 1
     assert body["browsers"] == [
-        {"browser": "b1", "name": "FakeChrome", "version": "1.0", "instanceId": "profile-1", "connected": True, "tabs": 1}
+        {
+            "browser": "b1",
+            "name": "FakeChrome",
+            "version": "1.0",
+            "instanceId": "profile-1",
+            "connected": True,
+            "tabs": 1,
+        }
     ]
     assert body["sessions"] == [
         {"sessionId": "agent-1", "name": "Claude Code", "ownedTabs": ["b1:7"], "pendingCalls": 0}
@@ -114,7 +124,9 @@ async def test_unknown_tab_tool_or_route_is_404(broker: BrokerUnderTest, path: s
         ({"json": {}, "headers": {"X-Session-Id": "a b/c"}}, "X-Session-Id"),
     ],
 )
-async def test_bad_request_is_400_and_costs_nothing(broker: BrokerUnderTest, kwargs: dict[str, Any], words: str) -> None:
+async def test_bad_request_is_400_and_costs_nothing(
+    broker: BrokerUnderTest, kwargs: dict[str, Any], words: str
+) -> None:
     await broker.extension(shop())
     async with broker.client.post("/tabs/7/tools/search", **kwargs) as response:
         body = await response.json()
@@ -123,7 +135,9 @@ async def test_bad_request_is_400_and_costs_nothing(broker: BrokerUnderTest, kwa
     assert status == 200
 
 
-@pytest.mark.parametrize("body", [None, {}, {"url": 5}, {"url": "https://x/", "focus": "yes"}, {"url": "https://x/", "browser": 1}])
+@pytest.mark.parametrize(
+    "body", [None, {}, {"url": 5}, {"url": "https://x/", "focus": "yes"}, {"url": "https://x/", "browser": 1}]
+)
 async def test_open_tab_needs_a_url(broker: BrokerUnderTest, body: Any) -> None:
     await broker.extension(shop())
     status, answer = await broker.post("/tabs", body)
@@ -151,7 +165,11 @@ async def test_tab_opened_by_one_session_is_refused_to_another_naming_the_owner(
     agent = {"X-Session-Id": "agent-1", "X-Session-Name": "Claude Code"}
     status, body = await broker.post("/tabs", {"url": "https://news.example/"}, headers=agent)
     ref = body["tab"]["ref"]
-    for method, path in [("POST", f"/tabs/{ref}/tools/search"), ("DELETE", f"/tabs/{ref}"), ("POST", f"/tabs/{ref}/claim")]:
+    for method, path in [
+        ("POST", f"/tabs/{ref}/tools/search"),
+        ("DELETE", f"/tabs/{ref}"),
+        ("POST", f"/tabs/{ref}/claim"),
+    ]:
         async with broker.client.request(method, path, json={}) as response:
             answer = await response.json()
             assert response.status == 409, path
@@ -193,8 +211,6 @@ async def test_new_session_is_announced_to_the_extension_with_its_name(broker: B
 
 
 async def test_two_sessions_calling_at_once_each_get_their_own_answer(broker: BrokerUnderTest) -> None:
-    import asyncio
-
     await broker.extension(shop(), FakeTab(8, "https://b.example/", "B", {"search": lambda args: {"tab": 8}}))
     await broker.post("/tabs/7/claim", headers={"X-Session-Id": "a"})
     await broker.post("/tabs/8/claim", headers={"X-Session-Id": "b"})

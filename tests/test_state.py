@@ -52,9 +52,7 @@ def connect(
     core: Broker, link: int = 1, tabs: tuple[TabInfo, ...] = (), instance_id: str | None = None, now: float = 0.0
 ) -> list[Effect]:
     effects = core.link_opened(link, now)
-    return effects + core.extension_message(
-        link, Connected(BrowserInfo("Chrome", "156", instance_id), tabs), now
-    )
+    return effects + core.extension_message(link, Connected(BrowserInfo("Chrome", "156", instance_id), tabs), now)
 
 
 def shop_tab(tab_id: int = 7, tools: tuple[Tool, ...] | None = (SEARCH, CART)) -> TabInfo:
