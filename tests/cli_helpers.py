@@ -1,0 +1,213 @@
+"""Run the real ``browser-mcp`` command in subprocesses: brokers (``serve``) and one-shot commands.
+
+Tests wait on what the processes print (a broker's "listening on" line, a command's exit) rather
+than sleeping. Every process started through :class:`Brokers` is stopped when it closes (SIGTERM,
+then SIGKILL), and every pipe is drained with ``communicate()`` so no transport is left open.
+The discovery folder is always a temporary one, passed both as ``--discovery-dir`` and as
+``BROWSER_MCP_DISCOVERY_DIR`` so that no command can fall back to ``/tmp/browser-mcp``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+import attrs
+
+from broker.paths import ENV_DISCOVERY_DIR
+
+from .fakes import FakeExtension, FakeTab
+
+__all__ = [
+    "CLI",
+    "START_TIMEOUT",
+    "BrokerProcess",
+    "Brokers",
+    "CliResult",
+    "cli_env",
+    "connect_extension",
+    "discovery_files",
+    "run_cli",
+    "table_rows",
+]
+
+_SCRIPT = Path(sys.executable).with_name("browser-mcp")
+# The console script a user runs; ``python -m broker`` when the venv has none.
+CLI: tuple[str, ...] = (str(_SCRIPT),) if _SCRIPT.exists() else (sys.executable, "-m", "broker")
+
+# Starting Python and importing aiohttp takes seconds on a slow machine.
+START_TIMEOUT = 20.0
+COMMAND_TIMEOUT = 30.0
+EXIT_TIMEOUT = 10.0
+
+_LISTENING = re.compile(r"listening on http://127\.0\.0\.1:(\d+) \(discovery file (.+)\)$")
+
+
+@attrs.frozen
+class CliResult:
+    returncode: int | None
+    stdout: str
+    stderr: str
+
+
+def cli_env(discovery_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("LOG_LEVEL", "BROWSER_MCP_ALLOWED_EXTENSIONS")}
+    env[ENV_DISCOVERY_DIR] = str(discovery_dir)
+    env.update(extra)
+    return env
+
+
+async def _finish(process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
+    """Wait for ``process`` to exit and read the rest of its output; kill it if the wait is cut short."""
+    try:
+        return await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.communicate()
+
+
+async def run_cli(*args: str, discovery_dir: Path, as_flag: bool = True) -> CliResult:
+    """Run ``browser-mcp ARGS`` and wait for it to exit.
+
+    ``discovery_dir`` is always in the environment; ``as_flag`` also passes it as ``--discovery-dir``.
+    """
+    command = [*CLI, *args]
+    if as_flag:
+        command += ["--discovery-dir", str(discovery_dir)]
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=cli_env(discovery_dir),
+    )
+    async with asyncio.timeout(COMMAND_TIMEOUT):
+        out, err = await _finish(process)
+    return CliResult(process.returncode, out.decode(), err.decode())
+
+
+@attrs.define
+class BrokerProcess:
+    process: asyncio.subprocess.Process
+    port: int
+    discovery_file: Path
+    listening_line: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/"
+
+    def send_signal(self, signum: int) -> None:
+        self.process.send_signal(signum)
+
+    async def exited(self) -> CliResult:
+        """Wait for the broker to exit on its own; what it printed after the listening line."""
+        async with asyncio.timeout(EXIT_TIMEOUT):
+            out, err = await _finish(self.process)
+        return CliResult(self.process.returncode, out.decode(), err.decode())
+
+
+class Brokers:
+    """Starts ``browser-mcp serve --port 0`` subprocesses and stops them all on close."""
+
+    def __init__(self, discovery_dir: Path) -> None:
+        self.discovery_dir = discovery_dir
+        self._processes: list[asyncio.subprocess.Process] = []
+
+    async def start(self, *extra: str, discovery_dir: Path | None = None, **popen: Any) -> BrokerProcess:
+        """Start a broker and wait for its "listening on" line.
+
+        Raises:
+            AssertionError: the broker exited or printed something else first.
+        """
+        directory = discovery_dir or self.discovery_dir
+        process = await asyncio.create_subprocess_exec(
+            *CLI,
+            "serve",
+            "--port",
+            "0",
+            "--discovery-dir",
+            str(directory),
+            *extra,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=cli_env(directory),
+            **popen,
+        )
+        self._processes.append(process)
+        assert process.stdout is not None
+        async with asyncio.timeout(START_TIMEOUT):
+            line = (await process.stdout.readline()).decode().strip()
+        found = _LISTENING.search(line)
+        if found is None:
+            async with asyncio.timeout(EXIT_TIMEOUT):
+                out, err = await _finish(process)
+            raise AssertionError(
+                f"the broker did not say where it listens; exit {process.returncode}\n"
+                f"stdout: {line}\n{out.decode()}\nstderr: {err.decode()}"
+            )
+        return BrokerProcess(process, int(found.group(1)), Path(found.group(2)), line)
+
+    async def close(self) -> None:
+        for process in self._processes:
+            if process.returncode is None:
+                process.send_signal(signal.SIGTERM)
+            try:
+                async with asyncio.timeout(EXIT_TIMEOUT):
+                    await _finish(process)
+            except TimeoutError:
+                pass  # _finish killed it; the test has already failed or passed on its own terms
+
+    async def __aenter__(self) -> Brokers:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+async def connect_extension(session: aiohttp.ClientSession, broker: BrokerProcess, *tabs: FakeTab) -> FakeExtension:
+    """A fake extension on ``broker``'s link, once the broker has applied its snapshot."""
+    fake = FakeExtension(list(tabs))
+    await fake.connect(session, broker.ws_url)
+    # The broker handles frames in order: its pong means the snapshot before it is applied.
+    start = len(fake.inbox)
+    await fake.send({"type": "ping"})
+    await fake.wait_for("pong", start=start)
+    return fake
+
+
+def discovery_files(directory: Path) -> list[str]:
+    """The names of the discovery files (and their temp files) in ``directory``."""
+    if not directory.exists():
+        return []
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith(("server-", ".server-")))
+
+
+def table_rows(text: str) -> list[dict[str, str]]:
+    """The rows of a table the CLI printed, as dicts keyed by its header.
+
+    Columns are separated by two or more spaces; cells hold at most single spaces.
+    """
+    header, *lines = text.strip().splitlines()
+    names = header.split()
+    rows = []
+    for line in lines:
+        cells = re.split(r"\s{2,}", line.strip())
+        assert len(cells) == len(names), f"row {line!r} does not fit header {header!r}"
+        rows.append(dict(zip(names, cells, strict=True)))
+    return rows

@@ -1,0 +1,430 @@
+"""The ``browser-mcp`` command line, run as a user runs it: real subprocesses of the console
+script against real broker subprocesses, with a fake extension on the broker's link so that
+tabs and page tools exist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from broker.runtime import VERSION
+
+from .cli_helpers import BrokerProcess, Brokers, CliResult, connect_extension, discovery_files, run_cli, table_rows
+from .fakes import FakeExtension, FakeTab, PageError
+
+SHOP_URL = "https://shop.example/shoes"
+NEWS_URL = "https://news.example/"
+
+
+def search(args: dict[str, Any]) -> Any:
+    return {"query": args.get("query"), "hits": ["red shoes", "blue shoes"]}
+
+
+def greet(args: dict[str, Any]) -> Any:
+    return f"hello {args.get('name', 'nobody')}"
+
+
+def buy(args: dict[str, Any]) -> Any:
+    raise PageError("size 42 is out of stock", code="sold_out")
+
+
+def shop_tabs() -> list[FakeTab]:
+    return [
+        FakeTab(7, SHOP_URL, "Shoe shop", {"search": search, "greet": greet, "buy": buy}),
+        FakeTab(8, NEWS_URL, "News", {}),
+    ]
+
+
+@pytest.fixture
+def discovery_dir(tmp_path: Path) -> Path:
+    return tmp_path / "discovery"
+
+
+@pytest.fixture
+async def brokers(discovery_dir: Path) -> AsyncIterator[Brokers]:
+    async with Brokers(discovery_dir) as launched:
+        yield launched
+
+
+@pytest.fixture
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as client_session:
+        yield client_session
+
+
+@pytest.fixture
+async def fakes() -> AsyncIterator[list[FakeExtension]]:
+    connected: list[FakeExtension] = []
+    yield connected
+    for fake in connected:
+        await fake.close()
+
+
+@pytest.fixture
+async def broker(brokers: Brokers) -> BrokerProcess:
+    return await brokers.start()
+
+
+@pytest.fixture
+async def shop(session: aiohttp.ClientSession, broker: BrokerProcess, fakes: list[FakeExtension]) -> FakeExtension:
+    """A fake browser with a shop tab (tools search, greet, buy) and a news tab (no tools)."""
+    fake = await connect_extension(session, broker, *shop_tabs())
+    fakes.append(fake)
+    return fake
+
+
+async def cli(discovery_dir: Path, *args: str) -> CliResult:
+    return await run_cli(*args, discovery_dir=discovery_dir)
+
+
+# status
+
+
+async def test_status_shows_a_table_of_the_running_broker(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    result = await cli(discovery_dir, "status")
+
+    assert result.returncode == 0, result.stderr
+    [row] = table_rows(result.stdout)
+    assert row["PORT"] == str(broker.port)
+    assert row["PID"] == str(broker.pid)
+    assert re.fullmatch(r"\d+m\d\ds|\d+h\d\dm", row["UPTIME"])
+    assert "FakeChrome 1.0" in row["BROWSERS"]
+    assert row["SESSIONS"] == "none"
+    assert row["TABS"] == "2"
+    assert row["VERSION"] == VERSION
+
+
+async def test_status_lists_the_session_a_call_opened(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    called = await cli(discovery_dir, "call", "7", "greet", '{"name": "Ada"}')
+    assert called.returncode == 0, called.stderr
+
+    result = await cli(discovery_dir, "status")
+
+    [row] = table_rows(result.stdout)
+    assert row["SESSIONS"] == "rest"
+
+
+async def test_status_json_describes_the_broker_for_scripts(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    result = await cli(discovery_dir, "status", "--json")
+
+    assert result.returncode == 0, result.stderr
+    [status] = json.loads(result.stdout)["brokers"]
+    assert (status["pid"], status["port"], status["tabs"]) == (broker.pid, broker.port, 2)
+    assert status["version"] == VERSION
+    assert status["uptimeSeconds"] >= 0
+    assert [(b["name"], b["version"], b["connected"]) for b in status["browsers"]] == [("FakeChrome", "1.0", True)]
+    assert status["sessions"] == []
+    assert status["discoveryFile"] == str(broker.discovery_file)
+
+
+async def test_status_lists_every_live_broker(discovery_dir: Path, brokers: Brokers) -> None:
+    first = await brokers.start()
+    second = await brokers.start()
+
+    result = await cli(discovery_dir, "status")
+
+    assert result.returncode == 0, result.stderr
+    assert sorted((r["PORT"], r["PID"]) for r in table_rows(result.stdout)) == sorted(
+        [(str(first.port), str(first.pid)), (str(second.port), str(second.pid))]
+    )
+
+
+async def test_status_says_no_broker_is_running(discovery_dir: Path) -> None:
+    result = await cli(discovery_dir, "status")
+
+    assert "no broker is running" in result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+
+
+async def test_status_json_with_no_broker_is_an_empty_list(discovery_dir: Path) -> None:
+    result = await cli(discovery_dir, "status", "--json")
+
+    assert json.loads(result.stdout) == {"brokers": []}
+
+
+async def test_status_reads_the_discovery_folder_from_the_env_var(broker: BrokerProcess, discovery_dir: Path) -> None:
+    result = await run_cli("status", "--json", discovery_dir=discovery_dir, as_flag=False)
+
+    assert [b["pid"] for b in json.loads(result.stdout)["brokers"]] == [broker.pid]
+
+
+# tabs
+
+
+async def test_tabs_shows_a_table_of_tabs_and_their_tools(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    result = await cli(discovery_dir, "tabs")
+
+    assert result.returncode == 0, result.stderr
+    rows = {row["TAB"]: row for row in table_rows(result.stdout)}
+    assert rows.keys() == {"7", "8"}
+    assert rows["7"]["TOOLS"] == "search, greet, buy"
+    assert (rows["7"]["TITLE"], rows["7"]["URL"], rows["7"]["OWNER"]) == ("Shoe shop", SHOP_URL, "-")
+    assert (rows["8"]["TITLE"], rows["8"]["URL"]) == ("News", NEWS_URL)
+
+
+async def test_tabs_json_lists_tabs_with_their_tools(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    result = await cli(discovery_dir, "tabs", "--json")
+
+    assert result.returncode == 0, result.stderr
+    tabs = {tab["id"]: tab for tab in json.loads(result.stdout)["tabs"]}
+    assert tabs.keys() == {7, 8}
+    assert [tool["name"] for tool in tabs[7]["tools"]] == ["search", "greet", "buy"]
+    assert all("inputSchema" in tool for tool in tabs[7]["tools"])
+    assert tabs[8]["tools"] == []
+    assert (tabs[7]["url"], tabs[7]["title"], tabs[7]["owner"]) == (SHOP_URL, "Shoe shop", None)
+
+
+async def test_tabs_without_an_extension_says_so(discovery_dir: Path, broker: BrokerProcess) -> None:
+    result = await cli(discovery_dir, "tabs")
+
+    assert result.returncode == 0, result.stderr
+    assert "no tabs" in result.stdout
+    assert "extension" in result.stdout
+
+
+# call
+
+
+async def test_call_prints_the_pages_result(discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension) -> None:
+    result = await cli(discovery_dir, "call", "7", "search", '{"query": "shoes"}')
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"query": "shoes", "hits": ["red shoes", "blue shoes"]}
+    [sent] = shop.received("callTool")
+    assert (sent["tabId"], sent["toolName"], sent["args"]) == (7, "search", {"query": "shoes"})
+
+
+async def test_call_prints_a_text_result_as_text(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    result = await cli(discovery_dir, "call", "7", "greet", '{"name": "Ada"}')
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello Ada\n"
+
+
+async def test_call_without_args_sends_an_empty_object(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    result = await cli(discovery_dir, "call", "7", "greet")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello nobody\n"
+    assert shop.received("callTool")[0]["args"] == {}
+
+
+async def test_call_json_wraps_the_result(discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension) -> None:
+    result = await cli(discovery_dir, "call", "7", "greet", '{"name": "Ada"}', "--json")
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"result": "hello Ada"}
+
+
+async def test_call_page_error_exits_1_with_the_message_on_stderr(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    result = await cli(discovery_dir, "call", "7", "buy", '{"size": 42}')
+
+    assert result.returncode == 1
+    assert "size 42 is out of stock" in result.stderr
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param("{query: shoes}", "not valid JSON", id="not-json"),
+        pytest.param('["shoes"]', "must be a JSON object", id="not-an-object"),
+    ],
+)
+async def test_call_with_bad_json_args_is_refused_before_reaching_the_page(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension, args: str, message: str
+) -> None:
+    result = await cli(discovery_dir, "call", "7", "search", args)
+
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "ARGS" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert shop.received("callTool") == []
+
+
+async def test_call_on_an_unknown_tab_names_the_tab(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    result = await cli(discovery_dir, "call", "999", "search", "{}")
+
+    assert result.returncode == 1
+    assert "no tab 999" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert shop.received("callTool") == []
+
+
+# choosing a broker
+
+
+async def test_tabs_with_two_brokers_alive_asks_to_choose_one(discovery_dir: Path, brokers: Brokers) -> None:
+    first = await brokers.start()
+    second = await brokers.start()
+
+    result = await cli(discovery_dir, "tabs")
+
+    assert result.returncode == 1
+    assert "--pid or --port" in result.stderr
+    assert str(first.port) in result.stderr and str(second.port) in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("choice", ["--port", "--pid"])
+async def test_tabs_with_two_brokers_alive_uses_the_one_chosen(
+    discovery_dir: Path,
+    brokers: Brokers,
+    session: aiohttp.ClientSession,
+    fakes: list[FakeExtension],
+    choice: str,
+) -> None:
+    idle = await brokers.start()
+    busy = await brokers.start()
+    fakes.append(await connect_extension(session, busy, *shop_tabs()))
+
+    def chosen(broker: BrokerProcess) -> str:
+        return str(broker.port if choice == "--port" else broker.pid)
+
+    on_busy = await cli(discovery_dir, "tabs", "--json", choice, chosen(busy))
+    on_idle = await cli(discovery_dir, "tabs", "--json", choice, chosen(idle))
+
+    assert on_busy.returncode == 0, on_busy.stderr
+    assert sorted(tab["id"] for tab in json.loads(on_busy.stdout)["tabs"]) == [7, 8]
+    assert on_idle.returncode == 0, on_idle.stderr
+    assert json.loads(on_idle.stdout)["tabs"] == []
+
+
+async def test_call_with_two_brokers_alive_reaches_the_chosen_one(
+    discovery_dir: Path, brokers: Brokers, session: aiohttp.ClientSession, fakes: list[FakeExtension]
+) -> None:
+    await brokers.start()
+    busy = await brokers.start()
+    fake = await connect_extension(session, busy, *shop_tabs())
+    fakes.append(fake)
+
+    result = await cli(discovery_dir, "call", "7", "greet", '{"name": "Bo"}', "--port", str(busy.port))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hello Bo\n"
+
+
+async def test_choosing_a_broker_that_is_not_running_lists_those_that_are(
+    discovery_dir: Path, broker: BrokerProcess
+) -> None:
+    result = await cli(discovery_dir, "tabs", "--pid", str(broker.pid + 100_000))
+
+    assert result.returncode == 1
+    assert f"port {broker.port}" in result.stderr
+
+
+async def test_tabs_with_no_broker_says_none_is_running(discovery_dir: Path) -> None:
+    result = await cli(discovery_dir, "tabs")
+
+    assert result.returncode == 1
+    assert "no broker is running" in result.stderr
+    assert "browser-mcp serve" in result.stderr
+
+
+# stop
+
+
+async def test_stop_stops_the_broker_and_its_discovery_file_disappears(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    result = await cli(discovery_dir, "stop")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"stopped the broker on port {broker.port} (pid {broker.pid})\n"
+    assert not broker.discovery_file.exists()
+    exited = await broker.exited()
+    assert exited.returncode == 0, exited.stderr
+    # The broker said goodbye to the extension rather than dropping it.
+    async with asyncio.timeout(5):
+        await shop.closed.wait()
+    assert shop.close_code == aiohttp.WSCloseCode.GOING_AWAY
+    after = await cli(discovery_dir, "status")
+    assert "no broker is running" in after.stdout + after.stderr
+
+
+async def test_stop_with_two_brokers_stops_only_the_chosen_one(discovery_dir: Path, brokers: Brokers) -> None:
+    kept = await brokers.start()
+    stopped = await brokers.start()
+
+    result = await cli(discovery_dir, "stop", "--port", str(stopped.port))
+
+    assert result.returncode == 0, result.stderr
+    assert (await stopped.exited()).returncode == 0
+    assert kept.process.returncode is None
+    assert kept.discovery_file.exists()
+    assert not stopped.discovery_file.exists()
+
+
+# serve refusing to start
+
+
+async def test_serve_on_a_taken_port_fails_clearly(discovery_dir: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+
+        result = await cli(discovery_dir, "serve", "--port", str(port))
+
+    assert result.returncode not in (0, None)
+    assert "already in use" in result.stderr
+    assert str(port) in result.stderr, "the message should name the port that is taken"
+    assert "Traceback" not in result.stderr
+    assert discovery_files(discovery_dir) == []
+
+
+async def test_serve_refuses_a_bogus_extension_id(discovery_dir: Path) -> None:
+    result = await cli(discovery_dir, "serve", "--port", "0", "--allow-extension", "bogus")
+
+    assert result.returncode not in (0, None)
+    assert "bogus" in result.stderr
+    assert "not an extension id" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert discovery_files(discovery_dir) == []
+
+
+async def test_serve_accepts_a_well_formed_extension_id_and_lets_it_connect(
+    discovery_dir: Path, brokers: Brokers, session: aiohttp.ClientSession
+) -> None:
+    other_id = "abcdefghijklmnopabcdefghijklmnop"
+    broker = await brokers.start("--allow-extension", other_id)
+
+    fake = FakeExtension([FakeTab(3, "https://a.example/")])
+    try:
+        await fake.connect(session, broker.ws_url, headers={"Origin": f"chrome-extension://{other_id}"})
+        start = len(fake.inbox)
+        await fake.send({"type": "ping"})
+        await fake.wait_for("pong", start=start)
+    finally:
+        await fake.close()
+    assert fake.received("connect")
