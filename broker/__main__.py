@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import logging
 import os
 import re
@@ -138,6 +139,10 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         _run(serve(Runtime(settings), args.port, directory, announce))
     except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ClientError(
+                f"cannot start: port {args.port} on 127.0.0.1 is already in use; choose another --port or omit it"
+            ) from None
         raise ClientError(f"cannot start: {exc}") from None
     return 0
 

@@ -10,7 +10,6 @@ finds a file of a dead pid deletes it. Watching the folders (for the native host
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
 import os
@@ -29,7 +28,7 @@ __all__ = ["BrokerRecord", "live_brokers", "pid_alive", "prune", "publish", "rea
 
 logger = logging.getLogger(__name__)
 
-_FILE_NAME = re.compile(r"^server-(\d+)\.json$")
+_FILE_NAME = re.compile(r"^server-(\d{1,10})\.json$")
 
 
 @attrs.frozen
@@ -52,7 +51,7 @@ def pid_alive(pid: int) -> bool:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:
         return True  # alive, another user's; the owner check keeps its file out
@@ -91,8 +90,13 @@ def publish(directory: Path, fields: dict[str, Any]) -> Path:
 
 
 def remove(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    """Delete ``path`` if it can be; a file that is already gone, or not ours to delete, is left."""
+    try:
         path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        logger.debug("cannot remove %s: %s", path, exc)
 
 
 def read_record(path: Path) -> BrokerRecord | None:

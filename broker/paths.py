@@ -9,6 +9,7 @@ plant files there) the per-user runtime directory is used instead, and readers l
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import platformdirs
@@ -29,7 +30,11 @@ ENV_DISCOVERY_DIR = "BROWSER_MCP_DISCOVERY_DIR"
 
 
 def runtime_discovery_dir() -> Path:
-    return Path(platformdirs.user_runtime_dir(APP_NAME))
+    with warnings.catch_warnings():
+        # Without XDG_RUNTIME_DIR platformdirs warns and picks a per-user folder under /tmp,
+        # which is what we want; the warning would only clutter every command's output.
+        warnings.simplefilter("ignore")
+        return Path(platformdirs.user_runtime_dir(APP_NAME))
 
 
 def log_dir() -> Path:
