@@ -23,6 +23,7 @@ __all__ = [
     "DiscoverTools",
     "ErrorReply",
     "ExtensionMessage",
+    "FocusTab",
     "OpenTab",
     "Ping",
     "Pong",
@@ -201,6 +202,18 @@ class CloseTab:
 
 
 @attrs.frozen
+class FocusTab:
+    """Bring a tab and its window to the front; the extension answers with ``tabFocused``.
+
+    Not in the seed protocol: an extension that does not know it ignores it, and nothing else
+    changes, since the broker does not wait for an answer.
+    """
+
+    session_id: str
+    tab_id: int
+
+
+@attrs.frozen
 class CallTool:
     session_id: str
     call_id: str
@@ -229,4 +242,6 @@ class ErrorReply:
     message: str
 
 
-BrokerMessage = Connect | OpenTab | CloseTab | CallTool | DiscoverTools | Ping | Pong | Disconnect | ErrorReply
+BrokerMessage = (
+    Connect | OpenTab | CloseTab | FocusTab | CallTool | DiscoverTools | Ping | Pong | Disconnect | ErrorReply
+)

@@ -60,6 +60,7 @@ from .messages import (
     Disconnected,
     DiscoverTools,
     ExtensionMessage,
+    FocusTab,
     JsonObject,
     OpenTab,
     Ping,
@@ -244,6 +245,7 @@ class Session:
     id: SessionId
     name: str
     pending: set[CallId] = attrs.Factory(set)
+    focused: tuple[str, int] | None = None
 
 
 class Broker:
@@ -443,6 +445,40 @@ class Broker:
             return self._view(browser, tab), []
         tab.owner = None
         return self._view(browser, tab), [TabsChanged()]
+
+    def focus_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
+        """Make a tab the session's focused tab (its tools join the session's) and bring it to front.
+
+        Raises:
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
+        """
+        session = self._session(session_id)
+        browser, tab = self._resolve(tab_ref)
+        self._check_owner(session, browser, tab, "focus")
+        session.focused = (browser.key, tab.id)
+        assert browser.link_id is not None
+        return self._view(browser, tab), [SendToExtension(browser.link_id, FocusTab(session_id, tab.id)), TabsChanged()]
+
+    def session_tools(self, session_id: SessionId) -> list[tuple[TabView, Tool]]:
+        """The page tools a session sees: those of the tabs it owns, then of its focused tab.
+
+        Raises:
+            SessionEnded.
+        """
+        session = self._session(session_id)
+        seen: list[tuple[TabView, Tool]] = []
+        focused: tuple[Browser, Tab] | None = None
+        for browser in self._attached():
+            for tab in browser.tabs.values():
+                if tab.owner == session_id:
+                    view = self._view(browser, tab)
+                    seen += [(view, t) for t in tab.tools or ()]
+                elif session.focused == (browser.key, tab.id):
+                    focused = (browser, tab)
+        if focused is not None and focused[1].owner in (None, session_id):
+            view = self._view(*focused)
+            seen += [(view, t) for t in focused[1].tools or ()]
+        return seen
 
     def cancel(self, call_id: CallId) -> None:
         """The caller stopped waiting: forget the call, so its reply is dropped when it comes."""

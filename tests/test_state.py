@@ -15,6 +15,7 @@ from broker.messages import (
     Connected,
     Disconnect,
     DiscoverTools,
+    FocusTab,
     OpenTab,
     Ping,
     Pong,
@@ -457,3 +458,35 @@ def test_quiet_link_is_pinged_and_silent_link_is_closed() -> None:
     effects = core.expire(75.0)
     assert only(effects, CloseLink).link_id == 1
     assert core.browsers() == []
+
+
+# What a session sees
+
+
+def test_session_sees_tools_of_its_tabs_and_its_focused_tab() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(7), shop_tab(8, tools=(SEARCH,)), shop_tab(9)))
+    core.open_session("s1", "s1")
+    core.open_session("s2", "s2")
+    core.claim_tab("s1", 7)
+    core.claim_tab("s2", 9)
+    assert [(v.ref, t.name) for v, t in core.session_tools("s1")] == [("b1:7", "search"), ("b1:7", "cart")]
+    view, effects = core.focus_tab("s1", 8)
+    assert view.ref == "b1:8"
+    assert FocusTab("s1", 8) in sent(effects) and TabsChanged() in effects
+    assert [(v.ref, t.name) for v, t in core.session_tools("s1")][-1] == ("b1:8", "search")
+    assert [v.ref for v, _ in core.session_tools("s2")] == ["b1:9", "b1:9"]
+    with pytest.raises(errors.TabOwnedByOther):
+        core.focus_tab("s1", 9)
+
+
+def test_focused_tab_claimed_by_another_session_leaves_the_list() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(7),))
+    core.open_session("s1", "s1")
+    core.open_session("s2", "s2")
+    core.focus_tab("s1", 7)
+    core.claim_tab("s2", 7)
+    assert core.session_tools("s1") == []
+    core.extension_message(1, TabClosed(7), 1.0)
+    assert core.session_tools("s2") == []
