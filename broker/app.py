@@ -21,8 +21,9 @@ from . import discovery
 from .errors import BrokerError, Forbidden, error_to_wire
 from .extension_ws import check_extension_request, extension_link
 from .hub import Hub
+from .mcp_http import setup_mcp
 from .rest import json_response, routes
-from .runtime import HUB, RUNTIME, VERSION, Runtime
+from .runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime
 from .security import check_bearer, check_host, is_allowed_origin
 from .state import Config
 
@@ -56,9 +57,9 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         else:
             check_host(request.headers.get("Host"))
             origin = request.headers.get("Origin")
-            if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions):
+            if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions, runtime.port):
                 raise Forbidden(f"requests from web pages are refused (Origin {origin!r})")
-            check_bearer(request.headers.get("Authorization"), settings.token)
+            request[CLIENT_LABEL] = check_bearer(request.headers.get("Authorization"), settings.token)
         return await handler(request)
     except BrokerError as exc:
         if exc.status >= 500:
@@ -96,6 +97,7 @@ def make_app(runtime: Runtime) -> web.Application:
 
     app.router.add_get("/", websocket)
     app.add_routes(routes)
+    setup_mcp(app, hub, settings.stateless_idle)
 
     async def going_away(app: web.Application) -> None:
         await hub.close_all_links("the broker is shutting down")

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from .hub import Hub
 
-__all__ = ["HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Settings", "VERSION"]
+__all__ = ["CLIENT_LABEL", "HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Settings", "VERSION"]
 
 VERSION = "0.1.0"
 # The extension link protocol of DESIGN.md; bumped when a change would break a peer.
@@ -33,6 +33,7 @@ class Settings:
     ping_interval: float = 20.0
     silence_timeout: float = 45.0
     browser_grace: float = 300.0
+    stateless_idle: float = 600.0
 
 
 @attrs.define
@@ -73,4 +74,6 @@ class Runtime:
 
 
 HUB = web.AppKey("hub", Hub)
+# The client a request's client token names (browser-mcp mcp-config mints them), else None.
+CLIENT_LABEL = web.RequestKey[str | None]("client_label")
 RUNTIME = web.AppKey("runtime", Runtime)

@@ -8,14 +8,17 @@ a loopback name (DNS rebinding) and a web ``Origin`` are refused everywhere; onl
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
+import re
 
 from .errors import Forbidden, Unauthorized
 
 __all__ = [
     "PROJECT_EXTENSION_ID",
     "check_bearer",
+    "client_token",
     "check_host",
     "extension_origin",
     "is_allowed_origin",
@@ -53,17 +56,56 @@ def extension_origin(extension_id: str) -> str:
     return f"chrome-extension://{extension_id}"
 
 
-def is_allowed_origin(origin: str, allowed_extensions: frozenset[str]) -> bool:
-    return origin.rstrip("/") in {extension_origin(i) for i in allowed_extensions}
+def is_allowed_origin(origin: str, allowed_extensions: frozenset[str], own_port: int | None = None) -> bool:
+    """An allowed extension, or the broker's own origin (it serves no pages, so none can carry it).
+
+    The MCP specification has servers accept their own loopback origin; a page elsewhere,
+    ``null`` included, is refused.
+    """
+    origin = origin.rstrip("/")
+    if origin in {extension_origin(i) for i in allowed_extensions}:
+        return True
+    return own_port is not None and origin in {
+        f"http://{host}:{own_port}" for host in ("127.0.0.1", "localhost", "[::1]")
+    }
 
 
-def check_bearer(authorization: str | None, token: str) -> None:
-    """Raises: Unauthorized, unless ``authorization`` is ``Bearer <token>``."""
+CLIENT_TOKEN_PREFIX = "bmcp_"
+_CLIENT_LABEL = re.compile(r"^[A-Za-z0-9-]{1,48}$")
+
+
+def client_token(token: str, label: str) -> str:
+    """A token naming one client, derived from the broker's: the broker checks it without storing it.
+
+    Raises:
+        ValueError: ``label`` is not 1-48 letters, digits or dashes.
+    """
+    if not _CLIENT_LABEL.match(label):
+        raise ValueError(f"a client name for a token is 1-48 letters, digits or dashes, not {label!r}")
+    mac = hmac.new(token.encode(), f"client:{label}".encode(), hashlib.sha256).hexdigest()[:32]
+    return f"{CLIENT_TOKEN_PREFIX}{label}_{mac}"
+
+
+def check_bearer(authorization: str | None, token: str) -> str | None:
+    """Check ``Authorization: Bearer ...`` and return the client label of a client token, else None.
+
+    Raises:
+        Unauthorized: no bearer token, or neither the broker's token nor a client token of it.
+    """
     if not authorization:
         raise Unauthorized(
             'missing Authorization: Bearer <token>; the token is the "token" of the broker\'s'
             " discovery file (/tmp/browser-mcp/server-<pid>.json)"
         )
     scheme, _, presented = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(), token.encode()):
-        raise Unauthorized("wrong bearer token")
+    presented = presented.strip()
+    if scheme.lower() == "bearer":
+        if hmac.compare_digest(presented.encode(), token.encode()):
+            return None
+        if presented.startswith(CLIENT_TOKEN_PREFIX):
+            label = presented[len(CLIENT_TOKEN_PREFIX) :].rpartition("_")[0]
+            if _CLIENT_LABEL.match(label) and hmac.compare_digest(
+                presented.encode(), client_token(token, label).encode()
+            ):
+                return label
+    raise Unauthorized("wrong bearer token")

@@ -529,6 +529,15 @@ class Broker:
         """Raises: ExtensionNotConnected, TabNotFound, AmbiguousTab."""
         return self._view(*self._resolve(tab_ref))
 
+    def shared_tab_ids(self) -> frozenset[int]:
+        """Tab ids that more than one connected browser has: these need ``<browser>:<id>``."""
+        seen: set[int] = set()
+        shared: set[int] = set()
+        for browser in self._attached():
+            shared |= seen & browser.tabs.keys()
+            seen |= browser.tabs.keys()
+        return frozenset(shared)
+
     def browsers(self) -> list[BrowserView]:
         return [
             BrowserView(b.key, b.name, b.version, b.instance_id, b.link_id is not None, len(b.tabs))

@@ -1,0 +1,115 @@
+"""Serve one aiohttp request with an ASGI application: how the MCP SDK's HTTP handlers run here.
+
+The SDK's Streamable HTTP handlers are ASGI-only, and the broker is one aiohttp app on one port,
+so this bridge turns an aiohttp request into ``scope``/``receive``/``send``:
+
+- the body is streamed to ``receive()``; after it, ``receive()`` reports ``http.disconnect`` once
+  the client's socket closes (aiohttp has no disconnect event without handler cancellation, so
+  the transport is looked at every 50 ms) or the response is complete;
+- ``http.response.start`` prepares a ``StreamResponse`` at once (an SSE stream may send no body
+  for a long time and the client waits for the headers); body chunks are written as they come;
+- once the client has gone, further sends are dropped, as uvicorn does.
+
+It knows nothing of MCP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+__all__ = ["ASGIApp", "serve_asgi"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
+
+_DISCONNECT_POLL = 0.05
+logger = logging.getLogger(__name__)
+
+
+def _scope(request: web.Request) -> Scope:
+    transport = request.transport
+    peer = transport.get_extra_info("peername") if transport else None
+    own = transport.get_extra_info("sockname") if transport else None
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": f"{request.version.major}.{request.version.minor}",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1"),
+        "query_string": request.query_string.encode("latin-1"),
+        "root_path": "",
+        # raw_headers keeps repeated headers, which the SDK must see to refuse them.
+        "headers": [(name.lower(), value) for name, value in request.raw_headers],
+        "client": tuple(peer[:2]) if peer else None,
+        "server": tuple(own[:2]) if own else None,
+        "state": {},
+    }
+
+
+async def serve_asgi(app: ASGIApp, request: web.Request) -> web.StreamResponse:
+    response: web.StreamResponse | None = None
+    body_done = False
+    finished = asyncio.Event()
+    client_gone = False
+
+    async def receive() -> Message:
+        nonlocal body_done
+        if not body_done:
+            chunk = await request.content.read(65536)
+            body_done = request.content.at_eof()
+            return {"type": "http.request", "body": chunk, "more_body": not body_done}
+        while not finished.is_set():
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(finished.wait(), _DISCONNECT_POLL)
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        nonlocal response, client_gone
+        if message["type"] == "http.response.start":
+            headers = CIMultiDict(
+                (name.decode("latin-1"), value.decode("latin-1")) for name, value in message.get("headers", [])
+            )
+            response = web.StreamResponse(status=message["status"], headers=headers)
+            try:
+                await response.prepare(request)
+            except (ConnectionResetError, RuntimeError):
+                client_gone = True
+                finished.set()
+            return
+        if message["type"] != "http.response.body" or client_gone or response is None:
+            return
+        try:
+            body = message.get("body", b"")
+            if body:
+                await response.write(body)
+            if not message.get("more_body", False):
+                await response.write_eof()
+                finished.set()
+        except (ConnectionResetError, RuntimeError):
+            client_gone = True
+            finished.set()
+
+    try:
+        await app(_scope(request), receive, send)
+    except Exception:
+        logger.debug("the ASGI application raised", exc_info=True)
+        if response is None:
+            return web.Response(status=500, text="internal error")
+    finally:
+        finished.set()
+    if response is None:
+        return web.Response(status=500, text="no response")
+    return response

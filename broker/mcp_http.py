@@ -1,0 +1,263 @@
+"""MCP over HTTP on the broker's port: Streamable HTTP at ``/mcp`` and the stdio tunnel.
+
+``/mcp`` serves both protocol eras through the SDK's ASGI handlers (:mod:`broker.asgi`), routed as
+the SDK routes them, by the ``MCP-Protocol-Version`` header:
+
+- 2026-07-28 requests are stateless; the SDK's session manager serves each one, and
+  :class:`~broker.mcp_server.McpSurface` recognises the client by its token or name.
+- 2025-11-25 sessions are served by :class:`LegacySessions`, a small manager built from the SDK's
+  public pieces instead of its stock one, because the broker must know when a session ends
+  (DELETE, idle timeout, or a client that vanished: its GET stream closed and was not reopened
+  within ``get_grace``) to end the broker session and withdraw its calls, and because the stock
+  manager would advertise ``listChanged: false``.
+
+``/mcp/stream`` is a WebSocket that carries one MCP connection, one JSON-RPC message per text
+frame: ``browser-mcp mcp`` relays its stdio there, so one stdio client is one broker session and
+the SDK makes every protocol decision. The security guard in :mod:`broker.app` has already
+checked Host, Origin and the bearer token of every request that reaches this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import mcp_types as types
+from aiohttp import WSCloseCode, WSMsgType, web
+from anyio.abc import TaskGroup, TaskStatus
+from mcp.server.connection import Connection
+from mcp.server.runner import serve_connection
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+from mcp.shared.message import SessionMessage
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.responses import JSONResponse
+
+from .asgi import Message, Scope, serve_asgi
+from .hub import Hub
+from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, McpSurface
+from .runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
+
+__all__ = ["LegacySessions", "McpEndpoint", "setup_mcp"]
+
+logger = logging.getLogger(__name__)
+
+MCP_SURFACE = web.AppKey("mcp_surface", McpSurface)
+
+
+def legacy_key(session_id: str) -> str:
+    return f"mcp-http-{session_id}"
+
+
+class LegacySessions:
+    """2025-11-25 Streamable HTTP sessions, an ASGI application; each session is a broker session."""
+
+    def __init__(self, surface: McpSurface, idle_timeout: float = 1800.0, get_grace: float = 1.0) -> None:
+        self.surface = surface
+        self.idle_timeout = idle_timeout
+        self.get_grace = get_grace
+        self.transports: dict[str, StreamableHTTPServerTransport] = {}
+        self._get_streams: dict[str, int] = {}
+        self._task_group: TaskGroup | None = None
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as task_group:
+            self._task_group = task_group
+            try:
+                yield
+            finally:
+                task_group.cancel_scope.cancel()
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        header = MCP_SESSION_ID_HEADER.encode()
+        session_id = next((v.decode("latin-1") for k, v in scope["headers"] if k == header), None)
+        if session_id is None:
+            await self._open(scope, receive, send)
+            return
+        transport = self.transports.get(session_id)
+        if transport is None:
+            await _jsonrpc_error(404, "Session not found")(scope, receive, send)
+            return
+        if scope["method"] != "GET":
+            await transport.handle_request(scope, receive, send)
+            return
+        # The standalone GET stream is an idle client's only sign of life: when it closes and is
+        # not reopened soon, the client has gone without a DELETE.
+        self._get_streams[session_id] = self._get_streams.get(session_id, 0) + 1
+        try:
+            await transport.handle_request(scope, receive, send)
+        finally:
+            self._get_streams[session_id] -= 1
+            if self._get_streams[session_id] == 0 and self._task_group is not None:
+                self._task_group.start_soon(self._end_if_gone, session_id)
+
+    async def _open(self, scope: Scope, receive: Any, send: Any) -> None:
+        session_id = uuid.uuid4().hex
+        transport = StreamableHTTPServerTransport(mcp_session_id=session_id, idle_timeout=self.idle_timeout)
+        self.transports[session_id] = transport
+        assert self._task_group is not None
+        await self._task_group.start(self._serve, transport)
+        statuses: list[int] = []
+
+        async def watch(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+            await send(message)
+
+        await transport.handle_request(scope, receive, watch)
+        if not statuses or statuses[0] >= 400:
+            await transport.terminate()  # not an initialize that succeeded: nothing was opened
+
+    async def _end_if_gone(self, session_id: str) -> None:
+        await anyio.sleep(self.get_grace)
+        transport = self.transports.get(session_id)
+        if transport is not None and self._get_streams.get(session_id) == 0:
+            logger.info("MCP session %s: its event stream closed and was not reopened", session_id)
+            await transport.terminate()
+
+    async def _serve(self, transport: StreamableHTTPServerTransport, *, task_status: TaskStatus[None]) -> None:
+        session_id = transport.mcp_session_id
+        assert session_id is not None
+        try:
+            async with transport.connect() as (read_stream, write_stream):
+                dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
+                    read_stream, write_stream, inline_methods=frozenset({"initialize"})
+                )
+                connection = Connection.for_loop(dispatcher, session_id=session_id)
+                task_status.started()
+                with transport.idle_scope or anyio.CancelScope():
+                    await serve_connection(
+                        self.surface.server,
+                        dispatcher,
+                        connection=connection,
+                        lifespan_state={},
+                        init_options=self.surface.init_options,
+                    )
+        finally:
+            self.transports.pop(session_id, None)
+            self._get_streams.pop(session_id, None)
+            with anyio.CancelScope(shield=True):
+                await self.surface.end(legacy_key(session_id), "MCP session closed")
+                await transport.terminate()
+
+
+def _jsonrpc_error(status: int, message: str) -> JSONResponse:
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": message}}, status
+    )
+
+
+class McpEndpoint:
+    def __init__(self, surface: McpSurface) -> None:
+        self.surface = surface
+        self.legacy = LegacySessions(surface)
+        self.modern = StreamableHTTPSessionManager(app=surface.server, stateless=True)
+        self.tunnels: set[web.WebSocketResponse] = set()
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        async with self.modern.run(), self.legacy.run():
+            yield
+
+    async def http(self, request: web.Request) -> web.StreamResponse:
+        CLIENT_LABEL.set(request.get(CLIENT_LABEL_KEY))
+        version = request.headers.get("MCP-Protocol-Version")
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            CONNECTION_KEY.set(None)
+            return await serve_asgi(self.modern.handle_request, request)
+        session_id = request.headers.get(MCP_SESSION_ID_HEADER)
+        CONNECTION_KEY.set(legacy_key(session_id) if session_id else None)
+        return await serve_asgi(self.legacy, request)
+
+    async def tunnel(self, request: web.Request) -> web.StreamResponse:
+        """One WebSocket = one MCP connection (either era; the client's first request decides)."""
+        ws = web.WebSocketResponse(max_msg_size=64 * 1024 * 1024, compress=False)
+        await ws.prepare(request)
+        key = McpSurface.new_connection_key()
+        CONNECTION_KEY.set(key)
+        CLIENT_LABEL.set(request.get(CLIENT_LABEL_KEY))
+        inbound_send, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+        outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](16)
+
+        async def pump_in() -> None:
+            async with inbound_send:
+                async for frame in ws:
+                    if frame.type is not WSMsgType.TEXT:
+                        break
+                    try:
+                        message = types.jsonrpc_message_adapter.validate_json(frame.data, by_name=False)
+                    except ValueError as exc:  # pydantic's ValidationError: the SDK answers it
+                        await inbound_send.send(exc)
+                    else:
+                        await inbound_send.send(SessionMessage(message))
+
+        async def pump_out() -> None:
+            async with outbound_receive:
+                async for session_message in outbound_receive:
+                    data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    try:
+                        await ws.send_str(data)
+                    except ConnectionError:
+                        return
+
+        self.tunnels.add(ws)
+        try:
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(pump_out)
+                task_group.start_soon(pump_in)
+                await self.surface.server.run(inbound, outbound, self.surface.init_options)
+                task_group.cancel_scope.cancel()
+        finally:
+            self.tunnels.discard(ws)
+            await self.surface.end(key, "stdio client disconnected")
+            await ws.close()
+        return ws
+
+
+def setup_mcp(app: web.Application, hub: Hub, stateless_idle: float) -> McpSurface:
+    """Add ``/mcp`` and ``/mcp/stream`` to ``app``, with the tasks that keep them."""
+    surface = McpSurface(hub, stateless_idle=stateless_idle)
+    endpoint = McpEndpoint(surface)
+    app[MCP_SURFACE] = surface
+    app.router.add_route("*", "/mcp", endpoint.http)
+    app.router.add_get("/mcp/stream", endpoint.tunnel)
+
+    async def lifetime(app: web.Application) -> AsyncIterator[None]:
+        # anyio task groups must be entered and left by one task, and aiohttp runs the two halves
+        # of a cleanup context in different tasks: a task of its own holds them.
+        ready, stop = asyncio.Event(), asyncio.Event()
+
+        async def hold() -> None:
+            async with endpoint.run():
+                ready.set()
+                await stop.wait()
+
+        holder = asyncio.create_task(hold())
+        await ready.wait()
+
+        async def reap() -> None:
+            while True:
+                await asyncio.sleep(max(stateless_idle / 4, 0.05))
+                await surface.end_idle_stateless()
+
+        reaper = asyncio.create_task(reap())
+        yield
+        reaper.cancel()
+        stop.set()
+        await holder
+
+    async def going_away(app: web.Application) -> None:
+        for ws in list(endpoint.tunnels):
+            await ws.close(code=WSCloseCode.GOING_AWAY, message=b"the broker is shutting down")
+        await surface.end_all()
+
+    app.cleanup_ctx.append(lifetime)
+    app.on_shutdown.append(going_away)
+    return surface

@@ -1,0 +1,57 @@
+"""MCP names for page tools: deterministic, valid for every client, unique within a session's list.
+
+A page tool ``search`` on tab 12 is ``t12_search``; when another connected browser also has a tab
+12, the browser is named too: ``b2_t12_search``. Names keep to ``[A-Za-z0-9_.-]`` and 64
+characters (the strictest limit among MCP clients); a name that had to be altered or shortened,
+or that would collide with another, gets a short hash of the tool's full identity appended, so
+the same tool always gets the same name. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+import attrs
+
+__all__ = ["MAX_LENGTH", "PageToolName", "name_page_tools", "parse_page_tool_name"]
+
+MAX_LENGTH = 64
+_INVALID = re.compile(r"[^A-Za-z0-9_.-]")
+_PREFIX = re.compile(r"^(?:(b\d+)_)?t(\d+)_")
+
+
+@attrs.frozen
+class PageToolName:
+    name: str
+    ref: str
+
+
+def _digest(browser: str, tab_id: int, tool: str) -> str:
+    return hashlib.sha1(f"{browser}:{tab_id}:{tool}".encode(), usedforsecurity=False).hexdigest()[:6]
+
+
+def name_page_tools(tools: Iterable[tuple[str, int, str]], shared_tab_ids: frozenset[int]) -> list[PageToolName]:
+    """Name each ``(browser, tab id, tool name)``; ``shared_tab_ids`` are ids several browsers have."""
+    named: list[PageToolName] = []
+    taken: set[str] = set()
+    for browser, tab_id, tool in tools:
+        prefix = f"{browser}_t{tab_id}_" if tab_id in shared_tab_ids else f"t{tab_id}_"
+        plain = prefix + tool
+        name = _INVALID.sub("_", plain)
+        if name != plain or len(name) > MAX_LENGTH or name in taken:
+            suffix = "_" + _digest(browser, tab_id, tool)
+            name = name[: MAX_LENGTH - len(suffix)] + suffix
+        taken.add(name)
+        named.append(PageToolName(name, f"{browser}:{tab_id}"))
+    return named
+
+
+def parse_page_tool_name(name: str) -> PageToolName | None:
+    """The tab a page tool name points at (``b1:12``, or ``12`` when the name gives no browser)."""
+    found = _PREFIX.match(name)
+    if found is None:
+        return None
+    browser, tab_id = found.groups()
+    return PageToolName(name, f"{browser}:{tab_id}" if browser else tab_id)
