@@ -44,7 +44,7 @@ from .hub import Hub
 from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, McpSurface
 from .runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
 
-__all__ = ["LegacySessions", "McpEndpoint", "setup_mcp"]
+__all__ = ["MCP_ENDPOINT", "MCP_SURFACE", "LegacySessions", "McpEndpoint", "setup_mcp"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,8 @@ class LegacySessions:
         self.idle_timeout = idle_timeout
         self.get_grace = get_grace
         self.transports: dict[str, StreamableHTTPServerTransport] = {}
-        self._get_streams: dict[str, int] = {}
+        self.event_streams: dict[str, int] = {}
+        self.event_streams_changed = asyncio.Condition()
         self._task_group: TaskGroup | None = None
 
     @contextlib.asynccontextmanager
@@ -90,13 +91,25 @@ class LegacySessions:
             return
         # The standalone GET stream is an idle client's only sign of life: when it closes and is
         # not reopened soon, the client has gone without a DELETE.
-        self._get_streams[session_id] = self._get_streams.get(session_id, 0) + 1
+        opened = False
+
+        async def watch(message: Message) -> None:
+            nonlocal opened
+            await send(message)
+            if message["type"] == "http.response.start" and message["status"] == 200:
+                # Counted once its headers are out: from here on a notification reaches the client.
+                opened = True
+                async with self.event_streams_changed:
+                    self.event_streams[session_id] = self.event_streams.get(session_id, 0) + 1
+                    self.event_streams_changed.notify_all()
+
         try:
-            await transport.handle_request(scope, receive, send)
+            await transport.handle_request(scope, receive, watch)
         finally:
-            self._get_streams[session_id] -= 1
-            if self._get_streams[session_id] == 0 and self._task_group is not None:
-                self._task_group.start_soon(self._end_if_gone, session_id)
+            if opened:
+                self.event_streams[session_id] -= 1
+                if self.event_streams[session_id] == 0 and self._task_group is not None:
+                    self._task_group.start_soon(self._end_if_gone, session_id)
 
     async def _open(self, scope: Scope, receive: Any, send: Any) -> None:
         session_id = uuid.uuid4().hex
@@ -118,7 +131,7 @@ class LegacySessions:
     async def _end_if_gone(self, session_id: str) -> None:
         await anyio.sleep(self.get_grace)
         transport = self.transports.get(session_id)
-        if transport is not None and self._get_streams.get(session_id) == 0:
+        if transport is not None and self.event_streams.get(session_id) == 0:
             logger.info("MCP session %s: its event stream closed and was not reopened", session_id)
             await transport.terminate()
 
@@ -142,7 +155,7 @@ class LegacySessions:
                     )
         finally:
             self.transports.pop(session_id, None)
-            self._get_streams.pop(session_id, None)
+            self.event_streams.pop(session_id, None)
             with anyio.CancelScope(shield=True):
                 await self.surface.end(legacy_key(session_id), "MCP session closed")
                 await transport.terminate()
@@ -221,11 +234,15 @@ class McpEndpoint:
         return ws
 
 
+MCP_ENDPOINT = web.AppKey("mcp_endpoint", McpEndpoint)
+
+
 def setup_mcp(app: web.Application, hub: Hub, stateless_idle: float) -> McpSurface:
     """Add ``/mcp`` and ``/mcp/stream`` to ``app``, with the tasks that keep them."""
     surface = McpSurface(hub, stateless_idle=stateless_idle)
     endpoint = McpEndpoint(surface)
     app[MCP_SURFACE] = surface
+    app[MCP_ENDPOINT] = endpoint
     app.router.add_route("*", "/mcp", endpoint.http)
     app.router.add_get("/mcp/stream", endpoint.tunnel)
 

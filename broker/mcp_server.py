@@ -35,6 +35,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from . import codec
 from .errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
 from .hub import Hub
+from .messages import Tool
 from .rest import tab_json, tools_json
 from .runtime import VERSION
 from .state import TabView
@@ -112,7 +113,8 @@ class McpSession:
     bus: InMemorySubscriptionBus = attrs.Factory(InMemorySubscriptionBus)
     listeners: int = 0
     notify_legacy: Any = None
-    seen: list[tuple[str, Any]] = attrs.Factory(list)
+    seen: list[tuple[str, str, str, Tool]] = attrs.Factory(list)
+    changed: bool = False
 
 
 class McpSurface:
@@ -174,7 +176,14 @@ class McpSurface:
     # Change notifications
 
     def _tabs_changed(self) -> None:
-        if self._flush_handle is None and self.sessions:
+        # Compared at once, sent later: a change undone within the coalescing window (a claim,
+        # then the tab closed) is still news to a client that listed its tools in between.
+        for session in self.sessions.values():
+            visible = self._visible(session)
+            if visible != session.seen:
+                session.seen = visible
+                session.changed = True
+        if self._flush_handle is None and any(s.changed for s in self.sessions.values()):
             loop = asyncio.get_running_loop()
             self._flush_handle = loop.call_later(COALESCE, self._spawn_flush)
 
@@ -186,10 +195,9 @@ class McpSurface:
 
     async def _flush(self) -> None:
         for session in list(self.sessions.values()):
-            visible = self._visible(session)
-            if visible == session.seen:
+            if not session.changed:
                 continue
-            session.seen = visible
+            session.changed = False
             if session.notify_legacy is not None:
                 try:
                     await session.notify_legacy.send_tool_list_changed()
@@ -197,12 +205,13 @@ class McpSurface:
                     logger.debug("list_changed to %s failed", session.key, exc_info=True)
             await session.bus.publish(ToolsListChanged())
 
-    def _visible(self, session: McpSession) -> list[tuple[str, Any]]:
+    def _visible(self, session: McpSession) -> list[tuple[str, str, str, Tool]]:
+        """What of the session's tool list the client sees: names, tab titles and URLs, tools."""
         if not self.hub.core.has_session(session.key):
             return []
-        return [(name.name, (view, tool)) for name, view, tool in self._page_tools(session.key)]
+        return [(name.name, view.title, view.url, tool) for name, view, tool in self._page_tools(session.key)]
 
-    def _page_tools(self, key: str) -> list[tuple[PageToolName, TabView, Any]]:
+    def _page_tools(self, key: str) -> list[tuple[PageToolName, TabView, Tool]]:
         visible = self.hub.core.session_tools(key)
         shared_ids = self.hub.core.shared_tab_ids()
         names = name_page_tools([(view.browser, view.id, tool.name) for view, tool in visible], shared_ids)
@@ -248,8 +257,7 @@ class McpSurface:
     ) -> types.ListToolsResult:
         session = self.who(ctx)
         tools = list(FIXED_TOOLS)
-        for name, view, tool in self._page_tools(session.key):
-            tools.append(_mcp_tool(name.name, view, tool))
+        tools += [_mcp_tool(name.name, view, tool) for name, view, tool in self._page_tools(session.key)]
         return types.ListToolsResult(tools=tools)
 
     async def _call_tool(
@@ -336,7 +344,7 @@ def _input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
     return schema
 
 
-def _mcp_tool(name: str, view: TabView, tool: Any) -> types.Tool:
+def _mcp_tool(name: str, view: TabView, tool: Tool) -> types.Tool:
     place = f"tab {view.ref}: {view.title or 'untitled'} ({view.url})"
     description = f"{tool.description}\n\nPage tool of {place}. {UNTRUSTED_NOTE}".lstrip()
     annotations = types.ToolAnnotations(read_only_hint=True) if tool.read_only else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -12,10 +14,12 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from broker.app import make_app
 from broker.hub import Hub
+from broker.mcp_http import MCP_ENDPOINT
 from broker.runtime import HUB, Runtime, Settings
 from broker.security import PROJECT_EXTENSION_ID
 
 from .fakes import FakeExtension, FakeTab
+from .mcp_clients import McpClient, mcp_client
 
 TOKEN = "test-token-0123456789"
 
@@ -48,6 +52,25 @@ class BrokerUnderTest:
         start = len(fake.inbox)
         await fake.send({"type": "ping"})
         await fake.wait_for("pong", start=start)
+
+    @property
+    def mcp_url(self) -> str:
+        return str(self.server.make_url("/mcp"))
+
+    def mcp(self, name: str, era: str, token: str = TOKEN) -> contextlib.AbstractAsyncContextManager[McpClient]:
+        """An SDK client of ``/mcp`` named ``name`` in protocol ``era``."""
+        legacy = self.app[MCP_ENDPOINT].legacy
+
+        def open_streams() -> int:
+            return sum(1 for count in legacy.event_streams.values() if count > 0)
+
+        before = open_streams()
+
+        async def legacy_ready() -> None:
+            async with asyncio.timeout(5), legacy.event_streams_changed:
+                await legacy.event_streams_changed.wait_for(lambda: open_streams() > before)
+
+        return mcp_client(self.mcp_url, token, name, era, legacy_ready)
 
     async def get(self, path: str, **kwargs: Any) -> tuple[int, Any]:
         async with self.client.get(path, **kwargs) as response:

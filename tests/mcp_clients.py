@@ -1,0 +1,120 @@
+"""The official MCP SDK client, connected to a broker's ``/mcp`` in either protocol era.
+
+``LEGACY`` (2025-11-25) runs the ``initialize`` handshake and hears list changes as
+``notifications/tools/list_changed``; ``MODERN`` (2026-07-28) is stateless and hears them on a
+``subscriptions/listen`` stream. :class:`McpClient` hides that difference from the tests:
+``await client.changes.next()`` waits for the next list change either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+LEGACY = "legacy"
+MODERN = "2026-07-28"
+ERAS = [LEGACY, MODERN]
+
+
+class Changes:
+    """Counts list changes a client heard; ``next()`` waits for one more."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._arrived = asyncio.Condition()
+
+    async def record(self) -> None:
+        async with self._arrived:
+            self.count += 1
+            self._arrived.notify_all()
+
+    async def next(self, after: int | None = None) -> int:
+        start = self.count if after is None else after
+        async with asyncio.timeout(5), self._arrived:
+            await self._arrived.wait_for(lambda: self.count > start)
+        return self.count
+
+
+class McpClient:
+    def __init__(self, client: Client, era: str) -> None:
+        self.client = client
+        self.era = era
+        self.changes = Changes()
+
+    async def tool_names(self) -> list[str]:
+        return [tool.name for tool in (await self.client.list_tools()).tools]
+
+    async def tools(self) -> dict[str, types.Tool]:
+        return {tool.name: tool for tool in (await self.client.list_tools()).tools}
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> types.CallToolResult:
+        return await self.client.call_tool(name, arguments or {})
+
+    async def call_json(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        result = await self.call(name, arguments)
+        assert not result.is_error, text(result)
+        return json.loads(text(result))
+
+
+def text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+@contextlib.asynccontextmanager
+async def mcp_client(
+    url: str, token: str, name: str, era: str, legacy_ready: Callable[[], Awaitable[None]] | None = None
+) -> AsyncIterator[McpClient]:
+    """An SDK client named ``name`` speaking ``era``, listening for tool list changes.
+
+    ``legacy_ready`` waits until the broker holds the 2025 client's event stream, which the SDK
+    client opens after the handshake: a change before that would reach nobody.
+    """
+    holder: list[McpClient] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification) and holder:
+            await holder[0].changes.record()
+
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+        Client(
+            streamable_http_client(url, http_client=http),
+            mode=era,
+            client_info=types.Implementation(name=name, version="1"),
+            message_handler=on_message,
+        ) as client,
+    ):
+        wrapped = McpClient(client, era)
+        holder.append(wrapped)
+        if era == LEGACY:
+            if legacy_ready is not None:
+                await legacy_ready()
+            yield wrapped
+            return
+        listening = asyncio.Event()
+
+        async def listen() -> None:
+            async with client.listen(tools_list_changed=True) as subscription:
+                listening.set()
+                async for _ in subscription:
+                    await wrapped.changes.record()
+
+        listener = asyncio.create_task(listen())
+        async with asyncio.timeout(5):
+            await listening.wait()
+        try:
+            yield wrapped
+        finally:
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener

@@ -1,0 +1,305 @@
+"""MCP Streamable HTTP at /mcp with the SDK's own client, in both protocol eras."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+import pytest
+
+from broker.mcp_http import MCP_SURFACE
+from broker.security import client_token
+
+from .conftest import TOKEN, BrokerUnderTest, MakeBroker
+from .fakes import FakeTab, PageError
+from .mcp_clients import ERAS, LEGACY, MODERN, text
+
+FIXED = ["tabs", "page_tools", "call_page_tool"]
+
+
+def shop(tab_id: int = 7) -> FakeTab:
+    def search(args: dict[str, Any]) -> Any:
+        return {"hits": [f"{args.get('q')} {tab_id}"]}
+
+    def checkout(args: dict[str, Any]) -> Any:
+        raise PageError("payment declined", code="declined")
+
+    tab = FakeTab(tab_id, f"https://shop{tab_id}.example/", f"Shop {tab_id}", {"search": search, "checkout": checkout})
+    return tab
+
+
+@pytest.fixture(params=ERAS)
+def era(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def test_client_lists_the_fixed_tools(broker: BrokerUnderTest, era: str) -> None:
+    async with broker.mcp("Claude Code", era) as client:
+        assert await client.tool_names() == FIXED
+        if era == LEGACY:
+            capabilities = client.client.server_capabilities
+            assert capabilities is not None and capabilities.tools is not None
+            assert capabilities.tools.list_changed is True
+
+
+async def test_claimed_tabs_page_tools_appear_with_a_list_change(broker: BrokerUnderTest, era: str) -> None:
+    await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", era) as client:
+        heard = client.changes.count
+        claimed = await client.call_json("tabs", {"action": "claim", "tab": 7})
+        assert claimed["claim"]["owner"]["name"] == "Claude Code"
+        await client.changes.next(heard)
+        tools = await client.tools()
+        assert list(tools) == [*FIXED, "t7_search", "t7_checkout"]
+        search = tools["t7_search"]
+        assert "tab b1:7: Shop 7 (https://shop7.example/)" in (search.description or "")
+        assert "untrusted" in (search.description or "")
+        assert search.input_schema == {"type": "object", "properties": {}}
+
+
+async def test_page_registering_and_removing_a_tool_is_a_list_change(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        heard = await client.changes.next(0)
+        await fake.set_tools(7, {"search": lambda a: 1, "compare": lambda a: 2})
+        heard = await client.changes.next(heard)
+        assert "t7_compare" in await client.tool_names()
+        await fake.set_tools(7, {"search": lambda a: 1})
+        await client.changes.next(heard)
+        assert "t7_compare" not in await client.tool_names()
+
+
+async def test_burst_of_changes_is_one_notification(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        await client.changes.next(0)
+        heard = client.changes.count
+        for n in range(10):
+            await fake.set_tools(7, {f"tool{i}": lambda a: i for i in range(n + 1)})
+        await client.changes.next(heard)
+        tools = await client.tool_names()
+        assert tools[-1] == "t7_tool9"
+        assert client.changes.count - heard <= 2
+
+
+async def test_page_tool_call_returns_the_page_result_marked_untrusted(broker: BrokerUnderTest, era: str) -> None:
+    await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        result = await client.call("t7_search", {"q": "shoes"})
+        assert not result.is_error
+        assert text(result) == '{"hits":["shoes 7"]}'
+        assert result.meta is not None and result.meta["browser-mcp/untrusted"] is True
+        generic = await client.call("call_page_tool", {"tab": 7, "tool": "search", "arguments": {"q": "hat"}})
+        assert text(generic) == '{"hits":["hat 7"]}'
+
+
+async def test_read_only_hint_is_passed_on(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        await fake.send(
+            {
+                "type": "toolsChanged",
+                "tabId": 7,
+                "tools": [{"name": "peek", "description": "look", "annotations": {"readOnlyHint": True}}],
+            }
+        )
+        await broker.settled(fake)
+        tools = await client.tools()
+        annotations = tools["t7_peek"].annotations
+        assert annotations is not None and annotations.read_only_hint is True
+
+
+async def test_page_tool_failure_is_an_error_result(broker: BrokerUnderTest, era: str) -> None:
+    await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        result = await client.call("t7_checkout")
+        assert result.is_error and text(result) == "tool_failed: payment declined"
+
+
+async def test_no_browser_explains_how_to_load_the_extension(broker: BrokerUnderTest, era: str) -> None:
+    async with broker.mcp("Claude Code", era) as client:
+        result = await client.call("tabs", {"action": "open", "url": "https://example.com/"})
+        assert result.is_error and "load the browser-mcp extension" in text(result)
+
+
+async def test_timeout_names_the_tab_and_tool(make_broker: MakeBroker, era: str) -> None:
+    broker = await make_broker(call_timeout=0.3)
+    fake = await broker.extension(shop(7))
+
+    async def never(message: dict[str, Any]) -> None:
+        pass
+
+    fake.on_call = never
+    async with broker.mcp("Claude Code", era) as client:
+        result = await client.call("call_page_tool", {"tab": 7, "tool": "search", "arguments": {}})
+        assert result.is_error and "timeout" in text(result)
+        assert "'search'" in text(result) and "b1:7" in text(result)
+
+
+async def test_open_tab_gives_its_tools_and_close_removes_them(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", era) as client:
+        opened = await client.call_json("tabs", {"action": "open", "url": "https://news.example/"})
+        tab = opened["opened"]
+        assert tab["owner"]["name"] == "Claude Code"
+        heard = client.changes.count
+        await fake.set_tools(tab["id"], {"headlines": lambda a: ["a", "b"]})
+        await client.changes.next(heard)
+        assert f"t{tab['id']}_headlines" in await client.tool_names()
+        heard = client.changes.count
+        closed = await client.call_json("tabs", {"action": "close", "tab": tab["id"]})
+        assert closed == {"closed": tab["ref"]}
+        await client.changes.next(heard)
+        assert f"t{tab['id']}_headlines" not in await client.tool_names()
+
+
+async def test_tab_closed_by_the_person_says_the_tab_is_gone(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(shop(7), shop(8))
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        assert "t7_search" in await client.tool_names()
+        heard = client.changes.count
+        await fake.remove_tab(7)
+        await client.changes.next(heard)
+        assert "t7_search" not in await client.tool_names()
+        result = await client.call("t7_search", {"q": "x"})
+        assert result.is_error and "gone" in text(result)
+
+
+async def test_two_clients_are_kept_in_their_own_tabs(broker: BrokerUnderTest, era: str) -> None:
+    await broker.extension(shop(7), shop(8))
+    async with broker.mcp("Claude Code", era) as first, broker.mcp("Cursor", era) as second:
+        await first.call_json("tabs", {"action": "claim", "tab": 7})
+        await second.call_json("tabs", {"action": "claim", "tab": 8})
+        assert "t7_search" in await first.tool_names() and "t8_search" not in await first.tool_names()
+        assert "t8_search" in await second.tool_names() and "t7_search" not in await second.tool_names()
+        for attempt in (
+            second.call("call_page_tool", {"tab": 7, "tool": "search", "arguments": {}}),
+            second.call("tabs", {"action": "close", "tab": 7}),
+            second.call("tabs", {"action": "claim", "tab": 7}),
+        ):
+            refused = await attempt
+            assert refused.is_error and "tab_owned" in text(refused) and "Claude Code" in text(refused)
+        assert text(await first.call("t7_search", {"q": "mine"})) == '{"hits":["mine 7"]}'
+
+
+async def test_focused_tab_adds_its_tools(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", era) as client:
+        heard = client.changes.count
+        focused = await client.call_json("tabs", {"action": "focus", "tab": 7})
+        assert focused["focus"]["owner"] is None
+        assert (await fake.wait_for("focusTab"))["tabId"] == 7
+        await client.changes.next(heard)
+        assert "t7_search" in await client.tool_names()
+
+
+async def test_client_leaving_mid_call_withdraws_its_call_and_ends_its_session(
+    broker: BrokerUnderTest, era: str
+) -> None:
+    fake = await broker.extension(shop(7))
+    arrived = asyncio.Event()
+
+    async def hold(message: dict[str, Any]) -> None:
+        arrived.set()
+
+    fake.on_call = hold
+    surface = broker.app[MCP_SURFACE]
+    async with broker.mcp("Claude Code", era) as client:
+        call = asyncio.create_task(client.call("call_page_tool", {"tab": 7, "tool": "search", "arguments": {}}))
+        async with asyncio.timeout(5):
+            await arrived.wait()
+        assert broker.hub.core.pending_count == 1
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    async with asyncio.timeout(5):
+        while broker.hub.core.pending_count or (era == LEGACY and surface.sessions):
+            await asyncio.sleep(0.02)
+    assert broker.hub.core.pending_count == 0
+
+
+async def test_legacy_session_end_releases_its_tabs(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", LEGACY) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+    status, body = await broker.get("/tabs")
+    assert body["tabs"][0]["owner"] is None
+    assert broker.hub.core.sessions() == []
+
+
+async def test_stateless_clients_with_their_own_tokens_are_kept_apart(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop(7), shop(8))
+    first_token, second_token = client_token(TOKEN, "laptop-a"), client_token(TOKEN, "laptop-b")
+    async with (
+        broker.mcp("same-name", MODERN, token=first_token) as first,
+        broker.mcp("same-name", MODERN, token=second_token) as second,
+    ):
+        await first.call_json("tabs", {"action": "claim", "tab": 7})
+        await first.changes.next(0)
+        assert "t7_search" in await first.tool_names()
+        assert "t7_search" not in await second.tool_names()
+        assert second.changes.count == 0
+        refused = await second.call("t7_search", {})
+        assert refused.is_error
+    sessions = {s.id for s in broker.hub.core.sessions()}
+    assert sessions == {"mcp-client:laptop-a", "mcp-client:laptop-b"}
+
+
+async def test_stateless_session_ends_after_idling(make_broker: MakeBroker) -> None:
+    broker = await make_broker(stateless_idle=0.3)
+    await broker.extension(shop(7))
+    surface = broker.app[MCP_SURFACE]
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+    # The listen stream closed with the client; nothing keeps the session now but idle time.
+    async with asyncio.timeout(5):
+        while surface.sessions:
+            await asyncio.sleep(0.05)
+    status, body = await broker.get("/tabs")
+    assert body["tabs"][0]["owner"] is None
+
+
+# Who may connect
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({}, 401),
+        ({"Authorization": "Bearer wrong"}, 401),
+        ({"Authorization": f"Bearer {client_token('other-secret', 'a')}"}, 401),
+        ({"Authorization": f"Bearer {TOKEN}", "Origin": "https://evil.example"}, 403),
+        ({"Authorization": f"Bearer {TOKEN}", "Origin": "null"}, 403),
+        ({"Authorization": f"Bearer {TOKEN}", "Host": "evil.example"}, 403),
+        ({"Authorization": f"Bearer {TOKEN}"}, 200),
+        ({"Authorization": f"Bearer {client_token(TOKEN, 'cursor')}"}, 200),
+    ],
+)
+async def test_mcp_endpoint_checks_token_origin_and_host(
+    broker: BrokerUnderTest, raw_session: aiohttp.ClientSession, headers: dict[str, str], status: int
+) -> None:
+    async with raw_session.post(broker.mcp_url, json=INITIALIZE, headers={**MCP_HEADERS, **headers}) as response:
+        assert response.status == status
+
+
+async def test_the_brokers_own_origin_is_accepted(broker: BrokerUnderTest, raw_session: aiohttp.ClientSession) -> None:
+    origin = f"http://127.0.0.1:{broker.server.port}"
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}", "Origin": origin}
+    async with raw_session.post(broker.mcp_url, json=INITIALIZE, headers=headers) as response:
+        assert response.status == 200
