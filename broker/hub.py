@@ -55,6 +55,8 @@ class Hub:
         self._timer_when = 0.0
         self._background: set[asyncio.Task[None]] = set()
         self.tabs_changed_listeners: list[Callable[[], None]] = []
+        # Notified when a caller gives up on a call (cancelled), so one can wait for the withdrawal.
+        self.call_withdrawn = asyncio.Condition()
 
     @property
     def _loop(self) -> asyncio.AbstractEventLoop:
@@ -88,6 +90,8 @@ class Hub:
             # the core forgets the call so its reply, if any, is dropped as late.
             if self._waiters.pop(call_id, None) is not None:
                 self.core.cancel(call_id)
+                async with self.call_withdrawn:
+                    self.call_withdrawn.notify_all()
 
     async def run(self, effects: list[Effect]) -> None:
         await self.apply(effects)

@@ -128,6 +128,7 @@ class McpSurface:
         )
         self._flush_handle: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self.session_ended = asyncio.Condition()
         hub.tabs_changed_listeners.append(self._tabs_changed)
 
     # Sessions
@@ -162,6 +163,8 @@ class McpSurface:
             return
         logger.info("MCP session %s (%s) ended: %s", key, session.name, why)
         await self.hub.close_session(key)
+        async with self.session_ended:
+            self.session_ended.notify_all()
 
     async def end_idle_stateless(self) -> None:
         now = asyncio.get_running_loop().time()
