@@ -9,6 +9,7 @@ into ``{"error": {"code", "message"}}`` with the error's status.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import socket
@@ -140,6 +141,10 @@ async def serve(runtime: Runtime, port: int | None, discovery_dir: Path, announc
     await runner.setup()
     site = web.SockSite(runner, sock, shutdown_timeout=2.0)
     await site.start()
+    # Everything loaded so far lives as long as the process: keep it out of every collection, or
+    # each full collection walks the MCP SDK's hundred thousand objects and stalls all calls.
+    gc.collect()
+    gc.freeze()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, runtime.request_stop)

@@ -160,6 +160,8 @@ converter.register_unstructure_hook_factory(
     attrs.has,
     lambda cls: make_dict_unstructure_fn(cls, converter, _cattrs_omit_if_default=True, **_camel_overrides(cls)),
 )
+# Tool arguments and page results go out as they came: no walk through every nested value.
+converter.register_unstructure_hook_func(lambda t: t == JsonObject, lambda value: value)
 configure_tagged_union(ExtensionMessage, converter, tag_generator=TAGS.__getitem__, tag_name="type")
 configure_tagged_union(BrokerMessage, converter, tag_generator=TAGS.__getitem__, tag_name="type")
 

@@ -113,7 +113,11 @@ class LegacySessions:
 
     async def _open(self, scope: Scope, receive: Any, send: Any) -> None:
         session_id = uuid.uuid4().hex
-        transport = StreamableHTTPServerTransport(mcp_session_id=session_id, idle_timeout=self.idle_timeout)
+        # Plain JSON answers: the SDK client refuses a server-sent event over 1 MiB, and a tool list
+        # of many tabs is larger; notifications travel on the session's GET stream either way.
+        transport = StreamableHTTPServerTransport(
+            mcp_session_id=session_id, idle_timeout=self.idle_timeout, is_json_response_enabled=True
+        )
         self.transports[session_id] = transport
         assert self._task_group is not None
         await self._task_group.start(self._serve, transport)
@@ -171,7 +175,7 @@ class McpEndpoint:
     def __init__(self, surface: McpSurface) -> None:
         self.surface = surface
         self.legacy = LegacySessions(surface)
-        self.modern = StreamableHTTPSessionManager(app=surface.server, stateless=True)
+        self.modern = StreamableHTTPSessionManager(app=surface.server, stateless=True, json_response=True)
         self.tunnels: set[web.WebSocketResponse] = set()
 
     @contextlib.asynccontextmanager

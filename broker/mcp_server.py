@@ -29,8 +29,10 @@ from typing import Any
 import attrs
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import codec
 from .errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
@@ -39,7 +41,7 @@ from .messages import Tool
 from .rest import tab_json, tools_json
 from .runtime import VERSION
 from .state import TabView
-from .tool_names import PageToolName, name_page_tools, parse_page_tool_name
+from .tool_names import name_page_tools, tab_of_page_tool
 
 __all__ = ["CLIENT_LABEL", "CONNECTION_KEY", "McpSession", "McpSurface", "UNTRUSTED"]
 
@@ -101,7 +103,7 @@ FIXED_TOOLS = [
         annotations=types.ToolAnnotations(open_world_hint=True),
     ),
 ]
-_FIXED_NAMES = frozenset(tool.name for tool in FIXED_TOOLS)
+_FIXED_JSON = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in FIXED_TOOLS]
 
 
 @attrs.define(eq=False)
@@ -114,6 +116,7 @@ class McpSession:
     listeners: int = 0
     notify_legacy: Any = None
     seen: list[tuple[str, str, str, Tool]] = attrs.Factory(list)
+    tool_json: dict[str, tuple[str, str, Tool, dict[str, Any]]] = attrs.Factory(dict)
     changed: bool = False
 
 
@@ -212,9 +215,9 @@ class McpSurface:
         """What of the session's tool list the client sees: names, tab titles and URLs, tools."""
         if not self.hub.core.has_session(session.key):
             return []
-        return [(name.name, view.title, view.url, tool) for name, view, tool in self._page_tools(session.key)]
+        return [(name, view.title, view.url, tool) for name, view, tool in self._page_tools(session.key)]
 
-    def _page_tools(self, key: str) -> list[tuple[PageToolName, TabView, Tool]]:
+    def _page_tools(self, key: str) -> list[tuple[str, TabView, Tool]]:
         visible = self.hub.core.session_tools(key)
         shared_ids = self.hub.core.shared_tab_ids()
         names = name_page_tools([(view.browser, view.id, tool.name) for view, tool in visible], shared_ids)
@@ -237,6 +240,7 @@ class McpSurface:
             on_subscriptions_listen=self._listen,
         )
         server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
+        server.middleware.append(self._answer_list_tools)
         return server
 
     async def _initialized(self, ctx: ServerRequestContext[Any, Any], params: types.NotificationParams) -> None:
@@ -258,10 +262,37 @@ class McpSurface:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        session = self.who(ctx)
-        tools = list(FIXED_TOOLS)
-        tools += [_mcp_tool(name.name, view, tool) for name, view, tool in self._page_tools(session.key)]
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult.model_validate({"tools": self._tool_dicts(self.who(ctx))})
+
+    async def _answer_list_tools(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Answer ``tools/list`` with ready JSON: the SDK's path validates and re-dumps every tool.
+
+        With 500 tabs of 20 tools that path costs hundreds of milliseconds a request; the SDK
+        lets a middleware answer with its own well-formed result instead. Requests before the
+        handshake go the normal way, so the SDK's gate still refuses them.
+        """
+        if ctx.method != "tools/list" or ctx.session.client_params is None:
+            return await call_next(ctx)
+        result: dict[str, Any] = {"tools": self._tool_dicts(self.who(ctx))}
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # What the SDK's result pipeline adds for the stateless era.
+            result.update(ttlMs=0, cacheScope="private", resultType="complete")
+        return result
+
+    def _tool_dicts(self, session: McpSession) -> list[dict[str, Any]]:
+        cache = session.tool_json
+        fresh: dict[str, tuple[str, str, Tool, dict[str, Any]]] = {}
+        tools = list(_FIXED_JSON)
+        for name, view, tool in self._page_tools(session.key):
+            known = cache.get(name)
+            if known is not None and known[2] is tool and known[0] == view.title and known[1] == view.url:
+                entry = known
+            else:
+                entry = (view.title, view.url, tool, _tool_json(name, view, tool))
+            fresh[name] = entry
+            tools.append(entry[3])
+        session.tool_json = fresh
+        return tools
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -313,14 +344,14 @@ class McpSurface:
     def _resolve_page_tool(self, key: str, mcp_name: str) -> tuple[str, str]:
         """Raises: TabNotFound, when the tool's tab is gone; ToolNotFound otherwise."""
         for name, view, tool in self._page_tools(key):
-            if name.name == mcp_name:
+            if name == mcp_name:
                 return view.ref, tool.name
-        parsed = parse_page_tool_name(mcp_name)
-        if parsed is not None:
+        ref = tab_of_page_tool(mcp_name)
+        if ref is not None:
             try:
-                self.hub.core.tab(parsed.ref)
+                self.hub.core.tab(ref)
             except BrokerError:
-                raise TabNotFound(f"tab {parsed.ref} is gone (closed or no longer connected)") from None
+                raise TabNotFound(f"tab {ref} is gone (closed or no longer connected)") from None
         raise ToolNotFound(
             f"no tool {mcp_name!r}: call `tabs` with action=list to see tabs, or `page_tools` for a tab's tools"
         )
@@ -347,18 +378,20 @@ def _input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
     return schema
 
 
-def _mcp_tool(name: str, view: TabView, tool: Tool) -> types.Tool:
+def _tool_json(name: str, view: TabView, tool: Tool) -> dict[str, Any]:
+    """A page tool as an MCP tool, in wire form."""
     place = f"tab {view.ref}: {view.title or 'untitled'} ({view.url})"
-    description = f"{tool.description}\n\nPage tool of {place}. {UNTRUSTED_NOTE}".lstrip()
-    annotations = types.ToolAnnotations(read_only_hint=True) if tool.read_only else None
-    return types.Tool(
-        name=name,
-        title=tool.title,
-        description=description,
-        input_schema=_input_schema(tool.input_schema),
-        annotations=annotations,
-        _meta={UNTRUSTED: True, "browser-mcp/tab": view.ref, "browser-mcp/pageTool": tool.name},
-    )
+    spec: dict[str, Any] = {
+        "name": name,
+        "description": f"{tool.description}\n\nPage tool of {place}. {UNTRUSTED_NOTE}".lstrip(),
+        "inputSchema": _input_schema(tool.input_schema),
+        "_meta": {UNTRUSTED: True, "browser-mcp/tab": view.ref, "browser-mcp/pageTool": tool.name},
+    }
+    if tool.title:
+        spec["title"] = tool.title
+    if tool.read_only:
+        spec["annotations"] = {"readOnlyHint": True}
+    return spec
 
 
 def _json_result(value: Any) -> types.CallToolResult:

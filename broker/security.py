@@ -27,7 +27,7 @@ __all__ = [
 # Fixed by the `key` in extension/manifest.json, whatever folder the extension is loaded from.
 PROJECT_EXTENSION_ID = "mchblnnplcjofeadimfinmipflmimflp"
 
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost", "ip6-loopback"})
+_LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "localhost", "localhost.", "ip6-localhost", "ip6-loopback"})
 
 
 def _host_name(host: str) -> str:

@@ -13,45 +13,36 @@ import hashlib
 import re
 from collections.abc import Iterable
 
-import attrs
-
-__all__ = ["MAX_LENGTH", "PageToolName", "name_page_tools", "parse_page_tool_name"]
+__all__ = ["MAX_LENGTH", "name_page_tools", "tab_of_page_tool"]
 
 MAX_LENGTH = 64
+_VALID = re.compile(r"[A-Za-z0-9_.-]+")
 _INVALID = re.compile(r"[^A-Za-z0-9_.-]")
 _PREFIX = re.compile(r"^(?:(b\d+)_)?t(\d+)_")
-
-
-@attrs.frozen
-class PageToolName:
-    name: str
-    ref: str
 
 
 def _digest(browser: str, tab_id: int, tool: str) -> str:
     return hashlib.sha1(f"{browser}:{tab_id}:{tool}".encode(), usedforsecurity=False).hexdigest()[:6]
 
 
-def name_page_tools(tools: Iterable[tuple[str, int, str]], shared_tab_ids: frozenset[int]) -> list[PageToolName]:
+def name_page_tools(tools: Iterable[tuple[str, int, str]], shared_tab_ids: frozenset[int]) -> list[str]:
     """Name each ``(browser, tab id, tool name)``; ``shared_tab_ids`` are ids several browsers have."""
-    named: list[PageToolName] = []
+    named: list[str] = []
     taken: set[str] = set()
     for browser, tab_id, tool in tools:
-        prefix = f"{browser}_t{tab_id}_" if tab_id in shared_tab_ids else f"t{tab_id}_"
-        plain = prefix + tool
-        name = _INVALID.sub("_", plain)
-        if name != plain or len(name) > MAX_LENGTH or name in taken:
+        name = f"{browser}_t{tab_id}_{tool}" if tab_id in shared_tab_ids else f"t{tab_id}_{tool}"
+        if len(name) > MAX_LENGTH or name in taken or not _VALID.fullmatch(name):
             suffix = "_" + _digest(browser, tab_id, tool)
-            name = name[: MAX_LENGTH - len(suffix)] + suffix
+            name = _INVALID.sub("_", name)[: MAX_LENGTH - len(suffix)] + suffix
         taken.add(name)
-        named.append(PageToolName(name, f"{browser}:{tab_id}"))
+        named.append(name)
     return named
 
 
-def parse_page_tool_name(name: str) -> PageToolName | None:
+def tab_of_page_tool(name: str) -> str | None:
     """The tab a page tool name points at (``b1:12``, or ``12`` when the name gives no browser)."""
     found = _PREFIX.match(name)
     if found is None:
         return None
     browser, tab_id = found.groups()
-    return PageToolName(name, f"{browser}:{tab_id}" if browser else tab_id)
+    return f"{browser}:{tab_id}" if browser else tab_id
