@@ -88,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     stop = commands.add_parser("stop", help="stop a broker")
     _add_broker_choice(stop)
+
+    mcp = commands.add_parser(
+        "mcp", help="serve MCP over stdio for one AI client, through a live broker (started if none is alive)"
+    )
+    mcp.add_argument("--pid", type=int, help="the broker with this pid, when several are alive")
+    mcp.add_argument("--port", type=int, help="the broker on this port; one is started there if none is alive")
+    mcp.add_argument("--discovery-dir", type=Path, help="where discovery files are")
     return parser
 
 
@@ -96,6 +103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return _serve(args)
+        if args.command == "mcp":
+            # Imported here: it owns stdout from its first line, and AI clients time its start.
+            from .stdio_relay import main as relay  # noqa: PLC0415
+
+            return relay(args.discovery_dir, args.pid, args.port)
         return _CLIENT_COMMANDS[args.command](args)
     except ClientError as exc:
         print(f"browser-mcp {args.command}: {exc}", file=sys.stderr)

@@ -1,0 +1,492 @@
+"""``browser-mcp mcp`` as AI clients run it: the official SDK client spawns the real command over
+stdio, in both protocol eras, against real broker subprocesses with a fake extension on their link.
+
+Discovery files go to a temporary folder, and the platformdirs log folder is moved there too
+(``XDG_STATE_HOME``: on Linux ``user_log_dir`` is ``$XDG_STATE_HOME/<app>/log``), so that a
+broker the relay starts writes nothing in the real user folders. Such brokers are stopped at the
+end of each test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from broker.discovery import BrokerRecord, live_brokers, pid_alive
+from broker.paths import ENV_DISCOVERY_DIR
+
+from .cli_helpers import CLI, START_TIMEOUT, BrokerProcess, Brokers, cli_env, connect_extension, run_cli
+from .fakes import FakeExtension, FakeTab
+
+LEGACY = "legacy"
+MODERN = "2026-07-28"
+ERAS = [LEGACY, MODERN]
+FIXED_TOOLS = {"tabs", "page_tools", "call_page_tool"}
+SHOP_URL = "https://shop.example/shoes"
+WAIT = 10.0  # a reconnect waits out a backoff of up to 2 s; starting a broker takes seconds
+
+
+def search(args: dict[str, Any]) -> Any:
+    return {"query": args.get("query"), "hits": ["red shoes", "blue shoes"]}
+
+
+def shop_tabs() -> list[FakeTab]:
+    return [FakeTab(7, SHOP_URL, "Shoe shop", {"search": search}), FakeTab(8, "https://news.example/", "News", {})]
+
+
+# Fixtures
+
+
+@pytest.fixture
+def discovery_dir(tmp_path: Path) -> Path:
+    return tmp_path / "discovery"
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def log_file(state_dir: Path) -> Path:
+    return state_dir / "browser-mcp" / "log" / "broker.log"
+
+
+@pytest.fixture
+async def brokers(discovery_dir: Path) -> AsyncIterator[Brokers]:
+    async with Brokers(discovery_dir) as launched:
+        yield launched
+
+
+@pytest.fixture
+async def broker(brokers: Brokers) -> BrokerProcess:
+    return await brokers.start()
+
+
+@pytest.fixture
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as client_session:
+        yield client_session
+
+
+@pytest.fixture
+async def fakes() -> AsyncIterator[list[FakeExtension]]:
+    connected: list[FakeExtension] = []
+    yield connected
+    for fake in connected:
+        await fake.close()
+
+
+@pytest.fixture
+async def shop(session: aiohttp.ClientSession, broker: BrokerProcess, fakes: list[FakeExtension]) -> FakeExtension:
+    fake = await connect_extension(session, broker, *shop_tabs())
+    fakes.append(fake)
+    return fake
+
+
+@pytest.fixture
+async def background_brokers(discovery_dir: Path) -> AsyncIterator[None]:
+    """Stops, at the end of the test, every broker a relay started in the background."""
+    yield
+    for record in live_brokers([discovery_dir]):
+        result = await run_cli("stop", "--pid", str(record.pid), discovery_dir=discovery_dir)
+        assert result.returncode == 0, result.stderr
+
+
+# The SDK client over stdio
+
+
+def relay(discovery_dir: Path, state_dir: Path, *extra: str) -> StdioServerParameters:
+    """``browser-mcp mcp`` as an AI client's configuration would spawn it."""
+    command, *args = CLI
+    return StdioServerParameters(
+        command=command,
+        args=[*args, "mcp", "--discovery-dir", str(discovery_dir), *extra],
+        # The SDK passes only a few variables on (HOME, PATH, ...); these go on top.
+        env={ENV_DISCOVERY_DIR: str(discovery_dir), "XDG_STATE_HOME": str(state_dir), "LOG_LEVEL": "debug"},
+    )
+
+
+class Changes:
+    """Counts the tool list changes a client heard; ``next()`` waits for one more."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._arrived = asyncio.Condition()
+
+    async def record(self) -> None:
+        async with self._arrived:
+            self.count += 1
+            self._arrived.notify_all()
+
+    async def next(self, after: int) -> None:
+        async with asyncio.timeout(WAIT), self._arrived:
+            await self._arrived.wait_for(lambda: self.count > after)
+
+
+class StdioSession:
+    def __init__(self, client: Client, era: str) -> None:
+        self.client = client
+        self.era = era
+        self.changes = Changes()
+
+    async def tool_names(self) -> set[str]:
+        # Past the client's cache, so that every listing is a request through the relay.
+        return {tool.name for tool in (await self.client.list_tools(cache_mode="bypass")).tools}
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        return await self.client.call_tool(name, arguments)
+
+    async def call_json(self, name: str, arguments: dict[str, Any]) -> Any:
+        result = await self.call(name, arguments)
+        assert not result.is_error, text(result)
+        return json.loads(text(result))
+
+
+def read(path: Path) -> str:
+    return path.read_text()
+
+
+def text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(
+    params: StdioServerParameters, era: str, name: str = "stdio-test"
+) -> AsyncIterator[StdioSession]:
+    """A client that spawned ``params``, in ``era``, counting list changes (2026: on a listen stream)."""
+    holder: list[StdioSession] = []
+
+    async def on_message(message: Any) -> None:
+        if era == LEGACY and isinstance(message, types.ToolListChangedNotification):
+            await holder[0].changes.record()
+
+    async with contextlib.AsyncExitStack() as stack:
+        async with asyncio.timeout(START_TIMEOUT):
+            client = await stack.enter_async_context(
+                Client(
+                    params,
+                    mode=era,
+                    client_info=types.Implementation(name=name, version="1"),
+                    message_handler=on_message,
+                )
+            )
+        wrapped = StdioSession(client, era)
+        holder.append(wrapped)
+        if era == LEGACY:
+            yield wrapped
+            return
+        listening = asyncio.Event()
+
+        async def listen() -> None:
+            async with client.listen(tools_list_changed=True) as subscription:
+                listening.set()
+                async for _ in subscription:
+                    await wrapped.changes.record()
+
+        listener = asyncio.create_task(listen())
+        async with asyncio.timeout(WAIT):
+            await listening.wait()
+        try:
+            yield wrapped
+        finally:
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
+
+
+# With a broker running
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_serves_the_fixed_tools_in_both_eras(
+    era: str, discovery_dir: Path, state_dir: Path, broker: BrokerProcess
+) -> None:
+    async with stdio_session(relay(discovery_dir, state_dir), era) as client:
+        assert client.client.protocol_version == ("2025-11-25" if era == LEGACY else MODERN)
+        if era == LEGACY:
+            capabilities = client.client.server_capabilities.tools
+            assert capabilities is not None and capabilities.list_changed
+        assert await client.tool_names() == FIXED_TOOLS
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_claimed_tab_brings_its_page_tool_with_a_list_change(
+    era: str, discovery_dir: Path, state_dir: Path, shop: FakeExtension
+) -> None:
+    async with stdio_session(relay(discovery_dir, state_dir), era) as client:
+        assert "t7_search" not in await client.tool_names()
+        before = client.changes.count
+
+        claimed = await client.call_json("tabs", {"action": "claim", "tab": 7})
+        await client.changes.next(before)
+
+        assert claimed["claim"]["id"] == 7
+        assert "t7_search" in await client.tool_names()
+        async with asyncio.timeout(WAIT):
+            answer = await client.call_json("t7_search", {"query": "shoes"})
+        assert answer == {"query": "shoes", "hits": ["red shoes", "blue shoes"]}
+
+
+async def test_the_session_is_one_broker_session_named_after_the_client(
+    discovery_dir: Path, state_dir: Path, broker: BrokerProcess
+) -> None:
+    async with stdio_session(relay(discovery_dir, state_dir), LEGACY, name="claude-code") as client:
+        await client.tool_names()
+        result = await run_cli("status", "--json", discovery_dir=discovery_dir)
+
+    [status] = json.loads(result.stdout)["brokers"]
+    assert [s["name"] for s in status["sessions"]] == ["claude-code"]
+
+
+# The broker going away and coming back
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_stopped_broker_is_reported_and_a_new_one_is_used_without_a_restart(
+    era: str,
+    discovery_dir: Path,
+    state_dir: Path,
+    brokers: Brokers,
+    broker: BrokerProcess,
+    shop: FakeExtension,
+    session: aiohttp.ClientSession,
+    fakes: list[FakeExtension],
+) -> None:
+    async with stdio_session(relay(discovery_dir, state_dir), era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+
+        broker.send_signal(signal.SIGTERM)
+        await broker.exited()
+        async with asyncio.timeout(WAIT):
+            down = await client.call("tabs", {"action": "list"})
+        assert down.is_error
+        assert "broker is not reachable" in text(down) and "reconnects" in text(down)
+
+        # Requests other than tool calls wait for a broker instead of failing.
+        listing = asyncio.create_task(client.tool_names())
+        before = client.changes.count
+        restarted = await brokers.start()
+        fakes.append(await connect_extension(session, restarted, *shop_tabs()))
+
+        await client.changes.next(before)  # the relay says the tools changed: the old session is gone
+        async with asyncio.timeout(WAIT):
+            assert await listing == FIXED_TOOLS
+        tabs = await client.call_json("tabs", {"action": "list"})
+        assert [(t["id"], t["owner"]) for t in tabs["tabs"]] == [(7, None), (8, None)]
+        # The new broker's own change notices reach the client (2025: the session was opened
+        # again with the client's initialize; 2026: its listen stream was sent again).
+        before = client.changes.count
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        await client.changes.next(before)
+        assert "t7_search" in await client.tool_names()
+        async with asyncio.timeout(WAIT):
+            answer = await client.call_json("t7_search", {"query": "boots"})
+        assert answer["query"] == "boots"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_call_in_flight_when_the_broker_dies_ends_with_an_error_result(
+    era: str, discovery_dir: Path, state_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    arrived = asyncio.Event()
+
+    async def never_answer(message: dict[str, Any]) -> None:
+        arrived.set()
+
+    shop.on_call = never_answer
+    async with stdio_session(relay(discovery_dir, state_dir), era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        call = asyncio.create_task(client.call("t7_search", {"query": "shoes"}))
+        async with asyncio.timeout(WAIT):
+            await arrived.wait()
+
+        broker.send_signal(signal.SIGKILL)
+        async with asyncio.timeout(WAIT):
+            result = await call
+
+        assert result.is_error
+        assert "went away during this call" in text(result)
+
+
+# Starting a broker
+
+
+async def test_starts_a_broker_in_the_background_that_outlives_the_client(
+    discovery_dir: Path, state_dir: Path, log_file: Path, background_brokers: None
+) -> None:
+    async with stdio_session(relay(discovery_dir, state_dir), LEGACY) as client:
+        assert await client.tool_names() == FIXED_TOOLS
+        [record] = live_brokers([discovery_dir])
+
+    assert pid_alive(record.pid)
+    assert os.getsid(record.pid) == record.pid  # a session of its own: the client's signals miss it
+    assert live_brokers([discovery_dir]) == [record]
+    assert "listening on http://127.0.0.1:" in read(log_file)
+    # And it still serves: a second client finds it instead of starting another.
+    async with stdio_session(relay(discovery_dir, state_dir), MODERN) as client:
+        assert await client.tool_names() == FIXED_TOOLS
+    assert live_brokers([discovery_dir]) == [record]
+
+
+async def test_relays_starting_together_start_one_broker(
+    discovery_dir: Path, state_dir: Path, background_brokers: None
+) -> None:
+    ready = [asyncio.Event(), asyncio.Event()]
+    done = asyncio.Event()
+
+    async def run(index: int) -> None:
+        async with stdio_session(relay(discovery_dir, state_dir), LEGACY, name=f"client-{index}") as client:
+            await client.tool_names()
+            ready[index].set()
+            await done.wait()
+
+    tasks = [asyncio.create_task(run(0)), asyncio.create_task(run(1))]
+    try:
+        async with asyncio.timeout(START_TIMEOUT):
+            await asyncio.gather(ready[0].wait(), ready[1].wait())
+        records: list[BrokerRecord] = live_brokers([discovery_dir])
+        status = await run_cli("status", "--json", discovery_dir=discovery_dir)
+    finally:
+        done.set()
+        await asyncio.gather(*tasks)
+
+    assert len(records) == 1
+    [broker_status] = json.loads(status.stdout)["brokers"]
+    assert sorted(s["name"] for s in broker_status["sessions"]) == ["client-0", "client-1"]
+
+
+# Choosing a broker, and failing clearly
+
+
+async def raw_relay(discovery_dir: Path, state_dir: Path, *extra: str, **env: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *CLI,
+        "mcp",
+        "--discovery-dir",
+        str(discovery_dir),
+        *extra,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=cli_env(discovery_dir, XDG_STATE_HOME=str(state_dir), **env),
+    )
+
+
+async def finish(process: asyncio.subprocess.Process) -> tuple[str, str]:
+    try:
+        async with asyncio.timeout(START_TIMEOUT):
+            out, err = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.communicate()
+    return out.decode(), err.decode()
+
+
+async def test_port_chooses_among_live_brokers(discovery_dir: Path, state_dir: Path, brokers: Brokers) -> None:
+    await brokers.start()
+    second = await brokers.start()
+
+    async with stdio_session(relay(discovery_dir, state_dir, "--port", str(second.port)), LEGACY, "chooser") as c:
+        await c.tool_names()
+        result = await run_cli("status", "--json", discovery_dir=discovery_dir)
+
+    sessions = {b["port"]: [s["name"] for s in b["sessions"]] for b in json.loads(result.stdout)["brokers"]}
+    assert sessions[second.port] == ["chooser"]
+    assert sum(len(names) for names in sessions.values()) == 1
+
+
+async def test_a_pid_of_no_live_broker_is_an_error_and_starts_nothing(discovery_dir: Path, state_dir: Path) -> None:
+    process = await raw_relay(discovery_dir, state_dir, "--pid", "999999")
+    out, err = await finish(process)
+
+    assert process.returncode == 1
+    assert "no live broker has pid 999999" in err
+    assert out == ""
+    assert live_brokers([discovery_dir]) == []
+
+
+async def test_a_broker_that_cannot_start_is_an_error_naming_its_log(
+    discovery_dir: Path, state_dir: Path, log_file: Path
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        process = await raw_relay(discovery_dir, state_dir, "--port", str(port))
+        out, err = await finish(process)
+
+    assert process.returncode == 1
+    assert "the broker it started exited with code 1" in err and str(log_file) in err
+    assert "already in use" in read(log_file)
+    assert out == ""
+
+
+# The wire
+
+
+async def test_stdout_carries_nothing_but_json_rpc(
+    tmp_path: Path, discovery_dir: Path, state_dir: Path, broker: BrokerProcess
+) -> None:
+    # Code that writes to stdout behind the relay's back, through print() and through fd 1.
+    noisy = tmp_path / "noisy"
+    noisy.mkdir()
+    (noisy / "sitecustomize.py").write_text(
+        "import atexit, os\n"
+        "def noise():\n"
+        "    print('noise from print', flush=True)\n"
+        "    os.write(1, b'noise from fd 1\\n')\n"
+        "atexit.register(noise)\n"
+    )
+    process = await raw_relay(discovery_dir, state_dir, PYTHONPATH=str(noisy), LOG_LEVEL="debug")
+    assert process.stdin is not None and process.stdout is not None
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
+    process.stdin.write(json.dumps(initialize).encode() + b"\n")
+    async with asyncio.timeout(START_TIMEOUT):
+        first = await process.stdout.readline()
+    for message in (
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "tabs", "arguments": {"action": "list"}},
+        },
+    ):
+        process.stdin.write(json.dumps(message).encode() + b"\n")
+    process.stdin.close()  # requests already read are still answered
+    out, err = await finish(process)
+
+    lines = [first.decode(), *out.splitlines(keepends=True)]
+    messages = [json.loads(line) for line in lines]
+    assert all(line.endswith("\n") and line.count("\n") == 1 for line in lines)
+    assert all(m["jsonrpc"] == "2.0" for m in messages)
+    assert [m["id"] for m in messages] == [1, 2, 3]
+    assert messages[0]["result"]["protocolVersion"] == "2025-11-25"
+    assert {t["name"] for t in messages[1]["result"]["tools"]} == FIXED_TOOLS
+    assert json.loads(messages[2]["result"]["content"][0]["text"]) == {"tabs": []}
+    assert "noise from print" in err and "noise from fd 1" in err
+    assert process.returncode == 0
