@@ -14,7 +14,7 @@ import errno
 import logging
 import os
 import re
-import secrets
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -23,9 +23,9 @@ from typing import Any
 
 from . import codec, paths
 from .client import BrokerClient, ClientError, select_broker
-from .discovery import BrokerRecord, live_brokers
+from .discovery import BrokerRecord, live_brokers, load_or_create_token
 from .runtime import VERSION, Runtime, Settings
-from .security import PROJECT_EXTENSION_ID
+from .security import PROJECT_EXTENSION_ID, client_token
 
 __all__ = ["main"]
 
@@ -95,6 +95,18 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--pid", type=int, help="the broker with this pid, when several are alive")
     mcp.add_argument("--port", type=int, help="the broker on this port; one is started there if none is alive")
     mcp.add_argument("--discovery-dir", type=Path, help="where discovery files are")
+
+    config = commands.add_parser("mcp-config", help="print ready-to-paste MCP client configuration")
+    config.add_argument("--name", default="browser", help="the server's name in the client (default: browser)")
+    config.add_argument(
+        "--client",
+        default="ai-client",
+        metavar="LABEL",
+        help="names the client in its HTTP token, so stateless (2026-07-28) clients are told apart"
+        " (letters, digits, dashes; default: ai-client)",
+    )
+    config.add_argument("--port", type=int, help="port for the HTTP form (default: the live broker's, else 8765)")
+    config.add_argument("--discovery-dir", type=Path, help="where discovery files are")
     return parser
 
 
@@ -135,7 +147,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.call_timeout <= 0:
         raise ClientError("--call-timeout must be positive")
     settings = Settings(
-        token=secrets.token_urlsafe(32),
+        token=load_or_create_token(paths.token_file()),
         allowed_extensions=_allowed_extensions(args.allow_extension),
         call_timeout=args.call_timeout,
     )
@@ -291,7 +303,44 @@ def _stop(args: argparse.Namespace) -> int:
     return 0
 
 
-_CLIENT_COMMANDS = {"status": _status, "tabs": _tabs, "call": _call, "stop": _stop}
+def _mcp_config(args: argparse.Namespace) -> int:
+    try:
+        token = client_token(load_or_create_token(paths.token_file()), args.client)
+    except ValueError as exc:
+        raise ClientError(str(exc)) from None
+    port = args.port
+    if port is None:
+        alive = live_brokers(paths.discovery_dirs(args.discovery_dir))
+        port = alive[0].port if alive else 8765
+    script = Path(sys.executable).with_name("browser-mcp")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "broker"]
+    stdio_args = [*command[1:], "mcp"]
+    if args.discovery_dir is not None:
+        stdio_args += ["--discovery-dir", str(args.discovery_dir.resolve())]
+    url = f"http://127.0.0.1:{port}/mcp"
+    header = f"Authorization: Bearer {token}"
+    stdio_json = {"mcpServers": {args.name: {"command": command[0], "args": stdio_args}}}
+    http_json = {"mcpServers": {args.name: {"url": url, "headers": {"Authorization": f"Bearer {token}"}}}}
+    print(
+        f"""# Claude Code, stdio (starts a broker when none is running):
+claude mcp add {shlex.quote(args.name)} -- {shlex.join([command[0], *stdio_args])}
+
+# Claude Code, Streamable HTTP (the broker must be running; its port may differ after a restart):
+claude mcp add --transport http {shlex.quote(args.name)} {url} --header {shlex.quote(header)}
+
+# Claude Desktop, Cursor and other clients with an mcpServers file, stdio:
+{codec.dumps_pretty(stdio_json)}
+
+# Cursor and other clients that take a URL, Streamable HTTP:
+{codec.dumps_pretty(http_json)}
+
+# The HTTP token names this client ({args.client}); it stays valid across broker restarts.
+# Make one per client with --client NAME. Keep it secret: it opens the broker.""",
+    )
+    return 0
+
+
+_CLIENT_COMMANDS = {"status": _status, "tabs": _tabs, "call": _call, "stop": _stop, "mcp-config": _mcp_config}
 
 
 if __name__ == "__main__":

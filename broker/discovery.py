@@ -14,6 +14,7 @@ import errno
 import logging
 import os
 import re
+import secrets
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,7 +25,16 @@ import attrs
 from . import codec
 from .errors import InvalidMessage
 
-__all__ = ["BrokerRecord", "live_brokers", "pid_alive", "prune", "publish", "read_record", "remove"]
+__all__ = [
+    "BrokerRecord",
+    "load_or_create_token",
+    "live_brokers",
+    "pid_alive",
+    "prune",
+    "publish",
+    "read_record",
+    "remove",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +97,36 @@ def publish(directory: Path, fields: dict[str, Any]) -> Path:
         os.close(fd)
     os.replace(temp, target)
     return target
+
+
+def load_or_create_token(path: Path) -> str:
+    """The token in ``path``, or a new random one written there (0600, folder 0700).
+
+    A file that is not a regular file of this user, or that others may read, is not trusted: a
+    new token replaces it.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077:
+        token = path.read_text().strip()
+        if len(token) >= 32:
+            return token
+    _ensure_private_dir(path.parent)
+    token = secrets.token_urlsafe(32)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, token.encode() + b"\n")
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
+    return token
 
 
 def remove(path: Path) -> None:

@@ -17,16 +17,19 @@ import platformdirs
 __all__ = [
     "DEFAULT_DISCOVERY_DIR",
     "ENV_DISCOVERY_DIR",
+    "ENV_TOKEN_FILE",
     "discovery_dirs",
     "log_dir",
     "owned_by_another_user",
     "runtime_discovery_dir",
+    "token_file",
     "writable_discovery_dir",
 ]
 
 APP_NAME = "browser-mcp"
 DEFAULT_DISCOVERY_DIR = Path("/tmp/browser-mcp")
 ENV_DISCOVERY_DIR = "BROWSER_MCP_DISCOVERY_DIR"
+ENV_TOKEN_FILE = "BROWSER_MCP_TOKEN_FILE"
 
 
 def runtime_discovery_dir() -> Path:
@@ -39,6 +42,12 @@ def runtime_discovery_dir() -> Path:
 
 def log_dir() -> Path:
     return Path(platformdirs.user_log_dir(APP_NAME))
+
+
+def token_file() -> Path:
+    """The broker's token, kept across runs so HTTP client configurations keep working."""
+    from_env = os.environ.get(ENV_TOKEN_FILE)
+    return Path(from_env) if from_env else Path(platformdirs.user_config_dir(APP_NAME)) / "token"
 
 
 def _override(explicit: Path | None) -> Path | None:

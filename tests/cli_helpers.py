@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import attrs
 
-from broker.paths import ENV_DISCOVERY_DIR
+from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
 
 from .fakes import FakeExtension, FakeTab
 
@@ -57,9 +57,15 @@ class CliResult:
     stderr: str
 
 
+def token_file_for(discovery_dir: Path) -> Path:
+    """Where brokers of a test keep their token: beside its discovery folder, never in the home."""
+    return discovery_dir.with_name(discovery_dir.name + "-token")
+
+
 def cli_env(discovery_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("LOG_LEVEL", "BROWSER_MCP_ALLOWED_EXTENSIONS")}
     env[ENV_DISCOVERY_DIR] = str(discovery_dir)
+    env[ENV_TOKEN_FILE] = str(token_file_for(discovery_dir))
     env.update(extra)
     return env
 

@@ -26,9 +26,18 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from broker.discovery import BrokerRecord, live_brokers, pid_alive
-from broker.paths import ENV_DISCOVERY_DIR
+from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
 
-from .cli_helpers import CLI, START_TIMEOUT, BrokerProcess, Brokers, cli_env, connect_extension, run_cli
+from .cli_helpers import (
+    CLI,
+    START_TIMEOUT,
+    BrokerProcess,
+    Brokers,
+    cli_env,
+    connect_extension,
+    run_cli,
+    token_file_for,
+)
 from .fakes import FakeExtension, FakeTab
 
 LEGACY = "legacy"
@@ -116,7 +125,12 @@ def relay(discovery_dir: Path, state_dir: Path, *extra: str) -> StdioServerParam
         command=command,
         args=[*args, "mcp", "--discovery-dir", str(discovery_dir), *extra],
         # The SDK passes only a few variables on (HOME, PATH, ...); these go on top.
-        env={ENV_DISCOVERY_DIR: str(discovery_dir), "XDG_STATE_HOME": str(state_dir), "LOG_LEVEL": "debug"},
+        env={
+            ENV_DISCOVERY_DIR: str(discovery_dir),
+            ENV_TOKEN_FILE: str(token_file_for(discovery_dir)),
+            "XDG_STATE_HOME": str(state_dir),
+            "LOG_LEVEL": "debug",
+        },
     )
 
 
