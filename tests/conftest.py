@@ -124,6 +124,16 @@ async def broker(make_broker: MakeBroker) -> BrokerUnderTest:
 
 
 @pytest.fixture
-async def raw_session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as session:
-        yield session
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    """A client session for fake extensions and requests to broker subprocesses."""
+    async with aiohttp.ClientSession() as client_session:
+        yield client_session
+
+
+@pytest.fixture
+async def fakes() -> AsyncIterator[list[FakeExtension]]:
+    """Fake extensions a test connected by hand, closed after it."""
+    connected: list[FakeExtension] = []
+    yield connected
+    for fake in connected:
+        await fake.close()

@@ -38,7 +38,8 @@ class Changes:
 
     async def next(self, after: int | None = None) -> int:
         start = self.count if after is None else after
-        async with asyncio.timeout(5), self._arrived:
+        # Long enough for a stdio relay to reconnect to a restarted broker (backoff up to 2 s).
+        async with asyncio.timeout(10), self._arrived:
             await self._arrived.wait_for(lambda: self.count > start)
         return self.count
 
@@ -50,10 +51,11 @@ class McpClient:
         self.changes = Changes()
 
     async def tool_names(self) -> list[str]:
-        return [tool.name for tool in (await self.client.list_tools()).tools]
+        return list(await self.tools())
 
     async def tools(self) -> dict[str, types.Tool]:
-        return {tool.name: tool for tool in (await self.client.list_tools()).tools}
+        # Past the client's cache, so that every listing is a request to the server.
+        return {tool.name: tool for tool in (await self.client.list_tools(cache_mode="bypass")).tools}
 
     async def call(self, name: str, arguments: dict[str, Any] | None = None) -> types.CallToolResult:
         return await self.client.call_tool(name, arguments or {})
@@ -74,26 +76,43 @@ def text(result: types.CallToolResult) -> str:
 async def mcp_client(
     url: str, token: str, name: str, era: str, legacy_ready: Callable[[], Awaitable[None]] | None = None
 ) -> AsyncIterator[McpClient]:
-    """An SDK client named ``name`` speaking ``era``, listening for tool list changes.
+    """An SDK client of ``/mcp`` at ``url``, named ``name``, speaking ``era``.
 
     ``legacy_ready`` waits until the broker holds the 2025 client's event stream, which the SDK
     client opens after the handshake: a change before that would reach nobody.
     """
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+        sdk_client(streamable_http_client(url, http_client=http), name, era, legacy_ready) as client,
+    ):
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def sdk_client(
+    target: Any,
+    name: str,
+    era: str,
+    legacy_ready: Callable[[], Awaitable[None]] | None = None,
+    start_timeout: float = 5.0,
+) -> AsyncIterator[McpClient]:
+    """An SDK client of ``target`` (a transport, or stdio server parameters) listening for changes."""
     holder: list[McpClient] = []
 
     async def on_message(message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification) and holder:
+        if era == LEGACY and isinstance(message, types.ToolListChangedNotification) and holder:
             await holder[0].changes.record()
 
-    async with (
-        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
-        Client(
-            streamable_http_client(url, http_client=http),
-            mode=era,
-            client_info=types.Implementation(name=name, version="1"),
-            message_handler=on_message,
-        ) as client,
-    ):
+    async with contextlib.AsyncExitStack() as stack:
+        async with asyncio.timeout(start_timeout):
+            client = await stack.enter_async_context(
+                Client(
+                    target,
+                    mode=era,
+                    client_info=types.Implementation(name=name, version="1"),
+                    message_handler=on_message,
+                )
+            )
         wrapped = McpClient(client, era)
         holder.append(wrapped)
         if era == LEGACY:

@@ -56,20 +56,6 @@ async def brokers(discovery_dir: Path) -> AsyncIterator[Brokers]:
 
 
 @pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as client_session:
-        yield client_session
-
-
-@pytest.fixture
-async def fakes() -> AsyncIterator[list[FakeExtension]]:
-    connected: list[FakeExtension] = []
-    yield connected
-    for fake in connected:
-        await fake.close()
-
-
-@pytest.fixture
 async def broker(brokers: Brokers) -> BrokerProcess:
     return await brokers.start()
 

@@ -55,37 +55,33 @@ async def test_snapshot_tabs_and_tools_appear_in_the_listing(broker: BrokerUnder
     "origin", ["https://evil.example", "null", f"chrome-extension://{OTHER_EXTENSION}", "http://127.0.0.1:8765"]
 )
 async def test_web_page_origin_cannot_open_the_link(
-    broker: BrokerUnderTest, raw_session: aiohttp.ClientSession, origin: str
+    broker: BrokerUnderTest, session: aiohttp.ClientSession, origin: str
 ) -> None:
     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-        await connect_ws(broker, raw_session, {"Origin": origin})
+        await connect_ws(broker, session, {"Origin": origin})
     assert refused.value.status == 403
     assert broker.hub.core.browsers() == []
 
 
-async def test_allowed_extension_id_may_open_the_link(
-    make_broker: MakeBroker, raw_session: aiohttp.ClientSession
-) -> None:
+async def test_allowed_extension_id_may_open_the_link(make_broker: MakeBroker, session: aiohttp.ClientSession) -> None:
     broker = await make_broker(allowed_extensions=frozenset({PROJECT_EXTENSION_ID, OTHER_EXTENSION}))
-    ws = await connect_ws(broker, raw_session, {"Origin": f"chrome-extension://{OTHER_EXTENSION}"})
+    ws = await connect_ws(broker, session, {"Origin": f"chrome-extension://{OTHER_EXTENSION}"})
     assert json.loads((await ws.receive()).data)["type"] == "connect"
     await ws.close()
 
 
-async def test_script_without_origin_needs_the_token(
-    broker: BrokerUnderTest, raw_session: aiohttp.ClientSession
-) -> None:
+async def test_script_without_origin_needs_the_token(broker: BrokerUnderTest, session: aiohttp.ClientSession) -> None:
     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-        await connect_ws(broker, raw_session, {})
+        await connect_ws(broker, session, {})
     assert refused.value.status == 401
-    ws = await connect_ws(broker, raw_session, {"Authorization": f"Bearer {TOKEN}"})
+    ws = await connect_ws(broker, session, {"Authorization": f"Bearer {TOKEN}"})
     assert json.loads((await ws.receive()).data)["type"] == "connect"
     await ws.close()
 
 
-async def test_foreign_host_cannot_open_the_link(broker: BrokerUnderTest, raw_session: aiohttp.ClientSession) -> None:
+async def test_foreign_host_cannot_open_the_link(broker: BrokerUnderTest, session: aiohttp.ClientSession) -> None:
     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-        await connect_ws(broker, raw_session, {"Origin": EXTENSION_ORIGIN, "Host": "attacker.example"})
+        await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN, "Host": "attacker.example"})
     assert refused.value.status == 403
 
 

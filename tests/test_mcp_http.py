@@ -295,14 +295,14 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": 
     ],
 )
 async def test_mcp_endpoint_checks_token_origin_and_host(
-    broker: BrokerUnderTest, raw_session: aiohttp.ClientSession, headers: dict[str, str], status: int
+    broker: BrokerUnderTest, session: aiohttp.ClientSession, headers: dict[str, str], status: int
 ) -> None:
-    async with raw_session.post(broker.mcp_url, json=INITIALIZE, headers={**MCP_HEADERS, **headers}) as response:
+    async with session.post(broker.mcp_url, json=INITIALIZE, headers={**MCP_HEADERS, **headers}) as response:
         assert response.status == status
 
 
-async def test_the_brokers_own_origin_is_accepted(broker: BrokerUnderTest, raw_session: aiohttp.ClientSession) -> None:
+async def test_the_brokers_own_origin_is_accepted(broker: BrokerUnderTest, session: aiohttp.ClientSession) -> None:
     origin = f"http://127.0.0.1:{broker.server.port}"
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}", "Origin": origin}
-    async with raw_session.post(broker.mcp_url, json=INITIALIZE, headers=headers) as response:
+    async with session.post(broker.mcp_url, json=INITIALIZE, headers=headers) as response:
         assert response.status == 200

@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import mcp_types as types
 import pytest
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from broker.discovery import BrokerRecord, live_brokers, pid_alive
@@ -39,10 +37,8 @@ from .cli_helpers import (
     token_file_for,
 )
 from .fakes import FakeExtension, FakeTab
+from .mcp_clients import ERAS, LEGACY, MODERN, McpClient, sdk_client, text
 
-LEGACY = "legacy"
-MODERN = "2026-07-28"
-ERAS = [LEGACY, MODERN]
 FIXED_TOOLS = {"tabs", "page_tools", "call_page_tool"}
 SHOP_URL = "https://shop.example/shoes"
 WAIT = 10.0  # a reconnect waits out a backoff of up to 2 s; starting a broker takes seconds
@@ -86,20 +82,6 @@ async def broker(brokers: Brokers) -> BrokerProcess:
 
 
 @pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as client_session:
-        yield client_session
-
-
-@pytest.fixture
-async def fakes() -> AsyncIterator[list[FakeExtension]]:
-    connected: list[FakeExtension] = []
-    yield connected
-    for fake in connected:
-        await fake.close()
-
-
-@pytest.fixture
 async def shop(session: aiohttp.ClientSession, broker: BrokerProcess, fakes: list[FakeExtension]) -> FakeExtension:
     fake = await connect_extension(session, broker, *shop_tabs())
     fakes.append(fake)
@@ -134,95 +116,15 @@ def relay(discovery_dir: Path, state_dir: Path, *extra: str) -> StdioServerParam
     )
 
 
-class Changes:
-    """Counts the tool list changes a client heard; ``next()`` waits for one more."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._arrived = asyncio.Condition()
-
-    async def record(self) -> None:
-        async with self._arrived:
-            self.count += 1
-            self._arrived.notify_all()
-
-    async def next(self, after: int) -> None:
-        async with asyncio.timeout(WAIT), self._arrived:
-            await self._arrived.wait_for(lambda: self.count > after)
-
-
-class StdioSession:
-    def __init__(self, client: Client, era: str) -> None:
-        self.client = client
-        self.era = era
-        self.changes = Changes()
-
-    async def tool_names(self) -> set[str]:
-        # Past the client's cache, so that every listing is a request through the relay.
-        return {tool.name for tool in (await self.client.list_tools(cache_mode="bypass")).tools}
-
-    async def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        return await self.client.call_tool(name, arguments)
-
-    async def call_json(self, name: str, arguments: dict[str, Any]) -> Any:
-        result = await self.call(name, arguments)
-        assert not result.is_error, text(result)
-        return json.loads(text(result))
-
-
 def read(path: Path) -> str:
     return path.read_text()
 
 
-def text(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-@contextlib.asynccontextmanager
-async def stdio_session(
+def stdio_session(
     params: StdioServerParameters, era: str, name: str = "stdio-test"
-) -> AsyncIterator[StdioSession]:
+) -> contextlib.AbstractAsyncContextManager[McpClient]:
     """A client that spawned ``params``, in ``era``, counting list changes (2026: on a listen stream)."""
-    holder: list[StdioSession] = []
-
-    async def on_message(message: Any) -> None:
-        if era == LEGACY and isinstance(message, types.ToolListChangedNotification):
-            await holder[0].changes.record()
-
-    async with contextlib.AsyncExitStack() as stack:
-        async with asyncio.timeout(START_TIMEOUT):
-            client = await stack.enter_async_context(
-                Client(
-                    params,
-                    mode=era,
-                    client_info=types.Implementation(name=name, version="1"),
-                    message_handler=on_message,
-                )
-            )
-        wrapped = StdioSession(client, era)
-        holder.append(wrapped)
-        if era == LEGACY:
-            yield wrapped
-            return
-        listening = asyncio.Event()
-
-        async def listen() -> None:
-            async with client.listen(tools_list_changed=True) as subscription:
-                listening.set()
-                async for _ in subscription:
-                    await wrapped.changes.record()
-
-        listener = asyncio.create_task(listen())
-        async with asyncio.timeout(WAIT):
-            await listening.wait()
-        try:
-            yield wrapped
-        finally:
-            listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await listener
+    return sdk_client(params, name, era, start_timeout=START_TIMEOUT)
 
 
 # With a broker running
@@ -237,7 +139,7 @@ async def test_serves_the_fixed_tools_in_both_eras(
         if era == LEGACY:
             capabilities = client.client.server_capabilities.tools
             assert capabilities is not None and capabilities.list_changed
-        assert await client.tool_names() == FIXED_TOOLS
+        assert set(await client.tool_names()) == FIXED_TOOLS
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -301,7 +203,7 @@ async def test_a_stopped_broker_is_reported_and_a_new_one_is_used_without_a_rest
 
         await client.changes.next(before)  # the relay says the tools changed: the old session is gone
         async with asyncio.timeout(WAIT):
-            assert await listing == FIXED_TOOLS
+            assert set(await listing) == FIXED_TOOLS
         tabs = await client.call_json("tabs", {"action": "list"})
         assert [(t["id"], t["owner"]) for t in tabs["tabs"]] == [(7, None), (8, None)]
         # The new broker's own change notices reach the client (2025: the session was opened
@@ -346,7 +248,7 @@ async def test_starts_a_broker_in_the_background_that_outlives_the_client(
     discovery_dir: Path, state_dir: Path, log_file: Path, background_brokers: None
 ) -> None:
     async with stdio_session(relay(discovery_dir, state_dir), LEGACY) as client:
-        assert await client.tool_names() == FIXED_TOOLS
+        assert set(await client.tool_names()) == FIXED_TOOLS
         [record] = live_brokers([discovery_dir])
 
     assert pid_alive(record.pid)
@@ -355,7 +257,7 @@ async def test_starts_a_broker_in_the_background_that_outlives_the_client(
     assert "listening on http://127.0.0.1:" in read(log_file)
     # And it still serves: a second client finds it instead of starting another.
     async with stdio_session(relay(discovery_dir, state_dir), MODERN) as client:
-        assert await client.tool_names() == FIXED_TOOLS
+        assert set(await client.tool_names()) == FIXED_TOOLS
     assert live_brokers([discovery_dir]) == [record]
 
 

@@ -27,15 +27,15 @@ async def raw(
 
 
 @pytest.mark.parametrize("path", ["/status", "/tabs", "/tabs/7/tools"])
-async def test_missing_token_is_refused(broker: BrokerUnderTest, raw_session: aiohttp.ClientSession, path: str) -> None:
-    status, body = await raw(raw_session, broker, "GET", path)
+async def test_missing_token_is_refused(broker: BrokerUnderTest, session: aiohttp.ClientSession, path: str) -> None:
+    status, body = await raw(session, broker, "GET", path)
     assert status == 401 and body["error"]["code"] == "unauthorized"
     assert "discovery file" in body["error"]["message"]
 
 
 @pytest.mark.parametrize("header", [f"Bearer {TOKEN}x", f"Basic {TOKEN}", "Bearer", TOKEN])
-async def test_wrong_token_is_refused(broker: BrokerUnderTest, raw_session: aiohttp.ClientSession, header: str) -> None:
-    status, body = await raw(raw_session, broker, "GET", "/tabs", headers={"Authorization": header})
+async def test_wrong_token_is_refused(broker: BrokerUnderTest, session: aiohttp.ClientSession, header: str) -> None:
+    status, body = await raw(session, broker, "GET", "/tabs", headers={"Authorization": header})
     assert status == 401 and body["error"]["code"] == "unauthorized"
 
 
