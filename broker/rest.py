@@ -2,7 +2,7 @@
 
 ``GET /status``, ``GET /tabs``, ``POST /tabs {url, focus, browser?}``, ``DELETE /tabs/{id}``,
 ``GET /tabs/{id}/tools``, ``POST /tabs/{id}/tools/{name}`` (body = the tool's arguments), plus
-``POST /tabs/{id}/claim``, ``POST /tabs/{id}/release``, ``DELETE /sessions/{id}`` and
+``POST /tabs/{id}/claim``, ``/release`` and ``/focus``, ``DELETE /sessions/{id}`` and
 ``POST /shutdown`` (what ``browser-mcp stop`` uses). Each request acts for the session named by
 ``X-Session-Id``, else the shared default REST session ``rest``; a new session is opened on first
 use. Handlers parse, call the hub and shape JSON; the rules live in :mod:`broker.state`.
@@ -188,21 +188,13 @@ async def call_tool(request: web.Request) -> web.Response:
     return json_response({"result": result})
 
 
-@routes.post("/tabs/{tab}/claim")
-async def claim_tab(request: web.Request) -> web.Response:
+@routes.post("/tabs/{tab}/{action:claim|release|focus}")
+async def change_ownership(request: web.Request) -> web.Response:
     session_id = _session(request)
-    hub = _hub(request)
-    tab, effects = hub.core.claim_tab(session_id, request.match_info["tab"])
-    await hub.run(effects)
-    return json_response({"tab": tab_json(tab)})
-
-
-@routes.post("/tabs/{tab}/release")
-async def release_tab(request: web.Request) -> web.Response:
-    session_id = _session(request)
-    hub = _hub(request)
-    tab, effects = hub.core.release_tab(session_id, request.match_info["tab"])
-    await hub.run(effects)
+    core = _hub(request).core
+    change = {"claim": core.claim_tab, "release": core.release_tab, "focus": core.focus_tab}
+    tab, effects = change[request.match_info["action"]](session_id, request.match_info["tab"])
+    await _hub(request).run(effects)
     return json_response({"tab": tab_json(tab)})
 
 

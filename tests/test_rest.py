@@ -223,3 +223,10 @@ async def test_two_sessions_calling_at_once_each_get_their_own_answer(broker: Br
     )
     assert all(status == 200 for status, _ in answers)
     assert [body["result"] for _, body in answers[:4]] == [{"q": 0}, {"tab": 8}, {"q": 1}, {"tab": 8}]
+
+
+async def test_focus_brings_the_tab_forward(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    status, body = await broker.post("/tabs/7/focus", headers={"X-Session-Id": "agent-1"})
+    assert status == 200 and body["tab"]["ref"] == "b1:7"
+    assert (await fake.wait_for("focusTab"))["sessionId"] == "agent-1"
