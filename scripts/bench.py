@@ -50,6 +50,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from broker.paths import ENV_TOKEN_FILE  # noqa: E402
 from broker.security import PROJECT_EXTENSION_ID  # noqa: E402
 
 ORIGIN = f"chrome-extension://{PROJECT_EXTENSION_ID}"
@@ -122,6 +123,7 @@ class Server:
     port: int
     token: str
     log: Path
+    discovery_dir: Path | None = None
 
     @property
     def url(self) -> str:
@@ -175,10 +177,12 @@ async def start_broker(workdir: Path, command: list[str]) -> Server:
         process = await asyncio.create_subprocess_exec(
             *command, "--port", "0", "--discovery-dir", str(discovery_dir),
             stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=ROOT,
+            # Its lasting token stays in the bench's folder, not the user's configuration.
+            env={**os.environ, ENV_TOKEN_FILE: str(workdir / "broker-token")},
         )  # fmt: skip
     found = await _announcement(process, log, "the broker", r"listening on .*\(discovery file (.+)\)\s*$")
     record = read_json(Path(found.group(1)))
-    return Server("broker", process, int(record["pid"]), int(record["port"]), record["token"], log)
+    return Server("broker", process, int(record["pid"]), int(record["port"]), record["token"], log, discovery_dir)
 
 
 async def start_relay(workdir: Path) -> Server:
@@ -200,7 +204,8 @@ async def start_relay(workdir: Path) -> Server:
 class FakeExtension:
     """Answers ``connect`` once with the snapshot and every ``callTool`` by echoing its args."""
 
-    def __init__(self) -> None:
+    def __init__(self, snapshot: dict[str, Any] = SNAPSHOT) -> None:
+        self.snapshot = snapshot
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.task: asyncio.Task[None] | None = None
 
@@ -220,7 +225,7 @@ class FakeExtension:
                 await ws.send_frame(orjson.dumps(reply), aiohttp.WSMsgType.TEXT)
             elif kind == "connect" and not snapshot_sent:
                 snapshot_sent = True
-                await ws.send_frame(orjson.dumps(SNAPSHOT), aiohttp.WSMsgType.TEXT)
+                await ws.send_frame(orjson.dumps(self.snapshot), aiohttp.WSMsgType.TEXT)
             elif kind == "ping":
                 await ws.send_frame(orjson.dumps({"type": "pong"}), aiohttp.WSMsgType.TEXT)
 
@@ -583,10 +588,33 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="how to start the broker; --port and --discovery-dir are appended (default: %(default)s)",
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
+    parser.add_argument(
+        "--suite",
+        choices=["rest", "mcp", "all"],
+        default="all",
+        help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
+        " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); all: both (the default)",
+    )
+    mcp = parser.add_argument_group("MCP suite")
+    mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
+    mcp.add_argument("--mcp-calls-large", type=int, default=300, help="measured MCP calls per scenario of 100 KB")
+    mcp.add_argument(
+        "--mcp-paths",
+        nargs="+",
+        default=["http-2025", "http-2026", "stdio-2025"],
+        choices=["http-2025", "http-2026", "stdio-2025", "stdio-2026"],
+        help="transport and protocol era of the MCP call scenarios",
+    )
+    mcp.add_argument("--mcp-sizes", type=int, nargs="+", default=[SMALL, LARGE], metavar="BYTES")
+    mcp.add_argument("--mcp-concurrency", type=int, nargs="+", default=[1, 8], metavar="N")
+    mcp.add_argument("--spawn-runs", type=int, default=15, help="spawns of browser-mcp mcp (and of the baseline)")
+    mcp.add_argument("--list-requests", type=int, default=40, help="measured tools/list requests per path")
     args = parser.parse_args(argv)
     if args.quick:
         args.calls_small, args.calls_large, args.warmup, args.repeat = 300, 100, 30, 1
-    if min(args.calls_small, args.calls_large, args.repeat) < 1 or args.warmup < 0:
+        args.mcp_calls, args.mcp_calls_large, args.spawn_runs, args.list_requests = 200, 50, 5, 10
+    counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
+    if min(*counts, args.spawn_runs, args.list_requests) < 1 or args.warmup < 0:
         parser.error("call counts and --repeat must be positive, --warmup not negative")
     return args
 
@@ -628,24 +656,46 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
     return uvloop.run  # type: ignore[no-any-return]
 
 
+async def bench_all(args: argparse.Namespace) -> tuple[list[Scenario], Any]:
+    scenarios = await bench(args) if args.suite in ("rest", "all") else []
+    mcp_results = None
+    if args.suite in ("mcp", "all"):
+        import bench_mcp  # noqa: PLC0415 - the SDK loads only for the MCP suite
+
+        mcp_results = await bench_mcp.bench_mcp(args)
+    return scenarios, mcp_results
+
+
 def main(argv: list[str] | None = None) -> int:
     if not Path("/proc/self/stat").exists():
         print("scripts/bench needs Linux: it reads the servers' counters from /proc", file=sys.stderr)
         return 2
     args = parse_args(argv)
     try:
-        scenarios = _event_loop_runner()(bench(args))
+        scenarios, mcp_results = _event_loop_runner()(bench_all(args))
     except BenchError as exc:
         print(f"scripts/bench: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
-    print(report(scenarios, args))
+    output: dict[str, Any] = {}
+    if scenarios:
+        print(report(scenarios, args))
+        output = json_report(scenarios, args)
+    if mcp_results is not None:
+        import bench_mcp  # noqa: PLC0415
+
+        print(("\n\n" if scenarios else "") + bench_mcp.mcp_report(mcp_results, args))
+        output.setdefault("config", {"warmup": args.warmup, "repeat": args.repeat, "broker_cmd": args.broker_cmd})
+        output.setdefault("machine", json_report([], args)["machine"])
+        output["mcp"] = bench_mcp.mcp_json(mcp_results, args)
     if args.json:
-        args.json.write_text(json.dumps(json_report(scenarios, args), indent=2) + "\n")
+        args.json.write_text(json.dumps(output, indent=2) + "\n")
         print(f"\nresults written to {args.json}")
     return 0
 
 
 if __name__ == "__main__":
+    # scripts/bench_mcp.py imports this module as ``bench``: one module, not a second copy.
+    sys.modules.setdefault("bench", sys.modules[__name__])
     sys.exit(main())
