@@ -107,6 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     config.add_argument("--port", type=int, help="port for the HTTP form (default: the live broker's, else 8765)")
     config.add_argument("--discovery-dir", type=Path, help="where discovery files are")
+
+    from . import native_host, native_install  # noqa: PLC0415 - kept beside their subcommands
+
+    native_host.add_arguments(
+        commands.add_parser("native-host", help="the native messaging host the browser extension starts")
+    )
+    native_install.add_arguments(
+        commands.add_parser("install-native-host", help="register the native messaging host with the browsers")
+    )
     return parser
 
 
@@ -120,6 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .stdio_relay import main as relay  # noqa: PLC0415
 
             return relay(args.discovery_dir, args.pid, args.port)
+        if args.command in ("native-host", "install-native-host"):
+            from . import native_host, native_install  # noqa: PLC0415
+
+            return (native_host.main if args.command == "native-host" else native_install.main)(args)
         return _CLIENT_COMMANDS[args.command](args)
     except ClientError as exc:
         print(f"browser-mcp {args.command}: {exc}", file=sys.stderr)
