@@ -467,6 +467,11 @@ class RawHttp:
 
     async def request(self, method: str, params: dict[str, Any], name: str | None = None) -> tuple[Any, int]:
         """The result and the size of the answer in bytes."""
+        data = await self.exchange(method, params, name)
+        return parse_answer(method, data), len(data)
+
+    async def exchange(self, method: str, params: dict[str, Any], name: str | None = None) -> bytes:
+        """The answer's bytes, unparsed (parsing 5 MB takes the client longer than the broker's work)."""
         self.ids += 1
         headers = self.headers
         if self.era == MODERN:
@@ -484,10 +489,14 @@ class RawHttp:
             data = await response.read()
         if data.startswith(b"event:") or data.startswith(b"data:"):
             data = next(line[5:] for line in data.splitlines() if line.startswith(b"data:"))
-        message = orjson.loads(data)
-        if "result" not in message:
-            raise BenchError(f"{method} failed: {data[:300]!r}")
-        return message["result"], len(data)
+        return data
+
+
+def parse_answer(method: str, data: bytes) -> Any:
+    message = orjson.loads(data)
+    if "result" not in message:
+        raise BenchError(f"{method} failed: {data[:300]!r}")
+    return message["result"]
 
 
 class RawStdio:
@@ -508,21 +517,31 @@ class RawStdio:
         await self.process.stdin.drain()
 
     async def _answer(self, request_id: int) -> tuple[Any, int]:
+        line = await self._line()
+        message = orjson.loads(line)
+        if message.get("id") != request_id or "result" not in message:
+            raise BenchError(f"request {request_id} failed: {line[:300]!r}")
+        return message["result"], len(line)
+
+    async def _line(self) -> bytes:
+        """The next answer's line; notifications (tool list changes after claims) are skipped."""
         assert self.process.stdout is not None
         while True:
             line = await asyncio.wait_for(self.process.stdout.readline(), bench.CALL_TIMEOUT)
             if not line:
                 raise BenchError("browser-mcp mcp closed its stdout")
-            message = orjson.loads(line)
-            if message.get("id") == request_id:
-                if "result" not in message:
-                    raise BenchError(f"request {request_id} failed: {line[:300]!r}")
-                return message["result"], len(line)
+            if b'"method"' not in line[:80]:
+                return line
 
     async def request(self, method: str, params: dict[str, Any], name: str | None = None) -> tuple[Any, int]:
         self.ids += 1
         await self._send({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params})
         return await self._answer(self.ids)
+
+    async def exchange(self, method: str, params: dict[str, Any], name: str | None = None) -> bytes:
+        self.ids += 1
+        await self._send({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params})
+        return await self._line()
 
     async def close(self) -> None:
         assert self.process.stdin is not None
@@ -614,8 +633,10 @@ async def bench_tools_list(path: str, requests: int, workdir: Path, broker_cmd: 
         before = [total_cpu(p) for p in pids]
         for _ in range(requests):
             started = time.perf_counter()
-            await client.request("tools/list", {})
+            data = await client.exchange("tools/list", {})
             latencies.append(time.perf_counter() - started)
+            if b'"tools"' not in data[:200] or len(data) < size // 2:
+                raise BenchError(f"tools/list failed: {data[:300]!r}")
         after = [total_cpu(p) for p in pids]
         # A page tool call while the session's list is this long: does a call pay for the list?
         call = {"name": "call_page_tool", "arguments": {"tab": 1, "tool": "search_products_0", "arguments": {"q": 1}}}
