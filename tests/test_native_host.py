@@ -478,3 +478,90 @@ def test_linux_folders_follow_xdg_config_home_else_dot_config(tmp_path: Path, mo
     assert native_install.targets(["chrome"], [], platform="linux")[0].folder == (
         tmp_path / "home" / ".config" / "google-chrome" / "NativeMessagingHosts"
     )
+
+
+# A real browser
+
+
+SMOKE_WORKER = """
+self.received = [];
+self.port = chrome.runtime.connectNative("browser_mcp.broker");
+self.port.onMessage.addListener((message) => self.received.push(message));
+self.port.onDisconnect.addListener(() => {
+  self.received.push({ type: "disconnected", error: chrome.runtime.lastError?.message ?? null });
+});
+"""
+# Resolves with the messages once there are ``count`` of them (polled inside the worker).
+WAIT_FOR_MESSAGES = """(count) => new Promise((resolve) => {
+  const check = () => (self.received.length >= count ? resolve(self.received) : setTimeout(check, 20));
+  check();
+})"""
+
+
+async def test_chromium_starts_the_installed_host_for_the_projects_extension(
+    brokers: Brokers, home: dict[str, str], tmp_path: Path
+) -> None:
+    """Chromium reads the manifest of ``--user-data-dir``, runs the launcher and relays the list.
+
+    A throwaway extension with the project's manifest ``key`` (so the project's id, the one
+    origin allowed by default) calls ``connectNative``; nothing else of the real extension is used.
+    """
+    from playwright.async_api import async_playwright  # noqa: PLC0415 - only this test needs it
+
+    key = json.loads((Path(__file__).parents[1] / "extension" / "manifest.json").read_text())["key"]
+    extension = tmp_path / "extension"
+    extension.mkdir()
+    (extension / "manifest.json").write_text(
+        json.dumps(
+            {
+                "manifest_version": 3,
+                "name": "native host check",
+                "version": "0.0.1",
+                "key": key,
+                "background": {"service_worker": "worker.js"},
+                "permissions": ["nativeMessaging"],
+            }
+        )
+    )
+    (extension / "worker.js").write_text(SMOKE_WORKER)
+    profile = tmp_path / "profile"
+    result = install(home, "--user-data-dir", str(profile), "--discovery-dir", str(brokers.discovery_dir))
+    assert result.returncode == 0, result.stderr
+    broker = await brokers.start()
+
+    async def received(count: int) -> list[dict[str, Any]]:
+        async with asyncio.timeout(START_TIMEOUT):
+            messages: list[dict[str, Any]] = await worker.evaluate(WAIT_FOR_MESSAGES, count)
+        return messages
+
+    async with async_playwright() as playwright:
+        context = await playwright.chromium.launch_persistent_context(
+            str(profile),
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            env=home,
+            args=[
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--disable-extensions-except={extension}",
+                f"--load-extension={extension}",
+            ],
+        )
+        try:
+            worker = (
+                context.service_workers[0] if context.service_workers else await context.wait_for_event("serviceworker")
+            )
+            [first] = await received(1)
+            assert first["type"] == "brokers", first
+            assert [(b["pid"], b["port"]) for b in first["brokers"]] == [(broker.pid, broker.port)]
+
+            broker.send_signal(signal.SIGTERM)
+            await broker.exited()
+            assert (await received(2))[1] == {"type": "brokers", "brokers": []}
+        finally:
+            await context.close()
