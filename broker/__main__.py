@@ -24,8 +24,8 @@ from typing import Any
 from . import codec, paths
 from .client import BrokerClient, ClientError, select_broker
 from .discovery import BrokerRecord, live_brokers, load_or_create_token
-from .runtime import VERSION, Runtime, Settings
 from .security import PROJECT_EXTENSION_ID, client_token
+from .version import VERSION
 
 __all__ = ["main"]
 
@@ -159,6 +159,8 @@ def _serve(args: argparse.Namespace) -> int:
     )
     if args.call_timeout <= 0:
         raise ClientError("--call-timeout must be positive")
+    from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
+
     settings = Settings(
         token=load_or_create_token(paths.token_file()),
         allowed_extensions=_allowed_extensions(args.allow_extension),

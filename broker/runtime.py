@@ -16,12 +16,9 @@ import attrs
 from aiohttp import web
 
 from .hub import Hub
+from .version import PROTOCOL_VERSION, VERSION
 
 __all__ = ["CLIENT_LABEL", "HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Settings", "VERSION"]
-
-VERSION = "0.1.0"
-# The extension link protocol of DESIGN.md; bumped when a change would break a peer.
-PROTOCOL_VERSION = 1
 
 
 @attrs.frozen

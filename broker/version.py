@@ -1,0 +1,9 @@
+"""The broker's version and the extension-link protocol's; importable without any dependency."""
+
+from __future__ import annotations
+
+__all__ = ["PROTOCOL_VERSION", "VERSION"]
+
+VERSION = "0.1.0"
+# The extension link protocol of DESIGN.md; bumped when a change would break a peer.
+PROTOCOL_VERSION = 1
