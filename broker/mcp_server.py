@@ -103,6 +103,7 @@ FIXED_TOOLS = [
         annotations=types.ToolAnnotations(open_world_hint=True),
     ),
 ]
+_FIXED_SCHEMAS = {tool.name: tool.input_schema for tool in FIXED_TOOLS}
 _FIXED_JSON = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in FIXED_TOOLS]
 
 
@@ -117,6 +118,9 @@ class McpSession:
     notify_legacy: Any = None
     seen: list[tuple[str, str, str, Tool]] = attrs.Factory(list)
     tool_json: dict[str, tuple[str, str, Tool, dict[str, Any]]] = attrs.Factory(dict)
+    # Both rebuilt after every change of tabs, so requests between changes cost nothing.
+    page_tools: list[tuple[str, TabView, Tool]] | None = None
+    tool_list: list[dict[str, Any]] | None = None
     changed: bool = False
 
 
@@ -185,6 +189,7 @@ class McpSurface:
         # Compared at once, sent later: a change undone within the coalescing window (a claim,
         # then the tab closed) is still news to a client that listed its tools in between.
         for session in self.sessions.values():
+            session.page_tools = session.tool_list = None
             visible = self._visible(session)
             if visible != session.seen:
                 session.seen = visible
@@ -215,13 +220,38 @@ class McpSurface:
         """What of the session's tool list the client sees: names, tab titles and URLs, tools."""
         if not self.hub.core.has_session(session.key):
             return []
-        return [(name, view.title, view.url, tool) for name, view, tool in self._page_tools(session.key)]
+        return [(name, view.title, view.url, tool) for name, view, tool in self._page_tools(session)]
 
-    def _page_tools(self, key: str) -> list[tuple[str, TabView, Tool]]:
-        visible = self.hub.core.session_tools(key)
-        shared_ids = self.hub.core.shared_tab_ids()
-        names = name_page_tools([(view.browser, view.id, tool.name) for view, tool in visible], shared_ids)
-        return [(name, view, tool) for name, (view, tool) in zip(names, visible, strict=True)]
+    def _page_tools(self, session: McpSession) -> list[tuple[str, TabView, Tool]]:
+        if session.page_tools is None:
+            visible = self.hub.core.session_tools(session.key)
+            shared_ids = self.hub.core.shared_tab_ids()
+            names = name_page_tools([(view.browser, view.id, tool.name) for view, tool in visible], shared_ids)
+            session.page_tools = [(name, view, tool) for name, (view, tool) in zip(names, visible, strict=True)]
+        return session.page_tools
+
+    def _input_schema_of(self, mcp_name: str) -> dict[str, Any] | None:
+        """A tool's input schema by name, for the SDK's check of a stateless call's headers.
+
+        Without it the SDK lists every tool of the session for each call. Any session's name for
+        a page tool is the same, so the tab named in the tool's name is enough.
+        """
+        fixed = _FIXED_SCHEMAS.get(mcp_name)
+        if fixed is not None:
+            return fixed
+        ref = tab_of_page_tool(mcp_name)
+        if ref is None:
+            return None
+        try:
+            view = self.hub.core.tab(ref)
+        except BrokerError:
+            return None
+        tools = view.tools or ()
+        names = name_page_tools([(view.browser, view.id, t.name) for t in tools], self.hub.core.shared_tab_ids())
+        for name, tool in zip(names, tools, strict=True):
+            if name == mcp_name:
+                return _input_schema(tool.input_schema)
+        return None
 
     # Handlers
 
@@ -238,6 +268,7 @@ class McpSurface:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self._listen,
+            get_tool_input_schema=self._input_schema_of,
         )
         server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         server.middleware.append(self._answer_list_tools)
@@ -280,10 +311,12 @@ class McpSurface:
         return result
 
     def _tool_dicts(self, session: McpSession) -> list[dict[str, Any]]:
+        if session.tool_list is not None:
+            return session.tool_list
         cache = session.tool_json
         fresh: dict[str, tuple[str, str, Tool, dict[str, Any]]] = {}
         tools = list(_FIXED_JSON)
-        for name, view, tool in self._page_tools(session.key):
+        for name, view, tool in self._page_tools(session):
             known = cache.get(name)
             if known is not None and known[2] is tool and known[0] == view.title and known[1] == view.url:
                 entry = known
@@ -292,6 +325,7 @@ class McpSurface:
             fresh[name] = entry
             tools.append(entry[3])
         session.tool_json = fresh
+        session.tool_list = tools
         return tools
 
     async def _call_tool(
@@ -310,7 +344,7 @@ class McpSurface:
                 if not isinstance(tool, str) or not isinstance(arguments, dict):
                     raise InvalidRequest("call_page_tool needs `tool` (a string) and `arguments` (an object)")
                 return await self._call_page_tool(session.key, _tab_arg(args), tool, arguments)
-            ref, tool_name = self._resolve_page_tool(session.key, params.name)
+            ref, tool_name = self._resolve_page_tool(session, params.name)
             return await self._call_page_tool(session.key, ref, tool_name, args)
         except BrokerError as exc:
             return _error_result(exc)
@@ -341,9 +375,9 @@ class McpSurface:
         tools = await self.hub.request(lambda now: self.hub.core.request_tools(key, ref, now))
         return {"tab": self.hub.core.tab(ref).ref, "tools": tools_json(tools)}
 
-    def _resolve_page_tool(self, key: str, mcp_name: str) -> tuple[str, str]:
+    def _resolve_page_tool(self, session: McpSession, mcp_name: str) -> tuple[str, str]:
         """Raises: TabNotFound, when the tool's tab is gone; ToolNotFound otherwise."""
-        for name, view, tool in self._page_tools(key):
+        for name, view, tool in self._page_tools(session):
             if name == mcp_name:
                 return view.ref, tool.name
         ref = tab_of_page_tool(mcp_name)
