@@ -126,14 +126,14 @@ class BrokerProcess:
 
 
 class Brokers:
-    """Starts ``browser-mcp serve --port 0`` subprocesses and stops them all on close."""
+    """Starts ``browser-mcp serve --port 0`` subprocesses (or on a given port) and stops them all on close."""
 
     def __init__(self, discovery_dir: Path) -> None:
         self.discovery_dir = discovery_dir
         self._processes: list[asyncio.subprocess.Process] = []
 
-    async def start(self, *extra: str, discovery_dir: Path | None = None, **popen: Any) -> BrokerProcess:
-        """Start a broker and wait for its "listening on" line.
+    async def start(self, *extra: str, discovery_dir: Path | None = None, port: int = 0, **popen: Any) -> BrokerProcess:
+        """Start a broker on ``port`` (0: any free one) and wait for its "listening on" line.
 
         Raises:
             AssertionError: the broker exited or printed something else first.
@@ -143,7 +143,7 @@ class Brokers:
             *CLI,
             "serve",
             "--port",
-            "0",
+            str(port),
             "--discovery-dir",
             str(directory),
             *extra,

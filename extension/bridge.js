@@ -1,0 +1,136 @@
+// The isolated-world half of the page-tool relay, in every http(s) top-level document.
+//
+// With Chromium's native WebMCP, the isolated world sees `document.modelContext` itself: the
+// bridge lists tools with getTools(), runs them with executeTool() and follows `toolchange`.
+// Without it, `document.modelContext` is undefined here (the polyfill lives in the MAIN world)
+// and the bridge relays to polyfill.js with window.postMessage.
+//
+// Toward the service worker: it reports the tool list on every change (the first report of a
+// new document clears what the previous page declared) and answers LIST and CALL. When the page
+// navigates away during a call this context dies, the message channel closes and the worker
+// turns that into an error. Content scripts cannot import protocol.js; the names match its Bridge.
+(() => {
+  "use strict";
+
+  const TOOLS = "browser-mcp/tools";
+  const LIST = "browser-mcp/list";
+  const CALL = "browser-mcp/call";
+  const PAGE = "browser-mcp-page";
+  const BRIDGE = "browser-mcp-bridge";
+  const MARK = Symbol.for("browser-mcp.bridge");
+  if (globalThis[MARK]) return;
+  globalThis[MARK] = true;
+
+  const native = document.modelContext ?? null;
+  let pageTools = [];
+  let lastReport = null;
+  let nextCallId = 1;
+  const pending = new Map(); // call id -> resolve
+
+  function parseSchema(schema) {
+    if (typeof schema === "string") {
+      try {
+        return JSON.parse(schema);
+      } catch {
+        return { type: "object", properties: {} };
+      }
+    }
+    return schema && typeof schema === "object" ? schema : { type: "object", properties: {} };
+  }
+
+  function describeNative(tool) {
+    const described = {
+      name: tool.name,
+      description: tool.description ?? "",
+      inputSchema: parseSchema(tool.inputSchema),
+    };
+    if (typeof tool.title === "string" && tool.title !== "") described.title = tool.title;
+    if (tool.annotations && typeof tool.annotations === "object") described.annotations = { ...tool.annotations };
+    return described;
+  }
+
+  async function currentTools() {
+    if (!native) return pageTools;
+    const seen = new Set();
+    return (await native.getTools()).map(describeNative).filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
+  }
+
+  function report(tools) {
+    const text = JSON.stringify(tools);
+    if (text === lastReport) return;
+    lastReport = text;
+    // Fails only when the extension was reloaded and this context is orphaned: nothing to tell.
+    chrome.runtime.sendMessage({ kind: TOOLS, tools }).catch(() => {});
+  }
+
+  function errorMessage(error) {
+    if (error instanceof Error) return error.message || error.name;
+    return typeof error === "string" ? error : String(error);
+  }
+
+  async function callNative(name, args) {
+    const tool = (await native.getTools()).find((candidate) => candidate.name === name);
+    if (!tool) return { error: { code: "tool_not_found", message: `the page has no tool ${name}` } };
+    try {
+      const text = await native.executeTool(tool, args ?? {});
+      try {
+        return { result: JSON.parse(text) };
+      } catch {
+        return { result: text ?? null };
+      }
+    } catch (error) {
+      return { error: { code: "tool_error", message: errorMessage(error) } };
+    }
+  }
+
+  function callPage(name, args) {
+    return new Promise((resolve) => {
+      const id = nextCallId++;
+      pending.set(id, resolve);
+      window.postMessage({ source: BRIDGE, kind: "call", id, name, args: args ?? {} }, "*");
+    });
+  }
+
+  chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {
+    switch (message?.kind) {
+      case LIST:
+        currentTools().then(
+          (tools) => sendResponse({ tools }),
+          () => sendResponse({ tools: [] }),
+        );
+        return true;
+      case CALL:
+        (native ? callNative : callPage)(message.name, message.args).then(sendResponse);
+        return true;
+      default:
+        return false;
+    }
+  });
+
+  if (native) {
+    const refresh = () => currentTools().then(report, (error) => console.warn("browser-mcp: getTools failed", error));
+    native.addEventListener("toolchange", refresh);
+    refresh();
+  } else {
+    window.addEventListener("message", (event) => {
+      const data = event.data;
+      if (event.source !== window || !data || data.source !== PAGE) return;
+      switch (data.kind) {
+        case "tools":
+          pageTools = Array.isArray(data.tools) ? data.tools : [];
+          report(pageTools);
+          break;
+        case "result": {
+          const resolve = pending.get(data.id);
+          pending.delete(data.id);
+          resolve?.(data.error ? { error: data.error } : { result: data.result ?? null });
+          break;
+        }
+        default:
+          break;
+      }
+    });
+    report([]);
+    window.postMessage({ source: BRIDGE, kind: "list" }, "*");
+  }
+})();

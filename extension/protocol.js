@@ -1,0 +1,44 @@
+// The extension link's message types, exactly as broker/codec.py TAGS spells them.
+
+/** Broker -> extension. */
+export const FromBroker = Object.freeze({
+  CONNECT: "connect",
+  OPEN_TAB: "openTab",
+  CLOSE_TAB: "closeTab",
+  FOCUS_TAB: "focusTab",
+  CALL_TOOL: "callTool",
+  DISCOVER_TOOLS: "discoverTools",
+  PING: "ping",
+  PONG: "pong",
+  DISCONNECT: "disconnect",
+  ERROR: "error",
+});
+
+/** Extension -> broker. */
+export const ToBroker = Object.freeze({
+  CONNECTED: "connected",
+  TAB_CREATED: "tabCreated",
+  TAB_UPDATED: "tabUpdated",
+  TAB_CLOSED: "tabClosed",
+  TAB_FOCUSED: "tabFocused",
+  TOOLS_CHANGED: "toolsChanged",
+  TOOLS_DISCOVERED: "toolsDiscovered",
+  TOOL_RESULT: "toolResult",
+  PING: "ping",
+  PONG: "pong",
+  DISCONNECTED: "disconnected",
+});
+
+/** The ports the broker picks from when none is given (DESIGN.md), probed without a native host. */
+export const PORT_FIRST = 8765;
+export const PORT_LAST = 8785;
+
+/** The native messaging host that streams the live brokers: {type: "brokers", brokers: [{port, token, pid}]}. */
+export const NATIVE_HOST = "browser_mcp.broker";
+
+/** Between the bridge content script and the service worker (chrome.runtime messaging). */
+export const Bridge = Object.freeze({
+  TOOLS: "browser-mcp/tools", // bridge -> worker: {kind, tools}
+  LIST: "browser-mcp/list", // worker -> bridge: answered with {tools}
+  CALL: "browser-mcp/call", // worker -> bridge: {kind, name, args}, answered with {result} or {error}
+});

@@ -1,0 +1,487 @@
+"""End to end: the real extension in headless Chromium, a real broker subprocess, real pages.
+
+One Chromium per module (its process tree takes about 400 MB), launched with the unpacked
+extension from ``extension/`` the way /work/shared/E2E.md describes; one broker started on a free
+port of 8765-8785, the range the extension probes when no native messaging host is installed;
+local pages served by aiohttp on 127.0.0.1 that declare tools through the extension's polyfill
+(``document.modelContext.registerTool`` with an AbortSignal, and the older
+``navigator.modelContext``). Tests assert what a user sees: tabs and tools in ``GET /tabs`` and
+in an MCP client's list, call results and errors, list changes, tabs opened and closed by a
+client. A missing Chromium fails the module loudly: these tests never skip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+from aiohttp import web
+from playwright.async_api import BrowserContext, Page, Worker, async_playwright
+
+from broker.security import PROJECT_EXTENSION_ID
+
+from .cli_helpers import BrokerProcess, Brokers
+from .mcp_clients import LEGACY, McpClient, mcp_client, text
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CHROMIUM = "/usr/bin/chromium"
+EXTENSION = Path(__file__).resolve().parent.parent / "extension"
+PROBED_PORTS = range(8765, 8786)
+WAIT = 15.0
+
+MODERN_PAGE = """<!doctype html><title>Modern tools</title><script>
+const temporary = new AbortController();
+document.modelContext.registerTool({
+  name: "echo",
+  description: "Echo the text back",
+  inputSchema: {type: "object", properties: {text: {type: "string"}}, required: ["text"]},
+  annotations: {readOnlyHint: true},
+  execute: async ({text}) => ({echoed: text, from: location.pathname}),
+});
+document.modelContext.registerTool({
+  name: "fail",
+  description: "Always throws",
+  inputSchema: {type: "object", properties: {}},
+  execute: () => { throw new Error("the page says no"); },
+});
+document.modelContext.registerTool(
+  {name: "temporary", description: "Goes away", inputSchema: {type: "object"}, execute: () => "here"},
+  {signal: temporary.signal},
+);
+window.dropTemporary = () => temporary.abort();
+</script><p>modern</p>"""
+
+LEGACY_PAGE = """<!doctype html><title>Legacy tools</title><script>
+navigator.modelContext.provideContext({tools: [{
+  name: "add",
+  description: "Add two numbers",
+  inputSchema: {type: "object", properties: {a: {type: "number"}, b: {type: "number"}}},
+  execute: async ({a, b}) => ({content: [{type: "text", text: String(a + b)}]}),
+}]});
+navigator.modelContext.registerTool({
+  name: "shout",
+  description: "Upper-case the text",
+  inputSchema: {type: "object", properties: {text: {type: "string"}}},
+  execute: ({text}) => text.toUpperCase(),
+});
+window.dropShout = () => navigator.modelContext.unregisterTool("shout");
+</script><p>legacy</p>"""
+
+SLOW_PAGE = """<!doctype html><title>Slow tools</title><script>
+document.modelContext.registerTool({
+  name: "wait",
+  description: "Never answers",
+  inputSchema: {type: "object"},
+  execute: () => { window.waiting = true; return new Promise(() => {}); },
+});
+</script><p>slow</p>"""
+
+PLAIN_PAGE = "<!doctype html><title>Plain</title><p>no tools here</p>"
+
+PAGES = {"modern.html": MODERN_PAGE, "legacy.html": LEGACY_PAGE, "slow.html": SLOW_PAGE, "plain.html": PLAIN_PAGE}
+
+
+def free_probed_ports() -> list[int]:
+    free = []
+    for port in PROBED_PORTS:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            free.append(port)
+    return free
+
+
+async def start_probed_broker(brokers: Brokers) -> BrokerProcess:
+    """A broker on a port the extension probes; another test run may take a free one first."""
+    for port in free_probed_ports()[:5]:
+        try:
+            return await brokers.start(port=port)
+        except AssertionError:
+            continue
+    raise AssertionError(f"no free port in {PROBED_PORTS.start}-{PROBED_PORTS.stop - 1} for the test broker")
+
+
+def tool_prefix(names: list[str], tab: dict[str, Any]) -> str:
+    """How the broker's MCP names start for ``tab``: ``t12_``, or ``b2_t12_`` when ids are shared."""
+    short = f"t{tab['id']}_"
+    return short if any(n.startswith(short) for n in names) else f"{tab['browser']}_{short}"
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], what: str, within: float = WAIT) -> Any:
+    """Poll ``check`` until it returns something truthy; fail naming ``what``."""
+    last: Any = None
+    try:
+        async with asyncio.timeout(within):
+            while not last:
+                last = await check()
+                if not last:
+                    await asyncio.sleep(0.1)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}; last seen: {last!r}") from None
+    return last
+
+
+class World:
+    """The browser, the broker and the page server of this module."""
+
+    def __init__(
+        self, context: BrowserContext, worker: Worker, broker: BrokerProcess, token: str, site: str, flavour: str
+    ):
+        self.flavour = flavour
+        self.instance_id = ""
+        self.browser_key = ""
+        self.context = context
+        self.worker = worker
+        self.broker = broker
+        self.token = token
+        self.site = site
+        self.http = aiohttp.ClientSession(
+            f"http://127.0.0.1:{broker.port}", headers={"Authorization": f"Bearer {token}"}
+        )
+
+    def url(self, page: str, tag: str) -> str:
+        return f"{self.site}/{page}?{tag}"
+
+    async def get(self, path: str) -> Any:
+        async with self.http.get(path) as response:
+            assert response.status == 200, await response.text()
+            return await response.json()
+
+    async def post(self, path: str, body: Any) -> tuple[int, Any]:
+        async with self.http.post(path, json=body) as response:
+            return response.status, await response.json()
+
+    async def browser(self) -> dict[str, Any] | None:
+        """This browser as the broker lists it (other browsers may join a broker in the range)."""
+        browsers = (await self.get("/status"))["browsers"]
+        return next((b for b in browsers if b["instanceId"] == self.instance_id), None)
+
+    async def tabs(self) -> list[dict[str, Any]]:
+        return [t for t in (await self.get("/tabs"))["tabs"] if t["browser"] == self.browser_key]
+
+    async def tab_at(self, url: str, tools: set[str] | None = None) -> dict[str, Any]:
+        """The broker's tab showing ``url``, once it reports ``tools`` (when given)."""
+
+        async def find() -> dict[str, Any] | None:
+            for tab in await self.tabs():
+                if tab["url"] == url and (tools is None or {t["name"] for t in tab["tools"]} == tools):
+                    return tab
+            return None
+
+        return await eventually(find, f"a tab at {url} with tools {tools}")
+
+    async def open_page(self, page: str, tag: str, tools: set[str] | None = None) -> tuple[Page, dict[str, Any]]:
+        browser_page = await self.context.new_page()
+        await browser_page.goto(self.url(page, tag))
+        return browser_page, await self.tab_at(self.url(page, tag), tools)
+
+    async def joined(self) -> None:
+        """Wait for this browser's snapshot and learn its instance id and its key in the broker."""
+
+        async def stored() -> str | None:
+            return await self.worker.evaluate(
+                "chrome.storage.local.get('instanceId').then((v) => v.instanceId ?? null)"
+            )
+
+        self.instance_id = await eventually(stored, "the extension to choose its instance id")
+        browser = await eventually(self.browser, "the extension to join the broker")
+        self.browser_key = browser["browser"]
+
+    def mcp(self, name: str) -> contextlib.AbstractAsyncContextManager[McpClient]:
+        return mcp_client(f"http://127.0.0.1:{self.broker.port}/mcp", self.token, name, LEGACY)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def site() -> AsyncIterator[str]:
+    async def serve(request: web.Request) -> web.Response:
+        body = PAGES.get(request.match_info["name"])
+        if body is None:
+            raise web.HTTPNotFound()
+        return web.Response(text=body, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{name}", serve)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    server = web.TCPSite(runner, "127.0.0.1", 0)
+    await server.start()
+    port = runner.addresses[0][1]
+    yield f"http://127.0.0.1:{port}"
+    await runner.cleanup()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["polyfill", "native"])
+async def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, site: str
+) -> AsyncIterator[World]:
+    """The browser of one WebMCP flavour: the extension's polyfill, or Chromium's own WebMCP.
+
+    Module-scoped and parametrized, so pytest runs every test against one browser, closes it,
+    then runs them all against the other: one Chromium at a time.
+    """
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
+    home = tmp_path_factory.mktemp("e2e")
+    async with Brokers(home / "discovery") as brokers:
+        broker = await start_probed_broker(brokers)
+        token = json.loads(broker.discovery_file.read_text())["token"]
+        async with async_playwright() as playwright:
+            context = await playwright.chromium.launch_persistent_context(
+                str(home / "profile"),
+                executable_path=CHROMIUM,
+                headless=True,
+                env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
+                args=[
+                    "--headless=new",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    f"--disable-extensions-except={EXTENSION}",
+                    f"--load-extension={EXTENSION}",
+                    *(["--enable-features=WebMCP"] if request.param == "native" else []),
+                ],
+            )
+            try:
+                worker = context.service_workers[0] if context.service_workers else None
+                if worker is None:
+                    worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
+                assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
+                world = World(context, worker, broker, token, site, request.param)
+                try:
+                    await world.joined()
+                    yield world
+                finally:
+                    await world.http.close()
+            finally:
+                await context.close()
+
+
+async def test_the_extension_joins_the_broker_with_its_browser_and_tabs(world: World) -> None:
+    browser = await world.browser()
+    assert browser is not None
+    assert browser["connected"]
+    assert browser["name"]
+    major, *rest = browser["version"].split(".")
+    assert major.isdigit()
+    assert rest != ["0", "0", "0"], "the full version, not the user agent's reduced one"
+    page, tab = await world.open_page("plain.html", "joins")
+    assert tab["tools"] == []
+
+    async def titled() -> bool:
+        return any(t["id"] == tab["id"] and t["title"] == "Plain" for t in await world.tabs())
+
+    # The tab is reported when it starts loading; its title follows in an update.
+    await eventually(titled, "the tab's title to reach the broker")
+    await page.close()
+    await eventually(
+        lambda: _absent(world, tab["id"]),
+        "the closed tab to leave the broker's list",
+    )
+
+
+async def _absent(world: World, tab_id: int) -> bool:
+    return all(t["id"] != tab_id for t in await world.tabs())
+
+
+async def test_pages_get_the_webmcp_of_the_browser_or_the_polyfill(world: World) -> None:
+    page, _ = await world.open_page("modern.html", "flavour", {"echo", "fail", "temporary"})
+    getter = await page.evaluate("String(Object.getOwnPropertyDescriptor(Document.prototype, 'modelContext').get)")
+    assert ("[native code]" in getter) == (world.flavour == "native"), getter
+    await page.close()
+
+
+async def test_page_tools_reach_an_mcp_client_and_answer_it(world: World) -> None:
+    page, tab = await world.open_page("modern.html", "mcp", {"echo", "fail", "temporary"})
+    echo = next(t for t in tab["tools"] if t["name"] == "echo")
+    assert echo["description"] == "Echo the text back"
+    assert echo["inputSchema"]["required"] == ["text"]
+    async with world.mcp("e2e-client") as client:
+        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
+        names = await client.tool_names()
+        prefix = tool_prefix(names, tab)
+        assert {prefix + "echo", prefix + "fail", prefix + "temporary"} <= set(names)
+
+        result = await client.call(prefix + "echo", {"text": "hello"})
+        assert not result.is_error, text(result)
+        assert json.loads(text(result)) == {"echoed": "hello", "from": "/modern.html"}
+
+        failed = await client.call(prefix + "fail")
+        assert failed.is_error
+        # Chromium's own executeTool hides what the tool threw behind one generic message.
+        assert ("the page says no" if world.flavour == "polyfill" else "invocation failed") in text(failed)
+
+        before = client.changes.count
+        await page.evaluate("dropTemporary()")
+        await client.changes.next(after=before)
+        await eventually(
+            lambda: _without(client, prefix + "temporary"),
+            "the aborted tool to leave the client's list",
+        )
+        assert prefix + "echo" in await client.tool_names()
+    await page.close()
+
+
+async def _without(client: McpClient, name: str) -> bool:
+    return name not in await client.tool_names()
+
+
+async def test_the_older_navigator_api_works_through_rest(world: World) -> None:
+    page, tab = await world.open_page("legacy.html", "rest", {"add", "shout"})
+    status, body = await world.post(f"/tabs/{tab['ref']}/tools/add", {"a": 2, "b": 3})
+    assert status == 200, body
+    assert body["result"] == {"content": [{"type": "text", "text": "5"}]}
+    status, body = await world.post(f"/tabs/{tab['ref']}/tools/shout", {"text": "hey"})
+    assert status == 200, body
+    assert body["result"] == "HEY"
+
+    await page.evaluate("dropShout()")
+    await world.tab_at(world.url("legacy.html", "rest"), {"add"})
+    await page.close()
+
+
+async def test_a_call_fails_when_its_page_navigates_away(world: World) -> None:
+    page, tab = await world.open_page("slow.html", "away", {"wait"})
+    call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/wait", {}))
+    await eventually(lambda: page.evaluate("window.waiting === true"), "the tool to start running")
+    await page.goto(world.url("plain.html", "away"))
+    async with asyncio.timeout(WAIT):
+        status, body = await call
+    assert status != 200
+    assert "went away" in body["error"]["message"]
+    await world.tab_at(world.url("plain.html", "away"), set())
+    await page.close()
+
+
+async def test_restricted_pages_are_listed_without_tools(world: World) -> None:
+    page = await world.context.new_page()
+    await page.goto("chrome://version/")
+    tab = await world.tab_at("chrome://version/")
+    assert tab["tools"] == []
+    await page.close()
+
+
+async def test_a_client_opens_a_tab_in_its_group_and_closes_it(world: World) -> None:
+    url = world.url("modern.html", "opened")
+    async with world.mcp("Opening Client") as client:
+        opened = await client.call_json("tabs", {"action": "open", "url": url})
+        tab_id, ref = opened["opened"]["id"], opened["opened"]["ref"]
+        await eventually(
+            lambda: _page_open(world, url),
+            "the browser to show the opened tab",
+        )
+        group = await world.worker.evaluate(
+            """async (id) => {
+                const tab = await chrome.tabs.get(id);
+                return tab.groupId === -1 ? null : (await chrome.tabGroups.get(tab.groupId)).title;
+            }""",
+            tab_id,
+        )
+        assert group == "Opening Client"
+        tab = await world.tab_at(url, {"echo", "fail", "temporary"})
+        assert tab["owner"]["name"] == "Opening Client"
+        names = await client.tool_names()
+        assert tool_prefix(names, tab) + "echo" in names
+
+        await client.call_json("tabs", {"action": "close", "tab": ref})
+        await eventually(lambda: _absent(world, tab_id), "the closed tab to leave the broker's list")
+        await eventually(lambda: _page_gone(world, url), "the browser to close the tab")
+
+
+async def _page_open(world: World, url: str) -> bool:
+    return any(page.url == url for page in world.context.pages)
+
+
+async def _page_gone(world: World, url: str) -> bool:
+    return not await _page_open(world, url)
+
+
+async def test_a_client_focuses_a_tab(world: World) -> None:
+    first, first_tab = await world.open_page("plain.html", "focus-1")
+    second, second_tab = await world.open_page("plain.html", "focus-2")
+    assert await _active(world, second_tab["id"])
+    async with world.mcp("Focusing Client") as client:
+        await client.call_json("tabs", {"action": "focus", "tab": first_tab["ref"]})
+        await eventually(lambda: _active(world, first_tab["id"]), "the browser to bring the tab to the front")
+
+        async def reported() -> bool:
+            return any(t["id"] == first_tab["id"] and t["active"] for t in await world.tabs())
+
+        await eventually(reported, "the broker to hear which tab is in front")
+    await first.close()
+    await second.close()
+
+
+async def _active(world: World, tab_id: int) -> bool:
+    return bool(await world.worker.evaluate("async (id) => (await chrome.tabs.get(id)).active", tab_id))
+
+
+async def test_the_extension_joins_every_broker_in_the_port_range(world: World, tmp_path: Path) -> None:
+    url = world.url("modern.html", "second-broker")
+    page, _ = await world.open_page("modern.html", "second-broker", {"echo", "fail", "temporary"})
+    async with Brokers(tmp_path / "discovery") as brokers:
+        second = await start_probed_broker(brokers)
+        token = json.loads(second.discovery_file.read_text())["token"]
+        async with aiohttp.ClientSession(
+            f"http://127.0.0.1:{second.port}", headers={"Authorization": f"Bearer {token}"}
+        ) as http:
+
+            async def listed() -> dict[str, Any] | None:
+                async with http.get("/tabs") as response:
+                    tabs = (await response.json())["tabs"]
+                return next((t for t in tabs if t["url"] == url and len(t["tools"]) == 3), None)
+
+            # The extension probes the range again with backoff (at most 10 s apart).
+            tab = await eventually(listed, "the extension to join a second broker", within=WAIT * 2)
+            async with http.post(f"/tabs/{tab['ref']}/tools/echo", json={"text": "both"}) as response:
+                assert response.status == 200, await response.text()
+                assert (await response.json())["result"] == {"echoed": "both", "from": "/modern.html"}
+    assert (await world.browser() or {}).get("connected"), "the first broker lost the browser"
+    await page.close()
+
+
+async def test_a_restarted_service_worker_rebuilds_tabs_and_tools(world: World) -> None:
+    """MV3 stops workers at will: a new one rejoins as the same browser and asks pages for tools.
+
+    Last in the module: Playwright does not hand out the new worker, so ``world.worker`` is stale.
+    """
+    page, tab = await world.open_page("modern.html", "restart", {"echo", "fail", "temporary"})
+    cdp = await world.context.new_cdp_session(page)
+    targets = (await cdp.send("Target.getTargets"))["targetInfos"]
+    worker_target = next(t for t in targets if t["type"] == "service_worker" and t["url"] == world.worker.url)
+    await cdp.send("Target.closeTarget", {"targetId": worker_target["targetId"]})
+    await cdp.detach()
+
+    async def detached() -> bool:
+        browser = await world.browser()
+        return browser is not None and not browser["connected"]
+
+    await eventually(detached, "the broker to see the stopped worker's link close")
+    # Any tab event wakes the worker again.
+    other, _ = await world.open_page("plain.html", "restart-wake")
+
+    async def rejoined() -> bool:
+        browser = await world.browser()
+        return browser is not None and browser["connected"]
+
+    await eventually(rejoined, "the new worker to rejoin as the same browser")
+    await world.tab_at(world.url("modern.html", "restart"), {"echo", "fail", "temporary"})
+    status, body = await world.post(f"/tabs/{tab['ref']}/tools/echo", {"text": "again"})
+    assert status == 200, body
+    assert body["result"] == {"echoed": "again", "from": "/modern.html"}
+    await page.close()
+    await other.close()

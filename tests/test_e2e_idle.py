@@ -1,0 +1,86 @@
+"""End to end: the extension's link survives a long idle stretch in a Chromium nobody debugs.
+
+Under Playwright the service worker never sleeps (a DevTools session stays attached to it), so
+this test runs plain ``/usr/bin/chromium`` as a subprocess, the way a person runs it. Chromium
+stops a worker after about 30 s without events; the link lives on only because messages keep
+flowing (the extension's ``ping`` every 20 s, the broker's own). The broker must see the same
+browser connected, without a gap, for more than 60 s. It takes that long by design.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from .cli_helpers import Brokers
+from .test_e2e_extension import CHROMIUM, EXTENSION, WAIT, eventually, start_probed_broker
+
+IDLE = 65.0
+
+
+@pytest.mark.timeout(IDLE + 60)
+async def test_an_idle_browser_stays_joined_for_more_than_a_minute(tmp_path: Path) -> None:
+    async with Brokers(tmp_path / "discovery") as brokers:
+        broker = await start_probed_broker(brokers)
+        token = json.loads(broker.discovery_file.read_text())["token"]
+        # A page only this browser shows tells it apart from browsers of other test runs.
+        marker = f"data:text/plain,idle-{uuid.uuid4().hex}"
+        process = await _start_chromium(tmp_path, marker)
+        try:
+            async with aiohttp.ClientSession(
+                f"http://127.0.0.1:{broker.port}", headers={"Authorization": f"Bearer {token}"}
+            ) as http:
+
+                async def get(path: str) -> Any:
+                    async with http.get(path) as response:
+                        return await response.json()
+
+                async def ours() -> str | None:
+                    return next((t["browser"] for t in (await get("/tabs"))["tabs"] if t["url"] == marker), None)
+
+                key = await eventually(ours, "plain Chromium's extension to join", within=WAIT * 2)
+                started = time.monotonic()
+                while time.monotonic() - started < IDLE:
+                    status = await get("/status")
+                    browser = next(b for b in status["browsers"] if b["browser"] == key)
+                    assert browser["connected"], f"the link dropped after {time.monotonic() - started:.1f} s idle"
+                    await asyncio.sleep(0.25)
+        finally:
+            process.terminate()
+            try:
+                async with asyncio.timeout(10):
+                    await process.wait()
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+
+
+async def _start_chromium(tmp_path: Path, url: str) -> asyncio.subprocess.Process:
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
+    return await asyncio.create_subprocess_exec(
+        CHROMIUM,
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--disable-extensions-except={EXTENSION}",
+        f"--load-extension={EXTENSION}",
+        url,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")},
+    )

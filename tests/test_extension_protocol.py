@@ -1,0 +1,36 @@
+"""The extension's message type names (``extension/protocol.js``) match the broker's codec."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from broker import codec
+from broker.messages import BrokerMessage, ExtensionMessage
+from broker.security import PROJECT_EXTENSION_ID
+
+EXTENSION = Path(__file__).resolve().parent.parent / "extension"
+
+
+def _names(block: str) -> set[str]:
+    source = (EXTENSION / "protocol.js").read_text()
+    found = re.search(rf"export const {block} = Object\.freeze\(\{{(.*?)\}}\);", source, re.S)
+    assert found is not None, f"protocol.js has no {block}"
+    return set(re.findall(r':\s*"([A-Za-z]+)"', found.group(1)))
+
+
+def test_protocol_js_names_every_message_the_broker_sends() -> None:
+    assert _names("FromBroker") == {codec.TAGS[cls] for cls in BrokerMessage.__args__}
+
+
+def test_protocol_js_names_every_message_the_broker_accepts() -> None:
+    assert _names("ToBroker") == {codec.TAGS[cls] for cls in ExtensionMessage.__args__}
+
+
+def test_the_manifest_key_gives_the_project_extension_id() -> None:
+    key = json.loads((EXTENSION / "manifest.json").read_text())["key"]
+    digest = hashlib.sha256(base64.b64decode(key)).hexdigest()[:32]
+    assert digest.translate(str.maketrans("0123456789abcdef", "abcdefghijklmnop")) == PROJECT_EXTENSION_ID
