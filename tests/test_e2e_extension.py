@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -452,6 +453,31 @@ async def test_the_extension_joins_every_broker_in_the_port_range(world: World, 
                 assert (await response.json())["result"] == {"echoed": "both", "from": "/modern.html"}
     assert (await world.browser() or {}).get("connected"), "the first broker lost the browser"
     await page.close()
+
+
+async def test_the_extension_rejoins_a_broker_restarted_on_its_port(world: World, tmp_path: Path) -> None:
+    url = world.url("legacy.html", "broker-restart")
+    page, _ = await world.open_page("legacy.html", "broker-restart", {"add", "shout"})
+    async with Brokers(tmp_path / "discovery") as brokers:
+        before = await start_probed_broker(brokers)
+        await eventually(lambda: _listed(before, url), "the extension to join the broker")
+        before.send_signal(signal.SIGTERM)
+        await before.exited()
+        after = await brokers.start(port=before.port)
+        # The extension looks again half a second after a link closes, then backs off.
+        tab = await eventually(lambda: _listed(after, url), "the extension to rejoin the restarted broker")
+        assert {t["name"] for t in tab["tools"]} == {"add", "shout"}
+    await page.close()
+
+
+async def _listed(broker: BrokerProcess, url: str) -> dict[str, Any] | None:
+    token = json.loads(broker.discovery_file.read_text())["token"]
+    async with (
+        aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http,
+        http.get(f"http://127.0.0.1:{broker.port}/tabs") as response,
+    ):
+        tabs = (await response.json())["tabs"]
+    return next((t for t in tabs if t["url"] == url and t["tools"]), None)
 
 
 async def test_a_restarted_service_worker_rebuilds_tabs_and_tools(world: World) -> None:
