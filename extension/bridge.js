@@ -68,9 +68,22 @@
     return typeof error === "string" ? error : String(error);
   }
 
+  const thrown = new Map(); // tool name -> what it last threw, as polyfill.js heard it
+
+  /** What the tool threw: its message comes in a window message that may trail the rejection. */
+  async function thrownBy(name) {
+    for (let waited = 0; !thrown.has(name) && waited < 200; waited += 20) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const message = thrown.get(name);
+    thrown.delete(name);
+    return message;
+  }
+
   async function callNative(name, args) {
     const tool = (await native.getTools()).find((candidate) => candidate.name === name);
     if (!tool) return { error: { code: "tool_not_found", message: `the page has no tool ${name}` } };
+    thrown.delete(name);
     try {
       const text = await native.executeTool(tool, args ?? {});
       try {
@@ -79,7 +92,7 @@
         return { result: text ?? null };
       }
     } catch (error) {
-      return { error: { code: "tool_error", message: errorMessage(error) } };
+      return { error: { code: "tool_error", message: (await thrownBy(name)) ?? errorMessage(error) } };
     }
   }
 
@@ -108,6 +121,11 @@
   });
 
   if (native) {
+    window.addEventListener("message", (event) => {
+      const data = event.data;
+      if (event.source !== window || !data || data.source !== PAGE || data.kind !== "error") return;
+      if (typeof data.name === "string" && typeof data.message === "string") thrown.set(data.name, data.message);
+    });
     const refresh = () => currentTools().then(report, (error) => console.warn("browser-mcp: getTools failed", error));
     native.addEventListener("toolchange", refresh);
     refresh();

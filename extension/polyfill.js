@@ -67,7 +67,28 @@
     return typeof error === "string" ? error : String(error);
   }
 
-  if (!("modelContext" in document)) {
+  // Chromium's executeTool rejects with one generic message whatever the tool threw. Wrapping
+  // each tool's execute lets the bridge hear what it was, just before that rejection.
+  if ("modelContext" in document) {
+    const native = document.modelContext;
+    const register = native.registerTool;
+    native.registerTool = function registerTool(tool, options) {
+      if (!tool || typeof tool.execute !== "function") return register.call(this, tool, options);
+      const execute = tool.execute;
+      const wrapped = {
+        ...tool,
+        async execute(...args) {
+          try {
+            return await execute.apply(tool, args);
+          } catch (error) {
+            post({ kind: "error", name: tool.name, message: errorMessage(error) });
+            throw error;
+          }
+        },
+      };
+      return register.call(this, wrapped, options);
+    };
+  } else {
     const tools = new Map();
 
     class ModelContext extends EventTarget {
