@@ -647,7 +647,8 @@ class Broker:
         return effects
 
     def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
-        pending = self._reply_to(link, message.call_id, CallKind.TOOL, CallKind.DISCOVER)
+        # An openTab the browser could not carry out is reported as a toolResult error too.
+        pending = self._reply_to(link, message.call_id, CallKind.TOOL, CallKind.DISCOVER, CallKind.OPEN_TAB)
         if pending is None:
             return []
         error = message.error

@@ -490,3 +490,13 @@ def test_focused_tab_claimed_by_another_session_leaves_the_list() -> None:
     assert core.session_tools("s1") == []
     core.extension_message(1, TabClosed(7), 1.0)
     assert core.session_tools("s2") == []
+
+
+def test_open_tab_the_browser_refuses_fails_with_its_message() -> None:
+    core = make_core()
+    connect(core)
+    core.open_session("s1", "s1")
+    call_id, _ = core.open_tab("s1", "chrome://settings/", True, 0.0)
+    failure = WireError("cannot open chrome://settings/", "open_failed")
+    rejection = only(core.extension_message(1, ToolResult(call_id, None, failure), 1.0), RejectCall)
+    assert isinstance(rejection.error, errors.PageToolFailed) and rejection.error.page_code == "open_failed"
