@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -18,6 +19,7 @@ from broker.mcp_http import MCP_ENDPOINT
 from broker.runtime import HUB, Runtime, Settings
 from broker.security import PROJECT_EXTENSION_ID
 
+from .cli_helpers import Brokers
 from .fakes import FakeExtension, FakeTab
 from .mcp_clients import McpClient, mcp_client
 
@@ -121,6 +123,19 @@ async def make_broker(aiohttp_server: Any, aiohttp_client: Any) -> AsyncIterator
 @pytest.fixture
 async def broker(make_broker: MakeBroker) -> BrokerUnderTest:
     return await make_broker()
+
+
+@pytest.fixture
+def discovery_dir(tmp_path: Path) -> Path:
+    """A test's own discovery folder: no test reads or writes /tmp/browser-mcp."""
+    return tmp_path / "discovery"
+
+
+@pytest.fixture
+async def brokers(discovery_dir: Path) -> AsyncIterator[Brokers]:
+    """Real ``browser-mcp serve`` subprocesses on ``discovery_dir``, stopped after the test."""
+    async with Brokers(discovery_dir) as launched:
+        yield launched
 
 
 @pytest.fixture

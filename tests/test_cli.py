@@ -9,7 +9,6 @@ import asyncio
 import json
 import re
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -42,17 +41,6 @@ def shop_tabs() -> list[FakeTab]:
         FakeTab(7, SHOP_URL, "Shoe shop", {"search": search, "greet": greet, "buy": buy}),
         FakeTab(8, NEWS_URL, "News", {}),
     ]
-
-
-@pytest.fixture
-def discovery_dir(tmp_path: Path) -> Path:
-    return tmp_path / "discovery"
-
-
-@pytest.fixture
-async def brokers(discovery_dir: Path) -> AsyncIterator[Brokers]:
-    async with Brokers(discovery_dir) as launched:
-        yield launched
 
 
 @pytest.fixture

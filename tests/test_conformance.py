@@ -40,7 +40,6 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -124,12 +123,6 @@ def node_command() -> list[str]:
             f"{LOCAL_NODE} (npm's node-<os>-<cpu> binary, none exists for macOS on arm64) is missing: {INSTALL_HINT}"
         )
     return [found]
-
-
-@pytest.fixture
-async def brokers(tmp_path: Path) -> AsyncIterator[Brokers]:
-    async with Brokers(tmp_path / "discovery") as launched:
-        yield launched
 
 
 async def run_scenario(url: str, token: str, era: str, scenario: str, out: Path) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ import signal
 import stat
 import subprocess
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -388,12 +388,6 @@ def test_override_is_used_even_when_the_default_folder_is_another_users(
 
 
 # A real broker removes its file
-
-
-@pytest.fixture
-async def brokers(tmp_path: Path) -> AsyncIterator[Brokers]:
-    async with Brokers(tmp_path / "discovery") as launched:
-        yield launched
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

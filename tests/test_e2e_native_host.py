@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +30,6 @@ def env(tmp_path: Path) -> dict[str, str]:
     """Home, config root and discovery folder all in ``tmp_path``; Chromium passes it to the host."""
     (tmp_path / "home").mkdir()
     return cli_env(tmp_path / "discovery", HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"))
-
-
-@pytest.fixture
-async def brokers(tmp_path: Path) -> AsyncIterator[Brokers]:
-    async with Brokers(tmp_path / "discovery") as started:
-        yield started
 
 
 @pytest.fixture

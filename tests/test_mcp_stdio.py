@@ -56,11 +56,6 @@ def shop_tabs() -> list[FakeTab]:
 
 
 @pytest.fixture
-def discovery_dir(tmp_path: Path) -> Path:
-    return tmp_path / "discovery"
-
-
-@pytest.fixture
 def state_dir(tmp_path: Path) -> Path:
     return tmp_path / "state"
 
@@ -68,12 +63,6 @@ def state_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def log_file(state_dir: Path) -> Path:
     return state_dir / "browser-mcp" / "log" / "broker.log"
-
-
-@pytest.fixture
-async def brokers(discovery_dir: Path) -> AsyncIterator[Brokers]:
-    async with Brokers(discovery_dir) as launched:
-        yield launched
 
 
 @pytest.fixture
