@@ -8,7 +8,7 @@
 // while its WebSockets carry messages; an application-level ping every 20 s guarantees that
 // (WebSocket-level pings do not count), and an alarm wakes a worker that found no broker.
 
-import { Bridge, FromBroker, NATIVE_HOST, PORT_FIRST, PORT_LAST, ToBroker } from "./protocol.js";
+import { Bridge, FromBroker, NATIVE_HOST, PORT_FIRST, PORT_LAST, Popup, ToBroker } from "./protocol.js";
 
 const KEEPALIVE_MS = 20_000;
 const SWEEP_FIRST_MS = 500;
@@ -16,6 +16,7 @@ const SWEEP_MAX_MS = 10_000;
 const HANDSHAKE_MS = 5_000;
 const BRIDGE_TIMEOUT_MS = 2_000;
 const WAKE_ALARM = "browser-mcp-discover";
+const NOT_FOUND_AFTER_MS = 60_000;
 
 // ---------------------------------------------------------------------------------------------
 // State: nothing here outlives the worker that cannot be rebuilt.
@@ -27,6 +28,8 @@ const toolsByTab = new Map();
 /** "port/sessionId" -> client name; "port/sessionId" -> tab group id. Mirrored in storage.session. */
 let sessions = {};
 let groups = {};
+/** port -> when its link closed (0 while joined): what the popup reports; rebuilt as links open. */
+const brokerSeen = new Map();
 
 // Promises made once per worker: two brokers asking at once must see the same instance id.
 const browserInfo = describeBrowser();
@@ -76,7 +79,9 @@ async function instanceId() {
 // Tabs and their tools
 
 function isScriptable(url) {
-  return /^https?:/.test(url ?? "") && !/^https:\/\/(chrome\.google\.com\/webstore|chromewebstore\.google\.com)/.test(url);
+  return (
+    /^https?:/.test(url ?? "") && !/^https:\/\/(chrome\.google\.com\/webstore|chromewebstore\.google\.com)/.test(url)
+  );
 }
 
 function tabInfo(tab) {
@@ -100,7 +105,9 @@ function cleanTools(tools) {
       name: tool.name,
       description: typeof tool.description === "string" ? tool.description : "",
       inputSchema:
-        tool.inputSchema && typeof tool.inputSchema === "object" ? tool.inputSchema : { type: "object", properties: {} },
+        tool.inputSchema && typeof tool.inputSchema === "object"
+          ? tool.inputSchema
+          : { type: "object", properties: {} },
     };
     if (typeof tool.title === "string") item.title = tool.title;
     if (tool.annotations && typeof tool.annotations === "object") item.annotations = tool.annotations;
@@ -177,12 +184,15 @@ chrome.tabs.onActivated.addListener(({ tabId }) => {
   broadcast({ type: ToBroker.TAB_FOCUSED, tabId, tools: toolsByTab.get(tabId) ?? [] });
 });
 
-chrome.runtime.onMessage.addListener((message, sender) => {
+chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   switch (message?.kind) {
     case Bridge.TOOLS:
       // Only the top document speaks for a tab.
       if (sender.tab?.id >= 0 && sender.frameId === 0) setTools(sender.tab.id, cleanTools(message.tools));
       break;
+    case Popup.STATE:
+      popupState().then(sendResponse, (error) => sendResponse({ error: String(error) }));
+      return true; // answers asynchronously
     default:
       console.warn("browser-mcp: unknown runtime message", message?.kind);
   }
@@ -235,6 +245,7 @@ class Link {
     if (links.get(this.port) !== this) return;
     links.delete(this.port);
     if (this.ready) {
+      brokerSeen.set(this.port, Date.now());
       console.info(`browser-mcp: broker on port ${this.port} went away`);
       discoverSoon();
     }
@@ -271,6 +282,7 @@ async function sendSnapshot(link, sessionId) {
   if (!link.ready) {
     clearTimeout(link.handshake);
     link.ready = true;
+    brokerSeen.set(link.port, 0);
     for (const queued of link.queue.splice(0)) link.send(queued);
   }
 }
@@ -305,7 +317,9 @@ async function handleBrokerMessage(link, message) {
       break;
     case FromBroker.CLOSE_TAB:
       // onRemoved reports the closing; a tab that is already gone is reported here.
-      await chrome.tabs.remove(message.tabId).catch(() => link.send({ type: ToBroker.TAB_CLOSED, tabId: message.tabId }));
+      await chrome.tabs
+        .remove(message.tabId)
+        .catch(() => link.send({ type: ToBroker.TAB_CLOSED, tabId: message.tabId }));
       break;
     case FromBroker.FOCUS_TAB:
       await focusTab(link, message);
@@ -397,7 +411,10 @@ async function callTool(message) {
     // The bridge's context died before it answered: the page navigated, reloaded or closed.
     return {
       ...answer,
-      error: { code: "page_gone", message: `the page went away before ${message.toolName} answered (${error.message})` },
+      error: {
+        code: "page_gone",
+        message: `the page went away before ${message.toolName} answered (${error.message})`,
+      },
     };
   }
   if (!outcome) return { ...answer, error: { code: "page_gone", message: "the page gave no answer" } };
@@ -430,6 +447,7 @@ setInterval(() => {
 
 let nativePort = null;
 let nativeBrokers = null; // the host's latest list; null until it sends one
+let nativeError = null; // why the host could not be reached, for the popup
 let sweepTimer = null;
 let sweepDelay = SWEEP_FIRST_MS;
 
@@ -438,7 +456,8 @@ function connectNativeHost() {
   let port;
   try {
     port = chrome.runtime.connectNative(NATIVE_HOST);
-  } catch {
+  } catch (error) {
+    nativeError = error.message;
     return;
   }
   nativePort = port;
@@ -456,8 +475,9 @@ function connectNativeHost() {
   });
   port.onDisconnect.addListener(() => {
     // A missing host disconnects at once (chrome.runtime.lastError says why): probe instead.
-    void chrome.runtime.lastError;
+    const error = chrome.runtime.lastError;
     if (nativePort !== port) return;
+    nativeError = error?.message ?? "the native host exited";
     nativePort = null;
     nativeBrokers = null;
     discoverSoon();
@@ -497,6 +517,44 @@ function discoverSoon() {
   sweepDelay = SWEEP_FIRST_MS;
   clearTimeout(sweepTimer);
   sweepTimer = setTimeout(sweep, SWEEP_FIRST_MS);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The popup: what this worker knows, in plain data.
+
+async function popupState() {
+  await ready;
+  const now = Date.now();
+  const ports = new Set([...brokerSeen.keys()]);
+  for (const key of Object.keys(sessions)) ports.add(Number(key.split("/")[0]));
+  for (const broker of nativeBrokers ?? []) if (Number.isInteger(broker?.port)) ports.add(broker.port);
+  const brokers = [...ports]
+    .sort((a, b) => a - b)
+    .map((port) => {
+      let state;
+      if (links.get(port)?.ready) state = "connected";
+      else if (now - (brokerSeen.get(port) ?? now) < NOT_FOUND_AFTER_MS) state = "reconnecting";
+      else if (nativeBrokers?.some((broker) => broker?.port === port)) state = "reconnecting";
+      else state = "not found";
+      const clients = Object.entries(sessions)
+        .filter(([key]) => key.startsWith(`${port}/`))
+        .map(([key, clientName]) => ({ sessionId: key.slice(key.indexOf("/") + 1), clientName }));
+      return { port, state, sessions: clients };
+    });
+  const tabs = (await chrome.tabs.query({}))
+    .filter((tab) => tab.id >= 0)
+    .map((tab) => ({
+      id: tab.id,
+      title: tab.title ?? "",
+      url: tab.url || tab.pendingUrl || "",
+      tools: (toolsByTab.get(tab.id) ?? []).map((tool) => tool.name),
+    }));
+  return {
+    nativeHost: { installed: nativePort !== null, error: nativePort ? null : nativeError },
+    probing: nativePort ? null : { first: PORT_FIRST, last: PORT_LAST },
+    brokers,
+    tabs,
+  };
 }
 
 // The alarm wakes a worker that Chromium stopped while no broker was there to talk to, and

@@ -42,3 +42,8 @@ export const Bridge = Object.freeze({
   LIST: "browser-mcp/list", // worker -> bridge: answered with {tools}
   CALL: "browser-mcp/call", // worker -> bridge: {kind, name, args}, answered with {result} or {error}
 });
+
+/** Between the popup and the service worker: answered with the state the popup shows. */
+export const Popup = Object.freeze({
+  STATE: "browser-mcp/popupState",
+});

@@ -479,6 +479,36 @@ async def _listed(broker: BrokerProcess, url: str) -> dict[str, Any] | None:
     return next((t for t in tabs if t["url"] == url and t["tools"]), None)
 
 
+async def test_the_popup_shows_brokers_sessions_tabs_and_tools(world: World) -> None:
+    page, _ = await world.open_page("modern.html", "popup", {"echo", "fail", "temporary"})
+    popup = await world.context.new_page()
+    async with world.mcp("Popup Client"):
+        await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")
+        body = popup.locator("body")
+
+        async def shown() -> str | None:
+            seen = await body.inner_text()
+            return seen if "Popup Client" in seen and "Modern tools" in seen else None
+
+        # The popup asks the worker again every two seconds while it is open.
+        seen = await eventually(shown, "the popup to show the client's session and the tab")
+        brokers = await popup.locator("#brokers").inner_text()
+        assert f"Port {world.broker.port}: connected" in brokers, brokers
+        assert "Popup Client" in brokers, brokers
+        tabs = await popup.locator("#tabs").inner_text()
+        assert "Modern tools" in tabs, tabs
+        assert world.url("modern.html", "popup") in tabs, tabs
+        assert "echo" in tabs and "temporary" in tabs, tabs
+        # No native messaging host is installed in this profile: the popup says so and how.
+        native = await popup.locator("#native").inner_text()
+        assert "Native host missing" in native, native
+        assert "browser-mcp install-native-host" in native, native
+        assert "8765-8785" in native, native
+        assert "Cannot reach" not in seen
+    await popup.close()
+    await page.close()
+
+
 async def test_a_restarted_service_worker_rebuilds_tabs_and_tools(world: World) -> None:
     """MV3 stops workers at will: a new one rejoins as the same browser and asks pages for tools.
 

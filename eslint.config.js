@@ -1,0 +1,26 @@
+// ESLint flat config for the extension's plain JavaScript (scripts/test runs `npx eslint extension`).
+// The service worker and the popup are ES modules; the content scripts are classic scripts.
+import js from "@eslint/js";
+import prettier from "eslint-config-prettier";
+import globals from "globals";
+
+export default [
+  js.configs.recommended,
+  {
+    files: ["extension/**/*.js"],
+    languageOptions: {
+      ecmaVersion: 2024,
+      sourceType: "module",
+      globals: { ...globals.browser, ...globals.webextensions },
+    },
+  },
+  {
+    files: ["extension/background.js"],
+    languageOptions: { globals: { ...globals.serviceworker, ...globals.webextensions } },
+  },
+  {
+    files: ["extension/bridge.js", "extension/polyfill.js"],
+    languageOptions: { sourceType: "script" },
+  },
+  prettier,
+];
