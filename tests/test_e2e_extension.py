@@ -380,10 +380,7 @@ async def test_a_client_opens_a_tab_in_its_group_and_closes_it(world: World) -> 
     async with world.mcp("Opening Client") as client:
         opened = await client.call_json("tabs", {"action": "open", "url": url})
         tab_id, ref = opened["opened"]["id"], opened["opened"]["ref"]
-        await eventually(
-            lambda: _page_open(world, url),
-            "the browser to show the opened tab",
-        )
+        await eventually(lambda: _tab_shows(world, tab_id, url), "the browser to show the opened tab")
         group = await world.worker.evaluate(
             """async (id) => {
                 const tab = await chrome.tabs.get(id);
@@ -399,15 +396,24 @@ async def test_a_client_opens_a_tab_in_its_group_and_closes_it(world: World) -> 
 
         await client.call_json("tabs", {"action": "close", "tab": ref})
         await eventually(lambda: _absent(world, tab_id), "the closed tab to leave the broker's list")
-        await eventually(lambda: _page_gone(world, url), "the browser to close the tab")
+        await eventually(lambda: _tab_gone(world, tab_id), "the browser to close the tab")
 
 
-async def _page_open(world: World, url: str) -> bool:
-    return any(page.url == url for page in world.context.pages)
+# Asked of the browser's own tabs API: Playwright's page list can trail tabs an extension opens.
+async def _tab_shows(world: World, tab_id: int, url: str) -> bool:
+    shown = await world.worker.evaluate(
+        "async (id) => { try { const t = await chrome.tabs.get(id); return t.url || t.pendingUrl; }"
+        " catch { return null; } }",
+        tab_id,
+    )
+    return bool(shown == url)
 
 
-async def _page_gone(world: World, url: str) -> bool:
-    return not await _page_open(world, url)
+async def _tab_gone(world: World, tab_id: int) -> bool:
+    exists = await world.worker.evaluate(
+        "async (id) => { try { await chrome.tabs.get(id); return true; } catch { return false; } }", tab_id
+    )
+    return not exists
 
 
 async def test_a_client_focuses_a_tab(world: World) -> None:
