@@ -40,6 +40,25 @@ EXTENSION = Path(__file__).resolve().parent.parent / "extension"
 PROBED_PORTS = range(8765, 8786)
 WAIT = 15.0
 
+
+def chromium_args(*extra: str) -> list[str]:
+    """Chromium headless with the real extension loaded, as E2E.md found works on these machines."""
+    return [
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        # Playwright adds --disable-extensions; without this exception the worker never starts.
+        f"--disable-extensions-except={EXTENSION}",
+        f"--load-extension={EXTENSION}",
+        *extra,
+    ]
+
+
 MODERN_PAGE = """<!doctype html><title>Modern tools</title><script>
 const temporary = new AbortController();
 document.modelContext.registerTool({
@@ -243,19 +262,7 @@ async def world(
                 executable_path=CHROMIUM,
                 headless=True,
                 env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
-                args=[
-                    "--headless=new",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    f"--disable-extensions-except={EXTENSION}",
-                    f"--load-extension={EXTENSION}",
-                    *(["--enable-features=WebMCP"] if request.param == "native" else []),
-                ],
+                args=chromium_args(*(["--enable-features=WebMCP"] if request.param == "native" else [])),
             )
             try:
                 worker = context.service_workers[0] if context.service_workers else None

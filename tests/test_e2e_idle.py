@@ -25,7 +25,7 @@ import pytest
 from aiohttp import web
 
 from .cli_helpers import Brokers
-from .test_e2e_extension import CHROMIUM, EXTENSION, MODERN_PAGE, WAIT, eventually, start_probed_broker
+from .test_e2e_extension import CHROMIUM, MODERN_PAGE, WAIT, chromium_args, eventually, start_probed_broker
 
 IDLE = 70.0
 
@@ -93,18 +93,7 @@ async def _start_chromium(tmp_path: Path, url: str) -> asyncio.subprocess.Proces
     assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
     return await asyncio.create_subprocess_exec(
         CHROMIUM,
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        f"--disable-extensions-except={EXTENSION}",
-        f"--load-extension={EXTENSION}",
-        url,
+        *chromium_args(f"--user-data-dir={tmp_path / 'profile'}", url),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,

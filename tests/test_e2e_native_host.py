@@ -22,7 +22,7 @@ from playwright.async_api import async_playwright
 from broker.paths import ENV_DISCOVERY_DIR
 
 from .cli_helpers import CLI, BrokerProcess, Brokers, cli_env
-from .test_e2e_extension import CHROMIUM, EXTENSION, eventually
+from .test_e2e_extension import CHROMIUM, chromium_args, eventually
 
 
 @pytest.fixture
@@ -77,18 +77,7 @@ async def test_the_extension_joins_the_brokers_the_native_host_names(
             executable_path=CHROMIUM,
             headless=True,
             env=env,
-            args=[
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                f"--disable-extensions-except={EXTENSION}",
-                f"--load-extension={EXTENSION}",
-            ],
+            args=chromium_args(),
         )
         try:
             [browser] = await eventually(lambda: joined_browsers(first), "the extension to join the first broker")
