@@ -76,6 +76,10 @@ FIXED_TOOLS = [
                 "tab": _TAB_ARG,
                 "url": {"type": "string", "description": "for open"},
                 "focus": {"type": "boolean", "description": "for open: bring the new tab to the front (default true)"},
+                "browser": {
+                    "type": "string",
+                    "description": "for open: which connected browser (b1, b2...; default: the last to connect)",
+                },
             },
             "required": ["action"],
         },
@@ -357,9 +361,12 @@ class McpSurface:
         if action == "open":
             url = args.get("url")
             focus = args.get("focus", True)
+            browser = args.get("browser")
             if not isinstance(url, str) or not url or not isinstance(focus, bool):
                 raise InvalidRequest("open needs `url` (a string) and an optional boolean `focus`")
-            view = await self.hub.request(lambda now: core.open_tab(key, url, focus, now))
+            if browser is not None and not isinstance(browser, str):
+                raise InvalidRequest("`browser` names a connected browser, such as b1")
+            view = await self.hub.request(lambda now: core.open_tab(key, url, focus, now, browser))
             return {"opened": tab_json(view)}
         if action == "close":
             ref = _tab_arg(args)

@@ -385,7 +385,8 @@ async def test_restricted_pages_are_listed_without_tools(world: World) -> None:
 async def test_a_client_opens_a_tab_in_its_group_and_closes_it(world: World) -> None:
     url = world.url("modern.html", "opened")
     async with world.mcp("Opening Client") as client:
-        opened = await client.call_json("tabs", {"action": "open", "url": url})
+        # Named, since a browser of another test run on this machine may join the same broker.
+        opened = await client.call_json("tabs", {"action": "open", "url": url, "browser": world.browser_key})
         tab_id, ref = opened["opened"]["id"], opened["opened"]["ref"]
         await eventually(lambda: _tab_shows(world, tab_id, url), "the browser to show the opened tab")
         group = await world.worker.evaluate(

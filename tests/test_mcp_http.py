@@ -306,3 +306,13 @@ async def test_the_brokers_own_origin_is_accepted(broker: BrokerUnderTest, sessi
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}", "Origin": origin}
     async with session.post(broker.mcp_url, json=INITIALIZE, headers=headers) as response:
         assert response.status == 200
+
+
+async def test_open_tab_in_a_named_browser(broker: BrokerUnderTest, era: str) -> None:
+    first = await broker.extension(shop(7))
+    await broker.extension(shop(8), browser_name="Second")
+    async with broker.mcp("Claude Code", era) as client:
+        opened = await client.call_json("tabs", {"action": "open", "url": "https://a.example/", "browser": "b1"})
+        assert opened["opened"]["browser"] == "b1" and len(first.received("openTab")) == 1
+        refused = await client.call("tabs", {"action": "open", "url": "https://a.example/", "browser": "b9"})
+        assert refused.is_error and "browser_not_found" in text(refused)
