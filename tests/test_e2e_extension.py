@@ -389,14 +389,7 @@ async def test_a_client_opens_a_tab_in_its_group_and_closes_it(world: World) -> 
         opened = await client.call_json("tabs", {"action": "open", "url": url, "browser": world.browser_key})
         tab_id, ref = opened["opened"]["id"], opened["opened"]["ref"]
         await eventually(lambda: _tab_shows(world, tab_id, url), "the browser to show the opened tab")
-        group = await world.worker.evaluate(
-            """async (id) => {
-                const tab = await chrome.tabs.get(id);
-                return tab.groupId === -1 ? null : (await chrome.tabGroups.get(tab.groupId)).title;
-            }""",
-            tab_id,
-        )
-        assert group == "Opening Client"
+        assert await _group_title(world, tab_id) == "Opening Client"
         tab = await world.tab_at(url, {"echo", "fail", "temporary"})
         assert tab["owner"]["name"] == "Opening Client"
         names = await client.tool_names()
@@ -405,6 +398,39 @@ async def test_a_client_opens_a_tab_in_its_group_and_closes_it(world: World) -> 
         await client.call_json("tabs", {"action": "close", "tab": ref})
         await eventually(lambda: _absent(world, tab_id), "the closed tab to leave the broker's list")
         await eventually(lambda: _tab_gone(world, tab_id), "the browser to close the tab")
+
+
+async def test_two_clients_get_their_own_groups_and_cannot_use_each_others_tabs(world: World) -> None:
+    async with world.mcp("Client One") as one, world.mcp("Client Two") as two:
+        opened = []
+        for client, tag in ((one, "one"), (two, "two")):
+            url = world.url("modern.html", f"owned-by-{tag}")
+            answer = await client.call_json("tabs", {"action": "open", "url": url, "browser": world.browser_key})
+            opened.append(await world.tab_at(url, {"echo", "fail", "temporary"}))
+            assert answer["opened"]["id"] == opened[-1]["id"]
+        first, second = opened
+        assert await _group_title(world, first["id"]) == "Client One"
+        assert await _group_title(world, second["id"]) == "Client Two"
+
+        refused = await two.call("call_page_tool", {"tab": first["ref"], "tool": "echo", "arguments": {"text": "x"}})
+        assert refused.is_error and "tab_owned" in text(refused) and "Client One" in text(refused)
+        refused = await one.call("tabs", {"action": "close", "tab": second["ref"]})
+        assert refused.is_error and "Client Two" in text(refused)
+        mine = await one.call("call_page_tool", {"tab": first["ref"], "tool": "echo", "arguments": {"text": "mine"}})
+        assert not mine.is_error and json.loads(text(mine))["echoed"] == "mine"
+        for client, tab in ((one, first), (two, second)):
+            await client.call_json("tabs", {"action": "close", "tab": tab["ref"]})
+
+
+async def _group_title(world: World, tab_id: int) -> str | None:
+    title: str | None = await world.worker.evaluate(
+        """async (id) => {
+            const tab = await chrome.tabs.get(id);
+            return tab.groupId === -1 ? null : (await chrome.tabGroups.get(tab.groupId)).title;
+        }""",
+        tab_id,
+    )
+    return title
 
 
 # Asked of the browser's own tabs API: Playwright's page list can trail tabs an extension opens.
