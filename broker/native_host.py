@@ -92,14 +92,10 @@ def encode_frame(message: Any) -> bytes:
 
 
 def _wire(record: BrokerRecord) -> dict[str, Any]:
-    return {
-        "port": record.port,
-        "pid": record.pid,
-        "token": record.token,
-        "version": record.version,
-        "protocol": record.protocol,
-        "startedAt": record.started_at,
-    }
+    """The record's discovery-file fields, as the codec spells them; where it was read stays here."""
+    fields: dict[str, Any] = codec.unstructure(record)
+    fields.pop("path", None)
+    return fields
 
 
 def brokers_message(records: Sequence[BrokerRecord]) -> dict[str, Any]:

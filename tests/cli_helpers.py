@@ -22,6 +22,7 @@ import aiohttp
 import attrs
 
 from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
+from broker.version import PROTOCOL_VERSION, VERSION
 
 from .fakes import FakeExtension, FakeTab
 
@@ -33,6 +34,7 @@ __all__ = [
     "CliResult",
     "cli_env",
     "connect_extension",
+    "discovery_fields",
     "discovery_files",
     "run_cli",
     "table_rows",
@@ -55,6 +57,19 @@ class CliResult:
     returncode: int | None
     stdout: str
     stderr: str
+
+
+def discovery_fields(pid: int, port: int = 8765, **extra: Any) -> dict[str, Any]:
+    """What a broker's discovery file holds, for files a test plants itself."""
+    return {
+        "port": port,
+        "pid": pid,
+        "startedAt": "2025-01-02T03:04:05Z",
+        "version": VERSION,
+        "protocol": PROTOCOL_VERSION,
+        "token": f"token-of-{pid}",
+        **extra,
+    }
 
 
 def token_file_for(discovery_dir: Path) -> Path:

@@ -24,21 +24,13 @@ from broker import discovery, paths
 from broker.runtime import PROTOCOL_VERSION, VERSION, Runtime, Settings
 from broker.security import PROJECT_EXTENSION_ID
 
-from .cli_helpers import Brokers, discovery_files, run_cli
+from .cli_helpers import Brokers, discovery_fields, discovery_files, run_cli
 
 ANOTHER_UID = 12345
 
 
 def fields(pid: int, port: int = 8765, **extra: Any) -> dict[str, Any]:
-    return {
-        "port": port,
-        "pid": pid,
-        "startedAt": "2025-01-02T03:04:05Z",
-        "version": VERSION,
-        "protocol": PROTOCOL_VERSION,
-        "token": f"token-of-{pid}",
-        **extra,
-    }
+    return discovery_fields(pid, port, **extra)
 
 
 def plant(directory: Path, name: str, content: Any) -> Path:

@@ -26,7 +26,7 @@ from broker.native_host import HOST_NAME, MAX_TO_BROWSER, brokers_message
 from broker.runtime import PROTOCOL_VERSION, VERSION
 from broker.security import PROJECT_EXTENSION_ID
 
-from .cli_helpers import CLI, EXIT_TIMEOUT, START_TIMEOUT, Brokers, cli_env
+from .cli_helpers import CLI, EXIT_TIMEOUT, START_TIMEOUT, Brokers, cli_env, discovery_fields
 
 ORIGIN = f"chrome-extension://{PROJECT_EXTENSION_ID}/"
 OTHER_ID = "abcdefghijklmnopabcdefghijklmnop"
@@ -126,15 +126,7 @@ async def hosts() -> AsyncIterator[Callable[..., Any]]:
 
 
 def fields(pid: int, port: int = 8765) -> dict[str, Any]:
-    return {
-        "port": port,
-        "pid": pid,
-        "startedAt": "2025-01-02T03:04:05Z",
-        "version": VERSION,
-        "protocol": PROTOCOL_VERSION,
-        "token": f"token-of-{pid}",
-        "extra": "not sent",
-    }
+    return discovery_fields(pid, port, extra="not sent")
 
 
 def plant(directory: Path, name: str, content: Any) -> Path:
