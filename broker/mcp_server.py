@@ -88,7 +88,17 @@ FIXED_TOOLS = [
         name="page_tools",
         title="List a tab's page tools",
         description="List the tools a tab's web page declares (WebMCP), for any tab.",
-        input_schema={"type": "object", "properties": {"tab": _TAB_ARG}, "required": ["tab"]},
+        input_schema={
+            "type": "object",
+            "properties": {
+                "tab": _TAB_ARG,
+                "refresh": {
+                    "type": "boolean",
+                    "description": "ask the page now instead of using the tools it last reported",
+                },
+            },
+            "required": ["tab"],
+        },
         annotations=types.ToolAnnotations(read_only_hint=True),
     ),
     types.Tool(
@@ -341,7 +351,10 @@ class McpSurface:
             if params.name == "tabs":
                 return _json_result(await self._tabs_action(session.key, args))
             if params.name == "page_tools":
-                return _json_result(await self._tab_tools(session.key, _tab_arg(args)))
+                refresh = args.get("refresh", False)
+                if not isinstance(refresh, bool):
+                    raise InvalidRequest("`refresh` must be true or false")
+                return _json_result(await self._tab_tools(session.key, _tab_arg(args), refresh))
             if params.name == "call_page_tool":
                 tool = args.get("tool")
                 arguments = args.get("arguments") or {}
@@ -378,8 +391,8 @@ class McpSurface:
             return {action: tab_json(view)}
         raise InvalidRequest("action must be one of list, open, close, focus, claim, release")
 
-    async def _tab_tools(self, key: str, ref: str | int) -> Any:
-        tools = await self.hub.request(lambda now: self.hub.core.request_tools(key, ref, now))
+    async def _tab_tools(self, key: str, ref: str | int, refresh: bool) -> Any:
+        tools = await self.hub.request(lambda now: self.hub.core.request_tools(key, ref, now, refresh))
         return {"tab": self.hub.core.tab(ref).ref, "tools": tools_json(tools)}
 
     def _resolve_page_tool(self, session: McpSession, mcp_name: str) -> tuple[str, str]:

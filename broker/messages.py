@@ -28,9 +28,11 @@ __all__ = [
     "Ping",
     "Pong",
     "TabClosed",
+    "TabClaimed",
     "TabCreated",
     "TabFocused",
     "TabInfo",
+    "TabReleased",
     "TabUpdated",
     "Tool",
     "ToolResult",
@@ -214,6 +216,26 @@ class FocusTab:
 
 
 @attrs.frozen
+class TabClaimed:
+    """A session made a tab its own: the extension shows it in that session's tab group.
+
+    Not in the seed protocol (nor ``TabReleased``): an extension that does not know them ignores
+    them, and only the grouping is lost.
+    """
+
+    session_id: str
+    tab_id: int
+
+
+@attrs.frozen
+class TabReleased:
+    """A session gave a tab back to the person: the extension takes it out of the session's group."""
+
+    session_id: str
+    tab_id: int
+
+
+@attrs.frozen
 class CallTool:
     session_id: str
     call_id: str
@@ -243,5 +265,16 @@ class ErrorReply:
 
 
 BrokerMessage = (
-    Connect | OpenTab | CloseTab | FocusTab | CallTool | DiscoverTools | Ping | Pong | Disconnect | ErrorReply
+    Connect
+    | OpenTab
+    | CloseTab
+    | FocusTab
+    | TabClaimed
+    | TabReleased
+    | CallTool
+    | DiscoverTools
+    | Ping
+    | Pong
+    | Disconnect
+    | ErrorReply
 )

@@ -123,6 +123,16 @@ def _timeout(request: web.Request) -> float | None:
     return value
 
 
+def _flag(request: web.Request, name: str) -> bool:
+    """Raises: InvalidRequest, for a value that is neither true nor false."""
+    raw = request.query.get(name, "false").lower()
+    if raw in ("1", "true", "yes"):
+        return True
+    if raw in ("0", "false", "no"):
+        return False
+    raise InvalidRequest(f"{name} must be true or false, got {raw!r}")
+
+
 @routes.get("/status")
 async def status(request: web.Request) -> web.Response:
     hub = _hub(request)
@@ -171,7 +181,8 @@ async def tab_tools(request: web.Request) -> web.Response:
     session_id = _session(request)
     hub = _hub(request)
     ref = request.match_info["tab"]
-    tools = await hub.request(lambda now: hub.core.request_tools(session_id, ref, now))
+    refresh = _flag(request, "refresh")
+    tools = await hub.request(lambda now: hub.core.request_tools(session_id, ref, now, refresh))
     return json_response({"tab": hub.core.tab(ref).ref, "tools": tools_json(tools)})
 
 

@@ -65,10 +65,12 @@ from .messages import (
     OpenTab,
     Ping,
     Pong,
+    TabClaimed,
     TabClosed,
     TabCreated,
     TabFocused,
     TabInfo,
+    TabReleased,
     TabUpdated,
     Tool,
     ToolResult,
@@ -376,15 +378,19 @@ class Broker:
         message = CallTool(session_id, pending.call_id, tab.id, tool_name, args)
         return pending.call_id, [SendToExtension(pending.link_id, message)]
 
-    def request_tools(self, session_id: SessionId, tab_ref: str | int, now: float) -> tuple[CallId, list[Effect]]:
+    def request_tools(
+        self, session_id: SessionId, tab_ref: str | int, now: float, refresh: bool = False
+    ) -> tuple[CallId, list[Effect]]:
         """Get a tab's tools: at once when the extension pushed them, else by ``discoverTools``.
+
+        ``refresh`` asks the page even when the extension pushed them.
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab.
         """
         session = self._session(session_id)
         browser, tab = self._resolve(tab_ref)
-        if tab.tools is not None:
+        if tab.tools is not None and not refresh:
             call_id = f"k{next(self._call_ids)}"
             return call_id, [ResolveCall(call_id, tab.tools)]
         pending = self._add_pending(session, browser, CallKind.DISCOVER, now, None, tab.id)
@@ -430,7 +436,11 @@ class Broker:
         if tab.owner == session_id:
             return self._view(browser, tab), []
         tab.owner = session_id
-        return self._view(browser, tab), [TabsChanged()]
+        assert browser.link_id is not None
+        return self._view(browser, tab), [
+            SendToExtension(browser.link_id, TabClaimed(session_id, tab.id)),
+            TabsChanged(),
+        ]
 
     def release_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
         """Give a tab back to the person.
@@ -444,7 +454,11 @@ class Broker:
         if tab.owner is None:
             return self._view(browser, tab), []
         tab.owner = None
-        return self._view(browser, tab), [TabsChanged()]
+        assert browser.link_id is not None
+        return self._view(browser, tab), [
+            SendToExtension(browser.link_id, TabReleased(session_id, tab.id)),
+            TabsChanged(),
+        ]
 
     def focus_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
         """Make a tab the session's focused tab (its tools join the session's) and bring it to front.

@@ -25,7 +25,7 @@ const NOT_FOUND_AFTER_MS = 60_000;
 const links = new Map();
 /** tab id -> that tab's page tools, as last reported by its bridge. */
 const toolsByTab = new Map();
-/** "port/sessionId" -> client name; "port/sessionId" -> tab group id. Mirrored in storage.session. */
+/** "port/sessionId" -> client name; "port/sessionId" -> its tab group ids. Mirrored in storage.session. */
 let sessions = {};
 let groups = {};
 /** port -> when its link closed (0 while joined): what the popup reports; rebuilt as links open. */
@@ -307,6 +307,8 @@ async function handleBrokerMessage(link, message) {
       await sendSnapshot(link, message.sessionId);
       break;
     case FromBroker.DISCONNECT:
+      // The broker released the session's tabs: they leave its group, which Chromium then removes.
+      await ungroupSession(link, message.sessionId);
       delete sessions[`${link.port}/${message.sessionId}`];
       delete groups[`${link.port}/${message.sessionId}`];
       saveSessions();
@@ -323,6 +325,12 @@ async function handleBrokerMessage(link, message) {
       break;
     case FromBroker.FOCUS_TAB:
       await focusTab(link, message);
+      break;
+    case FromBroker.TAB_CLAIMED:
+      await groupTab(link, message.sessionId, message.tabId);
+      break;
+    case FromBroker.TAB_RELEASED:
+      await ungroupTab(link, message.sessionId, message.tabId);
       break;
     case FromBroker.CALL_TOOL:
       link.send(await callTool(message));
@@ -369,16 +377,39 @@ async function openTab(link, message) {
   link.send(reply(ToBroker.TAB_CREATED, message, { requestId: message.requestId, tab: tabInfo(tab) }));
 }
 
-/** Put an AI session's tab into that session's group, titled with the client's name. */
+/**
+ * Put an AI session's tab into that session's group in the tab's own window, titled with the
+ * client's name. A session has one group per window, so claiming a tab never moves it.
+ */
 async function groupTab(link, sessionId, tabId) {
   if (!sessionId) return;
   const key = `${link.port}/${sessionId}`;
-  let groupId = groups[key];
-  if (groupId !== undefined && !(await chrome.tabGroups.get(groupId).catch(() => null))) groupId = undefined;
-  groupId = await chrome.tabs.group(groupId === undefined ? { tabIds: [tabId] } : { tabIds: [tabId], groupId });
+  const tab = await chrome.tabs.get(tabId);
+  const live = (await Promise.all((groups[key] ?? []).map((id) => chrome.tabGroups.get(id).catch(() => null)))).filter(
+    Boolean,
+  );
+  const existing = live.find((group) => group.windowId === tab.windowId);
+  const groupId = await chrome.tabs.group(
+    existing
+      ? { tabIds: [tabId], groupId: existing.id }
+      : { tabIds: [tabId], createProperties: { windowId: tab.windowId } },
+  );
   await chrome.tabGroups.update(groupId, { title: link.sessionName(sessionId) });
-  groups[key] = groupId;
+  groups[key] = [...new Set([...live.map((group) => group.id), groupId])];
   saveSessions();
+}
+
+/** Take a tab out of the session's groups; a tab the person moved to another group stays there. */
+async function ungroupTab(link, sessionId, tabId) {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (tab && (groups[`${link.port}/${sessionId}`] ?? []).includes(tab.groupId)) await chrome.tabs.ungroup(tabId);
+}
+
+async function ungroupSession(link, sessionId) {
+  for (const groupId of groups[`${link.port}/${sessionId}`] ?? []) {
+    const tabs = await chrome.tabs.query({ groupId }).catch(() => []);
+    if (tabs.length) await chrome.tabs.ungroup(tabs.map((tab) => tab.id)).catch(() => {});
+  }
 }
 
 async function focusTab(link, message) {

@@ -6,6 +6,8 @@ export const FromBroker = Object.freeze({
   OPEN_TAB: "openTab",
   CLOSE_TAB: "closeTab",
   FOCUS_TAB: "focusTab",
+  TAB_CLAIMED: "tabClaimed",
+  TAB_RELEASED: "tabReleased",
   CALL_TOOL: "callTool",
   DISCOVER_TOOLS: "discoverTools",
   PING: "ping",

@@ -422,11 +422,38 @@ async def test_two_clients_get_their_own_groups_and_cannot_use_each_others_tabs(
             await client.call_json("tabs", {"action": "close", "tab": tab["ref"]})
 
 
+async def test_a_claimed_tab_is_shown_in_the_clients_group_until_released(world: World) -> None:
+    page, tab = await world.open_page("modern.html", "claimed", {"echo", "fail", "temporary"})
+    assert await _group_title(world, tab["id"]) is None
+    async with world.mcp("Claiming Client") as client:
+        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
+        await eventually(lambda: _grouped_as(world, tab["id"], "Claiming Client"), "the claimed tab to join the group")
+        # Asking the page afresh goes through the extension's discoverTools.
+        listed = await client.call_json("page_tools", {"tab": tab["ref"], "refresh": True})
+        assert {t["name"] for t in listed["tools"]} == {"echo", "fail", "temporary"}
+
+        await client.call_json("tabs", {"action": "release", "tab": tab["ref"]})
+        await eventually(lambda: _grouped_as(world, tab["id"], None), "the released tab to leave the group")
+        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
+        await eventually(lambda: _grouped_as(world, tab["id"], "Claiming Client"), "the tab to join the group again")
+    # The session ended, so its tabs are released, and left open.
+    await eventually(lambda: _grouped_as(world, tab["id"], None), "the ended session's group to go")
+    assert not await _tab_gone(world, tab["id"])
+    await page.close()
+
+
+async def _grouped_as(world: World, tab_id: int, title: str | None) -> bool:
+    return await _group_title(world, tab_id) == title
+
+
 async def _group_title(world: World, tab_id: int) -> str | None:
     title: str | None = await world.worker.evaluate(
         """async (id) => {
             const tab = await chrome.tabs.get(id);
-            return tab.groupId === -1 ? null : (await chrome.tabGroups.get(tab.groupId)).title;
+            // A group emptied meanwhile is gone before the tab's groupId says so.
+            if (tab.groupId === -1) return null;
+            const group = await chrome.tabGroups.get(tab.groupId).catch(() => null);
+            return group?.title ?? null;
         }""",
         tab_id,
     )
@@ -500,13 +527,25 @@ async def test_the_extension_rejoins_a_broker_restarted_on_its_port(world: World
     async with Brokers(tmp_path / "discovery") as brokers:
         before = await start_probed_broker(brokers)
         await eventually(lambda: _listed(before, url), "the extension to join the broker")
+        popup = await world.context.new_page()
+        await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")
         before.send_signal(signal.SIGTERM)
         await before.exited()
+        await eventually(
+            lambda: _popup_says(popup, f"Port {before.port}: reconnecting"), "the popup to show the broker is gone"
+        )
         after = await brokers.start(port=before.port)
         # The extension looks again half a second after a link closes, then backs off.
         tab = await eventually(lambda: _listed(after, url), "the extension to rejoin the restarted broker")
         assert {t["name"] for t in tab["tools"]} == {"add", "shout"}
+        await eventually(lambda: _popup_says(popup, f"Port {after.port}: connected"), "the popup to show it is back")
+        await popup.close()
     await page.close()
+
+
+async def _popup_says(popup: Page, line: str) -> bool:
+    """Whether the popup's broker list shows ``line``; it asks the worker again every two seconds."""
+    return line in (await popup.locator("#brokers").inner_text()).splitlines()
 
 
 async def _listed(broker: BrokerProcess, url: str) -> dict[str, Any] | None:

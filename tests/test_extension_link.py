@@ -283,6 +283,24 @@ async def test_tools_are_discovered_from_an_extension_that_never_pushes_them(bro
     assert len(fake.received("discoverTools")) == 1
 
 
+async def test_refresh_asks_the_page_even_when_the_extension_pushed_its_tools(broker: BrokerUnderTest) -> None:
+    tab = shop()
+    fake = await broker.extension(tab)
+    # The page gained a tool the extension has not reported yet.
+    tab.functions["compare"] = lambda args: "compared"
+    status, body = await broker.get("/tabs/7/tools")
+    assert [t["name"] for t in body["tools"]] == ["search", "checkout"]
+    assert fake.received("discoverTools") == []
+    status, body = await broker.get("/tabs/7/tools?refresh=true")
+    assert status == 200 and [t["name"] for t in body["tools"]] == ["search", "checkout", "compare"]
+    assert len(fake.received("discoverTools")) == 1
+    # What the page said is now the tab's listing for everyone.
+    status, body = await broker.get("/tabs")
+    assert [t["name"] for t in body["tabs"][0]["tools"]] == ["search", "checkout", "compare"]
+    status, body = await broker.get("/tabs/7/tools?refresh=maybe")
+    assert status == 400 and "refresh" in body["error"]["message"]
+
+
 async def test_tool_changes_update_the_listing(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(shop())
     await fake.set_tools(7, {"compare": lambda args: "compared"})

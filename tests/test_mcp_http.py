@@ -43,6 +43,20 @@ async def test_client_lists_the_fixed_tools(broker: BrokerUnderTest, era: str) -
             assert capabilities.tools.list_changed is True
 
 
+async def test_page_tools_can_ask_the_page_afresh(broker: BrokerUnderTest, era: str) -> None:
+    tab = shop(7)
+    fake = await broker.extension(tab)
+    tab.functions["compare"] = lambda args: "compared"
+    async with broker.mcp("Claude Code", era) as client:
+        listed = await client.call_json("page_tools", {"tab": 7})
+        assert [t["name"] for t in listed["tools"]] == ["search", "checkout"]
+        listed = await client.call_json("page_tools", {"tab": 7, "refresh": True})
+        assert [t["name"] for t in listed["tools"]] == ["search", "checkout", "compare"]
+        assert len(fake.received("discoverTools")) == 1
+        refused = await client.call("page_tools", {"tab": 7, "refresh": "yes"})
+        assert refused.is_error and "refresh" in text(refused)
+
+
 async def test_claimed_tabs_page_tools_appear_with_a_list_change(broker: BrokerUnderTest, era: str) -> None:
     await broker.extension(shop(7))
     async with broker.mcp("Claude Code", era) as client:

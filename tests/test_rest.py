@@ -181,14 +181,17 @@ async def test_tab_opened_by_one_session_is_refused_to_another_naming_the_owner(
 
 
 async def test_person_tab_can_be_claimed_and_released(broker: BrokerUnderTest) -> None:
-    await broker.extension(shop())
+    fake = await broker.extension(shop())
     agent = {"X-Session-Id": "agent-1"}
     status, body = await broker.post("/tabs/7/claim", headers=agent)
     assert status == 200 and body["tab"]["owner"]["sessionId"] == "agent-1"
+    # The browser hears of it, to show the tab in the session's group.
+    assert await fake.wait_for("tabClaimed") == {"type": "tabClaimed", "sessionId": "agent-1", "tabId": 7}
     status, _ = await broker.post("/tabs/7/tools/search", {})
     assert status == 409
     status, body = await broker.post("/tabs/7/release", headers=agent)
     assert body["tab"]["owner"] is None
+    assert await fake.wait_for("tabReleased") == {"type": "tabReleased", "sessionId": "agent-1", "tabId": 7}
     status, _ = await broker.post("/tabs/7/tools/search", {})
     assert status == 200
 

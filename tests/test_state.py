@@ -19,10 +19,12 @@ from broker.messages import (
     OpenTab,
     Ping,
     Pong,
+    TabClaimed,
     TabClosed,
     TabCreated,
     TabFocused,
     TabInfo,
+    TabReleased,
     TabUpdated,
     Tool,
     ToolResult,
@@ -357,10 +359,23 @@ def test_released_tab_can_be_claimed_by_another_session() -> None:
     connect(core, tabs=(shop_tab(),))
     core.open_session("s1", "s1")
     core.open_session("s2", "s2")
-    core.claim_tab("s1", 7)
-    core.release_tab("s1", 7)
+    _, claimed = core.claim_tab("s1", 7)
+    assert TabClaimed("s1", 7) in sent(claimed)
+    _, released = core.release_tab("s1", 7)
+    assert TabReleased("s1", 7) in sent(released) and TabsChanged() in released
     view, effects = core.claim_tab("s2", 7)
     assert view.owner == "s2" and TabsChanged() in effects
+    assert TabClaimed("s2", 7) in sent(effects)
+
+
+def test_claiming_an_own_tab_again_or_releasing_a_free_one_tells_nobody() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    core.claim_tab("s1", 7)
+    assert core.claim_tab("s1", 7)[1] == []
+    core.release_tab("s1", 7)
+    assert core.release_tab("s1", 7)[1] == []
 
 
 def test_close_tab_ends_when_the_browser_reports_it_closed() -> None:
