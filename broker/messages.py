@@ -184,9 +184,17 @@ ExtensionMessage = (
 
 @attrs.frozen
 class Connect:
+    """Sent when a link opens (no ``session_id``) and when a session starts (with it).
+
+    ``session_ids``, on the link's first ``connect`` only, lists the sessions alive at that moment
+    (each is then announced with its own ``connect``), so an extension can forget the sessions of
+    a broker that restarted. Not in the seed protocol; extensions that do not know it ignore it.
+    """
+
     server_version: str
     session_id: str | None = None
     client_name: str | None = None
+    session_ids: tuple[str, ...] | None = None
 
 
 @attrs.frozen

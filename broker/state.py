@@ -301,7 +301,8 @@ class Broker:
         browser = Browser(key=f"b{next(self._browser_keys)}", link_id=link_id, attached_seq=next(self._attach_seq))
         self._browsers[browser.key] = browser
         self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
-        effects: list[Effect] = [SendToExtension(link_id, Connect(self.config.server_version))]
+        hello = Connect(self.config.server_version, session_ids=tuple(self._sessions))
+        effects: list[Effect] = [SendToExtension(link_id, hello)]
         effects += [SendToExtension(link_id, self._connect_message(s.id, s.name)) for s in self._sessions.values()]
         return effects
 

@@ -16,7 +16,7 @@ const SWEEP_MAX_MS = 10_000;
 const HANDSHAKE_MS = 5_000;
 const BRIDGE_TIMEOUT_MS = 2_000;
 const WAKE_ALARM = "browser-mcp-discover";
-const NOT_FOUND_AFTER_MS = 60_000;
+const FORGET_AFTER_MS = 60_000;
 
 // ---------------------------------------------------------------------------------------------
 // State: nothing here outlives the worker that cannot be rebuilt.
@@ -30,6 +30,7 @@ let sessions = {};
 let groups = {};
 /** port -> when its link closed (0 while joined): what the popup reports; rebuilt as links open. */
 const brokerSeen = new Map();
+const workerStarted = Date.now();
 
 // Promises made once per worker: two brokers asking at once must see the same instance id.
 const browserInfo = describeBrowser();
@@ -303,15 +304,14 @@ async function handleBrokerMessage(link, message) {
       if (message.sessionId) {
         sessions[`${link.port}/${message.sessionId}`] = message.clientName || message.sessionId;
         saveSessions();
+      } else if (Array.isArray(message.sessionIds)) {
+        // A broker that restarted on this port has none of the sessions stored for it.
+        await forgetSessions(link.port, (sessionId) => !message.sessionIds.includes(sessionId));
       }
       await sendSnapshot(link, message.sessionId);
       break;
     case FromBroker.DISCONNECT:
-      // The broker released the session's tabs: they leave its group, which Chromium then removes.
-      await ungroupSession(link, message.sessionId);
-      delete sessions[`${link.port}/${message.sessionId}`];
-      delete groups[`${link.port}/${message.sessionId}`];
-      saveSessions();
+      await forgetSessions(link.port, (sessionId) => sessionId === message.sessionId);
       link.send(reply(ToBroker.DISCONNECTED, message, {}));
       break;
     case FromBroker.OPEN_TAB:
@@ -405,11 +405,22 @@ async function ungroupTab(link, sessionId, tabId) {
   if (tab && (groups[`${link.port}/${sessionId}`] ?? []).includes(tab.groupId)) await chrome.tabs.ungroup(tabId);
 }
 
-async function ungroupSession(link, sessionId) {
-  for (const groupId of groups[`${link.port}/${sessionId}`] ?? []) {
-    const tabs = await chrome.tabs.query({ groupId }).catch(() => []);
-    if (tabs.length) await chrome.tabs.ungroup(tabs.map((tab) => tab.id)).catch(() => {});
+/**
+ * Forget the ended sessions of the broker on `port` that `ended(sessionId)` picks. The broker
+ * released their tabs: they leave the sessions' groups, which Chromium then removes.
+ */
+async function forgetSessions(port, ended) {
+  const prefix = `${port}/`;
+  const keys = Object.keys(sessions).filter((key) => key.startsWith(prefix) && ended(key.slice(prefix.length)));
+  for (const key of keys) {
+    for (const groupId of groups[key] ?? []) {
+      const tabs = await chrome.tabs.query({ groupId }).catch(() => []);
+      if (tabs.length) await chrome.tabs.ungroup(tabs.map((tab) => tab.id)).catch(() => {});
+    }
+    delete sessions[key];
+    delete groups[key];
   }
+  if (keys.length) saveSessions();
 }
 
 async function focusTab(link, message) {
@@ -522,10 +533,37 @@ function joinBrokers(brokers) {
     if (Number.isInteger(broker?.port)) wanted.set(broker.port, broker.token ?? null);
   }
   for (const [port, link] of links) {
-    if (!wanted.has(port)) link.ws.close();
+    if (wanted.has(port)) continue;
+    links.delete(port); // so that its closing is not taken for a broker to wait for
+    link.ws.close();
+  }
+  for (const port of knownPorts()) {
+    if (!wanted.has(port)) forgetBroker(port);
   }
   for (const [port, token] of wanted) {
     if (!links.has(port)) links.set(port, new Link(port, token));
+  }
+}
+
+/** Every broker the popup lists: joined, recently lost, or holding sessions stored for it. */
+function knownPorts() {
+  const ports = new Set(brokerSeen.keys());
+  for (const key of Object.keys(sessions)) ports.add(Number(key.split("/")[0]));
+  return ports;
+}
+
+/** A broker that is gone for good: it leaves the popup, and its sessions with it. */
+function forgetBroker(port) {
+  brokerSeen.delete(port);
+  forgetSessions(port, () => true).catch((error) => console.warn("browser-mcp: cannot forget sessions", error));
+}
+
+/** Probed brokers that did not come back within FORGET_AFTER_MS are taken as stopped. */
+function forgetLostBrokers() {
+  const now = Date.now();
+  for (const port of knownPorts()) {
+    if (links.get(port)?.ready) continue;
+    if (now - (brokerSeen.get(port) || workerStarted) >= FORGET_AFTER_MS) forgetBroker(port);
   }
 }
 
@@ -535,6 +573,7 @@ function sweep() {
   if (nativePort) {
     if (nativeBrokers) joinBrokers(nativeBrokers); // reconnects links that dropped
   } else {
+    forgetLostBrokers();
     for (let port = PORT_FIRST; port <= PORT_LAST; port++) {
       if (!links.has(port)) links.set(port, new Link(port, null));
     }
@@ -555,18 +594,12 @@ function discoverSoon() {
 
 async function popupState() {
   await ready;
-  const now = Date.now();
-  const ports = new Set([...brokerSeen.keys()]);
-  for (const key of Object.keys(sessions)) ports.add(Number(key.split("/")[0]));
+  const ports = knownPorts();
   for (const broker of nativeBrokers ?? []) if (Number.isInteger(broker?.port)) ports.add(broker.port);
   const brokers = [...ports]
     .sort((a, b) => a - b)
     .map((port) => {
-      let state;
-      if (links.get(port)?.ready) state = "connected";
-      else if (now - (brokerSeen.get(port) ?? now) < NOT_FOUND_AFTER_MS) state = "reconnecting";
-      else if (nativeBrokers?.some((broker) => broker?.port === port)) state = "reconnecting";
-      else state = "not found";
+      const state = links.get(port)?.ready ? "connected" : "reconnecting";
       const clients = Object.entries(sessions)
         .filter(([key]) => key.startsWith(`${port}/`))
         .map(([key, clientName]) => ({ sessionId: key.slice(key.indexOf("/") + 1), clientName }));

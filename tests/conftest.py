@@ -14,12 +14,13 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from broker.app import make_app
+from broker.discovery import live_brokers
 from broker.hub import Hub
 from broker.mcp_http import MCP_ENDPOINT
 from broker.runtime import HUB, Runtime, Settings
 from broker.security import PROJECT_EXTENSION_ID
 
-from .cli_helpers import Brokers
+from .cli_helpers import Brokers, run_cli
 from .fakes import FakeExtension, FakeTab
 from .mcp_clients import McpClient, mcp_client
 
@@ -136,6 +137,21 @@ async def brokers(discovery_dir: Path) -> AsyncIterator[Brokers]:
     """Real ``browser-mcp serve`` subprocesses on ``discovery_dir``, stopped after the test."""
     async with Brokers(discovery_dir) as launched:
         yield launched
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    """Where brokers a test's relays start write their logs (``XDG_STATE_HOME``)."""
+    return tmp_path / "state"
+
+
+@pytest.fixture
+async def background_brokers(discovery_dir: Path) -> AsyncIterator[None]:
+    """Stops, at the end of the test, every broker a relay started in the background."""
+    yield
+    for record in live_brokers([discovery_dir]):
+        result = await run_cli("stop", "--pid", str(record.pid), discovery_dir=discovery_dir)
+        assert result.returncode == 0, result.stderr
 
 
 @pytest.fixture

@@ -12,12 +12,18 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
+
+from .cli_helpers import CLI, token_file_for
 
 LEGACY = "legacy"
 MODERN = "2026-07-28"
@@ -137,3 +143,19 @@ async def sdk_client(
             listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await listener
+
+
+def stdio_relay(discovery_dir: Path, state_dir: Path, *extra: str) -> StdioServerParameters:
+    """``browser-mcp mcp`` as an AI client's configuration would spawn it."""
+    command, *args = CLI
+    return StdioServerParameters(
+        command=command,
+        args=[*args, "mcp", "--discovery-dir", str(discovery_dir), *extra],
+        # The SDK passes only a few variables on (HOME, PATH, ...); these go on top.
+        env={
+            ENV_DISCOVERY_DIR: str(discovery_dir),
+            ENV_TOKEN_FILE: str(token_file_for(discovery_dir)),
+            "XDG_STATE_HOME": str(state_dir),
+            "LOG_LEVEL": "debug",
+        },
+    )

@@ -15,7 +15,6 @@ import json
 import os
 import signal
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ import pytest
 from mcp.client.stdio import StdioServerParameters
 
 from broker.discovery import BrokerRecord, live_brokers, pid_alive
-from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
 
 from .cli_helpers import (
     CLI,
@@ -34,10 +32,9 @@ from .cli_helpers import (
     cli_env,
     connect_extension,
     run_cli,
-    token_file_for,
 )
 from .fakes import FakeExtension, FakeTab
-from .mcp_clients import ERAS, LEGACY, MODERN, McpClient, sdk_client, text
+from .mcp_clients import ERAS, LEGACY, MODERN, McpClient, sdk_client, stdio_relay, text
 
 FIXED_TOOLS = {"tabs", "page_tools", "call_page_tool"}
 SHOP_URL = "https://shop.example/shoes"
@@ -53,11 +50,6 @@ def shop_tabs() -> list[FakeTab]:
 
 
 # Fixtures
-
-
-@pytest.fixture
-def state_dir(tmp_path: Path) -> Path:
-    return tmp_path / "state"
 
 
 @pytest.fixture
@@ -77,32 +69,7 @@ async def shop(session: aiohttp.ClientSession, broker: BrokerProcess, fakes: lis
     return fake
 
 
-@pytest.fixture
-async def background_brokers(discovery_dir: Path) -> AsyncIterator[None]:
-    """Stops, at the end of the test, every broker a relay started in the background."""
-    yield
-    for record in live_brokers([discovery_dir]):
-        result = await run_cli("stop", "--pid", str(record.pid), discovery_dir=discovery_dir)
-        assert result.returncode == 0, result.stderr
-
-
 # The SDK client over stdio
-
-
-def relay(discovery_dir: Path, state_dir: Path, *extra: str) -> StdioServerParameters:
-    """``browser-mcp mcp`` as an AI client's configuration would spawn it."""
-    command, *args = CLI
-    return StdioServerParameters(
-        command=command,
-        args=[*args, "mcp", "--discovery-dir", str(discovery_dir), *extra],
-        # The SDK passes only a few variables on (HOME, PATH, ...); these go on top.
-        env={
-            ENV_DISCOVERY_DIR: str(discovery_dir),
-            ENV_TOKEN_FILE: str(token_file_for(discovery_dir)),
-            "XDG_STATE_HOME": str(state_dir),
-            "LOG_LEVEL": "debug",
-        },
-    )
 
 
 def read(path: Path) -> str:
@@ -123,7 +90,7 @@ def stdio_session(
 async def test_serves_the_fixed_tools_in_both_eras(
     era: str, discovery_dir: Path, state_dir: Path, broker: BrokerProcess
 ) -> None:
-    async with stdio_session(relay(discovery_dir, state_dir), era) as client:
+    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
         assert client.client.protocol_version == ("2025-11-25" if era == LEGACY else MODERN)
         if era == LEGACY:
             capabilities = client.client.server_capabilities.tools
@@ -135,7 +102,7 @@ async def test_serves_the_fixed_tools_in_both_eras(
 async def test_a_claimed_tab_brings_its_page_tool_with_a_list_change(
     era: str, discovery_dir: Path, state_dir: Path, shop: FakeExtension
 ) -> None:
-    async with stdio_session(relay(discovery_dir, state_dir), era) as client:
+    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
         assert "t7_search" not in await client.tool_names()
         before = client.changes.count
 
@@ -152,7 +119,7 @@ async def test_a_claimed_tab_brings_its_page_tool_with_a_list_change(
 async def test_the_session_is_one_broker_session_named_after_the_client(
     discovery_dir: Path, state_dir: Path, broker: BrokerProcess
 ) -> None:
-    async with stdio_session(relay(discovery_dir, state_dir), LEGACY, name="claude-code") as client:
+    async with stdio_session(stdio_relay(discovery_dir, state_dir), LEGACY, name="claude-code") as client:
         await client.tool_names()
         result = await run_cli("status", "--json", discovery_dir=discovery_dir)
 
@@ -174,7 +141,7 @@ async def test_a_stopped_broker_is_reported_and_a_new_one_is_used_without_a_rest
     session: aiohttp.ClientSession,
     fakes: list[FakeExtension],
 ) -> None:
-    async with stdio_session(relay(discovery_dir, state_dir), era) as client:
+    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
 
         broker.send_signal(signal.SIGTERM)
@@ -216,7 +183,7 @@ async def test_a_call_in_flight_when_the_broker_dies_ends_with_an_error_result(
         arrived.set()
 
     shop.on_call = never_answer
-    async with stdio_session(relay(discovery_dir, state_dir), era) as client:
+    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         call = asyncio.create_task(client.call("t7_search", {"query": "shoes"}))
         async with asyncio.timeout(WAIT):
@@ -236,7 +203,7 @@ async def test_a_call_in_flight_when_the_broker_dies_ends_with_an_error_result(
 async def test_starts_a_broker_in_the_background_that_outlives_the_client(
     discovery_dir: Path, state_dir: Path, log_file: Path, background_brokers: None
 ) -> None:
-    async with stdio_session(relay(discovery_dir, state_dir), LEGACY) as client:
+    async with stdio_session(stdio_relay(discovery_dir, state_dir), LEGACY) as client:
         assert set(await client.tool_names()) == FIXED_TOOLS
         [record] = live_brokers([discovery_dir])
 
@@ -245,7 +212,7 @@ async def test_starts_a_broker_in_the_background_that_outlives_the_client(
     assert live_brokers([discovery_dir]) == [record]
     assert "listening on http://127.0.0.1:" in read(log_file)
     # And it still serves: a second client finds it instead of starting another.
-    async with stdio_session(relay(discovery_dir, state_dir), MODERN) as client:
+    async with stdio_session(stdio_relay(discovery_dir, state_dir), MODERN) as client:
         assert set(await client.tool_names()) == FIXED_TOOLS
     assert live_brokers([discovery_dir]) == [record]
 
@@ -257,7 +224,7 @@ async def test_relays_starting_together_start_one_broker(
     done = asyncio.Event()
 
     async def run(index: int) -> None:
-        async with stdio_session(relay(discovery_dir, state_dir), LEGACY, name=f"client-{index}") as client:
+        async with stdio_session(stdio_relay(discovery_dir, state_dir), LEGACY, name=f"client-{index}") as client:
             await client.tool_names()
             ready[index].set()
             await done.wait()
@@ -309,7 +276,7 @@ async def test_port_chooses_among_live_brokers(discovery_dir: Path, state_dir: P
     await brokers.start()
     second = await brokers.start()
 
-    async with stdio_session(relay(discovery_dir, state_dir, "--port", str(second.port)), LEGACY, "chooser") as c:
+    async with stdio_session(stdio_relay(discovery_dir, state_dir, "--port", str(second.port)), LEGACY, "chooser") as c:
         await c.tool_names()
         result = await run_cli("status", "--json", discovery_dir=discovery_dir)
 

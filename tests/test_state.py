@@ -86,7 +86,10 @@ def test_link_gets_connect_and_every_existing_session() -> None:
     core = make_core()
     core.open_session("s1", "Claude Code")
     effects = core.link_opened(1, 0.0)
-    assert sent(effects) == [Connect("test"), Connect("test", session_id="s1", client_name="Claude Code")]
+    assert sent(effects) == [
+        Connect("test", session_ids=("s1",)),
+        Connect("test", session_id="s1", client_name="Claude Code"),
+    ]
 
 
 def test_new_session_is_announced_to_every_link() -> None:
