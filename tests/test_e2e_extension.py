@@ -526,9 +526,14 @@ async def test_the_extension_rejoins_a_broker_restarted_on_its_port(world: World
     page, _ = await world.open_page("legacy.html", "broker-restart", {"add", "shout"})
     async with Brokers(tmp_path / "discovery") as brokers:
         before = await start_probed_broker(brokers)
-        await eventually(lambda: _listed(before, url), "the extension to join the broker")
+        tab = await eventually(lambda: _listed(before, url), "the extension to join the broker")
+        # A script's session (REST) claims the tab: the browser groups it under the session's name.
+        claimed = await _claim(before, tab["ref"], "Old Client")
+        assert claimed == 200
+        await eventually(lambda: _grouped_as(world, tab["id"], "Old Client"), "the claimed tab to be grouped")
         popup = await world.context.new_page()
         await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")
+        await eventually(lambda: _popup_says(popup, "AI sessions: Old Client"), "the popup to show the session")
         before.send_signal(signal.SIGTERM)
         await before.exited()
         await eventually(
@@ -539,8 +544,22 @@ async def test_the_extension_rejoins_a_broker_restarted_on_its_port(world: World
         tab = await eventually(lambda: _listed(after, url), "the extension to rejoin the restarted broker")
         assert {t["name"] for t in tab["tools"]} == {"add", "shout"}
         await eventually(lambda: _popup_says(popup, f"Port {after.port}: connected"), "the popup to show it is back")
+        # The new broker has no such session: the extension forgets it and ungroups its tab.
+        await eventually(lambda: _grouped_as(world, tab["id"], None), "the old session's group to go")
+        assert not await _popup_says(popup, "AI sessions: Old Client")
         await popup.close()
     await page.close()
+
+
+async def _claim(broker: BrokerProcess, ref: str, client_name: str) -> int:
+    token = json.loads(broker.discovery_file.read_text())["token"]
+    session_id = client_name.lower().replace(" ", "-")
+    headers = {"Authorization": f"Bearer {token}", "X-Session-Id": session_id, "X-Session-Name": client_name}
+    async with (
+        aiohttp.ClientSession(headers=headers) as http,
+        http.post(f"http://127.0.0.1:{broker.port}/tabs/{ref}/claim") as response,
+    ):
+        return response.status
 
 
 async def _popup_says(popup: Page, line: str) -> bool:
