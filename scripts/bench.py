@@ -124,6 +124,7 @@ class Server:
     token: str
     log: Path
     discovery_dir: Path | None = None
+    discovery_file: Path | None = None
 
     @property
     def url(self) -> str:
@@ -170,19 +171,23 @@ async def _announcement(process: asyncio.subprocess.Process, log: Path, what: st
 _background: set[asyncio.Task[bytes]] = set()
 
 
-async def start_broker(workdir: Path, command: list[str]) -> Server:
-    discovery_dir = Path(tempfile.mkdtemp(prefix="discovery-", dir=workdir))
+async def start_broker(workdir: Path, command: list[str], port: int = 0, discovery_dir: Path | None = None) -> Server:
+    """A broker on ``port`` (0: any free one) writing its discovery file to ``discovery_dir`` (a fresh one)."""
+    discovery_dir = discovery_dir or Path(tempfile.mkdtemp(prefix="discovery-", dir=workdir))
     log = workdir / "broker.log"
     with log.open("ab") as stderr:
         process = await asyncio.create_subprocess_exec(
-            *command, "--port", "0", "--discovery-dir", str(discovery_dir),
+            *command, "--port", str(port), "--discovery-dir", str(discovery_dir),
             stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=ROOT,
             # Its lasting token stays in the bench's folder, not the user's configuration.
             env={**os.environ, ENV_TOKEN_FILE: str(workdir / "broker-token")},
         )  # fmt: skip
     found = await _announcement(process, log, "the broker", r"listening on .*\(discovery file (.+)\)\s*$")
-    record = read_json(Path(found.group(1)))
-    return Server("broker", process, int(record["pid"]), int(record["port"]), record["token"], log, discovery_dir)
+    discovery_file = Path(found.group(1))
+    record = read_json(discovery_file)
+    return Server(
+        "broker", process, int(record["pid"]), int(record["port"]), record["token"], log, discovery_dir, discovery_file
+    )
 
 
 async def start_relay(workdir: Path) -> Server:
@@ -590,10 +595,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "all"],
+        choices=["rest", "mcp", "all", "discovery"],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
-        " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); all: both (the default)",
+        " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); all: both (the default); discovery: how"
+        " soon the real extension in headless Chromium joins a broker that starts, through the native host and"
+        " by port probing (scripts/bench_discovery.py; not part of all: it takes two minutes and two Chromium"
+        " launches)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -609,13 +617,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     mcp.add_argument("--mcp-concurrency", type=int, nargs="+", default=[1, 8], metavar="N")
     mcp.add_argument("--spawn-runs", type=int, default=15, help="spawns of browser-mcp mcp (and of the baseline)")
     mcp.add_argument("--list-requests", type=int, default=40, help="measured tools/list requests per path")
+    discovery = parser.add_argument_group("discovery suite")
+    discovery.add_argument(
+        "--discovery-runs", type=int, default=10, help="brokers started for the native host to announce"
+    )
+    discovery.add_argument(
+        "--discovery-probing-runs",
+        type=int,
+        help="brokers started for port probing to find, about 26 s each (default: max(2, discovery runs / 3))",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.calls_small, args.calls_large, args.warmup, args.repeat = 300, 100, 30, 1
         args.mcp_calls, args.mcp_calls_large, args.spawn_runs, args.list_requests = 200, 50, 5, 10
+        args.discovery_runs = 3
+    if args.discovery_probing_runs is None:
+        args.discovery_probing_runs = max(2, args.discovery_runs // 3)
     counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
-    if min(*counts, args.spawn_runs, args.list_requests) < 1 or args.warmup < 0:
-        parser.error("call counts and --repeat must be positive, --warmup not negative")
+    runs = (args.spawn_runs, args.list_requests, args.discovery_runs, args.discovery_probing_runs)
+    if min(*counts, *runs) < 1 or args.warmup < 0:
+        parser.error("call counts, run counts and --repeat must be positive, --warmup not negative")
     return args
 
 
@@ -656,14 +677,19 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
     return uvloop.run  # type: ignore[no-any-return]
 
 
-async def bench_all(args: argparse.Namespace) -> tuple[list[Scenario], Any]:
+async def bench_all(args: argparse.Namespace) -> tuple[list[Scenario], Any, Any]:
     scenarios = await bench(args) if args.suite in ("rest", "all") else []
     mcp_results = None
     if args.suite in ("mcp", "all"):
         import bench_mcp  # noqa: PLC0415 - the SDK loads only for the MCP suite
 
         mcp_results = await bench_mcp.bench_mcp(args)
-    return scenarios, mcp_results
+    discovery_results = None
+    if args.suite == "discovery":
+        import bench_discovery  # noqa: PLC0415 - Playwright loads only for the discovery suite
+
+        discovery_results = await bench_discovery.bench_discovery(args)
+    return scenarios, mcp_results, discovery_results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -672,7 +698,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parse_args(argv)
     try:
-        scenarios, mcp_results = _event_loop_runner()(bench_all(args))
+        scenarios, mcp_results, discovery_results = _event_loop_runner()(bench_all(args))
     except BenchError as exc:
         print(f"scripts/bench: {exc}", file=sys.stderr)
         return 1
@@ -689,6 +715,13 @@ def main(argv: list[str] | None = None) -> int:
         output.setdefault("config", {"warmup": args.warmup, "repeat": args.repeat, "broker_cmd": args.broker_cmd})
         output.setdefault("machine", json_report([], args)["machine"])
         output["mcp"] = bench_mcp.mcp_json(mcp_results, args)
+    if discovery_results is not None:
+        import bench_discovery  # noqa: PLC0415
+
+        print(bench_discovery.discovery_report(discovery_results, args))
+        output.setdefault("config", {"broker_cmd": args.broker_cmd})
+        output.setdefault("machine", json_report([], args)["machine"])
+        output["discovery"] = bench_discovery.discovery_json(discovery_results, args)
     if args.json:
         args.json.write_text(json.dumps(output, indent=2) + "\n")
         print(f"\nresults written to {args.json}")
@@ -696,6 +729,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # scripts/bench_mcp.py imports this module as ``bench``: one module, not a second copy.
+    # scripts/bench_mcp.py and scripts/bench_discovery.py import this module as ``bench``: one module, not a
+    # second copy.
     sys.modules.setdefault("bench", sys.modules[__name__])
     sys.exit(main())
