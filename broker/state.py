@@ -231,6 +231,8 @@ class Browser:
     active_tab: int | None = None
     attached_seq: int = 0
     detached_at: float | None = None
+    # Until its first message a link may be a probe that goes away again: no one is shown it.
+    heard_from: bool = False
 
 
 @attrs.define
@@ -330,6 +332,7 @@ class Broker:
             logger.debug("frame from link %s after it was closed: dropped", link_id)
             return []
         link.last_received = now
+        self._browsers[link.browser].heard_from = True
         handler = self._handlers[type(message)]
         effects: list[Effect] = handler(self, link, message, now)
         return effects
@@ -557,6 +560,7 @@ class Broker:
         return [
             BrowserView(b.key, b.name, b.version, b.instance_id, b.link_id is not None, len(b.tabs))
             for b in self._browsers.values()
+            if b.heard_from
         ]
 
     def sessions(self) -> list[SessionView]:
@@ -712,7 +716,7 @@ class Broker:
         return session
 
     def _attached(self) -> list[Browser]:
-        return [b for b in self._browsers.values() if b.link_id is not None]
+        return [b for b in self._browsers.values() if b.link_id is not None and b.heard_from]
 
     def _pick_browser(self, key: str | None) -> Browser:
         attached = self._attached()

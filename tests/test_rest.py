@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from .conftest import TOKEN, BrokerUnderTest
-from .fakes import EXTENSION_ORIGIN, FakeTab
+from .fakes import EXTENSION_ORIGIN, FakeExtension, FakeTab
 
 
 def shop(tab_id: int = 7) -> FakeTab:
@@ -63,6 +63,18 @@ async def test_the_extensions_own_origin_is_served(broker: BrokerUnderTest) -> N
 
 
 # Answers
+
+
+async def test_status_shows_a_browser_once_its_extension_speaks(broker: BrokerUnderTest) -> None:
+    fake = FakeExtension([shop()])
+    await fake.connect(broker.client.session, broker.ws_url, snapshot=False)
+    broker.fakes.append(fake)
+    status, body = await broker.get("/status")
+    assert status == 200 and body["browsers"] == []
+    await fake.send_snapshot()
+    await broker.settled(fake)
+    status, body = await broker.get("/status")
+    assert [(b["name"], b["connected"]) for b in body["browsers"]] == [("FakeChrome", True)]
 
 
 async def test_status_shows_browsers_sessions_and_tabs(broker: BrokerUnderTest) -> None:

@@ -92,6 +92,19 @@ def test_link_gets_connect_and_every_existing_session() -> None:
     ]
 
 
+def test_a_link_that_said_nothing_yet_is_no_browser() -> None:
+    core = make_core()
+    core.link_opened(1, 0.0)
+    core.open_session("s1", "s1")
+    assert core.browsers() == []
+    with pytest.raises(errors.ExtensionNotConnected):
+        core.open_tab("s1", "https://shop.example/", True, 0.0)
+    # An extension of the seed protocol may start with a tab event rather than a snapshot.
+    core.extension_message(1, TabCreated(tab=shop_tab()), 0.0)
+    assert [b.key for b in core.browsers()] == ["b1"]
+    core.open_tab("s1", "https://shop.example/", True, 0.0)
+
+
 def test_new_session_is_announced_to_every_link() -> None:
     core = make_core()
     connect(core, 1)
