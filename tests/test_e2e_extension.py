@@ -223,10 +223,12 @@ class World:
         return mcp_client(f"http://127.0.0.1:{self.broker.port}/mcp", self.token, name, LEGACY)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def site() -> AsyncIterator[str]:
+@contextlib.asynccontextmanager
+async def serve_pages(pages: dict[str, str]) -> AsyncIterator[str]:
+    """``pages`` (file name -> HTML) served on 127.0.0.1, a secure context; yields the site's URL."""
+
     async def serve(request: web.Request) -> web.Response:
-        body = PAGES.get(request.match_info["name"])
+        body = pages.get(request.match_info["name"])
         if body is None:
             raise web.HTTPNotFound()
         return web.Response(text=body, content_type="text/html")
@@ -235,11 +237,17 @@ async def site() -> AsyncIterator[str]:
     app.router.add_get("/{name}", serve)
     runner = web.AppRunner(app)
     await runner.setup()
-    server = web.TCPSite(runner, "127.0.0.1", 0)
-    await server.start()
-    port = runner.addresses[0][1]
-    yield f"http://127.0.0.1:{port}"
-    await runner.cleanup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def site() -> AsyncIterator[str]:
+    async with serve_pages(PAGES) as url:
+        yield url
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=["polyfill", "native"])

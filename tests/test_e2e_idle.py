@@ -11,28 +11,33 @@ that long by design.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from .cli_helpers import Brokers
-from .test_e2e_extension import CHROMIUM, MODERN_PAGE, WAIT, chromium_args, eventually, start_probed_broker
+from .test_e2e_extension import (
+    CHROMIUM,
+    MODERN_PAGE,
+    WAIT,
+    chromium_args,
+    eventually,
+    serve_pages,
+    start_probed_broker,
+)
 
 IDLE = 70.0
 
 
 @pytest.mark.timeout(IDLE + 60)
 async def test_an_idle_browser_stays_joined_and_its_page_tools_answer(tmp_path: Path) -> None:
-    async with Brokers(tmp_path / "discovery") as brokers, _page_server() as site:
+    async with Brokers(tmp_path / "discovery") as brokers, serve_pages({"modern.html": MODERN_PAGE}) as site:
         broker = await start_probed_broker(brokers)
         token = json.loads(broker.discovery_file.read_text())["token"]
         # A page only this browser shows tells it apart from browsers of other test runs.
@@ -71,22 +76,6 @@ async def test_an_idle_browser_stays_joined_and_its_page_tools_answer(tmp_path: 
             except TimeoutError:
                 process.kill()
                 await process.wait()
-
-
-@contextlib.asynccontextmanager
-async def _page_server() -> AsyncIterator[str]:
-    async def page(request: web.Request) -> web.Response:
-        return web.Response(text=MODERN_PAGE, content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/modern.html", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
 
 
 async def _start_chromium(tmp_path: Path, url: str) -> asyncio.subprocess.Process:

@@ -16,13 +16,11 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 from playwright.async_api import Page, async_playwright
 
 from broker.paths import ENV_DISCOVERY_DIR
@@ -30,7 +28,7 @@ from broker.security import PROJECT_EXTENSION_ID
 
 from .cli_helpers import CLI, BrokerProcess, Brokers, cli_env
 from .mcp_clients import LEGACY, mcp_client, sdk_client, stdio_relay, text
-from .test_e2e_extension import CHROMIUM, MODERN_PAGE, chromium_args, eventually
+from .test_e2e_extension import CHROMIUM, MODERN_PAGE, chromium_args, eventually, serve_pages
 
 
 @pytest.fixture
@@ -147,7 +145,7 @@ async def test_the_readme_path_a_client_started_with_browser_mcp_mcp_calls_a_pag
     """Host installed, extension loaded, `browser-mcp mcp` started by an AI client, a page opened."""
     assert env[ENV_DISCOVERY_DIR] == str(discovery_dir)
     async with contextlib.AsyncExitStack() as stack:
-        site = await stack.enter_async_context(_site({"/tools.html": MODERN_PAGE}))
+        site = await stack.enter_async_context(serve_pages({"tools.html": MODERN_PAGE}))
         playwright = await stack.enter_async_context(async_playwright())
         context = await playwright.chromium.launch_persistent_context(
             str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, env=env, args=chromium_args()
@@ -172,23 +170,3 @@ async def test_the_readme_path_a_client_started_with_browser_mcp_mcp_calls_a_pag
         result = await client.call(echo, {"text": "from the README"})
         assert not result.is_error, text(result)
         assert json.loads(text(result)) == {"echoed": "from the README", "from": "/tools.html"}
-
-
-@contextlib.asynccontextmanager
-async def _site(pages: dict[str, str]) -> AsyncIterator[str]:
-    """Pages served on 127.0.0.1 (a secure context), by path."""
-
-    async def serve(request: web.Request) -> web.Response:
-        if request.path not in pages:
-            raise web.HTTPNotFound()
-        return web.Response(text=pages[request.path], content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/{name}", serve)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
