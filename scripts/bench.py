@@ -572,7 +572,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="scripts/bench",
         description="Relay tool calls REST -> broker -> fake extension beside a minimal aiohttp relay, as ratios.",
     )
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 3 discovery runs"
+    )
     parser.add_argument("--calls-small", type=int, default=2000, help="measured calls per scenario under 100 KB")
     parser.add_argument("--calls-large", type=int, default=2000, help="measured calls per scenario of 100 KB or more")
     parser.add_argument("--warmup", type=int, default=200, help="calls before measuring, per scenario")
@@ -600,8 +602,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
         " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); all: both (the default); discovery: how"
         " soon the real extension in headless Chromium joins a broker that starts, through the native host and"
-        " by port probing (scripts/bench_discovery.py; not part of all: it takes two minutes and two Chromium"
-        " launches)",
+        " by port probing (scripts/bench_discovery.py; not part of all: it takes about four minutes and two"
+        " Chromium launches)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -624,7 +626,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     discovery.add_argument(
         "--discovery-probing-runs",
         type=int,
-        help="brokers started for port probing to find, about 26 s each (default: max(2, discovery runs / 3))",
+        help="brokers started for port probing to find, about 50 s each (default: max(2, discovery runs / 3))",
     )
     args = parser.parse_args(argv)
     if args.quick:
