@@ -5,5 +5,5 @@ from __future__ import annotations
 __all__ = ["PROTOCOL_VERSION", "VERSION"]
 
 VERSION = "0.1.0"
-# The extension link protocol of DESIGN.md; bumped when a change would break a peer.
+# The extension link protocol (README, "The extension link"); bumped when a change would break a peer.
 PROTOCOL_VERSION = 1

@@ -1,6 +1,6 @@
 // The browser-mcp service worker: joins every local broker and tells it about this browser's
-// tabs and their page tools, and carries out what the broker asks (DESIGN.md, "Extension link
-// protocol").
+// tabs and their page tools, and carries out what the broker asks (the README's "The extension
+// link").
 //
 // MV3 workers can be stopped at any moment, so every listener is registered at top level and all
 // state is rebuilt on start: tool lists by asking each tab's bridge, AI sessions and their tab

@@ -31,7 +31,7 @@ export const ToBroker = Object.freeze({
   DISCONNECTED: "disconnected",
 });
 
-/** The ports the broker picks from when none is given (DESIGN.md), probed without a native host. */
+/** The ports the broker picks from when none is given, probed without a native host. */
 export const PORT_FIRST = 8765;
 export const PORT_LAST = 8785;
 

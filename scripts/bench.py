@@ -316,6 +316,24 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
+class Timings:
+    """Median, p90 and max of ``runs_ms``, for result classes that hold one run per measurement."""
+
+    runs_ms: list[float]
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.runs_ms)
+
+    @property
+    def p90_ms(self) -> float:
+        return percentile(self.runs_ms, 0.90)
+
+    @property
+    def max_ms(self) -> float:
+        return max(self.runs_ms)
+
+
 def tool_args(size: int, shape: str) -> dict[str, Any]:
     """The call's arguments, about ``size`` bytes of JSON: one string, or many small objects."""
     if shape == "flat":

@@ -43,7 +43,6 @@ import asyncio
 import os
 import shlex
 import socket
-import statistics
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -54,7 +53,7 @@ from typing import Any
 
 import aiohttp
 import bench
-from bench import ROOT, BenchError, Server, percentile, progress, start_broker
+from bench import ROOT, BenchError, Server, Timings, progress, start_broker
 from playwright.async_api import Playwright, async_playwright
 
 from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
@@ -77,7 +76,7 @@ JOIN_GOAL_MS = 1000.0
 
 
 def chromium_args() -> list[str]:
-    """Headless Chromium with the extension, as /work/shared/E2E.md found works on these machines."""
+    """Headless Chromium with the extension, as tests/test_e2e_extension.py launches it."""
     return [
         "--headless=new",
         "--no-sandbox",
@@ -229,21 +228,9 @@ async def start_probed_broker(place: Place, workdir: Path, command: list[str]) -
 
 
 @dataclass
-class JoinResult:
+class JoinResult(Timings):
     path: str
     runs_ms: list[float] = field(default_factory=list)
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.runs_ms)
-
-    @property
-    def p90_ms(self) -> float:
-        return percentile(self.runs_ms, 0.90)
-
-    @property
-    def max_ms(self) -> float:
-        return max(self.runs_ms)
 
 
 @dataclass

@@ -45,7 +45,18 @@ import aiohttp
 import bench
 import mcp_types as types
 import orjson
-from bench import ROOT, BenchError, FakeExtension, Server, cpu_seconds, percentile, progress, size_label, status_kib
+from bench import (
+    ROOT,
+    BenchError,
+    FakeExtension,
+    Server,
+    Timings,
+    cpu_seconds,
+    percentile,
+    progress,
+    size_label,
+    status_kib,
+)
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -354,17 +365,9 @@ async def spawn_once(command: list[str], env: dict[str, str]) -> float:
 
 
 @dataclass
-class SpawnResult:
+class SpawnResult(Timings):
     server: str
     runs_ms: list[float]
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.runs_ms)
-
-    @property
-    def p90_ms(self) -> float:
-        return percentile(self.runs_ms, 0.90)
 
 
 async def bench_spawn(runs: int, workdir: Path, broker_cmd: list[str]) -> list[SpawnResult]:

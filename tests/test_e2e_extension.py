@@ -1,7 +1,7 @@
 """End to end: the real extension in headless Chromium, a real broker subprocess, real pages.
 
 One Chromium per module (its process tree takes about 400 MB), launched with the unpacked
-extension from ``extension/`` the way /work/shared/E2E.md describes; one broker started on a free
+extension from ``extension/`` (headless, see :func:`chromium_args`); one broker started on a free
 port of 8765-8785, the range the extension probes when no native messaging host is installed;
 local pages served by aiohttp on 127.0.0.1 that declare tools through the extension's polyfill
 (``document.modelContext.registerTool`` with an AbortSignal, and the older
@@ -42,7 +42,7 @@ WAIT = 15.0
 
 
 def chromium_args(*extra: str) -> list[str]:
-    """Chromium headless with the real extension loaded, as E2E.md found works on these machines."""
+    """Chromium headless with the real extension loaded: what works on a 2-core Linux machine."""
     return [
         "--headless=new",
         "--no-sandbox",
