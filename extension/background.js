@@ -12,8 +12,9 @@ import { Bridge, FromBroker, NATIVE_HOST, PORT_FIRST, PORT_LAST, Popup, ToBroker
 
 const KEEPALIVE_MS = 20_000;
 const SWEEP_FIRST_MS = 500;
-const SWEEP_MAX_MS = 10_000;
+const SWEEP_MAX_MS = 2_000; // a sweep of the range is 21 refused loopback requests: cheap
 const HANDSHAKE_MS = 5_000;
+const PROBE_TIMEOUT_MS = 2_000;
 const BRIDGE_TIMEOUT_MS = 2_000;
 const WAKE_ALARM = "browser-mcp-discover";
 const FORGET_AFTER_MS = 60_000;
@@ -492,6 +493,7 @@ let nativeBrokers = null; // the host's latest list; null until it sends one
 let nativeError = null; // why the host could not be reached, for the popup
 let sweepTimer = null;
 let sweepDelay = SWEEP_FIRST_MS;
+const probing = new Set(); // ports with a probe in flight
 
 /** The native messaging host streams `{type: "brokers", brokers: [{port, token, pid}]}`. */
 function connectNativeHost() {
@@ -519,10 +521,13 @@ function connectNativeHost() {
     // A missing host disconnects at once (chrome.runtime.lastError says why): probe instead.
     const error = chrome.runtime.lastError;
     if (nativePort !== port) return;
+    const hostWasServing = nativeBrokers !== null;
     nativeError = error?.message ?? "the native host exited";
     nativePort = null;
     nativeBrokers = null;
-    discoverSoon();
+    // Only a host that stopped serving changes where brokers are to be found; a host that is still
+    // missing at the alarm's retry does not, and must not restart the probing backoff.
+    if (hostWasServing || sweepTimer === null) discoverSoon();
   });
 }
 
@@ -567,6 +572,23 @@ function forgetLostBrokers() {
   }
 }
 
+/**
+ * Open a link to `port` if anything listens there. A plain request finds out first: Chromium
+ * delays new WebSockets by seconds once most of a worker's WebSockets have failed, and a sweep of
+ * empty ports would make nearly all of them fail.
+ */
+async function probe(port) {
+  probing.add(port);
+  try {
+    await fetch(`http://127.0.0.1:${port}/`, { cache: "no-store", signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+  } catch {
+    return; // nothing listens there (any HTTP answer, even an error status, means something does)
+  } finally {
+    probing.delete(port);
+  }
+  if (!nativePort && !links.has(port)) links.set(port, new Link(port, null));
+}
+
 /** Open a link to every broker not joined yet, then again later, backing off to SWEEP_MAX_MS. */
 function sweep() {
   sweepTimer = null;
@@ -575,7 +597,7 @@ function sweep() {
   } else {
     forgetLostBrokers();
     for (let port = PORT_FIRST; port <= PORT_LAST; port++) {
-      if (!links.has(port)) links.set(port, new Link(port, null));
+      if (!links.has(port) && !probing.has(port)) probe(port);
     }
   }
   sweepTimer = setTimeout(sweep, sweepDelay);

@@ -644,7 +644,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     discovery.add_argument(
         "--discovery-probing-runs",
         type=int,
-        help="brokers started for port probing to find, about 50 s each (default: max(2, discovery runs / 3))",
+        help="brokers started for port probing to find, about 10 s each (default: as many as --discovery-runs)",
     )
     args = parser.parse_args(argv)
     if args.quick:
@@ -652,7 +652,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.mcp_calls, args.mcp_calls_large, args.spawn_runs, args.list_requests = 200, 50, 5, 10
         args.discovery_runs = 3
     if args.discovery_probing_runs is None:
-        args.discovery_probing_runs = max(2, args.discovery_runs // 3)
+        args.discovery_probing_runs = args.discovery_runs
     counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
     runs = (args.spawn_runs, args.list_requests, args.discovery_runs, args.discovery_probing_runs)
     if min(*counts, *runs) < 1 or args.warmup < 0:

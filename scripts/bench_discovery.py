@@ -15,15 +15,10 @@ storage) as connected; then stops the broker with SIGTERM, which removes its fil
    joined to nothing.
 2. **Port probing**, the baseline, in the same run: a second profile without the host, brokers
    on a free port of 8765-8785 (other runs on the machine may hold some). The extension sweeps
-   the range with a backoff that doubles from 0.5 s to 10 s and starts over when a joined broker
-   leaves, and also every 30 s, when its wake alarm tries the missing host again. Chromium then
-   holds each WebSocket of a sweep back by 1 to 5 s at random: its per-renderer WebSocket
-   throttle (``services/network/websocket_throttler.cc``) gives that full delay once failed
-   connections outnumber successful ones 16 to 1, which the 20 empty ports of the first sweep
-   already bring about. To measure what a user sees (a broker started while the extension has
-   long been idle), each broker starts at least one alarm period after the previous one left, so
-   that an alarm has replaced the restart its departure caused, at offsets spread evenly over the
-   following period.
+   the range with a backoff that doubles from 0.5 s to 2 s, and starts over when a joined broker
+   leaves. To measure what a user sees (a broker started while the extension has long been
+   sweeping), each broker starts once the backoff has settled after the previous one left, at
+   offsets spread evenly over one sweep period.
 
 When the file appeared: its ``st_mtime_ns``, which the kernel stamps as the broker writes it,
 before the fsync and the rename that make it visible (on this machine the folder's mtime, which the
@@ -64,8 +59,9 @@ EXTENSION = ROOT / "extension"
 BROWSER_MCP = ROOT / ".venv" / "bin" / "browser-mcp"
 # extension/protocol.js PORT_FIRST..PORT_LAST
 PROBED_PORTS = range(8765, 8786)
-# extension/background.js WAKE_ALARM: without a host, each alarm restarts the sweep backoff.
-ALARM_PERIOD_S = 30.0
+# extension/background.js SWEEP_FIRST_MS..SWEEP_MAX_MS: 0.5 s doubling to 2 s, settled after 3.5 s.
+SWEEP_PERIOD_S = 2.0
+SWEEP_SETTLE_S = 4.0
 BETWEEN_NATIVE_RUNS_S = 1.0
 POLL_INTERVAL_S = 0.01
 JOIN_TIMEOUT_S = 30.0
@@ -275,7 +271,7 @@ async def bench_probing(
         # The worker's start restarts the backoff, as a departing broker does.
         backoff_restarted = browser.started
         for run in range(runs):
-            offset = ALARM_PERIOD_S * (1 + (run + 0.5) / runs)
+            offset = SWEEP_SETTLE_S + SWEEP_PERIOD_S * (run + 0.5) / runs
             await asyncio.sleep(max(0.0, backoff_restarted + offset - time.monotonic()))
             broker, taken = await start_probed_broker(place, workdir, command)
             ports_of_others.update(taken)
@@ -321,8 +317,8 @@ def discovery_report(results: DiscoveryResults, args: Any) -> str:
         f" appearing (its mtime) to GET /status first listing this browser connected (polled every"
         f" {POLL_INTERVAL_S * 1e3:g} ms)",
         "native: browser-mcp native-host installed in the profile, brokers on --port 0; probing: no host, brokers on"
-        f" a free port of {PROBED_PORTS.start}-{PROBED_PORTS.stop - 1}, each started {ALARM_PERIOD_S:g} s or more"
-        f" after the last left, at offsets spread over the extension's {ALARM_PERIOD_S:g} s wake-alarm period",
+        f" a free port of {PROBED_PORTS.start}-{PROBED_PORTS.stop - 1}, each started {SWEEP_SETTLE_S:g} s or more"
+        f" after the last left, at offsets spread over the extension's {SWEEP_PERIOD_S:g} s sweep period",
         "",
         f"  {'path':<8} {'runs':>4} {'median ms':>10} {'p90 ms':>8} {'max ms':>8} {'min ms':>8}",
     ]

@@ -520,7 +520,7 @@ async def test_the_extension_joins_every_broker_in_the_port_range(world: World, 
                     tabs = (await response.json())["tabs"]
                 return next((t for t in tabs if t["url"] == url and len(t["tools"]) == 3), None)
 
-            # The extension probes the range again with backoff (at most 10 s apart).
+            # The extension probes the range again with backoff (at most 2 s apart).
             tab = await eventually(listed, "the extension to join a second broker", within=WAIT * 2)
             async with http.post(f"/tabs/{tab['ref']}/tools/echo", json={"text": "both"}) as response:
                 assert response.status == 200, await response.text()
