@@ -79,6 +79,9 @@ document.modelContext.registerTool(
   {signal: temporary.signal},
 );
 window.dropTemporary = () => temporary.abort();
+window.addLater = () => document.modelContext.registerTool({
+  name: "later", description: "Registered after load", inputSchema: {type: "object"}, execute: () => "late",
+});
 </script><p>modern</p>"""
 
 LEGACY_PAGE = """<!doctype html><title>Legacy tools</title><script>
@@ -348,11 +351,22 @@ async def test_page_tools_reach_an_mcp_client_and_answer_it(world: World) -> Non
             "the aborted tool to leave the client's list",
         )
         assert prefix + "echo" in await client.tool_names()
+
+        before = client.changes.count
+        await page.evaluate("addLater()")
+        await client.changes.next(after=before)
+        await eventually(lambda: _with(client, prefix + "later"), "the newly registered tool to reach the client")
+        late = await client.call(prefix + "later")
+        assert not late.is_error and text(late) == "late", text(late)
     await page.close()
 
 
 async def _without(client: McpClient, name: str) -> bool:
     return name not in await client.tool_names()
+
+
+async def _with(client: McpClient, name: str) -> bool:
+    return name in await client.tool_names()
 
 
 async def test_the_older_navigator_api_works_through_rest(world: World) -> None:
