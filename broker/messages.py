@@ -2,8 +2,8 @@
 
 One class per ``type`` of the extension link protocol (README, "The extension link"), both
 directions. Fields are snake_case here and camelCase on the wire; :mod:`broker.codec` does the
-renaming, the ``type`` tag and all validation. ``session_id`` is optional on every message so an extension that never sends one is
-served. Nothing here does I/O or knows about JSON.
+renaming, the ``type`` tag and all validation. ``session_id`` is optional on every message so an
+extension that never sends one is served. Nothing here does I/O or knows about JSON.
 """
 
 from __future__ import annotations
