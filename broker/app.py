@@ -23,7 +23,7 @@ from .errors import BrokerError, Forbidden, error_to_wire
 from .extension_ws import check_extension_request, extension_link
 from .hub import Hub
 from .mcp_http import setup_mcp
-from .rest import json_response, routes
+from .rest import json_response, setup_rest
 from .runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime
 from .security import check_bearer, check_host, is_allowed_origin
 from .state import Config
@@ -97,8 +97,8 @@ def make_app(runtime: Runtime) -> web.Application:
         return await extension_link(request, hub)
 
     app.router.add_get("/", websocket)
-    app.add_routes(routes)
-    setup_mcp(app, hub, settings.stateless_idle)
+    setup_rest(app, hub, settings.session_idle)
+    setup_mcp(app, hub, settings.session_idle)
 
     async def going_away(app: web.Application) -> None:
         await hub.close_all_links("the broker is shutting down")

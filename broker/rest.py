@@ -5,15 +5,20 @@
 ``POST /tabs/{id}/claim``, ``/release`` and ``/focus``, ``DELETE /sessions/{id}`` and
 ``POST /shutdown`` (what ``browser-mcp stop`` uses). Each request acts for the session named by
 ``X-Session-Id``, else the shared default REST session ``rest``; a new session is opened on first
-use. Handlers parse, call the hub and shape JSON; the rules live in :mod:`broker.state`.
+use and ends, releasing its tabs, once unused for the broker's idle time (a script that exits
+says nothing). Handlers parse, call the hub and shape JSON; the rules live in :mod:`broker.state`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
+import attrs
 from aiohttp import web
 
 from . import codec
@@ -27,8 +32,9 @@ __all__ = [
     "DEFAULT_SESSION",
     "browser_json",
     "json_response",
-    "routes",
+    "RestSessions",
     "session_json",
+    "setup_rest",
     "tab_json",
     "tools_json",
 ]
@@ -36,7 +42,61 @@ __all__ = [
 DEFAULT_SESSION = "rest"
 _SESSION_ID = re.compile(r"^[\w.:@+-]{1,128}$")
 
+logger = logging.getLogger(__name__)
 routes = web.RouteTableDef()
+
+
+@attrs.define
+class RestSessions:
+    """When each session REST opened was last used; one unused for ``idle`` seconds ends."""
+
+    hub: Hub
+    idle: float
+    last_used: dict[str, float] = attrs.Factory(dict)
+
+    def touch(self, session_id: str) -> None:
+        self.last_used[session_id] = asyncio.get_running_loop().time()
+
+    def forget(self, session_id: str) -> None:
+        self.last_used.pop(session_id, None)
+
+    async def end_idle(self) -> None:
+        now = asyncio.get_running_loop().time()
+        # A session waiting on a call is not idle; the call's answer counts as a use.
+        busy = {session.id for session in self.hub.core.sessions() if session.pending_calls}
+        for session_id, last in list(self.last_used.items()):
+            if session_id not in busy and now - last >= self.idle:
+                del self.last_used[session_id]
+                logger.info("REST session %s ended: no request for %g s", session_id, self.idle)
+                await self.hub.close_session(session_id)
+
+
+REST_SESSIONS = web.AppKey("rest_sessions", RestSessions)
+_REST_SESSION = web.RequestKey("rest_session", str)
+
+
+def setup_rest(app: web.Application, hub: Hub, idle: float) -> None:
+    """The REST routes, and the task that ends sessions left unused for ``idle`` seconds."""
+    sessions = app[REST_SESSIONS] = RestSessions(hub, idle)
+    app.add_routes(routes)
+
+    async def used(request: web.Request, response: web.StreamResponse) -> None:
+        session_id = request.get(_REST_SESSION)
+        if session_id is not None:
+            sessions.touch(session_id)
+
+    async def reaper(app: web.Application) -> AsyncIterator[None]:
+        async def reap() -> None:
+            while True:
+                await asyncio.sleep(max(idle / 4, 0.05))
+                await sessions.end_idle()
+
+        task = asyncio.create_task(reap())
+        yield
+        task.cancel()
+
+    app.on_response_prepare.append(used)
+    app.cleanup_ctx.append(reaper)
 
 
 def json_response(value: Any, status: int = 200) -> web.Response:
@@ -95,6 +155,8 @@ def _session(request: web.Request) -> str:
         raise InvalidRequest("X-Session-Id must be 1-128 letters, digits or . : @ + - _")
     name = request.headers.get("X-Session-Name", session_id)[:128]
     _hub(request).ensure_session(session_id, name)
+    request[_REST_SESSION] = session_id
+    request.app[REST_SESSIONS].touch(session_id)
     return session_id
 
 
@@ -214,6 +276,7 @@ async def end_session(request: web.Request) -> web.Response:
     hub = _hub(request)
     session_id = request.match_info["session"]
     known = hub.core.has_session(session_id)
+    request.app[REST_SESSIONS].forget(session_id)
     await hub.close_session(session_id)
     return json_response({"ended": session_id, "existed": known})
 

@@ -30,7 +30,8 @@ class Settings:
     ping_interval: float = 20.0
     silence_timeout: float = 45.0
     browser_grace: float = 300.0
-    stateless_idle: float = 600.0
+    # A session with no connection to end it (REST, MCP 2026) ends after this long unused.
+    session_idle: float = 600.0
 
 
 @attrs.define

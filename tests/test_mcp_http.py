@@ -271,7 +271,7 @@ async def test_stateless_clients_with_their_own_tokens_are_kept_apart(broker: Br
 
 
 async def test_stateless_session_ends_after_idling(make_broker: MakeBroker) -> None:
-    broker = await make_broker(stateless_idle=0.3)
+    broker = await make_broker(session_idle=0.3)
     await broker.extension(shop(7))
     surface = broker.app[MCP_SURFACE]
     async with broker.mcp("Claude Code", MODERN) as client:

@@ -8,7 +8,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from .conftest import TOKEN, BrokerUnderTest
+from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import EXTENSION_ORIGIN, FakeExtension, FakeTab
 
 
@@ -245,3 +245,31 @@ async def test_focus_brings_the_tab_forward(broker: BrokerUnderTest) -> None:
     status, body = await broker.post("/tabs/7/focus", headers={"X-Session-Id": "agent-1"})
     assert status == 200 and body["tab"]["ref"] == "b1:7"
     assert (await fake.wait_for("focusTab"))["sessionId"] == "agent-1"
+
+
+async def test_an_unused_session_ends_and_gives_its_tabs_back(make_broker: MakeBroker) -> None:
+    broker = await make_broker(session_idle=0.2)
+    fake = await broker.extension(shop(), FakeTab(8, "https://news.example/", "News", {"read": lambda args: "read"}))
+    held: list[dict[str, Any]] = []
+
+    async def hold(message: dict[str, Any]) -> None:
+        held.append(message)
+
+    fake.on_call = hold
+    # "busy" waits on a call the page has not answered; "script" claims a tab and exits.
+    busy = asyncio.ensure_future(
+        broker.post("/tabs/8/tools/read", {}, headers={"X-Session-Id": "busy"}, params={"timeout": "30"})
+    )
+    await fake.wait_for("callTool")
+    status, _ = await broker.post("/tabs/7/claim", headers={"X-Session-Id": "script"})
+    assert status == 200
+
+    ended = await fake.wait_for("disconnect")
+    assert ended["sessionId"] == "script"
+    status, body = await broker.get("/tabs")
+    assert [t["owner"] for t in body["tabs"]] == [None, None]
+    # The older session is still there: it waits on its call.
+    assert "busy" in {s["sessionId"] for s in (await broker.get("/status"))[1]["sessions"]}
+    await fake.send(fake.outcome(held[0]))
+    status, _ = await busy
+    assert status == 200
