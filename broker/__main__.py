@@ -65,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help=f"an extension id that may open the extension link (repeatable; env {ENV_ALLOWED_EXTENSIONS})",
     )
+    serve.add_argument(
+        "--require-extension-token",
+        action="store_true",
+        help="refuse extension links without the token, which the extension has only through the native host"
+        " (then another local user cannot pose as the extension; probing extensions cannot join)",
+    )
     serve.add_argument("--call-timeout", type=float, default=30.0, metavar="SECONDS", help="default: 30")
     serve.add_argument(
         "--log-level",
@@ -164,6 +170,7 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings(
         token=load_or_create_token(paths.token_file()),
         allowed_extensions=_allowed_extensions(args.allow_extension),
+        require_extension_token=args.require_extension_token,
         call_timeout=args.call_timeout,
     )
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)

@@ -54,7 +54,9 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     settings = runtime.settings
     try:
         if request.path == "/":
-            check_extension_request(request, settings.allowed_extensions, settings.token)
+            check_extension_request(
+                request, settings.allowed_extensions, settings.token, settings.require_extension_token
+            )
         else:
             check_host(request.headers.get("Host"))
             origin = request.headers.get("Origin")

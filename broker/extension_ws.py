@@ -13,7 +13,7 @@ import logging
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from .errors import Forbidden
+from .errors import Forbidden, Unauthorized
 from .hub import Hub
 from .security import check_bearer, check_host, is_allowed_origin
 
@@ -33,15 +33,22 @@ class WebSocketLink:
         await self._ws.close(code=WSCloseCode.GOING_AWAY, message=reason[:120].encode())
 
 
-def check_extension_request(request: web.Request, allowed_extensions: frozenset[str], token: str) -> None:
+def check_extension_request(
+    request: web.Request, allowed_extensions: frozenset[str], token: str, require_token: bool = False
+) -> None:
     """An allowed extension origin, or (for scripts and tests without one) the bearer token.
+
+    A token, when presented (``Authorization`` or ``?token=``; the extension has it from the native
+    host), must be right whatever the origin. ``require_token`` demands it of extensions too:
+    another local user can forge an ``Origin``, not read the token.
 
     Raises:
         Forbidden: a foreign Host, or an Origin that is not an allowed extension.
-        Unauthorized: no Origin and no valid token.
+        Unauthorized: a wrong token, or none where one is needed.
     """
     check_host(request.headers.get("Host"))
     origin = request.headers.get("Origin")
+    presented = request.headers.get("Authorization") or _query_token(request)
     if origin is not None:
         if not is_allowed_origin(origin, allowed_extensions):
             raise Forbidden(
@@ -49,8 +56,14 @@ def check_extension_request(request: web.Request, allowed_extensions: frozenset[
                 f" {', '.join(sorted('chrome-extension://' + i for i in allowed_extensions))}"
                 " (add one with --allow-extension)"
             )
-        return
-    check_bearer(request.headers.get("Authorization") or _query_token(request), token)
+        if presented is None:
+            if require_token:
+                raise Unauthorized(
+                    "this broker requires the token on the extension link (--require-extension-token):"
+                    " the extension has it only through the native host (browser-mcp install-native-host)"
+                )
+            return
+    check_bearer(presented, token)
 
 
 def _query_token(request: web.Request) -> str | None:

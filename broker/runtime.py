@@ -25,6 +25,7 @@ __all__ = ["CLIENT_LABEL", "HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Set
 class Settings:
     token: str
     allowed_extensions: frozenset[str]
+    require_extension_token: bool = False
     call_timeout: float = 30.0
     frame_limit: int = 32 * 1024 * 1024
     ping_interval: float = 20.0

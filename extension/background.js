@@ -219,10 +219,11 @@ chrome.runtime.onInstalled.addListener(async () => {
 class Link {
   constructor(port, token) {
     this.port = port;
-    this.token = token;
     this.ready = false; // the first snapshot went out; until then events wait in `queue`
     this.queue = [];
-    this.ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+    // The token comes from the native host; a broker started with --require-extension-token needs it.
+    const query = token ? `?token=${encodeURIComponent(token)}` : "";
+    this.ws = new WebSocket(`ws://127.0.0.1:${port}/${query}`);
     this.handshake = setTimeout(() => this.ws.close(), HANDSHAKE_MS);
     this.ws.onmessage = (event) => this.receive(event.data);
     this.ws.onclose = () => this.closed();

@@ -88,12 +88,13 @@ async def test_the_extension_joins_and_leaves_the_brokers_the_native_host_names(
             await eventually(lambda: _popup_shows(popup, "Native host: installed."), "the popup to see the host")
             await eventually(lambda: _popup_shows(popup, "No broker found."), "the popup to say no broker runs")
 
-            first = await brokers.start()
+            # Brokers that refuse extensions without the token: the host hands it to the extension.
+            first = await brokers.start("--require-extension-token")
             assert first.port not in range(8765, 8786)
             [browser] = await eventually(lambda: joined_browsers(first), "the extension to join the first broker")
             # A broker that starts later is joined as soon as its discovery file appears (scripts/bench
             # --suite discovery measures how soon).
-            second = await brokers.start()
+            second = await brokers.start("--require-extension-token")
             [again] = await eventually(lambda: joined_browsers(second), "the extension to join the second broker")
             assert again["instanceId"] == browser["instanceId"]
             async with mcp_client(f"http://127.0.0.1:{second.port}/mcp", _token(second), "Native Client", LEGACY):

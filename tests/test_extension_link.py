@@ -79,6 +79,34 @@ async def test_script_without_origin_needs_the_token(broker: BrokerUnderTest, se
     await ws.close()
 
 
+async def test_a_wrong_token_is_refused_even_with_the_extensions_origin(
+    broker: BrokerUnderTest, session: aiohttp.ClientSession
+) -> None:
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN}, "/?token=wrong")
+    assert refused.value.status == 401
+    ws = await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN}, f"/?token={TOKEN}")
+    assert json.loads((await ws.receive()).data)["type"] == "connect"
+    await ws.close()
+
+
+async def test_a_broker_may_require_the_token_of_the_extension_too(
+    make_broker: MakeBroker, session: aiohttp.ClientSession
+) -> None:
+    broker = await make_broker(require_extension_token=True)
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN})
+    assert refused.value.status == 401
+    async with session.get(str(broker.server.make_url("/")), headers={"Origin": EXTENSION_ORIGIN}) as response:
+        message = (await response.json())["error"]["message"]
+    assert "--require-extension-token" in message and "install-native-host" in message
+    assert broker.hub.core.browsers() == []
+    # The extension presents the token the native host gave it.
+    ws = await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN}, f"/?token={TOKEN}")
+    assert json.loads((await ws.receive()).data)["type"] == "connect"
+    await ws.close()
+
+
 async def test_foreign_host_cannot_open_the_link(broker: BrokerUnderTest, session: aiohttp.ClientSession) -> None:
     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
         await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN, "Host": "attacker.example"})
