@@ -12,9 +12,10 @@ Each MCP client is one broker session. Which session a request belongs to (:meth
 
 Tools: three fixed ones (``tabs``, ``page_tools``, ``call_page_tool``) and the page tools of the
 tabs the session owns and of its focused tab, as first-class tools named by :mod:`broker.tool_names`.
-When the hub reports a change, every session's list is compared with what it last saw and the
-sessions whose list changed are told, 2025 clients by ``notifications/tools/list_changed`` and
-2026 clients on their listen streams; changes within ``COALESCE`` seconds go out as one.
+``COALESCE`` seconds after the hub reports a change (however many came meanwhile), every
+session's list is compared with what its client was last told and was last given, and the
+sessions whose list changed are told: 2025 clients by ``notifications/tools/list_changed``, 2026
+clients on their listen streams.
 The rules about tabs and ownership stay in :mod:`broker.state`; this module only presents them.
 """
 
@@ -135,7 +136,10 @@ class McpSession:
     # Both rebuilt after every change of tabs, so requests between changes cost nothing.
     page_tools: list[tuple[str, TabView, Tool]] | None = None
     tool_list: list[dict[str, Any]] | None = None
-    changed: bool = False
+    # Tabs changed since the last comparison with ``seen`` (what the client was last told) and
+    # ``served`` (the list it was last given since then, if any).
+    dirty: bool = False
+    served: list[tuple[str, str, str, Tool]] | None = None
 
 
 class McpSurface:
@@ -200,15 +204,12 @@ class McpSurface:
     # Change notifications
 
     def _tabs_changed(self) -> None:
-        # Compared at once, sent later: a change undone within the coalescing window (a claim,
-        # then the tab closed) is still news to a client that listed its tools in between.
+        # Only marked here, and compared once per coalescing window: a burst of tab events (a
+        # client claiming 500 tabs) costs one comparison per session, not one per event.
         for session in self.sessions.values():
             session.page_tools = session.tool_list = None
-            visible = self._visible(session)
-            if visible != session.seen:
-                session.seen = visible
-                session.changed = True
-        if self._flush_handle is None and any(s.changed for s in self.sessions.values()):
+            session.dirty = True
+        if self._flush_handle is None and self.sessions:
             loop = asyncio.get_running_loop()
             self._flush_handle = loop.call_later(COALESCE, self._spawn_flush)
 
@@ -220,9 +221,16 @@ class McpSurface:
 
     async def _flush(self) -> None:
         for session in list(self.sessions.values()):
-            if not session.changed:
+            if not session.dirty:
                 continue
-            session.changed = False
+            session.dirty = False
+            # A list served within the window counts too: a change undone meanwhile (a claim, then
+            # the tab closed) is still news to a client that listed its tools in between.
+            visible = self._visible(session)
+            news = visible != session.seen or (session.served is not None and session.served != visible)
+            session.seen, session.served = visible, None
+            if not news:
+                continue
             if session.notify_legacy is not None:
                 try:
                     await session.notify_legacy.send_tool_list_changed()
@@ -340,6 +348,7 @@ class McpSurface:
             tools.append(entry[3])
         session.tool_json = fresh
         session.tool_list = tools
+        session.served = self._visible(session)
         return tools
 
     async def _call_tool(
