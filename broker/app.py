@@ -27,6 +27,7 @@ from .rest import json_response, setup_rest
 from .runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime
 from .security import check_bearer, check_host, is_allowed_origin
 from .state import Config
+from .version import BROKER_HEADER
 
 __all__ = ["PORT_RANGE", "bind_socket", "make_app", "serve"]
 
@@ -94,6 +95,11 @@ def make_app(runtime: Runtime) -> web.Application:
     app = web.Application(middlewares=[guard], client_max_size=settings.frame_limit)
     app[HUB] = hub
     app[RUNTIME] = runtime
+
+    async def identify(request: web.Request, response: web.StreamResponse) -> None:
+        response.headers[BROKER_HEADER] = VERSION
+
+    app.on_response_prepare.append(identify)
 
     async def websocket(request: web.Request) -> web.StreamResponse:
         return await extension_link(request, hub)

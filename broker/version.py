@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["PROTOCOL_VERSION", "VERSION"]
+__all__ = ["BROKER_HEADER", "PROTOCOL_VERSION", "VERSION"]
 
 VERSION = "0.1.0"
 # The extension link protocol (README, "The extension link"); bumped when a change would break a peer.
 PROTOCOL_VERSION = 1
+# On every answer, with VERSION: how the extension, probing ports, tells a broker from other servers.
+BROKER_HEADER = "X-Browser-MCP-Broker"

@@ -8,7 +8,7 @@
 // while its WebSockets carry messages; an application-level ping every 20 s guarantees that
 // (WebSocket-level pings do not count), and an alarm wakes a worker that found no broker.
 
-import { Bridge, FromBroker, NATIVE_HOST, PORT_FIRST, PORT_LAST, Popup, ToBroker } from "./protocol.js";
+import { BROKER_HEADER, Bridge, FromBroker, NATIVE_HOST, PORT_FIRST, PORT_LAST, Popup, ToBroker } from "./protocol.js";
 
 const KEEPALIVE_MS = 20_000;
 const SWEEP_FIRST_MS = 500;
@@ -574,19 +574,23 @@ function forgetLostBrokers() {
 }
 
 /**
- * Open a link to `port` if anything listens there. A plain request finds out first: Chromium
+ * Open a link to `port` if a broker listens there. A plain request finds out first: Chromium
  * delays new WebSockets by seconds once most of a worker's WebSockets have failed, and a sweep of
- * empty ports would make nearly all of them fail.
+ * empty ports, or of another program's server, would make nearly all of them fail.
  */
 async function probe(port) {
   probing.add(port);
+  let response;
   try {
-    await fetch(`http://127.0.0.1:${port}/`, { cache: "no-store", signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+    response = await fetch(`http://127.0.0.1:${port}/`, { cache: "no-store", signal });
   } catch {
-    return; // nothing listens there (any HTTP answer, even an error status, means something does)
+    return; // nothing listens there
   } finally {
     probing.delete(port);
   }
+  // Any answer of a broker will do (its error status for a plain request included).
+  if (!response.headers.has(BROKER_HEADER)) return;
   if (!nativePort && !links.has(port)) links.set(port, new Link(port, null));
 }
 

@@ -31,6 +31,9 @@ export const ToBroker = Object.freeze({
   DISCONNECTED: "disconnected",
 });
 
+/** Every answer of a broker carries this header (broker/version.py BROKER_HEADER). */
+export const BROKER_HEADER = "X-Browser-MCP-Broker";
+
 /** The ports the broker picks from when none is given, probed without a native host. */
 export const PORT_FIRST = 8765;
 export const PORT_LAST = 8785;

@@ -543,6 +543,37 @@ async def test_the_extension_joins_every_broker_in_the_port_range(world: World, 
     await page.close()
 
 
+async def test_another_programs_server_in_the_port_range_gets_no_websocket(world: World) -> None:
+    """The extension probes with plain requests and opens a link only where a broker answers."""
+    requests: list[web.Request] = []
+    three = asyncio.Event()
+
+    async def answer(request: web.Request) -> web.Response:
+        requests.append(request)
+        if len(requests) >= 3:
+            three.set()
+        return web.Response(status=404, text="not a broker")
+
+    app = web.Application()
+    app.router.add_route("*", "/{anything:.*}", answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        for port in free_probed_ports():
+            try:
+                await web.TCPSite(runner, "127.0.0.1", port).start()
+                break
+            except OSError:
+                continue
+        # The extension sweeps the range at least every 2 s.
+        async with asyncio.timeout(WAIT):
+            await three.wait()
+        upgrades = [r.headers.get("Upgrade") for r in requests if r.headers.get("Upgrade")]
+        assert upgrades == [], "the extension opened a WebSocket to a server that is not a broker"
+    finally:
+        await runner.cleanup()
+
+
 async def test_the_extension_rejoins_a_broker_restarted_on_its_port(world: World, tmp_path: Path) -> None:
     url = world.url("legacy.html", "broker-restart")
     page, _ = await world.open_page("legacy.html", "broker-restart", {"add", "shout"})

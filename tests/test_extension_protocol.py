@@ -11,6 +11,7 @@ from pathlib import Path
 from broker import codec
 from broker.messages import BrokerMessage, ExtensionMessage
 from broker.security import PROJECT_EXTENSION_ID
+from broker.version import BROKER_HEADER
 
 EXTENSION = Path(__file__).resolve().parent.parent / "extension"
 
@@ -28,6 +29,11 @@ def test_protocol_js_names_every_message_the_broker_sends() -> None:
 
 def test_protocol_js_names_every_message_the_broker_accepts() -> None:
     assert _names("ToBroker") == {codec.TAGS[cls] for cls in ExtensionMessage.__args__}
+
+
+def test_protocol_js_knows_the_header_that_marks_a_brokers_answers() -> None:
+    source = (EXTENSION / "protocol.js").read_text()
+    assert f'export const BROKER_HEADER = "{BROKER_HEADER}";' in source
 
 
 def test_the_manifest_key_gives_the_project_extension_id() -> None:

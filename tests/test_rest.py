@@ -8,6 +8,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from broker.version import BROKER_HEADER, VERSION
+
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import EXTENSION_ORIGIN, FakeExtension, FakeTab
 
@@ -273,3 +275,20 @@ async def test_an_unused_session_ends_and_gives_its_tabs_back(make_broker: MakeB
     await fake.send(fake.outcome(held[0]))
     status, _ = await busy
     assert status == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "status"),
+    [
+        ("/tabs", {"Authorization": f"Bearer {TOKEN}"}, 200),
+        ("/status", {}, 401),
+        ("/", {"Origin": EXTENSION_ORIGIN}, 400),
+    ],
+)
+async def test_every_answer_says_it_comes_from_a_broker(
+    broker: BrokerUnderTest, session: aiohttp.ClientSession, path: str, headers: dict[str, str], status: int
+) -> None:
+    """What the extension looks for when it probes a port: errors and refusals carry it too."""
+    async with session.get(str(broker.server.make_url(path)), headers=headers) as response:
+        assert response.status == status
+        assert response.headers[BROKER_HEADER] == VERSION
