@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from . import codec
@@ -32,7 +32,7 @@ from .state import (
     TabsChanged,
 )
 
-__all__ = ["Hub", "LinkSender"]
+__all__ = ["Hub", "LinkSender", "every"]
 
 logger = logging.getLogger(__name__)
 frames_logger = logging.getLogger("broker.frames")
@@ -214,3 +214,10 @@ class Hub:
             if not waiter.done():
                 waiter.set_exception(Unavailable("the broker is shutting down"))
         self._waiters.clear()
+
+
+async def every(interval: float, job: Callable[[], Awaitable[None]]) -> None:
+    """Run ``job`` every ``interval`` seconds until cancelled."""
+    while True:
+        await asyncio.sleep(interval)
+        await job()

@@ -23,7 +23,7 @@ from aiohttp import web
 
 from . import codec
 from .errors import InvalidRequest
-from .hub import Hub
+from .hub import Hub, every
 from .messages import Tool
 from .runtime import HUB, RUNTIME
 from .state import BrowserView, SessionView, TabView
@@ -86,12 +86,7 @@ def setup_rest(app: web.Application, hub: Hub, idle: float) -> None:
             sessions.touch(session_id)
 
     async def reaper(app: web.Application) -> AsyncIterator[None]:
-        async def reap() -> None:
-            while True:
-                await asyncio.sleep(max(idle / 4, 0.05))
-                await sessions.end_idle()
-
-        task = asyncio.create_task(reap())
+        task = asyncio.create_task(every(max(idle / 4, 0.05), sessions.end_idle))
         yield
         task.cancel()
 
