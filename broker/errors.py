@@ -57,6 +57,7 @@ __all__ = [
     "TooManyCalls",
     "Unauthorized",
     "Unavailable",
+    "WebSocketRequired",
     "error_to_wire",
 ]
 
@@ -94,6 +95,11 @@ class Unauthorized(RequestError):
 class Forbidden(RequestError):
     code = "forbidden"
     status = 403
+
+
+class WebSocketRequired(RequestError):
+    code = "websocket_required"
+    status = 426
 
 
 class TabNotFound(RequestError):

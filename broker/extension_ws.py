@@ -13,7 +13,7 @@ import logging
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from .errors import Forbidden, Unauthorized
+from .errors import Forbidden, Unauthorized, WebSocketRequired
 from .hub import Hub
 from .security import check_bearer, check_host, is_allowed_origin
 
@@ -78,6 +78,11 @@ async def extension_link(request: web.Request, hub: Hub) -> web.WebSocketRespons
         # Loopback: deflate would only cost CPU on large screenshots.
         compress=False,
     )
+    if not ws.can_prepare(request).ok:
+        raise WebSocketRequired(
+            "this is a browser-mcp broker's extension link: open a WebSocket here;"
+            " scripts use the REST API (GET /status, GET /tabs) or MCP at /mcp"
+        )
     await ws.prepare(request)
     link_id = await hub.link_opened(WebSocketLink(ws))
     logger.info("extension link %s opened from %s", link_id, request.headers.get("Origin", "a script"))

@@ -282,7 +282,7 @@ async def test_an_unused_session_ends_and_gives_its_tabs_back(make_broker: MakeB
     [
         ("/tabs", {"Authorization": f"Bearer {TOKEN}"}, 200),
         ("/status", {}, 401),
-        ("/", {"Origin": EXTENSION_ORIGIN}, 400),
+        ("/", {"Origin": EXTENSION_ORIGIN}, 426),
     ],
 )
 async def test_every_answer_says_it_comes_from_a_broker(
@@ -292,3 +292,5 @@ async def test_every_answer_says_it_comes_from_a_broker(
     async with session.get(str(broker.server.make_url(path)), headers=headers) as response:
         assert response.status == status
         assert response.headers[BROKER_HEADER] == VERSION
+        if status == 426:
+            assert "open a WebSocket" in (await response.json())["error"]["message"]
