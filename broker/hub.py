@@ -64,9 +64,13 @@ class Hub:
 
     # Calls from sessions
 
-    def ensure_session(self, session_id: str, name: str) -> None:
-        """Open the session if it is new; its ``connect`` frames go out in the background."""
-        self._apply_soon(self.core.open_session(session_id, name))
+    async def ensure_session(self, session_id: str, name: str) -> None:
+        """Open the session if it is new, and announce it to the browsers.
+
+        Awaited, so the ``connect`` naming the session reaches each browser before anything the
+        session then asks for (a tab opened for it is grouped under its client's name).
+        """
+        await self.apply(self.core.open_session(session_id, name))
 
     async def close_session(self, session_id: str) -> None:
         await self.apply(self.core.close_session(session_id))

@@ -162,7 +162,7 @@ class McpSurface:
     def new_connection_key() -> str:
         return f"mcp-{uuid.uuid4().hex[:12]}"
 
-    def who(self, ctx: ServerRequestContext[Any, Any]) -> McpSession:
+    async def who(self, ctx: ServerRequestContext[Any, Any]) -> McpSession:
         """The broker session of the client making this request, opened on first sight."""
         params = ctx.session.client_params
         name = params.client_info.name if params is not None else "MCP client"
@@ -176,7 +176,7 @@ class McpSurface:
         if session is None:
             session = McpSession(key, name, stateless, now)
             self.sessions[key] = session
-            self.hub.ensure_session(key, name)
+            await self.hub.ensure_session(key, name)
             session.seen = self._visible(session)
             logger.info("MCP session %s (%s) started", key, name)
         session.last_seen = now
@@ -298,12 +298,12 @@ class McpSurface:
 
     async def _initialized(self, ctx: ServerRequestContext[Any, Any], params: types.NotificationParams) -> None:
         # Kept for the connection's life: it writes on the connection's own channel, not the request's.
-        self.who(ctx).notify_legacy = ctx.session
+        (await self.who(ctx)).notify_legacy = ctx.session
 
     async def _listen(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
-        session = self.who(ctx)
+        session = await self.who(ctx)
         session.listeners += 1
         try:
             # One bus per session: the stock handler sends every event to every listener of a bus.
@@ -315,7 +315,7 @@ class McpSurface:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult.model_validate({"tools": self._tool_dicts(self.who(ctx))})
+        return types.ListToolsResult.model_validate({"tools": self._tool_dicts(await self.who(ctx))})
 
     async def _answer_list_tools(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """Answer ``tools/list`` with ready JSON: the SDK's path validates and re-dumps every tool.
@@ -326,7 +326,7 @@ class McpSurface:
         """
         if ctx.method != "tools/list" or ctx.session.client_params is None:
             return await call_next(ctx)
-        result: dict[str, Any] = {"tools": self._tool_dicts(self.who(ctx))}
+        result: dict[str, Any] = {"tools": self._tool_dicts(await self.who(ctx))}
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             # What the SDK's result pipeline adds for the stateless era.
             result.update(ttlMs=0, cacheScope="private", resultType="complete")
@@ -354,7 +354,7 @@ class McpSurface:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        session = self.who(ctx)
+        session = await self.who(ctx)
         args = params.arguments or {}
         try:
             if params.name == "tabs":

@@ -139,7 +139,7 @@ def _hub(request: web.Request) -> Hub:
     return request.app[HUB]
 
 
-def _session(request: web.Request) -> str:
+async def _session(request: web.Request) -> str:
     """The request's session, opened on first use.
 
     Raises:
@@ -149,7 +149,7 @@ def _session(request: web.Request) -> str:
     if not _SESSION_ID.match(session_id):
         raise InvalidRequest("X-Session-Id must be 1-128 letters, digits or . : @ + - _")
     name = request.headers.get("X-Session-Name", session_id)[:128]
-    _hub(request).ensure_session(session_id, name)
+    await _hub(request).ensure_session(session_id, name)
     request[_REST_SESSION] = session_id
     request.app[REST_SESSIONS].touch(session_id)
     return session_id
@@ -212,7 +212,7 @@ async def list_tabs(request: web.Request) -> web.Response:
 
 @routes.post("/tabs")
 async def open_tab(request: web.Request) -> web.Response:
-    session_id = _session(request)
+    session_id = await _session(request)
     body = await _json_body(request, None)
     if not isinstance(body, dict) or not isinstance(body.get("url"), str) or not body["url"]:
         raise InvalidRequest('body must be {"url": "...", "focus": true|false, "browser": "b1"?}')
@@ -227,7 +227,7 @@ async def open_tab(request: web.Request) -> web.Response:
 
 @routes.delete("/tabs/{tab}")
 async def close_tab(request: web.Request) -> web.Response:
-    session_id = _session(request)
+    session_id = await _session(request)
     hub = _hub(request)
     ref = request.match_info["tab"]
     return json_response(await hub.request(lambda now: hub.core.close_tab(session_id, ref, now)))
@@ -235,7 +235,7 @@ async def close_tab(request: web.Request) -> web.Response:
 
 @routes.get("/tabs/{tab}/tools")
 async def tab_tools(request: web.Request) -> web.Response:
-    session_id = _session(request)
+    session_id = await _session(request)
     hub = _hub(request)
     ref = request.match_info["tab"]
     refresh = _flag(request, "refresh")
@@ -245,7 +245,7 @@ async def tab_tools(request: web.Request) -> web.Response:
 
 @routes.post("/tabs/{tab}/tools/{tool}")
 async def call_tool(request: web.Request) -> web.Response:
-    session_id = _session(request)
+    session_id = await _session(request)
     args = await _json_body(request, {})
     if not isinstance(args, dict):
         raise InvalidRequest(f"the tool's arguments must be a JSON object, got {type(args).__name__}")
@@ -258,7 +258,7 @@ async def call_tool(request: web.Request) -> web.Response:
 
 @routes.post("/tabs/{tab}/{action:claim|release|focus}")
 async def change_ownership(request: web.Request) -> web.Response:
-    session_id = _session(request)
+    session_id = await _session(request)
     core = _hub(request).core
     change = {"claim": core.claim_tab, "release": core.release_tab, "focus": core.focus_tab}
     tab, effects = change[request.match_info["action"]](session_id, request.match_info["tab"])

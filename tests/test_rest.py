@@ -194,6 +194,20 @@ async def test_tab_opened_by_one_session_is_refused_to_another_naming_the_owner(
     assert [t["ref"] for t in body["tabs"]] == ["b1:7"]
 
 
+async def test_a_new_session_is_announced_before_anything_it_asks_for(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    start = len(fake.inbox)
+    headers = {"X-Session-Id": "agent-1", "X-Session-Name": "Claude Code"}
+    status, _ = await broker.post("/tabs/7/claim", headers=headers)
+    assert status == 200
+    await fake.wait_for("tabClaimed", start=start)
+    # The browser names the session's tab group after the client: it must know the name first.
+    assert [(m["type"], m.get("clientName")) for m in fake.inbox[start:] if m["type"] != "pong"] == [
+        ("connect", "Claude Code"),
+        ("tabClaimed", None),
+    ]
+
+
 async def test_person_tab_can_be_claimed_and_released(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(shop())
     agent = {"X-Session-Id": "agent-1"}
