@@ -10,6 +10,7 @@ The discovery folder is always a temporary one, passed both as ``--discovery-dir
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -35,6 +36,7 @@ __all__ = [
     "cli_env",
     "connect_extension",
     "discovery_fields",
+    "plant",
     "discovery_files",
     "run_cli",
     "table_rows",
@@ -70,6 +72,15 @@ def discovery_fields(pid: int, port: int = 8765, **extra: Any) -> dict[str, Any]
         "token": f"token-of-{pid}",
         **extra,
     }
+
+
+def plant(directory: Path, name: str, content: Any) -> Path:
+    """A discovery file written by someone else (not through ``publish``)."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    path.chmod(0o600)
+    return path
 
 
 def token_file_for(discovery_dir: Path) -> Path:
@@ -125,6 +136,12 @@ class BrokerProcess:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    @property
+    def token(self) -> str:
+        """The broker's token, as its discovery file gives it to clients."""
+        token: str = json.loads(self.discovery_file.read_text())["token"]
+        return token
 
     @property
     def ws_url(self) -> str:

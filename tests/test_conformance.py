@@ -180,7 +180,7 @@ def read_checks(out: Path, printed: str) -> list[dict[str, Any]]:
 async def test_conformance_scenario(brokers: Brokers, tmp_path: Path, era: str, scenario: str) -> None:
     node_command()  # fail before starting a broker when the suite cannot run
     broker = await brokers.start()
-    token = json.loads(broker.discovery_file.read_text())["token"]
+    token = broker.token
     checks = await run_scenario(f"http://127.0.0.1:{broker.port}/mcp", token, era, scenario, tmp_path / "results")
 
     excluded = EXCLUDED_CHECKS.get(scenario, {})

@@ -24,22 +24,13 @@ from broker import discovery, paths
 from broker.runtime import PROTOCOL_VERSION, VERSION, Runtime, Settings
 from broker.security import PROJECT_EXTENSION_ID
 
-from .cli_helpers import Brokers, discovery_fields, discovery_files, run_cli
+from .cli_helpers import Brokers, discovery_fields, discovery_files, plant, run_cli
 
 ANOTHER_UID = 12345
 
 
 def fields(pid: int, port: int = 8765, **extra: Any) -> dict[str, Any]:
     return discovery_fields(pid, port, **extra)
-
-
-def plant(directory: Path, name: str, content: Any) -> Path:
-    """A discovery file written by someone else (not through ``publish``)."""
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = directory / name
-    path.write_text(content if isinstance(content, str) else json.dumps(content))
-    path.chmod(0o600)
-    return path
 
 
 def mode(path: Path) -> int:

@@ -266,7 +266,7 @@ async def world(
     home = tmp_path_factory.mktemp("e2e")
     async with Brokers(home / "discovery") as brokers:
         broker = await start_probed_broker(brokers)
-        token = json.loads(broker.discovery_file.read_text())["token"]
+        token = broker.token
         async with async_playwright() as playwright:
             context = await playwright.chromium.launch_persistent_context(
                 str(home / "profile"),
@@ -524,7 +524,7 @@ async def test_the_extension_joins_every_broker_in_the_port_range(world: World, 
     page, _ = await world.open_page("modern.html", "second-broker", {"echo", "fail", "temporary"})
     async with Brokers(tmp_path / "discovery") as brokers:
         second = await start_probed_broker(brokers)
-        token = json.loads(second.discovery_file.read_text())["token"]
+        token = second.token
         async with aiohttp.ClientSession(
             f"http://127.0.0.1:{second.port}", headers={"Authorization": f"Bearer {token}"}
         ) as http:
@@ -605,7 +605,7 @@ async def test_the_extension_rejoins_a_broker_restarted_on_its_port(world: World
 
 
 async def _claim(broker: BrokerProcess, ref: str, client_name: str) -> int:
-    token = json.loads(broker.discovery_file.read_text())["token"]
+    token = broker.token
     session_id = client_name.lower().replace(" ", "-")
     headers = {"Authorization": f"Bearer {token}", "X-Session-Id": session_id, "X-Session-Name": client_name}
     async with (
@@ -621,7 +621,7 @@ async def _popup_says(popup: Page, line: str) -> bool:
 
 
 async def _listed(broker: BrokerProcess, url: str) -> dict[str, Any] | None:
-    token = json.loads(broker.discovery_file.read_text())["token"]
+    token = broker.token
     async with (
         aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http,
         http.get(f"http://127.0.0.1:{broker.port}/tabs") as response,

@@ -11,7 +11,6 @@ that long by design.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 import uuid
@@ -39,7 +38,7 @@ IDLE = 70.0
 async def test_an_idle_browser_stays_joined_and_its_page_tools_answer(tmp_path: Path) -> None:
     async with Brokers(tmp_path / "discovery") as brokers, serve_pages({"modern.html": MODERN_PAGE}) as site:
         broker = await start_probed_broker(brokers)
-        token = json.loads(broker.discovery_file.read_text())["token"]
+        token = broker.token
         # A page only this browser shows tells it apart from browsers of other test runs.
         marker = f"{site}/modern.html?idle={uuid.uuid4().hex}"
         process = await _start_chromium(tmp_path, marker)

@@ -61,7 +61,7 @@ def host(env: dict[str, str], tmp_path: Path) -> None:
 
 async def joined_browsers(broker: BrokerProcess, token: str | None = None) -> list[dict[str, Any]] | None:
     """The browsers joined to ``broker`` (None while there are none)."""
-    token = token or _token(broker)
+    token = token or broker.token
     async with (
         aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http,
         http.get(f"http://127.0.0.1:{broker.port}/status") as response,
@@ -97,12 +97,12 @@ async def test_the_extension_joins_and_leaves_the_brokers_the_native_host_names(
             second = await brokers.start("--require-extension-token")
             [again] = await eventually(lambda: joined_browsers(second), "the extension to join the second broker")
             assert again["instanceId"] == browser["instanceId"]
-            async with mcp_client(f"http://127.0.0.1:{second.port}/mcp", _token(second), "Native Client", LEGACY):
+            async with mcp_client(f"http://127.0.0.1:{second.port}/mcp", second.token, "Native Client", LEGACY):
                 for line in (f"Port {first.port}: connected", f"Port {second.port}: connected", "Native Client"):
                     await eventually(lambda line=line: _popup_shows(popup, line), f"the popup to show {line!r}")
 
                 # Its discovery file gone, a broker is left at once, even while it runs.
-                token = _token(second)
+                token = second.token
                 second.discovery_file.unlink()
                 await eventually(lambda: _no_browser(second, token), "the extension to leave the second broker")
                 await eventually(lambda: _popup_hides(popup, str(second.port)), "the popup to drop the broker")
@@ -116,11 +116,6 @@ async def test_the_extension_joins_and_leaves_the_brokers_the_native_host_names(
             assert await joined_browsers(second, token) is None, "the extension rejoined a broker it was told is gone"
         finally:
             await context.close()
-
-
-def _token(broker: BrokerProcess) -> str:
-    token: str = json.loads(broker.discovery_file.read_text())["token"]
-    return token
 
 
 async def _no_browser(broker: BrokerProcess, token: str) -> bool:

@@ -26,7 +26,7 @@ from broker.native_host import HOST_NAME, MAX_TO_BROWSER, brokers_message
 from broker.runtime import PROTOCOL_VERSION, VERSION
 from broker.security import PROJECT_EXTENSION_ID
 
-from .cli_helpers import CLI, EXIT_TIMEOUT, START_TIMEOUT, Brokers, cli_env, discovery_fields
+from .cli_helpers import CLI, EXIT_TIMEOUT, START_TIMEOUT, Brokers, cli_env, discovery_fields, plant
 
 ORIGIN = f"chrome-extension://{PROJECT_EXTENSION_ID}/"
 OTHER_ID = "abcdefghijklmnopabcdefghijklmnop"
@@ -127,14 +127,6 @@ async def hosts() -> AsyncIterator[Callable[..., Any]]:
 
 def fields(pid: int, port: int = 8765) -> dict[str, Any]:
     return discovery_fields(pid, port, extra="not sent")
-
-
-def plant(directory: Path, name: str, content: Any) -> Path:
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = directory / name
-    path.write_text(content if isinstance(content, str) else json.dumps(content))
-    path.chmod(0o600)
-    return path
 
 
 @pytest.fixture
