@@ -23,8 +23,8 @@ from typing import Any
 
 from . import codec, paths
 from .client import BrokerClient, ClientError, select_broker
+from .core.security import PROJECT_EXTENSION_ID, client_token
 from .discovery import BrokerRecord, live_brokers, load_or_create_token
-from .security import PROJECT_EXTENSION_ID, client_token
 from .version import VERSION
 
 __all__ = ["main"]

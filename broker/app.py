@@ -19,14 +19,14 @@ from pathlib import Path
 from aiohttp import web
 
 from . import discovery
-from .errors import BrokerError, Forbidden, error_to_wire
+from .core.errors import BrokerError, Forbidden, error_to_wire
+from .core.security import check_bearer, check_host, is_allowed_origin
+from .core.state import Config
 from .extension_ws import check_extension_request, extension_link
 from .hub import Hub
 from .mcp_http import setup_mcp
 from .rest import json_response, setup_rest
 from .runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime
-from .security import check_bearer, check_host, is_allowed_origin
-from .state import Config
 from .version import BROKER_HEADER
 
 __all__ = ["PORT_RANGE", "bind_socket", "make_app", "serve"]

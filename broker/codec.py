@@ -1,7 +1,7 @@
 """The one cattrs converter and the only JSON calls of the broker.
 
 Everything that crosses a socket or a file goes through here: extension frames are decoded into
-:mod:`broker.messages` classes (or :class:`~broker.errors.InvalidMessage` with readable details),
+:mod:`broker.core.messages` classes (or :class:`~broker.core.errors.InvalidMessage` with readable details),
 broker messages are encoded with the ``type`` tag and camelCase keys, and REST bodies and the
 discovery file use :func:`loads` / :func:`dumps`.
 
@@ -30,8 +30,8 @@ import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
-from .errors import InvalidMessage
-from .messages import (
+from .core.errors import InvalidMessage
+from .core.messages import (
     BrokerMessage,
     CallTool,
     CloseTab,

@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from . import codec
-from .errors import InvalidMessage
+from .core.errors import InvalidMessage
 
 __all__ = [
     "BrokerRecord",

@@ -13,9 +13,9 @@ import logging
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from .errors import Forbidden, Unauthorized, WebSocketRequired
+from .core.errors import Forbidden, Unauthorized, WebSocketRequired
+from .core.security import check_bearer, check_host, is_allowed_origin
 from .hub import Hub
-from .security import check_bearer, check_host, is_allowed_origin
 
 __all__ = ["WebSocketLink", "extension_link"]
 

@@ -2,9 +2,9 @@
 
 One :class:`Hub` per broker process. It owns what the core must not: the event loop's clock,
 the futures that REST and MCP handlers await, the one timer that drives
-:meth:`~broker.state.Broker.expire`, and the open extension links (anything with ``send`` and
+:meth:`~broker.core.state.Broker.expire`, and the open extension links (anything with ``send`` and
 ``close`` coroutines; :mod:`broker.extension_ws` provides the WebSocket kind). Every rule about
-tabs, sessions and calls stays in :mod:`broker.state`; this module only decodes, dispatches
+tabs, sessions and calls stays in :mod:`broker.core.state`; this module only decodes, dispatches
 and delivers.
 """
 
@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from . import codec
-from .errors import InvalidMessage, Unavailable
-from .messages import ErrorReply
-from .state import (
+from .core.errors import InvalidMessage, Unavailable
+from .core.messages import ErrorReply
+from .core.state import (
     Broker,
     CallId,
     CloseLink,

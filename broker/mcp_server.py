@@ -11,12 +11,12 @@ Each MCP client is one broker session. Which session a request belongs to (:meth
   and without an open ``subscriptions/listen`` stream.
 
 Tools: three fixed ones (``tabs``, ``page_tools``, ``call_page_tool``) and the page tools of the
-tabs the session owns and of its focused tab, as first-class tools named by :mod:`broker.tool_names`.
+tabs the session owns and of its focused tab, as first-class tools named by :mod:`broker.core.tool_names`.
 ``COALESCE`` seconds after the hub reports a change (however many came meanwhile), every
 session's list is compared with what its client was last told and was last given, and the
 sessions whose list changed are told: 2025 clients by ``notifications/tools/list_changed``, 2026
 clients on their listen streams.
-The rules about tabs and ownership stay in :mod:`broker.state`; this module only presents them.
+The rules about tabs and ownership stay in :mod:`broker.core.state`; this module only presents them.
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import codec
-from .errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
+from .core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
+from .core.messages import Tool
+from .core.state import TabView
+from .core.tool_names import name_page_tools, tab_of_page_tool
 from .hub import Hub
-from .messages import Tool
 from .rest import tab_json, tools_json
 from .runtime import VERSION
-from .state import TabView
-from .tool_names import name_page_tools, tab_of_page_tool
 
 __all__ = ["CLIENT_LABEL", "CONNECTION_KEY", "McpSession", "McpSurface", "UNTRUSTED"]
 

@@ -45,8 +45,8 @@ from typing import Any
 import attrs
 
 from . import codec
+from .core.security import PROJECT_EXTENSION_ID
 from .native_host import HOST_NAME
-from .security import PROJECT_EXTENSION_ID
 
 __all__ = [
     "BROWSERS",

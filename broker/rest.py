@@ -6,7 +6,7 @@
 ``POST /shutdown`` (what ``browser-mcp stop`` uses). Each request acts for the session named by
 ``X-Session-Id``, else the shared default REST session ``rest``; a new session is opened on first
 use and ends, releasing its tabs, once unused for the broker's idle time (a script that exits
-says nothing). Handlers parse, call the hub and shape JSON; the rules live in :mod:`broker.state`.
+says nothing). Handlers parse, call the hub and shape JSON; the rules live in :mod:`broker.core.state`.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import attrs
 from aiohttp import web
 
 from . import codec
-from .errors import InvalidRequest
+from .core.errors import InvalidRequest
+from .core.messages import Tool
+from .core.state import BrowserView, SessionView, TabView
 from .hub import Hub, every
-from .messages import Tool
 from .runtime import HUB, RUNTIME
-from .state import BrowserView, SessionView, TabView
 
 __all__ = [
     "DEFAULT_SESSION",

@@ -50,8 +50,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from broker.core.security import PROJECT_EXTENSION_ID  # noqa: E402
 from broker.paths import ENV_TOKEN_FILE  # noqa: E402
-from broker.security import PROJECT_EXTENSION_ID  # noqa: E402
 
 ORIGIN = f"chrome-extension://{PROJECT_EXTENSION_ID}"
 SNAPSHOT = {

@@ -51,8 +51,8 @@ import bench
 from bench import ROOT, BenchError, Server, Timings, progress, start_broker
 from playwright.async_api import Playwright, async_playwright
 
+from broker.core.security import PROJECT_EXTENSION_ID
 from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
-from broker.security import PROJECT_EXTENSION_ID
 
 CHROMIUM = Path("/usr/bin/chromium")
 EXTENSION = ROOT / "extension"

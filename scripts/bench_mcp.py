@@ -7,7 +7,7 @@ Three measurements, each against fresh processes (Linux ``/proc`` counters, as t
    sharing one MCP session, over
 
    - Streamable HTTP at ``/mcp``, 2025-11-25 era (``mode="legacy"``) and 2026-07-28 era
-     (stateless; the bearer is a client token from ``broker.security.client_token``);
+     (stateless; the bearer is a client token from ``broker.core.security.client_token``);
    - stdio: the client spawns ``browser-mcp mcp`` (the console script), which relays to the
      broker's ``/mcp/stream``; the CPU of the broker and of the relay process are both counted
      and reported apart;
@@ -62,8 +62,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from broker.core.security import client_token
 from broker.paths import ENV_TOKEN_FILE
-from broker.security import client_token
 
 BROWSER_MCP = ROOT / ".venv" / "bin" / "browser-mcp"
 RELAY_SCRIPT = ROOT / "scripts" / "bench_mcp_relay.py"

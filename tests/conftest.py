@@ -14,11 +14,11 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from broker.app import make_app
+from broker.core.security import PROJECT_EXTENSION_ID
 from broker.discovery import live_brokers
 from broker.hub import Hub
 from broker.mcp_http import MCP_ENDPOINT
 from broker.runtime import HUB, Runtime, Settings
-from broker.security import PROJECT_EXTENSION_ID
 
 from .cli_helpers import Brokers, run_cli
 from .fakes import FakeExtension, FakeTab

@@ -17,7 +17,7 @@ from typing import Any
 
 import aiohttp
 
-from broker.security import PROJECT_EXTENSION_ID
+from broker.core.security import PROJECT_EXTENSION_ID
 
 EXTENSION_ORIGIN = f"chrome-extension://{PROJECT_EXTENSION_ID}"
 

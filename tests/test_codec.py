@@ -7,8 +7,8 @@ import json
 import pytest
 
 from broker import codec
-from broker.errors import InvalidMessage
-from broker.messages import (
+from broker.core.errors import InvalidMessage
+from broker.core.messages import (
     CallTool,
     Connect,
     Connected,

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from broker import discovery, paths
+from broker.core.security import PROJECT_EXTENSION_ID
 from broker.runtime import PROTOCOL_VERSION, VERSION, Runtime, Settings
-from broker.security import PROJECT_EXTENSION_ID
 
 from .cli_helpers import Brokers, discovery_fields, discovery_files, plant, run_cli
 

@@ -28,7 +28,7 @@ import pytest_asyncio
 from aiohttp import web
 from playwright.async_api import BrowserContext, Page, Worker, async_playwright
 
-from broker.security import PROJECT_EXTENSION_ID
+from broker.core.security import PROJECT_EXTENSION_ID
 
 from .cli_helpers import BrokerProcess, Brokers
 from .mcp_clients import LEGACY, McpClient, mcp_client, text

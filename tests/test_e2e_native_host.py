@@ -23,8 +23,8 @@ import aiohttp
 import pytest
 from playwright.async_api import Page, async_playwright
 
+from broker.core.security import PROJECT_EXTENSION_ID
 from broker.paths import ENV_DISCOVERY_DIR
-from broker.security import PROJECT_EXTENSION_ID
 
 from .cli_helpers import CLI, BrokerProcess, Brokers, cli_env
 from .mcp_clients import LEGACY, mcp_client, sdk_client, stdio_relay, text

@@ -9,7 +9,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from broker.security import PROJECT_EXTENSION_ID
+from broker.core.security import PROJECT_EXTENSION_ID
 
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import EXTENSION_ORIGIN, FakeExtension, FakeTab, PageError

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 from broker import codec
-from broker.messages import BrokerMessage, ExtensionMessage
-from broker.security import PROJECT_EXTENSION_ID
+from broker.core.messages import BrokerMessage, ExtensionMessage
+from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
 
 EXTENSION = Path(__file__).resolve().parent.parent / "extension"

@@ -1,4 +1,5 @@
-"""The core stays free of I/O: its modules import no event loop, web, file-watching or JSON library."""
+"""The core stays free of I/O: no module in ``broker/core/`` imports an event loop, web,
+socket, process, file-watching or JSON library, nor the MCP SDK."""
 
 from __future__ import annotations
 
@@ -7,19 +8,38 @@ from pathlib import Path
 
 import pytest
 
-import broker
+import broker.core
 
-FORBIDDEN = {"asyncio", "aiohttp", "watchfiles", "json", "orjson", "socket", "mcp", "uvloop", "platformdirs"}
-PURE_MODULES = ["state.py", "messages.py", "errors.py"]
+FORBIDDEN = {
+    "asyncio",
+    "aiohttp",
+    "watchfiles",
+    "json",
+    "orjson",
+    "socket",
+    "selectors",
+    "subprocess",
+    "mcp",
+    "uvloop",
+    "platformdirs",
+}
+CORE = Path(broker.core.__file__).parent
+CORE_MODULES = sorted(path.name for path in CORE.glob("*.py"))
 
 
-@pytest.mark.parametrize("module", PURE_MODULES)
+def test_the_core_folder_holds_the_rules() -> None:
+    assert {"state.py", "messages.py", "errors.py", "tool_names.py", "security.py"} <= set(CORE_MODULES)
+
+
+@pytest.mark.parametrize("module", CORE_MODULES)
 def test_core_module_imports_no_io_library(module: str) -> None:
-    source = Path(broker.__file__).with_name(module).read_text()
     imported = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse((CORE / module).read_text())):
         if isinstance(node, ast.Import):
             imported |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             imported.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level > 1:
+            imported.add("broker." + (node.module or ""))
     assert imported & FORBIDDEN == set()
+    assert not any(name.startswith("broker.") for name in imported), "the core imports nothing outside itself"

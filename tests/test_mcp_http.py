@@ -8,8 +8,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from broker.core.security import client_token
 from broker.mcp_http import MCP_SURFACE
-from broker.security import client_token
 
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import FakeTab, PageError

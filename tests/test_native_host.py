@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from broker import native_install
+from broker.core.security import PROJECT_EXTENSION_ID
 from broker.discovery import BrokerRecord, pid_alive
 from broker.native_host import HOST_NAME, MAX_TO_BROWSER, brokers_message
 from broker.runtime import PROTOCOL_VERSION, VERSION
-from broker.security import PROJECT_EXTENSION_ID
 
 from .cli_helpers import CLI, EXIT_TIMEOUT, START_TIMEOUT, Brokers, cli_env, discovery_fields, plant
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from broker import errors
-from broker.messages import (
+from broker.core import errors
+from broker.core.messages import (
     BrowserInfo,
     CallTool,
     CloseTab,
@@ -32,7 +32,7 @@ from broker.messages import (
     ToolsDiscovered,
     WireError,
 )
-from broker.state import (
+from broker.core.state import (
     Broker,
     CloseLink,
     Config,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from broker.tool_names import MAX_LENGTH, name_page_tools, tab_of_page_tool
+from broker.core.tool_names import MAX_LENGTH, name_page_tools, tab_of_page_tool
 
 VALID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 

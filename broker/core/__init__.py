@@ -1,0 +1,8 @@
+"""The broker's rules, free of I/O: who owns which tab, which call is in flight and when it
+expires, what each message means, which error a client sees, how page tools are named, and
+who may talk to the broker.
+
+Adapters (``hub``, ``rest``, ``mcp_server``, ``extension_ws``) feed this package events and
+carry out the effects it returns; nothing here imports an event loop, a socket or a JSON library
+(``tests/test_layering.py`` checks every module in this folder).
+"""
