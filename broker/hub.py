@@ -19,13 +19,12 @@ from typing import Any, Protocol
 from . import codec
 from .core.errors import InvalidMessage, Unavailable
 from .core.messages import ErrorReply
+from .core.effects import CallId, LinkId
 from .core.state import (
     Broker,
-    CallId,
     CloseLink,
     Config,
     Effect,
-    LinkId,
     RejectCall,
     ResolveCall,
     SendToExtension,
@@ -93,7 +92,7 @@ class Hub:
             # Reached with the waiter still registered only when the caller gave up (cancelled):
             # the core forgets the call so its reply, if any, is dropped as late.
             if self._waiters.pop(call_id, None) is not None:
-                self.core.cancel(call_id)
+                self.core.cancel(call_id, self._loop.time())
                 async with self.call_withdrawn:
                     self.call_withdrawn.notify_all()
 
@@ -118,7 +117,9 @@ class Hub:
             self.core.frame_received(link_id, now)
             message = f"frame of {len(frame)} bytes is over the {self.frame_limit}-byte limit"
             logger.warning("link %s: %s", link_id, message)
-            effects = self.core.oversized_reply(link_id, codec.peek_call_id(frame), len(frame), self.frame_limit)
+            effects = self.core.oversized_reply(
+                link_id, codec.peek_call_id(frame), len(frame), self.frame_limit, now
+            )
             await self._reply_error(link_id, "message_too_large", message)
             await self.run(effects)
             return

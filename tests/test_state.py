@@ -40,6 +40,7 @@ from broker.core.state import (
     RejectCall,
     ResolveCall,
     SendToExtension,
+    SessionExpired,
     TabsChanged,
 )
 
@@ -233,7 +234,7 @@ def test_cancelled_call_is_forgotten() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(),))
     call_id = start_call(core)
-    core.cancel(call_id)
+    core.cancel(call_id, 1.0)
     assert core.pending_count == 0
     assert core.extension_message(1, ToolResult(call_id, "late"), 1.0) == []
 
@@ -250,9 +251,9 @@ def test_oversized_reply_fails_the_call_it_answers() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(),))
     call_id = start_call(core)
-    rejection = only(core.oversized_reply(1, call_id, 40_000_000, 33_554_432), RejectCall)
+    rejection = only(core.oversized_reply(1, call_id, 40_000_000, 33_554_432, 1.0), RejectCall)
     assert isinstance(rejection.error, errors.MessageTooLarge)
-    assert core.oversized_reply(1, "c999", 40_000_000, 33_554_432) == []
+    assert core.oversized_reply(1, "c999", 40_000_000, 33_554_432, 1.0) == []
 
 
 def test_every_call_ends_exactly_once() -> None:
@@ -261,7 +262,7 @@ def test_every_call_ends_exactly_once() -> None:
     ids = [start_call(core, now=0.0) for _ in range(4)]
     endings = core.extension_message(1, ToolResult(ids[0], "ok"), 1.0)
     endings += core.extension_message(1, ToolResult(ids[1], None, "bad"), 1.0)
-    core.cancel(ids[2])
+    core.cancel(ids[2], 1.0)
     endings += core.expire(10.0)
     endings += core.link_closed(1, 11.0)
     endings += core.expire(50.0)
@@ -480,7 +481,7 @@ def test_quiet_link_is_pinged_and_silent_link_is_closed() -> None:
     core = make_core(ping_interval=20.0, silence_timeout=45.0)
     connect(core, tabs=(shop_tab(),))
     call_id = start_call(core, now=0.0)
-    core.cancel(call_id)
+    core.cancel(call_id, 1.0)
     assert core.next_wakeup() == 20.0
     assert sent(core.expire(20.0)) == [Ping()]
     assert core.expire(30.0) == []
@@ -531,3 +532,73 @@ def test_open_tab_the_browser_refuses_fails_with_its_message() -> None:
     failure = WireError("cannot open chrome://settings/", "open_failed")
     rejection = only(core.extension_message(1, ToolResult(call_id, None, failure), 1.0), RejectCall)
     assert isinstance(rejection.error, errors.PageToolFailed) and rejection.error.page_code == "open_failed"
+
+
+# Sessions without a connection end when left idle
+
+
+def idle_core(**overrides: Any) -> Broker:
+    return make_core(session_idle=10.0, **overrides)
+
+
+def test_session_left_idle_ends_and_releases_its_tabs() -> None:
+    core = idle_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("rest", "rest", 0.0, ends_when_idle=True)
+    core.claim_tab("rest", 7)
+    assert core.next_wakeup() is not None and core.next_wakeup() <= 10.0
+    assert not any(isinstance(e, SessionExpired) for e in core.expire(9.9))
+    effects = core.expire(10.0)
+    assert only(effects, SessionExpired) == SessionExpired("rest", "no request for 10 s")
+    assert Disconnect("rest") in sent(effects)
+    assert not core.has_session("rest")
+    assert core.tab(7).owner is None
+
+
+def test_each_use_moves_the_end_of_an_idle_session() -> None:
+    core = idle_core()
+    core.open_session("rest", "rest", 0.0, ends_when_idle=True)
+    core.open_session("rest", "rest", 6.0, ends_when_idle=True)
+    assert core.expire(10.0) == []
+    assert core.has_session("rest")
+    assert core.next_wakeup() == 16.0
+    assert only(core.expire(16.0), SessionExpired).session_id == "rest"
+
+
+def test_a_call_in_flight_keeps_a_session_and_its_answer_counts_as_a_use() -> None:
+    core = idle_core(ping_interval=1000.0, silence_timeout=2000.0)
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1", 0.0, ends_when_idle=True)
+    call_id, _ = core.call_tool("s1", 7, "search", {}, 0.0, timeout=60.0)
+    assert core.expire(30.0) == []
+    assert core.has_session("s1")
+    answer = core.extension_message(1, ToolResult(call_id, "ok"), 31.0)
+    assert only(answer, ResolveCall).value == "ok"
+    assert core.expire(40.9) == []
+    assert only(core.expire(41.0), SessionExpired).session_id == "s1"
+
+
+def test_an_open_listener_keeps_a_session_until_it_closes() -> None:
+    core = idle_core()
+    core.open_session("mcp", "Claude", 0.0, ends_when_idle=True)
+    core.listener_opened("mcp")
+    assert core.expire(100.0) == []
+    core.listener_closed("mcp", 100.0)
+    assert core.expire(109.0) == []
+    assert only(core.expire(110.0), SessionExpired).session_id == "mcp"
+
+
+def test_sessions_with_a_connection_never_end_when_idle() -> None:
+    core = idle_core()
+    core.open_session("stdio", "Cursor", 0.0)
+    assert core.next_wakeup() is None
+    assert core.expire(1e9) == []
+    assert core.has_session("stdio")
+
+
+def test_a_session_ended_by_its_client_is_not_ended_again() -> None:
+    core = idle_core()
+    core.open_session("rest", "rest", 0.0, ends_when_idle=True)
+    core.close_session("rest")
+    assert core.expire(10.0) == []
+    assert core.next_wakeup() is None

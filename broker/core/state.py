@@ -6,19 +6,19 @@ are lists of effects the adapter carries out: frames to send, calls to resolve o
 to close. Time only moves when the adapter calls :meth:`Broker.expire`; :meth:`Broker.next_wakeup`
 says when that should next happen.
 
-What it owns:
+What it owns, with the registries it keeps them in:
 
-- Links and browsers. Every extension WebSocket is a link; each link speaks for one browser.
-  A browser that names an ``instanceId`` keeps its key (``b1``), its tabs' ownership and its
-  place across a new link (a restarted service worker); the old link is closed. When its link is
-  lost it is kept out of sight for ``browser_grace`` seconds so a reconnect finds its tabs still
-  owned. A browser without an instance id is forgotten with its link.
-- Tabs, with the browser's own numeric ids. ``12`` names a tab when one browser has it;
-  ``b1:12`` always does.
-- Sessions (one per AI client connection or REST session) and tab ownership: a tab opened or
-  claimed by a session is its own; tabs the person opened belong to nobody until claimed.
-- Pending calls (tool calls, tool discovery, opening and closing tabs) under broker-minted ids
-  with deadlines. Each ends exactly once; late and duplicate replies are dropped and logged.
+- Links and browsers (:mod:`.browsers`). Every extension WebSocket is a link; each link speaks
+  for one browser. A browser that names an ``instanceId`` keeps its key (``b1``), its tabs'
+  ownership and its place across a new link (a restarted service worker); the old link is
+  closed. When its link is lost it is kept out of sight for ``browser_grace`` seconds so a
+  reconnect finds its tabs still owned. A browser without an instance id is forgotten with it.
+- Sessions (:mod:`.sessions`) and tab ownership: a tab opened or claimed by a session is its
+  own; tabs the person opened belong to nobody until claimed. Sessions without a connection end
+  when left idle.
+- Pending calls (:mod:`.pending`): tool calls, tool discovery, opening and closing tabs, under
+  broker-minted ids with deadlines. Each ends exactly once; late and duplicate replies are
+  dropped and logged.
 - Keepalive bookkeeping: when to ping a quiet link, when to give up on a silent one.
 
 It deliberately knows nothing of JSON, WebSockets, HTTP or MCP.
@@ -26,22 +26,32 @@ It deliberately knows nothing of JSON, WebSockets, HTTP or MCP.
 
 from __future__ import annotations
 
-import enum
-import heapq
-import itertools
 import logging
 from typing import Any, ClassVar
 
 import attrs
 
+from .browsers import Browser, Browsers, Tab
+from .config import Config
+from .effects import (
+    BrowserView,
+    CallId,
+    CloseLink,
+    Effect,
+    LinkId,
+    RejectCall,
+    ResolveCall,
+    SendToExtension,
+    SessionExpired,
+    SessionId,
+    SessionView,
+    TabsChanged,
+    TabView,
+)
 from .errors import (
-    AmbiguousTab,
     BrokerError,
-    BrowserNotFound,
     CallTimedOut,
     ExtensionDisconnected,
-    ExtensionNotConnected,
-    InvalidRequest,
     MessageTooLarge,
     PageToolFailed,
     SessionEnded,
@@ -51,7 +61,6 @@ from .errors import (
     TooManyCalls,
 )
 from .messages import (
-    BrokerMessage,
     CallTool,
     CloseTab,
     Connect,
@@ -69,7 +78,6 @@ from .messages import (
     TabClosed,
     TabCreated,
     TabFocused,
-    TabInfo,
     TabReleased,
     TabUpdated,
     Tool,
@@ -78,6 +86,8 @@ from .messages import (
     ToolsDiscovered,
     WireError,
 )
+from .pending import CallKind, Pending, PendingCalls
+from .sessions import Session, Sessions
 
 __all__ = [
     "Broker",
@@ -88,6 +98,7 @@ __all__ = [
     "RejectCall",
     "ResolveCall",
     "SendToExtension",
+    "SessionExpired",
     "SessionView",
     "TabView",
     "TabsChanged",
@@ -95,144 +106,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-LinkId = int
-CallId = str
-SessionId = str
-
-
-# Effects
-
-
-@attrs.frozen
-class SendToExtension:
-    link_id: LinkId
-    message: BrokerMessage
-
-
-@attrs.frozen
-class ResolveCall:
-    call_id: CallId
-    value: Any
-
-
-@attrs.frozen
-class RejectCall:
-    call_id: CallId
-    error: BrokerError
-
-
-@attrs.frozen
-class CloseLink:
-    link_id: LinkId
-    reason: str
-
-
-@attrs.frozen
-class TabsChanged:
-    """Tabs, their tools or their owners changed: AI clients' tool lists may need refreshing."""
-
-
-Effect = SendToExtension | ResolveCall | RejectCall | CloseLink | TabsChanged
-
-
-# Views handed to adapters
-
-
-@attrs.frozen
-class TabView:
-    browser: str
-    id: int
-    title: str
-    url: str
-    tools: tuple[Tool, ...] | None
-    owner: SessionId | None
-    owner_name: str | None
-    active: bool
-
-    @property
-    def ref(self) -> str:
-        return f"{self.browser}:{self.id}"
-
-
-@attrs.frozen
-class BrowserView:
-    key: str
-    name: str
-    version: str
-    instance_id: str | None
-    connected: bool
-    tabs: int
-
-
-@attrs.frozen
-class SessionView:
-    id: SessionId
-    name: str
-    owned_tabs: tuple[str, ...]
-    pending_calls: int
-
-
-@attrs.frozen
-class Config:
-    server_version: str
-    call_timeout: float = 30.0
-    ping_interval: float = 20.0
-    silence_timeout: float = 45.0
-    browser_grace: float = 300.0
-    max_pending_per_session: int = 256
-
 
 # Internal records
-
-
-class CallKind(enum.Enum):
-    TOOL = "tool call"
-    DISCOVER = "tool discovery"
-    OPEN_TAB = "opening a tab"
-    CLOSE_TAB = "closing a tab"
-
-
-@attrs.define
-class Pending:
-    call_id: CallId
-    kind: CallKind
-    session_id: SessionId
-    link_id: LinkId
-    deadline: float
-    timeout: float
-    browser: str
-    tab_id: int | None = None
-    tool_name: str | None = None
-
-
-@attrs.define
-class Tab:
-    id: int
-    title: str = ""
-    url: str = ""
-    tools: tuple[Tool, ...] | None = None
-    owner: SessionId | None = None
-
-    def update(self, info: TabInfo) -> None:
-        self.title = info.title
-        self.url = info.url
-        if info.tools is not None:
-            self.tools = info.tools
-
-
-@attrs.define
-class Browser:
-    key: str
-    link_id: LinkId | None
-    name: str = ""
-    version: str = ""
-    instance_id: str | None = None
-    tabs: dict[int, Tab] = attrs.Factory(dict)
-    active_tab: int | None = None
-    attached_seq: int = 0
-    detached_at: float | None = None
-    # Until its first message a link may be a probe that goes away again: no one is shown it.
-    heard_from: bool = False
 
 
 @attrs.define
@@ -241,15 +116,6 @@ class Link:
     browser: str
     last_received: float
     last_sent: float
-    pending: set[CallId] = attrs.Factory(set)
-
-
-@attrs.define
-class Session:
-    id: SessionId
-    name: str
-    pending: set[CallId] = attrs.Factory(set)
-    focused: tuple[str, int] | None = None
 
 
 class Broker:
@@ -258,22 +124,31 @@ class Broker:
     def __init__(self, config: Config) -> None:
         self.config = config
         self._links: dict[LinkId, Link] = {}
-        self._browsers: dict[str, Browser] = {}
-        self._sessions: dict[SessionId, Session] = {}
-        self._pending: dict[CallId, Pending] = {}
-        self._deadlines: list[tuple[float, CallId]] = []
-        self._call_ids = itertools.count(1)
-        self._browser_keys = itertools.count(1)
-        self._attach_seq = itertools.count(1)
+        self._browsers = Browsers()
+        self._sessions = Sessions(config.session_idle)
+        self._pending = PendingCalls()
 
     # Sessions
 
-    def open_session(self, session_id: SessionId, name: str) -> list[Effect]:
-        """Start a session; a session that already exists is left as it is."""
-        if session_id in self._sessions:
+    def open_session(
+        self, session_id: SessionId, name: str, now: float = 0.0, *, ends_when_idle: bool = False
+    ) -> list[Effect]:
+        """Start a session, or note that an existing one was used at ``now``.
+
+        ``ends_when_idle``: the session has no connection whose end would end it (a REST caller,
+        a stateless MCP client), so it ends once unused for ``Config.session_idle`` seconds, with
+        a :class:`SessionExpired` effect; ``now`` matters only for such sessions.
+        """
+        if not self._sessions.open(session_id, name, now, ends_when_idle):
             return []
-        self._sessions[session_id] = Session(session_id, name)
         return [SendToExtension(link.id, self._connect_message(session_id, name)) for link in self._links.values()]
+
+    def listener_opened(self, session_id: SessionId) -> None:
+        """A stream that waits for the session's news opened: the session is in use while it lasts."""
+        self._sessions.listener_opened(session_id)
+
+    def listener_closed(self, session_id: SessionId, now: float) -> None:
+        self._sessions.listener_closed(session_id, now)
 
     def has_session(self, session_id: SessionId) -> bool:
         return session_id in self._sessions
@@ -284,8 +159,8 @@ class Broker:
         if session is None:
             return []
         effects: list[Effect] = []
-        for call_id in list(session.pending):
-            effects += self._finish(call_id, SessionEnded(f"session {session.name!r} ended"))
+        for call_id in self._pending.of_session(session_id):
+            effects += self._finish(call_id, None, SessionEnded(f"session {session.name!r} ended"))
         released = False
         for browser in self._browsers.values():
             for tab in browser.tabs.values():
@@ -300,8 +175,7 @@ class Broker:
     # Extension links
 
     def link_opened(self, link_id: LinkId, now: float) -> list[Effect]:
-        browser = Browser(key=f"b{next(self._browser_keys)}", link_id=link_id, attached_seq=next(self._attach_seq))
-        self._browsers[browser.key] = browser
+        browser = self._browsers.add(link_id)
         self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
         hello = Connect(self.config.server_version, session_ids=tuple(self._sessions))
         effects: list[Effect] = [SendToExtension(link_id, hello)]
@@ -315,8 +189,8 @@ class Broker:
             return []
         why = f"the browser extension disconnected{': ' + reason if reason else ''}"
         effects: list[Effect] = []
-        for call_id in list(link.pending):
-            effects += self._finish(call_id, ExtensionDisconnected(why))
+        for pending in self._pending.of_link(link_id):
+            effects += self._finish(pending.call_id, now, ExtensionDisconnected(why))
         browser = self._browsers[link.browser]
         if browser.instance_id is None:
             del self._browsers[browser.key]
@@ -343,13 +217,14 @@ class Broker:
         if link is not None:
             link.last_received = now
 
-    def oversized_reply(self, link_id: LinkId, call_id: str | None, size: int, limit: int) -> list[Effect]:
+    def oversized_reply(self, link_id: LinkId, call_id: str | None, size: int, limit: int, now: float) -> list[Effect]:
         """A frame over the size limit that named ``call_id`` fails that call at once."""
         pending = self._pending.get(call_id) if call_id else None
         if pending is None or pending.link_id != link_id:
             return []
         return self._finish(
             pending.call_id,
+            now,
             MessageTooLarge(f"the page's reply was {size} bytes, over the {limit}-byte limit"),
         )
 
@@ -371,7 +246,7 @@ class Broker:
             TabOwnedByOther, ToolNotFound.
         """
         session = self._session(session_id)
-        browser, tab = self._resolve(tab_ref)
+        browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "call tools on")
         if tab.tools is not None and not any(t.name == tool_name for t in tab.tools):
             raise ToolNotFound(
@@ -393,9 +268,9 @@ class Broker:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab.
         """
         session = self._session(session_id)
-        browser, tab = self._resolve(tab_ref)
+        browser, tab = self._browsers.resolve(tab_ref)
         if tab.tools is not None and not refresh:
-            call_id = f"k{next(self._call_ids)}"
+            call_id = self._pending.new_id()
             return call_id, [ResolveCall(call_id, tab.tools)]
         pending = self._add_pending(session, browser, CallKind.DISCOVER, now, None, tab.id)
         message = DiscoverTools(session_id, pending.call_id, tab.id)
@@ -410,7 +285,7 @@ class Broker:
             SessionEnded, TooManyCalls, ExtensionNotConnected, BrowserNotFound.
         """
         session = self._session(session_id)
-        browser = self._pick_browser(browser_key)
+        browser = self._browsers.pick(browser_key)
         pending = self._add_pending(session, browser, CallKind.OPEN_TAB, now, None)
         message = OpenTab(session_id, url, focus, pending.call_id)
         return pending.call_id, [SendToExtension(pending.link_id, message)]
@@ -423,7 +298,7 @@ class Broker:
             TabOwnedByOther.
         """
         session = self._session(session_id)
-        browser, tab = self._resolve(tab_ref)
+        browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "close")
         pending = self._add_pending(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
         return pending.call_id, [SendToExtension(pending.link_id, CloseTab(session_id, tab.id))]
@@ -435,7 +310,7 @@ class Broker:
             SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
         """
         session = self._session(session_id)
-        browser, tab = self._resolve(tab_ref)
+        browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "claim")
         if tab.owner == session_id:
             return self._view(browser, tab), []
@@ -453,7 +328,7 @@ class Broker:
             SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
         """
         session = self._session(session_id)
-        browser, tab = self._resolve(tab_ref)
+        browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "release")
         if tab.owner is None:
             return self._view(browser, tab), []
@@ -471,7 +346,7 @@ class Broker:
             SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
         """
         session = self._session(session_id)
-        browser, tab = self._resolve(tab_ref)
+        browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "focus")
         session.focused = (browser.key, tab.id)
         assert browser.link_id is not None
@@ -486,7 +361,7 @@ class Broker:
         session = self._session(session_id)
         seen: list[tuple[TabView, Tool]] = []
         focused: tuple[Browser, Tab] | None = None
-        for browser in self._attached():
+        for browser in self._browsers.attached():
             for tab in browser.tabs.values():
                 if tab.owner == session_id:
                     view = self._view(browser, tab)
@@ -498,20 +373,19 @@ class Broker:
             seen += [(view, t) for t in focused[1].tools or ()]
         return seen
 
-    def cancel(self, call_id: CallId) -> None:
+    def cancel(self, call_id: CallId, now: float) -> None:
         """The caller stopped waiting: forget the call, so its reply is dropped when it comes."""
-        self._drop_pending(call_id)
+        self._finish(call_id, now)
 
     # Time
 
     def expire(self, now: float) -> list[Effect]:
-        """Time out overdue calls, ping quiet links, close silent ones, forget long-gone browsers."""
+        """Time out overdue calls, ping quiet links, close silent ones, forget long-gone browsers,
+        end sessions left unused."""
         effects: list[Effect] = []
-        while self._deadlines and self._deadlines[0][0] <= now:
-            _, call_id = heapq.heappop(self._deadlines)
-            pending = self._pending.get(call_id)
-            if pending is not None:
-                effects += self._finish(call_id, CallTimedOut(self._timeout_message(pending)))
+        for pending in self._pending.overdue(now):
+            message = f"{pending.describe()} did not answer within {pending.timeout:g} s"
+            effects += self._finish(pending.call_id, now, CallTimedOut(message))
         config = self.config
         for link in list(self._links.values()):
             if now - link.last_received >= config.silence_timeout:
@@ -524,13 +398,19 @@ class Broker:
         for browser in list(self._browsers.values()):
             if browser.detached_at is not None and now - browser.detached_at >= config.browser_grace:
                 del self._browsers[browser.key]
+        for session in self._sessions.idle(now, busy=self._pending.count_of):
+            reason = f"no request for {self.config.session_idle:g} s"
+            logger.info("session %s (%s) ended: %s", session.id, session.name, reason)
+            effects += self.close_session(session.id)
+            effects.append(SessionExpired(session.id, reason))
         return effects
 
     def next_wakeup(self) -> float | None:
         """When :meth:`expire` next has something to do, or None when nothing is waiting."""
-        while self._deadlines and self._deadlines[0][1] not in self._pending:
-            heapq.heappop(self._deadlines)
-        times = [self._deadlines[0][0]] if self._deadlines else []
+        deadline = self._pending.next_deadline()
+        times = [] if deadline is None else [deadline]
+        if self._sessions.check_idle_at is not None:
+            times.append(self._sessions.check_idle_at)
         config = self.config
         for link in self._links.values():
             times.append(link.last_received + config.silence_timeout)
@@ -541,20 +421,15 @@ class Broker:
     # Views
 
     def tabs(self) -> list[TabView]:
-        return [self._view(browser, tab) for browser in self._attached() for tab in browser.tabs.values()]
+        return [self._view(browser, tab) for browser in self._browsers.attached() for tab in browser.tabs.values()]
 
     def tab(self, tab_ref: str | int) -> TabView:
         """Raises: ExtensionNotConnected, TabNotFound, AmbiguousTab."""
-        return self._view(*self._resolve(tab_ref))
+        return self._view(*self._browsers.resolve(tab_ref))
 
     def shared_tab_ids(self) -> frozenset[int]:
         """Tab ids that more than one connected browser has: these need ``<browser>:<id>``."""
-        seen: set[int] = set()
-        shared: set[int] = set()
-        for browser in self._attached():
-            shared |= seen & browser.tabs.keys()
-            seen |= browser.tabs.keys()
-        return frozenset(shared)
+        return self._browsers.shared_tab_ids()
 
     def browsers(self) -> list[BrowserView]:
         return [
@@ -565,11 +440,14 @@ class Broker:
 
     def sessions(self) -> list[SessionView]:
         owned: dict[SessionId, list[str]] = {}
-        for browser in self._attached():
+        for browser in self._browsers.attached():
             for tab in browser.tabs.values():
                 if tab.owner is not None:
                     owned.setdefault(tab.owner, []).append(f"{browser.key}:{tab.id}")
-        return [SessionView(s.id, s.name, tuple(owned.get(s.id, ())), len(s.pending)) for s in self._sessions.values()]
+        return [
+            SessionView(s.id, s.name, tuple(owned.get(s.id, ())), self._pending.count_of(s.id))
+            for s in self._sessions.values()
+        ]
 
     @property
     def pending_count(self) -> int:
@@ -593,9 +471,7 @@ class Broker:
                     effects += self.link_closed(earlier.link_id, now, reason)
                 del self._browsers[browser.key]
                 browser = earlier
-                browser.link_id = link.id
-                browser.detached_at = None
-                browser.attached_seq = next(self._attach_seq)
+                self._browsers.reattach(browser, link.id)
                 link.browser = browser.key
         browser.name = message.browser.name
         browser.version = message.browser.version
@@ -610,7 +486,7 @@ class Broker:
             if info.active:
                 browser.active_tab = info.id
         for tab_id in gone:
-            effects += self._tab_gone(link, tab_id)
+            effects += self._tab_gone(link, tab_id, now)
         effects.append(TabsChanged())
         return effects
 
@@ -619,7 +495,7 @@ class Broker:
         tab = browser.tabs.get(message.tab.id) or Tab(message.tab.id)
         tab.update(message.tab)
         browser.tabs[tab.id] = tab
-        effects = self._answer_open_tab(link, message.request_id, browser, tab)
+        effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
         effects.append(TabsChanged())
         return effects
 
@@ -635,7 +511,7 @@ class Broker:
             logger.debug("tabClosed for unknown tab %s on %s", message.tab_id, browser.key)
         if browser.active_tab == message.tab_id:
             browser.active_tab = None
-        effects = self._tab_gone(link, message.tab_id)
+        effects = self._tab_gone(link, message.tab_id, now)
         effects.append(TabsChanged())
         return effects
 
@@ -645,7 +521,7 @@ class Broker:
         if message.tools is not None:
             tab.tools = message.tools
         browser.active_tab = tab.id
-        effects = self._answer_open_tab(link, message.request_id, browser, tab)
+        effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
         effects.append(TabsChanged())
         return effects
 
@@ -662,7 +538,7 @@ class Broker:
         pending = self._reply_to(link, message.call_id, CallKind.DISCOVER)
         effects: list[Effect] = [] if tab is None else [TabsChanged()]
         if pending is not None:
-            effects += self._finish(pending.call_id, value=message.tools)
+            effects += self._finish(pending.call_id, now, value=message.tools)
         return effects
 
     def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
@@ -672,12 +548,12 @@ class Broker:
             return []
         error = message.error
         if error is None:
-            return self._finish(pending.call_id, value=message.result)
+            return self._finish(pending.call_id, now, value=message.result)
         if isinstance(error, WireError):
             failure = PageToolFailed(error.message, page_code=error.code)
         else:
             failure = PageToolFailed(error)
-        return self._finish(pending.call_id, failure)
+        return self._finish(pending.call_id, now, failure)
 
     def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
         link.last_sent = now
@@ -715,39 +591,6 @@ class Broker:
             raise SessionEnded(f"session {session_id!r} does not exist or has ended")
         return session
 
-    def _attached(self) -> list[Browser]:
-        return [b for b in self._browsers.values() if b.link_id is not None and b.heard_from]
-
-    def _pick_browser(self, key: str | None) -> Browser:
-        attached = self._attached()
-        if not attached:
-            raise ExtensionNotConnected(NO_EXTENSION)
-        if key is None:
-            return max(attached, key=lambda b: b.attached_seq)
-        for browser in attached:
-            if key in (browser.key, browser.instance_id):
-                return browser
-        raise BrowserNotFound(f"no connected browser {key!r} (connected: {', '.join(b.key for b in attached)})")
-
-    def _resolve(self, ref: str | int) -> tuple[Browser, Tab]:
-        attached = self._attached()
-        if not attached:
-            raise ExtensionNotConnected(NO_EXTENSION)
-        browser_key, tab_id = _parse_ref(ref)
-        if browser_key is not None:
-            browser = self._pick_browser(browser_key)
-            tab = browser.tabs.get(tab_id)
-            if tab is None:
-                raise TabNotFound(f"browser {browser.key} has no tab {tab_id}")
-            return browser, tab
-        found = [(b, b.tabs[tab_id]) for b in attached if tab_id in b.tabs]
-        if not found:
-            raise TabNotFound(f"no tab {tab_id} in any connected browser")
-        if len(found) > 1:
-            choices = ", ".join(f"{b.key}:{tab_id}" for b, _ in found)
-            raise AmbiguousTab(f"tab id {tab_id} exists in several browsers; name one of {choices}")
-        return found[0]
-
     def _check_owner(self, session: Session, browser: Browser, tab: Tab, action: str) -> None:
         if tab.owner is None or tab.owner == session.id:
             return
@@ -769,38 +612,27 @@ class Broker:
         tab_id: int | None = None,
         tool_name: str | None = None,
     ) -> Pending:
-        if len(session.pending) >= self.config.max_pending_per_session:
+        in_flight = self._pending.count_of(session.id)
+        if in_flight >= self.config.max_pending_per_session:
             raise TooManyCalls(
-                f"session {session.name!r} already has {len(session.pending)} calls in flight"
+                f"session {session.name!r} already has {in_flight} calls in flight"
                 f" (limit {self.config.max_pending_per_session})"
             )
         assert browser.link_id is not None
         timeout = self.config.call_timeout if timeout is None else timeout
-        call_id = f"c{next(self._call_ids)}"
-        pending = Pending(
-            call_id, kind, session.id, browser.link_id, now + timeout, timeout, browser.key, tab_id, tool_name
-        )
-        self._pending[call_id] = pending
-        session.pending.add(call_id)
-        self._links[browser.link_id].pending.add(call_id)
-        heapq.heappush(self._deadlines, (pending.deadline, call_id))
-        return pending
+        session.used(now)
+        return self._pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)
 
-    def _drop_pending(self, call_id: CallId) -> Pending | None:
-        pending = self._pending.pop(call_id, None)
+    def _finish(
+        self, call_id: CallId, now: float | None, error: BrokerError | None = None, value: Any = None
+    ) -> list[Effect]:
+        """End a call once; its end counts as a use of its session (at ``now``, when known)."""
+        pending = self._pending.pop(call_id)
         if pending is None:
-            return None
-        session = self._sessions.get(pending.session_id)
-        if session is not None:
-            session.pending.discard(call_id)
-        link = self._links.get(pending.link_id)
-        if link is not None:
-            link.pending.discard(call_id)
-        return pending
-
-    def _finish(self, call_id: CallId, error: BrokerError | None = None, value: Any = None) -> list[Effect]:
-        if self._drop_pending(call_id) is None:
             return []
+        session = self._sessions.get(pending.session_id)
+        if session is not None and now is not None:
+            session.used(now)
         if error is not None:
             return [RejectCall(call_id, error)]
         return [ResolveCall(call_id, value)]
@@ -812,7 +644,9 @@ class Broker:
             return None
         return pending
 
-    def _answer_open_tab(self, link: Link, request_id: str | None, browser: Browser, tab: Tab) -> list[Effect]:
+    def _answer_open_tab(
+        self, link: Link, request_id: str | None, browser: Browser, tab: Tab, now: float
+    ) -> list[Effect]:
         if request_id is None:
             return []
         pending = self._reply_to(link, request_id, CallKind.OPEN_TAB)
@@ -820,19 +654,18 @@ class Broker:
             return []
         if tab.owner is None:
             tab.owner = pending.session_id
-        return self._finish(pending.call_id, value=self._view(browser, tab))
+        return self._finish(pending.call_id, now, value=self._view(browser, tab))
 
-    def _tab_gone(self, link: Link, tab_id: int) -> list[Effect]:
+    def _tab_gone(self, link: Link, tab_id: int, now: float) -> list[Effect]:
         effects: list[Effect] = []
         browser = self._browsers[link.browser]
-        for call_id in list(link.pending):
-            pending = self._pending[call_id]
+        for pending in self._pending.of_link(link.id):
             if pending.tab_id != tab_id:
                 continue
             if pending.kind is CallKind.CLOSE_TAB:
-                effects += self._finish(call_id, value={"closed": f"{browser.key}:{tab_id}"})
+                effects += self._finish(pending.call_id, now, value={"closed": f"{browser.key}:{tab_id}"})
             else:
-                effects += self._finish(call_id, TabNotFound(f"tab {browser.key}:{tab_id} was closed"))
+                effects += self._finish(pending.call_id, now, TabNotFound(f"tab {browser.key}:{tab_id} was closed"))
         return effects
 
     def _view(self, browser: Browser, tab: Tab) -> TabView:
@@ -847,24 +680,3 @@ class Broker:
             owner.name if owner else None,
             browser.active_tab == tab.id,
         )
-
-    def _timeout_message(self, pending: Pending) -> str:
-        where = f"tab {pending.browser}:{pending.tab_id}" if pending.tab_id is not None else pending.browser
-        what = f"tool {pending.tool_name!r} on {where}" if pending.tool_name else f"{pending.kind.value} on {where}"
-        return f"{what} did not answer within {pending.timeout:g} s"
-
-
-NO_EXTENSION = (
-    "no browser extension is connected to the broker: load the browser-mcp extension"
-    " (chrome://extensions, Developer mode, Load unpacked, the project's extension/ folder)"
-)
-
-
-def _parse_ref(ref: str | int) -> tuple[str | None, int]:
-    if isinstance(ref, int) and not isinstance(ref, bool):
-        return None, ref
-    if isinstance(ref, str):
-        browser, _, tab = ref.rpartition(":")
-        if tab.isdigit() or (tab.startswith("-") and tab[1:].isdigit()):
-            return browser or None, int(tab)
-    raise InvalidRequest(f"{ref!r} is not a tab id: use a number, or <browser>:<number> such as b1:12")

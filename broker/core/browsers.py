@@ -1,0 +1,125 @@
+"""The connected browsers and their tabs: the registry the core looks tabs up in.
+
+A browser is known by a broker-made key (``b1``); a tab by the browser's own numeric id, so
+``12`` names a tab when one connected browser has it and ``b1:12`` always does. Which browser a
+bare id or no name at all means, and the errors when that is unclear, are decided here.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import attrs
+
+from .effects import LinkId, SessionId
+from .errors import AmbiguousTab, BrowserNotFound, ExtensionNotConnected, InvalidRequest, TabNotFound
+from .messages import TabInfo, Tool
+
+__all__ = ["NO_EXTENSION", "Browser", "Browsers", "Tab"]
+
+NO_EXTENSION = (
+    "no browser extension is connected to the broker: load the browser-mcp extension"
+    " (chrome://extensions, Developer mode, Load unpacked, the project's extension/ folder)"
+)
+
+
+@attrs.define
+class Tab:
+    id: int
+    title: str = ""
+    url: str = ""
+    tools: tuple[Tool, ...] | None = None
+    owner: SessionId | None = None
+
+    def update(self, info: TabInfo) -> None:
+        self.title = info.title
+        self.url = info.url
+        if info.tools is not None:
+            self.tools = info.tools
+
+
+@attrs.define
+class Browser:
+    key: str
+    link_id: LinkId | None
+    name: str = ""
+    version: str = ""
+    instance_id: str | None = None
+    tabs: dict[int, Tab] = attrs.Factory(dict)
+    active_tab: int | None = None
+    attached_seq: int = 0
+    detached_at: float | None = None
+    # Until its first message a link may be a probe that goes away again: no one is shown it.
+    heard_from: bool = False
+
+
+class Browsers(dict[str, Browser]):
+    """Every browser known by key, the ones whose link was lost included (for their grace time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._keys = itertools.count(1)
+        self._attach_seq = itertools.count(1)
+
+    def add(self, link_id: LinkId) -> Browser:
+        browser = Browser(key=f"b{next(self._keys)}", link_id=link_id, attached_seq=next(self._attach_seq))
+        self[browser.key] = browser
+        return browser
+
+    def reattach(self, browser: Browser, link_id: LinkId) -> None:
+        """A browser seen before is back on a new link: it is again the last to connect."""
+        browser.link_id = link_id
+        browser.detached_at = None
+        browser.attached_seq = next(self._attach_seq)
+
+    def attached(self) -> list[Browser]:
+        return [b for b in self.values() if b.link_id is not None and b.heard_from]
+
+    def pick(self, key: str | None) -> Browser:
+        attached = self.attached()
+        if not attached:
+            raise ExtensionNotConnected(NO_EXTENSION)
+        if key is None:
+            return max(attached, key=lambda b: b.attached_seq)
+        for browser in attached:
+            if key in (browser.key, browser.instance_id):
+                return browser
+        raise BrowserNotFound(f"no connected browser {key!r} (connected: {', '.join(b.key for b in attached)})")
+
+    def resolve(self, ref: str | int) -> tuple[Browser, Tab]:
+        attached = self.attached()
+        if not attached:
+            raise ExtensionNotConnected(NO_EXTENSION)
+        browser_key, tab_id = _parse_ref(ref)
+        if browser_key is not None:
+            browser = self.pick(browser_key)
+            tab = browser.tabs.get(tab_id)
+            if tab is None:
+                raise TabNotFound(f"browser {browser.key} has no tab {tab_id}")
+            return browser, tab
+        found = [(b, b.tabs[tab_id]) for b in attached if tab_id in b.tabs]
+        if not found:
+            raise TabNotFound(f"no tab {tab_id} in any connected browser")
+        if len(found) > 1:
+            choices = ", ".join(f"{b.key}:{tab_id}" for b, _ in found)
+            raise AmbiguousTab(f"tab id {tab_id} exists in several browsers; name one of {choices}")
+        return found[0]
+
+    def shared_tab_ids(self) -> frozenset[int]:
+        """Tab ids that more than one connected browser has: these need ``<browser>:<id>``."""
+        seen: set[int] = set()
+        shared: set[int] = set()
+        for browser in self.attached():
+            shared |= seen & browser.tabs.keys()
+            seen |= browser.tabs.keys()
+        return frozenset(shared)
+
+
+def _parse_ref(ref: str | int) -> tuple[str | None, int]:
+    if isinstance(ref, int) and not isinstance(ref, bool):
+        return None, ref
+    if isinstance(ref, str):
+        browser, _, tab = ref.rpartition(":")
+        if tab.isdigit() or (tab.startswith("-") and tab[1:].isdigit()):
+            return browser or None, int(tab)
+    raise InvalidRequest(f"{ref!r} is not a tab id: use a number, or <browser>:<number> such as b1:12")

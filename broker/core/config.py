@@ -1,0 +1,33 @@
+"""The broker's limits and timings, with their defaults: the one place each default is written.
+
+``browser-mcp serve``'s options, :class:`broker.runtime.Settings` and the hub all take theirs
+from here.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["Config", "DEFAULTS", "TUNABLES"]
+
+
+@attrs.frozen
+class Config:
+    server_version: str
+    # Seconds a call waits for the page when the caller names no timeout.
+    call_timeout: float = 30.0
+    # A link quiet this long gets a ping; one silent this long is closed.
+    ping_interval: float = 20.0
+    silence_timeout: float = 45.0
+    # A browser whose link was lost keeps its tabs' owners this long, for its reconnect.
+    browser_grace: float = 300.0
+    # A session with no connection to end it (REST, stateless MCP) ends after this long unused.
+    session_idle: float = 600.0
+    max_pending_per_session: int = 256
+    # The largest frame or request body accepted, in bytes.
+    frame_limit: int = 32 * 1024 * 1024
+
+
+# The fields a person may set (``browser-mcp serve`` options, Settings), and their defaults.
+TUNABLES = tuple(field.name for field in attrs.fields(Config) if field.name != "server_version")
+DEFAULTS = Config(server_version="")

@@ -1,0 +1,108 @@
+"""What the core asks its adapter to do (effects), and the read-only views it hands out.
+
+Effects are returned by every :class:`~broker.core.state.Broker` input; the adapter carries them
+out in order. Views are frozen snapshots of a tab, a browser or a session, safe to keep.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .errors import BrokerError
+from .messages import BrokerMessage, Tool
+
+__all__ = [
+    "BrowserView",
+    "CallId",
+    "CloseLink",
+    "Effect",
+    "LinkId",
+    "RejectCall",
+    "ResolveCall",
+    "SendToExtension",
+    "SessionExpired",
+    "SessionId",
+    "SessionView",
+    "TabView",
+    "TabsChanged",
+]
+
+LinkId = int
+CallId = str
+SessionId = str
+
+
+@attrs.frozen
+class SendToExtension:
+    link_id: LinkId
+    message: BrokerMessage
+
+
+@attrs.frozen
+class ResolveCall:
+    call_id: CallId
+    value: Any
+
+
+@attrs.frozen
+class RejectCall:
+    call_id: CallId
+    error: BrokerError
+
+
+@attrs.frozen
+class CloseLink:
+    link_id: LinkId
+    reason: str
+
+
+@attrs.frozen
+class TabsChanged:
+    """Tabs, their tools or their owners changed: AI clients' tool lists may need refreshing."""
+
+
+@attrs.frozen
+class SessionExpired:
+    """A session that ends when idle went unused for the idle time and has ended."""
+
+    session_id: SessionId
+    reason: str
+
+
+Effect = SendToExtension | ResolveCall | RejectCall | CloseLink | TabsChanged | SessionExpired
+
+
+@attrs.frozen
+class TabView:
+    browser: str
+    id: int
+    title: str
+    url: str
+    tools: tuple[Tool, ...] | None
+    owner: SessionId | None
+    owner_name: str | None
+    active: bool
+
+    @property
+    def ref(self) -> str:
+        return f"{self.browser}:{self.id}"
+
+
+@attrs.frozen
+class BrowserView:
+    key: str
+    name: str
+    version: str
+    instance_id: str | None
+    connected: bool
+    tabs: int
+
+
+@attrs.frozen
+class SessionView:
+    id: SessionId
+    name: str
+    owned_tabs: tuple[str, ...]
+    pending_calls: int

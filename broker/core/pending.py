@@ -1,0 +1,126 @@
+"""The pending-call table: every call the broker waits on, by id, by session, by link and by deadline.
+
+Each call the core sends the extension (a tool call, tool discovery, opening or closing a tab)
+gets a broker-minted id and a deadline. The table answers what the core asks of it: a call by
+id, the calls of a session or of a link, the overdue ones, the next deadline. Deadlines live in a
+heap whose entries for calls already gone are skipped when they surface, so ending a call costs
+no search. Rules about what a call means stay in :mod:`broker.core.state`.
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+import itertools
+from collections.abc import Iterator
+from typing import TypeVar
+
+import attrs
+
+from .effects import CallId, LinkId, SessionId
+
+__all__ = ["CallKind", "Pending", "PendingCalls"]
+
+Key = TypeVar("Key", str, int)
+
+
+class CallKind(enum.Enum):
+    TOOL = "tool call"
+    DISCOVER = "tool discovery"
+    OPEN_TAB = "opening a tab"
+    CLOSE_TAB = "closing a tab"
+
+
+@attrs.define
+class Pending:
+    call_id: CallId
+    kind: CallKind
+    session_id: SessionId
+    link_id: LinkId
+    deadline: float
+    timeout: float
+    browser: str
+    tab_id: int | None = None
+    tool_name: str | None = None
+
+    def describe(self) -> str:
+        """What the call was waiting for, as a timeout message names it."""
+        where = f"tab {self.browser}:{self.tab_id}" if self.tab_id is not None else self.browser
+        return f"tool {self.tool_name!r} on {where}" if self.tool_name else f"{self.kind.value} on {where}"
+
+
+class PendingCalls:
+    def __init__(self) -> None:
+        self._calls: dict[CallId, Pending] = {}
+        self._by_session: dict[SessionId, set[CallId]] = {}
+        self._by_link: dict[LinkId, set[CallId]] = {}
+        self._deadlines: list[tuple[float, CallId]] = []
+        self._ids = itertools.count(1)
+
+    def new_id(self) -> CallId:
+        """An id for an answer given at once, which never enters the table but shares its id space."""
+        return f"k{next(self._ids)}"
+
+    def add(
+        self,
+        kind: CallKind,
+        session_id: SessionId,
+        link_id: LinkId,
+        browser: str,
+        now: float,
+        timeout: float,
+        tab_id: int | None = None,
+        tool_name: str | None = None,
+    ) -> Pending:
+        call_id = f"c{next(self._ids)}"
+        pending = Pending(call_id, kind, session_id, link_id, now + timeout, timeout, browser, tab_id, tool_name)
+        self._calls[call_id] = pending
+        self._by_session.setdefault(session_id, set()).add(call_id)
+        self._by_link.setdefault(link_id, set()).add(call_id)
+        heapq.heappush(self._deadlines, (pending.deadline, call_id))
+        return pending
+
+    def get(self, call_id: CallId) -> Pending | None:
+        return self._calls.get(call_id)
+
+    def pop(self, call_id: CallId) -> Pending | None:
+        """Take a call out of the table; None when it had already ended."""
+        pending = self._calls.pop(call_id, None)
+        if pending is None:
+            return None
+        _discard(self._by_session, pending.session_id, call_id)
+        _discard(self._by_link, pending.link_id, call_id)
+        return pending
+
+    def of_session(self, session_id: SessionId) -> list[CallId]:
+        return list(self._by_session.get(session_id, ()))
+
+    def of_link(self, link_id: LinkId) -> list[Pending]:
+        return [self._calls[call_id] for call_id in self._by_link.get(link_id, ())]
+
+    def count_of(self, session_id: SessionId) -> int:
+        return len(self._by_session.get(session_id, ()))
+
+    def overdue(self, now: float) -> Iterator[Pending]:
+        """The calls whose deadline has passed, earliest first; the caller ends each one."""
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, call_id = heapq.heappop(self._deadlines)
+            pending = self._calls.get(call_id)
+            if pending is not None:
+                yield pending
+
+    def next_deadline(self) -> float | None:
+        while self._deadlines and self._deadlines[0][1] not in self._calls:
+            heapq.heappop(self._deadlines)
+        return self._deadlines[0][0] if self._deadlines else None
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+
+def _discard(index: dict[Key, set[CallId]], key: Key, call_id: CallId) -> None:
+    calls = index.get(key)
+    if calls is not None:
+        calls.discard(call_id)
+        if not calls:
+            del index[key]

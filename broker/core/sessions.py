@@ -1,0 +1,90 @@
+"""AI sessions and how long each lives.
+
+A session is one AI client connection, one REST caller or one stateless MCP client. Those with a
+connection end when it does, which their adapter reports. Those without (``ends_when_idle``) end
+once unused for the idle time: no call in flight, no listener open, and nothing asked for that
+long. A call's end counts as a use, and so does a listener's end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from .effects import SessionId
+
+__all__ = ["Session", "Sessions"]
+
+
+@attrs.define
+class Session:
+    id: SessionId
+    name: str
+    ends_when_idle: bool = False
+    last_used: float = 0.0
+    listeners: int = 0
+    focused: tuple[str, int] | None = None
+
+    def used(self, now: float) -> None:
+        self.last_used = max(self.last_used, now)
+
+
+class Sessions(dict[SessionId, Session]):
+    """Every live session by id, and when the next of them may have gone idle."""
+
+    def __init__(self, idle: float) -> None:
+        super().__init__()
+        self.idle_time = idle
+        # No session that ends when idle can have gone idle before this (None: there is none).
+        # A use only moves a session's end later, so the bound stays true without being
+        # recomputed on every request; it is recomputed when it passes.
+        self.check_idle_at: float | None = None
+
+    def open(self, session_id: SessionId, name: str, now: float, ends_when_idle: bool) -> bool:
+        """Start a session, or note a use of an existing one; True when it is new."""
+        session = self.get(session_id)
+        if session is not None:
+            session.used(now)
+            return False
+        self[session_id] = Session(session_id, name, ends_when_idle, last_used=now)
+        if ends_when_idle:
+            self.check_idle_at = _earliest(self.check_idle_at, now + self.idle_time)
+        return True
+
+    def listener_opened(self, session_id: SessionId) -> None:
+        session = self.get(session_id)
+        if session is not None:
+            session.listeners += 1
+
+    def listener_closed(self, session_id: SessionId, now: float) -> None:
+        session = self.get(session_id)
+        if session is not None:
+            session.listeners -= 1
+            session.used(now)
+
+    def idle(self, now: float, busy: Callable[[SessionId], int]) -> list[Session]:
+        """The sessions that end when idle and have been unused for the idle time at ``now``.
+
+        ``busy`` says how many calls a session has in flight. The caller ends each one returned.
+        """
+        if self.check_idle_at is None or now < self.check_idle_at:
+            return []
+        found: list[Session] = []
+        earliest: float | None = None
+        for session in self.values():
+            if not session.ends_when_idle:
+                continue
+            if session.listeners or busy(session.id):
+                # Its idle time starts no sooner than when it is next free, which is after now.
+                earliest = _earliest(earliest, now + self.idle_time)
+            elif now - session.last_used >= self.idle_time:
+                found.append(session)
+            else:
+                earliest = _earliest(earliest, session.last_used + self.idle_time)
+        self.check_idle_at = earliest
+        return found
+
+
+def _earliest(bound: float | None, when: float) -> float:
+    return when if bound is None else min(bound, when)
