@@ -13,7 +13,6 @@ import asyncio
 import errno
 import logging
 import os
-import re
 import shlex
 import sys
 import time
@@ -23,13 +22,13 @@ from typing import Any
 
 from . import codec, paths
 from .client import BrokerClient, ClientError, select_broker
-from .core.security import PROJECT_EXTENSION_ID, client_token
+from .core.config import DEFAULTS
+from .core.security import PROJECT_EXTENSION_ID, client_token, refuse_extension_ids
 from .discovery import BrokerRecord, live_brokers, load_or_create_token
 from .version import VERSION
 
 __all__ = ["main"]
 
-_EXTENSION_ID = re.compile(r"^[a-p]{32}$")
 ENV_ALLOWED_EXTENSIONS = "BROWSER_MCP_ALLOWED_EXTENSIONS"
 
 
@@ -71,7 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse extension links without the token, which the extension has only through the native host"
         " (then another local user cannot pose as the extension; probing extensions cannot join)",
     )
-    serve.add_argument("--call-timeout", type=float, default=30.0, metavar="SECONDS", help="default: 30")
+    serve.add_argument(
+        "--call-timeout",
+        type=float,
+        default=DEFAULTS.call_timeout,
+        metavar="SECONDS",
+        help=f"default: {DEFAULTS.call_timeout:g}",
+    )
     serve.add_argument(
         "--log-level",
         default=os.environ.get("LOG_LEVEL", "info"),
@@ -153,9 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _allowed_extensions(flags: list[str]) -> frozenset[str]:
     from_env = [i.strip() for i in os.environ.get(ENV_ALLOWED_EXTENSIONS, "").split(",") if i.strip()]
     ids = {PROJECT_EXTENSION_ID, *flags, *from_env}
-    bad = sorted(i for i in ids if not _EXTENSION_ID.match(i))
-    if bad:
-        raise ClientError(f"not an extension id (32 letters a-p): {', '.join(bad)}")
+    refused = refuse_extension_ids(sorted(ids))
+    if refused:
+        raise ClientError(refused)
     return frozenset(ids)
 
 
@@ -334,8 +339,7 @@ def _mcp_config(args: argparse.Namespace) -> int:
     if port is None:
         alive = live_brokers(paths.discovery_dirs(args.discovery_dir))
         port = alive[0].port if alive else 8765
-    script = Path(sys.executable).with_name("browser-mcp")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "broker"]
+    command = paths.broker_command()
     stdio_args = [*command[1:], "mcp"]
     if args.discovery_dir is not None:
         stdio_args += ["--discovery-dir", str(args.discovery_dir.resolve())]

@@ -21,7 +21,6 @@ from aiohttp import web
 from . import discovery
 from .core.errors import BrokerError, Forbidden, error_to_wire
 from .core.security import check_bearer, check_host, is_allowed_origin
-from .core.state import Config
 from .extension_ws import check_extension_request, extension_link
 from .hub import Hub
 from .mcp_http import setup_mcp
@@ -82,16 +81,7 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 def make_app(runtime: Runtime) -> web.Application:
     settings = runtime.settings
-    hub = Hub(
-        Config(
-            server_version=VERSION,
-            call_timeout=settings.call_timeout,
-            ping_interval=settings.ping_interval,
-            silence_timeout=settings.silence_timeout,
-            browser_grace=settings.browser_grace,
-        ),
-        frame_limit=settings.frame_limit,
-    )
+    hub = Hub(settings.config())
     app = web.Application(middlewares=[guard], client_max_size=settings.frame_limit)
     app[HUB] = hub
     app[RUNTIME] = runtime
@@ -105,8 +95,8 @@ def make_app(runtime: Runtime) -> web.Application:
         return await extension_link(request, hub)
 
     app.router.add_get("/", websocket)
-    setup_rest(app, hub, settings.session_idle)
-    setup_mcp(app, hub, settings.session_idle)
+    setup_rest(app)
+    setup_mcp(app, hub)
 
     async def going_away(app: web.Application) -> None:
         await hub.close_all_links("the broker is shutting down")

@@ -2,24 +2,30 @@
 
 One :class:`Hub` per broker process. It owns what the core must not: the event loop's clock,
 the futures that REST and MCP handlers await, the one timer that drives
-:meth:`~broker.core.state.Broker.expire`, and the open extension links (anything with ``send`` and
-``close`` coroutines; :mod:`broker.extension_ws` provides the WebSocket kind). Every rule about
-tabs, sessions and calls stays in :mod:`broker.core.state`; this module only decodes, dispatches
+:meth:`~broker.core.state.Broker.expire` (call deadlines, keepalive, idle sessions), and the open
+extension links (anything with ``send`` and ``close`` coroutines; :mod:`broker.extension_ws`
+provides the WebSocket kind).
+
+Adapters act through its typed methods (open a session, open or close a tab, change a tab's
+owner, list a tab's tools, call a tool), so every door takes one path to the core. Every rule
+about tabs, sessions and calls stays in :mod:`broker.core`; this module only decodes, dispatches
 and delivers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
 from . import codec
+from .core.arguments import OpenTabRequest, TabChange
+from .core.effects import BrowserView, CallId, LinkId, SessionExpired, SessionId, SessionView, TabView
 from .core.errors import InvalidMessage, Unavailable
-from .core.messages import ErrorReply
-from .core.effects import CallId, LinkId
+from .core.messages import ErrorReply, JsonObject, Tool
 from .core.state import (
     Broker,
     CloseLink,
@@ -31,7 +37,7 @@ from .core.state import (
     TabsChanged,
 )
 
-__all__ = ["Hub", "LinkSender", "every"]
+__all__ = ["Hub", "LinkSender"]
 
 logger = logging.getLogger(__name__)
 frames_logger = logging.getLogger("broker.frames")
@@ -44,9 +50,9 @@ class LinkSender(Protocol):
 
 
 class Hub:
-    def __init__(self, config: Config, frame_limit: int = 32 * 1024 * 1024) -> None:
+    def __init__(self, config: Config) -> None:
         self.core = Broker(config)
-        self.frame_limit = frame_limit
+        self.frame_limit = config.frame_limit
         self._waiters: dict[CallId, asyncio.Future[Any]] = {}
         self._links: dict[LinkId, LinkSender] = {}
         self._link_ids = itertools.count(1)
@@ -54,6 +60,8 @@ class Hub:
         self._timer_when = 0.0
         self._background: set[asyncio.Task[None]] = set()
         self.tabs_changed_listeners: list[Callable[[], None]] = []
+        # Told when a session that ends when idle has ended, so its adapter can forget it.
+        self.session_expired_listeners: list[Callable[[SessionId], Awaitable[None]]] = []
         # Notified when a caller gives up on a call (cancelled), so one can wait for the withdrawal.
         self.call_withdrawn = asyncio.Condition()
 
@@ -61,20 +69,94 @@ class Hub:
     def _loop(self) -> asyncio.AbstractEventLoop:
         return asyncio.get_running_loop()
 
-    # Calls from sessions
+    # Sessions
 
-    async def ensure_session(self, session_id: str, name: str) -> None:
-        """Open the session if it is new, and announce it to the browsers.
+    async def open_session(self, session_id: SessionId, name: str, *, ends_when_idle: bool = False) -> None:
+        """Open the session if it is new (announcing it to the browsers), else note its use.
 
         Awaited, so the ``connect`` naming the session reaches each browser before anything the
         session then asks for (a tab opened for it is grouped under its client's name).
         """
-        await self.apply(self.core.open_session(session_id, name))
+        now = self._loop.time()
+        await self.run(self.core.open_session(session_id, name, now, ends_when_idle=ends_when_idle))
 
-    async def close_session(self, session_id: str) -> None:
-        await self.apply(self.core.close_session(session_id))
+    async def end_session(self, session_id: SessionId) -> bool:
+        """End a session; False when there was none by that id."""
+        existed = self.core.has_session(session_id)
+        await self.run(self.core.close_session(session_id))
+        return existed
 
-    async def request(self, start: Callable[[float], tuple[CallId, list[Effect]]]) -> Any:
+    def session_used(self, session_id: SessionId) -> None:
+        """Note a use of a session that ends when idle; one that has ended stays ended."""
+        self.core.session_used(session_id, self._loop.time())
+
+    def has_session(self, session_id: SessionId) -> bool:
+        return self.core.has_session(session_id)
+
+    @contextlib.asynccontextmanager
+    async def listening(self, session_id: SessionId) -> AsyncIterator[None]:
+        """While a client waits on a stream for the session's news, the session is in use."""
+        self.core.listener_opened(session_id)
+        try:
+            yield
+        finally:
+            self.core.listener_closed(session_id, self._loop.time())
+            self._schedule()
+
+    # What there is
+
+    def tabs(self) -> list[TabView]:
+        return self.core.tabs()
+
+    def tab(self, ref: str | int) -> TabView:
+        """Raises: ExtensionNotConnected, TabNotFound, AmbiguousTab, InvalidRequest."""
+        return self.core.tab(ref)
+
+    def browsers(self) -> list[BrowserView]:
+        return self.core.browsers()
+
+    def sessions(self) -> list[SessionView]:
+        return self.core.sessions()
+
+    def session_tools(self, session_id: SessionId) -> list[tuple[TabView, Tool]]:
+        return self.core.session_tools(session_id)
+
+    def shared_tab_ids(self) -> frozenset[int]:
+        return self.core.shared_tab_ids()
+
+    @property
+    def pending_count(self) -> int:
+        return self.core.pending_count
+
+    # What a session asks for. Each raises the BrokerError the core or the browser answered.
+
+    async def open_tab(self, session_id: SessionId, request: OpenTabRequest) -> TabView:
+        view: TabView = await self._request(
+            lambda now: self.core.open_tab(session_id, request.url, request.focus, now, request.browser)
+        )
+        return view
+
+    async def close_tab(self, session_id: SessionId, ref: str | int) -> Any:
+        return await self._request(lambda now: self.core.close_tab(session_id, ref, now))
+
+    async def change_tab(self, session_id: SessionId, change: TabChange, ref: str | int) -> TabView:
+        """Claim, release or focus a tab for the session."""
+        act = {TabChange.CLAIM: self.core.claim_tab, TabChange.RELEASE: self.core.release_tab}
+        view, effects = act.get(change, self.core.focus_tab)(session_id, ref)
+        await self.run(effects)
+        return view
+
+    async def tab_tools(self, session_id: SessionId, ref: str | int, refresh: bool = False) -> tuple[TabView, Any]:
+        """A tab's page tools, asked of the page when unknown or when ``refresh``."""
+        tools = await self._request(lambda now: self.core.request_tools(session_id, ref, now, refresh))
+        return self.core.tab(ref), tools
+
+    async def call_tool(
+        self, session_id: SessionId, ref: str | int, tool: str, args: JsonObject, answer_within: float | None = None
+    ) -> Any:
+        return await self._request(lambda now: self.core.call_tool(session_id, ref, tool, args, now, answer_within))
+
+    async def _request(self, start: Callable[[float], tuple[CallId, list[Effect]]]) -> Any:
         """Start a call on the core and wait until it ends.
 
         Raises:
@@ -117,9 +199,7 @@ class Hub:
             self.core.frame_received(link_id, now)
             message = f"frame of {len(frame)} bytes is over the {self.frame_limit}-byte limit"
             logger.warning("link %s: %s", link_id, message)
-            effects = self.core.oversized_reply(
-                link_id, codec.peek_call_id(frame), len(frame), self.frame_limit, now
-            )
+            effects = self.core.oversized_reply(link_id, codec.peek_call_id(frame), len(frame), self.frame_limit, now)
             await self._reply_error(link_id, "message_too_large", message)
             await self.run(effects)
             return
@@ -164,6 +244,9 @@ class Hub:
             elif isinstance(effect, TabsChanged):
                 for listener in self.tabs_changed_listeners:
                     listener()
+            elif isinstance(effect, SessionExpired):
+                for expired in self.session_expired_listeners:
+                    await expired(effect.session_id)
 
     async def _send(self, link_id: LinkId, data: bytes) -> None:
         sender = self._links.get(link_id)
@@ -219,10 +302,3 @@ class Hub:
             if not waiter.done():
                 waiter.set_exception(Unavailable("the broker is shutting down"))
         self._waiters.clear()
-
-
-async def every(interval: float, job: Callable[[], Awaitable[None]]) -> None:
-    """Run ``job`` every ``interval`` seconds until cancelled."""
-    while True:
-        await asyncio.sleep(interval)
-        await job()

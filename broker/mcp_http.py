@@ -40,7 +40,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 
 from .asgi import Message, Scope, serve_asgi
-from .hub import Hub, every
+from .hub import Hub
 from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, McpSurface
 from .runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
 
@@ -241,9 +241,9 @@ class McpEndpoint:
 MCP_ENDPOINT = web.AppKey("mcp_endpoint", McpEndpoint)
 
 
-def setup_mcp(app: web.Application, hub: Hub, session_idle: float) -> McpSurface:
+def setup_mcp(app: web.Application, hub: Hub) -> McpSurface:
     """Add ``/mcp`` and ``/mcp/stream`` to ``app``, with the tasks that keep them."""
-    surface = McpSurface(hub, stateless_idle=session_idle)
+    surface = McpSurface(hub)
     endpoint = McpEndpoint(surface)
     app[MCP_SURFACE] = surface
     app[MCP_ENDPOINT] = endpoint
@@ -262,10 +262,7 @@ def setup_mcp(app: web.Application, hub: Hub, session_idle: float) -> McpSurface
 
         holder = asyncio.create_task(hold())
         await ready.wait()
-
-        reaper = asyncio.create_task(every(max(session_idle / 4, 0.05), surface.end_idle_stateless))
         yield
-        reaper.cancel()
         stop.set()
         await holder
 

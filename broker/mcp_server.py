@@ -7,8 +7,8 @@ Each MCP client is one broker session. Which session a request belongs to (:meth
   ``CONNECTION_KEY`` context variable before the SDK runs the handlers;
 - a stateless 2026-07-28 HTTP client has no connection and no session id, so it is keyed by the
   client token it presents (minted per client by ``browser-mcp mcp-config``), else by its
-  ``clientInfo.name``. Such a session ends after ``stateless_idle`` seconds without a request
-  and without an open ``subscriptions/listen`` stream.
+  ``clientInfo.name``. Such a session ends once idle for the broker's idle time, with no request
+  and no open ``subscriptions/listen`` stream (the core keeps that time and says when).
 
 Tools: three fixed ones (``tabs``, ``page_tools``, ``call_page_tool``) and the page tools of the
 tabs the session owns and of its focused tab, as first-class tools named by :mod:`broker.core.tool_names`.
@@ -16,7 +16,8 @@ tabs the session owns and of its focused tab, as first-class tools named by :mod
 session's list is compared with what its client was last told and was last given, and the
 sessions whose list changed are told: 2025 clients by ``notifications/tools/list_changed``, 2026
 clients on their listen streams.
-The rules about tabs and ownership stay in :mod:`broker.core.state`; this module only presents them.
+The rules about tabs and ownership stay in :mod:`broker.core`; this module only presents them,
+acting through the hub's typed methods like every other door.
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import codec
+from .core import arguments
+from .core.effects import TabView
 from .core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
 from .core.messages import Tool
-from .core.state import TabView
 from .core.tool_names import name_page_tools, tab_of_page_tool
 from .hub import Hub
-from .rest import tab_json, tools_json
 from .runtime import VERSION
+from .views import tab_json, tab_tools_json
 
 __all__ = ["CLIENT_LABEL", "CONNECTION_KEY", "McpSession", "McpSurface", "UNTRUSTED"]
 
@@ -127,9 +129,7 @@ class McpSession:
     key: str
     name: str
     stateless: bool
-    last_seen: float
     bus: InMemorySubscriptionBus = attrs.Factory(InMemorySubscriptionBus)
-    listeners: int = 0
     notify_legacy: Any = None
     seen: list[tuple[str, str, str, Tool]] = attrs.Factory(list)
     tool_json: dict[str, tuple[str, str, Tool, dict[str, Any]]] = attrs.Factory(dict)
@@ -143,9 +143,8 @@ class McpSession:
 
 
 class McpSurface:
-    def __init__(self, hub: Hub, stateless_idle: float = 600.0) -> None:
+    def __init__(self, hub: Hub) -> None:
         self.hub = hub
-        self.stateless_idle = stateless_idle
         self.sessions: dict[str, McpSession] = {}
         self.server = self._build_server()
         self.init_options: InitializationOptions = self.server.create_initialization_options(
@@ -155,6 +154,7 @@ class McpSurface:
         self._tasks: set[asyncio.Task[None]] = set()
         self.session_ended = asyncio.Condition()
         hub.tabs_changed_listeners.append(self._tabs_changed)
+        hub.session_expired_listeners.append(self._expired)
 
     # Sessions
 
@@ -172,14 +172,14 @@ class McpSurface:
             label = CLIENT_LABEL.get()
             key = f"mcp-client:{label}" if label else f"mcp-name:{name}"
         session = self.sessions.get(key)
-        now = asyncio.get_running_loop().time()
         if session is None:
-            session = McpSession(key, name, stateless, now)
+            session = McpSession(key, name, stateless)
             self.sessions[key] = session
-            await self.hub.ensure_session(key, name)
+            await self.hub.open_session(key, name, ends_when_idle=stateless)
             session.seen = self._visible(session)
             logger.info("MCP session %s (%s) started", key, name)
-        session.last_seen = now
+        elif stateless:
+            self.hub.session_used(key)
         return session
 
     async def end(self, key: str, why: str) -> None:
@@ -187,15 +187,15 @@ class McpSurface:
         if session is None:
             return
         logger.info("MCP session %s (%s) ended: %s", key, session.name, why)
-        await self.hub.close_session(key)
+        await self.hub.end_session(key)
         async with self.session_ended:
             self.session_ended.notify_all()
 
-    async def end_idle_stateless(self) -> None:
-        now = asyncio.get_running_loop().time()
-        for session in list(self.sessions.values()):
-            if session.stateless and session.listeners == 0 and now - session.last_seen >= self.stateless_idle:
-                await self.end(session.key, f"no request for {self.stateless_idle:g} s")
+    async def _expired(self, key: str) -> None:
+        # The core ended it; a later request from the same client starts a new session.
+        if self.sessions.pop(key, None) is not None:
+            async with self.session_ended:
+                self.session_ended.notify_all()
 
     async def end_all(self) -> None:
         for key in list(self.sessions):
@@ -240,14 +240,14 @@ class McpSurface:
 
     def _visible(self, session: McpSession) -> list[tuple[str, str, str, Tool]]:
         """What of the session's tool list the client sees: names, tab titles and URLs, tools."""
-        if not self.hub.core.has_session(session.key):
+        if not self.hub.has_session(session.key):
             return []
         return [(name, view.title, view.url, tool) for name, view, tool in self._page_tools(session)]
 
     def _page_tools(self, session: McpSession) -> list[tuple[str, TabView, Tool]]:
         if session.page_tools is None:
-            visible = self.hub.core.session_tools(session.key)
-            shared_ids = self.hub.core.shared_tab_ids()
+            visible = self.hub.session_tools(session.key)
+            shared_ids = self.hub.shared_tab_ids()
             names = name_page_tools([(view.browser, view.id, tool.name) for view, tool in visible], shared_ids)
             session.page_tools = [(name, view, tool) for name, (view, tool) in zip(names, visible, strict=True)]
         return session.page_tools
@@ -265,11 +265,11 @@ class McpSurface:
         if ref is None:
             return None
         try:
-            view = self.hub.core.tab(ref)
+            view = self.hub.tab(ref)
         except BrokerError:
             return None
         tools = view.tools or ()
-        names = name_page_tools([(view.browser, view.id, t.name) for t in tools], self.hub.core.shared_tab_ids())
+        names = name_page_tools([(view.browser, view.id, t.name) for t in tools], self.hub.shared_tab_ids())
         for name, tool in zip(names, tools, strict=True):
             if name == mcp_name:
                 return _input_schema(tool.input_schema)
@@ -304,13 +304,9 @@ class McpSurface:
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         session = await self.who(ctx)
-        session.listeners += 1
-        try:
+        async with self.hub.listening(session.key):
             # One bus per session: the stock handler sends every event to every listener of a bus.
             return await ListenHandler(session.bus)(ctx, params)
-        finally:
-            session.listeners -= 1
-            session.last_seen = asyncio.get_running_loop().time()
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -360,16 +356,15 @@ class McpSurface:
             if params.name == "tabs":
                 return _json_result(await self._tabs_action(session.key, args))
             if params.name == "page_tools":
-                refresh = args.get("refresh", False)
-                if not isinstance(refresh, bool):
-                    raise InvalidRequest("`refresh` must be true or false")
-                return _json_result(await self._tab_tools(session.key, _tab_arg(args), refresh))
+                refresh = arguments.flag("refresh", args.get("refresh"))
+                view, tools = await self.hub.tab_tools(session.key, arguments.tab_ref(args.get("tab")), refresh)
+                return _json_result(tab_tools_json(view.ref, tools))
             if params.name == "call_page_tool":
                 tool = args.get("tool")
-                arguments = args.get("arguments") or {}
-                if not isinstance(tool, str) or not isinstance(arguments, dict):
-                    raise InvalidRequest("call_page_tool needs `tool` (a string) and `arguments` (an object)")
-                return await self._call_page_tool(session.key, _tab_arg(args), tool, arguments)
+                if not isinstance(tool, str):
+                    raise InvalidRequest("call_page_tool needs `tool`: the page tool's name")
+                tool_args = arguments.tool_arguments(args.get("arguments"))
+                return await self._call_page_tool(session.key, arguments.tab_ref(args.get("tab")), tool, tool_args)
             ref, tool_name = self._resolve_page_tool(session, params.name)
             return await self._call_page_tool(session.key, ref, tool_name, args)
         except BrokerError as exc:
@@ -377,32 +372,16 @@ class McpSurface:
 
     async def _tabs_action(self, key: str, args: dict[str, Any]) -> Any:
         action = args.get("action")
-        core = self.hub.core
         if action == "list":
-            return {"tabs": [tab_json(view) for view in core.tabs()]}
+            return {"tabs": [tab_json(view) for view in self.hub.tabs()]}
         if action == "open":
-            url = args.get("url")
-            focus = args.get("focus", True)
-            browser = args.get("browser")
-            if not isinstance(url, str) or not url or not isinstance(focus, bool):
-                raise InvalidRequest("open needs `url` (a string) and an optional boolean `focus`")
-            if browser is not None and not isinstance(browser, str):
-                raise InvalidRequest("`browser` names a connected browser, such as b1")
-            view = await self.hub.request(lambda now: core.open_tab(key, url, focus, now, browser))
-            return {"opened": tab_json(view)}
+            return {"opened": tab_json(await self.hub.open_tab(key, arguments.open_tab_request(args)))}
         if action == "close":
-            ref = _tab_arg(args)
-            return await self.hub.request(lambda now: core.close_tab(key, ref, now))
+            return await self.hub.close_tab(key, arguments.tab_ref(args.get("tab")))
         if action in ("focus", "claim", "release"):
-            method = {"focus": core.focus_tab, "claim": core.claim_tab, "release": core.release_tab}[action]
-            view, effects = method(key, _tab_arg(args))
-            await self.hub.run(effects)
-            return {action: tab_json(view)}
+            change = arguments.tab_change(action)
+            return {action: tab_json(await self.hub.change_tab(key, change, arguments.tab_ref(args.get("tab"))))}
         raise InvalidRequest("action must be one of list, open, close, focus, claim, release")
-
-    async def _tab_tools(self, key: str, ref: str | int, refresh: bool) -> Any:
-        tools = await self.hub.request(lambda now: self.hub.core.request_tools(key, ref, now, refresh))
-        return {"tab": self.hub.core.tab(ref).ref, "tools": tools_json(tools)}
 
     def _resolve_page_tool(self, session: McpSession, mcp_name: str) -> tuple[str, str]:
         """Raises: TabNotFound, when the tool's tab is gone; ToolNotFound otherwise."""
@@ -412,7 +391,7 @@ class McpSurface:
         ref = tab_of_page_tool(mcp_name)
         if ref is not None:
             try:
-                self.hub.core.tab(ref)
+                self.hub.tab(ref)
             except BrokerError:
                 raise TabNotFound(f"tab {ref} is gone (closed or no longer connected)") from None
         raise ToolNotFound(
@@ -422,15 +401,8 @@ class McpSurface:
     async def _call_page_tool(
         self, key: str, ref: str | int, tool: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        value = await self.hub.request(lambda now: self.hub.core.call_tool(key, ref, tool, arguments, now))
+        value = await self.hub.call_tool(key, ref, tool, arguments)
         return _page_result(value, str(ref))
-
-
-def _tab_arg(args: dict[str, Any]) -> str | int:
-    tab = args.get("tab")
-    if isinstance(tab, bool) or not isinstance(tab, (int, str)):
-        raise InvalidRequest("`tab` is required: a tab id such as 12, or b2:12")
-    return tab
 
 
 def _input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:

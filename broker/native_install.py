@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -44,8 +43,8 @@ from typing import Any
 
 import attrs
 
-from . import codec
-from .core.security import PROJECT_EXTENSION_ID
+from . import codec, paths
+from .core.security import PROJECT_EXTENSION_ID, refuse_extension_ids
 from .native_host import HOST_NAME
 
 __all__ = [
@@ -72,8 +71,6 @@ BROWSERS: dict[str, tuple[str, str]] = {
     "brave": ("BraveSoftware/Brave-Browser", "BraveSoftware/Brave-Browser"),
     "edge": ("microsoft-edge", "Microsoft Edge"),
 }
-
-_EXTENSION_ID = re.compile(r"^[a-p]{32}$")
 
 
 class InstallError(Exception):
@@ -135,9 +132,9 @@ def manifest(launcher: Path, extension_ids: Sequence[str]) -> dict[str, Any]:
         InstallError: an id that is not an extension id.
     """
     ids = list(dict.fromkeys([PROJECT_EXTENSION_ID, *extension_ids]))
-    bad = [i for i in ids if not _EXTENSION_ID.match(i)]
-    if bad:
-        raise InstallError(f"not an extension id (32 letters a-p): {', '.join(bad)}")
+    refused = refuse_extension_ids(ids)
+    if refused:
+        raise InstallError(refused)
     return {
         "name": HOST_NAME,
         "description": "browser-mcp: tells the extension which local brokers are running",
@@ -149,10 +146,7 @@ def manifest(launcher: Path, extension_ids: Sequence[str]) -> dict[str, Any]:
 
 def host_command(discovery_dir: Path | None = None) -> list[str]:
     """How the launcher starts the host: this installation's console script, else ``python -m broker``."""
-    # sys.executable is not resolved: in a venv the symlink is what selects the venv.
-    script = Path(sys.executable).with_name("browser-mcp")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "broker"]
-    command.append("native-host")
+    command = [*paths.broker_command(), "native-host"]
     if discovery_dir is not None:
         command += ["--discovery-dir", str(discovery_dir.absolute())]
     return command

@@ -1,4 +1,4 @@
-"""Where the broker keeps its files; the only module that asks platformdirs.
+"""Where the broker keeps its files, and how to start it again; the only module that asks platformdirs.
 
 Discovery files live in ``/tmp/browser-mcp`` so every reader (CLI, stdio adapter, native host)
 finds them without configuration. When that folder belongs to another user (who could read or
@@ -9,6 +9,7 @@ plant files there) the per-user runtime directory is used instead, and readers l
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import platformdirs
 
 __all__ = [
     "DEFAULT_DISCOVERY_DIR",
+    "broker_command",
     "ENV_DISCOVERY_DIR",
     "ENV_TOKEN_FILE",
     "discovery_dirs",
@@ -81,3 +83,10 @@ def discovery_dirs(explicit: Path | None = None) -> list[Path]:
     if override is not None:
         return [override]
     return [DEFAULT_DISCOVERY_DIR, runtime_discovery_dir()]
+
+
+def broker_command() -> list[str]:
+    """How another program starts this installation: its console script, else ``python -m broker``."""
+    # sys.executable is not resolved: in a venv the symlink is what selects the venv.
+    script = Path(sys.executable).with_name("browser-mcp")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "broker"]

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 from aiohttp import web
 
+from .core.config import DEFAULTS, Config
 from .hub import Hub
 from .version import PROTOCOL_VERSION, VERSION
 
@@ -23,16 +24,28 @@ __all__ = ["CLIENT_LABEL", "HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Set
 
 @attrs.frozen
 class Settings:
+    """How this broker was started; the limits default to :class:`~broker.core.config.Config`'s."""
+
     token: str
     allowed_extensions: frozenset[str]
     require_extension_token: bool = False
-    call_timeout: float = 30.0
-    frame_limit: int = 32 * 1024 * 1024
-    ping_interval: float = 20.0
-    silence_timeout: float = 45.0
-    browser_grace: float = 300.0
-    # A session with no connection to end it (REST, MCP 2026) ends after this long unused.
-    session_idle: float = 600.0
+    call_timeout: float = DEFAULTS.call_timeout
+    frame_limit: int = DEFAULTS.frame_limit
+    ping_interval: float = DEFAULTS.ping_interval
+    silence_timeout: float = DEFAULTS.silence_timeout
+    browser_grace: float = DEFAULTS.browser_grace
+    session_idle: float = DEFAULTS.session_idle
+
+    def config(self) -> Config:
+        return Config(
+            server_version=VERSION,
+            call_timeout=self.call_timeout,
+            frame_limit=self.frame_limit,
+            ping_interval=self.ping_interval,
+            silence_timeout=self.silence_timeout,
+            browser_grace=self.browser_grace,
+            session_idle=self.session_idle,
+        )
 
 
 @attrs.define

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["Config", "DEFAULTS", "TUNABLES"]
+__all__ = ["Config", "DEFAULTS"]
 
 
 @attrs.frozen
@@ -28,6 +28,4 @@ class Config:
     frame_limit: int = 32 * 1024 * 1024
 
 
-# The fields a person may set (``browser-mcp serve`` options, Settings), and their defaults.
-TUNABLES = tuple(field.name for field in attrs.fields(Config) if field.name != "server_version")
 DEFAULTS = Config(server_version="")

@@ -12,11 +12,13 @@ import hashlib
 import hmac
 import ipaddress
 import re
+from collections.abc import Iterable
 
 from .errors import Forbidden, Unauthorized
 
 __all__ = [
     "PROJECT_EXTENSION_ID",
+    "refuse_extension_ids",
     "check_bearer",
     "client_token",
     "check_host",
@@ -26,6 +28,15 @@ __all__ = [
 
 # Fixed by the `key` in extension/manifest.json, whatever folder the extension is loaded from.
 PROJECT_EXTENSION_ID = "mchblnnplcjofeadimfinmipflmimflp"
+
+_EXTENSION_ID = re.compile(r"^[a-p]{32}$")
+
+
+def refuse_extension_ids(ids: Iterable[str]) -> str | None:
+    """None when every id is a Chromium extension id, else a message naming those that are not."""
+    bad = [i for i in ids if not _EXTENSION_ID.match(i)]
+    return f"not an extension id (32 letters a-p): {', '.join(bad)}" if bad else None
+
 
 _LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "localhost", "localhost.", "ip6-localhost", "ip6-loopback"})
 

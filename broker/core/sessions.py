@@ -52,6 +52,11 @@ class Sessions(dict[SessionId, Session]):
             self.check_idle_at = _earliest(self.check_idle_at, now + self.idle_time)
         return True
 
+    def touch(self, session_id: SessionId, now: float) -> None:
+        session = self.get(session_id)
+        if session is not None:
+            session.used(now)
+
     def listener_opened(self, session_id: SessionId) -> None:
         session = self.get(session_id)
         if session is not None:

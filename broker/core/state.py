@@ -143,6 +143,10 @@ class Broker:
             return []
         return [SendToExtension(link.id, self._connect_message(session_id, name)) for link in self._links.values()]
 
+    def session_used(self, session_id: SessionId, now: float) -> None:
+        """Note a use of a session, if it still exists; an ended one stays ended."""
+        self._sessions.touch(session_id, now)
+
     def listener_opened(self, session_id: SessionId) -> None:
         """A stream that waits for the session's news opened: the session is in use while it lasts."""
         self._sessions.listener_opened(session_id)

@@ -1,0 +1,113 @@
+"""What a caller may ask for, checked once for every door (REST, MCP, the command line).
+
+Each function takes a value as it arrived, already parsed from JSON or a query string, and
+returns it typed, or raises :class:`~broker.core.errors.InvalidRequest` saying what was wrong.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from typing import Any
+
+import attrs
+
+from .errors import InvalidRequest
+from .messages import JsonObject
+
+__all__ = [
+    "MAX_TIMEOUT",
+    "OpenTabRequest",
+    "TabChange",
+    "call_timeout",
+    "flag",
+    "open_tab_request",
+    "query_flag",
+    "tab_change",
+    "tab_ref",
+    "tool_arguments",
+]
+
+MAX_TIMEOUT = 3600.0
+
+
+@attrs.frozen
+class OpenTabRequest:
+    url: str
+    focus: bool = True
+    browser: str | None = None
+
+
+class TabChange(enum.Enum):
+    CLAIM = "claim"
+    RELEASE = "release"
+    FOCUS = "focus"
+
+
+def open_tab_request(value: Any) -> OpenTabRequest:
+    """``{"url": ..., "focus"?: bool, "browser"?: "b1"}``."""
+    if not isinstance(value, dict) or not isinstance(value.get("url"), str) or not value["url"]:
+        raise InvalidRequest('opening a tab needs {"url": "...", "focus": true|false, "browser": "b1"?}')
+    focus = value.get("focus", True)
+    browser = value.get("browser")
+    if not isinstance(focus, bool):
+        raise InvalidRequest('"focus" must be true or false')
+    if browser is not None and not isinstance(browser, str):
+        raise InvalidRequest('"browser" names a connected browser, such as b1')
+    return OpenTabRequest(value["url"], focus, browser)
+
+
+def tab_ref(value: Any) -> str | int:
+    """A tab as its caller named it; :mod:`broker.core.browsers` finds the tab."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidRequest("`tab` is required: a tab id such as 12, or b2:12")
+    return value
+
+
+def tab_change(action: str) -> TabChange:
+    try:
+        return TabChange(action)
+    except ValueError:
+        raise InvalidRequest(f"{action!r} is not a change of a tab: use claim, release or focus") from None
+
+
+def call_timeout(value: Any) -> float | None:
+    """Seconds a call may wait for the page, as a number or a query string; None for the default."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else math.nan
+    except ValueError:
+        seconds = math.nan
+    if not (0 < seconds <= MAX_TIMEOUT):
+        raise InvalidRequest(f"timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}], got {value!r}")
+    return seconds
+
+
+def flag(name: str, value: Any, default: bool = False) -> bool:
+    """A yes/no option given in JSON: true or false."""
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise InvalidRequest(f"`{name}` must be true or false, got {value!r}")
+    return value
+
+
+def query_flag(name: str, raw: str | None, default: bool = False) -> bool:
+    """A yes/no option given in a query string: true/false, 1/0 or yes/no."""
+    if raw is None:
+        return default
+    if raw.lower() in ("1", "true", "yes"):
+        return True
+    if raw.lower() in ("0", "false", "no"):
+        return False
+    raise InvalidRequest(f"{name} must be true or false, got {raw!r}")
+
+
+def tool_arguments(value: Any) -> JsonObject:
+    """A tool's arguments: a JSON object, or nothing for none."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidRequest(f"the tool's arguments must be a JSON object, got {type(value).__name__}")
+    return value

@@ -1,0 +1,56 @@
+"""Tabs, browsers, sessions and tool lists as JSON: one shape for REST, MCP and the command line.
+
+These are the objects a client reads (``GET /tabs``, the ``tabs`` MCP tool, ``browser-mcp tabs``),
+so their field names are part of the public API the README documents.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import codec
+from .core.effects import BrowserView, SessionView, TabView
+from .core.messages import Tool
+
+__all__ = ["browser_json", "session_json", "tab_json", "tab_tools_json", "tools_json"]
+
+
+def tools_json(tools: tuple[Tool, ...] | None) -> list[Any] | None:
+    return None if tools is None else [codec.unstructure(tool) for tool in tools]
+
+
+def tab_json(tab: TabView) -> dict[str, Any]:
+    return {
+        "id": tab.id,
+        "browser": tab.browser,
+        "ref": tab.ref,
+        "title": tab.title,
+        "url": tab.url,
+        "active": tab.active,
+        "owner": None if tab.owner is None else {"sessionId": tab.owner, "name": tab.owner_name},
+        "tools": tools_json(tab.tools),
+    }
+
+
+def tab_tools_json(ref: str, tools: tuple[Tool, ...] | None) -> dict[str, Any]:
+    return {"tab": ref, "tools": tools_json(tools)}
+
+
+def browser_json(browser: BrowserView) -> dict[str, Any]:
+    return {
+        "browser": browser.key,
+        "name": browser.name,
+        "version": browser.version,
+        "instanceId": browser.instance_id,
+        "connected": browser.connected,
+        "tabs": browser.tabs,
+    }
+
+
+def session_json(session: SessionView) -> dict[str, Any]:
+    return {
+        "sessionId": session.id,
+        "name": session.name,
+        "ownedTabs": list(session.owned_tabs),
+        "pendingCalls": session.pending_calls,
+    }

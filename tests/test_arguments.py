@@ -1,0 +1,80 @@
+"""What REST and MCP callers may ask for is checked in one place, with one message per mistake."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from broker.core import arguments
+from broker.core.errors import InvalidRequest
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"url": "https://x/"}, arguments.OpenTabRequest("https://x/", True, None)),
+        ({"url": "https://x/", "focus": False, "browser": "b2"}, arguments.OpenTabRequest("https://x/", False, "b2")),
+        ({"url": "https://x/", "action": "open"}, arguments.OpenTabRequest("https://x/")),
+    ],
+)
+def test_open_tab_request(value: Any, expected: arguments.OpenTabRequest) -> None:
+    assert arguments.open_tab_request(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (None, '{"url"'),
+        ({"url": ""}, '{"url"'),
+        ({"url": "https://x/", "focus": "yes"}, '"focus"'),
+        ({"url": "https://x/", "browser": 2}, '"browser"'),
+    ],
+)
+def test_bad_open_tab_request_says_what_is_wrong(value: Any, words: str) -> None:
+    with pytest.raises(InvalidRequest, match=words):
+        arguments.open_tab_request(value)
+
+
+@pytest.mark.parametrize(("value", "seconds"), [(None, None), ("2.5", 2.5), (3600, 3600.0)])
+def test_call_timeout(value: Any, seconds: float | None) -> None:
+    assert arguments.call_timeout(value) == seconds
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "0", 3601, "nan", "inf", True, [1]])
+def test_call_timeout_outside_its_range_is_refused(value: Any) -> None:
+    with pytest.raises(InvalidRequest, match="timeout"):
+        arguments.call_timeout(value)
+
+
+def test_flags_in_json_are_booleans_and_in_queries_words() -> None:
+    assert arguments.flag("refresh", True) is True
+    assert arguments.flag("refresh", None) is False
+    assert arguments.query_flag("refresh", "yes") is True
+    assert arguments.query_flag("refresh", "0") is False
+    with pytest.raises(InvalidRequest, match="refresh"):
+        arguments.flag("refresh", "yes")
+    with pytest.raises(InvalidRequest, match="refresh"):
+        arguments.query_flag("refresh", "maybe")
+
+
+@pytest.mark.parametrize(("value", "ok"), [(12, True), ("b2:12", True), (True, False), (None, False), (1.5, False)])
+def test_tab_ref(value: Any, ok: bool) -> None:
+    if ok:
+        assert arguments.tab_ref(value) == value
+    else:
+        with pytest.raises(InvalidRequest, match="tab"):
+            arguments.tab_ref(value)
+
+
+def test_tool_arguments_are_an_object() -> None:
+    assert arguments.tool_arguments(None) == {}
+    assert arguments.tool_arguments({"q": 1}) == {"q": 1}
+    with pytest.raises(InvalidRequest, match="JSON object"):
+        arguments.tool_arguments([1])
+
+
+def test_tab_change() -> None:
+    assert arguments.tab_change("claim") is arguments.TabChange.CLAIM
+    with pytest.raises(InvalidRequest, match="claim, release or focus"):
+        arguments.tab_change("steal")
