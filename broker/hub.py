@@ -23,19 +23,25 @@ from typing import Any, Protocol
 
 from . import codec
 from .core.arguments import OpenTabRequest, TabChange
-from .core.effects import BrowserView, CallId, LinkId, SessionExpired, SessionId, SessionView, TabView
-from .core.errors import InvalidMessage, Unavailable
-from .core.messages import ErrorReply, JsonObject, Tool
-from .core.state import (
-    Broker,
+from .core.config import Config
+from .core.effects import (
+    BrowserView,
+    CallId,
     CloseLink,
-    Config,
     Effect,
+    LinkId,
     RejectCall,
     ResolveCall,
     SendToExtension,
+    SessionExpired,
+    SessionId,
+    SessionView,
     TabsChanged,
+    TabView,
 )
+from .core.errors import InvalidMessage, Unavailable
+from .core.messages import ErrorReply, JsonObject, Tool
+from .core.state import Broker
 
 __all__ = ["Hub", "LinkSender"]
 

@@ -7,6 +7,16 @@ from typing import Any
 import pytest
 
 from broker.core import errors
+from broker.core.config import Config
+from broker.core.effects import (
+    CloseLink,
+    Effect,
+    RejectCall,
+    ResolveCall,
+    SendToExtension,
+    SessionExpired,
+    TabsChanged,
+)
 from broker.core.messages import (
     BrowserInfo,
     CallTool,
@@ -32,17 +42,7 @@ from broker.core.messages import (
     ToolsDiscovered,
     WireError,
 )
-from broker.core.state import (
-    Broker,
-    CloseLink,
-    Config,
-    Effect,
-    RejectCall,
-    ResolveCall,
-    SendToExtension,
-    SessionExpired,
-    TabsChanged,
-)
+from broker.core.state import Broker
 
 SEARCH = Tool("search", "search the shop", {"type": "object"})
 CART = Tool("cart", "show the cart", {"type": "object"}, annotations={"readOnlyHint": True})

@@ -89,20 +89,7 @@ from .messages import (
 from .pending import CallKind, Pending, PendingCalls
 from .sessions import Session, Sessions
 
-__all__ = [
-    "Broker",
-    "BrowserView",
-    "CloseLink",
-    "Config",
-    "Effect",
-    "RejectCall",
-    "ResolveCall",
-    "SendToExtension",
-    "SessionExpired",
-    "SessionView",
-    "TabView",
-    "TabsChanged",
-]
+__all__ = ["Broker"]
 
 logger = logging.getLogger(__name__)
 
@@ -313,17 +300,7 @@ class Broker:
         Raises:
             SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
         """
-        session = self._session(session_id)
-        browser, tab = self._browsers.resolve(tab_ref)
-        self._check_owner(session, browser, tab, "claim")
-        if tab.owner == session_id:
-            return self._view(browser, tab), []
-        tab.owner = session_id
-        assert browser.link_id is not None
-        return self._view(browser, tab), [
-            SendToExtension(browser.link_id, TabClaimed(session_id, tab.id)),
-            TabsChanged(),
-        ]
+        return self._set_owner(session_id, tab_ref, "claim", session_id)
 
     def release_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
         """Give a tab back to the person.
@@ -331,17 +308,7 @@ class Broker:
         Raises:
             SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
         """
-        session = self._session(session_id)
-        browser, tab = self._browsers.resolve(tab_ref)
-        self._check_owner(session, browser, tab, "release")
-        if tab.owner is None:
-            return self._view(browser, tab), []
-        tab.owner = None
-        assert browser.link_id is not None
-        return self._view(browser, tab), [
-            SendToExtension(browser.link_id, TabReleased(session_id, tab.id)),
-            TabsChanged(),
-        ]
+        return self._set_owner(session_id, tab_ref, "release", None)
 
     def focus_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
         """Make a tab the session's focused tab (its tools join the session's) and bring it to front.
@@ -605,6 +572,19 @@ class Broker:
             owner_session_id=tab.owner,
             owner_name=owner_name,
         )
+
+    def _set_owner(
+        self, session_id: SessionId, tab_ref: str | int, action: str, owner: SessionId | None
+    ) -> tuple[TabView, list[Effect]]:
+        session = self._session(session_id)
+        browser, tab = self._browsers.resolve(tab_ref)
+        self._check_owner(session, browser, tab, action)
+        if tab.owner == owner:
+            return self._view(browser, tab), []
+        tab.owner = owner
+        assert browser.link_id is not None
+        told = TabClaimed(session_id, tab.id) if owner else TabReleased(session_id, tab.id)
+        return self._view(browser, tab), [SendToExtension(browser.link_id, told), TabsChanged()]
 
     def _add_pending(
         self,
