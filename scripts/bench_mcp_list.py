@@ -1,4 +1,4 @@
-"""The tools/list part of the MCP benchmark (``scripts/bench_mcp.py``): a long list, served fast?
+"""The tools/list part of the MCP benchmark (``scripts/bench_mcp.py``): what a long list costs the broker.
 
 A fake extension of 500 tabs x 20 tools, all owned by one MCP session (claimed with the ``tabs``
 tool): the broker's CPU per ``tools/list`` request (many requests, divided) and the client's round
@@ -31,7 +31,6 @@ from broker.core.security import client_token
 TABS, TOOLS_PER_TAB = 500, 20
 # measured on these paths, whichever --mcp-paths the call scenarios take
 LIST_PATHS = ("http-2025", "http-2026", "stdio-2025")
-
 
 VERBS = ("search", "get", "list", "add", "remove", "update", "open", "show", "filter", "sort")
 NOUNS = ("products", "cart", "orders", "reviews", "account")
