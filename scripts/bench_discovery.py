@@ -1,7 +1,8 @@
 """The discovery part of scripts/bench: how soon the real extension joins a broker that starts.
 
 The project's extension runs in headless Chromium (Playwright's ``launch_persistent_context``, a
-temporary profile, HOME and XDG_CONFIG_HOME; one Chromium at a time, each takes about 400 MB).
+temporary profile, HOME and XDG_CONFIG_HOME; one Chromium at a time, each takes about 400 MB),
+launched with the real-browser tests' own arguments (``tests/chromium.py``).
 Each run starts ``browser-mcp serve`` and measures the time from its discovery file appearing to
 ``GET /status`` first listing this browser (its ``instanceId``, read from the extension's
 storage) as connected; then stops the broker with SIGTERM, which removes its file. Two paths:
@@ -47,16 +48,16 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import bench
-from bench import ROOT, BenchError, Server, Timings, progress, start_broker
+from benchlib import START_TIMEOUT, BenchError, progress
+from benchlib.report import Verdict
+from benchlib.servers import BROWSER_MCP, Server, start_broker
+from benchlib.stats import Timings
 from playwright.async_api import Playwright, async_playwright
 
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
+from tests.chromium import CHROMIUM, chromium_args
 
-CHROMIUM = Path("/usr/bin/chromium")
-EXTENSION = ROOT / "extension"
-BROWSER_MCP = ROOT / ".venv" / "bin" / "browser-mcp"
 # extension/protocol.js PORT_FIRST..PORT_LAST
 PROBED_PORTS = range(8765, 8786)
 # extension/background.js SWEEP_FIRST_MS..SWEEP_MAX_MS: 0.5 s doubling to 2 s, settled after 3.5 s.
@@ -69,23 +70,6 @@ WORKER_TIMEOUT_S = 30.0
 
 # The goal of the issue: joined within 1 s of the discovery file appearing.
 JOIN_GOAL_MS = 1000.0
-
-
-def chromium_args() -> list[str]:
-    """Headless Chromium with the extension, as tests/test_e2e_extension.py launches it."""
-    return [
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        # Playwright adds --disable-extensions; without this exception the worker never starts.
-        f"--disable-extensions-except={EXTENSION}",
-        f"--load-extension={EXTENSION}",
-    ]
 
 
 @dataclass
@@ -126,7 +110,7 @@ async def install_native_host(place: Place) -> None:
         "--discovery-dir", str(place.discovery_dir),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=place.env,
     )  # fmt: skip
-    output, _ = await asyncio.wait_for(process.communicate(), bench.START_TIMEOUT)
+    output, _ = await asyncio.wait_for(process.communicate(), START_TIMEOUT)
     if process.returncode != 0:
         raise BenchError(f"install-native-host failed (exit {process.returncode}): {output.decode()}")
 
@@ -297,10 +281,10 @@ async def bench_discovery(args: Any) -> DiscoveryResults:
 # Report
 
 
-def discovery_verdicts(results: DiscoveryResults) -> list[bench.Verdict]:
+def discovery_verdicts(results: DiscoveryResults) -> list[Verdict]:
     native = results.native
     return [
-        bench.Verdict(
+        Verdict(
             f"the extension joins a broker within {JOIN_GOAL_MS:g} ms of its discovery file appearing"
             " (native host, every run)",
             native.max_ms <= JOIN_GOAL_MS,
@@ -345,7 +329,7 @@ def discovery_report(results: DiscoveryResults, args: Any) -> str:
         "discovery goal (a benchmark, not a test):",
     ]
     for verdict in discovery_verdicts(results):
-        lines.append(f"  {'PASS' if verdict.passed else 'MISS'}  {verdict.goal}: {verdict.detail}")
+        lines.append(verdict.line())
     return "\n".join(lines)
 
 

@@ -21,7 +21,11 @@ Three measurements, each against fresh processes (Linux ``/proc`` counters, as t
 3. **tools/list** with a fake extension of 500 tabs x 20 tools, all owned by one MCP session
    (claimed with the ``tabs`` tool): the broker's CPU per ``tools/list`` request (many requests,
    divided) and the client's round trip, over HTTP in both eras (raw HTTP: the SDK client takes
-   about half a second to parse 10,000 tools) and over stdio (broker + relay CPU).
+   about half a second to parse 10,000 tools) and over stdio (broker + relay CPU); in
+   ``scripts/bench_mcp_list.py``.
+
+This module runs the suite and writes its report. The harness (servers, ``/proc`` counters, the
+fake extension, the raw MCP clients) is ``scripts/benchlib/``.
 """
 
 from __future__ import annotations
@@ -36,110 +40,35 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, suppress
+from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import bench
 import mcp_types as types
 import orjson
-from bench import (
-    ROOT,
-    BenchError,
-    FakeExtension,
-    Server,
-    Timings,
-    cpu_seconds,
-    percentile,
-    progress,
-    size_label,
-    status_kib,
-)
+from bench_mcp_list import LIST_PATHS, TABS, TOOLS_PER_TAB, ListResult, bench_tools_list
+from benchlib import LARGE, READY_TIMEOUT, ROOT, START_TIMEOUT, BenchError, progress
+from benchlib.fake_extension import FakeExtension
+from benchlib.mcp_clients import CLIENT_LABEL, INITIALIZE, era_of, mcp_env, relay_command
+from benchlib.proc import child_pid, status_kib, total_cpu
+from benchlib.report import Verdict, size_label
+from benchlib.servers import BROWSER_MCP, MCP_RELAY, Server, start_broker, start_mcp_baseline_http
+from benchlib.stats import Timings, percentile
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from broker.core.security import client_token
-from broker.paths import ENV_TOKEN_FILE
 
-BROWSER_MCP = ROOT / ".venv" / "bin" / "browser-mcp"
-RELAY_SCRIPT = ROOT / "scripts" / "bench_mcp_relay.py"
-LEGACY, MODERN = "legacy", "2026-07-28"
-LEGACY_VERSION = "2025-11-25"
-# transport/era paths of the call benchmark
-PATHS = ("http-2025", "http-2026", "stdio-2025")
 MCP_SERVERS = ("broker", "baseline")
-MCP_CONCURRENCY = (1, 8)
-CLIENT_LABEL = "bench"
-TABS, TOOLS_PER_TAB = 500, 20
 
 # The goals of the issue.
 CPU_GOAL = 1.0
 SPAWN_GOAL_MS = 600.0
 LIST_GOAL_MS = 20.0
-
-
-def era_of(path: str) -> str:
-    return LEGACY if path.endswith("2025") else MODERN
-
-
-def mcp_env(workdir: Path) -> dict[str, str]:
-    """What a spawned ``browser-mcp mcp`` needs on top of the few variables the SDK passes on."""
-    return {ENV_TOKEN_FILE: str(workdir / "broker-token"), "XDG_STATE_HOME": str(workdir / "state")}
-
-
-def child_pid(marker: str) -> int:
-    """The pid of this process's child whose command line contains ``marker``."""
-    me = str(os.getpid())
-    deadline = time.monotonic() + bench.START_TIMEOUT
-    while time.monotonic() < deadline:
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            with suppress(OSError):
-                stat = (entry / "stat").read_text()
-                if stat[stat.rfind(")") + 2 :].split()[1] != me:
-                    continue
-                if marker in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
-                    return int(entry.name)
-        time.sleep(0.01)
-    raise BenchError(f"no child process running {marker!r}")
-
-
-def total_cpu(pid: int) -> float:
-    return sum(cpu_seconds(pid))
-
-
-# Servers
-
-
-async def start_baseline_http(workdir: Path) -> tuple[Server, str]:
-    """The SDK relay over HTTP; returns it and the URL of its extension link."""
-    token = "bench-baseline-token"
-    log = workdir / "baseline.log"
-    with log.open("ab") as stderr:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, str(RELAY_SCRIPT), "http",
-            stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=ROOT,
-            env={**os.environ, "BENCH_RELAY_TOKEN": token},
-        )  # fmt: skip
-    found = await bench._announcement(
-        process, log, "the MCP baseline", r"listening on http://127\.0\.0\.1:(\d+)/mcp; extension link on (\S+)"
-    )
-    return Server("baseline", process, process.pid, int(found.group(1)), token, log), found.group(2)
-
-
-async def start_mcp_broker(workdir: Path, command: list[str]) -> Server:
-    return await bench.start_broker(workdir, command)
-
-
-def relay_command(broker: Server) -> list[str]:
-    """``browser-mcp mcp`` for this broker, as an AI client's configuration would spawn it."""
-    assert broker.discovery_dir is not None
-    return [str(BROWSER_MCP), "mcp", "--pid", str(broker.pid), "--discovery-dir", str(broker.discovery_dir)]
 
 
 # The call benchmark
@@ -178,7 +107,7 @@ async def mcp_session(
         errlog = stack.enter_context((workdir / f"{kind}-stdio.log").open("a"))
         server: Server | None = None
         if kind == "broker":
-            server = await start_mcp_broker(workdir, broker_cmd)
+            server = await start_broker(workdir, broker_cmd)
             stack.push_async_callback(server.stop)
             await fake.connect(fake_session, server.url + "/")
             stack.push_async_callback(fake.close)
@@ -199,7 +128,7 @@ async def mcp_session(
             if path.startswith("stdio"):
                 pids.append(child_pid(f"{BROWSER_MCP} mcp"))
         elif path.startswith("http"):
-            server, link = await start_baseline_http(workdir)
+            server, link = await start_mcp_baseline_http(workdir)
             stack.push_async_callback(server.stop)
             await fake.connect(fake_session, link)
             stack.push_async_callback(fake.close)
@@ -212,13 +141,13 @@ async def mcp_session(
         else:
             port_file = Path(tempfile.mktemp(prefix="port-", dir=workdir))
             params = StdioServerParameters(
-                command=sys.executable, args=[str(RELAY_SCRIPT), "stdio", "--port-file", str(port_file)], cwd=ROOT
+                command=sys.executable, args=[str(MCP_RELAY), "stdio", "--port-file", str(port_file)], cwd=ROOT
             )
             client = await stack.enter_async_context(
                 Client(stdio_client(params, errlog=errlog), mode=era, client_info=info)
             )
-            pids = [child_pid(str(RELAY_SCRIPT))]
-            deadline = time.monotonic() + bench.START_TIMEOUT
+            pids = [child_pid(str(MCP_RELAY))]
+            deadline = time.monotonic() + START_TIMEOUT
             while (port := read_port(port_file)) is None:
                 if time.monotonic() > deadline:
                     raise BenchError("the stdio baseline did not write its port")
@@ -248,7 +177,7 @@ async def mcp_call(client: Client, arguments: dict[str, Any], size: int) -> None
 
 
 async def mcp_ready(client: Client, arguments: dict[str, Any], size: int) -> None:
-    deadline = time.monotonic() + bench.READY_TIMEOUT
+    deadline = time.monotonic() + READY_TIMEOUT
     while True:
         try:
             await mcp_call(client, arguments, size)
@@ -327,17 +256,6 @@ class McpScenario:
 
 # Spawn to the first initialize reply
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": LEGACY_VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"},
-    },
-}
-
 
 async def spawn_once(command: list[str], env: dict[str, str]) -> float:
     """Seconds from spawning ``command`` to the first line it writes answering an ``initialize``."""
@@ -350,7 +268,7 @@ async def spawn_once(command: list[str], env: dict[str, str]) -> float:
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(line)
     try:
-        answer = await asyncio.wait_for(process.stdout.readline(), bench.START_TIMEOUT)
+        answer = await asyncio.wait_for(process.stdout.readline(), START_TIMEOUT)
         elapsed = time.perf_counter() - started
     finally:
         process.stdin.close()
@@ -371,13 +289,13 @@ class SpawnResult(Timings):
 
 
 async def bench_spawn(runs: int, workdir: Path, broker_cmd: list[str]) -> list[SpawnResult]:
-    broker = await start_mcp_broker(workdir, broker_cmd)
+    broker = await start_broker(workdir, broker_cmd)
     env = {**os.environ, **mcp_env(workdir)}
     env.pop("LOG_LEVEL", None)
     results = {"broker": SpawnResult("broker", []), "baseline": SpawnResult("baseline", [])}
     commands = {
         "broker": relay_command(broker),
-        "baseline": [sys.executable, str(RELAY_SCRIPT), "stdio"],
+        "baseline": [sys.executable, str(MCP_RELAY), "stdio"],
     }
     try:
         for turn in range(runs):
@@ -389,284 +307,6 @@ async def bench_spawn(runs: int, workdir: Path, broker_cmd: list[str]) -> list[S
     for result in results.values():
         progress(f"spawn {result.server:<8} median {result.median_ms:5.0f} ms  p90 {result.p90_ms:5.0f} ms")
     return list(results.values())
-
-
-# tools/list with 500 tabs x 20 tools
-
-VERBS = ("search", "get", "list", "add", "remove", "update", "open", "show", "filter", "sort")
-NOUNS = ("products", "cart", "orders", "reviews", "account")
-
-
-def big_snapshot(tabs: int = TABS, tools: int = TOOLS_PER_TAB) -> dict[str, Any]:
-    """A browser with ``tabs`` tabs of ``tools`` page tools each, with small realistic schemas."""
-
-    def tool(i: int) -> dict[str, Any]:
-        verb, noun = VERBS[i % len(VERBS)], NOUNS[i // len(VERBS) % len(NOUNS)]
-        spec: dict[str, Any] = {
-            "name": f"{verb}_{noun}_{i}",
-            "description": f"{verb.capitalize()} the {noun} on this page.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "what to look for"},
-                    "limit": {"type": "integer"},
-                },
-                "required": ["query"],
-            },
-        }
-        if i % 2 == 0:
-            spec["annotations"] = {"readOnlyHint": True}
-        return spec
-
-    page_tools = [tool(i) for i in range(tools)]
-    return {
-        "type": "connected",
-        "browser": {"name": "Bench", "version": "1"},
-        "tabs": [
-            {
-                "id": t,
-                "title": f"Shop page {t}",
-                "url": f"https://shop{t}.example/catalog?page={t}",
-                "tools": page_tools,
-            }
-            for t in range(1, tabs + 1)
-        ],
-    }
-
-
-class RawHttp:
-    """JSON-RPC over the broker's ``/mcp`` with plain aiohttp, in either era."""
-
-    def __init__(self, session: aiohttp.ClientSession, url: str, token: str, era: str) -> None:
-        self.session = session
-        self.url = url
-        self.era = era
-        self.headers = {
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-        }
-        self.ids = 0
-
-    async def open(self) -> None:
-        if self.era == MODERN:
-            self.headers["MCP-Protocol-Version"] = MODERN
-            return
-        async with self.session.post(self.url, data=orjson.dumps(INITIALIZE), headers=self.headers) as response:
-            await response.read()
-            session_id = response.headers.get("mcp-session-id")
-            if response.status != 200 or session_id is None:
-                raise BenchError(f"initialize failed: {response.status}")
-        self.headers["mcp-session-id"] = session_id
-        self.headers["MCP-Protocol-Version"] = LEGACY_VERSION
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        async with self.session.post(self.url, data=orjson.dumps(note), headers=self.headers) as response:
-            await response.read()
-
-    async def close(self) -> None:
-        if "mcp-session-id" in self.headers:
-            async with self.session.delete(self.url, headers=self.headers) as response:
-                await response.read()
-
-    async def request(self, method: str, params: dict[str, Any], name: str | None = None) -> tuple[Any, int]:
-        """The result and the size of the answer in bytes."""
-        data = await self.exchange(method, params, name)
-        return parse_answer(method, data), len(data)
-
-    async def exchange(self, method: str, params: dict[str, Any], name: str | None = None) -> bytes:
-        """The answer's bytes, unparsed (parsing 5 MB takes the client longer than the broker's work)."""
-        self.ids += 1
-        headers = self.headers
-        if self.era == MODERN:
-            params = {
-                **params,
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": MODERN,
-                    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-                    "io.modelcontextprotocol/clientCapabilities": {},
-                },
-            }
-            headers = {**headers, "Mcp-Method": method, **({"Mcp-Name": name} if name else {})}
-        body = orjson.dumps({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params})
-        async with self.session.post(self.url, data=body, headers=headers) as response:
-            data = await response.read()
-        if data.startswith(b"event:") or data.startswith(b"data:"):
-            data = next(line[5:] for line in data.splitlines() if line.startswith(b"data:"))
-        return data
-
-
-def parse_answer(method: str, data: bytes) -> Any:
-    message = orjson.loads(data)
-    if "result" not in message:
-        raise BenchError(f"{method} failed: {data[:300]!r}")
-    return message["result"]
-
-
-class RawStdio:
-    """JSON-RPC lines through a spawned ``browser-mcp mcp`` (2025-11-25 handshake)."""
-
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
-        self.ids = 0
-
-    async def open(self) -> None:
-        await self._send(INITIALIZE)
-        await self._answer(0)
-        await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    async def _send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(orjson.dumps(message) + b"\n")
-        await self.process.stdin.drain()
-
-    async def _answer(self, request_id: int) -> tuple[Any, int]:
-        line = await self._line()
-        message = orjson.loads(line)
-        if message.get("id") != request_id or "result" not in message:
-            raise BenchError(f"request {request_id} failed: {line[:300]!r}")
-        return message["result"], len(line)
-
-    async def _line(self) -> bytes:
-        """The next answer's line; notifications (tool list changes after claims) are skipped."""
-        assert self.process.stdout is not None
-        while True:
-            line = await asyncio.wait_for(self.process.stdout.readline(), bench.CALL_TIMEOUT)
-            if not line:
-                raise BenchError("browser-mcp mcp closed its stdout")
-            if b'"method"' not in line[:80]:
-                return line
-
-    async def request(self, method: str, params: dict[str, Any], name: str | None = None) -> tuple[Any, int]:
-        self.ids += 1
-        await self._send({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params})
-        return await self._answer(self.ids)
-
-    async def exchange(self, method: str, params: dict[str, Any], name: str | None = None) -> bytes:
-        self.ids += 1
-        await self._send({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params})
-        return await self._line()
-
-    async def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        try:
-            await asyncio.wait_for(self.process.wait(), 10)
-        except TimeoutError:
-            self.process.kill()
-            await self.process.wait()
-
-
-@dataclass
-class ListResult:
-    path: str
-    requests: int
-    tools: int
-    answer_mb: float
-    cpu_ms: float  # broker CPU per request
-    relay_cpu_ms: float  # browser-mcp mcp CPU per request (stdio), else 0
-    rtt_p50_ms: float
-    rtt_max_ms: float
-    first_rtt_ms: float  # the first tools/list after the claims (the broker's cache is cold)
-    call_cpu_ms: float  # broker CPU per call_page_tool call while the session owns all those tools
-
-
-LIST_PATHS = ("http-2025", "http-2026", "stdio-2025")
-
-
-async def claim(client: RawHttp | RawStdio, tab: int) -> None:
-    result, _ = await client.request(
-        "tools/call", {"name": "tabs", "arguments": {"action": "claim", "tab": tab}}, name="tabs"
-    )
-    if result.get("isError"):
-        raise BenchError(f"claiming tab {tab} failed: {result}")
-
-
-async def wait_for_tabs(session: aiohttp.ClientSession, broker: Server) -> None:
-    """Until the broker lists the fake's tabs."""
-    rest_headers = {"Authorization": f"Bearer {broker.token}"}
-    deadline = time.monotonic() + bench.READY_TIMEOUT
-    while True:
-        async with session.get(broker.url + "/tabs", headers=rest_headers) as response:
-            listed = orjson.loads(await response.read())
-        if len(listed["tabs"]) >= TABS:
-            return
-        if time.monotonic() > deadline:
-            raise BenchError("the broker did not list the fake's 500 tabs")
-        await asyncio.sleep(0.05)
-
-
-async def bench_tools_list(path: str, requests: int, workdir: Path, broker_cmd: list[str]) -> ListResult:
-    broker = await start_mcp_broker(workdir, broker_cmd)
-    async with AsyncExitStack() as stack:
-        stack.push_async_callback(broker.stop)
-        session = await stack.enter_async_context(
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=bench.CALL_TIMEOUT))
-        )
-        fake = FakeExtension(big_snapshot())
-        await fake.connect(session, broker.url + "/")
-        stack.push_async_callback(fake.close)
-        await wait_for_tabs(session, broker)
-        pids = [broker.pid]
-        client: RawHttp | RawStdio
-        if path.startswith("http"):
-            client = RawHttp(session, broker.url + "/mcp", client_token(broker.token, CLIENT_LABEL), era_of(path))
-        else:
-            env = {**os.environ, **mcp_env(workdir)}
-            env.pop("LOG_LEVEL", None)
-            process = await asyncio.create_subprocess_exec(
-                *relay_command(broker),
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-                env=env, limit=64 * 1024 * 1024,
-            )  # fmt: skip
-            client = RawStdio(process)
-            pids.append(process.pid)
-        await client.open()
-        stack.push_async_callback(client.close)
-        for tab in range(1, TABS + 1):
-            await claim(client, tab)
-        started = time.perf_counter()
-        result, size = await client.request("tools/list", {})
-        first = time.perf_counter() - started
-        count = len(result["tools"])
-        if count < TABS * TOOLS_PER_TAB:
-            raise BenchError(f"tools/list has {count} tools, not the {TABS * TOOLS_PER_TAB} of the claimed tabs")
-        for _ in range(3):
-            await client.request("tools/list", {})
-        latencies: list[float] = []
-        before = [total_cpu(p) for p in pids]
-        for _ in range(requests):
-            started = time.perf_counter()
-            data = await client.exchange("tools/list", {})
-            latencies.append(time.perf_counter() - started)
-            if b'"tools"' not in data[:200] or len(data) < size // 2:
-                raise BenchError(f"tools/list failed: {data[:300]!r}")
-        after = [total_cpu(p) for p in pids]
-        # A page tool call while the session's list is this long: does a call pay for the list?
-        call = {"name": "call_page_tool", "arguments": {"tab": 1, "tool": "search_products_0", "arguments": {"q": 1}}}
-        await client.request("tools/call", call, name="call_page_tool")
-        calls_before = total_cpu(broker.pid)
-        for _ in range(requests):
-            await client.request("tools/call", call, name="call_page_tool")
-        call_cpu = (total_cpu(broker.pid) - calls_before) / requests * 1e3
-    spent = [(a - b) / requests * 1e3 for a, b in zip(after, before, strict=True)]
-    found = ListResult(
-        path=path,
-        requests=requests,
-        tools=count,
-        answer_mb=size / 1e6,
-        cpu_ms=spent[0],
-        relay_cpu_ms=sum(spent[1:]),
-        rtt_p50_ms=statistics.median(latencies) * 1e3,
-        rtt_max_ms=max(latencies) * 1e3,
-        first_rtt_ms=first * 1e3,
-        call_cpu_ms=call_cpu,
-    )
-    progress(
-        f"tools/list {path:<10} {count} tools {found.answer_mb:.1f} MB: broker CPU {found.cpu_ms:5.1f} ms/request"
-        f"  relay {found.relay_cpu_ms:4.1f} ms  round trip p50 {found.rtt_p50_ms:5.1f} ms (first {first * 1e3:.0f} ms)"
-        f"  a tools/call: {call_cpu:.1f} ms CPU"
-    )
-    return found
 
 
 # The suite
@@ -693,7 +333,7 @@ async def bench_mcp(args: Any) -> McpResults:
             for scenario in scenarios:
                 order = MCP_SERVERS if turn % 2 == 0 else MCP_SERVERS[::-1]
                 turn += 1
-                calls = args.mcp_calls if scenario.size < bench.LARGE else args.mcp_calls_large
+                calls = args.mcp_calls if scenario.size < LARGE else args.mcp_calls_large
                 for kind in order:
                     run = await run_mcp_scenario(
                         kind, scenario.path, scenario.size, scenario.concurrency, calls, args.warmup, workdir,
@@ -732,12 +372,12 @@ def mcp_table(scenarios: list[McpScenario]) -> str:
     return "\n".join(lines)
 
 
-def mcp_verdicts(results: McpResults) -> list[bench.Verdict]:
-    found: list[bench.Verdict] = []
+def mcp_verdicts(results: McpResults) -> list[Verdict]:
+    found: list[Verdict] = []
     if results.scenarios:
         values = {s.label(): s.ratio() for s in results.scenarios}
         found.append(
-            bench.Verdict(
+            Verdict(
                 f"broker CPU per MCP call (stdio: broker + relay) <= {CPU_GOAL}x the SDK baseline's",
                 all(v <= CPU_GOAL for v in values.values()),
                 ", ".join(f"{label} {value:.2f}x" for label, value in values.items()),
@@ -748,7 +388,7 @@ def mcp_verdicts(results: McpResults) -> list[bench.Verdict]:
     if broker_spawn is not None:
         baseline = next(s for s in results.spawn if s.server == "baseline")
         found.append(
-            bench.Verdict(
+            Verdict(
                 f"spawn of browser-mcp mcp to its first initialize reply <= {SPAWN_GOAL_MS:g} ms",
                 broker_spawn.median_ms <= SPAWN_GOAL_MS,
                 f"median {broker_spawn.median_ms:.0f} ms, p90 {broker_spawn.p90_ms:.0f} ms"
@@ -759,7 +399,7 @@ def mcp_verdicts(results: McpResults) -> list[bench.Verdict]:
     if results.tools_list:
         values = {r.path: r.cpu_ms for r in results.tools_list}
         found.append(
-            bench.Verdict(
+            Verdict(
                 f"tools/list of {TABS} tabs x {TOOLS_PER_TAB} tools <= {LIST_GOAL_MS:g} ms broker-side (CPU/request)",
                 all(v <= LIST_GOAL_MS for v in values.values()),
                 ", ".join(f"{p} {v:.1f} ms" for p, v in values.items()),
@@ -807,7 +447,7 @@ def mcp_report(results: McpResults, args: Any) -> str:
         lines.append("")
     lines.append("MCP goals (a benchmark, not a test):")
     for verdict in mcp_verdicts(results):
-        lines.append(f"  {'PASS' if verdict.passed else 'MISS'}  {verdict.goal}: {verdict.detail}")
+        lines.append(verdict.line())
     if results.scenarios:
         lines += [
             "",

@@ -4,7 +4,8 @@ What a competent person would write in an hour with the ``mcp`` SDK: a low-level
 (the layer the broker itself builds on) with one tool, ``call_page_tool {tab, tool, arguments}``,
 that forwards the call to the extension over a WebSocket and answers the page's result as JSON
 text (stdlib ``json``). The extension connects to ``/`` of an aiohttp site of its own (Origin
-checked; uvicorn has no WebSocket library here), and MCP is served
+checked; uvicorn has no WebSocket library here; the link is ``benchlib/relay_link.py``, shared
+with the REST baseline), and MCP is served
 
 - ``http``: by the SDK's own ``streamable_http_app()`` (both protocol eras, JSON answers like the
   broker's, DNS-rebinding protection on as the SDK sets it for 127.0.0.1) under uvicorn, behind a
@@ -22,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hmac
-import itertools
 import json
 import os
 import signal
@@ -31,11 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-from aiohttp import WSMsgType, web
+from aiohttp import web
+from benchlib.relay_link import LIMIT, Link
 from mcp.server import Server, ServerRequestContext
-
-ORIGIN = "chrome-extension://mchblnnplcjofeadimfinmipflmimflp"
-LIMIT = 32 * 1024 * 1024
 
 TOOL = types.Tool(
     name="call_page_tool",
@@ -52,49 +50,6 @@ TOOL = types.Tool(
 )
 
 
-class Link:
-    """The extension's WebSocket and the calls waiting for its answers."""
-
-    def __init__(self) -> None:
-        self.ws: web.WebSocketResponse | None = None
-        self.pending: dict[str, asyncio.Future[Any]] = {}
-        self.call_ids = itertools.count(1)
-
-    async def extension(self, request: web.Request) -> web.WebSocketResponse:
-        if request.headers.get("Origin") != ORIGIN:
-            raise web.HTTPForbidden(text="not the extension")
-        ws = web.WebSocketResponse(max_msg_size=LIMIT)
-        await ws.prepare(request)
-        self.ws = ws
-        await ws.send_str(json.dumps({"type": "connect"}))
-        async for message in ws:
-            if message.type is WSMsgType.TEXT:
-                reply = json.loads(message.data)
-                future = self.pending.pop(reply.get("callId"), None)
-                if future is not None and not future.done():
-                    future.set_result(reply)
-        if self.ws is ws:
-            self.ws = None
-        return ws
-
-    async def call(self, tab: int, tool: str, args: dict[str, Any]) -> Any:
-        if self.ws is None:
-            raise RuntimeError("no extension is connected")
-        call_id = f"c{next(self.call_ids)}"
-        future = asyncio.get_running_loop().create_future()
-        self.pending[call_id] = future
-        message = {"type": "callTool", "callId": call_id, "tabId": tab, "toolName": tool, "args": args}
-        try:
-            await self.ws.send_str(json.dumps(message))
-            async with asyncio.timeout(30):
-                reply = await future
-        finally:
-            self.pending.pop(call_id, None)
-        if reply.get("error") is not None:
-            raise RuntimeError(str(reply["error"]))
-        return reply.get("result")
-
-
 def build_server(link: Link) -> Server[Any]:
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[TOOL])
@@ -106,10 +61,12 @@ def build_server(link: Link) -> Server[Any]:
         if params.name != TOOL.name:
             return types.CallToolResult(content=[types.TextContent(text=f"no tool {params.name}")], is_error=True)
         try:
-            result = await link.call(int(args["tab"]), str(args["tool"]), args.get("arguments") or {})
+            reply = await link.call(int(args["tab"]), str(args["tool"]), args.get("arguments") or {})
         except (RuntimeError, TimeoutError, KeyError, ValueError) as exc:
             return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
-        return types.CallToolResult(content=[types.TextContent(text=json.dumps(result))])
+        if reply.get("error") is not None:
+            return types.CallToolResult(content=[types.TextContent(text=str(reply["error"]))], is_error=True)
+        return types.CallToolResult(content=[types.TextContent(text=json.dumps(reply.get("result")))])
 
     return Server("bench-mcp-relay", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
 

@@ -1,9 +1,10 @@
 """The baseline of scripts/bench: a minimal REST -> WebSocket tool-call relay.
 
 What a competent person would write in an hour with aiohttp on the stock asyncio loop and the
-standard library's ``json``: the extension connects to ``/`` (its Origin checked), and
-``POST /tabs/{id}/tools/{name}`` (bearer token checked) forwards the body as the call's
-arguments, waits for the ``toolResult`` with the same ``callId`` and answers ``{"result": ...}``.
+standard library's ``json``: the extension connects to ``/`` (its Origin checked; the link is
+``benchlib/relay_link.py``, shared with the MCP baseline), and ``POST /tabs/{id}/tools/{name}``
+(bearer token checked) forwards the body as the call's arguments, waits for the ``toolResult``
+with the same ``callId`` and answers ``{"result": ...}``.
 
 Usage: ``BENCH_RELAY_TOKEN=secret python scripts/bench_relay.py [PORT]``; prints
 ``relay listening on http://127.0.0.1:PORT`` and runs until SIGTERM or SIGINT.
@@ -13,67 +14,29 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import itertools
-import json
 import os
 import signal
 import sys
-from typing import Any
 
-from aiohttp import WSMsgType, web
-
-ORIGIN = "chrome-extension://mchblnnplcjofeadimfinmipflmimflp"
-LIMIT = 32 * 1024 * 1024
+from aiohttp import web
+from benchlib.relay_link import LIMIT, Link
 
 
 class Relay:
     def __init__(self, token: str) -> None:
         self.expected = f"Bearer {token}".encode()
-        self.ws: web.WebSocketResponse | None = None
-        self.pending: dict[str, asyncio.Future[Any]] = {}
-        self.call_ids = itertools.count(1)
-
-    async def extension(self, request: web.Request) -> web.WebSocketResponse:
-        if request.headers.get("Origin") != ORIGIN:
-            raise web.HTTPForbidden(text="not the extension")
-        ws = web.WebSocketResponse(max_msg_size=LIMIT)
-        await ws.prepare(request)
-        self.ws = ws
-        await ws.send_str(json.dumps({"type": "connect"}))
-        async for message in ws:
-            if message.type is WSMsgType.TEXT:
-                reply = json.loads(message.data)
-                future = self.pending.pop(reply.get("callId"), None)
-                if future is not None and not future.done():
-                    future.set_result(reply)
-        if self.ws is ws:
-            self.ws = None
-        return ws
+        self.link = Link()
 
     async def call_tool(self, request: web.Request) -> web.Response:
         if not hmac.compare_digest(request.headers.get("Authorization", "").encode(), self.expected):
             raise web.HTTPUnauthorized(text="wrong bearer token")
-        if self.ws is None:
+        if self.link.ws is None:
             return web.json_response({"error": "no extension is connected"}, status=503)
         args = await request.json()
-        call_id = f"c{next(self.call_ids)}"
-        future = asyncio.get_running_loop().create_future()
-        self.pending[call_id] = future
-        message = {
-            "type": "callTool",
-            "callId": call_id,
-            "tabId": int(request.match_info["tab"]),
-            "toolName": request.match_info["tool"],
-            "args": args,
-        }
         try:
-            await self.ws.send_str(json.dumps(message))
-            async with asyncio.timeout(30):
-                reply = await future
+            reply = await self.link.call(int(request.match_info["tab"]), request.match_info["tool"], args)
         except TimeoutError:
             return web.json_response({"error": "the page did not answer"}, status=504)
-        finally:
-            self.pending.pop(call_id, None)
         if reply.get("error") is not None:
             return web.json_response({"error": reply["error"]}, status=502)
         return web.json_response({"result": reply.get("result")})
@@ -82,7 +45,7 @@ class Relay:
 async def main(port: int) -> None:
     relay = Relay(os.environ["BENCH_RELAY_TOKEN"])
     app = web.Application(client_max_size=LIMIT)
-    app.router.add_get("/", relay.extension)
+    app.router.add_get("/", relay.link.extension)
     app.router.add_post("/tabs/{tab}/tools/{tool}", relay.call_tool)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

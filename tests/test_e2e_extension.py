@@ -30,34 +30,14 @@ from playwright.async_api import BrowserContext, Page, Worker, async_playwright
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
+from .chromium import CHROMIUM, chromium_args
 from .cli_helpers import BrokerProcess, Brokers
 from .mcp_clients import LEGACY, McpClient, mcp_client, text
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-CHROMIUM = "/usr/bin/chromium"
-EXTENSION = Path(__file__).resolve().parent.parent / "extension"
 PROBED_PORTS = range(8765, 8786)
 WAIT = 15.0
-
-
-def chromium_args(*extra: str) -> list[str]:
-    """Chromium headless with the real extension loaded: what works on a 2-core Linux machine."""
-    return [
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        # Playwright adds --disable-extensions; without this exception the worker never starts.
-        f"--disable-extensions-except={EXTENSION}",
-        f"--load-extension={EXTENSION}",
-        *extra,
-    ]
-
 
 MODERN_PAGE = """<!doctype html><title>Modern tools</title><script>
 const temporary = new AbortController();

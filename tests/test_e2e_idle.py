@@ -20,12 +20,11 @@ from typing import Any
 import aiohttp
 import pytest
 
+from .chromium import CHROMIUM, chromium_args
 from .cli_helpers import Brokers
 from .test_e2e_extension import (
-    CHROMIUM,
     MODERN_PAGE,
     WAIT,
-    chromium_args,
     eventually,
     serve_pages,
     start_probed_broker,

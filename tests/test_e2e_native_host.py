@@ -26,9 +26,10 @@ from playwright.async_api import Page, async_playwright
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.paths import ENV_DISCOVERY_DIR
 
+from .chromium import CHROMIUM, chromium_args
 from .cli_helpers import CLI, BrokerProcess, Brokers, cli_env
 from .mcp_clients import LEGACY, mcp_client, sdk_client, stdio_relay, text
-from .test_e2e_extension import CHROMIUM, MODERN_PAGE, chromium_args, eventually, serve_pages
+from .test_e2e_extension import MODERN_PAGE, eventually, serve_pages
 
 
 @pytest.fixture

@@ -1,0 +1,186 @@
+"""The tools/list part of the MCP benchmark (``scripts/bench_mcp.py``): what a long list costs the broker.
+
+A fake extension of 500 tabs x 20 tools, all owned by one MCP session (claimed with the ``tabs``
+tool): the broker's CPU per ``tools/list`` request (many requests, divided) and the client's round
+trip, over HTTP in both eras (raw HTTP: the SDK client takes about half a second to parse 10,000
+tools) and over stdio (broker + relay CPU); then the broker's CPU per ``call_page_tool`` call while
+the session's list is that long.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+from benchlib import CALL_TIMEOUT, READY_TIMEOUT, BenchError, progress
+from benchlib.fake_extension import FakeExtension
+from benchlib.mcp_clients import CLIENT_LABEL, RawHttp, RawStdio, era_of, mcp_env, relay_command
+from benchlib.proc import total_cpu
+from benchlib.servers import Server, start_broker
+
+from broker.core.security import client_token
+
+TABS, TOOLS_PER_TAB = 500, 20
+# measured on these paths, whichever --mcp-paths the call scenarios take
+LIST_PATHS = ("http-2025", "http-2026", "stdio-2025")
+
+VERBS = ("search", "get", "list", "add", "remove", "update", "open", "show", "filter", "sort")
+NOUNS = ("products", "cart", "orders", "reviews", "account")
+
+
+def big_snapshot(tabs: int = TABS, tools: int = TOOLS_PER_TAB) -> dict[str, Any]:
+    """A browser with ``tabs`` tabs of ``tools`` page tools each, with small realistic schemas."""
+
+    def tool(i: int) -> dict[str, Any]:
+        verb, noun = VERBS[i % len(VERBS)], NOUNS[i // len(VERBS) % len(NOUNS)]
+        spec: dict[str, Any] = {
+            "name": f"{verb}_{noun}_{i}",
+            "description": f"{verb.capitalize()} the {noun} on this page.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "what to look for"},
+                    "limit": {"type": "integer"},
+                },
+                "required": ["query"],
+            },
+        }
+        if i % 2 == 0:
+            spec["annotations"] = {"readOnlyHint": True}
+        return spec
+
+    page_tools = [tool(i) for i in range(tools)]
+    return {
+        "type": "connected",
+        "browser": {"name": "Bench", "version": "1"},
+        "tabs": [
+            {
+                "id": t,
+                "title": f"Shop page {t}",
+                "url": f"https://shop{t}.example/catalog?page={t}",
+                "tools": page_tools,
+            }
+            for t in range(1, tabs + 1)
+        ],
+    }
+
+
+@dataclass
+class ListResult:
+    path: str
+    requests: int
+    tools: int
+    answer_mb: float
+    cpu_ms: float  # broker CPU per request
+    relay_cpu_ms: float  # browser-mcp mcp CPU per request (stdio), else 0
+    rtt_p50_ms: float
+    rtt_max_ms: float
+    first_rtt_ms: float  # the first tools/list after the claims (the broker's cache is cold)
+    call_cpu_ms: float  # broker CPU per call_page_tool call while the session owns all those tools
+
+
+LIST_PATHS = ("http-2025", "http-2026", "stdio-2025")
+
+
+async def claim(client: RawHttp | RawStdio, tab: int) -> None:
+    result, _ = await client.request(
+        "tools/call", {"name": "tabs", "arguments": {"action": "claim", "tab": tab}}, name="tabs"
+    )
+    if result.get("isError"):
+        raise BenchError(f"claiming tab {tab} failed: {result}")
+
+
+async def wait_for_tabs(session: aiohttp.ClientSession, broker: Server) -> None:
+    """Until the broker lists the fake's tabs."""
+    rest_headers = {"Authorization": f"Bearer {broker.token}"}
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        async with session.get(broker.url + "/tabs", headers=rest_headers) as response:
+            listed = orjson.loads(await response.read())
+        if len(listed["tabs"]) >= TABS:
+            return
+        if time.monotonic() > deadline:
+            raise BenchError("the broker did not list the fake's 500 tabs")
+        await asyncio.sleep(0.05)
+
+
+async def bench_tools_list(path: str, requests: int, workdir: Path, broker_cmd: list[str]) -> ListResult:
+    broker = await start_broker(workdir, broker_cmd)
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(broker.stop)
+        session = await stack.enter_async_context(
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=CALL_TIMEOUT))
+        )
+        fake = FakeExtension(big_snapshot())
+        await fake.connect(session, broker.url + "/")
+        stack.push_async_callback(fake.close)
+        await wait_for_tabs(session, broker)
+        pids = [broker.pid]
+        client: RawHttp | RawStdio
+        if path.startswith("http"):
+            client = RawHttp(session, broker.url + "/mcp", client_token(broker.token, CLIENT_LABEL), era_of(path))
+        else:
+            env = {**os.environ, **mcp_env(workdir)}
+            env.pop("LOG_LEVEL", None)
+            process = await asyncio.create_subprocess_exec(
+                *relay_command(broker),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+                env=env, limit=64 * 1024 * 1024,
+            )  # fmt: skip
+            client = RawStdio(process)
+            pids.append(process.pid)
+        await client.open()
+        stack.push_async_callback(client.close)
+        for tab in range(1, TABS + 1):
+            await claim(client, tab)
+        started = time.perf_counter()
+        result, size = await client.request("tools/list", {})
+        first = time.perf_counter() - started
+        count = len(result["tools"])
+        if count < TABS * TOOLS_PER_TAB:
+            raise BenchError(f"tools/list has {count} tools, not the {TABS * TOOLS_PER_TAB} of the claimed tabs")
+        for _ in range(3):
+            await client.request("tools/list", {})
+        latencies: list[float] = []
+        before = [total_cpu(p) for p in pids]
+        for _ in range(requests):
+            started = time.perf_counter()
+            data = await client.exchange("tools/list", {})
+            latencies.append(time.perf_counter() - started)
+            if b'"tools"' not in data[:200] or len(data) < size // 2:
+                raise BenchError(f"tools/list failed: {data[:300]!r}")
+        after = [total_cpu(p) for p in pids]
+        # A page tool call while the session's list is this long: does a call pay for the list?
+        call = {"name": "call_page_tool", "arguments": {"tab": 1, "tool": "search_products_0", "arguments": {"q": 1}}}
+        await client.request("tools/call", call, name="call_page_tool")
+        calls_before = total_cpu(broker.pid)
+        for _ in range(requests):
+            await client.request("tools/call", call, name="call_page_tool")
+        call_cpu = (total_cpu(broker.pid) - calls_before) / requests * 1e3
+    spent = [(a - b) / requests * 1e3 for a, b in zip(after, before, strict=True)]
+    found = ListResult(
+        path=path,
+        requests=requests,
+        tools=count,
+        answer_mb=size / 1e6,
+        cpu_ms=spent[0],
+        relay_cpu_ms=sum(spent[1:]),
+        rtt_p50_ms=statistics.median(latencies) * 1e3,
+        rtt_max_ms=max(latencies) * 1e3,
+        first_rtt_ms=first * 1e3,
+        call_cpu_ms=call_cpu,
+    )
+    progress(
+        f"tools/list {path:<10} {count} tools {found.answer_mb:.1f} MB: broker CPU {found.cpu_ms:5.1f} ms/request"
+        f"  relay {found.relay_cpu_ms:4.1f} ms  round trip p50 {found.rtt_p50_ms:5.1f} ms (first {first * 1e3:.0f} ms)"
+        f"  a tools/call: {call_cpu:.1f} ms CPU"
+    )
+    return found

@@ -1,0 +1,45 @@
+"""The harness the benchmarks of ``scripts/bench`` share; one module for each thing it owns.
+
+- this package: the project's root (put on ``sys.path``, so ``broker`` and ``tests`` import from
+  this checkout), :class:`BenchError`, :func:`progress`, the payload sizes and the time limits;
+- :mod:`benchlib.proc`: a process's own counters from ``/proc`` (CPU seconds, RSS) and finding a
+  child process;
+- :mod:`benchlib.servers`: starting the servers measured (the broker, the two baselines) and
+  stopping them;
+- :mod:`benchlib.stats`: percentiles and timings;
+- :mod:`benchlib.report`: what the reports share (verdicts against the goals, labels, the machine);
+- :mod:`benchlib.fake_extension`: the lean fake extension that answers tool calls;
+- :mod:`benchlib.mcp_clients`: MCP as the benchmarks speak it (eras, ``browser-mcp mcp``, raw
+  JSON-RPC over HTTP and stdio);
+- :mod:`benchlib.relay_link`: the baselines' end of the extension link, which
+  ``scripts/bench_relay.py`` and ``scripts/bench_mcp_relay.py`` both serve.
+
+Chromium's launch arguments are the tests' own, ``tests/chromium.py``.
+
+The benchmarks themselves are ``scripts/bench_rest.py``, ``scripts/bench_mcp.py`` (with
+``scripts/bench_mcp_list.py``) and ``scripts/bench_discovery.py``; ``scripts/bench.py`` parses the
+command line and runs them. This module imports only the standard library: the baselines import
+the package too (for :mod:`benchlib.relay_link`), and their memory is measured.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SMALL, LARGE = 100, 100 * 1024
+START_TIMEOUT = 20.0
+READY_TIMEOUT = 10.0
+CALL_TIMEOUT = 60.0
+
+
+class BenchError(Exception):
+    """The benchmark could not run a scenario; the message says why."""
+
+
+def progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

@@ -1,0 +1,65 @@
+"""The lean fake extension: it answers ``connect`` with a snapshot and every ``callTool`` by echoing.
+
+It connects to a server's extension link (the broker's or a baseline's) with the project's
+extension ``Origin``, shares the bench's process and event loop with the load generator, and its
+CPU is never counted as the server's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+import orjson
+
+from broker.core.security import PROJECT_EXTENSION_ID
+
+ORIGIN = f"chrome-extension://{PROJECT_EXTENSION_ID}"
+SNAPSHOT = {
+    "type": "connected",
+    "browser": {"name": "Bench", "version": "1"},
+    "tabs": [
+        {
+            "id": 1,
+            "title": "t",
+            "url": "http://x/",
+            "tools": [{"name": "echo", "description": "echo", "inputSchema": {"type": "object"}}],
+        }
+    ],
+}
+
+
+class FakeExtension:
+    """Answers ``connect`` once with the snapshot and every ``callTool`` by echoing its args."""
+
+    def __init__(self, snapshot: dict[str, Any] = SNAPSHOT) -> None:
+        self.snapshot = snapshot
+        self.ws: aiohttp.ClientWebSocketResponse | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    async def connect(self, session: aiohttp.ClientSession, url: str) -> None:
+        self.ws = await session.ws_connect(url, headers={"Origin": ORIGIN}, max_msg_size=0, autoping=True)
+        self.task = asyncio.create_task(self._serve(self.ws))
+
+    async def _serve(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        snapshot_sent = False
+        async for frame in ws:
+            if frame.type is not aiohttp.WSMsgType.TEXT and frame.type is not aiohttp.WSMsgType.BINARY:
+                continue
+            message = orjson.loads(frame.data)
+            kind = message.get("type")
+            if kind == "callTool":
+                reply = {"type": "toolResult", "callId": message["callId"], "result": message["args"], "error": None}
+                await ws.send_frame(orjson.dumps(reply), aiohttp.WSMsgType.TEXT)
+            elif kind == "connect" and not snapshot_sent:
+                snapshot_sent = True
+                await ws.send_frame(orjson.dumps(self.snapshot), aiohttp.WSMsgType.TEXT)
+            elif kind == "ping":
+                await ws.send_frame(orjson.dumps({"type": "pong"}), aiohttp.WSMsgType.TEXT)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+        if self.task is not None:
+            await self.task
