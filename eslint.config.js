@@ -1,5 +1,5 @@
 // ESLint flat config for the extension's plain JavaScript (scripts/test runs `npx eslint extension`).
-// The service worker and the popup are ES modules; the content scripts are classic scripts.
+// The service worker's modules and the popup are ES modules; the content scripts are classic scripts.
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
 import globals from "globals";
@@ -15,7 +15,9 @@ export default [
     },
   },
   {
-    files: ["extension/background.js"],
+    // Everything but the popup and the content scripts runs in the service worker.
+    files: ["extension/**/*.js"],
+    ignores: ["extension/popup.js", "extension/bridge.js", "extension/polyfill.js"],
     languageOptions: { globals: { ...globals.serviceworker, ...globals.webextensions } },
   },
   {

@@ -60,7 +60,7 @@ from tests.chromium import CHROMIUM, chromium_args
 
 # extension/protocol.js PORT_FIRST..PORT_LAST
 PROBED_PORTS = range(8765, 8786)
-# extension/background.js SWEEP_FIRST_MS..SWEEP_MAX_MS: 0.5 s doubling to 2 s, settled after 3.5 s.
+# extension/discovery.js SWEEP_FIRST_MS..SWEEP_MAX_MS: 0.5 s doubling to 2 s, settled after 3.5 s.
 SWEEP_PERIOD_S = 2.0
 SWEEP_SETTLE_S = 4.0
 BETWEEN_NATIVE_RUNS_S = 1.0

@@ -1,0 +1,60 @@
+// What a broker asks of this browser, each message routed to the module that owns its subject:
+// the one switch over protocol.js's FromBroker types. A new capability is a module of its own
+// that handles its requests; wiring it in is one more case here.
+
+import { FromBroker, ToBroker } from "./protocol.js";
+import { reply } from "./links.js";
+import { callTool, discoverTools } from "./page_tools.js";
+import { forgetSessions, groupTab, rememberSession, ungroupTab } from "./sessions.js";
+import { sendSnapshot } from "./snapshot.js";
+import { closeTab, focusTab, openTab } from "./tabs.js";
+
+/** Carry out `message` from the broker at the other end of `link`, answering through it. */
+export async function handleBrokerMessage(link, message) {
+  switch (message?.type) {
+    case FromBroker.CONNECT:
+      if (message.sessionId) {
+        rememberSession(link.port, message.sessionId, message.clientName || message.sessionId);
+      } else if (Array.isArray(message.sessionIds)) {
+        // A broker that restarted on this port has none of the sessions stored for it.
+        await forgetSessions(link.port, (sessionId) => !message.sessionIds.includes(sessionId));
+      }
+      await sendSnapshot(link, message.sessionId);
+      break;
+    case FromBroker.DISCONNECT:
+      await forgetSessions(link.port, (sessionId) => sessionId === message.sessionId);
+      link.send(reply(ToBroker.DISCONNECTED, message, {}));
+      break;
+    case FromBroker.OPEN_TAB:
+      await openTab(link, message);
+      break;
+    case FromBroker.CLOSE_TAB:
+      await closeTab(link, message);
+      break;
+    case FromBroker.FOCUS_TAB:
+      await focusTab(link, message);
+      break;
+    case FromBroker.TAB_CLAIMED:
+      await groupTab(link.port, message.sessionId, message.tabId);
+      break;
+    case FromBroker.TAB_RELEASED:
+      await ungroupTab(link.port, message.sessionId, message.tabId);
+      break;
+    case FromBroker.CALL_TOOL:
+      link.send(await callTool(message));
+      break;
+    case FromBroker.DISCOVER_TOOLS:
+      link.send(await discoverTools(message));
+      break;
+    case FromBroker.PING:
+      link.send({ type: ToBroker.PONG });
+      break;
+    case FromBroker.PONG:
+      break;
+    case FromBroker.ERROR:
+      console.warn(`browser-mcp: broker on port ${link.port} refused a message: ${message.code}: ${message.message}`);
+      break;
+    default:
+      console.warn("browser-mcp: unknown message type from the broker", message?.type);
+  }
+}

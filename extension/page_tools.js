@@ -1,0 +1,166 @@
+// Page tools: each tab's tools as its bridge content script last reported them, asking a bridge
+// where none reported, running a tool in its page for a broker, and the bridges of tabs that were
+// open before the extension came. What runs inside the page is polyfill.js and bridge.js.
+
+import { Bridge, ToBroker } from "./protocol.js";
+import { broadcast, reply } from "./links.js";
+
+const BRIDGE_TIMEOUT_MS = 2_000;
+
+/** tab id -> that tab's page tools, as last reported by its bridge. */
+const toolsByTab = new Map();
+
+export function isScriptable(url) {
+  return (
+    /^https?:/.test(url ?? "") && !/^https:\/\/(chrome\.google\.com\/webstore|chromewebstore\.google\.com)/.test(url)
+  );
+}
+
+export function toolsOf(tabId) {
+  return toolsByTab.get(tabId) ?? [];
+}
+
+export function forgetTools(tabId) {
+  toolsByTab.delete(tabId);
+}
+
+/** Keep only what the broker accepts, so one odd tool cannot spoil a whole message. */
+function cleanTools(tools) {
+  if (!Array.isArray(tools)) return [];
+  const clean = [];
+  for (const tool of tools) {
+    if (!tool || typeof tool.name !== "string" || tool.name === "") continue;
+    const item = {
+      name: tool.name,
+      description: typeof tool.description === "string" ? tool.description : "",
+      inputSchema:
+        tool.inputSchema && typeof tool.inputSchema === "object"
+          ? tool.inputSchema
+          : { type: "object", properties: {} },
+    };
+    if (typeof tool.title === "string") item.title = tool.title;
+    if (tool.annotations && typeof tool.annotations === "object") item.annotations = tool.annotations;
+    clean.push(item);
+  }
+  return clean;
+}
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The tab's tools as its bridge sees them now; [] where no bridge runs (restricted pages). */
+async function askTools(tabId) {
+  try {
+    const answer = await withTimeout(
+      chrome.tabs.sendMessage(tabId, { kind: Bridge.LIST }, { frameId: 0 }),
+      BRIDGE_TIMEOUT_MS,
+      "the page",
+    );
+    return cleanTools(answer?.tools);
+  } catch {
+    return [];
+  }
+}
+
+/** Ask every open tab, for a worker that starts without knowing any tab's tools. */
+export async function restoreTools() {
+  const tabs = await chrome.tabs.query({});
+  await Promise.all(
+    tabs
+      .filter((tab) => tab.id >= 0)
+      .map(async (tab) => {
+        const tools = await askTools(tab.id);
+        // A bridge that reported meanwhile knows at least as much.
+        if (!toolsByTab.has(tab.id)) toolsByTab.set(tab.id, tools);
+      }),
+  );
+}
+
+/** Ask the tab's bridge and keep the answer without telling the brokers: the caller reports the tab. */
+export async function learnTools(tabId) {
+  const tools = await askTools(tabId);
+  toolsByTab.set(tabId, tools);
+  return tools;
+}
+
+export function setTools(tabId, tools) {
+  const before = toolsByTab.get(tabId);
+  toolsByTab.set(tabId, tools);
+  if (JSON.stringify(before ?? []) !== JSON.stringify(tools)) {
+    broadcast({ type: ToBroker.TOOLS_CHANGED, tabId, tools });
+  }
+}
+
+/** Ask the tab's bridge again and report any change. */
+export async function refreshTools(tabId) {
+  const tools = await askTools(tabId);
+  // The answer can arrive late: a tab closed meanwhile must not come back as a ghost.
+  if (await chrome.tabs.get(tabId).catch(() => null)) setTools(tabId, tools);
+}
+
+/** A bridge's report of its page's tools. */
+export function toolsReported(sender, tools) {
+  // Only the top document speaks for a tab.
+  if (sender.tab?.id >= 0 && sender.frameId === 0) setTools(sender.tab.id, cleanTools(tools));
+}
+
+/** Tabs that were open before the extension was installed or updated have no content scripts. */
+export async function injectBridges() {
+  for (const tab of await chrome.tabs.query({})) {
+    if (!(tab.id >= 0) || !isScriptable(tab.url)) continue;
+    const target = { tabId: tab.id };
+    chrome.scripting
+      .executeScript({ target, files: ["polyfill.js"], world: "MAIN" })
+      .then(() => chrome.scripting.executeScript({ target, files: ["bridge.js"] }))
+      .catch(() => {});
+  }
+}
+
+export async function callTool(message) {
+  const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
+  const tab = await chrome.tabs.get(message.tabId).catch(() => null);
+  if (!tab) return { ...answer, error: { code: "tab_not_found", message: `tab ${message.tabId} does not exist` } };
+  if (!isScriptable(tab.url)) {
+    return { ...answer, error: { code: "no_page_tools", message: `the page ${tab.url} cannot have page tools` } };
+  }
+  let outcome;
+  try {
+    outcome = await chrome.tabs.sendMessage(
+      message.tabId,
+      { kind: Bridge.CALL, name: message.toolName, args: message.args ?? {} },
+      { frameId: 0 },
+    );
+  } catch (error) {
+    // The bridge's context died before it answered: the page navigated, reloaded or closed.
+    return {
+      ...answer,
+      error: {
+        code: "page_gone",
+        message: `the page went away before ${message.toolName} answered (${error.message})`,
+      },
+    };
+  }
+  if (!outcome) return { ...answer, error: { code: "page_gone", message: "the page gave no answer" } };
+  if (outcome.error) {
+    const { code, message: text } = outcome.error;
+    return { ...answer, error: { code: String(code ?? "tool_error"), message: String(text ?? "the tool failed") } };
+  }
+  return { ...answer, result: outcome.result ?? null, error: null };
+}
+
+export async function discoverTools(message) {
+  const tab = await chrome.tabs.get(message.tabId).catch(() => null);
+  if (!tab) {
+    return reply(ToBroker.TOOL_RESULT, message, {
+      callId: message.callId,
+      error: { code: "tab_not_found", message: `tab ${message.tabId} does not exist` },
+    });
+  }
+  const tools = await learnTools(message.tabId);
+  return reply(ToBroker.TOOLS_DISCOVERED, message, { callId: message.callId, tabId: message.tabId, tools });
+}

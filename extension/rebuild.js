@@ -1,0 +1,13 @@
+// The state a stopped worker lost, rebuilt once as this one starts: AI sessions and their tab
+// groups from chrome.storage.session, then each open tab's tools from its bridge. Whatever reports
+// that state waits for `ready`.
+
+import { restoreTools } from "./page_tools.js";
+import { restoreSessions } from "./sessions.js";
+
+async function rebuild() {
+  await restoreSessions();
+  await restoreTools();
+}
+
+export const ready = rebuild().catch((error) => console.warn("browser-mcp: rebuilding state failed", error));

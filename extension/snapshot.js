@@ -1,0 +1,43 @@
+// The full report a broker gets when its link opens and when an AI session starts: who this
+// browser is (brand, version, the instance id kept in chrome.storage.local) and every tab with its
+// tools. The first one sent on a link is what joins it.
+
+import { ToBroker } from "./protocol.js";
+import { ready } from "./rebuild.js";
+import { tabInfo } from "./tabs.js";
+
+// Promises made once per worker: two brokers asking at once must see the same instance id.
+const browserInfo = describeBrowser();
+const instance = instanceId();
+
+/** The browser's brand and full version (the user agent string gives only the major one). */
+async function describeBrowser() {
+  const data = navigator.userAgentData;
+  const high = await data?.getHighEntropyValues(["fullVersionList"]).catch(() => null);
+  const brands = high?.fullVersionList ?? data?.brands ?? [];
+  const brand =
+    brands.find((b) => !/not.?a.?brand|chromium/i.test(b.brand)) ?? brands.find((b) => /chromium/i.test(b.brand));
+  const version = brand?.version ?? /Chrome\/([\d.]+)/.exec(navigator.userAgent)?.[1] ?? "";
+  return { name: brand?.brand ?? "Chromium", version };
+}
+
+async function instanceId() {
+  const { instanceId: stored } = await chrome.storage.local.get("instanceId");
+  if (stored) return stored;
+  const created = crypto.randomUUID();
+  await chrome.storage.local.set({ instanceId: created });
+  return created;
+}
+
+export async function sendSnapshot(link, sessionId) {
+  await ready;
+  const [tabs, id, browser] = await Promise.all([chrome.tabs.query({}), instance, browserInfo]);
+  const message = {
+    type: ToBroker.CONNECTED,
+    browser: { ...browser, instanceId: id },
+    tabs: tabs.filter((tab) => tab.id >= 0).map(tabInfo),
+  };
+  if (sessionId) message.sessionId = sessionId;
+  link.send(message);
+  link.joined();
+}

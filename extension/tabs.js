@@ -1,0 +1,95 @@
+// Tabs: what the brokers hear as this browser's tabs open, change, take focus and close, each
+// with its page tools, and a broker's requests to open, focus or close a tab.
+
+import { ToBroker } from "./protocol.js";
+import { broadcast, reply } from "./links.js";
+import { forgetTools, isScriptable, learnTools, refreshTools, setTools, toolsOf } from "./page_tools.js";
+import { groupTab } from "./sessions.js";
+
+/** A tab as the broker's messages carry it. */
+export function tabInfo(tab) {
+  return {
+    id: tab.id,
+    title: tab.title ?? "",
+    url: tab.url || tab.pendingUrl || "",
+    windowId: tab.windowId,
+    active: tab.active,
+    tools: toolsOf(tab.id),
+  };
+}
+
+export function tabCreated(tab) {
+  if (tab.id >= 0) broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab) });
+}
+
+export function tabUpdated(tabId, change, tab) {
+  if (change.url !== undefined && !isScriptable(change.url)) setTools(tabId, []);
+  if (change.url !== undefined || change.title !== undefined || change.status !== undefined) {
+    broadcast({ type: ToBroker.TAB_UPDATED, tab: tabInfo(tab) });
+  }
+  // A page that loaded without a bridge (an error page, a restricted site) has no tools: ask,
+  // rather than keep what the previous page declared.
+  if (change.status === "complete") refreshTools(tabId);
+}
+
+export function tabRemoved(tabId) {
+  forgetTools(tabId);
+  broadcast({ type: ToBroker.TAB_CLOSED, tabId });
+}
+
+export async function tabReplaced(addedId, removedId) {
+  forgetTools(removedId);
+  broadcast({ type: ToBroker.TAB_CLOSED, tabId: removedId });
+  const tab = await chrome.tabs.get(addedId).catch(() => null);
+  if (tab) {
+    await learnTools(addedId);
+    broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab) });
+  }
+}
+
+export function tabActivated({ tabId }) {
+  broadcast({ type: ToBroker.TAB_FOCUSED, tabId, tools: toolsOf(tabId) });
+}
+
+export async function openTab(link, message) {
+  const focus = message.focus !== false;
+  let tab;
+  try {
+    tab = await chrome.tabs.create({ url: message.url, active: focus });
+  } catch (error) {
+    // The protocol has no failure answer to openTab yet; a broker that accepts toolResult for
+    // the requestId reports it at once, others let the request time out.
+    link.send(
+      reply(ToBroker.TOOL_RESULT, message, {
+        callId: message.requestId,
+        error: { code: "open_failed", message: `cannot open ${message.url}: ${error.message}` },
+      }),
+    );
+    return;
+  }
+  if (focus) await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+  try {
+    await groupTab(link.port, message.sessionId, tab.id);
+    tab = await chrome.tabs.get(tab.id);
+  } catch (error) {
+    console.warn("browser-mcp: cannot group the tab", error);
+  }
+  link.send(reply(ToBroker.TAB_CREATED, message, { requestId: message.requestId, tab: tabInfo(tab) }));
+}
+
+export async function focusTab(link, message) {
+  let tab;
+  try {
+    tab = await chrome.tabs.update(message.tabId, { active: true });
+  } catch {
+    link.send({ type: ToBroker.TAB_CLOSED, tabId: message.tabId });
+    return;
+  }
+  await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+  link.send(reply(ToBroker.TAB_FOCUSED, message, { tabId: tab.id, tools: toolsOf(tab.id) }));
+}
+
+export async function closeTab(link, message) {
+  // onRemoved reports the closing; a tab that is already gone is reported here.
+  await chrome.tabs.remove(message.tabId).catch(() => link.send({ type: ToBroker.TAB_CLOSED, tabId: message.tabId }));
+}
