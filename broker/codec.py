@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import attrs
 import cattrs
@@ -30,34 +30,9 @@ import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
+from .core import messages as wire
 from .core.errors import InvalidMessage
-from .core.messages import (
-    BrokerMessage,
-    CallTool,
-    CloseTab,
-    Connect,
-    Connected,
-    Disconnect,
-    Disconnected,
-    DiscoverTools,
-    ErrorReply,
-    ExtensionMessage,
-    FocusTab,
-    JsonObject,
-    OpenTab,
-    Ping,
-    Pong,
-    TabClaimed,
-    TabClosed,
-    TabCreated,
-    TabFocused,
-    TabReleased,
-    TabUpdated,
-    ToolResult,
-    ToolsChanged,
-    ToolsDiscovered,
-    WireError,
-)
+from .core.messages import BrokerMessage, ExtensionMessage, JsonObject, WireError
 
 __all__ = [
     "JSONDecodeError",
@@ -76,44 +51,29 @@ JSONDecodeError = orjson.JSONDecodeError
 T = TypeVar("T")
 
 TAGS: dict[type, str] = {
-    Connected: "connected",
-    TabCreated: "tabCreated",
-    TabUpdated: "tabUpdated",
-    TabClosed: "tabClosed",
-    TabFocused: "tabFocused",
-    ToolsChanged: "toolsChanged",
-    ToolsDiscovered: "toolsDiscovered",
-    ToolResult: "toolResult",
-    Ping: "ping",
-    Pong: "pong",
-    Disconnected: "disconnected",
-    Connect: "connect",
-    OpenTab: "openTab",
-    CloseTab: "closeTab",
-    FocusTab: "focusTab",
-    TabClaimed: "tabClaimed",
-    TabReleased: "tabReleased",
-    CallTool: "callTool",
-    DiscoverTools: "discoverTools",
-    Disconnect: "disconnect",
-    ErrorReply: "error",
+    wire.Connected: "connected",
+    wire.TabCreated: "tabCreated",
+    wire.TabUpdated: "tabUpdated",
+    wire.TabClosed: "tabClosed",
+    wire.TabFocused: "tabFocused",
+    wire.ToolsChanged: "toolsChanged",
+    wire.ToolsDiscovered: "toolsDiscovered",
+    wire.ToolResult: "toolResult",
+    wire.Ping: "ping",
+    wire.Pong: "pong",
+    wire.Disconnected: "disconnected",
+    wire.Connect: "connect",
+    wire.OpenTab: "openTab",
+    wire.CloseTab: "closeTab",
+    wire.FocusTab: "focusTab",
+    wire.TabClaimed: "tabClaimed",
+    wire.TabReleased: "tabReleased",
+    wire.CallTool: "callTool",
+    wire.DiscoverTools: "discoverTools",
+    wire.Disconnect: "disconnect",
+    wire.ErrorReply: "error",
 }
-EXTENSION_TYPES = frozenset(
-    TAGS[cls]
-    for cls in (
-        Connected,
-        TabCreated,
-        TabUpdated,
-        TabClosed,
-        TabFocused,
-        ToolsChanged,
-        ToolsDiscovered,
-        ToolResult,
-        Ping,
-        Pong,
-        Disconnected,
-    )
-)
+EXTENSION_TYPES = frozenset(TAGS[cls] for cls in get_args(ExtensionMessage))
 
 
 def _camel(name: str) -> str:

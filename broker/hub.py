@@ -22,23 +22,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
 from . import codec
+from .core import effects as fx
 from .core.arguments import OpenTabRequest, TabChange
 from .core.config import Config
-from .core.effects import (
-    BrowserView,
-    CallId,
-    CloseLink,
-    Effect,
-    LinkId,
-    RejectCall,
-    ResolveCall,
-    SendToExtension,
-    SessionExpired,
-    SessionId,
-    SessionView,
-    TabsChanged,
-    TabView,
-)
+from .core.effects import BrowserView, CallId, Effect, LinkId, SessionId, SessionView, TabView
 from .core.errors import InvalidMessage, Unavailable
 from .core.messages import ErrorReply, JsonObject, Tool
 from .core.state import Broker
@@ -232,25 +219,25 @@ class Hub:
 
     async def apply(self, effects: list[Effect]) -> None:
         for effect in effects:
-            if isinstance(effect, SendToExtension):
+            if isinstance(effect, fx.SendToExtension):
                 await self._send(effect.link_id, codec.encode_broker_message(effect.message))
-            elif isinstance(effect, ResolveCall):
+            elif isinstance(effect, fx.ResolveCall):
                 waiter = self._waiters.pop(effect.call_id, None)
                 if waiter is not None and not waiter.done():
                     waiter.set_result(effect.value)
-            elif isinstance(effect, RejectCall):
+            elif isinstance(effect, fx.RejectCall):
                 waiter = self._waiters.pop(effect.call_id, None)
                 if waiter is not None and not waiter.done():
                     waiter.set_exception(effect.error)
-            elif isinstance(effect, CloseLink):
+            elif isinstance(effect, fx.CloseLink):
                 sender = self._links.pop(effect.link_id, None)
                 if sender is not None:
                     logger.info("closing link %s: %s", effect.link_id, effect.reason)
                     await sender.close(effect.reason)
-            elif isinstance(effect, TabsChanged):
+            elif isinstance(effect, fx.TabsChanged):
                 for listener in self.tabs_changed_listeners:
                     listener()
-            elif isinstance(effect, SessionExpired):
+            elif isinstance(effect, fx.SessionExpired):
                 for expired in self.session_expired_listeners:
                     await expired(effect.session_id)
 
