@@ -154,8 +154,6 @@ class Relay:
                     logger.warning(
                         "the broker (pid %d, port %d) went away; reconnecting when one is back", record.pid, record.port
                     )
-                    # Not in a finally: a relay that is being cancelled answers nothing more.
-                    self._apply(self.state.link_down())
                     # Only a link that held resets the backoff: one dropped at once must not spin.
                     if loop.time() - linked_at > RETRY_MAX:
                         delay = RETRY_FIRST
@@ -194,6 +192,7 @@ class Relay:
         # One sender per link keeps frames in order; frames of a lost link die with its queue.
         sender = asyncio.create_task(self._send_all(ws, outbox))
         self._to_broker = outbox
+        cancelled = False
         try:
             self._apply(self.state.link_up())
             logger.info(
@@ -202,8 +201,15 @@ class Relay:
             async for frame in ws:
                 if frame.type is aiohttp.WSMsgType.TEXT:
                     self._from_broker(frame.data)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
         finally:
             self._to_broker = None
+            # Before the socket's closing handshake, so that what the client sends meanwhile
+            # waits for the next broker; a relay being cancelled is ending and answers nothing.
+            if not cancelled:
+                self._apply(self.state.link_down())
             sender.cancel()
             await asyncio.gather(sender, return_exceptions=True)
 
