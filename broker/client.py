@@ -12,7 +12,7 @@ import urllib.request
 from typing import Any
 
 from . import codec
-from .discovery import BrokerRecord
+from .discovery import BrokerRecord, matching_brokers
 
 __all__ = ["BrokerClient", "ClientError", "select_broker"]
 
@@ -29,7 +29,7 @@ def select_broker(records: list[BrokerRecord], pid: int | None, port: int | None
     """
     if not records:
         raise ClientError("no broker is running (start one with: browser-mcp serve)")
-    matching = [r for r in records if (pid is None or r.pid == pid) and (port is None or r.port == port)]
+    matching = matching_brokers(records, pid, port)
     if not matching:
         alive = ", ".join(f"pid {r.pid} port {r.port}" for r in records)
         raise ClientError(f"no live broker matches (alive: {alive})")

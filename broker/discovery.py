@@ -1,11 +1,13 @@
 """Discovery files: how CLIs, the stdio adapter and the native host find live brokers.
 
 Each broker writes ``server-<pid>.json`` (``port``, ``pid``, ``startedAt``, ``version``,
-``protocol``, ``token``; extra keys allowed) atomically: a private temp file in the same folder,
-then ``os.replace``, so a reader sees the old file, the new one or none, never half of one. The
-file is 0600 and a folder the broker creates is 0700, because the token in it opens the broker.
-Readers trust only regular files owned by the current user whose pid is alive, and anyone who
-finds a file of a dead pid deletes it. Watching the folders (for the native host) is not here yet.
+``protocol``, ``token``; extra keys allowed) with :func:`broker.files.write_atomic`, so a reader
+sees the old file, the new one or none, never half of one. The file is 0600 and a folder the
+broker creates is 0700, because the token in it opens the broker. Readers trust only regular
+files owned by the current user whose pid is alive, and anyone who finds a file of a dead pid
+deletes it. :func:`matching_brokers` is the one rule for which live brokers ``--pid`` and
+``--port`` name; what to do when several or none match is the caller's (the CLI refuses to guess,
+the stdio relay takes the oldest). Watching the folders is the native host's.
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ import attrs
 
 from . import codec
 from .core.errors import InvalidMessage
+from .files import owned_by_this_user, private_dir, write_atomic
 
 __all__ = [
     "BrokerRecord",
     "load_or_create_token",
     "live_brokers",
+    "matching_brokers",
     "pid_alive",
     "prune",
     "publish",
@@ -68,34 +72,16 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def _ensure_private_dir(directory: Path) -> None:
-    try:
-        directory.mkdir(mode=0o700, parents=True)
-    except FileExistsError:
-        return
-    # mkdir's mode is filtered by the umask; say exactly what we mean.
-    directory.chmod(0o700)
-
-
 def publish(directory: Path, fields: dict[str, Any]) -> Path:
     """Write ``server-<pid>.json`` atomically and prune files of dead brokers.
 
     Raises:
         OSError: the folder cannot be created or written.
     """
-    _ensure_private_dir(directory)
+    private_dir(directory)
     prune(directory)
-    pid = int(fields["pid"])
-    target = directory / f"server-{pid}.json"
-    temp = directory / f".server-{pid}.json.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, codec.dumps(fields))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, target)
+    target = directory / f"server-{int(fields['pid'])}.json"
+    write_atomic(target, codec.dumps(fields))
     return target
 
 
@@ -116,16 +102,9 @@ def load_or_create_token(path: Path) -> str:
         token = path.read_text().strip()
         if len(token) >= 32:
             return token
-    _ensure_private_dir(path.parent)
+    private_dir(path.parent)
     token = secrets.token_urlsafe(32)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, token.encode() + b"\n")
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
+    write_atomic(path, token.encode() + b"\n")
     return token
 
 
@@ -174,7 +153,7 @@ def prune(directory: Path) -> list[Path]:
     removed = []
     for path in _candidates(directory):
         match = _FILE_NAME.match(path.name)
-        if match and not pid_alive(int(match.group(1))) and _owned(path):
+        if match and not pid_alive(int(match.group(1))) and owned_by_this_user(path):
             remove(path)
             removed.append(path)
     return removed
@@ -191,11 +170,9 @@ def live_brokers(directories: Iterable[Path]) -> list[BrokerRecord]:
     return sorted(records.values(), key=lambda r: (r.started_at, r.pid))
 
 
-def _owned(path: Path) -> bool:
-    try:
-        return path.lstat().st_uid == os.getuid()
-    except FileNotFoundError:
-        return False
+def matching_brokers(records: Iterable[BrokerRecord], pid: int | None, port: int | None) -> list[BrokerRecord]:
+    """The ``records`` with ``pid`` and on ``port`` (None matches any), in their order."""
+    return [r for r in records if (pid is None or r.pid == pid) and (port is None or r.port == port)]
 
 
 def _candidates(directory: Path) -> list[Path]:

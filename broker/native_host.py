@@ -28,8 +28,8 @@ How it notices changes:
 - Every file is judged by :func:`broker.discovery.read_record`: a regular file of this user,
   well formed, whose pid is alive.
 
-Stdout: fd 1 is kept for the protocol under a new number and pointed at stderr before anything
-else runs, so a stray ``print`` cannot corrupt the framing. A list that would exceed Chrome's
+Stdin and stdout are handled by :mod:`broker.stdio` (stdout protected before anything else runs,
+stdin read in a thread); this module owns the framing on them. A list that would exceed Chrome's
 1 MB limit for messages to the extension is cut (newest brokers dropped) and the cut logged.
 Messages from the extension larger than :data:`MAX_FROM_BROWSER` are skipped.
 
@@ -46,13 +46,11 @@ import contextlib
 import logging
 import os
 import struct
-import sys
-import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import codec, paths
+from . import codec, paths, stdio
 from .discovery import BrokerRecord, live_brokers
 
 __all__ = [
@@ -123,9 +121,7 @@ class Host:
         Raises:
             BrokenPipeError: the extension is gone.
         """
-        view = memoryview(encode_frame(message))
-        while view:
-            view = view[os.write(self._out_fd, view) :]
+        stdio.write_all(self._out_fd, encode_frame(message))
 
     def rescan(self) -> None:
         """Send the live brokers when they differ from what was sent last, or when asked to.
@@ -172,35 +168,26 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
     return bytes(chunks)
 
 
-def _read_frames(fd: int, loop: asyncio.AbstractEventLoop, inbox: asyncio.Queue[bytes | None]) -> None:
-    """A thread: post the body of each message on ``fd`` to ``inbox``, then None at end of input.
+def _frames(fd: int) -> Iterator[bytes]:
+    """The body of each message on ``fd``, until it ends (for :func:`broker.stdio.read_in_thread`).
 
-    Blocking reads in a thread work for every kind of stdin, as in :mod:`broker.stdio_relay`.
+    Raises:
+        OSError: reading failed.
     """
-
-    def post(item: bytes | None) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is listening
-            loop.call_soon_threadsafe(inbox.put_nowait, item)
-
-    try:
-        while (header := _read_exactly(fd, _LENGTH.size)) is not None:
-            (size,) = _LENGTH.unpack(header)
-            if size > MAX_FROM_BROWSER:
-                logger.warning("skipping a message of %d bytes from the extension", size)
-                while size:
-                    skipped = _read_exactly(fd, min(size, 1 << 16))
-                    if skipped is None:
-                        return
-                    size -= len(skipped)
-                continue
-            body = _read_exactly(fd, size)
-            if body is None:
-                return
-            post(body)
-    except OSError as exc:
-        logger.debug("stdin: %s", exc)
-    finally:
-        post(None)
+    while (header := _read_exactly(fd, _LENGTH.size)) is not None:
+        (size,) = _LENGTH.unpack(header)
+        if size > MAX_FROM_BROWSER:
+            logger.warning("skipping a message of %d bytes from the extension", size)
+            while size:
+                skipped = _read_exactly(fd, min(size, 1 << 16))
+                if skipped is None:
+                    return
+                size -= len(skipped)
+            continue
+        body = _read_exactly(fd, size)
+        if body is None:
+            return
+        yield body
 
 
 def _watchable(directories: Sequence[Path]) -> tuple[tuple[Path, int, int], ...]:
@@ -267,9 +254,8 @@ async def serve(directories: Sequence[Path], in_fd: int, out_fd: int) -> None:
     Raises:
         BrokenPipeError: the extension is gone.
     """
-    loop = asyncio.get_running_loop()
     inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
-    threading.Thread(target=_read_frames, args=(in_fd, loop, inbox), name="stdin", daemon=True).start()
+    stdio.read_in_thread(_frames(in_fd), inbox)
     host = Host(directories, out_fd)
     host.rescan()
     stop = asyncio.Event()
@@ -294,23 +280,10 @@ async def _receive_all(host: Host, inbox: asyncio.Queue[bytes | None]) -> None:
     logger.debug("stdin closed")
 
 
-def _protect_stdout() -> int:
-    """Keep fd 1 for the protocol under a new number; point fd 1 (and ``print``) at stderr."""
-    sys.stdout.flush()
-    protocol_fd = os.dup(1)
-    os.dup2(2, 1)
-    return protocol_fd
-
-
 def main(args: argparse.Namespace) -> int:
     """Run the host; 0 when the extension disconnects."""
-    out_fd = _protect_stdout()
-    level = os.environ.get("LOG_LEVEL", "info").upper()
-    logging.basicConfig(
-        level=level if level in ("DEBUG", "INFO", "WARNING", "ERROR") else "INFO",
-        format="%(asctime)s %(levelname)s browser-mcp native-host: %(message)s",
-        stream=sys.stderr,
-    )
+    out_fd = stdio.protect_stdout()
+    stdio.log_to_stderr("%(asctime)s %(levelname)s browser-mcp native-host: %(message)s")
     directories = paths.discovery_dirs(args.discovery_dir)
     logger.info(
         "serving %s; watching %s", " ".join(args.caller) or "an unnamed caller", ", ".join(map(str, directories))

@@ -45,6 +45,7 @@ import attrs
 
 from . import codec, paths
 from .core.security import PROJECT_EXTENSION_ID, refuse_extension_ids
+from .files import write_atomic
 from .native_host import HOST_NAME
 
 __all__ = [
@@ -160,18 +161,6 @@ def launcher_text(command: Sequence[str]) -> str:
     )
 
 
-def _write(path: Path, data: bytes, mode: int) -> None:
-    """Write ``path`` atomically with ``mode`` (a browser may read it at any moment)."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
-    try:
-        os.fchmod(fd, mode)
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
-
-
 def install(where: Sequence[Target], extension_ids: Sequence[str], command: Sequence[str]) -> list[dict[str, Any]]:
     """Write the manifest and launcher into each target; what was written, for printing.
 
@@ -183,8 +172,9 @@ def install(where: Sequence[Target], extension_ids: Sequence[str], command: Sequ
     done = []
     for target, content in zip(where, manifests, strict=True):
         target.folder.mkdir(parents=True, exist_ok=True)
-        _write(target.launcher, launcher_text(command).encode(), 0o755)
-        _write(target.manifest, codec.dumps_pretty(content).encode() + b"\n", 0o644)
+        # Atomic: a browser may read them at any moment.
+        write_atomic(target.launcher, launcher_text(command).encode(), 0o755)
+        write_atomic(target.manifest, codec.dumps_pretty(content).encode() + b"\n", 0o644)
         done.append(
             {
                 "browser": target.label,

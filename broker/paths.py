@@ -15,6 +15,8 @@ from pathlib import Path
 
 import platformdirs
 
+from .files import owned_by_another_user
+
 __all__ = [
     "DEFAULT_DISCOVERY_DIR",
     "broker_command",
@@ -22,7 +24,6 @@ __all__ = [
     "ENV_TOKEN_FILE",
     "discovery_dirs",
     "log_dir",
-    "owned_by_another_user",
     "runtime_discovery_dir",
     "token_file",
     "writable_discovery_dir",
@@ -57,13 +58,6 @@ def _override(explicit: Path | None) -> Path | None:
         return explicit
     from_env = os.environ.get(ENV_DISCOVERY_DIR)
     return Path(from_env) if from_env else None
-
-
-def owned_by_another_user(path: Path) -> bool:
-    try:
-        return path.lstat().st_uid != os.getuid()
-    except FileNotFoundError:
-        return False
 
 
 def writable_discovery_dir(explicit: Path | None = None) -> tuple[Path, str | None]:

@@ -1,8 +1,8 @@
 """The broker's rules, free of I/O: who owns which tab, which call is in flight and when it
-expires, what each message means, which error a client sees, how page tools are named, and
-who may talk to the broker.
+expires, what each message means, which error a client sees, how page tools are named, who may
+talk to the broker, and what the stdio relay sends where while its broker comes and goes.
 
-Adapters (``hub``, ``rest``, ``mcp_server``, ``extension_ws``) feed this package events and
-carry out the effects it returns; nothing here imports an event loop, a socket or a JSON library
-(``tests/test_layering.py`` checks every module in this folder).
+Adapters (``hub``, ``rest``, ``mcp_server``, ``extension_ws``, ``stdio_relay``) feed this package
+events and carry out the effects it returns; nothing here imports an event loop, a socket or a
+JSON library (``tests/test_layering.py`` checks every module in this folder).
 """
