@@ -1,4 +1,4 @@
-"""Discovery files: how CLIs, the stdio adapter and the native host find live brokers.
+"""Discovery files: how CLIs, the stdio relay and the native host find live brokers.
 
 Each broker writes ``server-<pid>.json`` (``port``, ``pid``, ``startedAt``, ``version``,
 ``protocol``, ``token``; extra keys allowed) with :func:`broker.files.write_atomic`, so a reader
@@ -17,7 +17,6 @@ import logging
 import os
 import re
 import secrets
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ import attrs
 
 from . import codec
 from .core.errors import InvalidMessage
-from .files import owned_by_this_user, private_dir, write_atomic
+from .files import is_own_file, owned_by_this_user, private_dir, write_atomic
 
 __all__ = [
     "BrokerRecord",
@@ -94,11 +93,7 @@ def load_or_create_token(path: Path) -> str:
     Raises:
         OSError: the file cannot be written.
     """
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        info = None
-    if info is not None and stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077:
+    if is_own_file(path, private=True):
         token = path.read_text().strip()
         if len(token) >= 32:
             return token
@@ -126,11 +121,7 @@ def read_record(path: Path) -> BrokerRecord | None:
     match = _FILE_NAME.match(path.name)
     if match is None:
         return None
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return None
-    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+    if not is_own_file(path):
         logger.debug("ignoring %s: not a regular file of this user", path)
         return None
     if not pid_alive(int(match.group(1))):

@@ -7,7 +7,8 @@
 - :func:`private_dir`: a folder only this user may enter (0700 when this call creates it; a
   folder that already exists keeps its mode, since it may be shared on purpose).
 - :func:`owned_by_this_user` / :func:`owned_by_another_user`: whose a path is, without following
-  a symlink at its end; a path that does not exist is nobody's.
+  a symlink at its end; a path that does not exist is nobody's. :func:`is_own_file`: a regular
+  file of this user (not a link someone planted), optionally one nobody else may read.
 
 What it leaves out: which folders and file names these are (:mod:`broker.paths`,
 :mod:`broker.discovery`), and reading files back.
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import Path
 
-__all__ = ["owned_by_another_user", "owned_by_this_user", "private_dir", "write_atomic"]
+__all__ = ["is_own_file", "owned_by_another_user", "owned_by_this_user", "private_dir", "write_atomic"]
 
 
 def private_dir(directory: Path) -> None:
@@ -76,3 +78,14 @@ def owned_by_this_user(path: Path) -> bool:
 def owned_by_another_user(path: Path) -> bool:
     owner = _owner(path)
     return owner is not None and owner != os.getuid()
+
+
+def is_own_file(path: Path, *, private: bool = False) -> bool:
+    """A regular file of this user; with ``private``, one that no other user may read or write."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        return False
+    return not (private and info.st_mode & 0o077)
