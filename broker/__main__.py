@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import errno
 import logging
 import os
@@ -37,6 +38,37 @@ def _add_broker_choice(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, help="the broker on this port, when several are alive")
     parser.add_argument("--discovery-dir", type=Path, help="where discovery files are (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def _add_tab_commands(commands: Any) -> None:
+    """claim, release, snapshot, screenshot and act: the built-in browser tools from a shell."""
+    for change in ("claim", "release"):
+        changing = commands.add_parser(
+            change,
+            help="make a tab the command line's own (browser-mcp snapshot and act need that)"
+            if change == "claim"
+            else "give a claimed tab back to the person",
+        )
+        changing.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
+        _add_broker_choice(changing)
+
+    snapshot = commands.add_parser("snapshot", help="print a claimed tab's page as an accessibility snapshot")
+    snapshot.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
+    snapshot.add_argument("--target", help="only this element's subtree (a ref from an earlier snapshot)")
+    _add_broker_choice(snapshot)
+
+    screenshot = commands.add_parser("screenshot", help="save a picture of a claimed tab's page")
+    screenshot.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
+    screenshot.add_argument("-o", "--output", type=Path, required=True, help="the file to write (.png or .jpg)")
+    screenshot.add_argument("--full-page", action="store_true", help="the whole page, not only what is in view")
+    _add_broker_choice(screenshot)
+
+    act = commands.add_parser("act", help="run a built-in browser tool (click, type, navigate ...) in a claimed tab")
+    act.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
+    act.add_argument("action", help="the tool's name without browser_: click, type, navigate, press_key ...")
+    act.add_argument("args", nargs="?", default="{}", help="the tool's arguments as a JSON object")
+    act.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    _add_broker_choice(act)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,6 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"default: {DEFAULTS.call_timeout:g}",
     )
     serve.add_argument(
+        "--no-evaluate",
+        action="store_true",
+        help="do not offer browser_evaluate (JavaScript of the client's choosing in its tabs)",
+    )
+    serve.add_argument(
         "--log-level",
         default=os.environ.get("LOG_LEVEL", "info"),
         choices=["debug", "info", "warning", "error"],
@@ -96,6 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("args", nargs="?", default="{}", help="the tool's arguments as a JSON object")
     call.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
     _add_broker_choice(call)
+
+    _add_tab_commands(commands)
 
     stop = commands.add_parser("stop", help="stop a broker")
     _add_broker_choice(stop)
@@ -177,6 +216,7 @@ def _serve(args: argparse.Namespace) -> int:
         allowed_extensions=_allowed_extensions(args.allow_extension),
         require_extension_token=args.require_extension_token,
         call_timeout=args.call_timeout,
+        allow_evaluate=not args.no_evaluate,
     )
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)
     if warning:
@@ -315,6 +355,74 @@ def _call(args: argparse.Namespace) -> int:
     return 0
 
 
+def _change_tab(args: argparse.Namespace) -> int:
+    tab = _client(args).post(f"/tabs/{args.tab}/{args.command}", {})["tab"]
+    if args.json:
+        _print_json({"tab": tab})
+    else:
+        whose = "yours (the command line's)" if args.command == "claim" else "the person's again"
+        print(f"tab {tab['ref']} ({tab['title'] or tab['url']}) is {whose}")
+    return 0
+
+
+def _act(args: argparse.Namespace, action: str, action_args: dict[str, Any], timeout: float | None = None) -> Any:
+    query = f"?timeout={timeout}" if timeout else ""
+    return _client(args).post(f"/tabs/{args.tab}/actions/{action}{query}", action_args)["result"]
+
+
+def _print_result(result: Any) -> None:
+    """A built-in tool's MCP result as a person reads it: its text, and a line per image."""
+    for part in result.get("content", []) if isinstance(result, dict) else []:
+        if part.get("type") == "text":
+            print(part.get("text", ""))
+        else:
+            size = len(part.get("data", "")) * 3 // 4
+            print(
+                f"[{part.get('type')} {part.get('mimeType', '')}, about {size} bytes: browser-mcp screenshot saves one]"
+            )
+    if not isinstance(result, dict) or "content" not in result:
+        print(codec.dumps_pretty(result))
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    result = _act(args, "snapshot", {} if args.target is None else {"target": args.target})
+    if args.json:
+        _print_json({"result": result})
+    else:
+        _print_result(result)
+    return 0
+
+
+def _screenshot(args: argparse.Namespace) -> int:
+    kind = "jpeg" if args.output.suffix.lower() in (".jpg", ".jpeg") else "png"
+    result = _act(args, "take_screenshot", {"type": kind, "fullPage": args.full_page})
+    image = next((part for part in result.get("content", []) if part.get("type") == "image"), None)
+    if image is None:
+        raise ClientError(f"the browser sent no image: {codec.dumps_text(result)[:500]}")
+    data = base64.b64decode(image["data"])
+    args.output.write_bytes(data)
+    if args.json:
+        _print_json({"saved": str(args.output), "bytes": len(data), "mimeType": image.get("mimeType")})
+    else:
+        print(f"saved {args.output} ({len(data)} bytes)")
+    return 0
+
+
+def _act_command(args: argparse.Namespace) -> int:
+    try:
+        action_args = codec.loads(args.args)
+    except codec.JSONDecodeError as exc:
+        raise ClientError(f"ARGS is not valid JSON: {exc}") from None
+    if not isinstance(action_args, dict):
+        raise ClientError('ARGS must be a JSON object, such as \'{"target": "e7", "element": "Buy button"}\'')
+    result = _act(args, args.action.removeprefix("browser_"), action_args, args.timeout)
+    if args.json:
+        _print_json({"result": result})
+    else:
+        _print_result(result)
+    return 0
+
+
 def _stop(args: argparse.Namespace) -> int:
     client = _client(args)
     client.post("/shutdown", {})
@@ -366,7 +474,18 @@ claude mcp add --transport http {shlex.quote(args.name)} {url} --header {shlex.q
     return 0
 
 
-_CLIENT_COMMANDS = {"status": _status, "tabs": _tabs, "call": _call, "stop": _stop, "mcp-config": _mcp_config}
+_CLIENT_COMMANDS = {
+    "status": _status,
+    "tabs": _tabs,
+    "call": _call,
+    "claim": _change_tab,
+    "release": _change_tab,
+    "snapshot": _snapshot,
+    "screenshot": _screenshot,
+    "act": _act_command,
+    "stop": _stop,
+    "mcp-config": _mcp_config,
+}
 
 
 if __name__ == "__main__":

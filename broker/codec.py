@@ -69,6 +69,7 @@ TAGS: dict[type, str] = {
     wire.TabClaimed: "tabClaimed",
     wire.TabReleased: "tabReleased",
     wire.CallTool: "callTool",
+    wire.BrowserAction: "browserAction",
     wire.DiscoverTools: "discoverTools",
     wire.Disconnect: "disconnect",
     wire.ErrorReply: "error",

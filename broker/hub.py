@@ -7,9 +7,9 @@ extension links (anything with ``send`` and ``close`` coroutines; :mod:`broker.e
 provides the WebSocket kind).
 
 Adapters act through its typed methods (open a session, open or close a tab, change a tab's
-owner, list a tab's tools, call a tool), so every door takes one path to the core. Every rule
-about tabs, sessions and calls stays in :mod:`broker.core`; this module only decodes, dispatches
-and delivers.
+owner, list a tab's tools, call a tool, carry out a browser action), so every door takes one
+path to the core. Every rule about tabs, sessions and calls stays in :mod:`broker.core`; this
+module only decodes, dispatches and delivers.
 """
 
 from __future__ import annotations
@@ -148,6 +148,24 @@ class Hub:
         self, session_id: SessionId, ref: str | int, tool: str, args: JsonObject, answer_within: float | None = None
     ) -> Any:
         return await self._request(lambda now: self.core.call_tool(session_id, ref, tool, args, now, answer_within))
+
+    async def act(
+        self,
+        session_id: SessionId,
+        ref: str | int | None,
+        action: str,
+        args: JsonObject,
+        answer_within: float | None = None,
+    ) -> tuple[TabView, Any]:
+        """Carry out a built-in browser action in the session's tab (None: its current tab)."""
+        view = self.core.current_tab(session_id) if ref is None else self.core.tab(ref)
+        value = await self._request(
+            lambda now: self.core.call_action(session_id, view.ref, action, args, now, answer_within)
+        )
+        return view, value
+
+    def browser_actions(self) -> frozenset[str]:
+        return self.core.browser_actions()
 
     async def _request(self, start: Callable[[float], tuple[CallId, list[Effect]]]) -> Any:
         """Start a call on the core and wait until it ends.

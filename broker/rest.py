@@ -1,7 +1,8 @@
 """The REST API for scripts and curl, on the routes of the original bridge.
 
 ``GET /status``, ``GET /tabs``, ``POST /tabs {url, focus, browser?}``, ``DELETE /tabs/{id}``,
-``GET /tabs/{id}/tools``, ``POST /tabs/{id}/tools/{name}`` (body = the tool's arguments), plus
+``GET /tabs/{id}/tools``, ``POST /tabs/{id}/tools/{name}`` (body = the tool's arguments),
+``POST /tabs/{id}/actions/{name}`` (a built-in browser tool, named without ``browser_``), plus
 ``POST /tabs/{id}/claim``, ``/release`` and ``/focus``, ``DELETE /sessions/{id}`` and
 ``POST /shutdown`` (what ``browser-mcp stop`` uses). Each request acts for the session named by
 ``X-Session-Id``, else the shared default REST session ``rest``; a new session is opened on first
@@ -18,8 +19,8 @@ from typing import Any
 from aiohttp import web
 
 from . import codec
-from .core import arguments
-from .core.errors import InvalidRequest
+from .core import arguments, browser_tools
+from .core.errors import InvalidRequest, ToolNotFound
 from .hub import Hub
 from .runtime import HUB, RUNTIME
 from .views import browser_json, session_json, tab_json, tab_tools_json
@@ -117,6 +118,18 @@ async def call_tool(request: web.Request) -> web.Response:
     answer_within = arguments.call_timeout(request.query.get("timeout"))
     ref, tool = request.match_info["tab"], request.match_info["tool"]
     result = await _hub(request).call_tool(session_id, ref, tool, args, answer_within)
+    return json_response({"result": result})
+
+
+@routes.post("/tabs/{tab}/actions/{action}")
+async def browser_action(request: web.Request) -> web.Response:
+    session_id = await _session(request)
+    action = request.match_info["action"]
+    if action not in browser_tools.ACTIONS:
+        raise ToolNotFound(f"no built-in action {action!r} (there are: {', '.join(browser_tools.ACTIONS)})")
+    _, args = browser_tools.action_arguments(action, arguments.tool_arguments(await _json_body(request)))
+    answer_within = arguments.call_timeout(request.query.get("timeout"))
+    _, result = await _hub(request).act(session_id, request.match_info["tab"], action, args, answer_within)
     return json_response({"result": result})
 
 

@@ -35,6 +35,7 @@ class Settings:
     silence_timeout: float = DEFAULTS.silence_timeout
     browser_grace: float = DEFAULTS.browser_grace
     session_idle: float = DEFAULTS.session_idle
+    allow_evaluate: bool = DEFAULTS.allow_evaluate
 
     def config(self) -> Config:
         return Config(
@@ -45,6 +46,7 @@ class Settings:
             silence_timeout=self.silence_timeout,
             browser_grace=self.browser_grace,
             session_idle=self.session_idle,
+            allow_evaluate=self.allow_evaluate,
         )
 
 

@@ -9,6 +9,7 @@ export const FromBroker = Object.freeze({
   TAB_CLAIMED: "tabClaimed",
   TAB_RELEASED: "tabReleased",
   CALL_TOOL: "callTool",
+  BROWSER_ACTION: "browserAction",
   DISCOVER_TOOLS: "discoverTools",
   PING: "ping",
   PONG: "pong",

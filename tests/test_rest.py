@@ -93,6 +93,7 @@ async def test_status_shows_browsers_sessions_and_tabs(broker: BrokerUnderTest) 
             "instanceId": "profile-1",
             "connected": True,
             "tabs": 1,
+            "actions": [],
         }
     ]
     assert body["sessions"] == [

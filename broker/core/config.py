@@ -26,6 +26,8 @@ class Config:
     max_pending_per_session: int = 256
     # The largest frame or request body accepted, in bytes.
     frame_limit: int = 32 * 1024 * 1024
+    # Whether browser_evaluate (any JavaScript in a client's tab) is offered at all.
+    allow_evaluate: bool = True
 
 
 DEFAULTS = Config(server_version="")

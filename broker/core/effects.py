@@ -98,6 +98,7 @@ class BrowserView:
     instance_id: str | None
     connected: bool
     tabs: int
+    actions: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -25,6 +25,8 @@ class Session:
     last_used: float = 0.0
     listeners: int = 0
     focused: tuple[str, int] | None = None
+    # The tab built-in browser tools act on when none is named: the one last opened, focused or claimed.
+    current: tuple[str, int] | None = None
 
     def used(self, now: float) -> None:
         self.last_used = max(self.last_used, now)
