@@ -40,35 +40,34 @@ def _add_broker_choice(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
+def _tab_command(commands: Any, name: str, about: str, runs: tuple[str, str] | None = None) -> Any:
+    """A subcommand on one tab; ``runs`` names what it runs (a tool), which takes JSON arguments."""
+    parser = commands.add_parser(name, help=about)
+    parser.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
+    if runs is not None:
+        parser.add_argument(runs[0], help=runs[1])
+        parser.add_argument("args", nargs="?", default="{}", help="the tool's arguments as a JSON object")
+        parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    _add_broker_choice(parser)
+    return parser
+
+
 def _add_tab_commands(commands: Any) -> None:
-    """claim, release, snapshot, screenshot and act: the built-in browser tools from a shell."""
-    for change in ("claim", "release"):
-        changing = commands.add_parser(
-            change,
-            help="make a tab the command line's own (browser-mcp snapshot and act need that)"
-            if change == "claim"
-            else "give a claimed tab back to the person",
-        )
-        changing.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
-        _add_broker_choice(changing)
-
-    snapshot = commands.add_parser("snapshot", help="print a claimed tab's page as an accessibility snapshot")
-    snapshot.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
+    """call, claim, release, snapshot, screenshot and act: a tab's tools from a shell."""
+    _tab_command(commands, "call", "call a page tool and print its result", ("tool", "the page tool's name"))
+    _tab_command(commands, "claim", "make a tab the command line's own (browser-mcp snapshot and act need that)")
+    _tab_command(commands, "release", "give a claimed tab back to the person")
+    snapshot = _tab_command(commands, "snapshot", "print a claimed tab's page as an accessibility snapshot")
     snapshot.add_argument("--target", help="only this element's subtree (a ref from an earlier snapshot)")
-    _add_broker_choice(snapshot)
-
-    screenshot = commands.add_parser("screenshot", help="save a picture of a claimed tab's page")
-    screenshot.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
+    screenshot = _tab_command(commands, "screenshot", "save a picture of a claimed tab's page")
     screenshot.add_argument("-o", "--output", type=Path, required=True, help="the file to write (.png or .jpg)")
     screenshot.add_argument("--full-page", action="store_true", help="the whole page, not only what is in view")
-    _add_broker_choice(screenshot)
-
-    act = commands.add_parser("act", help="run a built-in browser tool (click, type, navigate ...) in a claimed tab")
-    act.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
-    act.add_argument("action", help="the tool's name without browser_: click, type, navigate, press_key ...")
-    act.add_argument("args", nargs="?", default="{}", help="the tool's arguments as a JSON object")
-    act.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
-    _add_broker_choice(act)
+    _tab_command(
+        commands,
+        "act",
+        "run a built-in browser tool (click, type, navigate ...) in a claimed tab",
+        ("action", "the tool's name without browser_: click, type, navigate, press_key ..."),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,13 +125,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     tabs = commands.add_parser("tabs", help="the tabs of a broker's browsers, with owners and tools")
     _add_broker_choice(tabs)
-
-    call = commands.add_parser("call", help="call a page tool and print its result")
-    call.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
-    call.add_argument("tool", help="the page tool's name")
-    call.add_argument("args", nargs="?", default="{}", help="the tool's arguments as a JSON object")
-    call.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
-    _add_broker_choice(call)
 
     _add_tab_commands(commands)
 
@@ -338,13 +330,19 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _call(args: argparse.Namespace) -> int:
+def _json_args(raw: str, example: str) -> dict[str, Any]:
+    """ARGS of call and act. Raises: ClientError, unless it is a JSON object."""
     try:
-        tool_args = codec.loads(args.args)
+        value = codec.loads(raw)
     except codec.JSONDecodeError as exc:
         raise ClientError(f"ARGS is not valid JSON: {exc}") from None
-    if not isinstance(tool_args, dict):
-        raise ClientError('ARGS must be a JSON object, such as \'{"query": "shoes"}\'')
+    if not isinstance(value, dict):
+        raise ClientError(f"ARGS must be a JSON object, such as '{example}'")
+    return value
+
+
+def _call(args: argparse.Namespace) -> int:
+    tool_args = _json_args(args.args, '{"query": "shoes"}')
     query = f"?timeout={args.timeout}" if args.timeout else ""
     answer = _client(args).post(f"/tabs/{args.tab}/tools/{args.tool}{query}", tool_args)
     if args.json:
@@ -370,8 +368,11 @@ def _act(args: argparse.Namespace, action: str, action_args: dict[str, Any], tim
     return _client(args).post(f"/tabs/{args.tab}/actions/{action}{query}", action_args)["result"]
 
 
-def _print_result(result: Any) -> None:
-    """A built-in tool's MCP result as a person reads it: its text, and a line per image."""
+def _show_result(args: argparse.Namespace, result: Any) -> int:
+    """A built-in tool's MCP result as a person reads it (its text, a line per image), or JSON."""
+    if args.json:
+        _print_json({"result": result})
+        return 0
     for part in result.get("content", []) if isinstance(result, dict) else []:
         if part.get("type") == "text":
             print(part.get("text", ""))
@@ -382,15 +383,11 @@ def _print_result(result: Any) -> None:
             )
     if not isinstance(result, dict) or "content" not in result:
         print(codec.dumps_pretty(result))
+    return 0
 
 
 def _snapshot(args: argparse.Namespace) -> int:
-    result = _act(args, "snapshot", {} if args.target is None else {"target": args.target})
-    if args.json:
-        _print_json({"result": result})
-    else:
-        _print_result(result)
-    return 0
+    return _show_result(args, _act(args, "snapshot", {} if args.target is None else {"target": args.target}))
 
 
 def _screenshot(args: argparse.Namespace) -> int:
@@ -409,18 +406,8 @@ def _screenshot(args: argparse.Namespace) -> int:
 
 
 def _act_command(args: argparse.Namespace) -> int:
-    try:
-        action_args = codec.loads(args.args)
-    except codec.JSONDecodeError as exc:
-        raise ClientError(f"ARGS is not valid JSON: {exc}") from None
-    if not isinstance(action_args, dict):
-        raise ClientError('ARGS must be a JSON object, such as \'{"target": "e7", "element": "Buy button"}\'')
-    result = _act(args, args.action.removeprefix("browser_"), action_args, args.timeout)
-    if args.json:
-        _print_json({"result": result})
-    else:
-        _print_result(result)
-    return 0
+    action_args = _json_args(args.args, '{"target": "e7", "element": "Buy button"}')
+    return _show_result(args, _act(args, args.action.removeprefix("browser_"), action_args, args.timeout))
 
 
 def _stop(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ import pytest
 from broker.runtime import VERSION
 
 from .cli_helpers import BrokerProcess, Brokers, CliResult, connect_extension, discovery_files, run_cli, table_rows
+from .conftest import ConnectFake
 from .fakes import FakeExtension, FakeTab, PageError
 
 SHOP_URL = "https://shop.example/shoes"
@@ -49,11 +50,9 @@ async def broker(brokers: Brokers) -> BrokerProcess:
 
 
 @pytest.fixture
-async def shop(session: aiohttp.ClientSession, broker: BrokerProcess, fakes: list[FakeExtension]) -> FakeExtension:
+async def shop(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
     """A fake browser with a shop tab (tools search, greet, buy) and a news tab (no tools)."""
-    fake = await connect_extension(session, broker, *shop_tabs())
-    fakes.append(fake)
-    return fake
+    return await connect_fake(broker, *shop_tabs())
 
 
 async def cli(discovery_dir: Path, *args: str) -> CliResult:
@@ -408,13 +407,9 @@ async def test_serve_accepts_a_well_formed_extension_id_and_lets_it_connect(
 
 
 @pytest.fixture
-async def browser(session: aiohttp.ClientSession, broker: BrokerProcess, fakes: list[FakeExtension]) -> FakeExtension:
+async def browser(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
     """A fake browser whose extension carries out the built-in browser actions."""
-    fake = await connect_extension(
-        session, broker, *shop_tabs(), actions=["snapshot", "click", "take_screenshot", "navigate"]
-    )
-    fakes.append(fake)
-    return fake
+    return await connect_fake(broker, *shop_tabs(), actions=["snapshot", "click", "take_screenshot", "navigate"])
 
 
 async def test_snapshot_needs_a_claim_and_then_prints_the_page(
