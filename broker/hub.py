@@ -64,17 +64,28 @@ class Hub:
 
     # Sessions
 
-    async def open_session(self, session_id: SessionId, name: str, *, ends_when_idle: bool = False) -> None:
+    async def open_session(
+        self, session_id: SessionId, name: str, *, ends_when_idle: bool = False, credential: str | None = None
+    ) -> None:
         """Open the session if it is new (announcing it to the browsers), else note its use.
 
         Awaited, so the ``connect`` naming the session reaches each browser before anything the
         session then asks for (a tab opened for it is grouped under its client's name).
+
+        Raises:
+            Forbidden: the session was opened with another credential than ``credential``.
         """
         now = self._loop.time()
-        await self.run(self.core.open_session(session_id, name, now, ends_when_idle=ends_when_idle))
+        effects = self.core.open_session(session_id, name, now, ends_when_idle=ends_when_idle, credential=credential)
+        await self.run(effects)
 
-    async def end_session(self, session_id: SessionId) -> bool:
-        """End a session; False when there was none by that id."""
+    async def end_session(self, session_id: SessionId, credential: str | None = None) -> bool:
+        """End a session; False when there was none by that id.
+
+        Raises:
+            Forbidden: a client token (``credential``) names a session it did not open.
+        """
+        self.core.check_session_end(session_id, credential)
         existed = self.core.has_session(session_id)
         await self.run(self.core.close_session(session_id))
         return existed

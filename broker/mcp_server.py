@@ -180,7 +180,7 @@ class McpSurface:
         if session is None:
             session = McpSession(key, name, stateless)
             self.sessions[key] = session
-            await self.hub.open_session(key, name, ends_when_idle=stateless)
+            await self.hub.open_session(key, name, ends_when_idle=stateless, credential=CLIENT_LABEL.get())
             session.seen = self._visible(session)
             logger.info("MCP session %s (%s) started", key, name)
         elif stateless:

@@ -670,3 +670,20 @@ def test_evaluate_turned_off_is_neither_offered_nor_sent() -> None:
     assert core.browser_actions() == frozenset({"snapshot", "click"})
     with pytest.raises(errors.NotSupported, match="--no-evaluate"):
         core.call_action("s1", 7, "evaluate", {"function": "() => 1"}, 0.0)
+
+
+# Sessions belong to the credential that opened them
+
+
+def test_a_session_is_used_only_with_the_token_that_opened_it() -> None:
+    core = make_core()
+    core.open_session("agent", "Agent", credential="alice")
+    core.open_session("agent", "Agent", credential="alice")  # a use by its opener
+    for other in ("mallory", None):
+        with pytest.raises(errors.Forbidden, match="opened with client token alice"):
+            core.open_session("agent", "Agent", credential=other)
+    with pytest.raises(errors.Forbidden):
+        core.check_session_end("agent", "mallory")
+    core.check_session_end("agent", None)  # the broker's own token may end any session
+    core.check_session_end("gone", "mallory")  # nothing to protect
+    assert [s.credential for s in core.sessions()] == ["alice"]

@@ -107,3 +107,5 @@ class SessionView:
     name: str
     owned_tabs: tuple[str, ...]
     pending_calls: int
+    # The client token's name that opened it; None for the broker's own token.
+    credential: str | None = None

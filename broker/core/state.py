@@ -95,17 +95,31 @@ class Broker(BrowserLinks):
     # Sessions
 
     def open_session(
-        self, session_id: SessionId, name: str, now: float = 0.0, *, ends_when_idle: bool = False
+        self,
+        session_id: SessionId,
+        name: str,
+        now: float = 0.0,
+        *,
+        ends_when_idle: bool = False,
+        credential: str | None = None,
     ) -> list[Effect]:
         """Start a session, or note that an existing one was used at ``now``.
 
         ``ends_when_idle``: the session has no connection whose end would end it (a REST caller,
         a stateless MCP client), so it ends once unused for ``Config.session_idle`` seconds, with
-        a :class:`SessionExpired` effect; ``now`` matters only for such sessions.
+        a :class:`SessionExpired` effect; ``now`` matters only for such sessions. ``credential``:
+        the client token's name that asks (None: the broker's own token).
+
+        Raises:
+            Forbidden: the session was opened with another credential.
         """
-        if not self._sessions.open(session_id, name, now, ends_when_idle):
+        if not self._sessions.open(session_id, name, now, ends_when_idle, credential):
             return []
         return [SendToExtension(link.id, self._connect_message(session_id, name)) for link in self._links.values()]
+
+    def check_session_end(self, session_id: SessionId, credential: str | None) -> None:
+        """Raises: Forbidden, when a client token would end a session another credential opened."""
+        self._sessions.check_end(session_id, credential)
 
     def session_used(self, session_id: SessionId, now: float) -> None:
         """Note a use of a session, if it still exists; an ended one stays ended."""
@@ -389,7 +403,7 @@ class Broker(BrowserLinks):
                 if tab.owner is not None:
                     owned.setdefault(tab.owner, []).append(f"{browser.key}:{tab.id}")
         return [
-            SessionView(s.id, s.name, tuple(owned.get(s.id, ())), self._pending.count_of(s.id))
+            SessionView(s.id, s.name, tuple(owned.get(s.id, ())), self._pending.count_of(s.id), s.credential)
             for s in self._sessions.values()
         ]
 
