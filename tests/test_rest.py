@@ -41,7 +41,19 @@ async def test_wrong_token_is_refused(broker: BrokerUnderTest, session: aiohttp.
     assert status == 401 and body["error"]["code"] == "unauthorized"
 
 
-@pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.1.nip.io", "192.168.1.2:80"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example",
+        "evil.example:8765",
+        "127.0.0.1.nip.io",
+        "192.168.1.2:80",
+        "[::1]evil.example",
+        "[::1]:80evil.example",
+        "localhost@evil.example",
+        "127.0.0.1:80:90",
+    ],
+)
 async def test_foreign_host_is_refused_even_with_the_token(broker: BrokerUnderTest, host: str) -> None:
     status, body = await broker.get("/tabs", headers={"Host": host})
     assert status == 403 and "loopback" in body["error"]["message"]
