@@ -26,6 +26,7 @@ from broker.core.messages import (
     Connected,
     Disconnect,
     DiscoverTools,
+    ErrorReply,
     FocusTab,
     OpenTab,
     Ping,
@@ -687,3 +688,16 @@ def test_a_session_is_used_only_with_the_token_that_opened_it() -> None:
     core.check_session_end("agent", None)  # the broker's own token may end any session
     core.check_session_end("gone", "mallory")  # nothing to protect
     assert [s.credential for s in core.sessions()] == ["alice"]
+
+
+def test_a_browser_keeps_at_most_its_tab_limit() -> None:
+    core = make_core(max_tabs_per_browser=2)
+    effects = connect(core, tabs=(shop_tab(1), shop_tab(2), shop_tab(3)))
+    [refusal] = [m for m in sent(effects) if isinstance(m, ErrorReply)]
+    assert refusal.code == "too_many_tabs" and "1 more ignored" in refusal.message
+    assert [tab.id for tab in core.tabs()] == [1, 2]
+    created = core.extension_message(1, TabCreated(shop_tab(4)), 1.0)
+    assert [m.code for m in sent(created)] == ["too_many_tabs"]
+    core.extension_message(1, TabClosed(2), 1.0)
+    core.extension_message(1, TabCreated(shop_tab(4)), 1.0)
+    assert [tab.id for tab in core.tabs()] == [1, 4]

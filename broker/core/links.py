@@ -33,6 +33,7 @@ from .messages import (
     Connect,
     Connected,
     Disconnected,
+    ErrorReply,
     ExtensionMessage,
     Ping,
     Pong,
@@ -151,7 +152,10 @@ class BrowserLinks:
         owners = {tab_id: tab.owner for tab_id, tab in browser.tabs.items()}
         gone = set(browser.tabs) - {info.id for info in message.tabs}
         browser.tabs = {}
-        for info in message.tabs:
+        kept = message.tabs[: self.config.max_tabs_per_browser]
+        if len(kept) < len(message.tabs):
+            effects.append(self._too_many_tabs(link, len(message.tabs) - len(kept)))
+        for info in kept:
             tab = Tab(info.id, owner=owners.get(info.id))
             tab.update(info)
             browser.tabs[info.id] = tab
@@ -164,6 +168,8 @@ class BrowserLinks:
 
     def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
+        if message.tab.id not in browser.tabs and len(browser.tabs) >= self.config.max_tabs_per_browser:
+            return [self._too_many_tabs(link, 1)]
         tab = browser.tabs.get(message.tab.id) or Tab(message.tab.id)
         tab.update(message.tab)
         browser.tabs[tab.id] = tab
@@ -173,6 +179,8 @@ class BrowserLinks:
 
     def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
+        if message.tab.id not in browser.tabs and len(browser.tabs) >= self.config.max_tabs_per_browser:
+            return [self._too_many_tabs(link, 1)]
         tab = browser.tabs.setdefault(message.tab.id, Tab(message.tab.id))
         tab.update(message.tab)
         return [TabsChanged()]
@@ -189,7 +197,9 @@ class BrowserLinks:
 
     def _on_tab_focused(self, link: Link, message: TabFocused, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
-        tab = browser.tabs.setdefault(message.tab_id, Tab(message.tab_id))
+        tab = browser.tabs.get(message.tab_id)
+        if tab is None:
+            return [self._unknown_tab(link, "tabFocused", message.tab_id)]
         if message.tools is not None:
             tab.tools = message.tools
         browser.active_tab = tab.id
@@ -198,17 +208,20 @@ class BrowserLinks:
         return effects
 
     def _on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        browser.tabs.setdefault(message.tab_id, Tab(message.tab_id)).tools = message.tools
+        tab = self._browsers[link.browser].tabs.get(message.tab_id)
+        if tab is None:
+            return [self._unknown_tab(link, "toolsChanged", message.tab_id)]
+        tab.tools = message.tools
         return [TabsChanged()]
 
     def _on_tools_discovered(self, link: Link, message: ToolsDiscovered, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
         tab = browser.tabs.get(message.tab_id)
-        if tab is not None:
-            tab.tools = message.tools
+        if tab is None:
+            return [self._unknown_tab(link, "toolsDiscovered", message.tab_id)]
+        tab.tools = message.tools
         pending = self._reply_to(link, message.call_id, CallKind.DISCOVER)
-        effects: list[Effect] = [] if tab is None else [TabsChanged()]
+        effects: list[Effect] = [TabsChanged()]
         if pending is not None:
             effects += self._finish(pending.call_id, now, value=message.tools)
         return effects
@@ -228,6 +241,17 @@ class BrowserLinks:
         else:
             failure = PageToolFailed(error)
         return self._finish(pending.call_id, now, failure)
+
+    def _unknown_tab(self, link: Link, kind: str, tab_id: int) -> SendToExtension:
+        # Taking it would make a nameless tab no listing could explain; the frame is refused.
+        text = f"{kind} names tab {tab_id}, which this browser never announced (tabCreated or connected)"
+        logger.info("link %s: %s", link.id, text)
+        return SendToExtension(link.id, ErrorReply("unknown_tab", text))
+
+    def _too_many_tabs(self, link: Link, ignored: int) -> SendToExtension:
+        text = f"over {self.config.max_tabs_per_browser} tabs in one browser: {ignored} more ignored"
+        logger.warning("link %s: %s", link.id, text)
+        return SendToExtension(link.id, ErrorReply("too_many_tabs", text))
 
     def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
         link.last_sent = now
