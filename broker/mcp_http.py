@@ -197,10 +197,10 @@ class McpEndpoint:
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             CONNECTION_KEY.set(None)
-            return await serve_asgi(self.modern.handle_request, request)
+            return await serve_asgi(self.modern.handle_request, request, self.surface.hub.frame_limit)
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         CONNECTION_KEY.set(legacy_key(session_id) if session_id else None)
-        return await serve_asgi(self.legacy, request)
+        return await serve_asgi(self.legacy, request, self.surface.hub.frame_limit)
 
     async def tunnel(self, request: web.Request) -> web.StreamResponse:
         """One WebSocket = one MCP connection (either era; the client's first request decides)."""

@@ -330,3 +330,24 @@ async def test_open_tab_in_a_named_browser(broker: BrokerUnderTest, era: str) ->
         assert opened["opened"]["browser"] == "b1" and len(first.received("openTab")) == 1
         refused = await client.call("tabs", {"action": "open", "url": "https://a.example/", "browser": "b9"})
         assert refused.is_error and "browser_not_found" in text(refused)
+
+
+async def test_an_mcp_body_over_the_limit_is_refused_unread(
+    make_broker: MakeBroker, session: aiohttp.ClientSession
+) -> None:
+    broker = await make_broker(frame_limit=4096)
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    padded = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": "x" * 8000}}
+    async with session.post(broker.mcp_url, json=padded, headers=headers) as response:
+        assert response.status == 413
+        assert (await response.json())["error"]["code"] == "request_too_large"
+
+    async def trickle() -> Any:
+        for _ in range(10):
+            yield b" " * 1024
+
+    # Streamed without a length, it is cut off once past the limit.
+    async with session.post(broker.mcp_url, data=trickle(), headers=headers) as response:
+        assert response.status == 413
+    async with session.post(broker.mcp_url, json=INITIALIZE, headers=headers) as response:
+        assert response.status == 200
