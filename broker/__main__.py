@@ -109,6 +109,13 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"default: {DEFAULTS.call_timeout:g}",
     )
     serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=DEFAULTS.max_sessions,
+        metavar="N",
+        help=f"live sessions at once, REST and MCP (default: {DEFAULTS.max_sessions})",
+    )
+    serve.add_argument(
         "--no-evaluate",
         action="store_true",
         help="do not offer browser_evaluate (JavaScript of the client's choosing in its tabs)",
@@ -201,6 +208,8 @@ def _serve(args: argparse.Namespace) -> int:
     )
     if args.call_timeout <= 0:
         raise ClientError("--call-timeout must be positive")
+    if args.max_sessions < 1:
+        raise ClientError("--max-sessions must be at least 1")
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     settings = Settings(
@@ -209,6 +218,7 @@ def _serve(args: argparse.Namespace) -> int:
         require_extension_token=args.require_extension_token,
         call_timeout=args.call_timeout,
         allow_evaluate=not args.no_evaluate,
+        max_sessions=args.max_sessions,
     )
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)
     if warning:

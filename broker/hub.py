@@ -59,6 +59,10 @@ class Hub:
         self.call_withdrawn = asyncio.Condition()
 
     @property
+    def config(self) -> Config:
+        return self.core.config
+
+    @property
     def _loop(self) -> asyncio.AbstractEventLoop:
         return asyncio.get_running_loop()
 

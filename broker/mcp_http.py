@@ -119,6 +119,11 @@ class LegacySessions:
                     self._task_group.start_soon(self._end_if_gone, session_id)
 
     async def _open(self, scope: Scope, receive: Any, send: Any) -> None:
+        limit = self.surface.hub.config.max_sessions
+        if len(self.transports) >= limit:
+            message = f"too_many_sessions: {limit} MCP sessions are open, the most this broker keeps (--max-sessions)"
+            await _jsonrpc_error(429, message)(scope, receive, send)
+            return
         session_id = uuid.uuid4().hex
         # Plain JSON answers: the SDK client refuses a server-sent event over 1 MiB, and a tool list
         # of many tabs is larger; notifications travel on the session's GET stream either way.

@@ -34,6 +34,7 @@ from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import codec
@@ -178,9 +179,15 @@ class McpSurface:
             key = f"mcp-client:{label}" if label else f"mcp-name:{name}"
         session = self.sessions.get(key)
         if session is None:
+            try:
+                await self.hub.open_session(key, name, ends_when_idle=stateless, credential=CLIENT_LABEL.get())
+            except BrokerError as exc:
+                # No session, so no tool result to carry it: the request itself fails.
+                raise MCPError(types.INVALID_REQUEST, f"{exc.code}: {exc.message}", {"code": exc.code}) from None
+            session = self.sessions.get(key)  # another first request of this client may have won
+        if session is None:
             session = McpSession(key, name, stateless)
             self.sessions[key] = session
-            await self.hub.open_session(key, name, ends_when_idle=stateless, credential=CLIENT_LABEL.get())
             session.seen = self._visible(session)
             logger.info("MCP session %s (%s) started", key, name)
         elif stateless:

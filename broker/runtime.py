@@ -36,6 +36,7 @@ class Settings:
     browser_grace: float = DEFAULTS.browser_grace
     session_idle: float = DEFAULTS.session_idle
     allow_evaluate: bool = DEFAULTS.allow_evaluate
+    max_sessions: int = DEFAULTS.max_sessions
 
     def config(self) -> Config:
         return Config(
@@ -47,6 +48,7 @@ class Settings:
             browser_grace=self.browser_grace,
             session_idle=self.session_idle,
             allow_evaluate=self.allow_evaluate,
+            max_sessions=self.max_sessions,
         )
 
 

@@ -321,3 +321,19 @@ async def test_every_answer_says_it_comes_from_a_broker(
         assert response.headers[BROKER_HEADER] == VERSION
         if status == 426:
             assert "open a WebSocket" in (await response.json())["error"]["message"]
+
+
+async def test_sessions_past_the_limit_are_refused_and_the_browser_hears_nothing(make_broker: MakeBroker) -> None:
+    broker = await make_broker(max_sessions=2)
+    fake = await broker.extension(shop())
+    for name in ("a", "b"):
+        status, _ = await broker.get("/tabs/7/tools", headers={"X-Session-Id": name})
+        assert status == 200
+    announced = len(fake.received("connect"))
+    status, body = await broker.get("/tabs/7/tools", headers={"X-Session-Id": "c"})
+    assert status == 429 and body["error"]["code"] == "too_many_sessions"
+    assert len(fake.received("connect")) == announced
+    # Sessions that exist go on; one ended makes room.
+    assert (await broker.get("/tabs/7/tools", headers={"X-Session-Id": "a"}))[0] == 200
+    await broker.delete("/sessions/b")
+    assert (await broker.get("/tabs/7/tools", headers={"X-Session-Id": "c"}))[0] == 200

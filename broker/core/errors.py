@@ -15,7 +15,8 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── AmbiguousTab              409 ambiguous_tab
     │   ├── TabOwnedByOther           409 tab_owned
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
-    │   └── TooManyCalls              429 too_many_calls
+    │   ├── TooManyCalls              429 too_many_calls
+    │   └── TooManySessions           429 too_many_sessions
     ├── ExtensionError                the extension or the page answered wrongly or failed
     │   ├── InvalidMessage            400 invalid_message (a frame the broker cannot read)
     │   ├── MessageTooLarge           413 message_too_large
@@ -59,6 +60,7 @@ __all__ = [
     "TabOwnedByOther",
     "ToolNotFound",
     "TooManyCalls",
+    "TooManySessions",
     "Unauthorized",
     "Unavailable",
     "WebSocketRequired",
@@ -143,6 +145,11 @@ class TabNotClaimed(RequestError):
 
 class TooManyCalls(RequestError):
     code = "too_many_calls"
+    status = 429
+
+
+class TooManySessions(RequestError):
+    code = "too_many_sessions"
     status = 429
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import attrs
 
 from .effects import SessionId
-from .errors import Forbidden
+from .errors import Forbidden, TooManySessions
 
 __all__ = ["Session", "Sessions"]
 
@@ -41,9 +41,10 @@ class Session:
 class Sessions(dict[SessionId, Session]):
     """Every live session by id, and when the next of them may have gone idle."""
 
-    def __init__(self, idle: float) -> None:
+    def __init__(self, idle: float, limit: int = 1000) -> None:
         super().__init__()
         self.idle_time = idle
+        self.limit = limit
         # No session that ends when idle can have gone idle before this (None: there is none).
         # A use only moves a session's end later, so the bound stays true without being
         # recomputed on every request; it is recomputed when it passes.
@@ -56,12 +57,18 @@ class Sessions(dict[SessionId, Session]):
 
         Raises:
             Forbidden: a client token names a session it did not open.
+            TooManySessions: the session is new and as many as the limit are live.
         """
         session = self.get(session_id)
         if session is not None:
             self.check_use(session_id, credential)
             session.used(now)
             return False
+        if len(self) >= self.limit:
+            raise TooManySessions(
+                f"{len(self)} sessions are live, the most this broker keeps (--max-sessions); end one"
+                " (DELETE /sessions/{id}) or wait for idle ones to end"
+            )
         self[session_id] = Session(session_id, name, ends_when_idle, last_used=now, credential=credential)
         if ends_when_idle:
             self.check_idle_at = _earliest(self.check_idle_at, now + self.idle_time)

@@ -89,7 +89,7 @@ class Broker(BrowserLinks):
         self.config = config
         self._links: dict[LinkId, Link] = {}
         self._browsers = Browsers()
-        self._sessions = Sessions(config.session_idle)
+        self._sessions = Sessions(config.session_idle, config.max_sessions)
         self._pending = PendingCalls()
 
     # Sessions
