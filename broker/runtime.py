@@ -37,6 +37,7 @@ class Settings:
     session_idle: float = DEFAULTS.session_idle
     allow_evaluate: bool = DEFAULTS.allow_evaluate
     max_sessions: int = DEFAULTS.max_sessions
+    header_timeout: float = DEFAULTS.header_timeout
 
     def config(self) -> Config:
         return Config(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import aiohttp
@@ -337,3 +338,28 @@ async def test_sessions_past_the_limit_are_refused_and_the_browser_hears_nothing
     assert (await broker.get("/tabs/7/tools", headers={"X-Session-Id": "a"}))[0] == 200
     await broker.delete("/sessions/b")
     assert (await broker.get("/tabs/7/tools", headers={"X-Session-Id": "c"}))[0] == 200
+
+
+async def test_a_request_trickling_its_headers_is_dropped(make_broker: MakeBroker) -> None:
+    broker = await make_broker(header_timeout=0.5)
+    reader, writer = await asyncio.open_connection("127.0.0.1", broker.server.port)
+    started = asyncio.get_running_loop().time()
+    writer.write(b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    await writer.drain()
+
+    async def trickle() -> None:
+        with contextlib.suppress(ConnectionError):
+            while True:
+                writer.write(b"X-Slow: 1\r\n")
+                await writer.drain()
+                await asyncio.sleep(0.1)
+
+    dripping = asyncio.create_task(trickle())
+    try:
+        async with asyncio.timeout(5):
+            assert await reader.read() == b""  # closed by the broker, nothing answered
+    finally:
+        dripping.cancel()
+        writer.close()
+    assert asyncio.get_running_loop().time() - started < 5
+    assert (await broker.get("/status"))[0] == 200
