@@ -1,0 +1,95 @@
+// browser_take_screenshot: the viewport, the whole page or one element, as an MCP image.
+//
+// Images are made no larger than a vision model takes in whole (1568 pixels a side, 1.15
+// megapixels), by Chromium while it captures, so nothing is decoded here. Chromium paints no
+// frames for a tab hidden behind another in a visible window, and would wait for one forever:
+// such a capture fails with capture_failed instead of bringing the tab to the front, which would
+// take it from the person.
+
+import { send } from "./debugger.js";
+import { elementFor } from "./elements.js";
+import { ActionError, Code, invalidArguments } from "./errors.js";
+import { sections } from "./results.js";
+
+const CAPTURE_TIMEOUT_MS = 8_000;
+const MAX_SIDE = 1568;
+const MAX_PIXELS = 1.15 * 1024 * 1024;
+const FORMATS = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
+
+/** The area to capture, in CSS pixels of the document, and what to call it. */
+async function areaOf(tabId, args) {
+  const { cssVisualViewport: view, cssContentSize: content } = await send(tabId, "Page.getLayoutMetrics");
+  if (args.target !== undefined) {
+    const element = await elementFor(tabId, args.target);
+    await send(tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+    const { model } = await send(tabId, "DOM.getBoxModel", { backendNodeId: element.node }).catch(() => ({}));
+    if (!model) throw new ActionError(Code.CAPTURE_FAILED, "the element has no box to capture (it is not rendered)");
+    const xs = model.border.filter((_, i) => i % 2 === 0);
+    const ys = model.border.filter((_, i) => i % 2 === 1);
+    const { cssVisualViewport: moved } = await send(tabId, "Page.getLayoutMetrics");
+    const x = Math.min(...xs) + moved.pageX;
+    const y = Math.min(...ys) + moved.pageY;
+    const area = { x, y, width: Math.max(...xs) - Math.min(...xs), height: Math.max(...ys) - Math.min(...ys) };
+    return { area, label: args.element || "element", beyond: true };
+  }
+  if (args.fullPage) {
+    return { area: { x: 0, y: 0, width: content.width, height: content.height }, label: "full page", beyond: true };
+  }
+  const area = { x: view.pageX, y: view.pageY, width: view.clientWidth, height: view.clientHeight };
+  return { area, label: "viewport", beyond: false };
+}
+
+/** browser_take_screenshot {type?, fullPage?, element?, target?} */
+export async function takeScreenshot(tabId, args) {
+  const type = args.type ?? "png";
+  if (!FORMATS[type]) throw invalidArguments("type must be png or jpeg");
+  if (args.fullPage && args.target !== undefined) throw invalidArguments("fullPage cannot be used with an element");
+  const { area, label, beyond } = await areaOf(tabId, args);
+  if (!(area.width >= 1 && area.height >= 1))
+    throw new ActionError(Code.CAPTURE_FAILED, `the ${label} has no size to capture`);
+  const fit = Math.min(
+    1,
+    MAX_SIDE / area.width,
+    MAX_SIDE / area.height,
+    Math.sqrt(MAX_PIXELS / (area.width * area.height)),
+  );
+  const { result } = await send(tabId, "Runtime.evaluate", {
+    expression: "window.devicePixelRatio",
+    returnByValue: true,
+  });
+  const scale = fit / (result.value || 1);
+  let data;
+  try {
+    ({ data } = await send(
+      tabId,
+      "Page.captureScreenshot",
+      {
+        format: type,
+        ...(type === "jpeg" ? { quality: 90 } : {}),
+        clip: { ...area, scale },
+        captureBeyondViewport: beyond,
+      },
+      CAPTURE_TIMEOUT_MS,
+    ));
+  } catch (error) {
+    const hidden = await send(tabId, "Runtime.evaluate", {
+      expression: "document.visibilityState",
+      returnByValue: true,
+    })
+      .then(({ result: state }) => state.value === "hidden")
+      .catch(() => false);
+    const why = hidden
+      ? "Chromium draws nothing for a tab that is not visible: focus the tab (the tabs tool) and try again"
+      : error.message;
+    throw new ActionError(Code.CAPTURE_FAILED, `cannot capture the ${label}: ${why}`);
+  }
+  const width = Math.round(area.width * fit);
+  const height = Math.round(area.height * fit);
+  const text = sections(["Result", [`- Screenshot of the ${label}, ${width}x${height} pixels, ${type.toUpperCase()}`]]);
+  return {
+    content: [
+      { type: "text", text },
+      { type: "image", data, mimeType: FORMATS[type] },
+    ],
+  };
+}
