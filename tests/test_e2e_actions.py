@@ -249,6 +249,8 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
                 headless=True,
                 env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
                 args=chromium_args(),
+                # Pages get their window's own size, as in a person's browser, not an emulated one.
+                no_viewport=True,
             )
             try:
                 worker = context.service_workers[0] if context.service_workers else None
@@ -274,15 +276,378 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
         await broker.stop()
 
 
+def ref_of(text: str, line: str) -> str:
+    """The ref on the snapshot line that starts with ``line`` (after its indent and dash)."""
+    found = re.search(rf"^\s*- {re.escape(line)}.*?\[ref=(e\d+)\]", text, re.M)
+    assert found, f"no line {line!r} with a ref in:\n{text}"
+    return found.group(1)
+
+
+async def events(page: Page, kind: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = await page.evaluate("(kind) => window.events.filter((e) => e.type === kind)", kind)
+    return found
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def form(world: World) -> AsyncIterator[tuple[int, Page]]:
+    tab, page = await world.open("form.html")
+    yield tab, page
+    await page.close()
+
+
 async def test_the_extension_announces_its_browser_actions(world: World) -> None:
     connected = await world.link.wait_for("connected", lambda m: m.get("type") == "connected")
     assert connected["actions"] == ACTIONS
+    session = await world.link.wait_for("connected", lambda m: m.get("sessionId") == SESSION)
+    assert session["actions"] == ACTIONS
 
 
-async def test_a_snapshot_shows_refs_for_links_buttons_and_fields_with_their_states(world: World) -> None:
-    tab, page = await world.open("form.html")
+async def test_a_snapshot_shows_refs_for_links_buttons_and_fields_with_their_states(
+    world: World, form: tuple[int, Page]
+) -> None:
+    tab, _ = form
     text = await world.ok(tab, "snapshot")
-    print(text)
     assert text.startswith(f"### Page\n- Page URL: {world.url('form.html')}\n- Page Title: Order form\n### Snapshot\n```yaml\n")
     assert text.endswith("\n```")
+    for line in (
+        'heading "Order" [level=1]',
+        'link "Page A"',
+        'button "Buy now"',
+        'button "Sold out" [disabled]',
+        'textbox "Name"',
+        'checkbox "Gift wrap"',
+        'radio "Post" [checked]',
+        'radio "Courier"',
+        'combobox "Size"',
+        'slider "Quantity"',
+        'textbox "Notes"',
+        'button "Send order"',
+    ):
+        ref_of(text, line)
+    assert re.search(r'- link "Page A" \[ref=e\d+\]:\n\s+- /url: /pages/a.html\n', text)
+    assert re.search(r'- textbox "Name" \[ref=e\d+\]: old\n', text)
+    assert re.search(r'- option "Medium" \[selected\]\n', text)
+    assert "[checked]" not in text.split('checkbox "Gift wrap"')[1].split("\n")[0]
+
+    again = await world.ok(tab, "snapshot")
+    assert ref_of(again, 'button "Buy now"') == ref_of(text, 'button "Buy now"'), "a ref stays with its element"
+
+    part = await world.ok(tab, "snapshot", target=ref_of(text, "form"))
+    assert 'textbox "Name"' in part
+    assert "Order" not in part.split("### Snapshot")[1]
+
+
+async def test_a_click_by_ref_reaches_the_page_as_a_trusted_click(world: World, form: tuple[int, Page]) -> None:
+    tab, page = form
+    buy = ref_of(await world.ok(tab, "snapshot"), 'button "Buy now"')
+    after = await world.ok(tab, "click", element="Buy now button", target=buy)
+    assert "- paragraph" in after and "Bought for real" in after, after
+    [clicked] = await events(page, "click")
+    assert clicked["isTrusted"] is True
+    assert clicked["target"] == "buy"
+
+    await world.ok(tab, "click", target=buy, doubleClick=True)
+    [double] = await events(page, "dblclick")
+    assert double["isTrusted"] is True
+
+    await world.ok(tab, "click", target=buy, button="right", modifiers=["Shift"])
+    [menu] = await events(page, "contextmenu")
+    assert menu["isTrusted"] and menu["button"] == 2 and menu["shiftKey"]
+
+
+async def test_type_fills_a_field_and_submit_sends_its_form(world: World, form: tuple[int, Page]) -> None:
+    tab, page = form
+    text = await world.ok(tab, "snapshot")
+    await world.ok(tab, "type", target=ref_of(text, 'textbox "Notes"'), text="Hi!", slowly=True)
+    assert await page.eval_on_selector("#notes", "(e) => e.value") == "Hi!"
+    keys = await events(page, "keydown")
+    assert [k["key"] for k in keys] == ["H", "i", "!"]
+    assert all(k["isTrusted"] for k in keys)
+
+    after = await world.ok(tab, "type", element="Name", target=ref_of(text, 'textbox "Name"'), text="Ada Lovelace", submit=True)
+    assert f"- Page URL: {world.url('done.html')}?name=Ada+Lovelace" in after, after
+    assert 'heading "Thank you"' in after
+
+
+async def test_select_option_chooses_by_value_or_label(world: World, form: tuple[int, Page]) -> None:
+    tab, page = form
+    size = ref_of(await world.ok(tab, "snapshot"), 'combobox "Size"')
+    after = await world.ok(tab, "select_option", target=size, values=["l"])
+    assert 'option "Large" [selected]' in after
+    assert await page.eval_on_selector("#size", "(e) => e.value") == "l"
+    await world.ok(tab, "select_option", target=size, values=["Small"])
+    assert await page.eval_on_selector("#size", "(e) => e.value") == "s"
+    [*_, change] = await events(page, "change")
+    assert change["target"] == "size"
+
+    missing = await world.fails(tab, "select_option", target=size, values=["huge"])
+    assert missing["code"] == "action_failed" and "huge" in missing["message"]
+
+
+async def test_press_key_goes_to_the_focused_element(world: World, form: tuple[int, Page]) -> None:
+    tab, page = form
+    name = ref_of(await world.ok(tab, "snapshot"), 'textbox "Name"')
+    await world.ok(tab, "click", target=name)
+    await world.ok(tab, "press_key", key="Control+a")
+    await world.ok(tab, "press_key", key="Backspace")
+    assert await page.eval_on_selector("#name", "(e) => e.value") == ""
+    await world.ok(tab, "press_key", key="Tab")
+    assert await page.evaluate("document.activeElement.id") == "gift"
+    tabbed = [k for k in await events(page, "keydown") if k["key"] == "Tab"]
+    assert tabbed and tabbed[0]["isTrusted"]
+
+    unknown = await world.fails(tab, "press_key", key="NoSuchKey")
+    assert unknown["code"] == "invalid_arguments"
+
+
+async def test_hover_moves_the_mouse_over_the_element(world: World, form: tuple[int, Page]) -> None:
+    tab, page = form
+    found = re.search(r"- generic \[ref=(e\d+)\]: Hover here$", await world.ok(tab, "snapshot"), re.M)
+    assert found
+    zone = found.group(1)
+    after = await world.ok(tab, "hover", target=zone)
+    assert await page.evaluate("window.hovered === true")
+    assert "Secret menu" in after
+
+
+async def test_fill_form_sets_every_kind_of_field(world: World, form: tuple[int, Page]) -> None:
+    tab, page = form
+    text = await world.ok(tab, "snapshot")
+    await world.ok(
+        tab,
+        "fill_form",
+        fields=[
+            {"name": "Name", "type": "textbox", "target": ref_of(text, 'textbox "Name"'), "value": "Grace"},
+            {"name": "Gift wrap", "type": "checkbox", "target": ref_of(text, 'checkbox "Gift wrap"'), "value": "true"},
+            {"name": "Courier", "type": "radio", "ref": ref_of(text, 'radio "Courier"'), "value": "true"},
+            {"name": "Size", "type": "combobox", "target": ref_of(text, 'combobox "Size"'), "value": "Large"},
+            {"name": "Quantity", "type": "slider", "target": ref_of(text, 'slider "Quantity"'), "value": "7"},
+        ],
+    )
+    values = await page.evaluate(
+        """() => {
+          const field = (id) => document.getElementById(id);
+          return {name: field("name").value, gift: field("gift").checked, courier: field("courier").checked,
+                  size: field("size").value, qty: field("qty").value};
+        }"""
+    )
+    assert values == {"name": "Grace", "gift": True, "courier": True, "size": "l", "qty": "7"}
+
+
+async def test_navigate_back_forward_and_reload(world: World) -> None:
+    tab, page = await world.open("a.html")
+    to_b = await world.ok(tab, "navigate", url=world.url("b.html"))
+    assert f"- Page URL: {world.url('b.html')}\n- Page Title: Page B" in to_b
+    assert 'heading "Page B" [level=1]' in to_b
+    back = await world.ok(tab, "navigate_back")
+    assert f"- Page URL: {world.url('a.html')}" in back
+    forward = await world.ok(tab, "navigate_forward")
+    assert f"- Page URL: {world.url('b.html')}" in forward
+    await page.evaluate("window.marker = 1")
+    reloaded = await world.ok(tab, "reload")
+    assert f"- Page URL: {world.url('b.html')}" in reloaded
+    assert await page.evaluate("window.marker") is None
+
+    nowhere = await world.fails(tab, "navigate_forward")
+    assert nowhere["code"] == "action_failed"
+    bad = await world.fails(tab, "navigate", url="javascript:alert(1)")
+    assert bad["code"] == "invalid_arguments"
     await page.close()
+
+
+async def test_a_ref_from_before_a_navigation_is_stale(world: World) -> None:
+    tab, page = await world.open("a.html")
+    text = await world.ok(tab, "snapshot")
+    press = ref_of(text, 'button "Press me"')
+    await world.ok(tab, "click", target=press)
+    assert await page.text_content("button") == "Pressed"
+
+    await world.ok(tab, "navigate", url=world.url("b.html"))
+    stale = await world.fails(tab, "click", target=press)
+    assert stale["code"] == "stale_ref"
+    assert "browser_snapshot" in stale["message"]
+    await world.ok(tab, "snapshot")
+    assert (await world.fails(tab, "click", target=press))["code"] == "stale_ref", "refs are not reused by a new page"
+    assert (await world.fails(tab, "click", target="e99999"))["code"] == "stale_ref"
+    await page.close()
+
+
+async def test_a_screenshot_is_a_png_image(world: World, form: tuple[int, Page]) -> None:
+    tab, _ = form
+    answer = await world.act(tab, "take_screenshot")
+    assert answer.get("error") is None, answer
+    text, image = answer["result"]["content"]
+    assert text["type"] == "text" and "viewport" in text["text"]
+    assert image["type"] == "image" and image["mimeType"] == "image/png"
+    png = base64.b64decode(image["data"])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert width > 100 and height > 100
+    (world.tmp / "viewport.png").write_bytes(png)
+
+    buy = ref_of(await world.ok(tab, "snapshot"), 'button "Buy now"')
+    element = await world.act(tab, "take_screenshot", type="jpeg", element="Buy now", target=buy)
+    jpeg = base64.b64decode(element["result"]["content"][1]["data"])
+    assert element["result"]["content"][1]["mimeType"] == "image/jpeg" and jpeg.startswith(b"\xff\xd8")
+    (world.tmp / "button.jpeg").write_bytes(jpeg)
+    full = await world.act(tab, "take_screenshot", fullPage=True)
+    assert "full page" in full["result"]["content"][0]["text"]
+
+
+async def test_console_messages_include_logs_and_uncaught_errors(world: World) -> None:
+    tab, page = await world.open("activity.html")
+    await page.wait_for_function("window.first")
+    text = await world.ok(tab, "console_messages")
+    assert text.startswith("### Result\nTotal messages: 3 (Errors: 1, Warnings: 1)\n"), text
+    assert "[LOG] page says hello 42 @ " in text
+    assert "[WARNING] careful now" in text
+    assert "Error: boom at load" in text
+    errors = await world.ok(tab, "console_messages", level="error")
+    assert "boom at load" in errors and "hello" not in errors
+    assert 'Returning 1 messages for level "error"' in errors
+    await page.evaluate("console.log('after attach')")
+    assert "[LOG] after attach" in await world.ok(tab, "console_messages")
+    await page.close()
+
+
+async def test_network_requests_list_what_the_page_fetched(world: World) -> None:
+    tab, page = await world.open("activity.html")
+    await page.wait_for_function("window.first")
+    load = ref_of(await world.ok(tab, "snapshot"), 'button "Load more"')
+    await world.ok(tab, "click", target=load)
+    await page.wait_for_function("document.getElementById('result').textContent")
+    text = await world.ok(tab, "network_requests")
+    assert f"{world.site}/api/items?first => [200]" in text, text
+    assert f"[POST] {world.site}/api/items?more => [200] OK" in text, text
+    assert "activity.html" not in text, "successful static requests are left out by default"
+    everything = await world.ok(tab, "network_requests", static=True)
+    assert world.url("activity.html") in everything
+    only = await world.ok(tab, "network_requests", filter="more")
+    assert "?more" in only and "?first" not in only
+    assert (await world.fails(tab, "network_requests", filter="("))["code"] == "invalid_arguments"
+    await page.close()
+
+
+async def test_evaluate_runs_a_function_in_the_page(world: World, form: tuple[int, Page]) -> None:
+    tab, _ = form
+    assert await world.ok(tab, "evaluate", function="() => document.title") == '### Result\n"Order form"'
+    assert await world.ok(tab, "evaluate", function="() => ({a: [1, 2]})") == '### Result\n{\n  "a": [\n    1,\n    2\n  ]\n}'
+    heading = ref_of(await world.ok(tab, "snapshot"), 'heading "Order"')
+    assert await world.ok(tab, "evaluate", function="(element) => element.textContent", target=heading) == (
+        '### Result\n"Order"'
+    )
+    thrown = await world.fails(tab, "evaluate", function="() => { throw new Error('nope') }")
+    assert thrown["code"] == "evaluate_failed" and "nope" in thrown["message"]
+    assert (await world.fails(tab, "evaluate", function="() => {"))["code"] == "evaluate_failed"
+
+
+async def test_wait_for_text_to_appear_and_to_go(world: World) -> None:
+    tab, page = await world.open("activity.html")
+    later = ref_of(await world.ok(tab, "snapshot"), 'button "Show later"')
+    await world.ok(tab, "click", target=later)
+    appeared = await world.ok(tab, "wait_for", text="all DONE")
+    assert appeared.startswith("### Result\nWaited for all DONE\n### Page"), appeared
+    await world.ok(tab, "wait_for", textGone="Working...")
+    assert (await world.fails(tab, "wait_for"))["code"] == "invalid_arguments"
+    await page.close()
+
+
+async def test_actions_in_a_background_tab_leave_the_persons_tab_active(world: World) -> None:
+    person, person_page = await world.open("a.html")
+    await person_page.bring_to_front()
+    tab, page = await world.open("form.html", active=False)
+
+    async def active_tabs() -> list[int]:
+        tabs: list[int] = await world.worker.evaluate("chrome.tabs.query({active: true}).then((t) => t.map((x) => x.id))")
+        return tabs
+
+    async def seen() -> list[Any]:
+        # Headless Chromium under Playwright may call every page visible; what counts is no change.
+        return [await p.evaluate("[document.visibilityState, document.hasFocus()]") for p in (person_page, page)]
+
+    assert person in await active_tabs() and tab not in await active_tabs()
+    before = await seen()
+    text = await world.ok(tab, "snapshot")
+    await world.ok(tab, "click", target=ref_of(text, 'button "Buy now"'))
+    await world.ok(tab, "type", target=ref_of(text, 'textbox "Name"'), text="quiet")
+    await world.ok(tab, "press_key", key="Tab")
+    shot = await world.act(tab, "take_screenshot")
+    assert person in await active_tabs() and tab not in await active_tabs()
+    assert await seen() == before
+    [clicked] = await events(page, "click")
+    assert clicked["isTrusted"]
+    assert await page.eval_on_selector("#name", "(e) => e.value") == "quiet"
+    assert shot.get("error") is None or shot["error"]["code"] == "capture_failed", shot
+    await page.close()
+    await person_page.close()
+
+
+async def test_a_snapshot_of_a_large_page_is_no_bigger_than_playwrights(world: World) -> None:
+    tab, page = await world.open("products.html?count=200")
+    text = await world.ok(tab, "snapshot")
+    ours = text.split("```yaml\n")[1].removesuffix("\n```")
+    theirs = await page.aria_snapshot(mode="ai")
+    assert len(ours) <= len(theirs), (len(ours), len(theirs))
+    assert len(re.findall(r'- button "Add to cart" \[ref=e\d+\]', ours)) == 200
+    assert len(re.findall(r'- link "Product \d+" \[ref=e\d+\]:\n +- /url: /product/\d+', ours)) == 200
+
+    # Past 100,000 characters a snapshot is cut, with a word on how to read the rest.
+    await world.ok(tab, "navigate", url=world.url("products.html?count=400"))
+    cut = await world.ok(tab, "snapshot")
+    yaml, note = cut.split("```yaml\n")[1].split("\n```\n")
+    assert len(yaml) <= 100_000
+    assert "cut at 100000 characters" in note and "target" in note
+    await page.close()
+
+
+async def test_bad_requests_are_answered_once_with_an_error(world: World, form: tuple[int, Page]) -> None:
+    tab, _ = form
+    assert (await world.fails(tab, "fly"))["code"] == "invalid_arguments"
+    assert (await world.fails(tab, "click"))["code"] == "invalid_arguments"
+    assert (await world.fails(tab, "click", target="#nothing-here"))["code"] == "action_failed"
+    assert (await world.fails(987654, "snapshot"))["code"] == "action_failed"
+    assert (await world.fails(tab, "take_screenshot", type="gif"))["code"] == "invalid_arguments"
+    call = {"type": "browserAction", "sessionId": SESSION, "callId": "odd", "tabId": "x", "action": "click", "args": 3}
+    await world.link.send(call)
+    await world.link.wait_for("the odd answer", lambda m: m.get("callId") == "odd")
+    await world.ok(tab, "snapshot")  # later than any second answer would be
+    assert sum(1 for m in world.link.inbox if m.get("callId") == "odd") == 1
+
+
+async def attached(world: World, tab: int) -> bool:
+    """Whether the extension holds a debugger session on the tab (Playwright's own does not count)."""
+    answered: bool = await world.worker.evaluate(
+        """(tabId) => chrome.debugger.sendCommand({tabId}, "Runtime.evaluate", {expression: "1"})
+             .then(() => true, () => false)""",
+        tab,
+    )
+    return answered
+
+
+async def test_the_debugger_leaves_a_tab_its_session_releases_or_ends(world: World) -> None:
+    tab, page = await world.open("a.html")
+    await world.ok(tab, "snapshot")
+    assert await attached(world, tab)
+    await world.link.send({"type": "tabReleased", "sessionId": SESSION, "tabId": tab})
+    await eventually(lambda: not_attached(world, tab))
+    await world.ok(tab, "snapshot")
+    assert await attached(world, tab), "the next action attaches again"
+
+    other = "session-ending"
+    await world.link.send({"type": "connect", "sessionId": other, "serverVersion": "fake"})
+    await world.link.send({"type": "browserAction", "sessionId": other, "callId": "other", "tabId": tab, "action": "snapshot", "args": {}})
+    await world.link.wait_for("the other session's snapshot", lambda m: m.get("callId") == "other")
+    await world.link.send({"type": "disconnect", "sessionId": other})
+    await world.link.wait_for("disconnected", lambda m: m.get("type") == "disconnected" and m.get("sessionId") == other)
+    await eventually(lambda: not_attached(world, tab))
+    await page.close()
+
+
+async def not_attached(world: World, tab: int) -> bool:
+    return not await attached(world, tab)
+
+
+async def eventually(check: Any, within: float = WAIT) -> None:
+    async with asyncio.timeout(within):
+        while not await check():
+            await asyncio.sleep(0.1)

@@ -53,6 +53,7 @@ function stateOf(tabId) {
       queue: Promise.resolve(),
       world: null,
       mainFrame: null,
+      attachedAt: 0,
       waiters: new Set(),
     };
     tabs.set(tabId, state);
@@ -111,6 +112,7 @@ async function attachNow(tabId) {
   stateOf(tabId).mainFrame = frameTree.frame.id;
   const command = (method, params) => withTimeout(rawSend(tabId, method, params), COMMAND_TIMEOUT_MS, method);
   await Promise.all(attachHandlers.map((handler) => handler(tabId, command)));
+  stateOf(tabId).attachedAt = Date.now();
 }
 
 /** Attach to the tab unless attached already; concurrent callers share one attempt. */
@@ -165,6 +167,11 @@ export function waitForEvent(tabId, match, timeoutMs) {
   });
   promise.cancel = () => waiter.finish(null);
   return promise;
+}
+
+/** When the debugger last attached to the tab (ms since the epoch), 0 when it is not attached. */
+export function attachedAt(tabId) {
+  return tabs.get(tabId)?.attaching ? tabs.get(tabId).attachedAt : 0;
 }
 
 /** The id of the tab's top frame (the page itself, not one of its iframes). */

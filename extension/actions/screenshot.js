@@ -5,8 +5,12 @@
 // frames for a tab hidden behind another in a visible window, and would wait for one forever:
 // such a capture fails with capture_failed instead of bringing the tab to the front, which would
 // take it from the person.
+//
+// Attaching the debugger makes Chromium show its "started debugging this browser" bar, which
+// shrinks the page's viewport a moment later; until then a capture holds stale pixels where the
+// bar is about to be. A capture soon after attaching waits for that resize (or BAR_SETTLE_MS).
 
-import { send } from "./debugger.js";
+import { attach, attachedAt, send } from "./debugger.js";
 import { elementFor } from "./elements.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { sections } from "./results.js";
@@ -15,6 +19,24 @@ const CAPTURE_TIMEOUT_MS = 8_000;
 const MAX_SIDE = 1568;
 const MAX_PIXELS = 1.15 * 1024 * 1024;
 const FORMATS = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
+const BAR_SETTLE_MS = 1_000;
+
+/** Wait until the viewport took the debugging bar into account, then for a frame drawn after it. */
+async function afterBarSettles(tabId) {
+  await attach(tabId);
+  const left = attachedAt(tabId) + BAR_SETTLE_MS - Date.now();
+  if (left <= 0) return;
+  await send(tabId, "Runtime.evaluate", {
+    expression: `new Promise((done) => {
+      const timer = setTimeout(done, ${Math.round(left)});
+      addEventListener("resize", () => {
+        clearTimeout(timer);
+        requestAnimationFrame(() => requestAnimationFrame(done));
+      }, { once: true });
+    })`,
+    awaitPromise: true,
+  }).catch(() => {});
+}
 
 /** The area to capture, in CSS pixels of the document, and what to call it. */
 async function areaOf(tabId, args) {
@@ -44,6 +66,7 @@ export async function takeScreenshot(tabId, args) {
   const type = args.type ?? "png";
   if (!FORMATS[type]) throw invalidArguments("type must be png or jpeg");
   if (args.fullPage && args.target !== undefined) throw invalidArguments("fullPage cannot be used with an element");
+  await afterBarSettles(tabId);
   const { area, label, beyond } = await areaOf(tabId, args);
   if (!(area.width >= 1 && area.height >= 1))
     throw new ActionError(Code.CAPTURE_FAILED, `the ${label} has no size to capture`);
