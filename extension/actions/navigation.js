@@ -3,7 +3,7 @@
 // waits (a page whose images never finish still answers). Also what every input action waits
 // for: a navigation it set off (a link, a form) to arrive before the result describes the page.
 
-import { documentOf, mainFrameOf, send, waitForEvent } from "./debugger.js";
+import { attach, documentOf, mainFrameOf, send, waitForEvent } from "./debugger.js";
 import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
 
 const COMMIT_WAIT_MS = 15_000;
@@ -113,6 +113,7 @@ export async function reload(tabId) {
  * navigation of the tab (a link, a submitted form), wait for the new page to be ready.
  */
 export async function withNavigationWatch(tabId, act) {
+  await attach(tabId); // the top frame's id is known from then on
   const document = documentOf(tabId);
   const frame = mainFrameOf(tabId);
   const starting = waitForEvent(
