@@ -467,6 +467,16 @@ async def test_navigate_back_forward_and_reload(world: World) -> None:
     await page.close()
 
 
+async def test_a_browser_page_can_only_be_navigated_away_from(world: World) -> None:
+    tab = await world.worker.evaluate("chrome.tabs.create({url: 'chrome://version', active: false}).then((t) => t.id)")
+    await world.link.send({"type": "tabClaimed", "sessionId": SESSION, "tabId": tab})
+    refused = await world.fails(tab, "snapshot")
+    assert refused["code"] == "action_failed" and "chrome://version" in refused["message"]
+    after = await world.ok(tab, "navigate", url=world.url("a.html"))
+    assert f"- Page URL: {world.url('a.html')}" in after and 'heading "Page A"' in after
+    await world.worker.evaluate("(tabId) => chrome.tabs.remove(tabId)", tab)
+
+
 async def test_a_ref_from_before_a_navigation_is_stale(world: World) -> None:
     tab, page = await world.open("a.html")
     text = await world.ok(tab, "snapshot")
@@ -477,7 +487,7 @@ async def test_a_ref_from_before_a_navigation_is_stale(world: World) -> None:
     await world.ok(tab, "navigate", url=world.url("b.html"))
     stale = await world.fails(tab, "click", target=press)
     assert stale["code"] == "stale_ref"
-    assert "browser_snapshot" in stale["message"]
+    assert "browser_snapshot" in stale["message"] and "since left" in stale["message"]
     await world.ok(tab, "snapshot")
     assert (await world.fails(tab, "click", target=press))["code"] == "stale_ref", "refs are not reused by a new page"
     assert (await world.fails(tab, "click", target="e99999"))["code"] == "stale_ref"

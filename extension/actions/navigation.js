@@ -48,14 +48,22 @@ function isTopFrameNavigation(tabId) {
     (method === "Page.navigatedWithinDocument" && params.frameId === mainFrameOf(tabId));
 }
 
-/** Run `start()`, which makes the tab navigate, and wait until the new page is ready. */
+/**
+ * Run `start()`, which makes the tab navigate, and wait until the new page is ready; `start()`
+ * returns false when it knows no new page will come (a download).
+ */
 async function navigation(tabId, start) {
   const committed = waitForEvent(tabId, isTopFrameNavigation(tabId), COMMIT_WAIT_MS);
+  let coming;
   try {
-    await start();
+    coming = await start();
   } catch (error) {
     committed.cancel();
     throw error;
+  }
+  if (coming === false) {
+    committed.cancel();
+    return;
   }
   if (!(await committed))
     throw new ActionError(Code.TIMEOUT, `the page did not navigate within ${COMMIT_WAIT_MS / 1000} s`);
@@ -82,10 +90,10 @@ export async function navigate(tabId, args) {
   const url = checkedUrl(args.url);
   await navigation(tabId, async () => {
     const { errorText } = await send(tabId, "Page.navigate", { url });
-    // A download or a 204 commits nothing; an unreachable host commits an error page, kept.
-    if (errorText && errorText !== "net::ERR_ABORTED") {
-      throw new ActionError(Code.ACTION_FAILED, `cannot open ${url}: ${errorText}`);
-    }
+    // A download or a 204 leaves the page as it was.
+    if (errorText === "net::ERR_ABORTED") return false;
+    if (errorText) throw new ActionError(Code.ACTION_FAILED, `cannot open ${url}: ${errorText}`);
+    return true;
   });
 }
 

@@ -14,7 +14,10 @@ import { ActionError, Code, invalidArguments } from "./errors.js";
 
 const REF = /^e\d+$/;
 
-/** tab id -> {document, refOf: Map(backend node id -> ref), shown: Map(ref -> backend node id)} */
+/**
+ * tab id -> {document, first, refOf: Map(backend node id -> ref), shown: Map(ref -> backend node id)},
+ * `first` being the lowest number a ref of that document can have.
+ */
 const registries = new Map();
 /** tab id -> the last ref number handed out there; kept until the tab closes. */
 const lastRef = new Map();
@@ -27,7 +30,7 @@ onTabForgotten((tabId, closed) => {
 function registryOf(tabId, document) {
   let registry = registries.get(tabId);
   if (!registry || registry.document !== document) {
-    registry = { document, refOf: new Map(), shown: new Map() };
+    registry = { document, first: (lastRef.get(tabId) ?? 0) + 1, refOf: new Map(), shown: new Map() };
     registries.set(tabId, registry);
   }
   return registry;
@@ -74,8 +77,11 @@ export async function resolveTarget(tabId, target) {
   }
   if (!REF.test(target)) return querySelector(tabId, target);
   const registry = registries.get(tabId);
+  const number = Number(target.slice(1));
   if (!registry) throw stale(target, "is not from a snapshot of the page this tab shows");
-  if (registry.document !== documentOf(tabId)) throw stale(target, "is from a page this tab has since left");
+  if (registry.document !== documentOf(tabId) || (number < registry.first && number <= (lastRef.get(tabId) ?? 0))) {
+    throw stale(target, "is from a page this tab has since left");
+  }
   const node = registry.shown.get(target);
   if (node === undefined) throw stale(target, "is not in the latest snapshot of this page");
   return node;
