@@ -487,7 +487,7 @@ async def test_a_ref_from_before_a_navigation_is_stale(world: World) -> None:
     await world.ok(tab, "navigate", url=world.url("b.html"))
     stale = await world.fails(tab, "click", target=press)
     assert stale["code"] == "stale_ref"
-    assert "browser_snapshot" in stale["message"] and "since left" in stale["message"]
+    assert "browser_snapshot" in stale["message"] and "earlier page" in stale["message"]
     await world.ok(tab, "snapshot")
     assert (await world.fails(tab, "click", target=press))["code"] == "stale_ref", "refs are not reused by a new page"
     assert (await world.fails(tab, "click", target="e99999"))["code"] == "stale_ref"
@@ -669,6 +669,12 @@ async def test_the_debugger_leaves_a_tab_its_session_releases_or_ends(world: Wor
     await eventually(lambda: not_attached(world, tab), "the debugger to leave the released tab")
     await world.ok(tab, "snapshot")
     assert await attached(world, tab), "the next action attaches again"
+
+    # A debugger session that ends unannounced (as when the person cancels Chromium's bar).
+    await world.worker.evaluate("(tabId) => chrome.debugger.detach({tabId})", tab)
+    assert not await attached(world, tab)
+    assert "Page A" in await world.ok(tab, "snapshot")
+    assert await attached(world, tab)
 
     other = "session-ending"
     await world.link.send({"type": "connect", "sessionId": other, "serverVersion": "fake"})

@@ -16,7 +16,7 @@ const WORLD_NAME = "browser-mcp";
 // Enough for a page's requests to be listed; their bodies are never read.
 const NETWORK_BUFFERS = { maxTotalBufferSize: 1_000_000, maxResourceBufferSize: 100_000 };
 
-/** tab id -> {attaching, document, owner, queue, world, waiters} */
+/** tab id -> {attaching, document, owner, queue, world, mainFrame, attachedAt, waiters} */
 const tabs = new Map();
 const eventHandlers = [];
 const attachHandlers = [];
@@ -135,13 +135,17 @@ function rawSend(tabId, method, params = {}) {
  * Send one protocol command to the attached tab. A command that does not answer within
  * `timeoutMs` fails with `timeout`; the browser's own refusal keeps its message.
  */
-export async function send(tabId, method, params = {}, timeoutMs = COMMAND_TIMEOUT_MS) {
+export async function send(tabId, method, params = {}, timeoutMs = COMMAND_TIMEOUT_MS, again = true) {
   await attach(tabId);
   try {
     return await withTimeout(rawSend(tabId, method, params), timeoutMs, method);
   } catch (error) {
     if (error instanceof ActionError) throw error;
     if (/not attached|detached/i.test(error.message)) {
+      // Detached without a word to onDetach: what was kept is stale, and attaching again is all
+      // it takes to carry on (refs then fail as stale if the page changed meanwhile).
+      if (tabs.get(tabId)?.attaching) forget(tabId, false);
+      if (again) return send(tabId, method, params, timeoutMs, false);
       throw new ActionError(Code.ACTION_FAILED, `the debugger was detached from tab ${tabId} during ${method}`);
     }
     throw new Error(`${method}: ${error.message}`, { cause: error });
@@ -218,15 +222,15 @@ function forget(tabId, closed) {
   const state = tabs.get(tabId);
   if (!state) return;
   if (closed) tabs.delete(tabId);
-  else Object.assign(state, { attaching: null, world: null, owner: null, document: state.document + 1 });
+  else Object.assign(state, { attaching: null, world: null });
   for (const waiter of [...state.waiters]) waiter.finish(null);
   for (const handler of forgetHandlers) handler(tabId, closed);
 }
 
 /**
  * chrome.debugger.onDetach: the tab closed, or the person cancelled the debugging bar. What was
- * kept about the tab goes; the next action attaches again. The document counter survives, so a ref
- * handed out before cannot match an element of whatever the tab shows by then.
+ * kept about the tab's pages goes (refs.js then refuses earlier refs as stale, as it cannot know
+ * what the tab showed meanwhile); the next action attaches again.
  */
 export function debuggerDetached(source) {
   if (tabs.get(source.tabId)?.attaching) forget(source.tabId, false);
@@ -243,6 +247,7 @@ export function releaseTab(tabId) {
   if (!state) return Promise.resolve();
   return serialized(tabId, async () => {
     if (tabs.get(tabId) !== state || !state.attaching) return;
+    state.owner = null;
     forget(tabId, false);
     // onDetach follows, and finds nothing left to forget.
     await chromeCall((done) => chrome.debugger.detach({ tabId }, done)).catch(() => {});

@@ -80,7 +80,7 @@ export async function resolveTarget(tabId, target) {
   const number = Number(target.slice(1));
   if (!registry) throw stale(target, "is not from a snapshot of the page this tab shows");
   if (registry.document !== documentOf(tabId) || (number < registry.first && number <= (lastRef.get(tabId) ?? 0))) {
-    throw stale(target, "is from a page this tab has since left");
+    throw stale(target, "is from an earlier page of this tab, or from before the tools attached to it again");
   }
   const node = registry.shown.get(target);
   if (node === undefined) throw stale(target, "is not in the latest snapshot of this page");
