@@ -16,6 +16,7 @@ import { ActionError, Code, invalidArguments } from "./errors.js";
 import { sections } from "./results.js";
 
 const CAPTURE_TIMEOUT_MS = 8_000;
+const HIDDEN_CAPTURE_TIMEOUT_MS = 3_000;
 const MAX_SIDE = 1568;
 const MAX_PIXELS = 1.15 * 1024 * 1024;
 const FORMATS = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
@@ -77,10 +78,12 @@ export async function takeScreenshot(tabId, args) {
     Math.sqrt(MAX_PIXELS / (area.width * area.height)),
   );
   const { result } = await send(tabId, "Runtime.evaluate", {
-    expression: "window.devicePixelRatio",
+    expression: "[window.devicePixelRatio, document.visibilityState]",
     returnByValue: true,
   });
-  const scale = fit / (result.value || 1);
+  const [pixelRatio, visibility] = result.value;
+  // A hidden tab may still be painted (headless Chromium paints every tab): try, but not for long.
+  const hidden = visibility === "hidden";
   let data;
   try {
     ({ data } = await send(
@@ -89,18 +92,12 @@ export async function takeScreenshot(tabId, args) {
       {
         format: type,
         ...(type === "jpeg" ? { quality: 90 } : {}),
-        clip: { ...area, scale },
+        clip: { ...area, scale: fit / (pixelRatio || 1) },
         captureBeyondViewport: beyond,
       },
-      CAPTURE_TIMEOUT_MS,
+      hidden ? HIDDEN_CAPTURE_TIMEOUT_MS : CAPTURE_TIMEOUT_MS,
     ));
   } catch (error) {
-    const hidden = await send(tabId, "Runtime.evaluate", {
-      expression: "document.visibilityState",
-      returnByValue: true,
-    })
-      .then(({ result: state }) => state.value === "hidden")
-      .catch(() => false);
     const why = hidden
       ? "Chromium draws nothing for a tab that is not visible: focus the tab (the tabs tool) and try again"
       : error.message;
