@@ -342,6 +342,9 @@ async def test_a_snapshot_shows_refs_for_links_buttons_and_fields_with_their_sta
     assert 'textbox "Name"' in part
     assert "Order" not in part.split("### Snapshot")[1]
 
+    shallow = (await world.ok(tab, "snapshot", depth=1)).split("```yaml\n")[1]
+    assert "  - main [ref=" in shallow and "    - " not in shallow, "depth 1: the page's top element and its children"
+
 
 async def test_a_click_by_ref_reaches_the_page_as_a_trusted_click(world: World, form: tuple[int, Page]) -> None:
     tab, page = form
@@ -513,7 +516,7 @@ async def test_a_screenshot_is_a_png_image(world: World, form: tuple[int, Page])
     assert element["result"]["content"][1]["mimeType"] == "image/jpeg" and jpeg.startswith(b"\xff\xd8")
     (world.tmp / "button.jpeg").write_bytes(jpeg)
     assert re.search(r"Screenshot of the Buy now, \d\dx\d\d pixels, JPEG", element["result"]["content"][0]["text"])
-    full = await world.act(tab, "take_screenshot", fullPage=True)
+    full = await world.act(tab, "take_screenshot", fullPage=True, scale="device")
     assert "full page" in full["result"]["content"][0]["text"]
 
 

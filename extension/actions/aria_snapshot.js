@@ -169,7 +169,8 @@ function keyOf(item, ref) {
   return key;
 }
 
-function renderItems(items, depth, namer, lines) {
+/** YAML lines for `items` at `depth`; below `maxDepth` only an element's own text still shows. */
+function renderItems(items, depth, maxDepth, namer, lines) {
   const indent = "  ".repeat(depth);
   for (const item of items) {
     if (item.text !== undefined) {
@@ -178,21 +179,23 @@ function renderItems(items, depth, namer, lines) {
     }
     const key = `${indent}- ${yamlKey(keyOf(item, item.node ? namer.name(item.node) : null))}`;
     const onlyText = item.children.length === 1 && item.children[0].text !== undefined;
-    if (item.url === undefined && !item.children.length) lines.push(key);
+    const children = onlyText || depth !== maxDepth ? item.children : [];
+    if (item.url === undefined && !children.length) lines.push(key);
     else if (item.url === undefined && onlyText) lines.push(`${key}: ${yamlValue(item.children[0].text)}`);
     else {
       lines.push(`${key}:`);
       if (item.url !== undefined) lines.push(`${indent}  - /url: ${yamlValue(item.url)}`);
-      renderItems(item.children, depth + 1, namer, lines);
+      renderItems(children, depth + 1, maxDepth, namer, lines);
     }
   }
 }
 
 /**
  * The tab's page as a snapshot: {url, title, yaml}. With `rootNode` (a backend node id), only that
- * element and what is inside it; its refs then add to those of the last full snapshot.
+ * element and what is inside it; with `depth`, elements nested no deeper than that (1: the top
+ * ones and their children). The refs of such a partial snapshot add to those of the last full one.
  */
-export async function captureSnapshot(tabId, rootNode) {
+export async function captureSnapshot(tabId, { rootNode, depth } = {}) {
   const document = documentOf(tabId);
   const { nodes } = await send(tabId, "Accessibility.getFullAXTree", {});
   if (documentOf(tabId) !== document) {
@@ -221,7 +224,7 @@ export async function captureSnapshot(tabId, rootNode) {
   }
   const namer = refNamer(tabId, document);
   const lines = [];
-  renderItems(items, 0, namer, lines);
-  namer.publish(rootNode !== undefined);
+  renderItems(items, 0, depth, namer, lines);
+  namer.publish(rootNode !== undefined || depth !== undefined);
   return { url, title: page?.name?.value ?? "", yaml: lines.join("\n") };
 }

@@ -42,8 +42,8 @@ function pageSections(tabId, snapshot) {
  * full snapshot (browser_snapshot) is cut with a note, and one after an action is left out with a
  * note, so that no answer is larger than a client can use.
  */
-export async function pageReport(tabId, { limit = SNAPSHOT_LIMIT, rootNode, result = [] } = {}) {
-  const snapshot = await captureSnapshot(tabId, rootNode);
+export async function pageReport(tabId, { limit = SNAPSHOT_LIMIT, rootNode, depth, result = [] } = {}) {
+  const snapshot = await captureSnapshot(tabId, { rootNode, depth });
   const parts = [["Result", result], ...pageSections(tabId, snapshot)];
   let yaml = snapshot.yaml;
   let note = "";

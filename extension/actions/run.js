@@ -52,8 +52,12 @@ const moving = (go) => async (tabId, args) => {
 
 const HANDLERS = {
   async snapshot(tabId, args) {
+    if (args.depth !== undefined && !(Number.isInteger(args.depth) && args.depth >= 0)) {
+      throw invalidArguments("depth must be a whole number, 0 or more");
+    }
     const rootNode = args.target === undefined ? undefined : (await elementFor(tabId, args.target)).node;
-    return pageReport(tabId, { rootNode });
+    // As in Playwright MCP, depth 0 sets no limit.
+    return pageReport(tabId, { rootNode, depth: args.depth || undefined });
   },
   click: input(click),
   hover: input(hover),

@@ -62,26 +62,25 @@ async function areaOf(tabId, args) {
   return { area, label: "viewport", beyond: false };
 }
 
-/** browser_take_screenshot {type?, fullPage?, element?, target?} */
+/** browser_take_screenshot {type?, fullPage?, element?, target?, scale?} */
 export async function takeScreenshot(tabId, args) {
   const type = args.type ?? "png";
-  if (!FORMATS[type]) throw invalidArguments("type must be png or jpeg");
+  if (!FORMATS[type]) throw invalidArguments("type must be png, jpeg or webp");
+  if (![undefined, "css", "device"].includes(args.scale)) throw invalidArguments('scale must be "css" or "device"');
   if (args.fullPage && args.target !== undefined) throw invalidArguments("fullPage cannot be used with an element");
   await afterBarSettles(tabId);
   const { area, label, beyond } = await areaOf(tabId, args);
   if (!(area.width >= 1 && area.height >= 1))
     throw new ActionError(Code.CAPTURE_FAILED, `the ${label} has no size to capture`);
-  const fit = Math.min(
-    1,
-    MAX_SIDE / area.width,
-    MAX_SIDE / area.height,
-    Math.sqrt(MAX_PIXELS / (area.width * area.height)),
-  );
   const { result } = await send(tabId, "Runtime.evaluate", {
-    expression: "[window.devicePixelRatio, document.visibilityState]",
+    expression: "[window.devicePixelRatio || 1, document.visibilityState]",
     returnByValue: true,
   });
   const [pixelRatio, visibility] = result.value;
+  // One image pixel per CSS pixel, unless the client asks for the screen's own pixels.
+  const perCssPixel = args.scale === "device" ? pixelRatio : 1;
+  const [width, height] = [area.width * perCssPixel, area.height * perCssPixel];
+  const fit = Math.min(1, MAX_SIDE / width, MAX_SIDE / height, Math.sqrt(MAX_PIXELS / (width * height)));
   // A hidden tab may still be painted (headless Chromium paints every tab): try, but not for long.
   const hidden = visibility === "hidden";
   let data;
@@ -92,7 +91,8 @@ export async function takeScreenshot(tabId, args) {
       {
         format: type,
         ...(type === "jpeg" ? { quality: 90 } : {}),
-        clip: { ...area, scale: fit / (pixelRatio || 1) },
+        // Chromium captures in the screen's pixels; the clip's scale makes them the size wanted.
+        clip: { ...area, scale: (fit * perCssPixel) / pixelRatio },
         captureBeyondViewport: beyond,
       },
       hidden ? HIDDEN_CAPTURE_TIMEOUT_MS : CAPTURE_TIMEOUT_MS,
@@ -103,9 +103,8 @@ export async function takeScreenshot(tabId, args) {
       : error.message;
     throw new ActionError(Code.CAPTURE_FAILED, `cannot capture the ${label}: ${why}`);
   }
-  const width = Math.round(area.width * fit);
-  const height = Math.round(area.height * fit);
-  const text = sections(["Result", [`- Screenshot of the ${label}, ${width}x${height} pixels, ${type.toUpperCase()}`]]);
+  const size = `${Math.round(width * fit)}x${Math.round(height * fit)}`;
+  const text = sections(["Result", [`- Screenshot of the ${label}, ${size} pixels, ${type.toUpperCase()}`]]);
   return {
     content: [
       { type: "text", text },
