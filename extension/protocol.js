@@ -11,7 +11,6 @@ export const FromBroker = Object.freeze({
   CALL_TOOL: "callTool",
   BROWSER_ACTION: "browserAction",
   DISCOVER_TOOLS: "discoverTools",
-  BROWSER_ACTION: "browserAction",
   PING: "ping",
   PONG: "pong",
   DISCONNECT: "disconnect",
