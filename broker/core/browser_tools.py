@@ -42,7 +42,10 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
         "Page snapshot",
         "The tab's page as an accessibility snapshot: roles, names, text and states, each element"
         " you can act on marked [ref=eN]. Take one before acting; `target` limits it to one element.",
-        _schema(target=_TARGET),
+        _schema(
+            target=_TARGET,
+            depth={"type": "integer", "minimum": 0, "description": "levels of the tree to show (default all)"},
+        ),
         True,
     ),
     "click": (
@@ -130,13 +133,17 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
             fullPage={"type": "boolean"},
             element=_ELEMENT,
             target=_TARGET,
+            scale={"type": "string", "enum": ["css", "device"], "description": "pixels per CSS pixel; default css"},
         ),
         True,
     ),
     "console_messages": (
         "Console messages",
         "What the tab's page logged to its console since it loaded, uncaught errors included.",
-        _schema(level={"type": "string", "enum": ["error", "warning", "info", "debug"], "description": "at least"}),
+        _schema(
+            level={"type": "string", "enum": ["error", "warning", "info", "debug"], "description": "at least"},
+            all={"type": "boolean", "description": "also what earlier pages of the tab logged"},
+        ),
         True,
     ),
     "network_requests": (
