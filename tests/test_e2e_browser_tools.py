@@ -33,6 +33,7 @@ class ToolsWorld(World):
 
     home: Path
 
+
 SHOP = """<!doctype html><title>Tiny shop</title>
 <h1>Tiny shop</h1>
 <label>Search <input id="q" name="q"></label>

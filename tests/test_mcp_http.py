@@ -9,6 +9,7 @@ import aiohttp
 import pytest
 
 from broker.core.security import client_token
+from broker.core.tool_names import name_page_tools
 from broker.mcp_http import MCP_SURFACE
 
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
@@ -381,3 +382,18 @@ async def test_mcp_sessions_past_the_limit_are_refused(make_broker: MakeBroker, 
     async with session.post(broker2.mcp_url, json=listing, headers=headers) as response:
         answer = await response.json()
     assert answer["error"]["message"].startswith("too_many_sessions:")
+
+
+async def test_page_tools_whose_names_collide_once_made_valid_are_each_callable(broker: BrokerUnderTest) -> None:
+    [altered] = name_page_tools([("b1", 1, "a b")], frozenset())
+    crafted = altered.removeprefix("t1_")
+    tab = FakeTab(
+        1, "https://crafty.example/", "Crafty", {crafted: lambda args: "crafted", "a b": lambda args: "spaced"}
+    )
+    await broker.extension(tab)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 1})
+        names = [name for name in await client.tool_names() if name.startswith("t1_")]
+        assert len(names) == len(set(names)) == 2
+        answers = {text(await client.call(name, {})) for name in names}
+        assert answers == {"crafted", "spaced"}

@@ -39,3 +39,11 @@ def test_a_name_points_back_at_its_tab() -> None:
     assert tab_of_page_tool("t12_search") == "12"
     assert tab_of_page_tool("b2_t12_search") == "b2:12"
     assert tab_of_page_tool("tabs") is None
+
+
+def test_a_crafted_name_equal_to_anothers_altered_one_still_gets_its_own() -> None:
+    [altered] = name_page_tools([("b1", 1, "a b")], frozenset())
+    crafted = altered.removeprefix("t1_")  # a page may declare exactly that name
+    for order in ([crafted, "a b"], ["a b", crafted]):
+        names = name_page_tools([("b1", 1, tool) for tool in order], frozenset())
+        assert len(set(names)) == 2 and all(VALID.match(name) for name in names), names

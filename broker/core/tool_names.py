@@ -21,8 +21,9 @@ _INVALID = re.compile(r"[^A-Za-z0-9_.-]")
 _PREFIX = re.compile(r"^(?:(b\d+)_)?t(\d+)_")
 
 
-def _digest(browser: str, tab_id: int, tool: str) -> str:
-    return hashlib.sha1(f"{browser}:{tab_id}:{tool}".encode(), usedforsecurity=False).hexdigest()[:6]
+def _digest(browser: str, tab_id: int, tool: str, attempt: int = 0) -> str:
+    identity = f"{browser}:{tab_id}:{tool}" + (f":{attempt}" if attempt else "")
+    return hashlib.sha1(identity.encode(), usedforsecurity=False).hexdigest()[:6]
 
 
 def name_page_tools(tools: Iterable[tuple[str, int, str]], shared_tab_ids: frozenset[int]) -> list[str]:
@@ -31,9 +32,13 @@ def name_page_tools(tools: Iterable[tuple[str, int, str]], shared_tab_ids: froze
     taken: set[str] = set()
     for browser, tab_id, tool in tools:
         name = f"{browser}_t{tab_id}_{tool}" if tab_id in shared_tab_ids else f"t{tab_id}_{tool}"
-        if len(name) > MAX_LENGTH or name in taken or not _VALID.fullmatch(name):
-            suffix = "_" + _digest(browser, tab_id, tool)
-            name = _INVALID.sub("_", name)[: MAX_LENGTH - len(suffix)] + suffix
+        attempt = 0
+        while len(name) > MAX_LENGTH or name in taken or not _VALID.fullmatch(name):
+            # A crafted name can equal another's altered one; the next attempt hashes differently.
+            suffix = "_" + _digest(browser, tab_id, tool, attempt)
+            plain = f"{browser}_t{tab_id}_{tool}" if tab_id in shared_tab_ids else f"t{tab_id}_{tool}"
+            name = _INVALID.sub("_", plain)[: MAX_LENGTH - len(suffix)] + suffix
+            attempt += 1
         taken.add(name)
         named.append(name)
     return named
