@@ -36,7 +36,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description="Relay tool calls REST -> broker -> fake extension beside a minimal aiohttp relay, as ratios.",
     )
     parser.add_argument(
-        "--quick", action="store_true", help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 3 discovery runs"
+        "--quick",
+        action="store_true",
+        help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 3 discovery runs, 5 snapshots and 10 clicks",
     )
     parser.add_argument("--calls-small", type=int, default=2000, help="measured calls per scenario under 100 KB")
     parser.add_argument("--calls-large", type=int, default=2000, help="measured calls per scenario of 100 KB or more")
@@ -98,6 +100,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     actions.add_argument("--actions-snapshots", type=int, default=20, help="measured snapshots of the large page")
     actions.add_argument("--actions-clicks", type=int, default=30, help="measured clicks on the small page")
     actions.add_argument("--actions-click-warmup", type=int, default=5, help="clicks before measuring")
+    actions.add_argument(
+        "--actions-playwright-settle",
+        type=int,
+        metavar="MS",
+        help="Playwright MCP's --timeout-settle, the fixed wait after each of its actions (default: its own, 500 ms)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.calls_small, args.calls_large, args.warmup, args.repeat = 300, 100, 30, 1
@@ -108,8 +116,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.discovery_probing_runs = args.discovery_runs
     counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
     runs = (args.spawn_runs, args.list_requests, args.discovery_runs, args.discovery_probing_runs)
-    actions = (args.actions_products, args.actions_snapshots, args.actions_clicks)
-    if min(*counts, *runs, *actions) < 1 or min(args.warmup, args.actions_click_warmup) < 0:
+    action_counts = (args.actions_products, args.actions_snapshots, args.actions_clicks)
+    if min(*counts, *runs, *action_counts) < 1 or min(args.warmup, args.actions_click_warmup) < 0:
         parser.error("call counts, run counts and --repeat must be positive, --warmup not negative")
     return args
 

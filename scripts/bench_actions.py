@@ -309,13 +309,14 @@ async def start_ours(stack: AsyncExitStack, workdir: Path, broker_cmd: list[str]
     return OurSide("ours", client), browser_name
 
 
-async def start_playwright(stack: AsyncExitStack, workdir: Path) -> PlaywrightSide:
+async def start_playwright(stack: AsyncExitStack, workdir: Path, settle_ms: int | None) -> PlaywrightSide:
     """Playwright MCP, spawned by the same SDK client (it launches its Chromium at its first call)."""
     folder = workdir / "playwright"
     folder.mkdir()
     errlog = stack.enter_context((workdir / "playwright-mcp.log").open("a"))
+    params = pw.server_parameters(folder, VIEWPORT, settle_ms)
     client = await stack.enter_async_context(
-        Client(stdio_client(pw.server_parameters(folder, VIEWPORT), errlog=errlog), mode="legacy",
+        Client(stdio_client(params, errlog=errlog), mode="legacy",
                client_info=CLIENT_INFO, read_timeout_seconds=CALL_TIMEOUT)
     )  # fmt: skip
     return PlaywrightSide("playwright", client)
@@ -366,7 +367,33 @@ async def measure_clicks(sides: list[Side], url: str, warmup: int, count: int) -
         )
 
 
+def first_bench_error(group: BaseExceptionGroup[Any]) -> BenchError | None:
+    """The group's BenchError when that is all it holds (the SDK client's task groups wrap what is raised in them)."""
+    matched, rest = group.split(BenchError)
+    if matched is None or rest is not None:
+        return None
+    found: BaseException = matched
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found if isinstance(found, BenchError) else None
+
+
 async def bench_actions(args: Any) -> ActionsResults:
+    """Both sides measured in one run.
+
+    Raises:
+        BenchError: when a side cannot be started or a call fails.
+    """
+    try:
+        return await _bench_actions(args)
+    except BaseExceptionGroup as group:
+        found = first_bench_error(group)
+        if found is None:
+            raise
+        raise found from None
+
+
+async def _bench_actions(args: Any) -> ActionsResults:
     broker_cmd = shlex.split(args.broker_cmd)
     version = await pw.ensure_installed()
     shop = shop_page(args.actions_products)
@@ -377,7 +404,7 @@ async def bench_actions(args: Any) -> ActionsResults:
             await pages.start()
             stack.push_async_callback(pages.stop)
             ours, browser_name = await start_ours(stack, workdir, broker_cmd)
-            theirs = await start_playwright(stack, workdir)
+            theirs = await start_playwright(stack, workdir, args.actions_playwright_settle)
             progress(f"actions: {browser_name} with the extension; Playwright MCP {version}; {pages.url('/shop')}")
             sides: list[Side] = [ours, theirs]
             await measure_snapshots(sides, shop, pages.url("/shop"), args.actions_snapshots)
@@ -443,6 +470,7 @@ def actions_report(results: ActionsResults, args: Any) -> str:
     ours, theirs = results.sides["ours"], results.sides["playwright"]
     assert ours.counts is not None and theirs.counts is not None
     page = results.page
+    settle = "its default, 500 ms" if args.actions_playwright_settle is None else f"{args.actions_playwright_settle} ms"
     lines = [
         "browser-mcp bench, actions: the built-in browser tools beside Playwright MCP's, each side in its own"
         f" headless {results.browser}; MCP SDK client over stdio, each call timed to its result, the sides"
@@ -452,6 +480,8 @@ def actions_report(results: ActionsResults, args: Any) -> str:
         f"large page: {results.products} products, {results.page_kb:.0f} KB of HTML; {page.links} links,"
         f" {page.buttons} buttons, {page.fields} fields. {results.snapshots} snapshots and {results.clicks} clicks"
         f" measured per side ({args.actions_click_warmup} clicks of warm-up)",
+        "Playwright MCP waits a fixed time after every action for the work it set off to settle"
+        f" (--timeout-settle: {settle}); its click times include that wait",
         "",
         f"  {'':<28} {'ours':>12} {'Playwright':>12} {'ratio':>8}",
         f"  {'snapshot characters':<28} {ours.snapshot_chars:>12} {theirs.snapshot_chars:>12}"
@@ -499,6 +529,7 @@ def actions_json(results: ActionsResults, args: Any) -> dict[str, Any]:
             "chromium": CHROMIUM,
             "browser": results.browser,
             "playwright_mcp": results.playwright_mcp,
+            "playwright_settle_ms": args.actions_playwright_settle,
             "transport": "stdio (ours: browser-mcp mcp)",
         },
         "page": {**asdict(results.page), "html_kb": results.page_kb},

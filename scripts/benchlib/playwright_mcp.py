@@ -87,12 +87,17 @@ async def ensure_installed() -> str:
     return version
 
 
-def server_parameters(workdir: Path, viewport: str) -> StdioServerParameters:
-    """Playwright MCP as a stdio MCP server; its files go to ``workdir``."""
+def server_parameters(workdir: Path, viewport: str, settle_ms: int | None = None) -> StdioServerParameters:
+    """Playwright MCP as a stdio MCP server; its files go to ``workdir``.
+
+    ``settle_ms``: its ``--timeout-settle``, the fixed wait after every action (None: its default, 500 ms).
+    """
     home = workdir / "home"
     home.mkdir(parents=True, exist_ok=True)
     args = [str(cli()), "--headless", "--isolated", "--no-sandbox", "--executable-path", CHROMIUM,
             "--viewport-size", viewport, "--output-dir", str(workdir / "output")]  # fmt: skip
+    if settle_ms is not None:
+        args += ["--timeout-settle", str(settle_ms)]
     return StdioServerParameters(
         command="node",
         args=args,
