@@ -51,7 +51,7 @@ from benchlib import CALL_TIMEOUT, READY_TIMEOUT, BenchError, progress
 from benchlib import playwright_mcp as pw
 from benchlib.browser import Place, chromium, install_native_host
 from benchlib.mcp_clients import mcp_env, relay_command
-from benchlib.pages import ADD_BUTTON, COUNTER_TEXT, PageCounts, PageServer, ShopPage, shop_page
+from benchlib.pages import ADD_BUTTON, COUNTER_TEXT, SHOP_END, SHOP_HEADING, PageCounts, PageServer, shop_page
 from benchlib.report import Verdict
 from benchlib.servers import Server, start_broker
 from benchlib.stats import percentile
@@ -78,6 +78,9 @@ FIELD_ROLES = frozenset(
 # A line of a snapshot that gives a ref, its role first: `- button "Add one" [ref=e4]`, or in YAML
 # quotes where the name holds a colon: `- 'button "Add to cart: Mug 1" [ref=e9]': Add to cart`.
 REF_LINE = re.compile(r"^\s*-\s+'?([A-Za-z]+)\b[^\n]*?\[ref=([^\]\s]+)\]", re.MULTILINE)
+REF = re.compile(r"\[ref=[^\]\s]+\]")
+# The target of a product's link, once per product: `- /url: /product/12`.
+PRODUCT_LINK = re.compile(r"^\s*-\s+/url:\s+\"?/product/(\d+)\b", re.MULTILINE)
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -87,6 +90,14 @@ def text_of(result: types.CallToolResult) -> str:
 def refs_by_role(snapshot: str) -> Counter[str]:
     """How many refs the snapshot gives for each role."""
     return Counter(role.lower() for role, _ref in REF_LINE.findall(snapshot))
+
+
+def up_to_product(snapshot: str, number: int) -> str:
+    """The snapshot from its start to the line of product ``number``'s link (all of it for 0)."""
+    if number == 0:
+        return snapshot
+    found = re.search(rf"^\s*-\s+/url:\s+\"?/product/{number}\b[^\n]*$", snapshot, re.MULTILINE)
+    return snapshot if found is None else snapshot[: found.end()]
 
 
 def ref_of(snapshot: str, role: str, name: str) -> str:
@@ -132,6 +143,9 @@ class SideResult:
     side: str
     snapshot_ms: list[float] = field(default_factory=list)
     snapshot_chars: int = 0
+    products_shown: int = 0  # products whose link the snapshot shows
+    whole_page: bool = False  # the snapshot shows the page to its end
+    same_part_chars: int = 0  # characters up to the last product both sides' snapshots show
     counts: Counts | None = None
     click_ms: list[float] = field(default_factory=list)
     clicks_seen: int = 0  # the counter after the clicks, read from a snapshot
@@ -168,6 +182,15 @@ class ActionsResults:
     def ratio(self, metric: str) -> float:
         return float(getattr(self.sides["ours"], metric) / getattr(self.sides["playwright"], metric))
 
+    @property
+    def like_for_like(self) -> bool:
+        """A side's snapshot was cut short: the characters are compared on the part both show."""
+        return not all(side.whole_page for side in self.sides.values())
+
+    @property
+    def chars_ratio(self) -> float:
+        return self.ratio("same_part_chars" if self.like_for_like else "snapshot_chars")
+
 
 class Side:
     """One MCP server with a browser behind it, as the bench drives it."""
@@ -203,25 +226,27 @@ class Side:
         properties = (tools["browser_click"].input_schema or {}).get("properties", {})
         self.click_key = "target" if "target" in properties and "ref" not in properties else "ref"
 
-    async def snapshot_until(self, needle: str) -> str:
-        """The first snapshot holding ``needle`` (the page has loaded), within the ready timeout.
+    async def snapshot_until(self, needle: str, settled: bool = False) -> str:
+        """The first snapshot holding ``needle`` (and, when ``settled``, the same as the one before it,
+        refs aside: the page has loaded), within the ready timeout.
 
         Raises:
             BenchError: when none does in time.
         """
         deadline = time.monotonic() + READY_TIMEOUT
-        last = ""
+        last = before = ""
         while True:
             try:
                 _, result = await self.call("browser_snapshot", {})
                 last = text_of(result)
-                if needle in last:
+                if needle in last and (not settled or REF.sub("", last) == before):
                     return last
+                before = REF.sub("", last)
             except BenchError as exc:
                 last = str(exc)
             if time.monotonic() > deadline:
-                raise BenchError(f"{self.name}: no snapshot showed {needle!r} in {READY_TIMEOUT:g} s; the last:\n"
-                                 f"{last[:2000]}")  # fmt: skip
+                raise BenchError(f"{self.name}: no snapshot showed {needle!r}{' twice alike' if settled else ''} in"
+                                 f" {READY_TIMEOUT:g} s; the last:\n{last[:2000]}")  # fmt: skip
             await asyncio.sleep(0.1)
 
     async def click(self, ref: str) -> tuple[float, types.CallToolResult]:
@@ -322,22 +347,32 @@ async def start_playwright(stack: AsyncExitStack, workdir: Path, settle_ms: int 
     return PlaywrightSide("playwright", client)
 
 
-async def measure_snapshots(sides: list[Side], shop: ShopPage, url: str, count: int) -> None:
+async def measure_snapshots(sides: list[Side], url: str, count: int) -> None:
+    ready = f'heading "{SHOP_HEADING}"'
     for side in sides:
         await side.open(url)
-        side.result.counts = Counts.of(await side.snapshot_until(shop.last_product))
+        side.result.counts = Counts.of(await side.snapshot_until(ready, settled=True))
+    texts: dict[str, str] = {}
     for turn in range(count):
         for side in turns(sides, turn):
             elapsed, result = await side.call("browser_snapshot", {})
-            text = text_of(result)
-            if shop.last_product not in text:
-                raise BenchError(f"{side.name}: a snapshot lacks the last product: {text[:500]}")
+            text = texts[side.name] = text_of(result)
+            if ready not in text:
+                raise BenchError(f"{side.name}: a snapshot lacks the page's heading: {text[:500]}")
             side.result.snapshot_ms.append(elapsed * 1e3)
             side.result.snapshot_chars = len(text)
     for side in sides:
+        found, text = side.result, texts[side.name]
+        found.products_shown = len(PRODUCT_LINK.findall(text))
+        found.whole_page = SHOP_END in text
+    # Like for like: the snapshots from their start to the last product both show.
+    common = min(side.result.products_shown for side in sides)
+    for side in sides:
+        side.result.same_part_chars = len(up_to_product(texts[side.name], common))
         found = side.result
         progress(
-            f"actions: {side.name:<10} snapshot {found.snapshot_chars:>7} chars, p50 {found.snapshot_p50_ms:6.1f} ms,"
+            f"actions: {side.name:<10} snapshot {found.snapshot_chars:>7} chars ({found.products_shown} products"
+            f"{', the whole page' if found.whole_page else ', cut'}), p50 {found.snapshot_p50_ms:6.1f} ms,"
             f" p90 {found.snapshot_p90_ms:6.1f} ms; refs {found.counts}"
         )
 
@@ -407,7 +442,7 @@ async def _bench_actions(args: Any) -> ActionsResults:
             theirs = await start_playwright(stack, workdir, args.actions_playwright_settle)
             progress(f"actions: {browser_name} with the extension; Playwright MCP {version}; {pages.url('/shop')}")
             sides: list[Side] = [ours, theirs]
-            await measure_snapshots(sides, shop, pages.url("/shop"), args.actions_snapshots)
+            await measure_snapshots(sides, pages.url("/shop"), args.actions_snapshots)
             await measure_clicks(sides, pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
     return ActionsResults(
         page=shop.counts,
@@ -428,20 +463,40 @@ def actions_verdicts(results: ActionsResults) -> list[Verdict]:
     ours, theirs = results.sides["ours"], results.sides["playwright"]
     assert ours.counts is not None and theirs.counts is not None
     page = results.page
-    chars = results.ratio("snapshot_chars")
     time_ratio = results.ratio("snapshot_p50_ms")
+    chars = results.chars_ratio
+    if results.like_for_like:
+        shown = min(ours.products_shown, theirs.products_shown)
+        chars_detail = (
+            f"{chars:.2f}x on the part both show, to product {shown} ({ours.same_part_chars} /"
+            f" {theirs.same_part_chars}); whole snapshots {ours.snapshot_chars} / {theirs.snapshot_chars}, "
+            + "; ".join(
+                f"{name} cut after {found.products_shown} of {results.products} products"
+                for name, found in (("ours", ours), ("Playwright MCP", theirs))
+                if not found.whole_page
+            )
+        )
+    else:
+        chars_detail = f"{chars:.2f}x ({ours.snapshot_chars} / {theirs.snapshot_chars}), both of the whole page"
     return [
         Verdict(
             f"snapshot characters <= {CHARS_GOAL:g}x Playwright MCP's",
             chars <= CHARS_GOAL,
-            f"{chars:.2f}x ({ours.snapshot_chars} / {theirs.snapshot_chars})",
-            {"ratio": chars, "ours": ours.snapshot_chars, "playwright": theirs.snapshot_chars},
+            chars_detail,
+            {
+                "ratio": chars,
+                "ours": ours.snapshot_chars,
+                "playwright": theirs.snapshot_chars,
+                "ours_same_part": ours.same_part_chars,
+                "playwright_same_part": theirs.same_part_chars,
+            },
         ),
         Verdict(
             "every link, button and field of the page reachable by a ref",
             ours.counts.covers(page),
             f"refs: {ours.counts.links} links / {ours.counts.buttons} buttons / {ours.counts.fields} fields;"
-            f" the page has {page.links} / {page.buttons} / {page.fields}",
+            f" the page has {page.links} / {page.buttons} / {page.fields}"
+            + ("" if ours.whole_page else f" (the snapshot is cut after {ours.products_shown} products)"),
             {
                 "links": ours.counts.links,
                 "buttons": ours.counts.buttons,
@@ -486,6 +541,12 @@ def actions_report(results: ActionsResults, args: Any) -> str:
         f"  {'':<28} {'ours':>12} {'Playwright':>12} {'ratio':>8}",
         f"  {'snapshot characters':<28} {ours.snapshot_chars:>12} {theirs.snapshot_chars:>12}"
         f" {results.ratio('snapshot_chars'):>7.2f}x",
+        f"  {'  to the last product both':<28} {ours.same_part_chars:>12} {theirs.same_part_chars:>12}"
+        f" {results.ratio('same_part_chars'):>7.2f}x",
+        f"  {'products shown':<28} {ours.products_shown:>12} {theirs.products_shown:>12}"
+        f" {'of ' + str(results.products):>8}",
+        f"  {'the whole page':<28} {'yes' if ours.whole_page else 'no, cut':>12}"
+        f" {'yes' if theirs.whole_page else 'no, cut':>12}",
         f"  {'snapshot ms, median':<28} {ours.snapshot_p50_ms:>12.1f} {theirs.snapshot_p50_ms:>12.1f}"
         f" {results.ratio('snapshot_p50_ms'):>7.2f}x",
         f"  {'snapshot ms, p90':<28} {ours.snapshot_p90_ms:>12.1f} {theirs.snapshot_p90_ms:>12.1f}"
@@ -535,6 +596,9 @@ def actions_json(results: ActionsResults, args: Any) -> dict[str, Any]:
         "page": {**asdict(results.page), "html_kb": results.page_kb},
         "ours": side(results.sides["ours"]),
         "playwright": side(results.sides["playwright"]),
-        "ratios": {m: results.ratio(m) for m in ("snapshot_chars", "snapshot_p50_ms", "click_p50_ms")},
+        "ratios": {
+            **{m: results.ratio(m) for m in ("snapshot_chars", "same_part_chars", "snapshot_p50_ms", "click_p50_ms")},
+            "chars_goal": results.chars_ratio,
+        },
         "goals": [asdict(v) for v in actions_verdicts(results)],
     }

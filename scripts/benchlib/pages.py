@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from aiohttp import web
 
 COUNTER_TEXT = "Clicked {} times"
+SHOP_HEADING = "Bench Shop"
+SHOP_END = "Prices include tax."  # the page's last text: a snapshot that shows it shows the whole page
 ADD_BUTTON = "Add one"
 PRODUCT_BUTTON = "Add to cart"
 
@@ -62,7 +64,6 @@ class ShopPage:
     html: str
     counts: PageCounts
     products: int
-    last_product: str  # the name of the last product: a snapshot that holds it holds the whole page
 
 
 def _sentence(rng: random.Random, words: int) -> str:
@@ -81,7 +82,7 @@ def shop_page(products: int, paragraphs: int = 12, seed: int = 9) -> ShopPage:
         ".products{display:grid;grid-template-columns:repeat(4,1fr);gap:1em}"
         "article{border:1px solid #ccc;padding:.5em}</style>",
         "</head><body>",
-        '<header><h1>Bench Shop</h1><nav aria-label="Main menu"><ul>',
+        f'<header><h1>{SHOP_HEADING}</h1><nav aria-label="Main menu"><ul>',
     ]
     for category in _CATEGORIES:
         slug = category.lower()
@@ -116,7 +117,6 @@ def shop_page(products: int, paragraphs: int = 12, seed: int = 9) -> ShopPage:
     buttons += 1
 
     parts.append(f'<section aria-label="Products"><h2>All products ({products})</h2><div class="products">')
-    name = ""
     for number in range(1, products + 1):
         name = f"{rng.choice(_ADJECTIVES)} {rng.choice(_NOUNS)} {number}"
         price = rng.randrange(500, 50000) / 100
@@ -150,11 +150,11 @@ def shop_page(products: int, paragraphs: int = 12, seed: int = 9) -> ShopPage:
         '<form aria-label="Newsletter"><label>Email <input type="email" name="email"></label>',
         '<label>Anything to tell us? <textarea name="note"></textarea></label>',
         '<button type="button">Subscribe</button></form>',
-        "<p>© Bench Shop. Prices include tax.</p></footer></body></html>",
+        f"<p>© {SHOP_HEADING}. {SHOP_END}</p></footer></body></html>",
     ]
     fields += 2
     buttons += 1
-    return ShopPage("\n".join(parts), PageCounts(links, buttons, fields), products, name)
+    return ShopPage("\n".join(parts), PageCounts(links, buttons, fields), products)
 
 
 SMALL_PAGE = f"""<!doctype html>
