@@ -23,6 +23,9 @@ turns call by call so that the machine's load falls on both alike:
 2. ``browser_click`` on the "Add one" button of a small counter page, by the ref taken from a
    snapshot: the round trip's median. After the clicks a snapshot must show the counter at the
    number of clicks made, on both sides.
+3. Where our time goes: the same two measurements on our side over REST (``POST
+   /tabs/{id}/actions/{name}`` with the broker's token, in tabs the REST session opens), without
+   MCP and the relay process; after the others, so it never slows them.
 
 The goals of issue 9: snapshot characters at most 1.0 x Playwright MCP's; every link, button and
 field of the page reachable by a ref; snapshot time at most 1.5 x Playwright MCP's; a click's
@@ -193,17 +196,22 @@ class ActionsResults:
 
 
 class Side:
-    """One MCP server with a browser behind it, as the bench drives it."""
+    """A way to the built-in tools with a browser behind it, as the bench drives it."""
 
-    def __init__(self, name: str, client: Client) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.client = client
         self.result = SideResult(name)
         self.click_key = "ref"
+
+    async def request(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        raise NotImplementedError
 
     async def open(self, url: str) -> None:
         """The page at ``url`` in the tab the next calls act on."""
         raise NotImplementedError
+
+    async def learn_click_argument(self) -> None:
+        """Which argument of ``browser_click`` names the element: ``self.click_key``."""
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, types.CallToolResult]:
         """Seconds from the call to its result, and the result.
@@ -212,19 +220,11 @@ class Side:
             BenchError: when the tool answers with an error.
         """
         started = time.perf_counter()
-        result = await self.client.call_tool(tool, arguments)
+        result = await self.request(tool, arguments)
         elapsed = time.perf_counter() - started
         if result.is_error:
             raise BenchError(f"{self.name}: {tool} {json.dumps(arguments)} failed: {text_of(result)[:500]}")
         return elapsed, result
-
-    async def learn_click_argument(self) -> None:
-        """``ref`` (Playwright MCP until 0.0.7x) or ``target`` (its later versions): whichever the tool takes."""
-        tools = {tool.name: tool for tool in (await self.client.list_tools()).tools}
-        if "browser_click" not in tools:
-            raise BenchError(f"{self.name}: no browser_click among {sorted(tools)}")
-        properties = (tools["browser_click"].input_schema or {}).get("properties", {})
-        self.click_key = "target" if "target" in properties and "ref" not in properties else "ref"
 
     async def snapshot_until(self, needle: str, settled: bool = False) -> str:
         """The first snapshot holding ``needle`` (and, when ``settled``, the same as the one before it,
@@ -253,7 +253,26 @@ class Side:
         return await self.call("browser_click", {"element": f"{ADD_BUTTON} button", self.click_key: ref})
 
 
-class OurSide(Side):
+class McpSide(Side):
+    """Over MCP, through the official SDK client."""
+
+    def __init__(self, name: str, client: Client) -> None:
+        super().__init__(name)
+        self.client = client
+
+    async def request(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        return await self.client.call_tool(tool, arguments)
+
+    async def learn_click_argument(self) -> None:
+        """``ref`` (Playwright MCP until 0.0.7x) or ``target`` (its later versions): whichever the tool takes."""
+        tools = {tool.name: tool for tool in (await self.client.list_tools()).tools}
+        if "browser_click" not in tools:
+            raise BenchError(f"{self.name}: no browser_click among {sorted(tools)}")
+        properties = (tools["browser_click"].input_schema or {}).get("properties", {})
+        self.click_key = "target" if "target" in properties and "ref" not in properties else "ref"
+
+
+class OurSide(McpSide):
     async def open(self, url: str) -> None:
         """A new tab of this session's, which becomes its current tab."""
         _, result = await self.call("tabs", {"action": "open", "url": url})
@@ -262,9 +281,38 @@ class OurSide(Side):
             raise BenchError(f"ours: tabs open answered {text_of(result)[:300]}")
 
 
-class PlaywrightSide(Side):
+class PlaywrightSide(McpSide):
     async def open(self, url: str) -> None:
         await self.call("browser_navigate", {"url": url})
+
+
+class RestSide(Side):
+    """Ours over REST (``POST /tabs/{id}/actions/{name}``): the same extension without MCP and the relay."""
+
+    def __init__(self, http: aiohttp.ClientSession, broker: Server, click_key: str) -> None:
+        super().__init__("ours-rest")
+        self.http = http
+        self.base = broker.url
+        self.headers = {"Authorization": f"Bearer {broker.token}", "X-Session-Name": "bench"}
+        self.click_key = click_key
+        self.tab = ""
+
+    async def _post(self, path: str, body: dict[str, Any]) -> Any:
+        async with self.http.post(self.base + path, json=body, headers=self.headers) as response:
+            return await response.json()
+
+    async def request(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        answer = await self._post(f"/tabs/{self.tab}/actions/{tool.removeprefix('browser_')}", arguments)
+        if "result" not in answer:
+            return types.CallToolResult(content=[types.TextContent(text=json.dumps(answer))], is_error=True)
+        return types.CallToolResult.model_validate(answer["result"])
+
+    async def open(self, url: str) -> None:
+        """A new tab of the REST session's; the next calls name it."""
+        answer = await self._post("/tabs", {"url": url})
+        if "tab" not in answer:
+            raise BenchError(f"ours-rest: POST /tabs answered {answer}")
+        self.tab = answer["tab"]["ref"]
 
 
 async def wait_joined(broker: Server, instance_id: str) -> str:
@@ -311,7 +359,7 @@ def turns(sides: list[Side], turn: int) -> list[Side]:
     return sides if turn % 2 == 0 else sides[::-1]
 
 
-async def start_ours(stack: AsyncExitStack, workdir: Path, broker_cmd: list[str]) -> tuple[OurSide, str]:
+async def start_ours(stack: AsyncExitStack, workdir: Path, broker_cmd: list[str]) -> tuple[OurSide, Server, str]:
     """The broker, Chromium with the extension (the native host leads it to the broker) and the SDK
     client through ``browser-mcp mcp``, once the session lists the built-in tools; and the browser's name.
     """
@@ -331,7 +379,7 @@ async def start_ours(stack: AsyncExitStack, workdir: Path, broker_cmd: list[str]
                read_timeout_seconds=CALL_TIMEOUT)
     )  # fmt: skip
     await wait_for_builtin_tools(client)
-    return OurSide("ours", client), browser_name
+    return OurSide("ours", client), broker, browser_name
 
 
 async def start_playwright(stack: AsyncExitStack, workdir: Path, settle_ms: int | None) -> PlaywrightSide:
@@ -438,12 +486,18 @@ async def _bench_actions(args: Any) -> ActionsResults:
             pages = PageServer(shop)
             await pages.start()
             stack.push_async_callback(pages.stop)
-            ours, browser_name = await start_ours(stack, workdir, broker_cmd)
+            ours, broker, browser_name = await start_ours(stack, workdir, broker_cmd)
             theirs = await start_playwright(stack, workdir, args.actions_playwright_settle)
             progress(f"actions: {browser_name} with the extension; Playwright MCP {version}; {pages.url('/shop')}")
             sides: list[Side] = [ours, theirs]
             await measure_snapshots(sides, pages.url("/shop"), args.actions_snapshots)
             await measure_clicks(sides, pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
+            # Where our time goes: the same over REST, without MCP and the relay, in tabs of its own.
+            http = await stack.enter_async_context(aiohttp.ClientSession())
+            rest = RestSide(http, broker, ours.click_key)
+            await measure_snapshots([rest], pages.url("/shop"), args.actions_snapshots)
+            await measure_clicks([rest], pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
+            sides.append(rest)
     return ActionsResults(
         page=shop.counts,
         products=shop.products,
@@ -537,25 +591,33 @@ def actions_report(results: ActionsResults, args: Any) -> str:
         f" measured per side ({args.actions_click_warmup} clicks of warm-up)",
         "Playwright MCP waits a fixed time after every action for the work it set off to settle"
         f" (--timeout-settle: {settle}); its click times include that wait",
+        "ours over REST: POST /tabs/{id}/actions/{name} to the same broker and browser, in tabs of its own,"
+        " measured after the rest (no MCP, no relay process): where our time goes",
         "",
-        f"  {'':<28} {'ours':>12} {'Playwright':>12} {'ratio':>8}",
-        f"  {'snapshot characters':<28} {ours.snapshot_chars:>12} {theirs.snapshot_chars:>12}"
-        f" {results.ratio('snapshot_chars'):>7.2f}x",
-        f"  {'  to the last product both':<28} {ours.same_part_chars:>12} {theirs.same_part_chars:>12}"
-        f" {results.ratio('same_part_chars'):>7.2f}x",
-        f"  {'products shown':<28} {ours.products_shown:>12} {theirs.products_shown:>12}"
-        f" {'of ' + str(results.products):>8}",
-        f"  {'the whole page':<28} {'yes' if ours.whole_page else 'no, cut':>12}"
-        f" {'yes' if theirs.whole_page else 'no, cut':>12}",
-        f"  {'snapshot ms, median':<28} {ours.snapshot_p50_ms:>12.1f} {theirs.snapshot_p50_ms:>12.1f}"
-        f" {results.ratio('snapshot_p50_ms'):>7.2f}x",
-        f"  {'snapshot ms, p90':<28} {ours.snapshot_p90_ms:>12.1f} {theirs.snapshot_p90_ms:>12.1f}"
-        f" {results.ratio('snapshot_p90_ms'):>7.2f}x",
-        f"  {'click ms, median':<28} {ours.click_p50_ms:>12.1f} {theirs.click_p50_ms:>12.1f}"
-        f" {results.ratio('click_p50_ms'):>7.2f}x",
-        f"  {'click ms, p90':<28} {ours.click_p90_ms:>12.1f} {theirs.click_p90_ms:>12.1f}"
-        f" {results.ratio('click_p90_ms'):>7.2f}x",
-        f"  {'click answer characters':<28} {ours.click_chars:>12} {theirs.click_chars:>12}",
+        f"  {'':<28} {'ours':>12} {'Playwright':>12} {'ratio':>8} {'ours, REST':>12}",
+    ]
+
+    def row(label: str, metric: str, fmt: str = ".1f", ratio: bool = True) -> str:
+        values = [getattr(results.sides[name], metric) for name in ("ours", "playwright")]
+        rest = results.sides.get("ours-rest")
+        rest_value = format(getattr(rest, metric), fmt) if rest is not None else "-"
+        quotient = f"{results.ratio(metric):>7.2f}x" if ratio else f"{'':>8}"
+        return f"  {label:<28} {values[0]:>12{fmt}} {values[1]:>12{fmt}} {quotient} {rest_value:>12}"
+
+    def yes_no(found: SideResult) -> str:
+        return "yes" if found.whole_page else "no, cut"
+
+    lines += [
+        row("snapshot characters", "snapshot_chars", "d"),
+        row("  to the last product both", "same_part_chars", "d"),
+        row("products shown", "products_shown", "d", ratio=False),
+        f"  {'the whole page':<28} {yes_no(ours):>12} {yes_no(theirs):>12} {'':>8}"
+        f" {yes_no(results.sides['ours-rest']) if 'ours-rest' in results.sides else '-':>12}",
+        row("snapshot ms, median", "snapshot_p50_ms"),
+        row("snapshot ms, p90", "snapshot_p90_ms"),
+        row("click ms, median", "click_p50_ms"),
+        row("click ms, p90", "click_p90_ms"),
+        row("click answer characters", "click_chars", "d", ratio=False),
         "",
         f"  refs by kind {'':<15} {'ours':>12} {'Playwright':>12} {'the page':>8}",
     ]
@@ -596,6 +658,7 @@ def actions_json(results: ActionsResults, args: Any) -> dict[str, Any]:
         "page": {**asdict(results.page), "html_kb": results.page_kb},
         "ours": side(results.sides["ours"]),
         "playwright": side(results.sides["playwright"]),
+        **({"ours_rest": side(results.sides["ours-rest"])} if "ours-rest" in results.sides else {}),
         "ratios": {
             **{m: results.ratio(m) for m in ("snapshot_chars", "same_part_chars", "snapshot_p50_ms", "click_p50_ms")},
             "chars_goal": results.chars_ratio,
