@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import errno
 import logging
 import os
@@ -37,6 +38,36 @@ def _add_broker_choice(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, help="the broker on this port, when several are alive")
     parser.add_argument("--discovery-dir", type=Path, help="where discovery files are (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def _tab_command(commands: Any, name: str, about: str, runs: tuple[str, str] | None = None) -> Any:
+    """A subcommand on one tab; ``runs`` names what it runs (a tool), which takes JSON arguments."""
+    parser = commands.add_parser(name, help=about)
+    parser.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
+    if runs is not None:
+        parser.add_argument(runs[0], help=runs[1])
+        parser.add_argument("args", nargs="?", default="{}", help="the tool's arguments as a JSON object")
+        parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    _add_broker_choice(parser)
+    return parser
+
+
+def _add_tab_commands(commands: Any) -> None:
+    """call, claim, release, snapshot, screenshot and act: a tab's tools from a shell."""
+    _tab_command(commands, "call", "call a page tool and print its result", ("tool", "the page tool's name"))
+    _tab_command(commands, "claim", "make a tab the command line's own (browser-mcp snapshot and act need that)")
+    _tab_command(commands, "release", "give a claimed tab back to the person")
+    snapshot = _tab_command(commands, "snapshot", "print a claimed tab's page as an accessibility snapshot")
+    snapshot.add_argument("--target", help="only this element's subtree (a ref from an earlier snapshot)")
+    screenshot = _tab_command(commands, "screenshot", "save a picture of a claimed tab's page")
+    screenshot.add_argument("-o", "--output", type=Path, required=True, help="the file to write (.png or .jpg)")
+    screenshot.add_argument("--full-page", action="store_true", help="the whole page, not only what is in view")
+    _tab_command(
+        commands,
+        "act",
+        "run a built-in browser tool (click, type, navigate ...) in a claimed tab",
+        ("action", "the tool's name without browser_: click, type, navigate, press_key ..."),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,6 +109,18 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"default: {DEFAULTS.call_timeout:g}",
     )
     serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=DEFAULTS.max_sessions,
+        metavar="N",
+        help=f"live sessions at once, REST and MCP (default: {DEFAULTS.max_sessions})",
+    )
+    serve.add_argument(
+        "--no-evaluate",
+        action="store_true",
+        help="do not offer browser_evaluate (JavaScript of the client's choosing in its tabs)",
+    )
+    serve.add_argument(
         "--log-level",
         default=os.environ.get("LOG_LEVEL", "info"),
         choices=["debug", "info", "warning", "error"],
@@ -90,12 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     tabs = commands.add_parser("tabs", help="the tabs of a broker's browsers, with owners and tools")
     _add_broker_choice(tabs)
 
-    call = commands.add_parser("call", help="call a page tool and print its result")
-    call.add_argument("tab", help="tab id, or <browser>:<tab id> such as b1:12")
-    call.add_argument("tool", help="the page tool's name")
-    call.add_argument("args", nargs="?", default="{}", help="the tool's arguments as a JSON object")
-    call.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
-    _add_broker_choice(call)
+    _add_tab_commands(commands)
 
     stop = commands.add_parser("stop", help="stop a broker")
     _add_broker_choice(stop)
@@ -170,6 +208,8 @@ def _serve(args: argparse.Namespace) -> int:
     )
     if args.call_timeout <= 0:
         raise ClientError("--call-timeout must be positive")
+    if args.max_sessions < 1:
+        raise ClientError("--max-sessions must be at least 1")
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     settings = Settings(
@@ -177,6 +217,8 @@ def _serve(args: argparse.Namespace) -> int:
         allowed_extensions=_allowed_extensions(args.allow_extension),
         require_extension_token=args.require_extension_token,
         call_timeout=args.call_timeout,
+        allow_evaluate=not args.no_evaluate,
+        max_sessions=args.max_sessions,
     )
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)
     if warning:
@@ -298,13 +340,19 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _call(args: argparse.Namespace) -> int:
+def _json_args(raw: str, example: str) -> dict[str, Any]:
+    """ARGS of call and act. Raises: ClientError, unless it is a JSON object."""
     try:
-        tool_args = codec.loads(args.args)
+        value = codec.loads(raw)
     except codec.JSONDecodeError as exc:
         raise ClientError(f"ARGS is not valid JSON: {exc}") from None
-    if not isinstance(tool_args, dict):
-        raise ClientError('ARGS must be a JSON object, such as \'{"query": "shoes"}\'')
+    if not isinstance(value, dict):
+        raise ClientError(f"ARGS must be a JSON object, such as '{example}'")
+    return value
+
+
+def _call(args: argparse.Namespace) -> int:
+    tool_args = _json_args(args.args, '{"query": "shoes"}')
     query = f"?timeout={args.timeout}" if args.timeout else ""
     answer = _client(args).post(f"/tabs/{args.tab}/tools/{args.tool}{query}", tool_args)
     if args.json:
@@ -313,6 +361,63 @@ def _call(args: argparse.Namespace) -> int:
         result = answer["result"]
         print(result if isinstance(result, str) else codec.dumps_pretty(result))
     return 0
+
+
+def _change_tab(args: argparse.Namespace) -> int:
+    tab = _client(args).post(f"/tabs/{args.tab}/{args.command}", {})["tab"]
+    if args.json:
+        _print_json({"tab": tab})
+    else:
+        whose = "yours (the command line's)" if args.command == "claim" else "the person's again"
+        print(f"tab {tab['ref']} ({tab['title'] or tab['url']}) is {whose}")
+    return 0
+
+
+def _act(args: argparse.Namespace, action: str, action_args: dict[str, Any], timeout: float | None = None) -> Any:
+    query = f"?timeout={timeout}" if timeout else ""
+    return _client(args).post(f"/tabs/{args.tab}/actions/{action}{query}", action_args)["result"]
+
+
+def _show_result(args: argparse.Namespace, result: Any) -> int:
+    """A built-in tool's MCP result as a person reads it (its text, a line per image), or JSON."""
+    if args.json:
+        _print_json({"result": result})
+        return 0
+    for part in result.get("content", []) if isinstance(result, dict) else []:
+        if part.get("type") == "text":
+            print(part.get("text", ""))
+        else:
+            size = len(part.get("data", "")) * 3 // 4
+            print(
+                f"[{part.get('type')} {part.get('mimeType', '')}, about {size} bytes: browser-mcp screenshot saves one]"
+            )
+    if not isinstance(result, dict) or "content" not in result:
+        print(codec.dumps_pretty(result))
+    return 0
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    return _show_result(args, _act(args, "snapshot", {} if args.target is None else {"target": args.target}))
+
+
+def _screenshot(args: argparse.Namespace) -> int:
+    kind = "jpeg" if args.output.suffix.lower() in (".jpg", ".jpeg") else "png"
+    result = _act(args, "take_screenshot", {"type": kind, "fullPage": args.full_page})
+    image = next((part for part in result.get("content", []) if part.get("type") == "image"), None)
+    if image is None:
+        raise ClientError(f"the browser sent no image: {codec.dumps_text(result)[:500]}")
+    data = base64.b64decode(image["data"])
+    args.output.write_bytes(data)
+    if args.json:
+        _print_json({"saved": str(args.output), "bytes": len(data), "mimeType": image.get("mimeType")})
+    else:
+        print(f"saved {args.output} ({len(data)} bytes)")
+    return 0
+
+
+def _act_command(args: argparse.Namespace) -> int:
+    action_args = _json_args(args.args, '{"target": "e7", "element": "Buy button"}')
+    return _show_result(args, _act(args, args.action.removeprefix("browser_"), action_args, args.timeout))
 
 
 def _stop(args: argparse.Namespace) -> int:
@@ -366,7 +471,18 @@ claude mcp add --transport http {shlex.quote(args.name)} {url} --header {shlex.q
     return 0
 
 
-_CLIENT_COMMANDS = {"status": _status, "tabs": _tabs, "call": _call, "stop": _stop, "mcp-config": _mcp_config}
+_CLIENT_COMMANDS = {
+    "status": _status,
+    "tabs": _tabs,
+    "call": _call,
+    "claim": _change_tab,
+    "release": _change_tab,
+    "snapshot": _snapshot,
+    "screenshot": _screenshot,
+    "act": _act_command,
+    "stop": _stop,
+    "mcp-config": _mcp_config,
+}
 
 
 if __name__ == "__main__":

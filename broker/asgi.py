@@ -3,7 +3,9 @@
 The SDK's Streamable HTTP handlers are ASGI-only, and the broker is one aiohttp app on one port,
 so this bridge turns an aiohttp request into ``scope``/``receive``/``send``:
 
-- the body is streamed to ``receive()``; after it, ``receive()`` reports ``http.disconnect`` once
+- the body is streamed to ``receive()``, up to ``body_limit`` bytes: a body declared larger is
+  refused with 413 before a byte of it is read, and one that grows past it while streaming is cut
+  off and refused the same way; after it, ``receive()`` reports ``http.disconnect`` once
   the client's socket closes (aiohttp has no disconnect event without handler cancellation, so
   the transport is looked at every 50 ms) or the response is complete;
 - ``http.response.start`` prepares a ``StreamResponse`` at once (an SSE stream may send no body
@@ -56,18 +58,49 @@ def _scope(request: web.Request) -> Scope:
     }
 
 
-async def serve_asgi(app: ASGIApp, request: web.Request) -> web.StreamResponse:
+class _Body:
+    """The request body in chunks, refused past ``limit`` bytes."""
+
+    def __init__(self, request: web.Request, limit: int | None) -> None:
+        declared = request.content_length
+        if limit is not None and declared is not None and declared > limit:
+            raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=declared)
+        self._content = request.content
+        self._limit = limit
+        self.read = 0
+        self.done = False
+
+    @property
+    def too_large(self) -> bool:
+        return self._limit is not None and self.read > self._limit
+
+    async def next(self) -> Message:
+        chunk = await self._content.read(65536)
+        self.read += len(chunk)
+        if self.too_large:
+            # Cut off here: the application hears the client go, and the answer is 413.
+            self.done = True
+            return {"type": "http.disconnect"}
+        self.done = self._content.at_eof()
+        return {"type": "http.request", "body": chunk, "more_body": not self.done}
+
+    def refuse(self) -> None:
+        """Raises: web.HTTPRequestEntityTooLarge, when the body grew past the limit."""
+        if self.too_large:
+            assert self._limit is not None
+            raise web.HTTPRequestEntityTooLarge(max_size=self._limit, actual_size=self.read)
+
+
+async def serve_asgi(app: ASGIApp, request: web.Request, body_limit: int | None = None) -> web.StreamResponse:
+    """Raises: web.HTTPRequestEntityTooLarge, for a body over ``body_limit``."""
+    body = _Body(request, body_limit)
     response: web.StreamResponse | None = None
-    body_done = False
     finished = asyncio.Event()
     client_gone = False
 
     async def receive() -> Message:
-        nonlocal body_done
-        if not body_done:
-            chunk = await request.content.read(65536)
-            body_done = request.content.at_eof()
-            return {"type": "http.request", "body": chunk, "more_body": not body_done}
+        if not body.done:
+            return await body.next()
         while not finished.is_set():
             transport = request.transport
             if transport is None or transport.is_closing():
@@ -78,6 +111,8 @@ async def serve_asgi(app: ASGIApp, request: web.Request) -> web.StreamResponse:
 
     async def send(message: Message) -> None:
         nonlocal response, client_gone
+        if body.too_large:
+            return  # the application's answer to a body cut off; the client gets 413 instead
         if message["type"] == "http.response.start":
             headers = CIMultiDict(
                 (name.decode("latin-1"), value.decode("latin-1")) for name, value in message.get("headers", [])
@@ -92,9 +127,9 @@ async def serve_asgi(app: ASGIApp, request: web.Request) -> web.StreamResponse:
         if message["type"] != "http.response.body" or client_gone or response is None:
             return
         try:
-            body = message.get("body", b"")
-            if body:
-                await response.write(body)
+            chunk = message.get("body", b"")
+            if chunk:
+                await response.write(chunk)
             if not message.get("more_body", False):
                 await response.write_eof()
                 finished.set()
@@ -110,6 +145,8 @@ async def serve_asgi(app: ASGIApp, request: web.Request) -> web.StreamResponse:
             return web.Response(status=500, text="internal error")
     finally:
         finished.set()
+    if response is None or not response.prepared:
+        body.refuse()
     if response is None:
         return web.Response(status=500, text="no response")
     return response

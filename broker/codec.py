@@ -69,6 +69,7 @@ TAGS: dict[type, str] = {
     wire.TabClaimed: "tabClaimed",
     wire.TabReleased: "tabReleased",
     wire.CallTool: "callTool",
+    wire.BrowserAction: "browserAction",
     wire.DiscoverTools: "discoverTools",
     wire.Disconnect: "disconnect",
     wire.ErrorReply: "error",
@@ -81,11 +82,15 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+class _WrongValue(TypeError):
+    """A value this converter's own checks refused; its message says what was wrong."""
+
+
 def _strict(kind: type, label: str) -> Callable[[Any, type], Any]:
     def check(value: Any, _: type) -> Any:
         # bool is an int subclass; a tab id of `true` is a broken peer, not tab 1.
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-            raise TypeError(f"expected {label}, got {type(value).__name__}")
+            raise _WrongValue(f"expected {label}, got {type(value).__name__}")
         return value
 
     return check
@@ -93,7 +98,7 @@ def _strict(kind: type, label: str) -> Callable[[Any, type], Any]:
 
 def _json_object(value: Any, _: type) -> JsonObject:
     if not isinstance(value, dict):
-        raise TypeError(f"expected an object, got {type(value).__name__}")
+        raise _WrongValue(f"expected an object, got {type(value).__name__}")
     return value
 
 
@@ -102,11 +107,22 @@ def _tool_error(value: Any, _: type) -> WireError | str | None:
         return value
     if isinstance(value, dict):
         return converter.structure(value, WireError)
-    raise TypeError(f"expected null, a string or {{code, message}}, got {type(value).__name__}")
+    raise _WrongValue(f"expected null, a string or {{code, message}}, got {type(value).__name__}")
+
+
+# JavaScript's safe integers: every id the extension sends fits, and larger ones are a broken peer.
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def _safe_int(value: Any, kind: type) -> int:
+    number: int = _strict(int, "an integer")(value, kind)
+    if not -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
+        raise _WrongValue(f"{number} is outside JavaScript's safe integers")
+    return number
 
 
 converter = cattrs.Converter()
-converter.register_structure_hook(int, _strict(int, "an integer"))
+converter.register_structure_hook(int, _safe_int)
 converter.register_structure_hook(str, _strict(str, "a string"))
 converter.register_structure_hook(bool, _strict(bool, "a boolean"))
 converter.register_structure_hook_func(lambda t: t == JsonObject, _json_object)
@@ -205,9 +221,16 @@ def peek_call_id(frame: bytes, window: int = 4096) -> str | None:
 _SNAKE = re.compile(r"_([a-z])")
 
 
+def _explain(exc: BaseException, kind: type | None) -> str:
+    # The converter's own checks say what was wrong better than cattrs' generic wording.
+    if isinstance(exc, _WrongValue):
+        return str(exc)
+    return cattrs.v.format_exception(exc, kind)
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, cattrs.BaseValidationError):
-        described = "; ".join(cattrs.transform_error(exc, path="message"))
+        described = "; ".join(cattrs.transform_error(exc, path="message", format_exception=_explain))
         # The peer wrote camelCase; name its fields the way it spelled them.
         return _SNAKE.sub(lambda m: m.group(1).upper(), described)
     if isinstance(exc, KeyError):

@@ -43,7 +43,7 @@ def check_extension_request(
     another local user can forge an ``Origin``, not read the token.
 
     Raises:
-        Forbidden: a foreign Host, or an Origin that is not an allowed extension.
+        Forbidden: a foreign Host, an Origin that is not an allowed extension, or a client token.
         Unauthorized: a wrong token, or none where one is needed.
     """
     check_host(request.headers.get("Host"))
@@ -63,7 +63,11 @@ def check_extension_request(
                     " the extension has it only through the native host (browser-mcp install-native-host)"
                 )
             return
-    check_bearer(presented, token)
+    if check_bearer(presented, token) is not None:
+        raise Forbidden(
+            "a client token cannot open the extension link: only the broker's own token can"
+            " (the extension has it through the native host)"
+        )
 
 
 def _query_token(request: web.Request) -> str | None:

@@ -7,9 +7,9 @@ extension links (anything with ``send`` and ``close`` coroutines; :mod:`broker.e
 provides the WebSocket kind).
 
 Adapters act through its typed methods (open a session, open or close a tab, change a tab's
-owner, list a tab's tools, call a tool), so every door takes one path to the core. Every rule
-about tabs, sessions and calls stays in :mod:`broker.core`; this module only decodes, dispatches
-and delivers.
+owner, list a tab's tools, call a tool, carry out a browser action), so every door takes one
+path to the core. Every rule about tabs, sessions and calls stays in :mod:`broker.core`; this
+module only decodes, dispatches and delivers.
 """
 
 from __future__ import annotations
@@ -59,22 +59,37 @@ class Hub:
         self.call_withdrawn = asyncio.Condition()
 
     @property
+    def config(self) -> Config:
+        return self.core.config
+
+    @property
     def _loop(self) -> asyncio.AbstractEventLoop:
         return asyncio.get_running_loop()
 
     # Sessions
 
-    async def open_session(self, session_id: SessionId, name: str, *, ends_when_idle: bool = False) -> None:
+    async def open_session(
+        self, session_id: SessionId, name: str, *, ends_when_idle: bool = False, credential: str | None = None
+    ) -> None:
         """Open the session if it is new (announcing it to the browsers), else note its use.
 
         Awaited, so the ``connect`` naming the session reaches each browser before anything the
         session then asks for (a tab opened for it is grouped under its client's name).
+
+        Raises:
+            Forbidden: the session was opened with another credential than ``credential``.
         """
         now = self._loop.time()
-        await self.run(self.core.open_session(session_id, name, now, ends_when_idle=ends_when_idle))
+        effects = self.core.open_session(session_id, name, now, ends_when_idle=ends_when_idle, credential=credential)
+        await self.run(effects)
 
-    async def end_session(self, session_id: SessionId) -> bool:
-        """End a session; False when there was none by that id."""
+    async def end_session(self, session_id: SessionId, credential: str | None = None) -> bool:
+        """End a session; False when there was none by that id.
+
+        Raises:
+            Forbidden: a client token (``credential``) names a session it did not open.
+        """
+        self.core.check_session_end(session_id, credential)
         existed = self.core.has_session(session_id)
         await self.run(self.core.close_session(session_id))
         return existed
@@ -148,6 +163,24 @@ class Hub:
         self, session_id: SessionId, ref: str | int, tool: str, args: JsonObject, answer_within: float | None = None
     ) -> Any:
         return await self._request(lambda now: self.core.call_tool(session_id, ref, tool, args, now, answer_within))
+
+    async def act(
+        self,
+        session_id: SessionId,
+        ref: str | int | None,
+        action: str,
+        args: JsonObject,
+        answer_within: float | None = None,
+    ) -> tuple[TabView, Any]:
+        """Carry out a built-in browser action in the session's tab (None: its current tab)."""
+        view = self.core.current_tab(session_id) if ref is None else self.core.tab(ref)
+        value = await self._request(
+            lambda now: self.core.call_action(session_id, view.ref, action, args, now, answer_within)
+        )
+        return view, value
+
+    def browser_actions(self) -> frozenset[str]:
+        return self.core.browser_actions()
 
     async def _request(self, start: Callable[[float], tuple[CallId, list[Effect]]]) -> Any:
         """Start a call on the core and wait until it ends.

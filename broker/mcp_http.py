@@ -63,6 +63,8 @@ class LegacySessions:
         self.idle_timeout = idle_timeout
         self.get_grace = get_grace
         self.transports: dict[str, StreamableHTTPServerTransport] = {}
+        # The client token's name that opened each session (None: the broker's own token).
+        self.credentials: dict[str, str | None] = {}
         self.event_streams: dict[str, int] = {}
         self.event_streams_changed = asyncio.Condition()
         self._task_group: TaskGroup | None = None
@@ -85,6 +87,11 @@ class LegacySessions:
         transport = self.transports.get(session_id)
         if transport is None:
             await _jsonrpc_error(404, "Session not found")(scope, receive, send)
+            return
+        if CLIENT_LABEL.get() != self.credentials.get(session_id):
+            # A session is bound to the token that opened it: no other may call, listen or DELETE.
+            message = "this Mcp-Session-Id was opened with another credential; use the token that opened it"
+            await _jsonrpc_error(403, message)(scope, receive, send)
             return
         if scope["method"] != "GET":
             await transport.handle_request(scope, receive, send)
@@ -112,6 +119,11 @@ class LegacySessions:
                     self._task_group.start_soon(self._end_if_gone, session_id)
 
     async def _open(self, scope: Scope, receive: Any, send: Any) -> None:
+        limit = self.surface.hub.config.max_sessions
+        if len(self.transports) >= limit:
+            message = f"too_many_sessions: {limit} MCP sessions are open, the most this broker keeps (--max-sessions)"
+            await _jsonrpc_error(429, message)(scope, receive, send)
+            return
         session_id = uuid.uuid4().hex
         # Plain JSON answers: the SDK client refuses a server-sent event over 1 MiB, and a tool list
         # of many tabs is larger; notifications travel on the session's GET stream either way.
@@ -119,6 +131,7 @@ class LegacySessions:
             mcp_session_id=session_id, idle_timeout=self.idle_timeout, is_json_response_enabled=True
         )
         self.transports[session_id] = transport
+        self.credentials[session_id] = CLIENT_LABEL.get()
         assert self._task_group is not None
         await self._task_group.start(self._serve, transport)
         statuses: list[int] = []
@@ -159,6 +172,7 @@ class LegacySessions:
                     )
         finally:
             self.transports.pop(session_id, None)
+            self.credentials.pop(session_id, None)
             self.event_streams.pop(session_id, None)
             with anyio.CancelScope(shield=True):
                 await self.surface.end(legacy_key(session_id), "MCP session closed")
@@ -188,10 +202,10 @@ class McpEndpoint:
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             CONNECTION_KEY.set(None)
-            return await serve_asgi(self.modern.handle_request, request)
+            return await serve_asgi(self.modern.handle_request, request, self.surface.hub.frame_limit)
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         CONNECTION_KEY.set(legacy_key(session_id) if session_id else None)
-        return await serve_asgi(self.legacy, request)
+        return await serve_asgi(self.legacy, request, self.surface.hub.frame_limit)
 
     async def tunnel(self, request: web.Request) -> web.StreamResponse:
         """One WebSocket = one MCP connection (either era; the client's first request decides)."""

@@ -1,13 +1,16 @@
 """The REST API for scripts and curl, on the routes of the original bridge.
 
 ``GET /status``, ``GET /tabs``, ``POST /tabs {url, focus, browser?}``, ``DELETE /tabs/{id}``,
-``GET /tabs/{id}/tools``, ``POST /tabs/{id}/tools/{name}`` (body = the tool's arguments), plus
+``GET /tabs/{id}/tools``, ``POST /tabs/{id}/tools/{name}`` (body = the tool's arguments),
+``POST /tabs/{id}/actions/{name}`` (a built-in browser tool, named without ``browser_``), plus
 ``POST /tabs/{id}/claim``, ``/release`` and ``/focus``, ``DELETE /sessions/{id}`` and
 ``POST /shutdown`` (what ``browser-mcp stop`` uses). Each request acts for the session named by
-``X-Session-Id``, else the shared default REST session ``rest``; a new session is opened on first
-use and ends, releasing its tabs, once unused for the broker's idle time (a script that exits
-says nothing; the core keeps that time). Handlers parse, call the hub and shape JSON with
-:mod:`broker.views`; the rules live in :mod:`broker.core`.
+``X-Session-Id``, else the default REST session: ``rest`` for the broker's own token,
+``rest:<name>`` for a client token. A new session is opened on first use and ends, releasing its
+tabs, once unused for the broker's idle time (a script that exits says nothing; the core keeps
+that time). A client token acts only in the sessions it opened, and cannot stop the broker.
+Handlers parse, call the hub and shape JSON with :mod:`broker.views`; the rules live in
+:mod:`broker.core`.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import attrs
 from aiohttp import web
 
 from . import codec
-from .core import arguments
-from .core.errors import InvalidRequest
+from .core import arguments, browser_tools
+from .core.errors import Forbidden, InvalidRequest, ToolNotFound
 from .hub import Hub
-from .runtime import HUB, RUNTIME
+from .runtime import CLIENT_LABEL, HUB, RUNTIME
 from .views import browser_json, session_json, tab_json, tab_tools_json
 
 __all__ = ["DEFAULT_SESSION", "json_response", "setup_rest"]
@@ -49,13 +53,25 @@ async def _session(request: web.Request) -> str:
 
     Raises:
         InvalidRequest: the X-Session-Id header is not a plain identifier.
+        Forbidden: a client token names a session it did not open.
     """
-    session_id = request.headers.get("X-Session-Id", DEFAULT_SESSION)
+    credential = request[CLIENT_LABEL]
+    default = DEFAULT_SESSION if credential is None else f"{DEFAULT_SESSION}:{credential}"
+    session_id = request.headers.get("X-Session-Id", default)
     if not _SESSION_ID.match(session_id):
         raise InvalidRequest("X-Session-Id must be 1-128 letters, digits or . : @ + - _")
+    hub = _hub(request)
+    if credential is not None and session_id != default and _reserved(session_id):
+        # A client token opening one of these first would hold the session its owner later
+        # takes (an MCP client's, or another credential's default REST session).
+        raise Forbidden(f"session id {session_id!r} is reserved (rest, rest:*, mcp-*); choose another X-Session-Id")
     name = request.headers.get("X-Session-Name", session_id)[:128]
-    await _hub(request).open_session(session_id, name, ends_when_idle=True)
+    await hub.open_session(session_id, name, ends_when_idle=True, credential=credential)
     return session_id
+
+
+def _reserved(session_id: str) -> bool:
+    return session_id == DEFAULT_SESSION or session_id.startswith((f"{DEFAULT_SESSION}:", "mcp-"))
 
 
 async def _json_body(request: web.Request) -> Any:
@@ -72,11 +88,19 @@ async def _json_body(request: web.Request) -> Any:
 @routes.get("/status")
 async def status(request: web.Request) -> web.Response:
     hub = _hub(request)
+    credential = request[CLIENT_LABEL]
+    browsers = hub.browsers()
+    sessions = hub.sessions()
+    if credential is not None:
+        # A client token sees its own sessions, and no browser's instance id (which would let
+        # whoever holds it pose as that browser).
+        browsers = [attrs.evolve(b, instance_id=None) for b in browsers]
+        sessions = [s for s in sessions if s.credential == credential]
     return json_response(
         {
             **request.app[RUNTIME].status_fields(),
-            "browsers": [browser_json(b) for b in hub.browsers()],
-            "sessions": [session_json(s) for s in hub.sessions()],
+            "browsers": [browser_json(b) for b in browsers],
+            "sessions": [session_json(s) for s in sessions],
             "tabs": len(hub.tabs()),
             "pendingCalls": hub.pending_count,
         }
@@ -120,6 +144,18 @@ async def call_tool(request: web.Request) -> web.Response:
     return json_response({"result": result})
 
 
+@routes.post("/tabs/{tab}/actions/{action}")
+async def browser_action(request: web.Request) -> web.Response:
+    session_id = await _session(request)
+    action = request.match_info["action"]
+    if action not in browser_tools.ACTIONS:
+        raise ToolNotFound(f"no built-in action {action!r} (there are: {', '.join(browser_tools.ACTIONS)})")
+    _, args = browser_tools.action_arguments(action, arguments.tool_arguments(await _json_body(request)))
+    answer_within = arguments.call_timeout(request.query.get("timeout"))
+    _, result = await _hub(request).act(session_id, request.match_info["tab"], action, args, answer_within)
+    return json_response({"result": result})
+
+
 @routes.post("/tabs/{tab}/{action:claim|release|focus}")
 async def change_ownership(request: web.Request) -> web.Response:
     session_id = await _session(request)
@@ -131,11 +167,13 @@ async def change_ownership(request: web.Request) -> web.Response:
 @routes.delete("/sessions/{session}")
 async def end_session(request: web.Request) -> web.Response:
     session_id = request.match_info["session"]
-    existed = await _hub(request).end_session(session_id)
+    existed = await _hub(request).end_session(session_id, request[CLIENT_LABEL])
     return json_response({"ended": session_id, "existed": existed})
 
 
 @routes.post("/shutdown")
 async def shutdown(request: web.Request) -> web.Response:
+    if request[CLIENT_LABEL] is not None:
+        raise Forbidden("a client token cannot stop the broker: use the broker's own token (browser-mcp stop)")
     request.app[RUNTIME].request_stop()
     return json_response({"stopping": True})

@@ -35,6 +35,9 @@ class Settings:
     silence_timeout: float = DEFAULTS.silence_timeout
     browser_grace: float = DEFAULTS.browser_grace
     session_idle: float = DEFAULTS.session_idle
+    allow_evaluate: bool = DEFAULTS.allow_evaluate
+    max_sessions: int = DEFAULTS.max_sessions
+    header_timeout: float = DEFAULTS.header_timeout
 
     def config(self) -> Config:
         return Config(
@@ -45,6 +48,8 @@ class Settings:
             silence_timeout=self.silence_timeout,
             browser_grace=self.browser_grace,
             session_idle=self.session_idle,
+            allow_evaluate=self.allow_evaluate,
+            max_sessions=self.max_sessions,
         )
 
 

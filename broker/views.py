@@ -44,6 +44,7 @@ def browser_json(browser: BrowserView) -> dict[str, Any]:
         "instanceId": browser.instance_id,
         "connected": browser.connected,
         "tabs": browser.tabs,
+        "actions": list(browser.actions),
     }
 
 

@@ -9,6 +9,7 @@
 // application-level ping every 20 s guarantees that (WebSocket-level pings do not count), and an
 // alarm wakes a worker that found no broker.
 
+import { debuggerDetached, debuggerEvent, tabGone } from "./actions/debugger.js";
 import { handleBrokerMessage } from "./broker_requests.js";
 import { WAKE_ALARM, discoverSoon, startDiscovery, wakeDiscovery } from "./discovery.js";
 import { onLinkLost, onLinkMessage, startKeepalive } from "./links.js";
@@ -22,6 +23,10 @@ chrome.tabs.onUpdated.addListener(tabUpdated);
 chrome.tabs.onRemoved.addListener(tabRemoved);
 chrome.tabs.onReplaced.addListener(tabReplaced);
 chrome.tabs.onActivated.addListener(tabActivated);
+// The built-in browser tools' DevTools protocol links (actions/).
+chrome.tabs.onRemoved.addListener(tabGone);
+chrome.debugger.onEvent.addListener(debuggerEvent);
+chrome.debugger.onDetach.addListener(debuggerDetached);
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   switch (message?.kind) {

@@ -3,6 +3,8 @@
 // that handles its requests; wiring it in is one more case here.
 
 import { FromBroker, ToBroker } from "./protocol.js";
+import { releaseSessions, releaseTab } from "./actions/debugger.js";
+import { runBrowserAction } from "./actions/run.js";
 import { reply } from "./links.js";
 import { callTool, discoverTools } from "./page_tools.js";
 import { forgetSessions, groupTab, rememberSession, ungroupTab } from "./sessions.js";
@@ -17,14 +19,17 @@ export async function handleBrokerMessage(link, message) {
         rememberSession(link.port, message.sessionId, message.clientName || message.sessionId);
       } else if (Array.isArray(message.sessionIds)) {
         // A broker that restarted on this port has none of the sessions stored for it.
-        await forgetSessions(link.port, (sessionId) => !message.sessionIds.includes(sessionId));
+        const ended = (sessionId) => !message.sessionIds.includes(sessionId);
+        await Promise.all([forgetSessions(link.port, ended), releaseSessions(link.port, ended)]);
       }
       await sendSnapshot(link, message.sessionId);
       break;
-    case FromBroker.DISCONNECT:
-      await forgetSessions(link.port, (sessionId) => sessionId === message.sessionId);
+    case FromBroker.DISCONNECT: {
+      const ended = (sessionId) => sessionId === message.sessionId;
+      await Promise.all([forgetSessions(link.port, ended), releaseSessions(link.port, ended)]);
       link.send(reply(ToBroker.DISCONNECTED, message, {}));
       break;
+    }
     case FromBroker.OPEN_TAB:
       await openTab(link, message);
       break;
@@ -38,13 +43,16 @@ export async function handleBrokerMessage(link, message) {
       await groupTab(link.port, message.sessionId, message.tabId);
       break;
     case FromBroker.TAB_RELEASED:
-      await ungroupTab(link.port, message.sessionId, message.tabId);
+      await Promise.all([ungroupTab(link.port, message.sessionId, message.tabId), releaseTab(message.tabId)]);
       break;
     case FromBroker.CALL_TOOL:
       link.send(await callTool(message));
       break;
     case FromBroker.DISCOVER_TOOLS:
       link.send(await discoverTools(message));
+      break;
+    case FromBroker.BROWSER_ACTION:
+      link.send(await runBrowserAction(link.port, message));
       break;
     case FromBroker.PING:
       link.send({ type: ToBroker.PONG });

@@ -5,6 +5,7 @@
 import { BROKER_HEADER, NATIVE_HOST, PORT_FIRST, PORT_LAST } from "./protocol.js";
 import { closeLinksExcept, forgetSeen, hasLink, isJoined, lostAt, openLink, seenPorts } from "./links.js";
 import { forgetSessions, sessionPorts } from "./sessions.js";
+import { releaseSessions } from "./actions/debugger.js";
 
 const SWEEP_FIRST_MS = 500;
 const SWEEP_MAX_MS = 2_000; // a sweep of the range is 21 refused loopback requests: cheap
@@ -102,6 +103,7 @@ export function knownPorts() {
 function forgetBroker(port) {
   forgetSeen(port);
   forgetSessions(port, () => true).catch((error) => console.warn("browser-mcp: cannot forget sessions", error));
+  releaseSessions(port, () => true).catch((error) => console.warn("browser-mcp: cannot detach", error));
 }
 
 /** Probed brokers that did not come back within FORGET_AFTER_MS are taken as stopped. */

@@ -9,6 +9,7 @@ export const FromBroker = Object.freeze({
   TAB_CLAIMED: "tabClaimed",
   TAB_RELEASED: "tabReleased",
   CALL_TOOL: "callTool",
+  BROWSER_ACTION: "browserAction",
   DISCOVER_TOOLS: "discoverTools",
   PING: "ping",
   PONG: "pong",
@@ -30,6 +31,29 @@ export const ToBroker = Object.freeze({
   PONG: "pong",
   DISCONNECTED: "disconnected",
 });
+
+/**
+ * The built-in browser tools this extension carries out (browserAction's `action`), announced in
+ * `connected.actions`; each is Playwright MCP's tool of the same name with `browser_` in front.
+ */
+export const BROWSER_ACTIONS = Object.freeze([
+  "snapshot",
+  "click",
+  "hover",
+  "type",
+  "fill_form",
+  "select_option",
+  "press_key",
+  "wait_for",
+  "navigate",
+  "navigate_back",
+  "navigate_forward",
+  "reload",
+  "take_screenshot",
+  "console_messages",
+  "network_requests",
+  "evaluate",
+]);
 
 /** Every answer of a broker carries this header (broker/version.py BROKER_HEADER). */
 export const BROKER_HEADER = "X-Browser-MCP-Broker";

@@ -1,8 +1,8 @@
 // The full report a broker gets when its link opens and when an AI session starts: who this
-// browser is (brand, version, the instance id kept in chrome.storage.local) and every tab with its
-// tools. The first one sent on a link is what joins it.
+// browser is (brand, version, the instance id kept in chrome.storage.local), the built-in browser
+// tools it carries out, and every tab with its tools. The first one sent on a link is what joins it.
 
-import { ToBroker } from "./protocol.js";
+import { BROWSER_ACTIONS, ToBroker } from "./protocol.js";
 import { ready } from "./rebuild.js";
 import { tabInfo } from "./tabs.js";
 
@@ -35,6 +35,7 @@ export async function sendSnapshot(link, sessionId) {
   const message = {
     type: ToBroker.CONNECTED,
     browser: { ...browser, instanceId: id },
+    actions: BROWSER_ACTIONS,
     tabs: tabs.filter((tab) => tab.id >= 0).map(tabInfo),
   };
   if (sessionId) message.sessionId = sessionId;

@@ -218,9 +218,11 @@ class Brokers:
         await self.close()
 
 
-async def connect_extension(session: aiohttp.ClientSession, broker: BrokerProcess, *tabs: FakeTab) -> FakeExtension:
+async def connect_extension(
+    session: aiohttp.ClientSession, broker: BrokerProcess, *tabs: FakeTab, actions: list[str] | None = None
+) -> FakeExtension:
     """A fake extension on ``broker``'s link, once the broker has applied its snapshot."""
-    fake = FakeExtension(list(tabs))
+    fake = FakeExtension(list(tabs), actions=actions)
     await fake.connect(session, broker.ws_url)
     # The broker handles frames in order: its pong means the snapshot before it is applied.
     start = len(fake.inbox)

@@ -20,7 +20,7 @@ from broker.hub import Hub
 from broker.mcp_http import MCP_ENDPOINT
 from broker.runtime import HUB, Runtime, Settings
 
-from .cli_helpers import Brokers, run_cli
+from .cli_helpers import BrokerProcess, Brokers, connect_extension, run_cli
 from .fakes import FakeExtension, FakeTab
 from .mcp_clients import McpClient, mcp_client
 
@@ -168,3 +168,18 @@ async def fakes() -> AsyncIterator[list[FakeExtension]]:
     yield connected
     for fake in connected:
         await fake.close()
+
+
+ConnectFake = Callable[..., Awaitable[FakeExtension]]
+
+
+@pytest.fixture
+def connect_fake(session: aiohttp.ClientSession, fakes: list[FakeExtension]) -> ConnectFake:
+    """Connect a fake extension with these tabs to a broker subprocess; closed after the test."""
+
+    async def connect(broker: BrokerProcess, *tabs: FakeTab, actions: list[str] | None = None) -> FakeExtension:
+        fake = await connect_extension(session, broker, *tabs, actions=actions)
+        fakes.append(fake)
+        return fake
+
+    return connect

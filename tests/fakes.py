@@ -2,8 +2,9 @@
 
 By default it behaves like a well-mannered extension: it answers ``connect`` with a snapshot,
 ``callTool`` by running the tab's tool (a Python callable), ``openTab`` with ``tabCreated``,
-``closeTab`` with ``tabClosed``, ``discoverTools`` with ``toolsDiscovered`` and ``ping`` with
-``pong``. Tests replace :attr:`FakeExtension.on_call` to answer late, twice, malformed, never,
+``closeTab`` with ``tabClosed``, ``discoverTools`` with ``toolsDiscovered``, ``browserAction``
+(when given ``actions``) with a result naming what arrived, and ``ping`` with ``pong``. Tests
+replace :attr:`FakeExtension.on_call` (or ``on_action``) to answer late, twice, malformed, never,
 or to drop the link, and read everything the broker sent from :attr:`FakeExtension.inbox`.
 """
 
@@ -65,6 +66,7 @@ class FakeExtension:
         tabs: list[FakeTab] | None = None,
         instance_id: str | None = None,
         browser_name: str = "FakeChrome",
+        actions: list[str] | None = None,
     ) -> None:
         self.tabs: dict[int, FakeTab] = {t.id: t for t in tabs or []}
         self.instance_id = instance_id
@@ -77,6 +79,9 @@ class FakeExtension:
         self.answer_open_with = "tabCreated"
         self.reply_to_discover = True
         self.answer_pings = True
+        # The built-in browser actions it claims to carry out, and how it answers each.
+        self.actions = actions
+        self.on_action: Callable[[Json], Awaitable[None]] = self.answer_action
         self._arrived = asyncio.Condition()
         self._reader: asyncio.Task[None] | None = None
         self._tab_ids = itertools.count(1000)
@@ -97,7 +102,10 @@ class FakeExtension:
         browser: Json = {"name": self.browser_name, "version": "1.0"}
         if self.instance_id is not None:
             browser["instanceId"] = self.instance_id
-        await self.send({"type": "connected", "browser": browser, "tabs": [t.info() for t in self.tabs.values()]})
+        snapshot: Json = {"type": "connected", "browser": browser, "tabs": [t.info() for t in self.tabs.values()]}
+        if self.actions is not None:
+            snapshot["actions"] = self.actions
+        await self.send(snapshot)
 
     async def close(self) -> None:
         if self.ws is not None:
@@ -175,6 +183,8 @@ class FakeExtension:
         kind = message["type"]
         if kind == "callTool":
             await self.on_call(message)
+        elif kind == "browserAction":
+            await self.on_action(message)
         elif kind == "ping" and self.answer_pings:
             await self.send({"type": "pong"})
         elif kind == "openTab":
@@ -211,3 +221,19 @@ class FakeExtension:
         except PageError as exc:
             reply["error"] = {"code": exc.code, "message": str(exc)}
         return reply
+
+    async def answer_action(self, message: Json) -> None:
+        await self.send({"type": "toolResult", "callId": message["callId"], "result": action_result(message)})
+
+
+# A 1x1 red PNG: what the fake sends for take_screenshot.
+TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def action_result(message: Json) -> Json:
+    """An MCP result naming the action, its tab and its arguments, so tests see what arrived."""
+    text = f"{message['action']} in tab {message['tabId']} with {json.dumps(message['args'], sort_keys=True)}"
+    content: list[Json] = [{"type": "text", "text": text}]
+    if message["action"] == "take_screenshot":
+        content.append({"type": "image", "data": TINY_PNG, "mimeType": "image/png"})
+    return {"content": content}

@@ -18,6 +18,7 @@ import pytest
 from broker.runtime import VERSION
 
 from .cli_helpers import BrokerProcess, Brokers, CliResult, connect_extension, discovery_files, run_cli, table_rows
+from .conftest import ConnectFake
 from .fakes import FakeExtension, FakeTab, PageError
 
 SHOP_URL = "https://shop.example/shoes"
@@ -49,11 +50,9 @@ async def broker(brokers: Brokers) -> BrokerProcess:
 
 
 @pytest.fixture
-async def shop(session: aiohttp.ClientSession, broker: BrokerProcess, fakes: list[FakeExtension]) -> FakeExtension:
+async def shop(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
     """A fake browser with a shop tab (tools search, greet, buy) and a news tab (no tools)."""
-    fake = await connect_extension(session, broker, *shop_tabs())
-    fakes.append(fake)
-    return fake
+    return await connect_fake(broker, *shop_tabs())
 
 
 async def cli(discovery_dir: Path, *args: str) -> CliResult:
@@ -402,3 +401,53 @@ async def test_serve_accepts_a_well_formed_extension_id_and_lets_it_connect(
     finally:
         await fake.close()
     assert fake.received("connect")
+
+
+# claim, snapshot, screenshot, act: the built-in browser tools from a shell
+
+
+@pytest.fixture
+async def browser(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
+    """A fake browser whose extension carries out the built-in browser actions."""
+    return await connect_fake(broker, *shop_tabs(), actions=["snapshot", "click", "take_screenshot", "navigate"])
+
+
+async def test_snapshot_needs_a_claim_and_then_prints_the_page(
+    discovery_dir: Path, broker: BrokerProcess, browser: FakeExtension
+) -> None:
+    refused = await cli(discovery_dir, "snapshot", "7")
+    assert refused.returncode == 1 and "browser-mcp claim b1:7" in refused.stderr
+
+    claimed = await cli(discovery_dir, "claim", "7")
+    assert claimed.returncode == 0, claimed.stderr
+    assert claimed.stdout == "tab b1:7 (Shoe shop) is yours (the command line's)\n"
+    result = await cli(discovery_dir, "snapshot", "7")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "snapshot in tab 7 with {}\n"
+
+    released = await cli(discovery_dir, "release", "7")
+    assert released.returncode == 0 and "the person's again" in released.stdout
+    assert (await cli(discovery_dir, "snapshot", "7")).returncode == 1
+
+
+async def test_screenshot_writes_the_picture(
+    discovery_dir: Path, tmp_path: Path, broker: BrokerProcess, browser: FakeExtension
+) -> None:
+    await cli(discovery_dir, "claim", "7")
+    result = await cli(discovery_dir, "screenshot", "7", "-o", str(tmp_path / "shot.png"), "--full-page")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "shot.png").read_bytes().startswith(b"\x89PNG")
+    assert result.stdout.startswith(f"saved {tmp_path / 'shot.png'} (")
+    [sent] = browser.received("browserAction")
+    assert sent["args"] == {"type": "png", "fullPage": True}
+
+
+async def test_act_runs_a_tool_by_its_name(discovery_dir: Path, broker: BrokerProcess, browser: FakeExtension) -> None:
+    await cli(discovery_dir, "claim", "7")
+    result = await cli(discovery_dir, "act", "7", "browser_click", '{"element": "Buy", "ref": "e4"}')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == 'click in tab 7 with {"element": "Buy", "target": "e4"}\n'
+    bad = await cli(discovery_dir, "act", "7", "click", "[1]")
+    assert bad.returncode == 1 and "must be a JSON object" in bad.stderr
+    unknown = await cli(discovery_dir, "act", "7", "fly")
+    assert unknown.returncode == 1 and "no built-in action 'fly'" in unknown.stderr

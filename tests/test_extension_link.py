@@ -224,6 +224,11 @@ async def test_no_extension_connected_is_503_with_instructions(broker: BrokerUnd
         ('{"type": "tabClosed", "tabId": "seven"}', "tabId"),
         ('{"type": "toolResult", "callId": 5}', "callId"),
         ('{"type": "connected", "tabs": [{"id": true}]}', "tabs[0].id"),
+        ('{"type": "tabClosed", "tabId": 9223372036854775807}', "outside JavaScript's safe integers"),
+        ('{"type": "tabCreated", "tab": {"id": -9007199254740992}}', "outside JavaScript's safe integers"),
+        ('{"type": "toolsChanged", "tabId": 404, "tools": []}', "never announced"),
+        ('{"type": "tabFocused", "tabId": 404}', "never announced"),
+        ('{"type": "toolsDiscovered", "callId": "c1", "tabId": 404, "tools": []}', "never announced"),
     ],
 )
 async def test_bad_frame_gets_an_error_reply_and_the_link_stays_up(
@@ -237,6 +242,9 @@ async def test_bad_frame_gets_an_error_reply_and_the_link_stays_up(
     assert (await call(broker, 7, "search", {"q": "x"}))[0] == 200
     assert (await call(broker, 9, "search", {"q": "y"}))[0] == 200
     assert other.received("error") == []
+    # Nothing of the frame was taken: no phantom tab in the listing.
+    status, body = await broker.get("/tabs")
+    assert status == 200 and sorted(tab["id"] for tab in body["tabs"]) == [7, 9]
 
 
 async def test_frame_over_the_limit_fails_its_call_and_the_link_stays_up(make_broker: MakeBroker) -> None:

@@ -330,3 +330,54 @@ async def test_open_tab_in_a_named_browser(broker: BrokerUnderTest, era: str) ->
         assert opened["opened"]["browser"] == "b1" and len(first.received("openTab")) == 1
         refused = await client.call("tabs", {"action": "open", "url": "https://a.example/", "browser": "b9"})
         assert refused.is_error and "browser_not_found" in text(refused)
+
+
+async def test_an_mcp_body_over_the_limit_is_refused_unread(
+    make_broker: MakeBroker, session: aiohttp.ClientSession
+) -> None:
+    broker = await make_broker(frame_limit=4096)
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    padded = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": "x" * 8000}}
+    async with session.post(broker.mcp_url, json=padded, headers=headers) as response:
+        assert response.status == 413
+        assert (await response.json())["error"]["code"] == "request_too_large"
+
+    async def trickle() -> Any:
+        for _ in range(10):
+            yield b" " * 1024
+
+    # Streamed without a length, it is cut off once past the limit.
+    async with session.post(broker.mcp_url, data=trickle(), headers=headers) as response:
+        assert response.status == 413
+    async with session.post(broker.mcp_url, json=INITIALIZE, headers=headers) as response:
+        assert response.status == 200
+
+
+async def test_mcp_sessions_past_the_limit_are_refused(make_broker: MakeBroker, session: aiohttp.ClientSession) -> None:
+    broker = await make_broker(max_sessions=1)
+    await broker.extension(shop())
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    async with session.post(broker.mcp_url, json=INITIALIZE, headers=headers) as response:
+        assert response.status == 200
+    async with session.post(broker.mcp_url, json=INITIALIZE, headers=headers) as response:
+        assert response.status == 429
+        assert "too_many_sessions" in (await response.json())["error"]["message"]
+    # A client whose first request finds the broker full of other sessions (here REST's) gets a
+    # JSON-RPC error saying so.
+    broker2 = await make_broker(max_sessions=1)
+    await broker2.extension(shop())
+    assert (await broker2.post("/tabs/7/claim"))[0] == 200
+    async with session.post(broker2.mcp_url, json=INITIALIZE, headers=headers) as response:
+        assert response.status == 200
+        headers = {
+            **headers,
+            "Mcp-Session-Id": response.headers["Mcp-Session-Id"],
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    async with session.post(broker2.mcp_url, json=initialized, headers=headers) as response:
+        assert response.status == 202
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    async with session.post(broker2.mcp_url, json=listing, headers=headers) as response:
+        answer = await response.json()
+    assert answer["error"]["message"].startswith("too_many_sessions:")

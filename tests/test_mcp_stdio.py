@@ -33,6 +33,7 @@ from .cli_helpers import (
     connect_extension,
     run_cli,
 )
+from .conftest import ConnectFake
 from .fakes import FakeExtension, FakeTab
 from .mcp_clients import ERAS, LEGACY, MODERN, McpClient, sdk_client, stdio_relay, text
 
@@ -63,10 +64,8 @@ async def broker(brokers: Brokers) -> BrokerProcess:
 
 
 @pytest.fixture
-async def shop(session: aiohttp.ClientSession, broker: BrokerProcess, fakes: list[FakeExtension]) -> FakeExtension:
-    fake = await connect_extension(session, broker, *shop_tabs())
-    fakes.append(fake)
-    return fake
+async def shop(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
+    return await connect_fake(broker, *shop_tabs())
 
 
 # The SDK client over stdio

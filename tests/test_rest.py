@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import aiohttp
@@ -41,7 +42,19 @@ async def test_wrong_token_is_refused(broker: BrokerUnderTest, session: aiohttp.
     assert status == 401 and body["error"]["code"] == "unauthorized"
 
 
-@pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.1.nip.io", "192.168.1.2:80"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example",
+        "evil.example:8765",
+        "127.0.0.1.nip.io",
+        "192.168.1.2:80",
+        "[::1]evil.example",
+        "[::1]:80evil.example",
+        "localhost@evil.example",
+        "127.0.0.1:80:90",
+    ],
+)
 async def test_foreign_host_is_refused_even_with_the_token(broker: BrokerUnderTest, host: str) -> None:
     status, body = await broker.get("/tabs", headers={"Host": host})
     assert status == 403 and "loopback" in body["error"]["message"]
@@ -93,6 +106,7 @@ async def test_status_shows_browsers_sessions_and_tabs(broker: BrokerUnderTest) 
             "instanceId": "profile-1",
             "connected": True,
             "tabs": 1,
+            "actions": [],
         }
     ]
     assert body["sessions"] == [
@@ -308,3 +322,44 @@ async def test_every_answer_says_it_comes_from_a_broker(
         assert response.headers[BROKER_HEADER] == VERSION
         if status == 426:
             assert "open a WebSocket" in (await response.json())["error"]["message"]
+
+
+async def test_sessions_past_the_limit_are_refused_and_the_browser_hears_nothing(make_broker: MakeBroker) -> None:
+    broker = await make_broker(max_sessions=2)
+    fake = await broker.extension(shop())
+    for name in ("a", "b"):
+        status, _ = await broker.get("/tabs/7/tools", headers={"X-Session-Id": name})
+        assert status == 200
+    announced = len(fake.received("connect"))
+    status, body = await broker.get("/tabs/7/tools", headers={"X-Session-Id": "c"})
+    assert status == 429 and body["error"]["code"] == "too_many_sessions"
+    assert len(fake.received("connect")) == announced
+    # Sessions that exist go on; one ended makes room.
+    assert (await broker.get("/tabs/7/tools", headers={"X-Session-Id": "a"}))[0] == 200
+    await broker.delete("/sessions/b")
+    assert (await broker.get("/tabs/7/tools", headers={"X-Session-Id": "c"}))[0] == 200
+
+
+async def test_a_request_trickling_its_headers_is_dropped(make_broker: MakeBroker) -> None:
+    broker = await make_broker(header_timeout=0.5)
+    reader, writer = await asyncio.open_connection("127.0.0.1", broker.server.port)
+    started = asyncio.get_running_loop().time()
+    writer.write(b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    await writer.drain()
+
+    async def trickle() -> None:
+        with contextlib.suppress(ConnectionError):
+            while True:
+                writer.write(b"X-Slow: 1\r\n")
+                await writer.drain()
+                await asyncio.sleep(0.1)
+
+    dripping = asyncio.create_task(trickle())
+    try:
+        async with asyncio.timeout(5):
+            assert await reader.read() == b""  # closed by the broker, nothing answered
+    finally:
+        dripping.cancel()
+        writer.close()
+    assert asyncio.get_running_loop().time() - started < 5
+    assert (await broker.get("/status"))[0] == 200

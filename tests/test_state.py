@@ -18,6 +18,7 @@ from broker.core.effects import (
     TabsChanged,
 )
 from broker.core.messages import (
+    BrowserAction,
     BrowserInfo,
     CallTool,
     CloseTab,
@@ -25,6 +26,7 @@ from broker.core.messages import (
     Connected,
     Disconnect,
     DiscoverTools,
+    ErrorReply,
     FocusTab,
     OpenTab,
     Ping,
@@ -602,3 +604,100 @@ def test_a_session_ended_by_its_client_is_not_ended_again() -> None:
     core.close_session("rest")
     assert core.expire(10.0) == []
     assert core.next_wakeup() is None
+
+
+# Built-in browser actions and the current tab
+
+
+def actions_browser(core: Broker, actions: tuple[str, ...] = ("snapshot", "click", "evaluate")) -> None:
+    core.link_opened(1, 0.0)
+    hello = Connected(BrowserInfo("Chrome", "156"), (shop_tab(7), shop_tab(8)), actions=actions)
+    core.extension_message(1, hello, 0.0)
+
+
+def test_the_current_tab_is_the_one_last_opened_focused_or_claimed() -> None:
+    core = make_core()
+    actions_browser(core)
+    core.open_session("s1", "s1")
+    with pytest.raises(errors.InvalidRequest, match="no current tab"):
+        core.current_tab("s1")
+    core.claim_tab("s1", 7)
+    assert core.current_tab("s1").id == 7
+    call_id, _ = core.open_tab("s1", "https://new.example/", True, 0.0)
+    core.extension_message(1, TabCreated(TabInfo(20, "New", "https://new.example/"), request_id=call_id), 0.0)
+    assert core.current_tab("s1").id == 20
+    core.focus_tab("s1", 8)
+    assert core.current_tab("s1").id == 8
+    core.release_tab("s1", 8)
+    with pytest.raises(errors.InvalidRequest):
+        core.current_tab("s1")
+
+
+def test_an_action_goes_to_an_owned_tab_of_a_browser_that_carries_it_out() -> None:
+    core = make_core()
+    actions_browser(core)
+    core.open_session("s1", "Claude")
+    core.open_session("s2", "Cursor")
+    with pytest.raises(errors.TabNotClaimed, match="claim it first"):
+        core.call_action("s1", 7, "snapshot", {}, 0.0)
+    core.claim_tab("s2", 8)
+    with pytest.raises(errors.TabOwnedByOther, match="Cursor"):
+        core.call_action("s1", 8, "snapshot", {}, 0.0)
+    core.claim_tab("s1", 7)
+    with pytest.raises(errors.NotSupported, match="browser_hover"):
+        core.call_action("s1", None, "hover", {"target": "e1"}, 0.0)
+    call_id, effects = core.call_action("s1", None, "click", {"target": "e1"}, 0.0)
+    assert sent(effects) == [BrowserAction("s1", call_id, 7, "click", {"target": "e1"})]
+    assert core.browser_actions() == frozenset({"snapshot", "click", "evaluate"})
+    done = core.extension_message(1, ToolResult(call_id, {"content": []}), 1.0)
+    assert only(done, ResolveCall).value == {"content": []}
+
+
+def test_an_action_that_does_not_answer_times_out_naming_the_tool() -> None:
+    core = make_core()
+    actions_browser(core)
+    core.open_session("s1", "s1")
+    core.claim_tab("s1", 7)
+    core.call_action("s1", 7, "snapshot", {}, 0.0, timeout=2.0)
+    rejection = only(core.expire(2.0), RejectCall)
+    assert rejection.error.message == "tool 'browser_snapshot' on tab b1:7 did not answer within 2 s"
+
+
+def test_evaluate_turned_off_is_neither_offered_nor_sent() -> None:
+    core = make_core(allow_evaluate=False)
+    actions_browser(core)
+    core.open_session("s1", "s1")
+    core.claim_tab("s1", 7)
+    assert core.browser_actions() == frozenset({"snapshot", "click"})
+    with pytest.raises(errors.NotSupported, match="--no-evaluate"):
+        core.call_action("s1", 7, "evaluate", {"function": "() => 1"}, 0.0)
+
+
+# Sessions belong to the credential that opened them
+
+
+def test_a_session_is_used_only_with_the_token_that_opened_it() -> None:
+    core = make_core()
+    core.open_session("agent", "Agent", credential="alice")
+    core.open_session("agent", "Agent", credential="alice")  # a use by its opener
+    for other in ("mallory", None):
+        with pytest.raises(errors.Forbidden, match="opened with client token alice"):
+            core.open_session("agent", "Agent", credential=other)
+    with pytest.raises(errors.Forbidden):
+        core.check_session_end("agent", "mallory")
+    core.check_session_end("agent", None)  # the broker's own token may end any session
+    core.check_session_end("gone", "mallory")  # nothing to protect
+    assert [s.credential for s in core.sessions()] == ["alice"]
+
+
+def test_a_browser_keeps_at_most_its_tab_limit() -> None:
+    core = make_core(max_tabs_per_browser=2)
+    effects = connect(core, tabs=(shop_tab(1), shop_tab(2), shop_tab(3)))
+    [refusal] = [m for m in sent(effects) if isinstance(m, ErrorReply)]
+    assert refusal.code == "too_many_tabs" and "1 more ignored" in refusal.message
+    assert [tab.id for tab in core.tabs()] == [1, 2]
+    created = core.extension_message(1, TabCreated(shop_tab(4)), 1.0)
+    assert [m.code for m in sent(created)] == ["too_many_tabs"]
+    core.extension_message(1, TabClosed(2), 1.0)
+    core.extension_message(1, TabCreated(shop_tab(4)), 1.0)
+    assert [tab.id for tab in core.tabs()] == [1, 4]

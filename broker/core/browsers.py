@@ -51,6 +51,8 @@ class Browser:
     detached_at: float | None = None
     # Until its first message a link may be a probe that goes away again: no one is shown it.
     heard_from: bool = False
+    # The built-in browser actions its extension said it carries out.
+    actions: frozenset[str] = frozenset()
 
 
 class Browsers(dict[str, Browser]):

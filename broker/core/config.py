@@ -24,8 +24,16 @@ class Config:
     # A session with no connection to end it (REST, stateless MCP) ends after this long unused.
     session_idle: float = 600.0
     max_pending_per_session: int = 256
+    # Live sessions at once; a new one past this is refused, and the browser hears nothing of it.
+    max_sessions: int = 1000
+    # Tabs one browser may report; more are refused with an error frame.
+    max_tabs_per_browser: int = 10_000
+    # Seconds a connection may take to bring a whole request's headers (and may idle between requests).
+    header_timeout: float = 10.0
     # The largest frame or request body accepted, in bytes.
     frame_limit: int = 32 * 1024 * 1024
+    # Whether browser_evaluate (any JavaScript in a client's tab) is offered at all.
+    allow_evaluate: bool = True
 
 
 DEFAULTS = Config(server_version="")

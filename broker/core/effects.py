@@ -98,6 +98,7 @@ class BrowserView:
     instance_id: str | None
     connected: bool
     tabs: int
+    actions: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -106,3 +107,5 @@ class SessionView:
     name: str
     owned_tabs: tuple[str, ...]
     pending_calls: int
+    # The client token's name that opened it; None for the broker's own token.
+    credential: str | None = None

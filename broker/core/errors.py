@@ -14,11 +14,14 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── BrowserNotFound           404 browser_not_found
     │   ├── AmbiguousTab              409 ambiguous_tab
     │   ├── TabOwnedByOther           409 tab_owned
-    │   └── TooManyCalls              429 too_many_calls
+    │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
+    │   ├── TooManyCalls              429 too_many_calls
+    │   └── TooManySessions           429 too_many_sessions
     ├── ExtensionError                the extension or the page answered wrongly or failed
     │   ├── InvalidMessage            400 invalid_message (a frame the broker cannot read)
     │   ├── MessageTooLarge           413 message_too_large
     │   └── PageToolFailed            502 tool_failed (the page's own code and message ride along)
+    ├── NotSupported                  501 not_supported (the browser's extension cannot do it)
     ├── Unavailable                   the call could not finish through no fault of the caller
     │   ├── ExtensionNotConnected     503 no_extension
     │   ├── ExtensionDisconnected     503 extension_disconnected (the link was lost mid-call)
@@ -48,13 +51,16 @@ __all__ = [
     "InvalidMessage",
     "InvalidRequest",
     "MessageTooLarge",
+    "NotSupported",
     "PageToolFailed",
     "RequestError",
     "SessionEnded",
+    "TabNotClaimed",
     "TabNotFound",
     "TabOwnedByOther",
     "ToolNotFound",
     "TooManyCalls",
+    "TooManySessions",
     "Unauthorized",
     "Unavailable",
     "WebSocketRequired",
@@ -132,8 +138,18 @@ class TabOwnedByOther(RequestError):
         self.owner_name = owner_name
 
 
+class TabNotClaimed(RequestError):
+    code = "tab_not_claimed"
+    status = 409
+
+
 class TooManyCalls(RequestError):
     code = "too_many_calls"
+    status = 429
+
+
+class TooManySessions(RequestError):
+    code = "too_many_sessions"
     status = 429
 
 
@@ -163,6 +179,11 @@ class PageToolFailed(ExtensionError):
     def __init__(self, message: str, page_code: str | None = None) -> None:
         super().__init__(message)
         self.page_code = page_code
+
+
+class NotSupported(BrokerError):
+    code = "not_supported"
+    status = 501
 
 
 class Unavailable(BrokerError):

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 __all__ = [
+    "BrowserAction",
     "BrowserInfo",
     "CallTool",
     "CloseTab",
@@ -95,6 +96,8 @@ class Connected:
     browser: BrowserInfo = BrowserInfo()
     tabs: tuple[TabInfo, ...] = ()
     session_id: str | None = None
+    # The built-in browser actions this extension carries out (``browserAction``); none when absent.
+    actions: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -253,6 +256,17 @@ class CallTool:
 
 
 @attrs.frozen
+class BrowserAction:
+    """A built-in browser tool (snapshot, click, ...) to carry out in a tab; answered by ``toolResult``."""
+
+    session_id: str
+    call_id: str
+    tab_id: int
+    action: str
+    args: JsonObject
+
+
+@attrs.frozen
 class DiscoverTools:
     session_id: str
     call_id: str
@@ -280,6 +294,7 @@ BrokerMessage = (
     | TabClaimed
     | TabReleased
     | CallTool
+    | BrowserAction
     | DiscoverTools
     | Ping
     | Pong

@@ -29,6 +29,7 @@ class CallKind(enum.Enum):
     DISCOVER = "tool discovery"
     OPEN_TAB = "opening a tab"
     CLOSE_TAB = "closing a tab"
+    ACTION = "browser action"
 
 
 @attrs.define

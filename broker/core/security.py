@@ -41,18 +41,23 @@ def refuse_extension_ids(ids: Iterable[str]) -> str | None:
 _LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "localhost", "localhost.", "ip6-localhost", "ip6-loopback"})
 
 
-def _host_name(host: str) -> str:
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
-    name, _, port = host.rpartition(":")
-    return name if name and port.isdigit() else host
+# A Host header is a bracketed IPv6 address or a name without colons, then an optional port:
+# nothing may follow the bracket (``[::1]evil.example`` is not loopback).
+_HOST = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[^:\[\]/@\s]+))(?::\d{1,5})?$")
+
+
+def _host_name(host: str) -> str | None:
+    found = _HOST.match(host)
+    if found is None:
+        return None
+    return found.group("v6") or found.group("name")
 
 
 def check_host(host: str | None) -> None:
     """Raises: Forbidden, unless ``host`` names this machine's loopback interface."""
     if not host:
         raise Forbidden("request has no Host header")
-    name = _host_name(host.strip()).lower()
+    name = (_host_name(host.strip()) or "").lower()
     if name in _LOOPBACK_NAMES or name.endswith(".localhost"):
         return
     try:

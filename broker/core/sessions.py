@@ -1,6 +1,9 @@
 """AI sessions and how long each lives.
 
-A session is one AI client connection, one REST caller or one stateless MCP client. Those with a
+A session is one AI client connection, one REST caller or one stateless MCP client. It belongs
+to the credential that opened it: a client token (``browser-mcp mcp-config --client NAME``) or
+the broker's own token. Only that credential may use it, so no client can act in another's
+session; the broker's own token may also end any session. Those with a
 connection end when it does, which their adapter reports. Those without (``ends_when_idle``) end
 once unused for the idle time: no call in flight, no listener open, and nothing asked for that
 long. A call's end counts as a use, and so does a listener's end.
@@ -13,6 +16,7 @@ from collections.abc import Callable
 import attrs
 
 from .effects import SessionId
+from .errors import Forbidden, TooManySessions
 
 __all__ = ["Session", "Sessions"]
 
@@ -24,7 +28,11 @@ class Session:
     ends_when_idle: bool = False
     last_used: float = 0.0
     listeners: int = 0
+    # The client token's name that opened it; None for the broker's own token.
+    credential: str | None = None
     focused: tuple[str, int] | None = None
+    # The tab built-in browser tools act on when none is named: the one last opened, focused or claimed.
+    current: tuple[str, int] | None = None
 
     def used(self, now: float) -> None:
         self.last_used = max(self.last_used, now)
@@ -33,24 +41,54 @@ class Session:
 class Sessions(dict[SessionId, Session]):
     """Every live session by id, and when the next of them may have gone idle."""
 
-    def __init__(self, idle: float) -> None:
+    def __init__(self, idle: float, limit: int = 1000) -> None:
         super().__init__()
         self.idle_time = idle
+        self.limit = limit
         # No session that ends when idle can have gone idle before this (None: there is none).
         # A use only moves a session's end later, so the bound stays true without being
         # recomputed on every request; it is recomputed when it passes.
         self.check_idle_at: float | None = None
 
-    def open(self, session_id: SessionId, name: str, now: float, ends_when_idle: bool) -> bool:
-        """Start a session, or note a use of an existing one; True when it is new."""
+    def open(
+        self, session_id: SessionId, name: str, now: float, ends_when_idle: bool, credential: str | None = None
+    ) -> bool:
+        """Start a session, or note a use of an existing one; True when it is new.
+
+        Raises:
+            Forbidden: a client token names a session it did not open.
+            TooManySessions: the session is new and as many as the limit are live.
+        """
         session = self.get(session_id)
         if session is not None:
+            self.check_use(session_id, credential)
             session.used(now)
             return False
-        self[session_id] = Session(session_id, name, ends_when_idle, last_used=now)
+        if len(self) >= self.limit:
+            raise TooManySessions(
+                f"{len(self)} sessions are live, the most this broker keeps (--max-sessions); end one"
+                " (DELETE /sessions/{id}) or wait for idle ones to end"
+            )
+        self[session_id] = Session(session_id, name, ends_when_idle, last_used=now, credential=credential)
         if ends_when_idle:
             self.check_idle_at = _earliest(self.check_idle_at, now + self.idle_time)
         return True
+
+    def check_use(self, session_id: SessionId, credential: str | None) -> None:
+        """Raises: Forbidden, when ``session_id`` is a live session another credential opened."""
+        session = self.get(session_id)
+        if session is None or session.credential == credential:
+            return
+        opener = "the broker's own token" if session.credential is None else f"client token {session.credential}"
+        raise Forbidden(
+            f"session {session_id!r} was opened with {opener}, not with this one: a session is used"
+            " only with the token that opened it (the client token acts only in its own sessions)"
+        )
+
+    def check_end(self, session_id: SessionId, credential: str | None) -> None:
+        """Raises: Forbidden, when a client token would end a session another credential opened."""
+        if credential is not None:
+            self.check_use(session_id, credential)
 
     def touch(self, session_id: SessionId, now: float) -> None:
         session = self.get(session_id)

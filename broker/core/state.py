@@ -6,7 +6,8 @@ are lists of effects the adapter carries out: frames to send, calls to resolve o
 to close. Time only moves when the adapter calls :meth:`Broker.expire`; :meth:`Broker.next_wakeup`
 says when that should next happen.
 
-What it owns, with the registries it keeps them in:
+What it owns, with the registries it keeps them in (the rules about what extensions report over
+their links are the base class's, in :mod:`.links`):
 
 - Links and browsers (:mod:`.browsers`). Every extension WebSocket is a link; each link speaks
   for one browser. A browser that names an ``instanceId`` keeps its key (``b1``), its tabs'
@@ -16,8 +17,11 @@ What it owns, with the registries it keeps them in:
 - Sessions (:mod:`.sessions`) and tab ownership: a tab opened or claimed by a session is its
   own; tabs the person opened belong to nobody until claimed. Sessions without a connection end
   when left idle.
-- Pending calls (:mod:`.pending`): tool calls, tool discovery, opening and closing tabs, under
-  broker-minted ids with deadlines. Each ends exactly once; late and duplicate replies are
+- Each session's current tab, the one built-in browser tools (:mod:`.browser_tools`) act on when
+  none is named: the one it last opened, focused or claimed. Built-in tools act only on tabs the
+  session owns, and only in browsers whose extension said it carries them out.
+- Pending calls (:mod:`.pending`): tool calls, browser actions, tool discovery, opening and
+  closing tabs, under broker-minted ids with deadlines. Each ends exactly once; late and duplicate replies are
   dropped and logged.
 - Keepalive bookkeeping: when to ping a quiet link, when to give up on a silent one.
 
@@ -27,10 +31,8 @@ It deliberately knows nothing of JSON, WebSockets, HTTP or MCP.
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
 
-import attrs
-
+from .browser_tools import PREFIX
 from .browsers import Browser, Browsers, Tab
 from .config import Config
 from .effects import (
@@ -39,7 +41,6 @@ from .effects import (
     CloseLink,
     Effect,
     LinkId,
-    RejectCall,
     ResolveCall,
     SendToExtension,
     SessionExpired,
@@ -49,42 +50,29 @@ from .effects import (
     TabView,
 )
 from .errors import (
-    BrokerError,
     CallTimedOut,
-    ExtensionDisconnected,
-    MessageTooLarge,
-    PageToolFailed,
+    InvalidRequest,
+    NotSupported,
     SessionEnded,
-    TabNotFound,
+    TabNotClaimed,
     TabOwnedByOther,
     ToolNotFound,
     TooManyCalls,
 )
+from .links import BrowserLinks, Link
 from .messages import (
+    BrowserAction,
     CallTool,
     CloseTab,
-    Connect,
-    Connected,
     Disconnect,
-    Disconnected,
     DiscoverTools,
-    ExtensionMessage,
     FocusTab,
     JsonObject,
     OpenTab,
     Ping,
-    Pong,
     TabClaimed,
-    TabClosed,
-    TabCreated,
-    TabFocused,
     TabReleased,
-    TabUpdated,
     Tool,
-    ToolResult,
-    ToolsChanged,
-    ToolsDiscovered,
-    WireError,
 )
 from .pending import CallKind, Pending, PendingCalls
 from .sessions import Session, Sessions
@@ -94,41 +82,44 @@ __all__ = ["Broker"]
 logger = logging.getLogger(__name__)
 
 
-# Internal records
-
-
-@attrs.define
-class Link:
-    id: LinkId
-    browser: str
-    last_received: float
-    last_sent: float
-
-
-class Broker:
+class Broker(BrowserLinks):
     """Every rule about sessions, tabs, tools and pending calls. See the module docstring."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
         self._links: dict[LinkId, Link] = {}
         self._browsers = Browsers()
-        self._sessions = Sessions(config.session_idle)
+        self._sessions = Sessions(config.session_idle, config.max_sessions)
         self._pending = PendingCalls()
 
     # Sessions
 
     def open_session(
-        self, session_id: SessionId, name: str, now: float = 0.0, *, ends_when_idle: bool = False
+        self,
+        session_id: SessionId,
+        name: str,
+        now: float = 0.0,
+        *,
+        ends_when_idle: bool = False,
+        credential: str | None = None,
     ) -> list[Effect]:
         """Start a session, or note that an existing one was used at ``now``.
 
         ``ends_when_idle``: the session has no connection whose end would end it (a REST caller,
         a stateless MCP client), so it ends once unused for ``Config.session_idle`` seconds, with
-        a :class:`SessionExpired` effect; ``now`` matters only for such sessions.
+        a :class:`SessionExpired` effect; ``now`` matters only for such sessions. ``credential``:
+        the client token's name that asks (None: the broker's own token).
+
+        Raises:
+            Forbidden: the session was opened with another credential.
         """
-        if not self._sessions.open(session_id, name, now, ends_when_idle):
+        if not self._sessions.open(session_id, name, now, ends_when_idle, credential):
             return []
         return [SendToExtension(link.id, self._connect_message(session_id, name)) for link in self._links.values()]
+
+    def check_session_end(self, session_id: SessionId, credential: str | None) -> None:
+        """Raises: Forbidden, when a client token would end a session another credential opened."""
+        self._sessions.check_end(session_id, credential)
 
     def session_used(self, session_id: SessionId, now: float) -> None:
         """Note a use of a session, if it still exists; an ended one stays ended."""
@@ -162,62 +153,6 @@ class Broker:
         if released:
             effects.append(TabsChanged())
         return effects
-
-    # Extension links
-
-    def link_opened(self, link_id: LinkId, now: float) -> list[Effect]:
-        browser = self._browsers.add(link_id)
-        self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
-        hello = Connect(self.config.server_version, session_ids=tuple(self._sessions))
-        effects: list[Effect] = [SendToExtension(link_id, hello)]
-        effects += [SendToExtension(link_id, self._connect_message(s.id, s.name)) for s in self._sessions.values()]
-        return effects
-
-    def link_closed(self, link_id: LinkId, now: float, reason: str = "") -> list[Effect]:
-        """The link is gone: its calls fail at once and its browser leaves the listing."""
-        link = self._links.pop(link_id, None)
-        if link is None:
-            return []
-        why = f"the browser extension disconnected{': ' + reason if reason else ''}"
-        effects: list[Effect] = []
-        for pending in self._pending.of_link(link_id):
-            effects += self._finish(pending.call_id, now, ExtensionDisconnected(why))
-        browser = self._browsers[link.browser]
-        if browser.instance_id is None:
-            del self._browsers[browser.key]
-        else:
-            browser.link_id = None
-            browser.detached_at = now
-        effects.append(TabsChanged())
-        return effects
-
-    def extension_message(self, link_id: LinkId, message: ExtensionMessage, now: float) -> list[Effect]:
-        link = self._links.get(link_id)
-        if link is None:
-            logger.debug("frame from link %s after it was closed: dropped", link_id)
-            return []
-        link.last_received = now
-        self._browsers[link.browser].heard_from = True
-        handler = self._handlers[type(message)]
-        effects: list[Effect] = handler(self, link, message, now)
-        return effects
-
-    def frame_received(self, link_id: LinkId, now: float) -> None:
-        """Note traffic on a link whose frame could not be decoded: it is alive all the same."""
-        link = self._links.get(link_id)
-        if link is not None:
-            link.last_received = now
-
-    def oversized_reply(self, link_id: LinkId, call_id: str | None, size: int, limit: int, now: float) -> list[Effect]:
-        """A frame over the size limit that named ``call_id`` fails that call at once."""
-        pending = self._pending.get(call_id) if call_id else None
-        if pending is None or pending.link_id != link_id:
-            return []
-        return self._finish(
-            pending.call_id,
-            now,
-            MessageTooLarge(f"the page's reply was {size} bytes, over the {limit}-byte limit"),
-        )
 
     # Calls from sessions
 
@@ -294,6 +229,56 @@ class Broker:
         pending = self._add_pending(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
         return pending.call_id, [SendToExtension(pending.link_id, CloseTab(session_id, tab.id))]
 
+    def call_action(
+        self,
+        session_id: SessionId,
+        tab_ref: str | int | None,
+        action: str,
+        args: JsonObject,
+        now: float,
+        timeout: float | None = None,
+    ) -> tuple[CallId, list[Effect]]:
+        """Carry out a built-in browser action in a tab the session owns (None: its current tab).
+
+        Reading counts as acting: a tab nobody claimed must be claimed first, so that it is in
+        the client's tab group where the person sees it.
+
+        Raises:
+            SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
+            InvalidRequest (no tab named and no current one), TabOwnedByOther, TabNotClaimed,
+            NotSupported.
+        """
+        session = self._session(session_id)
+        browser, tab = self._browsers.resolve(self._current_tab(session) if tab_ref is None else tab_ref)
+        self._check_owner(session, browser, tab, f"use {PREFIX}{action} in")
+        if tab.owner is None:
+            ref = f"{browser.key}:{tab.id}"
+            raise TabNotClaimed(
+                f"tab {ref} is the person's, not yours: claim it first (MCP: `tabs` with action=claim;"
+                f" REST: POST /tabs/{ref}/claim; CLI: browser-mcp claim {ref}), which puts it in your"
+                " tab group where the person can see it"
+            )
+        if action not in self._actions_of(browser):
+            raise NotSupported(self._unsupported(browser, action))
+        pending = self._add_pending(session, browser, CallKind.ACTION, now, timeout, tab.id, PREFIX + action)
+        message = BrowserAction(session_id, pending.call_id, tab.id, action, args)
+        return pending.call_id, [SendToExtension(pending.link_id, message)]
+
+    def current_tab(self, session_id: SessionId) -> TabView:
+        """The tab built-in tools act on when none is named.
+
+        Raises:
+            SessionEnded, InvalidRequest (none), ExtensionNotConnected, TabNotFound (it closed).
+        """
+        return self._view(*self._browsers.resolve(self._current_tab(self._session(session_id))))
+
+    def browser_actions(self) -> frozenset[str]:
+        """The built-in browser actions some connected browser carries out."""
+        actions: frozenset[str] = frozenset()
+        for browser in self._browsers.attached():
+            actions |= self._actions_of(browser)
+        return actions
+
     def claim_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
         """Make a tab the session's own.
 
@@ -319,7 +304,7 @@ class Broker:
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "focus")
-        session.focused = (browser.key, tab.id)
+        session.focused = session.current = (browser.key, tab.id)
         assert browser.link_id is not None
         return self._view(browser, tab), [SendToExtension(browser.link_id, FocusTab(session_id, tab.id)), TabsChanged()]
 
@@ -404,7 +389,9 @@ class Broker:
 
     def browsers(self) -> list[BrowserView]:
         return [
-            BrowserView(b.key, b.name, b.version, b.instance_id, b.link_id is not None, len(b.tabs))
+            BrowserView(
+                b.key, b.name, b.version, b.instance_id, b.link_id is not None, len(b.tabs), tuple(sorted(b.actions))
+            )
             for b in self._browsers.values()
             if b.heard_from
         ]
@@ -416,7 +403,7 @@ class Broker:
                 if tab.owner is not None:
                     owned.setdefault(tab.owner, []).append(f"{browser.key}:{tab.id}")
         return [
-            SessionView(s.id, s.name, tuple(owned.get(s.id, ())), self._pending.count_of(s.id))
+            SessionView(s.id, s.name, tuple(owned.get(s.id, ())), self._pending.count_of(s.id), s.credential)
             for s in self._sessions.values()
         ]
 
@@ -424,143 +411,32 @@ class Broker:
     def pending_count(self) -> int:
         return len(self._pending)
 
-    # Extension message handlers
-
-    def _on_connected(self, link: Link, message: Connected, now: float) -> list[Effect]:
-        effects: list[Effect] = []
-        browser = self._browsers[link.browser]
-        instance_id = message.browser.instance_id
-        if instance_id is not None and browser.instance_id != instance_id:
-            earlier = next(
-                (b for b in self._browsers.values() if b.instance_id == instance_id and b is not browser),
-                None,
-            )
-            if earlier is not None:
-                if earlier.link_id is not None:
-                    reason = "replaced by a newer connection from the same browser"
-                    effects.append(CloseLink(earlier.link_id, reason))
-                    effects += self.link_closed(earlier.link_id, now, reason)
-                del self._browsers[browser.key]
-                browser = earlier
-                self._browsers.reattach(browser, link.id)
-                link.browser = browser.key
-        browser.name = message.browser.name
-        browser.version = message.browser.version
-        browser.instance_id = instance_id
-        owners = {tab_id: tab.owner for tab_id, tab in browser.tabs.items()}
-        gone = set(browser.tabs) - {info.id for info in message.tabs}
-        browser.tabs = {}
-        for info in message.tabs:
-            tab = Tab(info.id, owner=owners.get(info.id))
-            tab.update(info)
-            browser.tabs[info.id] = tab
-            if info.active:
-                browser.active_tab = info.id
-        for tab_id in gone:
-            effects += self._tab_gone(link, tab_id, now)
-        effects.append(TabsChanged())
-        return effects
-
-    def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        tab = browser.tabs.get(message.tab.id) or Tab(message.tab.id)
-        tab.update(message.tab)
-        browser.tabs[tab.id] = tab
-        effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
-        effects.append(TabsChanged())
-        return effects
-
-    def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        tab = browser.tabs.setdefault(message.tab.id, Tab(message.tab.id))
-        tab.update(message.tab)
-        return [TabsChanged()]
-
-    def _on_tab_closed(self, link: Link, message: TabClosed, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        if browser.tabs.pop(message.tab_id, None) is None:
-            logger.debug("tabClosed for unknown tab %s on %s", message.tab_id, browser.key)
-        if browser.active_tab == message.tab_id:
-            browser.active_tab = None
-        effects = self._tab_gone(link, message.tab_id, now)
-        effects.append(TabsChanged())
-        return effects
-
-    def _on_tab_focused(self, link: Link, message: TabFocused, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        tab = browser.tabs.setdefault(message.tab_id, Tab(message.tab_id))
-        if message.tools is not None:
-            tab.tools = message.tools
-        browser.active_tab = tab.id
-        effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
-        effects.append(TabsChanged())
-        return effects
-
-    def _on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        browser.tabs.setdefault(message.tab_id, Tab(message.tab_id)).tools = message.tools
-        return [TabsChanged()]
-
-    def _on_tools_discovered(self, link: Link, message: ToolsDiscovered, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        tab = browser.tabs.get(message.tab_id)
-        if tab is not None:
-            tab.tools = message.tools
-        pending = self._reply_to(link, message.call_id, CallKind.DISCOVER)
-        effects: list[Effect] = [] if tab is None else [TabsChanged()]
-        if pending is not None:
-            effects += self._finish(pending.call_id, now, value=message.tools)
-        return effects
-
-    def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
-        # An openTab the browser could not carry out is reported as a toolResult error too.
-        pending = self._reply_to(link, message.call_id, CallKind.TOOL, CallKind.DISCOVER, CallKind.OPEN_TAB)
-        if pending is None:
-            return []
-        error = message.error
-        if error is None:
-            return self._finish(pending.call_id, now, value=message.result)
-        if isinstance(error, WireError):
-            failure = PageToolFailed(error.message, page_code=error.code)
-        else:
-            failure = PageToolFailed(error)
-        return self._finish(pending.call_id, now, failure)
-
-    def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
-        link.last_sent = now
-        return [SendToExtension(link.id, Pong())]
-
-    def _on_pong(self, link: Link, message: Pong, now: float) -> list[Effect]:
-        return []
-
-    def _on_disconnected(self, link: Link, message: Disconnected, now: float) -> list[Effect]:
-        logger.info("extension on %s says session %s is disconnected", link.browser, message.session_id)
-        return []
-
-    _handlers: ClassVar[dict[type, Any]] = {
-        Connected: _on_connected,
-        TabCreated: _on_tab_created,
-        TabUpdated: _on_tab_updated,
-        TabClosed: _on_tab_closed,
-        TabFocused: _on_tab_focused,
-        ToolsChanged: _on_tools_changed,
-        ToolsDiscovered: _on_tools_discovered,
-        ToolResult: _on_tool_result,
-        Ping: _on_ping,
-        Pong: _on_pong,
-        Disconnected: _on_disconnected,
-    }
-
     # Helpers
-
-    def _connect_message(self, session_id: SessionId, name: str) -> Connect:
-        return Connect(self.config.server_version, session_id=session_id, client_name=name)
 
     def _session(self, session_id: SessionId) -> Session:
         session = self._sessions.get(session_id)
         if session is None:
             raise SessionEnded(f"session {session_id!r} does not exist or has ended")
         return session
+
+    def _current_tab(self, session: Session) -> str:
+        if session.current is None:
+            raise InvalidRequest(
+                "you have no current tab: open one (`tabs` with action=open), claim one (action=claim)"
+                " or name one with `tab`"
+            )
+        return f"{session.current[0]}:{session.current[1]}"
+
+    def _actions_of(self, browser: Browser) -> frozenset[str]:
+        return browser.actions if self.config.allow_evaluate else browser.actions - {"evaluate"}
+
+    def _unsupported(self, browser: Browser, action: str) -> str:
+        if action == "evaluate" and not self.config.allow_evaluate:
+            return f"{PREFIX}evaluate is turned off in this broker (browser-mcp serve --no-evaluate)"
+        return (
+            f"browser {browser.key} ({browser.name or 'unnamed'}) cannot carry out {PREFIX}{action}: its"
+            " extension does not offer built-in browser tools; load the browser-mcp extension"
+        )
 
     def _check_owner(self, session: Session, browser: Browser, tab: Tab, action: str) -> None:
         if tab.owner is None or tab.owner == session.id:
@@ -579,6 +455,10 @@ class Broker:
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, action)
+        if owner is not None:
+            session.current = (browser.key, tab.id)
+        elif session.current == (browser.key, tab.id):
+            session.current = None
         if tab.owner == owner:
             return self._view(browser, tab), []
         tab.owner = owner
@@ -606,61 +486,3 @@ class Broker:
         timeout = self.config.call_timeout if timeout is None else timeout
         session.used(now)
         return self._pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)
-
-    def _finish(
-        self, call_id: CallId, now: float | None, error: BrokerError | None = None, value: Any = None
-    ) -> list[Effect]:
-        """End a call once; its end counts as a use of its session (at ``now``, when known)."""
-        pending = self._pending.pop(call_id)
-        if pending is None:
-            return []
-        session = self._sessions.get(pending.session_id)
-        if session is not None and now is not None:
-            session.used(now)
-        if error is not None:
-            return [RejectCall(call_id, error)]
-        return [ResolveCall(call_id, value)]
-
-    def _reply_to(self, link: Link, call_id: CallId, *kinds: CallKind) -> Pending | None:
-        pending = self._pending.get(call_id)
-        if pending is None or pending.link_id != link.id or pending.kind not in kinds:
-            logger.debug("late, duplicate or unknown reply %s on %s: dropped", call_id, link.browser)
-            return None
-        return pending
-
-    def _answer_open_tab(
-        self, link: Link, request_id: str | None, browser: Browser, tab: Tab, now: float
-    ) -> list[Effect]:
-        if request_id is None:
-            return []
-        pending = self._reply_to(link, request_id, CallKind.OPEN_TAB)
-        if pending is None:
-            return []
-        if tab.owner is None:
-            tab.owner = pending.session_id
-        return self._finish(pending.call_id, now, value=self._view(browser, tab))
-
-    def _tab_gone(self, link: Link, tab_id: int, now: float) -> list[Effect]:
-        effects: list[Effect] = []
-        browser = self._browsers[link.browser]
-        for pending in self._pending.of_link(link.id):
-            if pending.tab_id != tab_id:
-                continue
-            if pending.kind is CallKind.CLOSE_TAB:
-                effects += self._finish(pending.call_id, now, value={"closed": f"{browser.key}:{tab_id}"})
-            else:
-                effects += self._finish(pending.call_id, now, TabNotFound(f"tab {browser.key}:{tab_id} was closed"))
-        return effects
-
-    def _view(self, browser: Browser, tab: Tab) -> TabView:
-        owner = self._sessions.get(tab.owner) if tab.owner else None
-        return TabView(
-            browser.key,
-            tab.id,
-            tab.title,
-            tab.url,
-            tab.tools,
-            tab.owner,
-            owner.name if owner else None,
-            browser.active_tab == tab.id,
-        )

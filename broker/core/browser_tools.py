@@ -1,0 +1,208 @@
+"""The built-in browser tools: their MCP names, arguments and hints, and how a call becomes an action.
+
+Every page gets these tools, whether or not it declares tools of its own. Names and arguments
+follow Playwright MCP's (``browser_snapshot``, ``browser_click`` ...), so prompts and habits
+written for it carry over; ``browser_navigate_forward`` and ``browser_reload`` are ours. The
+extension carries each one out as a ``browserAction`` named without the ``browser_`` prefix.
+Which browsers can, and whose tab it may act on, is :mod:`broker.core.state`'s to decide.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import InvalidRequest
+from .messages import JsonObject
+
+__all__ = ["ACTIONS", "PREFIX", "action_arguments", "action_of", "tool_definitions"]
+
+PREFIX = "browser_"
+
+_TAB = {
+    "type": ["integer", "string"],
+    "description": "the tab to act on (12, or b2:12); default: your current tab, the one you last opened,"
+    " focused or claimed",
+}
+_ELEMENT = {"type": "string", "description": "what the element is, in words, as the person would say it"}
+_TARGET = {"type": "string", "description": "the element's ref from the tab's latest browser_snapshot (e7)"}
+_MODIFIERS = {
+    "type": "array",
+    "items": {"type": "string", "enum": ["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]},
+    "description": "keys held down during the click",
+}
+
+
+def _schema(**properties: Any) -> JsonObject:
+    return {"type": "object", "properties": {"tab": _TAB, **properties}}
+
+
+# name without the prefix -> (title, description, input schema, read-only)
+ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
+    "snapshot": (
+        "Page snapshot",
+        "The tab's page as an accessibility snapshot: roles, names, text and states, each element"
+        " you can act on marked [ref=eN]. Take one before acting; `target` limits it to one element.",
+        _schema(target=_TARGET),
+        True,
+    ),
+    "click": (
+        "Click",
+        "Click an element of the tab's page, as the person would with the mouse.",
+        _schema(
+            element=_ELEMENT,
+            target=_TARGET,
+            doubleClick={"type": "boolean", "description": "click twice"},
+            button={"type": "string", "enum": ["left", "right", "middle"], "description": "default left"},
+            modifiers=_MODIFIERS,
+        ),
+        False,
+    ),
+    "hover": (
+        "Hover",
+        "Move the mouse over an element of the tab's page.",
+        _schema(element=_ELEMENT, target=_TARGET),
+        False,
+    ),
+    "type": (
+        "Type text",
+        "Type text into an editable element, replacing what it holds.",
+        _schema(
+            element=_ELEMENT,
+            target=_TARGET,
+            text={"type": "string"},
+            submit={"type": "boolean", "description": "press Enter afterwards"},
+            slowly={"type": "boolean", "description": "one key at a time, for pages that react to each key"},
+        ),
+        False,
+    ),
+    "fill_form": (
+        "Fill form",
+        "Fill several form fields at once.",
+        _schema(
+            fields={
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "the field, in words"},
+                        "type": {"type": "string", "enum": ["textbox", "checkbox", "radio", "combobox", "slider"]},
+                        "target": _TARGET,
+                        "value": {"type": "string", "description": "text; true/false for a checkbox or radio"},
+                    },
+                    "required": ["name", "type", "value"],
+                },
+            }
+        ),
+        False,
+    ),
+    "select_option": (
+        "Select option",
+        "Choose one or more options of a select element.",
+        _schema(element=_ELEMENT, target=_TARGET, values={"type": "array", "items": {"type": "string"}}),
+        False,
+    ),
+    "press_key": (
+        "Press key",
+        "Press a key (Enter, ArrowDown, a, ...) on the tab's focused element.",
+        _schema(key={"type": "string"}),
+        False,
+    ),
+    "wait_for": (
+        "Wait for",
+        "Wait for a number of seconds, or until a text appears or goes away on the tab's page.",
+        _schema(
+            time={"type": "number", "description": "seconds"},
+            text={"type": "string"},
+            textGone={"type": "string"},
+        ),
+        True,
+    ),
+    "navigate": ("Navigate", "Load a URL in the tab.", _schema(url={"type": "string"}), False),
+    "navigate_back": ("Go back", "Go back in the tab's history.", _schema(), False),
+    "navigate_forward": ("Go forward", "Go forward in the tab's history.", _schema(), False),
+    "reload": ("Reload", "Reload the tab's page.", _schema(), False),
+    "take_screenshot": (
+        "Screenshot",
+        "A picture of the tab's page (what is in view, the whole page, or one element)."
+        " For acting on the page, browser_snapshot is better.",
+        _schema(
+            type={"type": "string", "enum": ["png", "jpeg"], "description": "default png"},
+            fullPage={"type": "boolean"},
+            element=_ELEMENT,
+            target=_TARGET,
+        ),
+        True,
+    ),
+    "console_messages": (
+        "Console messages",
+        "What the tab's page logged to its console since it loaded, uncaught errors included.",
+        _schema(level={"type": "string", "enum": ["error", "warning", "info", "debug"], "description": "at least"}),
+        True,
+    ),
+    "network_requests": (
+        "Network requests",
+        "The requests the tab's page made since it loaded.",
+        _schema(
+            filter={"type": "string", "description": "only URLs matching this regular expression"},
+            static={"type": "boolean", "description": "include images, fonts, scripts and styles"},
+        ),
+        True,
+    ),
+    "evaluate": (
+        "Evaluate JavaScript",
+        "Run a JavaScript function in the tab's page and return its result: `() => document.title`,"
+        " or `(element) => element.textContent` with `target`. It acts as the person's logged-in page.",
+        _schema(function={"type": "string"}, element=_ELEMENT, target=_TARGET),
+        False,
+    ),
+}
+
+# Actions whose argument names an element: a ref is needed and `ref` is taken for `target`.
+_NEEDS_TARGET = frozenset({"click", "hover", "type", "select_option"})
+
+
+def action_of(mcp_name: str) -> str | None:
+    """The action an MCP tool name stands for, or None when it names no built-in tool."""
+    if not mcp_name.startswith(PREFIX):
+        return None
+    action = mcp_name[len(PREFIX) :]
+    return action if action in ACTIONS else None
+
+
+def action_arguments(action: str, args: JsonObject) -> tuple[Any, JsonObject]:
+    """Split an MCP call's arguments into its ``tab`` (None: the current tab) and the action's own.
+
+    Older Playwright MCP spells ``target`` as ``ref``; both are taken.
+
+    Raises:
+        InvalidRequest: an element the action needs is not named.
+    """
+    own = {name: value for name, value in args.items() if name not in ("tab", "ref")}
+    if "target" not in own and "ref" in args:
+        own["target"] = args["ref"]
+    if action in _NEEDS_TARGET and not isinstance(own.get("target"), str):
+        raise InvalidRequest(
+            f"{PREFIX}{action} needs `target`: the element's ref from the tab's latest browser_snapshot, such as e7"
+        )
+    return args.get("tab"), own
+
+
+def tool_definitions(actions: frozenset[str]) -> list[JsonObject]:
+    """The MCP tools, in wire form, for the actions a connected browser supports."""
+    tools = []
+    for action, (title, description, schema, read_only) in ACTIONS.items():
+        if action not in actions:
+            continue
+        annotations: JsonObject = {"readOnlyHint": read_only, "openWorldHint": True}
+        if action == "evaluate":
+            annotations["destructiveHint"] = True
+        tools.append(
+            {
+                "name": PREFIX + action,
+                "title": title,
+                "description": description,
+                "inputSchema": schema,
+                "annotations": annotations,
+            }
+        )
+    return tools

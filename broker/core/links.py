@@ -1,0 +1,343 @@
+"""The extension side of the core: links, and what the browsers on them report.
+
+:class:`BrowserLinks` is the half of :class:`~broker.core.state.Broker`'s rules that hears from
+extensions: a link opening and closing, each message an extension sends (tabs appearing,
+changing and closing, tools changing, the answers to calls), and how a call ends. The other
+half, what sessions ask for and when time runs out, is in :mod:`broker.core.state`; both work
+on the same registries, which the Broker makes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+import attrs
+
+from .browsers import Browser, Browsers, Tab
+from .config import Config
+from .effects import (
+    CallId,
+    CloseLink,
+    Effect,
+    LinkId,
+    RejectCall,
+    ResolveCall,
+    SendToExtension,
+    SessionId,
+    TabsChanged,
+    TabView,
+)
+from .errors import BrokerError, ExtensionDisconnected, MessageTooLarge, PageToolFailed, TabNotFound
+from .messages import (
+    Connect,
+    Connected,
+    Disconnected,
+    ErrorReply,
+    ExtensionMessage,
+    Ping,
+    Pong,
+    TabClosed,
+    TabCreated,
+    TabFocused,
+    TabUpdated,
+    ToolResult,
+    ToolsChanged,
+    ToolsDiscovered,
+    WireError,
+)
+from .pending import CallKind, Pending, PendingCalls
+from .sessions import Sessions
+
+__all__ = ["BrowserLinks", "Link"]
+
+logger = logging.getLogger(__name__)
+
+
+@attrs.define
+class Link:
+    id: LinkId
+    browser: str
+    last_received: float
+    last_sent: float
+
+
+class BrowserLinks:
+    """Links, what comes over them, and how calls end; the Broker builds on it."""
+
+    config: Config
+    _links: dict[LinkId, Link]
+    _browsers: Browsers
+    _sessions: Sessions
+    _pending: PendingCalls
+
+    def link_opened(self, link_id: LinkId, now: float) -> list[Effect]:
+        browser = self._browsers.add(link_id)
+        self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
+        hello = Connect(self.config.server_version, session_ids=tuple(self._sessions))
+        effects: list[Effect] = [SendToExtension(link_id, hello)]
+        effects += [SendToExtension(link_id, self._connect_message(s.id, s.name)) for s in self._sessions.values()]
+        return effects
+
+    def link_closed(self, link_id: LinkId, now: float, reason: str = "") -> list[Effect]:
+        """The link is gone: its calls fail at once and its browser leaves the listing."""
+        link = self._links.pop(link_id, None)
+        if link is None:
+            return []
+        why = f"the browser extension disconnected{': ' + reason if reason else ''}"
+        effects: list[Effect] = []
+        for pending in self._pending.of_link(link_id):
+            effects += self._finish(pending.call_id, now, ExtensionDisconnected(why))
+        browser = self._browsers[link.browser]
+        if browser.instance_id is None:
+            del self._browsers[browser.key]
+        else:
+            browser.link_id = None
+            browser.detached_at = now
+        effects.append(TabsChanged())
+        return effects
+
+    def extension_message(self, link_id: LinkId, message: ExtensionMessage, now: float) -> list[Effect]:
+        link = self._links.get(link_id)
+        if link is None:
+            logger.debug("frame from link %s after it was closed: dropped", link_id)
+            return []
+        link.last_received = now
+        self._browsers[link.browser].heard_from = True
+        handler = self._handlers[type(message)]
+        effects: list[Effect] = handler(self, link, message, now)
+        return effects
+
+    def frame_received(self, link_id: LinkId, now: float) -> None:
+        """Note traffic on a link whose frame could not be decoded: it is alive all the same."""
+        link = self._links.get(link_id)
+        if link is not None:
+            link.last_received = now
+
+    def oversized_reply(self, link_id: LinkId, call_id: str | None, size: int, limit: int, now: float) -> list[Effect]:
+        """A frame over the size limit that named ``call_id`` fails that call at once."""
+        pending = self._pending.get(call_id) if call_id else None
+        if pending is None or pending.link_id != link_id:
+            return []
+        return self._finish(
+            pending.call_id,
+            now,
+            MessageTooLarge(f"the page's reply was {size} bytes, over the {limit}-byte limit"),
+        )
+
+    # Extension message handlers
+
+    def _on_connected(self, link: Link, message: Connected, now: float) -> list[Effect]:
+        effects: list[Effect] = []
+        browser = self._browsers[link.browser]
+        instance_id = message.browser.instance_id
+        if instance_id is not None and browser.instance_id != instance_id:
+            earlier = next(
+                (b for b in self._browsers.values() if b.instance_id == instance_id and b is not browser),
+                None,
+            )
+            if earlier is not None:
+                if earlier.link_id is not None:
+                    reason = "replaced by a newer connection from the same browser"
+                    effects.append(CloseLink(earlier.link_id, reason))
+                    effects += self.link_closed(earlier.link_id, now, reason)
+                del self._browsers[browser.key]
+                browser = earlier
+                self._browsers.reattach(browser, link.id)
+                link.browser = browser.key
+        browser.name = message.browser.name
+        browser.version = message.browser.version
+        browser.actions = frozenset(message.actions)
+        browser.instance_id = instance_id
+        owners = {tab_id: tab.owner for tab_id, tab in browser.tabs.items()}
+        gone = set(browser.tabs) - {info.id for info in message.tabs}
+        browser.tabs = {}
+        kept = message.tabs[: self.config.max_tabs_per_browser]
+        if len(kept) < len(message.tabs):
+            effects.append(self._too_many_tabs(link, len(message.tabs) - len(kept)))
+        for info in kept:
+            tab = Tab(info.id, owner=owners.get(info.id))
+            tab.update(info)
+            browser.tabs[info.id] = tab
+            if info.active:
+                browser.active_tab = info.id
+        for tab_id in gone:
+            effects += self._tab_gone(link, tab_id, now)
+        effects.append(TabsChanged())
+        return effects
+
+    def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        if message.tab.id not in browser.tabs and len(browser.tabs) >= self.config.max_tabs_per_browser:
+            return [self._too_many_tabs(link, 1)]
+        tab = browser.tabs.get(message.tab.id) or Tab(message.tab.id)
+        tab.update(message.tab)
+        browser.tabs[tab.id] = tab
+        effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
+        effects.append(TabsChanged())
+        return effects
+
+    def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        if message.tab.id not in browser.tabs and len(browser.tabs) >= self.config.max_tabs_per_browser:
+            return [self._too_many_tabs(link, 1)]
+        tab = browser.tabs.setdefault(message.tab.id, Tab(message.tab.id))
+        tab.update(message.tab)
+        return [TabsChanged()]
+
+    def _on_tab_closed(self, link: Link, message: TabClosed, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        if browser.tabs.pop(message.tab_id, None) is None:
+            logger.debug("tabClosed for unknown tab %s on %s", message.tab_id, browser.key)
+        if browser.active_tab == message.tab_id:
+            browser.active_tab = None
+        effects = self._tab_gone(link, message.tab_id, now)
+        effects.append(TabsChanged())
+        return effects
+
+    def _on_tab_focused(self, link: Link, message: TabFocused, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        tab = browser.tabs.get(message.tab_id)
+        if tab is None:
+            return [self._unknown_tab(link, "tabFocused", message.tab_id)]
+        if message.tools is not None:
+            tab.tools = message.tools
+        browser.active_tab = tab.id
+        effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
+        effects.append(TabsChanged())
+        return effects
+
+    def _on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
+        tab = self._browsers[link.browser].tabs.get(message.tab_id)
+        if tab is None:
+            return [self._unknown_tab(link, "toolsChanged", message.tab_id)]
+        tab.tools = message.tools
+        return [TabsChanged()]
+
+    def _on_tools_discovered(self, link: Link, message: ToolsDiscovered, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        tab = browser.tabs.get(message.tab_id)
+        if tab is None:
+            return [self._unknown_tab(link, "toolsDiscovered", message.tab_id)]
+        tab.tools = message.tools
+        pending = self._reply_to(link, message.call_id, CallKind.DISCOVER)
+        effects: list[Effect] = [TabsChanged()]
+        if pending is not None:
+            effects += self._finish(pending.call_id, now, value=message.tools)
+        return effects
+
+    def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
+        # An openTab the browser could not carry out is reported as a toolResult error too.
+        pending = self._reply_to(
+            link, message.call_id, CallKind.TOOL, CallKind.ACTION, CallKind.DISCOVER, CallKind.OPEN_TAB
+        )
+        if pending is None:
+            return []
+        error = message.error
+        if error is None:
+            return self._finish(pending.call_id, now, value=message.result)
+        if isinstance(error, WireError):
+            failure = PageToolFailed(error.message, page_code=error.code)
+        else:
+            failure = PageToolFailed(error)
+        return self._finish(pending.call_id, now, failure)
+
+    def _unknown_tab(self, link: Link, kind: str, tab_id: int) -> SendToExtension:
+        # Taking it would make a nameless tab no listing could explain; the frame is refused.
+        text = f"{kind} names tab {tab_id}, which this browser never announced (tabCreated or connected)"
+        logger.info("link %s: %s", link.id, text)
+        return SendToExtension(link.id, ErrorReply("unknown_tab", text))
+
+    def _too_many_tabs(self, link: Link, ignored: int) -> SendToExtension:
+        text = f"over {self.config.max_tabs_per_browser} tabs in one browser: {ignored} more ignored"
+        logger.warning("link %s: %s", link.id, text)
+        return SendToExtension(link.id, ErrorReply("too_many_tabs", text))
+
+    def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
+        link.last_sent = now
+        return [SendToExtension(link.id, Pong())]
+
+    def _on_pong(self, link: Link, message: Pong, now: float) -> list[Effect]:
+        return []
+
+    def _on_disconnected(self, link: Link, message: Disconnected, now: float) -> list[Effect]:
+        logger.info("extension on %s says session %s is disconnected", link.browser, message.session_id)
+        return []
+
+    _handlers: ClassVar[dict[type, Any]] = {
+        Connected: _on_connected,
+        TabCreated: _on_tab_created,
+        TabUpdated: _on_tab_updated,
+        TabClosed: _on_tab_closed,
+        TabFocused: _on_tab_focused,
+        ToolsChanged: _on_tools_changed,
+        ToolsDiscovered: _on_tools_discovered,
+        ToolResult: _on_tool_result,
+        Ping: _on_ping,
+        Pong: _on_pong,
+        Disconnected: _on_disconnected,
+    }
+
+    def _connect_message(self, session_id: SessionId, name: str) -> Connect:
+        return Connect(self.config.server_version, session_id=session_id, client_name=name)
+
+    def _finish(
+        self, call_id: CallId, now: float | None, error: BrokerError | None = None, value: Any = None
+    ) -> list[Effect]:
+        """End a call once; its end counts as a use of its session (at ``now``, when known)."""
+        pending = self._pending.pop(call_id)
+        if pending is None:
+            return []
+        session = self._sessions.get(pending.session_id)
+        if session is not None and now is not None:
+            session.used(now)
+        if error is not None:
+            return [RejectCall(call_id, error)]
+        return [ResolveCall(call_id, value)]
+
+    def _reply_to(self, link: Link, call_id: CallId, *kinds: CallKind) -> Pending | None:
+        pending = self._pending.get(call_id)
+        if pending is None or pending.link_id != link.id or pending.kind not in kinds:
+            logger.debug("late, duplicate or unknown reply %s on %s: dropped", call_id, link.browser)
+            return None
+        return pending
+
+    def _answer_open_tab(
+        self, link: Link, request_id: str | None, browser: Browser, tab: Tab, now: float
+    ) -> list[Effect]:
+        if request_id is None:
+            return []
+        pending = self._reply_to(link, request_id, CallKind.OPEN_TAB)
+        if pending is None:
+            return []
+        if tab.owner is None:
+            tab.owner = pending.session_id
+        session = self._sessions.get(pending.session_id)
+        if session is not None and tab.owner == session.id:
+            session.current = (browser.key, tab.id)
+        return self._finish(pending.call_id, now, value=self._view(browser, tab))
+
+    def _tab_gone(self, link: Link, tab_id: int, now: float) -> list[Effect]:
+        effects: list[Effect] = []
+        browser = self._browsers[link.browser]
+        for pending in self._pending.of_link(link.id):
+            if pending.tab_id != tab_id:
+                continue
+            if pending.kind is CallKind.CLOSE_TAB:
+                effects += self._finish(pending.call_id, now, value={"closed": f"{browser.key}:{tab_id}"})
+            else:
+                effects += self._finish(pending.call_id, now, TabNotFound(f"tab {browser.key}:{tab_id} was closed"))
+        return effects
+
+    def _view(self, browser: Browser, tab: Tab) -> TabView:
+        owner = self._sessions.get(tab.owner) if tab.owner else None
+        return TabView(
+            browser.key,
+            tab.id,
+            tab.title,
+            tab.url,
+            tab.tools,
+            tab.owner,
+            owner.name if owner else None,
+            browser.active_tab == tab.id,
+        )

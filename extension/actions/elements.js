@@ -1,0 +1,158 @@
+// The element a tool acts on: from its `target` to a handle in the page, the helpers that read or
+// set its state there, and the point in the viewport where real input reaches it.
+//
+// Helpers run in the tools' isolated world, so a page that replaces DOM methods cannot change what
+// they see; only evaluate runs in the page's own world, because that is what its caller asks for.
+
+import { documentOf, send, utilityWorld } from "./debugger.js";
+import { ActionError, Code, sleep } from "./errors.js";
+import { resolveTarget } from "./refs.js";
+
+export const OBJECT_GROUP = "browser-mcp";
+const HIT_RETRIES = 5;
+const HIT_RETRY_MS = 100;
+
+/**
+ * The element `target` names, as {tabId, document, node (backend node id), objectId (in the
+ * isolated world)}. A ref whose element left the page is stale like one from another page.
+ */
+export async function elementFor(tabId, target) {
+  const document = documentOf(tabId);
+  const node = await resolveTarget(tabId, target);
+  const executionContextId = await utilityWorld(tabId);
+  let object;
+  try {
+    ({ object } = await send(tabId, "DOM.resolveNode", {
+      backendNodeId: node,
+      executionContextId,
+      objectGroup: OBJECT_GROUP,
+    }));
+  } catch {
+    object = null;
+  }
+  const element = { tabId, document, node, objectId: object?.objectId };
+  if (!object || !(await callOn(element, "function () { return this.isConnected; }"))) {
+    throw new ActionError(
+      Code.STALE_REF,
+      `ref ${target} points at an element that is no longer on the page: take a new snapshot with browser_snapshot`,
+    );
+  }
+  return element;
+}
+
+/** Run `functionSource` with the element as `this` and `args` as JSON values; its JSON result. */
+export async function callOn(element, functionSource, ...args) {
+  const { result, exceptionDetails } = await send(element.tabId, "Runtime.callFunctionOn", {
+    objectId: element.objectId,
+    functionDeclaration: functionSource,
+    arguments: args.map((value) => ({ value })),
+    returnByValue: true,
+    awaitPromise: true,
+  });
+  if (exceptionDetails) {
+    const reason = exceptionDetails.exception?.description ?? exceptionDetails.text;
+    throw new ActionError(Code.ACTION_FAILED, reason.split("\n")[0]);
+  }
+  return result.value;
+}
+
+/** Fail with `navigated` if the tab left the element's document since it was looked up. */
+export function checkSameDocument(element) {
+  if (documentOf(element.tabId) !== element.document) {
+    throw new ActionError(Code.NAVIGATED, "the page navigated away before the action reached the element");
+  }
+}
+
+/** What the element is, for messages: `<button>` with its id or first class. */
+export async function describe(element) {
+  return callOn(
+    element,
+    `function () {
+      const tag = this.localName || this.nodeName.toLowerCase();
+      return "<" + tag + (this.id ? "#" + this.id : this.classList?.[0] ? "." + this.classList[0] : "") + ">";
+    }`,
+  );
+}
+
+/**
+ * Scroll the element into view and find a point inside it that input would reach: the middle of
+ * its first box on screen, provided nothing else covers it there (an overlay, a dialog). Boxes
+ * that are still moving get a few tries.
+ */
+export async function pointFor(element) {
+  let lastProblem = "";
+  for (let attempt = 0; attempt < HIT_RETRIES; attempt++) {
+    if (attempt) await sleep(HIT_RETRY_MS);
+    await send(element.tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+    const point = await visiblePoint(element);
+    if (!point) {
+      lastProblem = "it has no visible box (hidden, empty or outside the page)";
+      continue;
+    }
+    const covering = await coveringElement(element, point);
+    if (!covering) return point;
+    lastProblem = `${covering} covers it at (${Math.round(point.x)}, ${Math.round(point.y)})`;
+  }
+  throw new ActionError(Code.ACTION_FAILED, `cannot reach ${await describe(element)}: ${lastProblem}`);
+}
+
+async function visiblePoint(element) {
+  let quads;
+  try {
+    ({ quads } = await send(element.tabId, "DOM.getContentQuads", { backendNodeId: element.node }));
+  } catch {
+    return null;
+  }
+  const { cssLayoutViewport: view } = await send(element.tabId, "Page.getLayoutMetrics");
+  for (const quad of quads) {
+    const xs = [quad[0], quad[2], quad[4], quad[6]];
+    const ys = [quad[1], quad[3], quad[5], quad[7]];
+    // The part of the box inside the viewport; its middle is where a person would click.
+    const left = Math.max(Math.min(...xs), 0);
+    const right = Math.min(Math.max(...xs), view.clientWidth);
+    const top = Math.max(Math.min(...ys), 0);
+    const bottom = Math.min(Math.max(...ys), view.clientHeight);
+    if (right - left >= 1 && bottom - top >= 1) return { x: (left + right) / 2, y: (top + bottom) / 2 };
+  }
+  return null;
+}
+
+/** The element that input at `point` would reach instead of this one, or null when it is this one. */
+async function coveringElement(element, point) {
+  let hit;
+  try {
+    hit = await send(element.tabId, "DOM.getNodeForLocation", {
+      x: Math.round(point.x),
+      y: Math.round(point.y),
+      includeUserAgentShadowDOM: false,
+      ignorePointerEventsNone: true,
+    });
+  } catch {
+    return null; // nothing to compare with: let the input decide
+  }
+  if (hit.backendNodeId === element.node) return null;
+  const { object } = await send(element.tabId, "DOM.resolveNode", {
+    backendNodeId: hit.backendNodeId,
+    executionContextId: await utilityWorld(element.tabId),
+    objectGroup: OBJECT_GROUP,
+  });
+  const { result } = await send(element.tabId, "Runtime.callFunctionOn", {
+    objectId: element.objectId,
+    functionDeclaration: `function (hit) {
+      // The element's own parts, its shadow tree included, are the element; a label passes its
+      // clicks on to its control.
+      for (let node = hit; node; node = node.parentNode || node.host) if (node === this) return null;
+      if (hit.control === this) return null;
+      const tag = hit.localName || hit.nodeName.toLowerCase();
+      return "<" + tag + (hit.id ? "#" + hit.id : hit.classList?.[0] ? "." + hit.classList[0] : "") + ">";
+    }`,
+    arguments: [{ objectId: object.objectId }],
+    returnByValue: true,
+  });
+  return result.value ?? null;
+}
+
+/** Forget the handles this action made in the page. */
+export async function releaseHandles(tabId) {
+  await send(tabId, "Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP }).catch(() => {});
+}

@@ -1,0 +1,37 @@
+// The failures a built-in browser tool answers with: each carries the wire code the broker passes
+// on to the client (`toolResult.error.code`), so a client can tell a ref it must refresh from a
+// page that refused, without parsing messages.
+
+export const Code = Object.freeze({
+  STALE_REF: "stale_ref",
+  INVALID_ARGUMENTS: "invalid_arguments",
+  NAVIGATED: "navigated",
+  TIMEOUT: "timeout",
+  CAPTURE_FAILED: "capture_failed",
+  EVALUATE_FAILED: "evaluate_failed",
+  ACTION_FAILED: "action_failed",
+});
+
+export class ActionError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export function invalidArguments(message) {
+  return new ActionError(Code.INVALID_ARGUMENTS, message);
+}
+
+/** Resolve with `promise`, or fail with `timeout` once `ms` have passed; `what` names the wait. */
+export function withTimeout(promise, ms, what) {
+  let timer;
+  const expired = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new ActionError(Code.TIMEOUT, `${what} did not finish within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+}
+
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

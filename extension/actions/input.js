@@ -1,0 +1,184 @@
+// Acting on one element as a person would: the mouse (click, hover) and text entry (type,
+// fill_form) go through Input.dispatch* at the element's place on screen, so the page gets
+// trusted events; choosing options and setting a slider set the control's value and fire the
+// input and change events, as a browser's own drop-down does. The tab is never brought forward
+// and its window never focused: all of this works on a tab in the background.
+
+import { send } from "./debugger.js";
+import { callOn, checkSameDocument, describe, elementFor, pointFor } from "./elements.js";
+import { ActionError, Code, invalidArguments } from "./errors.js";
+import { insertText, pressKey, typeKeys } from "./keyboard.js";
+
+const BUTTONS = { left: 1, right: 2, middle: 4 };
+const MODIFIER_BITS = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
+const IS_MAC = /mac/i.test(navigator.userAgentData?.platform ?? navigator.platform ?? "");
+
+function modifierBits(modifiers = []) {
+  if (!Array.isArray(modifiers)) throw invalidArguments('modifiers must be a list like ["Shift"]');
+  let bits = 0;
+  for (const name of modifiers) {
+    const key = name === "ControlOrMeta" ? (IS_MAC ? "Meta" : "Control") : name;
+    if (!MODIFIER_BITS[key])
+      throw invalidArguments(`unknown modifier "${name}": use Alt, Control, ControlOrMeta, Meta or Shift`);
+    bits |= MODIFIER_BITS[key];
+  }
+  return bits;
+}
+
+function mouse(tabId, type, point, extra = {}) {
+  return send(tabId, "Input.dispatchMouseEvent", { type, x: point.x, y: point.y, ...extra });
+}
+
+/** browser_click {target, doubleClick?, button?, modifiers?} */
+export async function click(tabId, args) {
+  const button = args.button ?? "left";
+  if (!BUTTONS[button]) throw invalidArguments("button must be left, right or middle");
+  const modifiers = modifierBits(args.modifiers);
+  const element = await elementFor(tabId, args.target);
+  const point = await pointFor(element);
+  checkSameDocument(element);
+  await mouse(tabId, "mouseMoved", point, { modifiers });
+  for (let clickCount = 1; clickCount <= (args.doubleClick ? 2 : 1); clickCount++) {
+    await mouse(tabId, "mousePressed", point, { button, buttons: BUTTONS[button], clickCount, modifiers });
+    await mouse(tabId, "mouseReleased", point, { button, buttons: 0, clickCount, modifiers });
+  }
+}
+
+/** browser_hover {target} */
+export async function hover(tabId, args) {
+  const element = await elementFor(tabId, args.target);
+  const point = await pointFor(element);
+  checkSameDocument(element);
+  await mouse(tabId, "mouseMoved", point);
+}
+
+/** Focus an editable element and select what it holds, so typed text replaces it. */
+async function focusForTyping(element) {
+  const problem = await callOn(
+    element,
+    `function () {
+      const editable = this.isContentEditable ||
+        (this.localName === "textarea" && !this.readOnly) ||
+        (this.localName === "input" && !this.readOnly && !["checkbox", "radio", "button", "submit", "reset",
+          "file", "image", "range", "color", "hidden"].includes(this.type));
+      if (!editable) return "is not a text field";
+      if (this.disabled) return "is disabled";
+      this.focus();
+      if (this.isContentEditable) {
+        const range = document.createRange();
+        range.selectNodeContents(this);
+        getSelection().removeAllRanges();
+        getSelection().addRange(range);
+      } else {
+        this.select();
+      }
+      return "";
+    }`,
+  );
+  if (problem) throw new ActionError(Code.ACTION_FAILED, `cannot type into ${await describe(element)}: it ${problem}`);
+}
+
+/** Replace the field's text with `text`: one insertion, or key by key when `slowly`. */
+async function fill(tabId, element, text, slowly) {
+  await send(tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+  await focusForTyping(element);
+  checkSameDocument(element);
+  if (text === "") await pressKey(tabId, "Delete");
+  else if (slowly) await typeKeys(tabId, text);
+  else await insertText(tabId, text);
+}
+
+/** browser_type {target, text, submit?, slowly?} */
+export async function type(tabId, args) {
+  if (typeof args.text !== "string") throw invalidArguments("text must be a string");
+  const element = await elementFor(tabId, args.target);
+  await fill(tabId, element, args.text, Boolean(args.slowly));
+  if (args.submit) await pressKey(tabId, "Enter");
+}
+
+/** Choose the options whose value or label is in `values`, as the drop-down itself would. */
+async function choose(element, values) {
+  const problem = await callOn(
+    element,
+    `function (values) {
+      if (this.localName !== "select") return "it is not a drop-down (<select>)";
+      if (this.disabled) return "it is disabled";
+      const options = [...this.options];
+      const chosen = values.map((value) => options.find((o) => o.value === value) ??
+        options.find((o) => o.label === value || o.text.trim() === value));
+      const missing = values.filter((_, i) => !chosen[i]);
+      if (missing.length) return "it has no option " + missing.map((v) => JSON.stringify(v)).join(", ");
+      if (chosen.length > 1 && !this.multiple) return "it takes only one option";
+      for (const option of options) option.selected = chosen.includes(option);
+      this.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+      this.dispatchEvent(new Event("change", { bubbles: true }));
+      return "";
+    }`,
+    values,
+  );
+  if (problem) throw new ActionError(Code.ACTION_FAILED, `cannot select in ${await describe(element)}: ${problem}`);
+}
+
+/** browser_select_option {target, values} */
+export async function selectOption(tabId, args) {
+  if (!Array.isArray(args.values) || args.values.some((value) => typeof value !== "string")) {
+    throw invalidArguments("values must be a list of option values or labels");
+  }
+  await choose(await elementFor(tabId, args.target), args.values);
+}
+
+async function setChecked(tabId, element, wanted) {
+  const state = await callOn(
+    element,
+    "function () { return this.checked ?? this.getAttribute('aria-checked') === 'true'; }",
+  );
+  if (state === wanted) return;
+  const point = await pointFor(element);
+  checkSameDocument(element);
+  await mouse(tabId, "mouseMoved", point);
+  await mouse(tabId, "mousePressed", point, { button: "left", buttons: 1, clickCount: 1 });
+  await mouse(tabId, "mouseReleased", point, { button: "left", buttons: 0, clickCount: 1 });
+  if (
+    (await callOn(element, "function () { return this.checked ?? this.getAttribute('aria-checked') === 'true'; }")) !==
+    wanted
+  ) {
+    throw new ActionError(
+      Code.ACTION_FAILED,
+      `clicking ${await describe(element)} did not ${wanted ? "check" : "uncheck"} it`,
+    );
+  }
+}
+
+async function setSlider(element, value) {
+  const problem = await callOn(
+    element,
+    `function (value) {
+      if (this.localName !== "input" || this.type !== "range") return "it is not a slider";
+      this.value = value;
+      this.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+      this.dispatchEvent(new Event("change", { bubbles: true }));
+      return "";
+    }`,
+    value,
+  );
+  if (problem) throw new ActionError(Code.ACTION_FAILED, `cannot set ${await describe(element)}: ${problem}`);
+}
+
+/** browser_fill_form {fields: [{name, type, target (or ref), value}]} */
+export async function fillForm(tabId, args) {
+  if (!Array.isArray(args.fields) || !args.fields.length) throw invalidArguments("fields must be a non-empty list");
+  for (const [index, field] of args.fields.entries()) {
+    if (!field || typeof field !== "object") throw invalidArguments(`fields[${index}] must be an object`);
+    if (typeof field.value !== "string") throw invalidArguments(`fields[${index}].value must be a string`);
+    if (!["textbox", "checkbox", "radio", "combobox", "slider"].includes(field.type)) {
+      throw invalidArguments(`fields[${index}].type must be textbox, checkbox, radio, combobox or slider`);
+    }
+  }
+  for (const field of args.fields) {
+    const element = await elementFor(tabId, field.target ?? field.ref);
+    if (field.type === "textbox") await fill(tabId, element, field.value, false);
+    else if (field.type === "slider") await setSlider(element, field.value);
+    else if (field.type === "combobox") await choose(element, [field.value]);
+    else await setChecked(tabId, element, field.value === "true");
+  }
+}

@@ -1,0 +1,156 @@
+// Moving a tab between pages (navigate, back, forward, reload) and waiting for a page to be ready
+// to use: its document parsed, and its load event for up to LOAD_WAIT_MS more, as Playwright MCP
+// waits (a page whose images never finish still answers). Also what every input action waits
+// for: a navigation it set off (a link, a form) to arrive before the result describes the page.
+
+import { attach, documentOf, mainFrameOf, send, waitForEvent } from "./debugger.js";
+import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
+
+const COMMIT_WAIT_MS = 15_000;
+const READY_WAIT_MS = 15_000;
+const LOAD_WAIT_MS = 5_000;
+const POLL_MS = 100;
+// How long after an input event a navigation it caused may take to start.
+const NAVIGATION_START_MS = 500;
+const SETTLE_MS = 100;
+
+async function readyState(tabId) {
+  try {
+    const { result } = await send(tabId, "Runtime.evaluate", {
+      expression: "document.readyState",
+      returnByValue: true,
+    });
+    return result.value;
+  } catch {
+    return "loading"; // the old document's context is gone and the new one not there yet
+  }
+}
+
+/** Wait until the document is parsed, then for its load event, up to LOAD_WAIT_MS. */
+export async function waitForReady(tabId) {
+  const started = Date.now();
+  let interactiveAt = null;
+  for (;;) {
+    const state = await readyState(tabId);
+    if (state === "complete") return;
+    if (state === "interactive") interactiveAt ??= Date.now();
+    if (interactiveAt !== null && Date.now() - interactiveAt >= LOAD_WAIT_MS) return;
+    if (interactiveAt === null && Date.now() - started >= READY_WAIT_MS) {
+      throw new ActionError(Code.TIMEOUT, `the page did not finish loading within ${READY_WAIT_MS / 1000} s`);
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+function isTopFrameNavigation(tabId) {
+  return (method, params) =>
+    (method === "Page.frameNavigated" && !params.frame.parentId) ||
+    (method === "Page.navigatedWithinDocument" && params.frameId === mainFrameOf(tabId));
+}
+
+/**
+ * Run `start()`, which makes the tab navigate, and wait until the new page is ready; `start()`
+ * returns false when it knows no new page will come (a download).
+ */
+async function navigation(tabId, start) {
+  const committed = waitForEvent(tabId, isTopFrameNavigation(tabId), COMMIT_WAIT_MS);
+  let coming;
+  try {
+    coming = await start();
+  } catch (error) {
+    committed.cancel();
+    throw error;
+  }
+  if (coming === false) {
+    committed.cancel();
+    return;
+  }
+  if (!(await committed))
+    throw new ActionError(Code.TIMEOUT, `the page did not navigate within ${COMMIT_WAIT_MS / 1000} s`);
+  await waitForReady(tabId);
+}
+
+/** Where `url` leads, completed as Playwright MCP completes a bare host name. */
+function checkedUrl(url) {
+  if (typeof url !== "string" || url.trim() === "") throw invalidArguments("url must be a web address");
+  let parsed;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = new URL(/^localhost([:/]|$)/.test(url) ? `http://${url}` : `https://${url}`);
+  }
+  if (!["http:", "https:", "about:", "data:"].includes(parsed.protocol)) {
+    throw invalidArguments(`cannot open ${parsed.protocol} addresses: only http, https, about and data`);
+  }
+  return parsed.href;
+}
+
+/** browser_navigate {url} */
+export async function navigate(tabId, args) {
+  const url = checkedUrl(args.url);
+  await navigation(tabId, async () => {
+    const { errorText } = await send(tabId, "Page.navigate", { url });
+    // A download or a 204 leaves the page as it was.
+    if (errorText === "net::ERR_ABORTED") return false;
+    if (errorText) throw new ActionError(Code.ACTION_FAILED, `cannot open ${url}: ${errorText}`);
+    return true;
+  });
+}
+
+async function history(tabId, step) {
+  const { currentIndex, entries } = await send(tabId, "Page.getNavigationHistory");
+  const entry = entries[currentIndex + step];
+  if (!entry)
+    throw new ActionError(Code.ACTION_FAILED, `this tab has no ${step < 0 ? "previous" : "next"} page in its history`);
+  await navigation(tabId, () => send(tabId, "Page.navigateToHistoryEntry", { entryId: entry.id }));
+}
+
+/** browser_navigate_back */
+export const navigateBack = (tabId) => history(tabId, -1);
+
+/** browser_navigate_forward */
+export const navigateForward = (tabId) => history(tabId, 1);
+
+/** browser_reload */
+export async function reload(tabId) {
+  await navigation(tabId, () => send(tabId, "Page.reload", {}));
+}
+
+/**
+ * Run `act()`, some input to the page, then give the page a moment; if the input set off a
+ * navigation of the tab (a link, a submitted form), wait for the new page to be ready.
+ */
+export async function withNavigationWatch(tabId, act) {
+  await attach(tabId); // the top frame's id is known from then on
+  const document = documentOf(tabId);
+  const frame = mainFrameOf(tabId);
+  const starting = waitForEvent(
+    tabId,
+    (method, params) =>
+      (method === "Page.frameRequestedNavigation" || method === "Page.frameStartedLoading") && params.frameId === frame,
+    COMMIT_WAIT_MS,
+  );
+  try {
+    await act();
+  } catch (error) {
+    starting.cancel();
+    throw error;
+  }
+  const started = await Promise.race([starting, sleep(NAVIGATION_START_MS).then(() => null)]);
+  starting.cancel();
+  if (!started && documentOf(tabId) === document) {
+    await sleep(SETTLE_MS);
+    return;
+  }
+  if (documentOf(tabId) === document) {
+    // A load that ends without a new page (a download, a 204) stops instead.
+    const navigated = isTopFrameNavigation(tabId);
+    await waitForEvent(
+      tabId,
+      (method, params) =>
+        navigated(method, params) || (method === "Page.frameStoppedLoading" && params.frameId === frame),
+      COMMIT_WAIT_MS,
+    );
+  }
+  await waitForReady(tabId);
+}

@@ -1,0 +1,67 @@
+// What a built-in tool answers: an MCP CallToolResult whose text has Playwright MCP's sections
+// ("### Result", "### Page", "### Modal state", "### Snapshot" with a ```yaml block), so a client
+// used to those reads these the same way.
+//
+// Playwright MCP saves the snapshot after an action to a file beside the client; an extension has
+// no such place, so a page's snapshot comes inline after an action when it is short enough to be
+// worth reading every time (AFTER_ACTION_LIMIT) and is otherwise left to browser_snapshot.
+
+import { captureSnapshot } from "./aria_snapshot.js";
+import { consoleSummary, takeDialogs } from "./telemetry.js";
+
+export const SNAPSHOT_LIMIT = 100_000;
+export const AFTER_ACTION_LIMIT = 25_000;
+
+export function textResult(text) {
+  return { content: [{ type: "text", text }] };
+}
+
+/** Sections joined as Playwright MCP joins them: a "### Title" line, then its lines. */
+export function sections(...parts) {
+  return parts
+    .filter(([, lines]) => lines.length)
+    .map(([title, lines]) => [`### ${title}`, ...lines].join("\n"))
+    .join("\n");
+}
+
+/** The page's address and title, its console trouble, and the dialogs answered for it. */
+function pageSections(tabId, snapshot) {
+  const page = [`- Page URL: ${snapshot.url}`];
+  if (snapshot.title) page.push(`- Page Title: ${snapshot.title}`);
+  const console = consoleSummary(tabId);
+  if (console) page.push(`- Console: ${console}`);
+  const dialogs = takeDialogs(tabId).map((dialog) => `- [${dialog}]`);
+  return [
+    ["Page", page],
+    ["Modal state", dialogs],
+  ];
+}
+
+/**
+ * The page now: its sections, and its snapshot when it fits in `limit` characters. Past that, a
+ * full snapshot (browser_snapshot) is cut with a note, and one after an action is left out with a
+ * note, so that no answer is larger than a client can use.
+ */
+export async function pageReport(tabId, { limit = SNAPSHOT_LIMIT, rootNode, depth, result = [] } = {}) {
+  const snapshot = await captureSnapshot(tabId, { rootNode, depth });
+  const parts = [["Result", result], ...pageSections(tabId, snapshot)];
+  let yaml = snapshot.yaml;
+  let note = "";
+  if (yaml.length > limit && limit < SNAPSHOT_LIMIT) {
+    parts.push([
+      "Snapshot",
+      [
+        `- The page's snapshot has ${yaml.length} characters: call browser_snapshot to read it, with target for one part.`,
+      ],
+    ]);
+    return textResult(sections(...parts));
+  }
+  if (yaml.length > limit) {
+    const lineEnd = yaml.lastIndexOf("\n", limit);
+    yaml = yaml.slice(0, lineEnd > 0 ? lineEnd : limit);
+    note = `The snapshot was cut at ${limit} characters: call browser_snapshot with target set to a ref above for a part of the page.`;
+  }
+  parts.push(["Snapshot", ["```yaml", yaml, "```"]]);
+  const text = sections(...parts);
+  return textResult(note ? `${text}\n${note}` : text);
+}

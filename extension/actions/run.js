@@ -1,0 +1,146 @@
+// One browserAction from a broker, start to answer: which tool it names, run on its tab after the
+// tab's earlier actions, and a toolResult that always goes back exactly once, with an MCP
+// CallToolResult or an error {code, message} (errors.js) whatever the request held.
+//
+// Input actions (click, type...) answer with the page as it is afterwards, as Playwright MCP does;
+// reading tools (console, network, evaluate, screenshot) answer with what they read.
+
+import { BROWSER_ACTIONS, ToBroker } from "../protocol.js";
+import { reply } from "../links.js";
+import { isScriptable } from "../page_tools.js";
+import { attach, ownTab, serialized } from "./debugger.js";
+import { elementFor, releaseHandles } from "./elements.js";
+import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
+import { evaluate } from "./evaluate.js";
+import { click, fillForm, hover, selectOption, type } from "./input.js";
+import { pressKey } from "./keyboard.js";
+import { navigate, navigateBack, navigateForward, reload, waitForReady, withNavigationWatch } from "./navigation.js";
+import { AFTER_ACTION_LIMIT, pageReport, sections, textResult } from "./results.js";
+import { takeScreenshot } from "./screenshot.js";
+import { consoleMessages, networkRequests } from "./telemetry.js";
+import { waitFor } from "./wait.js";
+
+// Below the broker's default 30 s deadline, so that a slow action still gets its own answer.
+const ACTION_TIMEOUT_MS = 28_000;
+const RESTRICTED_LOAD_MS = 15_000;
+
+/** The page after an action; a page that is still moving on gets a moment and a second look. */
+async function pageAfter(tabId, result = []) {
+  try {
+    return await pageReport(tabId, { limit: AFTER_ACTION_LIMIT, result });
+  } catch (error) {
+    if (error.code !== Code.NAVIGATED) throw error;
+  }
+  await waitForReady(tabId).catch(() => {});
+  try {
+    return await pageReport(tabId, { limit: AFTER_ACTION_LIMIT, result });
+  } catch {
+    const page = ["- The page is still loading: call browser_snapshot to see it"];
+    return textResult(sections(["Result", result], ["Page", page]));
+  }
+}
+
+const input = (act) => async (tabId, args) => {
+  await withNavigationWatch(tabId, () => act(tabId, args));
+  return pageAfter(tabId);
+};
+
+const moving = (go) => async (tabId, args) => {
+  await go(tabId, args);
+  return pageAfter(tabId);
+};
+
+const HANDLERS = {
+  async snapshot(tabId, args) {
+    if (args.depth !== undefined && !(Number.isInteger(args.depth) && args.depth >= 0)) {
+      throw invalidArguments("depth must be a whole number, 0 or more");
+    }
+    const rootNode = args.target === undefined ? undefined : (await elementFor(tabId, args.target)).node;
+    // As in Playwright MCP, depth 0 sets no limit.
+    return pageReport(tabId, { rootNode, depth: args.depth || undefined });
+  },
+  click: input(click),
+  hover: input(hover),
+  type: input(type),
+  fill_form: input(fillForm),
+  select_option: input(selectOption),
+  press_key: input((tabId, args) => pressKey(tabId, args.key)),
+  wait_for: async (tabId, args) => pageAfter(tabId, [await waitFor(tabId, args)]),
+  navigate: moving(navigate),
+  navigate_back: moving(navigateBack),
+  navigate_forward: moving(navigateForward),
+  reload: moving(reload),
+  take_screenshot: takeScreenshot,
+  async console_messages(tabId, args) {
+    await attach(tabId); // the messages logged before come as it attaches
+    return textResult(sections(["Result", [consoleMessages(tabId, args)]]));
+  },
+  async network_requests(tabId, args) {
+    await attach(tabId);
+    return textResult(sections(["Result", [networkRequests(tabId, args)]]));
+  },
+  evaluate,
+};
+
+/**
+ * A tab showing a page no extension may touch (chrome://, the Web Store) can still be sent
+ * elsewhere: through the tabs API, which needs no debugger, without making it the active tab.
+ */
+async function leaveRestrictedPage(tabId, args) {
+  if (typeof args.url !== "string" || !/^https?:/.test(args.url)) {
+    throw invalidArguments("from a browser page, only an http or https address can be opened");
+  }
+  await chrome.tabs.update(tabId, { url: args.url });
+  const deadline = Date.now() + RESTRICTED_LOAD_MS;
+  for (;;) {
+    const tab = await chrome.tabs.get(tabId);
+    if (tab.status === "complete" && isScriptable(tab.url)) return;
+    if (Date.now() > deadline) throw new ActionError(Code.TIMEOUT, `${args.url} did not load within 15 s`);
+    await sleep(100);
+  }
+}
+
+async function run(tabId, action, args, owner) {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab) throw new ActionError(Code.ACTION_FAILED, `tab ${tabId} does not exist`);
+  if (owner) ownTab(tabId, owner);
+  const url = tab.url || tab.pendingUrl || "";
+  if (!isScriptable(url) && !/^(about:blank|data:)/.test(url)) {
+    if (action !== "navigate") {
+      throw new ActionError(Code.ACTION_FAILED, `the tab shows ${url}, a page Chromium keeps extensions out of`);
+    }
+    await leaveRestrictedPage(tabId, args);
+    return pageAfter(tabId);
+  }
+  try {
+    return await HANDLERS[action](tabId, args);
+  } finally {
+    await releaseHandles(tabId);
+  }
+}
+
+function errorOf(error) {
+  if (error instanceof ActionError) return { code: error.code, message: error.message };
+  return { code: Code.ACTION_FAILED, message: error?.message ? String(error.message) : String(error) };
+}
+
+/** Carry out a broker's browserAction; the toolResult to send back. */
+export async function runBrowserAction(port, message) {
+  const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
+  try {
+    const { tabId, action } = message;
+    const args = message.args ?? {};
+    if (!Number.isInteger(tabId)) throw invalidArguments("tabId must be a tab's id");
+    if (!BROWSER_ACTIONS.includes(action)) throw invalidArguments(`unknown browser action ${JSON.stringify(action)}`);
+    if (typeof args !== "object" || Array.isArray(args)) throw invalidArguments("args must be an object");
+    const owner = message.sessionId ? `${port}/${message.sessionId}` : null;
+    const result = await withTimeout(
+      serialized(tabId, () => run(tabId, action, args, owner)),
+      ACTION_TIMEOUT_MS,
+      `browser_${action}`,
+    );
+    return { ...answer, result, error: null };
+  } catch (error) {
+    return { ...answer, error: errorOf(error) };
+  }
+}

@@ -1,0 +1,114 @@
+// browser_take_screenshot: the viewport, the whole page or one element, as an MCP image.
+//
+// Images are made no larger than a vision model takes in whole (1568 pixels a side, 1.15
+// megapixels), by Chromium while it captures, so nothing is decoded here. Chromium paints no
+// frames for a tab hidden behind another in a visible window, and would wait for one forever:
+// such a capture fails with capture_failed instead of bringing the tab to the front, which would
+// take it from the person.
+//
+// Attaching the debugger makes Chromium show its "started debugging this browser" bar, which
+// shrinks the page's viewport a moment later; until then a capture holds stale pixels where the
+// bar is about to be. A capture soon after attaching waits for that resize (or BAR_SETTLE_MS).
+
+import { attach, attachedAt, send } from "./debugger.js";
+import { elementFor } from "./elements.js";
+import { ActionError, Code, invalidArguments } from "./errors.js";
+import { sections } from "./results.js";
+
+const CAPTURE_TIMEOUT_MS = 8_000;
+const HIDDEN_CAPTURE_TIMEOUT_MS = 3_000;
+const MAX_SIDE = 1568;
+const MAX_PIXELS = 1.15 * 1024 * 1024;
+const FORMATS = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
+const BAR_SETTLE_MS = 1_000;
+
+/** Wait until the viewport took the debugging bar into account, then for a frame drawn after it. */
+async function afterBarSettles(tabId) {
+  await attach(tabId);
+  const left = attachedAt(tabId) + BAR_SETTLE_MS - Date.now();
+  if (left <= 0) return;
+  await send(tabId, "Runtime.evaluate", {
+    expression: `new Promise((done) => {
+      const timer = setTimeout(done, ${Math.round(left)});
+      addEventListener("resize", () => {
+        clearTimeout(timer);
+        requestAnimationFrame(() => requestAnimationFrame(done));
+      }, { once: true });
+    })`,
+    awaitPromise: true,
+  }).catch(() => {});
+}
+
+/** The area to capture, in CSS pixels of the document, and what to call it. */
+async function areaOf(tabId, args) {
+  const { cssVisualViewport: view, cssContentSize: content } = await send(tabId, "Page.getLayoutMetrics");
+  if (args.target !== undefined) {
+    const element = await elementFor(tabId, args.target);
+    await send(tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+    const { model } = await send(tabId, "DOM.getBoxModel", { backendNodeId: element.node }).catch(() => ({}));
+    if (!model) throw new ActionError(Code.CAPTURE_FAILED, "the element has no box to capture (it is not rendered)");
+    const xs = model.border.filter((_, i) => i % 2 === 0);
+    const ys = model.border.filter((_, i) => i % 2 === 1);
+    const { cssVisualViewport: moved } = await send(tabId, "Page.getLayoutMetrics");
+    const x = Math.min(...xs) + moved.pageX;
+    const y = Math.min(...ys) + moved.pageY;
+    const area = { x, y, width: Math.max(...xs) - Math.min(...xs), height: Math.max(...ys) - Math.min(...ys) };
+    return { area, label: args.element || "element", beyond: true };
+  }
+  if (args.fullPage) {
+    return { area: { x: 0, y: 0, width: content.width, height: content.height }, label: "full page", beyond: true };
+  }
+  const area = { x: view.pageX, y: view.pageY, width: view.clientWidth, height: view.clientHeight };
+  return { area, label: "viewport", beyond: false };
+}
+
+/** browser_take_screenshot {type?, fullPage?, element?, target?, scale?} */
+export async function takeScreenshot(tabId, args) {
+  const type = args.type ?? "png";
+  if (!FORMATS[type]) throw invalidArguments("type must be png, jpeg or webp");
+  if (![undefined, "css", "device"].includes(args.scale)) throw invalidArguments('scale must be "css" or "device"');
+  if (args.fullPage && args.target !== undefined) throw invalidArguments("fullPage cannot be used with an element");
+  await afterBarSettles(tabId);
+  const { area, label, beyond } = await areaOf(tabId, args);
+  if (!(area.width >= 1 && area.height >= 1))
+    throw new ActionError(Code.CAPTURE_FAILED, `the ${label} has no size to capture`);
+  const { result } = await send(tabId, "Runtime.evaluate", {
+    expression: "[window.devicePixelRatio || 1, document.visibilityState]",
+    returnByValue: true,
+  });
+  const [pixelRatio, visibility] = result.value;
+  // One image pixel per CSS pixel, unless the client asks for the screen's own pixels.
+  const perCssPixel = args.scale === "device" ? pixelRatio : 1;
+  const [width, height] = [area.width * perCssPixel, area.height * perCssPixel];
+  const fit = Math.min(1, MAX_SIDE / width, MAX_SIDE / height, Math.sqrt(MAX_PIXELS / (width * height)));
+  // A hidden tab may still be painted (headless Chromium paints every tab): try, but not for long.
+  const hidden = visibility === "hidden";
+  let data;
+  try {
+    ({ data } = await send(
+      tabId,
+      "Page.captureScreenshot",
+      {
+        format: type,
+        ...(type === "jpeg" ? { quality: 90 } : {}),
+        // Chromium captures in the screen's pixels; the clip's scale makes them the size wanted.
+        clip: { ...area, scale: (fit * perCssPixel) / pixelRatio },
+        captureBeyondViewport: beyond,
+      },
+      hidden ? HIDDEN_CAPTURE_TIMEOUT_MS : CAPTURE_TIMEOUT_MS,
+    ));
+  } catch (error) {
+    const why = hidden
+      ? "Chromium draws nothing for a tab that is not visible: focus the tab (the tabs tool) and try again"
+      : error.message;
+    throw new ActionError(Code.CAPTURE_FAILED, `cannot capture the ${label}: ${why}`);
+  }
+  const size = `${Math.round(width * fit)}x${Math.round(height * fit)}`;
+  const text = sections(["Result", [`- Screenshot of the ${label}, ${size} pixels, ${type.toUpperCase()}`]]);
+  return {
+    content: [
+      { type: "text", text },
+      { type: "image", data, mimeType: FORMATS[type] },
+    ],
+  };
+}

@@ -1,0 +1,218 @@
+// What a tab's pages did while the tools were attached: console messages and uncaught errors,
+// network requests, and the dialogs they opened. Kept per tab, the last MAX_ENTRIES of each, each
+// entry marked with the document it came from (the tools list the current page's unless asked
+// for all); dropped when the tab is detached or closed.
+//
+// The debugger attaches on a tab's first action, after the page loaded. Console messages from
+// before come anyway (Runtime.enable replays what V8 kept); requests from before are taken from
+// the page's Performance timeline, which records their address and status but not their method.
+//
+// A dialog stops the page's scripts, and with them every tool, until someone answers it; with no
+// person to ask, an alert or a leave-page prompt is accepted, a confirm or prompt dismissed, and
+// the next result says so.
+
+import { documentOf, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
+import { invalidArguments } from "./errors.js";
+
+const MAX_ENTRIES = 1_000;
+const LEVELS = ["error", "warning", "info", "debug"];
+const LEVEL_OF_TYPE = {
+  assert: "error",
+  error: "error",
+  warning: "warning",
+  clear: "debug",
+  debug: "debug",
+  endGroup: "debug",
+  profile: "debug",
+  profileEnd: "debug",
+  startGroup: "debug",
+  startGroupCollapsed: "debug",
+  trace: "debug",
+};
+const FETCH_TYPES = new Set(["Fetch", "XHR", "fetch", "xmlhttprequest"]);
+
+/** tab id -> {console: [], requests: [], byRequestId: Map, dialogs: []} */
+const logs = new Map();
+
+function logOf(tabId) {
+  let log = logs.get(tabId);
+  if (!log) {
+    log = { console: [], requests: [], byRequestId: new Map(), dialogs: [] };
+    logs.set(tabId, log);
+  }
+  return log;
+}
+
+function keep(list, entry, onDrop) {
+  list.push(entry);
+  if (list.length > MAX_ENTRIES) onDrop?.(list.shift());
+}
+
+function describeValue(remote) {
+  if (remote.type === "string") return remote.value;
+  if (remote.unserializableValue) return remote.unserializableValue;
+  if ("value" in remote) return String(remote.value);
+  return remote.description ?? remote.type;
+}
+
+function onConsole(tabId, params) {
+  const frame = params.stackTrace?.callFrames?.[0];
+  const text = (params.args ?? []).map(describeValue).join(" ");
+  const where = frame?.url ? ` @ ${frame.url}:${frame.lineNumber}` : "";
+  keep(logOf(tabId).console, {
+    document: documentOf(tabId),
+    level: LEVEL_OF_TYPE[params.type] ?? "info",
+    line: `[${params.type.toUpperCase()}] ${text}${where}`,
+  });
+}
+
+function onException(tabId, { exceptionDetails: details }) {
+  const line = details.exception?.description ?? details.text ?? "Uncaught error";
+  keep(logOf(tabId).console, { document: documentOf(tabId), level: "error", line });
+}
+
+function onRequest(tabId, params) {
+  const log = logOf(tabId);
+  const earlier = log.byRequestId.get(params.requestId);
+  if (earlier && params.redirectResponse) {
+    earlier.status = params.redirectResponse.status;
+    earlier.statusText = params.redirectResponse.statusText;
+  }
+  const entry = {
+    document: documentOf(tabId),
+    method: params.request.method,
+    url: params.request.url,
+    type: params.type,
+  };
+  log.byRequestId.set(params.requestId, entry);
+  keep(log.requests, entry, (dropped) => {
+    for (const [id, kept] of log.byRequestId) if (kept === dropped) log.byRequestId.delete(id);
+  });
+}
+
+function onDialog(tabId, params) {
+  const accept = params.type === "alert" || params.type === "beforeunload";
+  send(tabId, "Page.handleJavaScriptDialog", { accept }).catch(() => {});
+  logOf(tabId).dialogs.push(
+    `"${params.type}" dialog with message "${params.message}": ${accept ? "accepted" : "dismissed"}`,
+  );
+}
+
+onTabEvent((tabId, method, params) => {
+  const entry = () => logs.get(tabId)?.byRequestId.get(params.requestId);
+  switch (method) {
+    case "Runtime.consoleAPICalled":
+      onConsole(tabId, params);
+      break;
+    case "Runtime.exceptionThrown":
+      onException(tabId, params);
+      break;
+    case "Network.requestWillBeSent":
+      onRequest(tabId, params);
+      break;
+    case "Network.responseReceived":
+      if (entry()) Object.assign(entry(), { status: params.response.status, statusText: params.response.statusText });
+      break;
+    case "Network.loadingFailed":
+      if (entry()) entry().failure = params.canceled ? "canceled" : params.errorText;
+      break;
+    case "Page.javascriptDialogOpening":
+      onDialog(tabId, params);
+      break;
+  }
+});
+
+onTabForgotten((tabId) => logs.delete(tabId));
+
+/** The requests the page made before the debugger came, from its Performance timeline. */
+onTabAttached(async (tabId, command) => {
+  const document = documentOf(tabId);
+  let loaded;
+  try {
+    const { result } = await command("Runtime.evaluate", {
+      expression: `performance.getEntriesByType("navigation").concat(performance.getEntriesByType("resource"))
+        .map((e) => ({ url: e.name, type: e.initiatorType, status: e.responseStatus }))`,
+      returnByValue: true,
+    });
+    loaded = result.value ?? [];
+  } catch {
+    return; // a page that cannot run scripts (an error page) made no requests worth listing
+  }
+  const log = logOf(tabId);
+  const seen = log.requests.filter((request) => request.document === document).map((request) => request.url);
+  const earlier = loaded
+    .filter((request) => !seen.includes(request.url))
+    .map((request) => ({ document, url: request.url, type: request.type, status: request.status || undefined }));
+  log.requests.unshift(...earlier.slice(-MAX_ENTRIES));
+  log.requests.splice(MAX_ENTRIES);
+});
+
+/** "N errors, M warnings" of the current page, or "" when it logged neither. */
+export function consoleSummary(tabId) {
+  const current = (logs.get(tabId)?.console ?? []).filter((entry) => entry.document === documentOf(tabId));
+  const errors = current.filter((entry) => entry.level === "error").length;
+  const warnings = current.filter((entry) => entry.level === "warning").length;
+  return errors || warnings ? `${errors} errors, ${warnings} warnings` : "";
+}
+
+/** The dialogs answered since the last call. */
+export function takeDialogs(tabId) {
+  return logs.get(tabId)?.dialogs.splice(0) ?? [];
+}
+
+/** browser_console_messages {level?, all?} */
+export function consoleMessages(tabId, args) {
+  const level = args.level ?? "info";
+  if (!LEVELS.includes(level)) throw invalidArguments(`level must be one of ${LEVELS.join(", ")}`);
+  const all = (logs.get(tabId)?.console ?? []).filter((entry) => args.all || entry.document === documentOf(tabId));
+  const shown = all.filter((entry) => LEVELS.indexOf(entry.level) <= LEVELS.indexOf(level));
+  const errors = all.filter((entry) => entry.level === "error").length;
+  const warnings = all.filter((entry) => entry.level === "warning").length;
+  const header = [`Total messages: ${all.length} (Errors: ${errors}, Warnings: ${warnings})`];
+  if (shown.length !== all.length) header.push(`Returning ${shown.length} messages for level "${level}"`);
+  return [...header, "", ...shown.map((entry) => entry.line)].join("\n");
+}
+
+function shortUrl(url) {
+  return url.startsWith("data:") && url.length > 100 ? `${url.slice(0, 50)}...${url.slice(-20)}` : url;
+}
+
+/** browser_network_requests {static?, filter?} */
+export function networkRequests(tabId, args) {
+  let filter = null;
+  if (args.filter !== undefined && args.filter !== "") {
+    try {
+      filter = new RegExp(args.filter);
+    } catch (error) {
+      throw invalidArguments(`filter is not a valid regular expression: ${error.message}`);
+    }
+  }
+  const current = (logs.get(tabId)?.requests ?? []).filter((request) => request.document === documentOf(tabId));
+  const lines = [];
+  let hidden = 0;
+  let methodless = false;
+  current.forEach((request, index) => {
+    const succeeded = !request.failure && request.status !== undefined && request.status < 400;
+    if (!args.static && !FETCH_TYPES.has(request.type) && succeeded) {
+      hidden += 1;
+      return;
+    }
+    if (filter && !filter.test(request.url)) return;
+    let line = `${index + 1}. ${request.method ? `[${request.method}] ` : ""}${shortUrl(request.url)}`;
+    if (request.failure) line += ` => [FAILED] ${request.failure}`;
+    else if (request.status !== undefined)
+      line += ` => [${request.status}]${request.statusText ? ` ${request.statusText}` : ""}`;
+    methodless ||= !request.method;
+    lines.push(line);
+  });
+  if (!lines.length) lines.push("No requests to show.");
+  if (methodless)
+    lines.push("", "Requests from before the browser tools attached to this tab are listed without their method.");
+  if (hidden) {
+    lines.push(
+      "",
+      `${hidden} successful static request${hidden === 1 ? "" : "s"} (documents, scripts, images...) not shown: pass "static": true to list them.`,
+    );
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,55 @@
+// browser_wait_for: a pause, or until some text shows on the page or leaves it. Text counts when
+// a person would see it (the page's rendered text, innerText), matched as Playwright's getByText
+// matches a string: anywhere, ignoring case and runs of white space.
+
+import { send, utilityWorld } from "./debugger.js";
+import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
+
+// Within the broker's default 30 s deadline for a call, with room for the answer.
+const MAX_PAUSE_S = 20;
+const TEXT_WAIT_MS = 10_000;
+const POLL_MS = 200;
+
+async function showsText(tabId, text) {
+  const needle = text.replace(/\s+/g, " ").trim().toLowerCase();
+  try {
+    const { result } = await send(tabId, "Runtime.evaluate", {
+      expression: `(document.body?.innerText ?? "").replace(/\\s+/g, " ").toLowerCase().includes(${JSON.stringify(needle)})`,
+      contextId: await utilityWorld(tabId),
+      returnByValue: true,
+    });
+    return result.value === true;
+  } catch {
+    return false; // between two documents: ask again
+  }
+}
+
+async function until(tabId, text, wanted) {
+  const deadline = Date.now() + TEXT_WAIT_MS;
+  while ((await showsText(tabId, text)) !== wanted) {
+    if (Date.now() >= deadline) {
+      const what = wanted ? "appear" : "go away";
+      throw new ActionError(Code.TIMEOUT, `the text "${text}" did not ${what} within ${TEXT_WAIT_MS / 1000} s`);
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+/** browser_wait_for {time?, text?, textGone?}: the line the result shows, e.g. "Waited for Done". */
+export async function waitFor(tabId, args) {
+  const { time, text, textGone } = args;
+  if (time === undefined && !text && !textGone) throw invalidArguments("give time (seconds), text or textGone");
+  if (time !== undefined && !(typeof time === "number" && time >= 0))
+    throw invalidArguments("time must be a number of seconds");
+  for (const [name, value] of [
+    ["text", text],
+    ["textGone", textGone],
+  ]) {
+    if (value !== undefined && typeof value !== "string") throw invalidArguments(`${name} must be a string`);
+  }
+  if (time) await sleep(Math.min(time, MAX_PAUSE_S) * 1000);
+  if (textGone) await until(tabId, textGone, false);
+  if (text) await until(tabId, text, true);
+  const waited = text || textGone || `${Math.min(time, MAX_PAUSE_S)} s`;
+  return time > MAX_PAUSE_S ? `Waited for ${waited} (at most ${MAX_PAUSE_S} s at a time)` : `Waited for ${waited}`;
+}

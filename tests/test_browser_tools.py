@@ -1,0 +1,206 @@
+"""The built-in browser tools (browser_snapshot, browser_click ...) from the broker's side.
+
+A scripted fake extension that says it carries out browser actions stands in for the browser
+(``tests/test_e2e_actions.py`` runs the real one); the tests are what an MCP or REST client sees:
+which tools are listed, which tab an action lands in, and the refusals that keep each client in
+its own tabs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import mcp_types as types
+import pytest
+
+from broker.core.browser_tools import ACTIONS
+
+from .conftest import BrokerUnderTest, MakeBroker
+from .fakes import TINY_PNG, FakeTab
+from .mcp_clients import ERAS, MODERN, text
+
+ALL_ACTIONS = list(ACTIONS)
+
+
+@pytest.fixture(params=ERAS)
+def era(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def page(tab_id: int = 7) -> FakeTab:
+    return FakeTab(tab_id, f"https://page{tab_id}.example/", f"Page {tab_id}")
+
+
+async def test_built_in_tools_are_listed_while_a_browser_carries_them_out(broker: BrokerUnderTest, era: str) -> None:
+    async with broker.mcp("Claude Code", era) as client:
+        assert not [name for name in await client.tool_names() if name.startswith("browser_")]
+        await broker.extension(page(), actions=ALL_ACTIONS)
+        await client.changes.next(0)
+        tools = await client.tools()
+        assert [name for name in tools if name.startswith("browser_")] == [f"browser_{a}" for a in ALL_ACTIONS]
+        assert tools["browser_snapshot"].annotations is not None
+        assert tools["browser_snapshot"].annotations.read_only_hint is True
+        assert "target" in tools["browser_click"].input_schema["properties"]
+
+
+async def test_an_extension_without_them_lists_none_and_says_not_supported(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(page())
+    async with broker.mcp("Claude Code", era) as client:
+        assert not [name for name in await client.tool_names() if name.startswith("browser_")]
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call("browser_snapshot", {})
+        assert refused.is_error and text(refused).startswith("not_supported:")
+        assert "built-in browser tools" in text(refused)
+    assert fake.received("browserAction") == []
+
+
+async def test_actions_land_in_the_current_tab_the_one_last_opened(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", era) as client:
+        opened = (await client.call_json("tabs", {"action": "open", "url": "https://new.example/"}))["opened"]
+        result = await client.call("browser_snapshot", {})
+        assert not result.is_error, text(result)
+        sent = await fake.wait_for("browserAction")
+        assert (sent["tabId"], sent["action"], sent["args"]) == (opened["id"], "snapshot", {})
+        assert text(result) == f"snapshot in tab {opened['id']} with {{}}"
+        assert result.meta is not None and result.meta["browser-mcp/untrusted"] is True
+        assert result.meta["browser-mcp/tab"] == opened["ref"]
+
+
+async def test_ref_is_taken_for_target_and_tab_stays_with_the_broker(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(7), page(8), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        await client.call_json("tabs", {"action": "claim", "tab": 8})
+        result = await client.call("browser_click", {"tab": 7, "element": "Buy", "ref": "e3"})
+        assert not result.is_error, text(result)
+        sent = await fake.wait_for("browserAction")
+        assert sent["tabId"] == 7 and sent["args"] == {"element": "Buy", "target": "e3"}
+
+
+async def test_without_a_current_tab_the_error_says_how_to_get_one(broker: BrokerUnderTest, era: str) -> None:
+    await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", era) as client:
+        refused = await client.call("browser_snapshot", {})
+        assert refused.is_error and "no current tab" in text(refused) and "action=open" in text(refused)
+
+
+async def test_the_persons_tab_is_refused_until_claimed(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", era) as client:
+        refused = await client.call("browser_snapshot", {"tab": 7})
+        assert refused.is_error and text(refused).startswith("tab_not_claimed:")
+        assert "action=claim" in text(refused)
+        assert fake.received("browserAction") == []
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        # Claimed, it is now the current tab.
+        result = await client.call("browser_snapshot", {})
+        assert not result.is_error and text(result).startswith("snapshot in tab 7")
+
+
+async def test_another_clients_tab_is_refused_naming_the_client(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as owner, broker.mcp("Cursor", MODERN) as other:
+        await owner.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await other.call("browser_type", {"tab": 7, "target": "e1", "text": "hi", "element": "box"})
+        assert refused.is_error and text(refused).startswith("tab_owned:") and "Claude Code" in text(refused)
+    assert fake.received("browserAction") == []
+
+
+async def test_an_action_on_an_element_needs_its_ref(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call("browser_click", {"element": "Buy button"})
+        assert refused.is_error and "needs `target`" in text(refused)
+    assert fake.received("browserAction") == []
+
+
+async def test_a_screenshot_comes_back_as_an_image(broker: BrokerUnderTest, era: str) -> None:
+    await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        result = await client.call("browser_take_screenshot", {})
+        images = [part for part in result.content if isinstance(part, types.ImageContent)]
+        assert len(images) == 1 and images[0].mime_type == "image/png"
+        assert base64.b64decode(images[0].data).startswith(b"\x89PNG")
+
+
+async def test_the_pages_failure_reaches_the_client_with_its_code(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+
+    async def stale(message: dict[str, Any]) -> None:
+        error = {"code": "stale_ref", "message": "ref e9 is not in the latest snapshot: take a new browser_snapshot"}
+        await fake.send({"type": "toolResult", "callId": message["callId"], "error": error})
+
+    fake.on_action = stale
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call("browser_hover", {"target": "e9", "element": "menu"})
+        assert refused.is_error and "take a new browser_snapshot" in text(refused)
+    status, _ = await broker.post("/tabs/7/claim")
+    assert status == 409  # still the MCP client's tab
+
+
+async def test_evaluate_can_be_turned_off(make_broker: MakeBroker) -> None:
+    broker = await make_broker(allow_evaluate=False)
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        assert "browser_evaluate" not in await client.tool_names()
+        assert "browser_snapshot" in await client.tool_names()
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call("browser_evaluate", {"function": "() => document.cookie"})
+        assert refused.is_error and "--no-evaluate" in text(refused)
+    assert fake.received("browserAction") == []
+
+
+# REST
+
+
+async def test_rest_actions_act_on_the_named_tab(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    status, body = await broker.post("/tabs/7/actions/snapshot")
+    assert status == 409 and body["error"]["code"] == "tab_not_claimed"
+    assert "POST /tabs/b1:7/claim" in body["error"]["message"]
+    await broker.post("/tabs/7/claim")
+    status, body = await broker.post("/tabs/7/actions/type", {"ref": "e2", "text": "shoes", "submit": True})
+    assert status == 200
+    assert body["result"]["content"][0]["text"].startswith("type in tab 7")
+    sent = await fake.wait_for("browserAction")
+    assert sent["args"] == {"target": "e2", "text": "shoes", "submit": True}
+    status, body = await broker.post("/tabs/7/actions/take_screenshot")
+    assert status == 200 and body["result"]["content"][1] == {
+        "type": "image",
+        "data": TINY_PNG,
+        "mimeType": "image/png",
+    }
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "code"),
+    [
+        ("/tabs/7/actions/fly", {}, 404, "tool_not_found"),
+        ("/tabs/7/actions/click", {"element": "Buy"}, 400, "invalid_request"),
+        ("/tabs/7/actions/snapshot", [1], 400, "invalid_request"),
+        ("/tabs/99/actions/snapshot", {}, 404, "tab_not_found"),
+    ],
+)
+async def test_rest_bad_actions_are_refused_and_cost_nothing(
+    broker: BrokerUnderTest, path: str, body: Any, status: int, code: str
+) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    await broker.post("/tabs/7/claim")
+    got, answer = await broker.post(path, body)
+    assert (got, answer["error"]["code"]) == (status, code)
+    assert fake.received("browserAction") == []
+    got, _ = await broker.post("/tabs/7/actions/snapshot")
+    assert got == 200
+
+
+async def test_status_shows_what_each_browser_carries_out(broker: BrokerUnderTest) -> None:
+    await broker.extension(page(), actions=["snapshot", "click"])
+    status, body = await broker.get("/status")
+    assert status == 200 and body["browsers"][0]["actions"] == ["click", "snapshot"]
+    assert json.dumps(body)  # plain JSON all the way down

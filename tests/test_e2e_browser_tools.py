@@ -1,0 +1,146 @@
+"""End to end: the built-in browser tools through a real broker, the real extension and MCP clients.
+
+``tests/test_e2e_actions.py`` drives each action of the extension from a scripted broker; this
+module is the path a person takes: an AI client (the MCP SDK's, over Streamable HTTP and over
+``browser-mcp mcp`` on stdio) opens a page and works it with browser_snapshot, browser_click and
+browser_type, and is kept out of tabs that are not its own, while the person's tab stays in front.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import async_playwright
+
+from broker.core.security import PROJECT_EXTENSION_ID
+
+from .chromium import CHROMIUM, chromium_args
+from .cli_helpers import Brokers
+from .mcp_clients import LEGACY, MODERN, McpClient, mcp_client, sdk_client, stdio_relay, text
+from .test_e2e_extension import WAIT, World, serve_pages, start_probed_broker
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+class ToolsWorld(World):
+    """The browser and broker of this module, and the folder their files live in."""
+
+    home: Path
+
+SHOP = """<!doctype html><title>Tiny shop</title>
+<h1>Tiny shop</h1>
+<label>Search <input id="q" name="q"></label>
+<button id="buy" onclick="document.getElementById('status').textContent =
+  (event.isTrusted ? 'Bought ' : 'Scripted ') + document.getElementById('q').value">Buy</button>
+<p id="status">Nothing bought</p>"""
+PERSON = "<!doctype html><title>The person's page</title><p>reading</p>"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolsWorld]:
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
+    home = tmp_path_factory.mktemp("e2e-tools")
+    async with serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site, Brokers(home / "discovery") as brokers:
+        broker = await start_probed_broker(brokers)
+        async with async_playwright() as playwright:
+            context = await playwright.chromium.launch_persistent_context(
+                str(home / "profile"),
+                executable_path=CHROMIUM,
+                headless=True,
+                no_viewport=True,
+                env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
+                args=chromium_args(),
+            )
+            try:
+                worker = context.service_workers[0] if context.service_workers else None
+                if worker is None:
+                    worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
+                assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
+                world = ToolsWorld(context, worker, broker, broker.token, site, "polyfill")
+                world.home = home
+                try:
+                    await world.joined()
+                    yield world
+                finally:
+                    await world.http.close()
+            finally:
+                await context.close()
+
+
+def ref_of(snapshot: str, pattern: str) -> str:
+    """The ref on the snapshot line matching ``pattern`` (a regular expression)."""
+    for line in snapshot.splitlines():
+        if re.search(pattern, line):
+            found = re.search(r"\[ref=(e\d+)\]", line)
+            if found:
+                return found.group(1)
+    raise AssertionError(f"no line matching {pattern!r} with a ref in:\n{snapshot}")
+
+
+async def snapshot_click_type(client: McpClient, world: World) -> None:
+    """The README's first session: open a page, read it, type, click, read the outcome."""
+    opened = await client.call_json("tabs", {"action": "open", "url": f"{world.site}/shop.html", "focus": False})
+    tab = opened["opened"]["ref"]
+    assert "browser_snapshot" in await client.tool_names()
+    page = await client.call("browser_snapshot", {})
+    assert not page.is_error, text(page)
+    assert 'heading "Tiny shop" [level=1]' in text(page)
+    typed = await client.call(
+        "browser_type", {"element": "Search field", "target": ref_of(text(page), r'textbox "Search"'), "text": "shoes"}
+    )
+    assert not typed.is_error, text(typed)
+    clicked = await client.call("browser_click", {"element": "Buy", "target": ref_of(text(page), r'button "Buy"')})
+    assert not clicked.is_error, text(clicked)
+    after = await client.call("browser_snapshot", {"tab": tab})
+    assert "Bought shoes" in text(after), text(after)
+    await client.call_json("tabs", {"action": "close", "tab": tab})
+
+
+async def test_a_client_over_http_reads_types_and_clicks_a_page_of_its_own(world: World) -> None:
+    async with world.mcp("http-client") as client:
+        await snapshot_click_type(client, world)
+
+
+async def test_a_client_over_stdio_does_the_same(world: ToolsWorld) -> None:
+    relay = stdio_relay(world.home / "discovery", world.home / "state", "--port", str(world.broker.port))
+    async with sdk_client(relay, "stdio-client", MODERN, start_timeout=WAIT) as client:
+        await snapshot_click_type(client, world)
+
+
+async def test_the_persons_tab_needs_a_claim_and_another_clients_tab_is_refused(world: World) -> None:
+    person_page, tab = await world.open_page("person.html", "claims")
+    url = f"http://127.0.0.1:{world.broker.port}/mcp"
+    async with (
+        mcp_client(url, world.token, "first", LEGACY) as first,
+        mcp_client(url, world.token, "second", LEGACY) as second,
+    ):
+        refused = await first.call("browser_snapshot", {"tab": tab["ref"]})
+        assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
+        await first.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
+        mine = await first.call("browser_snapshot", {})
+        assert "reading" in text(mine), text(mine)
+        theirs = await second.call("browser_snapshot", {"tab": tab["ref"]})
+        assert theirs.is_error and text(theirs).startswith("tab_owned:") and "first" in text(theirs)
+        shot = await first.call("browser_take_screenshot", {})
+        [image] = [part for part in shot.content if part.type == "image"]
+        assert base64.b64decode(image.data).startswith(b"\x89PNG")
+    await person_page.close()
+
+
+async def test_the_person_keeps_their_tab_in_front_while_a_client_works(world: World) -> None:
+    person_page, _ = await world.open_page("person.html", "front")
+    await person_page.bring_to_front()
+    async with world.mcp("background-worker") as client:
+        await snapshot_click_type(client, world)
+    assert await person_page.evaluate("document.visibilityState") == "visible"
+    active = await world.worker.evaluate(
+        "chrome.tabs.query({active: true, lastFocusedWindow: true}).then(([tab]) => tab.url)"
+    )
+    assert active.endswith("person.html?front")
+    await person_page.close()
