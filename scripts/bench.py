@@ -4,9 +4,10 @@
 It parses the options, runs the suites asked for and prints their reports (and writes them as
 JSON with ``--json``). The benchmarks are modules of their own: ``bench_rest.py`` (REST calls
 beside a minimal aiohttp relay), ``bench_mcp.py`` (MCP calls, spawn time and a long tools/list
-beside an SDK-based relay) and ``bench_discovery.py`` (how soon the real extension joins a new
-broker); the harness they share is the package ``benchlib``. The MCP and discovery modules are
-imported only when their suite runs, so the MCP SDK and Playwright load only then.
+beside an SDK-based relay), ``bench_discovery.py`` (how soon the real extension joins a new
+broker) and ``bench_actions.py`` (the built-in browser tools beside Playwright MCP's); the harness
+they share is the package ``benchlib``. The MCP, discovery and actions modules are imported only
+when their suite runs, so the MCP SDK and Playwright load only then.
 
 Linux only (``/proc``). Run it through ``scripts/bench``; ``--help`` for the knobs.
 """
@@ -35,7 +36,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description="Relay tool calls REST -> broker -> fake extension beside a minimal aiohttp relay, as ratios.",
     )
     parser.add_argument(
-        "--quick", action="store_true", help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 3 discovery runs"
+        "--quick",
+        action="store_true",
+        help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 3 discovery runs, 5 snapshots and 10 clicks",
     )
     parser.add_argument("--calls-small", type=int, default=2000, help="measured calls per scenario under 100 KB")
     parser.add_argument("--calls-large", type=int, default=2000, help="measured calls per scenario of 100 KB or more")
@@ -59,13 +62,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "all", "discovery"],
+        choices=["rest", "mcp", "all", "discovery", "actions"],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
         " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); all: both (the default); discovery: how"
         " soon the real extension in headless Chromium joins a broker that starts, through the native host and"
         " by port probing (scripts/bench_discovery.py; not part of all: it takes about four minutes and two"
-        " Chromium launches)",
+        " Chromium launches); actions: the built-in browser tools (browser_snapshot of a large page, browser_click)"
+        " beside Playwright MCP's, each in headless Chromium (scripts/bench_actions.py; not part of all: it needs"
+        " Chromium, node and npm, and installs Playwright MCP, pinned, into scripts/.bench-cache/)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -90,16 +95,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=int,
         help="brokers started for port probing to find, about 10 s each (default: as many as --discovery-runs)",
     )
+    actions = parser.add_argument_group("actions suite")
+    actions.add_argument("--actions-products", type=int, default=300, help="products on the large page")
+    actions.add_argument("--actions-snapshots", type=int, default=20, help="measured snapshots of the large page")
+    actions.add_argument("--actions-clicks", type=int, default=30, help="measured clicks on the small page")
+    actions.add_argument("--actions-click-warmup", type=int, default=5, help="clicks before measuring")
+    actions.add_argument(
+        "--actions-playwright-settle",
+        type=int,
+        metavar="MS",
+        help="Playwright MCP's --timeout-settle, the fixed wait after each of its actions (default: its own, 500 ms)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.calls_small, args.calls_large, args.warmup, args.repeat = 300, 100, 30, 1
         args.mcp_calls, args.mcp_calls_large, args.spawn_runs, args.list_requests = 200, 50, 5, 10
         args.discovery_runs = 3
+        args.actions_snapshots, args.actions_clicks = 5, 10
     if args.discovery_probing_runs is None:
         args.discovery_probing_runs = args.discovery_runs
     counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
     runs = (args.spawn_runs, args.list_requests, args.discovery_runs, args.discovery_probing_runs)
-    if min(*counts, *runs) < 1 or args.warmup < 0:
+    action_counts = (args.actions_products, args.actions_snapshots, args.actions_clicks)
+    if min(*counts, *runs, *action_counts) < 1 or min(args.warmup, args.actions_click_warmup) < 0:
         parser.error("call counts, run counts and --repeat must be positive, --warmup not negative")
     return args
 
@@ -113,7 +131,7 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
     return uvloop.run  # type: ignore[no-any-return]
 
 
-async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any]:
+async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any]:
     scenarios = await bench_rest.bench_rest(args) if args.suite in ("rest", "all") else []
     mcp_results = None
     if args.suite in ("mcp", "all"):
@@ -125,7 +143,12 @@ async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario]
         import bench_discovery  # noqa: PLC0415 - Playwright loads only for the discovery suite
 
         discovery_results = await bench_discovery.bench_discovery(args)
-    return scenarios, mcp_results, discovery_results
+    actions_results = None
+    if args.suite == "actions":
+        import bench_actions  # noqa: PLC0415 - the SDK and Playwright load only for the actions suite
+
+        actions_results = await bench_actions.bench_actions(args)
+    return scenarios, mcp_results, discovery_results, actions_results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parse_args(argv)
     try:
-        scenarios, mcp_results, discovery_results = _event_loop_runner()(bench_all(args))
+        scenarios, mcp_results, discovery_results, actions_results = _event_loop_runner()(bench_all(args))
     except BenchError as exc:
         print(f"scripts/bench: {exc}", file=sys.stderr)
         return 1
@@ -158,6 +181,13 @@ def main(argv: list[str] | None = None) -> int:
         output.setdefault("config", {"broker_cmd": args.broker_cmd})
         output.setdefault("machine", machine())
         output["discovery"] = bench_discovery.discovery_json(discovery_results, args)
+    if actions_results is not None:
+        import bench_actions  # noqa: PLC0415
+
+        print(bench_actions.actions_report(actions_results, args))
+        output.setdefault("config", {"broker_cmd": args.broker_cmd})
+        output.setdefault("machine", machine())
+        output["actions"] = bench_actions.actions_json(actions_results, args)
     if args.json:
         args.json.write_text(json.dumps(output, indent=2) + "\n")
         print(f"\nresults written to {args.json}")

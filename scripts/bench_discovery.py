@@ -1,8 +1,9 @@
 """The discovery part of scripts/bench: how soon the real extension joins a broker that starts.
 
-The project's extension runs in headless Chromium (Playwright's ``launch_persistent_context``, a
-temporary profile, HOME and XDG_CONFIG_HOME; one Chromium at a time, each takes about 400 MB),
-launched with the real-browser tests' own arguments (``tests/chromium.py``).
+The project's extension runs in headless Chromium (``benchlib.browser``: Playwright's
+``launch_persistent_context``, a temporary profile, HOME and XDG_CONFIG_HOME; one Chromium at a
+time, each takes about 400 MB), launched with the real-browser tests' own arguments
+(``tests/chromium.py``).
 Each run starts ``browser-mcp serve`` and measures the time from its discovery file appearing to
 ``GET /status`` first listing this browser (its ``instanceId``, read from the extension's
 storage) as connected; then stops the broker with SIGTERM, which removes its file. Two paths:
@@ -36,27 +37,23 @@ A benchmark, never a test: the verdict against the 1 s goal is printed, the exit
 from __future__ import annotations
 
 import asyncio
-import os
 import shlex
 import socket
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-from benchlib import START_TIMEOUT, BenchError, progress
+from benchlib import BenchError, progress
+from benchlib.browser import Browser, Place, chromium, install_native_host
 from benchlib.report import Verdict
-from benchlib.servers import BROWSER_MCP, Server, start_broker
+from benchlib.servers import Server, start_broker
 from benchlib.stats import Timings
 from playwright.async_api import Playwright, async_playwright
 
-from broker.core.security import PROJECT_EXTENSION_ID
-from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
-from tests.chromium import CHROMIUM, chromium_args
+from tests.chromium import CHROMIUM
 
 # extension/protocol.js PORT_FIRST..PORT_LAST
 PROBED_PORTS = range(8765, 8786)
@@ -66,87 +63,9 @@ SWEEP_SETTLE_S = 4.0
 BETWEEN_NATIVE_RUNS_S = 1.0
 POLL_INTERVAL_S = 0.01
 JOIN_TIMEOUT_S = 30.0
-WORKER_TIMEOUT_S = 30.0
 
 # The goal of the issue: joined within 1 s of the discovery file appearing.
 JOIN_GOAL_MS = 1000.0
-
-
-@dataclass
-class Place:
-    """One path's folders: Chromium's profile, home and config root, and the brokers' discovery folder."""
-
-    root: Path
-
-    @property
-    def profile(self) -> Path:
-        return self.root / "profile"
-
-    @property
-    def discovery_dir(self) -> Path:
-        return self.root / "discovery"
-
-    def create(self) -> None:
-        (self.root / "home").mkdir(parents=True)
-        # Before Chromium starts, so the host watches it from the start rather than finding it
-        # on its next one-second rescan.
-        self.discovery_dir.mkdir(mode=0o700)
-
-    @property
-    def env(self) -> dict[str, str]:
-        """Chromium's environment, which the native host inherits: nothing of the user's is read or written."""
-        return {
-            **os.environ,
-            "HOME": str(self.root / "home"),
-            "XDG_CONFIG_HOME": str(self.root / "config"),
-            ENV_DISCOVERY_DIR: str(self.discovery_dir),
-            ENV_TOKEN_FILE: str(self.root / "broker-token"),
-        }
-
-
-async def install_native_host(place: Place) -> None:
-    process = await asyncio.create_subprocess_exec(
-        str(BROWSER_MCP), "install-native-host", "--user-data-dir", str(place.profile),
-        "--discovery-dir", str(place.discovery_dir),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=place.env,
-    )  # fmt: skip
-    output, _ = await asyncio.wait_for(process.communicate(), START_TIMEOUT)
-    if process.returncode != 0:
-        raise BenchError(f"install-native-host failed (exit {process.returncode}): {output.decode()}")
-
-
-@dataclass
-class Browser:
-    instance_id: str
-    started: float  # time.monotonic() when its service worker was there
-
-
-@asynccontextmanager
-async def chromium(playwright: Playwright, place: Place) -> AsyncIterator[Browser]:
-    if not os.access(CHROMIUM, os.X_OK):
-        raise BenchError(f"{CHROMIUM} is missing: install Debian's chromium package")
-    launch_env: dict[str, str | float | bool] = {**place.env}
-    context = await playwright.chromium.launch_persistent_context(
-        str(place.profile), executable_path=CHROMIUM, headless=True, env=launch_env, args=chromium_args()
-    )
-    try:
-        worker = context.service_workers[0] if context.service_workers else None
-        if worker is None:
-            worker = await context.wait_for_event("serviceworker", timeout=WORKER_TIMEOUT_S * 1000)
-        started = time.monotonic()
-        if worker.url != f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js":
-            raise BenchError(f"the service worker is {worker.url}, not the project's extension")
-        instance_id = ""
-        # The worker stores its id as it starts; it may not have yet.
-        while not instance_id:
-            if time.monotonic() - started > WORKER_TIMEOUT_S:
-                raise BenchError("the extension has stored no instanceId")
-            instance_id = await worker.evaluate("chrome.storage.local.get('instanceId').then(v => v.instanceId)")
-            if not instance_id:
-                await asyncio.sleep(0.05)
-        yield Browser(instance_id, started)
-    finally:
-        await context.close()
 
 
 async def joined_at(http: aiohttp.ClientSession, broker: Server, instance_id: str) -> int:

@@ -1,0 +1,667 @@
+"""The actions part of scripts/bench: the broker's built-in browser tools beside Playwright MCP's.
+
+Both sides run in the same run, on the same pages (``benchlib.pages``, served by the bench on
+127.0.0.1), each in its own headless Debian Chromium:
+
+- **Ours**: ``browser-mcp serve --port 0``, and Chromium with the project's extension, led to the
+  broker by the native host (``benchlib.browser``, as the discovery suite). The official MCP SDK
+  client spawns ``browser-mcp mcp`` (stdio, as an AI client's configuration would), opens the
+  page in a tab of its own with the ``tabs`` tool (``action=open``), and calls the built-in tools
+  on its current tab, the one it opened.
+- **Playwright MCP**, pinned (``scripts/playwright-mcp/``, installed into
+  ``scripts/.bench-cache/`` by ``benchlib.playwright_mcp``), which the same SDK client spawns over
+  stdio with ``--headless --isolated --executable-path /usr/bin/chromium``, and which goes to the
+  page with ``browser_navigate``.
+
+Measured, each call timed from the client's ``tools/call`` to its result, the two sides taking
+turns call by call so that the machine's load falls on both alike:
+
+1. ``browser_snapshot`` of the large page (a few hundred products): its time, and the characters of
+   its text (everything the model would read). The refs it gives, counted by role (links,
+   buttons, and form fields: textbox, searchbox, combobox, spinbutton, checkbox, radio...), set
+   beside what the page holds, as counted when it was generated.
+2. ``browser_click`` on the "Add one" button of a small counter page, by the ref taken from a
+   snapshot: the round trip's median. After the clicks a snapshot must show the counter at the
+   number of clicks made, on both sides.
+3. Where our time goes: the same two measurements on our side over REST (``POST
+   /tabs/{id}/actions/{name}`` with the broker's token, in tabs the REST session opens), without
+   MCP and the relay process; after the others, so it never slows them.
+
+The goals of issue 9: snapshot characters at most 1.0 x Playwright MCP's; every link, button and
+field of the page reachable by a ref; snapshot time at most 1.5 x Playwright MCP's; a click's
+round trip under 100 ms. A benchmark, never a test: verdicts are printed, the exit status ignores
+them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shlex
+import statistics
+import tempfile
+import time
+from collections import Counter
+from contextlib import AsyncExitStack
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import mcp_types as types
+from benchlib import CALL_TIMEOUT, READY_TIMEOUT, BenchError, progress
+from benchlib import playwright_mcp as pw
+from benchlib.browser import Place, chromium, install_native_host
+from benchlib.mcp_clients import mcp_env, relay_command
+from benchlib.pages import ADD_BUTTON, COUNTER_TEXT, SHOP_END, SHOP_HEADING, PageCounts, PageServer, shop_page
+from benchlib.report import Verdict
+from benchlib.servers import Server, start_broker
+from benchlib.stats import percentile
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from playwright.async_api import async_playwright
+
+from tests.chromium import CHROMIUM
+
+CLIENT_INFO = types.Implementation(name="bench", version="1")
+VIEWPORT = "1280x720"  # Playwright's default for a persistent context, which our side's Chromium has
+JOIN_TIMEOUT_S = 30.0
+TOOLS_TIMEOUT_S = 15.0
+
+# The goals of issue 9.
+CHARS_GOAL = 1.0  # snapshot characters, ours / Playwright MCP's
+SNAPSHOT_TIME_GOAL = 1.5  # snapshot time (median), ours / Playwright MCP's
+CLICK_GOAL_MS = 100.0  # a click's round trip, median
+
+# The roles a form field has in the accessibility tree (Chromium's, as both sides report it).
+FIELD_ROLES = frozenset(
+    ("textbox", "searchbox", "combobox", "spinbutton", "checkbox", "radio", "listbox", "slider", "switch")
+)
+# A line of a snapshot that gives a ref, its role first: `- button "Add one" [ref=e4]`, or in YAML
+# quotes where the name holds a colon: `- 'button "Add to cart: Mug 1" [ref=e9]': Add to cart`.
+REF_LINE = re.compile(r"^\s*-\s+'?([A-Za-z]+)\b[^\n]*?\[ref=([^\]\s]+)\]", re.MULTILINE)
+REF = re.compile(r"\[ref=[^\]\s]+\]")
+# The target of a product's link, once per product: `- /url: /product/12`.
+PRODUCT_LINK = re.compile(r"^\s*-\s+/url:\s+\"?/product/(\d+)\b", re.MULTILINE)
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+def refs_by_role(snapshot: str) -> Counter[str]:
+    """How many refs the snapshot gives for each role."""
+    return Counter(role.lower() for role, _ref in REF_LINE.findall(snapshot))
+
+
+def up_to_product(snapshot: str, number: int) -> str:
+    """The snapshot from its start to the line of product ``number``'s link (all of it for 0)."""
+    if number == 0:
+        return snapshot
+    found = re.search(rf"^\s*-\s+/url:\s+\"?/product/{number}\b[^\n]*$", snapshot, re.MULTILINE)
+    return snapshot if found is None else snapshot[: found.end()]
+
+
+def ref_of(snapshot: str, role: str, name: str) -> str:
+    """The ref of the first element of ``role`` named ``name`` in the snapshot.
+
+    Raises:
+        BenchError: when there is none.
+    """
+    pattern = rf'^\s*-\s+\'?{re.escape(role)}\s+"{re.escape(name)}"[^\n]*?\[ref=([^\]\s]+)\]'
+    found = re.search(pattern, snapshot, re.MULTILINE)
+    if found is None:
+        raise BenchError(f"no {role} {name!r} with a ref in the snapshot:\n{snapshot[:2000]}")
+    return found.group(1)
+
+
+@dataclass
+class Counts:
+    """Refs of a snapshot by kind: what a client can act on."""
+
+    links: int
+    buttons: int
+    fields: int
+    refs: int  # every ref, whatever its role
+    by_role: dict[str, int]
+
+    @classmethod
+    def of(cls, snapshot: str) -> Counts:
+        roles = refs_by_role(snapshot)
+        return cls(
+            links=roles["link"],
+            buttons=roles["button"],
+            fields=sum(n for role, n in roles.items() if role in FIELD_ROLES),
+            refs=sum(roles.values()),
+            by_role=dict(sorted(roles.items())),
+        )
+
+    def covers(self, page: PageCounts) -> bool:
+        return self.links >= page.links and self.buttons >= page.buttons and self.fields >= page.fields
+
+
+@dataclass
+class SideResult:
+    side: str
+    snapshot_ms: list[float] = field(default_factory=list)
+    snapshot_chars: int = 0
+    products_shown: int = 0  # products whose link the snapshot shows
+    whole_page: bool = False  # the snapshot shows the page to its end
+    same_part_chars: int = 0  # characters up to the last product both sides' snapshots show
+    counts: Counts | None = None
+    click_ms: list[float] = field(default_factory=list)
+    clicks_seen: int = 0  # the counter after the clicks, read from a snapshot
+    click_chars: int = 0  # characters of a click's answer
+
+    @property
+    def snapshot_p50_ms(self) -> float:
+        return statistics.median(self.snapshot_ms)
+
+    @property
+    def snapshot_p90_ms(self) -> float:
+        return percentile(self.snapshot_ms, 0.90)
+
+    @property
+    def click_p50_ms(self) -> float:
+        return statistics.median(self.click_ms)
+
+    @property
+    def click_p90_ms(self) -> float:
+        return percentile(self.click_ms, 0.90)
+
+
+@dataclass
+class ActionsResults:
+    page: PageCounts
+    products: int
+    page_kb: float
+    snapshots: int
+    clicks: int
+    playwright_mcp: str
+    browser: str
+    sides: dict[str, SideResult]
+
+    def ratio(self, metric: str) -> float:
+        return float(getattr(self.sides["ours"], metric) / getattr(self.sides["playwright"], metric))
+
+    @property
+    def like_for_like(self) -> bool:
+        """A side's snapshot was cut short: the characters are compared on the part both show."""
+        return not all(side.whole_page for side in self.sides.values())
+
+    @property
+    def chars_ratio(self) -> float:
+        return self.ratio("same_part_chars" if self.like_for_like else "snapshot_chars")
+
+
+class Side:
+    """A way to the built-in tools with a browser behind it, as the bench drives it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.result = SideResult(name)
+        self.click_key = "ref"
+
+    async def request(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        raise NotImplementedError
+
+    async def open(self, url: str) -> None:
+        """The page at ``url`` in the tab the next calls act on."""
+        raise NotImplementedError
+
+    async def learn_click_argument(self) -> None:
+        """Which argument of ``browser_click`` names the element: ``self.click_key``."""
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, types.CallToolResult]:
+        """Seconds from the call to its result, and the result.
+
+        Raises:
+            BenchError: when the tool answers with an error.
+        """
+        started = time.perf_counter()
+        result = await self.request(tool, arguments)
+        elapsed = time.perf_counter() - started
+        if result.is_error:
+            raise BenchError(f"{self.name}: {tool} {json.dumps(arguments)} failed: {text_of(result)[:500]}")
+        return elapsed, result
+
+    async def snapshot_until(self, needle: str, settled: bool = False) -> str:
+        """The first snapshot holding ``needle`` (and, when ``settled``, the same as the one before it,
+        refs aside: the page has loaded), within the ready timeout.
+
+        Raises:
+            BenchError: when none does in time.
+        """
+        deadline = time.monotonic() + READY_TIMEOUT
+        last = before = ""
+        while True:
+            try:
+                _, result = await self.call("browser_snapshot", {})
+                last = text_of(result)
+                if needle in last and (not settled or REF.sub("", last) == before):
+                    return last
+                before = REF.sub("", last)
+            except BenchError as exc:
+                last = str(exc)
+            if time.monotonic() > deadline:
+                raise BenchError(f"{self.name}: no snapshot showed {needle!r}{' twice alike' if settled else ''} in"
+                                 f" {READY_TIMEOUT:g} s; the last:\n{last[:2000]}")  # fmt: skip
+            await asyncio.sleep(0.1)
+
+    async def click(self, ref: str) -> tuple[float, types.CallToolResult]:
+        return await self.call("browser_click", {"element": f"{ADD_BUTTON} button", self.click_key: ref})
+
+
+class McpSide(Side):
+    """Over MCP, through the official SDK client."""
+
+    def __init__(self, name: str, client: Client) -> None:
+        super().__init__(name)
+        self.client = client
+
+    async def request(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        return await self.client.call_tool(tool, arguments)
+
+    async def learn_click_argument(self) -> None:
+        """``ref`` (Playwright MCP until 0.0.7x) or ``target`` (its later versions): whichever the tool takes."""
+        tools = {tool.name: tool for tool in (await self.client.list_tools()).tools}
+        if "browser_click" not in tools:
+            raise BenchError(f"{self.name}: no browser_click among {sorted(tools)}")
+        properties = (tools["browser_click"].input_schema or {}).get("properties", {})
+        self.click_key = "target" if "target" in properties and "ref" not in properties else "ref"
+
+
+class OurSide(McpSide):
+    async def open(self, url: str) -> None:
+        """A new tab of this session's, which becomes its current tab."""
+        _, result = await self.call("tabs", {"action": "open", "url": url})
+        opened = json.loads(text_of(result)).get("opened")
+        if not opened:
+            raise BenchError(f"ours: tabs open answered {text_of(result)[:300]}")
+
+
+class PlaywrightSide(McpSide):
+    async def open(self, url: str) -> None:
+        await self.call("browser_navigate", {"url": url})
+
+
+class RestSide(Side):
+    """Ours over REST (``POST /tabs/{id}/actions/{name}``): the same extension without MCP and the relay."""
+
+    def __init__(self, http: aiohttp.ClientSession, broker: Server, click_key: str) -> None:
+        super().__init__("ours-rest")
+        self.http = http
+        self.base = broker.url
+        self.headers = {"Authorization": f"Bearer {broker.token}", "X-Session-Name": "bench"}
+        self.click_key = click_key
+        self.tab = ""
+
+    async def _post(self, path: str, body: dict[str, Any]) -> Any:
+        async with self.http.post(self.base + path, json=body, headers=self.headers) as response:
+            return await response.json()
+
+    async def request(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        answer = await self._post(f"/tabs/{self.tab}/actions/{tool.removeprefix('browser_')}", arguments)
+        if "result" not in answer:
+            return types.CallToolResult(content=[types.TextContent(text=json.dumps(answer))], is_error=True)
+        return types.CallToolResult.model_validate(answer["result"])
+
+    async def open(self, url: str) -> None:
+        """A new tab of the REST session's; the next calls name it."""
+        answer = await self._post("/tabs", {"url": url})
+        if "tab" not in answer:
+            raise BenchError(f"ours-rest: POST /tabs answered {answer}")
+        self.tab = answer["tab"]["ref"]
+
+
+async def wait_joined(broker: Server, instance_id: str) -> str:
+    """The browser's name and version once ``/status`` lists it as connected.
+
+    Raises:
+        BenchError: when it does not join in time.
+    """
+    headers = {"Authorization": f"Bearer {broker.token}"}
+    deadline = time.monotonic() + JOIN_TIMEOUT_S
+    async with aiohttp.ClientSession() as http:
+        while True:
+            async with http.get(broker.url + "/status", headers=headers) as response:
+                status = await response.json()
+            for browser in status["browsers"]:
+                if browser["connected"] and browser["instanceId"] == instance_id:
+                    return f"{browser['name']} {browser['version']}"
+            if time.monotonic() > deadline:
+                raise BenchError(f"the extension did not join the broker in {JOIN_TIMEOUT_S:g} s")
+            await asyncio.sleep(0.05)
+
+
+async def wait_for_builtin_tools(client: Client) -> None:
+    """Until the broker lists ``browser_snapshot`` and ``browser_click`` for this session.
+
+    Raises:
+        BenchError: when it does not in time: this broker or extension has no built-in tools.
+    """
+    deadline = time.monotonic() + TOOLS_TIMEOUT_S
+    while True:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        if {"browser_snapshot", "browser_click"} <= names:
+            return
+        if time.monotonic() > deadline:
+            raise BenchError(
+                "the broker lists no built-in browser tools (browser_snapshot, browser_click) with the extension"
+                f" connected; it lists {sorted(names)}. Do this broker and extension have them (issue 9)?"
+            )
+        await asyncio.sleep(0.1)
+
+
+def turns(sides: list[Side], turn: int) -> list[Side]:
+    """The sides in this turn's order: each goes first every other turn."""
+    return sides if turn % 2 == 0 else sides[::-1]
+
+
+async def start_ours(stack: AsyncExitStack, workdir: Path, broker_cmd: list[str]) -> tuple[OurSide, Server, str]:
+    """The broker, Chromium with the extension (the native host leads it to the broker) and the SDK
+    client through ``browser-mcp mcp``, once the session lists the built-in tools; and the browser's name.
+    """
+    place = Place(workdir / "ours")
+    place.create()
+    await install_native_host(place)
+    broker = await start_broker(workdir, broker_cmd, 0, place.discovery_dir)
+    stack.push_async_callback(broker.stop)
+    playwright = await stack.enter_async_context(async_playwright())
+    browser = await stack.enter_async_context(chromium(playwright, place))
+    browser_name = await wait_joined(broker, browser.instance_id)
+    command, *relay_args = relay_command(broker)
+    params = StdioServerParameters(command=command, args=relay_args, env={**mcp_env(workdir), "LOG_LEVEL": "warning"})
+    errlog = stack.enter_context((workdir / "ours-stdio.log").open("a"))
+    client = await stack.enter_async_context(
+        Client(stdio_client(params, errlog=errlog), mode="legacy", client_info=CLIENT_INFO,
+               read_timeout_seconds=CALL_TIMEOUT)
+    )  # fmt: skip
+    await wait_for_builtin_tools(client)
+    return OurSide("ours", client), broker, browser_name
+
+
+async def start_playwright(stack: AsyncExitStack, workdir: Path, settle_ms: int | None) -> PlaywrightSide:
+    """Playwright MCP, spawned by the same SDK client (it launches its Chromium at its first call)."""
+    folder = workdir / "playwright"
+    folder.mkdir()
+    errlog = stack.enter_context((workdir / "playwright-mcp.log").open("a"))
+    params = pw.server_parameters(folder, VIEWPORT, settle_ms)
+    client = await stack.enter_async_context(
+        Client(stdio_client(params, errlog=errlog), mode="legacy",
+               client_info=CLIENT_INFO, read_timeout_seconds=CALL_TIMEOUT)
+    )  # fmt: skip
+    return PlaywrightSide("playwright", client)
+
+
+async def measure_snapshots(sides: list[Side], url: str, count: int) -> None:
+    ready = f'heading "{SHOP_HEADING}"'
+    for side in sides:
+        await side.open(url)
+        side.result.counts = Counts.of(await side.snapshot_until(ready, settled=True))
+    texts: dict[str, str] = {}
+    for turn in range(count):
+        for side in turns(sides, turn):
+            elapsed, result = await side.call("browser_snapshot", {})
+            text = texts[side.name] = text_of(result)
+            if ready not in text:
+                raise BenchError(f"{side.name}: a snapshot lacks the page's heading: {text[:500]}")
+            side.result.snapshot_ms.append(elapsed * 1e3)
+            side.result.snapshot_chars = len(text)
+    for side in sides:
+        found, text = side.result, texts[side.name]
+        found.products_shown = len(PRODUCT_LINK.findall(text))
+        found.whole_page = SHOP_END in text
+    # Like for like: the snapshots from their start to the last product both show.
+    common = min(side.result.products_shown for side in sides)
+    for side in sides:
+        side.result.same_part_chars = len(up_to_product(texts[side.name], common))
+        found = side.result
+        progress(
+            f"actions: {side.name:<10} snapshot {found.snapshot_chars:>7} chars ({found.products_shown} products"
+            f"{', the whole page' if found.whole_page else ', cut'}), p50 {found.snapshot_p50_ms:6.1f} ms,"
+            f" p90 {found.snapshot_p90_ms:6.1f} ms; refs {found.counts}"
+        )
+
+
+async def measure_clicks(sides: list[Side], url: str, warmup: int, count: int) -> None:
+    refs: dict[str, str] = {}
+    for side in sides:
+        await side.learn_click_argument()
+        await side.open(url)
+        refs[side.name] = ref_of(await side.snapshot_until(COUNTER_TEXT.format(0)), "button", ADD_BUTTON)
+    made = {side.name: 0 for side in sides}
+    for turn in range(warmup + count):
+        for side in turns(sides, turn):
+            elapsed, result = await side.click(refs[side.name])
+            made[side.name] += 1
+            if turn >= warmup:
+                side.result.click_ms.append(elapsed * 1e3)
+                side.result.click_chars = len(text_of(result))
+    for side in sides:
+        # Every click landed: the page counted them all.
+        await side.snapshot_until(COUNTER_TEXT.format(made[side.name]))
+        found = side.result
+        found.clicks_seen = made[side.name]
+        progress(
+            f"actions: {side.name:<10} click p50 {found.click_p50_ms:6.1f} ms, p90 {found.click_p90_ms:6.1f} ms;"
+            f" the counter shows all {made[side.name]} clicks"
+        )
+
+
+def first_bench_error(group: BaseExceptionGroup[Any]) -> BenchError | None:
+    """The group's BenchError when that is all it holds (the SDK client's task groups wrap what is raised in them)."""
+    matched, rest = group.split(BenchError)
+    if matched is None or rest is not None:
+        return None
+    found: BaseException = matched
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found if isinstance(found, BenchError) else None
+
+
+async def bench_actions(args: Any) -> ActionsResults:
+    """Both sides measured in one run.
+
+    Raises:
+        BenchError: when a side cannot be started or a call fails.
+    """
+    try:
+        return await _bench_actions(args)
+    except BaseExceptionGroup as group:
+        found = first_bench_error(group)
+        if found is None:
+            raise
+        raise found from None
+
+
+async def _bench_actions(args: Any) -> ActionsResults:
+    broker_cmd = shlex.split(args.broker_cmd)
+    version = await pw.ensure_installed()
+    shop = shop_page(args.actions_products)
+    with tempfile.TemporaryDirectory(prefix="browser-mcp-bench-actions-") as tmp:
+        workdir = Path(tmp)
+        async with AsyncExitStack() as stack:
+            pages = PageServer(shop)
+            await pages.start()
+            stack.push_async_callback(pages.stop)
+            ours, broker, browser_name = await start_ours(stack, workdir, broker_cmd)
+            theirs = await start_playwright(stack, workdir, args.actions_playwright_settle)
+            progress(f"actions: {browser_name} with the extension; Playwright MCP {version}; {pages.url('/shop')}")
+            sides: list[Side] = [ours, theirs]
+            await measure_snapshots(sides, pages.url("/shop"), args.actions_snapshots)
+            await measure_clicks(sides, pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
+            # Where our time goes: the same over REST, without MCP and the relay, in tabs of its own.
+            http = await stack.enter_async_context(aiohttp.ClientSession())
+            rest = RestSide(http, broker, ours.click_key)
+            await measure_snapshots([rest], pages.url("/shop"), args.actions_snapshots)
+            await measure_clicks([rest], pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
+            sides.append(rest)
+    return ActionsResults(
+        page=shop.counts,
+        products=shop.products,
+        page_kb=len(shop.html.encode()) / 1024,
+        snapshots=args.actions_snapshots,
+        clicks=args.actions_clicks,
+        playwright_mcp=version,
+        browser=browser_name,
+        sides={side.name: side.result for side in sides},
+    )
+
+
+# Report
+
+
+def actions_verdicts(results: ActionsResults) -> list[Verdict]:
+    ours, theirs = results.sides["ours"], results.sides["playwright"]
+    assert ours.counts is not None and theirs.counts is not None
+    page = results.page
+    time_ratio = results.ratio("snapshot_p50_ms")
+    chars = results.chars_ratio
+    if results.like_for_like:
+        shown = min(ours.products_shown, theirs.products_shown)
+        chars_detail = (
+            f"{chars:.2f}x on the part both show, to product {shown} ({ours.same_part_chars} /"
+            f" {theirs.same_part_chars}); whole snapshots {ours.snapshot_chars} / {theirs.snapshot_chars}, "
+            + "; ".join(
+                f"{name} cut after {found.products_shown} of {results.products} products"
+                for name, found in (("ours", ours), ("Playwright MCP", theirs))
+                if not found.whole_page
+            )
+        )
+    else:
+        chars_detail = f"{chars:.2f}x ({ours.snapshot_chars} / {theirs.snapshot_chars}), both of the whole page"
+    return [
+        Verdict(
+            f"snapshot characters <= {CHARS_GOAL:g}x Playwright MCP's",
+            chars <= CHARS_GOAL,
+            chars_detail,
+            {
+                "ratio": chars,
+                "ours": ours.snapshot_chars,
+                "playwright": theirs.snapshot_chars,
+                "ours_same_part": ours.same_part_chars,
+                "playwright_same_part": theirs.same_part_chars,
+            },
+        ),
+        Verdict(
+            "every link, button and field of the page reachable by a ref",
+            ours.counts.covers(page),
+            f"refs: {ours.counts.links} links / {ours.counts.buttons} buttons / {ours.counts.fields} fields;"
+            f" the page has {page.links} / {page.buttons} / {page.fields}"
+            + ("" if ours.whole_page else f" (the snapshot is cut after {ours.products_shown} products)"),
+            {
+                "links": ours.counts.links,
+                "buttons": ours.counts.buttons,
+                "fields": ours.counts.fields,
+                "page_links": page.links,
+                "page_buttons": page.buttons,
+                "page_fields": page.fields,
+            },
+        ),
+        Verdict(
+            f"snapshot time <= {SNAPSHOT_TIME_GOAL:g}x Playwright MCP's (median)",
+            time_ratio <= SNAPSHOT_TIME_GOAL,
+            f"{time_ratio:.2f}x ({ours.snapshot_p50_ms:.1f} ms / {theirs.snapshot_p50_ms:.1f} ms)",
+            {"ratio": time_ratio, "ours_ms": ours.snapshot_p50_ms, "playwright_ms": theirs.snapshot_p50_ms},
+        ),
+        Verdict(
+            f"a click's round trip (median) < {CLICK_GOAL_MS:g} ms",
+            ours.click_p50_ms < CLICK_GOAL_MS,
+            f"{ours.click_p50_ms:.1f} ms (Playwright MCP: {theirs.click_p50_ms:.1f} ms)",
+            {"ours_ms": ours.click_p50_ms, "playwright_ms": theirs.click_p50_ms},
+        ),
+    ]
+
+
+def actions_report(results: ActionsResults, args: Any) -> str:
+    ours, theirs = results.sides["ours"], results.sides["playwright"]
+    assert ours.counts is not None and theirs.counts is not None
+    page = results.page
+    settle = "its default, 500 ms" if args.actions_playwright_settle is None else f"{args.actions_playwright_settle} ms"
+    lines = [
+        "browser-mcp bench, actions: the built-in browser tools beside Playwright MCP's, each side in its own"
+        f" headless {results.browser}; MCP SDK client over stdio, each call timed to its result, the sides"
+        " taking turns",
+        f"ours: browser-mcp mcp -> browser-mcp serve -> the extension (chrome.debugger); Playwright MCP"
+        f" {results.playwright_mcp} (--headless --isolated --executable-path {CHROMIUM})",
+        f"large page: {results.products} products, {results.page_kb:.0f} KB of HTML; {page.links} links,"
+        f" {page.buttons} buttons, {page.fields} fields. {results.snapshots} snapshots and {results.clicks} clicks"
+        f" measured per side ({args.actions_click_warmup} clicks of warm-up)",
+        "Playwright MCP waits a fixed time after every action for the work it set off to settle"
+        f" (--timeout-settle: {settle}); its click times include that wait",
+        "ours over REST: POST /tabs/{id}/actions/{name} to the same broker and browser, in tabs of its own,"
+        " measured after the rest (no MCP, no relay process): where our time goes",
+        "",
+        f"  {'':<28} {'ours':>12} {'Playwright':>12} {'ratio':>8} {'ours, REST':>12}",
+    ]
+
+    def row(label: str, metric: str, fmt: str = ".1f", ratio: bool = True) -> str:
+        values = [getattr(results.sides[name], metric) for name in ("ours", "playwright")]
+        rest = results.sides.get("ours-rest")
+        rest_value = format(getattr(rest, metric), fmt) if rest is not None else "-"
+        quotient = f"{results.ratio(metric):>7.2f}x" if ratio else f"{'':>8}"
+        return f"  {label:<28} {values[0]:>12{fmt}} {values[1]:>12{fmt}} {quotient} {rest_value:>12}"
+
+    def yes_no(found: SideResult) -> str:
+        return "yes" if found.whole_page else "no, cut"
+
+    lines += [
+        row("snapshot characters", "snapshot_chars", "d"),
+        row("  to the last product both", "same_part_chars", "d"),
+        row("products shown", "products_shown", "d", ratio=False),
+        f"  {'the whole page':<28} {yes_no(ours):>12} {yes_no(theirs):>12} {'':>8}"
+        f" {yes_no(results.sides['ours-rest']) if 'ours-rest' in results.sides else '-':>12}",
+        row("snapshot ms, median", "snapshot_p50_ms"),
+        row("snapshot ms, p90", "snapshot_p90_ms"),
+        row("click ms, median", "click_p50_ms"),
+        row("click ms, p90", "click_p90_ms"),
+        row("click answer characters", "click_chars", "d", ratio=False),
+        "",
+        f"  refs by kind {'':<15} {'ours':>12} {'Playwright':>12} {'the page':>8}",
+    ]
+    for kind in ("links", "buttons", "fields"):
+        lines.append(
+            f"  {kind:<28} {getattr(ours.counts, kind):>12} {getattr(theirs.counts, kind):>12} {getattr(page, kind):>8}"
+        )
+    lines.append(f"  {'every ref':<28} {ours.counts.refs:>12} {theirs.counts.refs:>12}")
+    for name, counts in (("ours", ours.counts), ("Playwright", theirs.counts)):
+        lines.append(f"  {name} by role: " + ", ".join(f"{role} {n}" for role, n in counts.by_role.items()))
+    lines += ["", "actions goals (a benchmark, not a test):"]
+    lines += [verdict.line() for verdict in actions_verdicts(results)]
+    return "\n".join(lines)
+
+
+def actions_json(results: ActionsResults, args: Any) -> dict[str, Any]:
+    def side(found: SideResult) -> dict[str, Any]:
+        return {
+            **asdict(found),
+            "snapshot_p50_ms": found.snapshot_p50_ms,
+            "snapshot_p90_ms": found.snapshot_p90_ms,
+            "click_p50_ms": found.click_p50_ms,
+            "click_p90_ms": found.click_p90_ms,
+        }
+
+    return {
+        "config": {
+            "products": results.products,
+            "snapshots": results.snapshots,
+            "clicks": results.clicks,
+            "click_warmup": args.actions_click_warmup,
+            "chromium": CHROMIUM,
+            "browser": results.browser,
+            "playwright_mcp": results.playwright_mcp,
+            "playwright_settle_ms": args.actions_playwright_settle,
+            "transport": "stdio (ours: browser-mcp mcp)",
+        },
+        "page": {**asdict(results.page), "html_kb": results.page_kb},
+        "ours": side(results.sides["ours"]),
+        "playwright": side(results.sides["playwright"]),
+        **({"ours_rest": side(results.sides["ours-rest"])} if "ours-rest" in results.sides else {}),
+        "ratios": {
+            **{m: results.ratio(m) for m in ("snapshot_chars", "same_part_chars", "snapshot_p50_ms", "click_p50_ms")},
+            "chars_goal": results.chars_ratio,
+        },
+        "goals": [asdict(v) for v in actions_verdicts(results)],
+    }
