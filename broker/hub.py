@@ -26,7 +26,7 @@ from .core import effects as fx
 from .core.arguments import OpenTabRequest, TabChange
 from .core.config import Config
 from .core.effects import BrowserView, CallId, Effect, LinkId, SessionId, SessionView, TabView
-from .core.errors import InvalidMessage, Unavailable
+from .core.errors import BrokerError, InvalidMessage, Unavailable
 from .core.messages import ErrorReply, JsonObject, Tool
 from .core.state import Broker
 
@@ -152,6 +152,11 @@ class Hub:
         act = {TabChange.CLAIM: self.core.claim_tab, TabChange.RELEASE: self.core.release_tab}
         view, effects = act.get(change, self.core.focus_tab)(session_id, ref)
         await self.run(effects)
+        if view.tools_provisional and change is not TabChange.RELEASE:
+            # The tab's tools join the session's: learn them from the page before answering. The
+            # claim stands whatever the page says; a page that cannot say keeps its empty list.
+            with contextlib.suppress(BrokerError):
+                view, _ = await self.tab_tools(session_id, view.ref)
         return view
 
     async def tab_tools(self, session_id: SessionId, ref: str | int, refresh: bool = False) -> tuple[TabView, Any]:

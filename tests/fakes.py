@@ -52,10 +52,14 @@ class FakeTab:
         self.title = title or url
         self.functions: dict[str, ToolFunction] = dict(tools or {})
         self.push_tools = True
+        # As the original protocol's examples do: announce "tools": [] and wait to be asked.
+        self.announce_empty = False
 
     def info(self) -> Json:
         info: Json = {"id": self.id, "title": self.title, "url": self.url}
-        if self.push_tools:
+        if self.announce_empty:
+            info["tools"] = []
+        elif self.push_tools:
             info["tools"] = [tool(name) for name in self.functions]
         return info
 

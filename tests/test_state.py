@@ -701,3 +701,16 @@ def test_a_browser_keeps_at_most_its_tab_limit() -> None:
     core.extension_message(1, TabClosed(2), 1.0)
     core.extension_message(1, TabCreated(shop_tab(4)), 1.0)
     assert [tab.id for tab in core.tabs()] == [1, 4]
+
+
+def test_an_empty_tool_list_from_a_snapshot_is_checked_with_the_page() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(7, tools=()),))
+    core.open_session("s1", "s1")
+    call_id, effects = core.call_tool("s1", 7, "search", {"q": "x"}, 0.0)
+    assert sent(effects) == [DiscoverTools("s1", call_id, 7)]
+    answered = core.extension_message(1, ToolsDiscovered(call_id, 7, (SEARCH,)), 1.0)
+    assert CallTool("s1", call_id, 7, "search", {"q": "x"}) in sent(answered)
+    # Confirmed, an unknown tool is refused at once.
+    with pytest.raises(errors.ToolNotFound):
+        core.call_tool("s1", 7, "teleport", {}, 2.0)

@@ -30,12 +30,27 @@ class Tab:
     url: str = ""
     tools: tuple[Tool, ...] | None = None
     owner: SessionId | None = None
+    # Whether the page itself said what tools it has (toolsChanged, or an answer to
+    # discoverTools). A snapshot's empty list may only mean nobody asked the page yet: the
+    # original protocol's extensions announce every new tab with "tools": [].
+    tools_confirmed: bool = False
 
     def update(self, info: TabInfo) -> None:
         self.title = info.title
         self.url = info.url
         if info.tools is not None:
             self.tools = info.tools
+            self.tools_confirmed = False
+
+    def set_tools(self, tools: tuple[Tool, ...]) -> None:
+        """The page's own word on its tools."""
+        self.tools = tools
+        self.tools_confirmed = True
+
+    @property
+    def tools_provisional(self) -> bool:
+        """Its tools are an empty list nobody has checked with the page: ask before answering."""
+        return self.tools == () and not self.tools_confirmed
 
 
 @attrs.define

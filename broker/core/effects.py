@@ -84,6 +84,8 @@ class TabView:
     owner: SessionId | None
     owner_name: str | None
     active: bool
+    # An empty tool list from a snapshot that the page has not confirmed (see browsers.Tab).
+    tools_provisional: bool = False
 
     @property
     def ref(self) -> str:

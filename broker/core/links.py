@@ -28,8 +28,9 @@ from .effects import (
     TabsChanged,
     TabView,
 )
-from .errors import BrokerError, ExtensionDisconnected, MessageTooLarge, PageToolFailed, TabNotFound
+from .errors import BrokerError, ExtensionDisconnected, MessageTooLarge, PageToolFailed, TabNotFound, ToolNotFound
 from .messages import (
+    CallTool,
     Connect,
     Connected,
     Disconnected,
@@ -201,7 +202,7 @@ class BrowserLinks:
         if tab is None:
             return [self._unknown_tab(link, "tabFocused", message.tab_id)]
         if message.tools is not None:
-            tab.tools = message.tools
+            tab.set_tools(message.tools)
         browser.active_tab = tab.id
         effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
         effects.append(TabsChanged())
@@ -211,7 +212,7 @@ class BrowserLinks:
         tab = self._browsers[link.browser].tabs.get(message.tab_id)
         if tab is None:
             return [self._unknown_tab(link, "toolsChanged", message.tab_id)]
-        tab.tools = message.tools
+        tab.set_tools(message.tools)
         return [TabsChanged()]
 
     def _on_tools_discovered(self, link: Link, message: ToolsDiscovered, now: float) -> list[Effect]:
@@ -219,12 +220,21 @@ class BrowserLinks:
         tab = browser.tabs.get(message.tab_id)
         if tab is None:
             return [self._unknown_tab(link, "toolsDiscovered", message.tab_id)]
-        tab.tools = message.tools
+        tab.set_tools(message.tools)
         pending = self._reply_to(link, message.call_id, CallKind.DISCOVER)
         effects: list[Effect] = [TabsChanged()]
-        if pending is not None:
-            effects += self._finish(pending.call_id, now, value=message.tools)
-        return effects
+        if pending is None:
+            return effects
+        if pending.then_call is None:
+            return effects + self._finish(pending.call_id, now, value=message.tools)
+        # A call that waited to learn the tab's tools: sent now, or refused if the page lacks it.
+        assert pending.tool_name is not None
+        if not any(t.name == pending.tool_name for t in message.tools):
+            missing = ToolNotFound(no_such_tool(browser.key, tab, pending.tool_name))
+            return effects + self._finish(pending.call_id, now, missing)
+        pending.kind = CallKind.TOOL
+        call = CallTool(pending.session_id, pending.call_id, tab.id, pending.tool_name, pending.then_call)
+        return [*effects, SendToExtension(link.id, call)]
 
     def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
         # An openTab the browser could not carry out is reported as a toolResult error too.
@@ -340,4 +350,10 @@ class BrowserLinks:
             tab.owner,
             owner.name if owner else None,
             browser.active_tab == tab.id,
+            tab.tools_provisional,
         )
+
+
+def no_such_tool(browser: str, tab: Tab, tool: str) -> str:
+    have = ", ".join(t.name for t in tab.tools or ()) or "none"
+    return f"tab {browser}:{tab.id} has no tool {tool!r} (it has: {have})"

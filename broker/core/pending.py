@@ -18,6 +18,7 @@ from typing import TypeVar
 import attrs
 
 from .effects import CallId, LinkId, SessionId
+from .messages import JsonObject
 
 __all__ = ["CallKind", "Pending", "PendingCalls"]
 
@@ -43,6 +44,8 @@ class Pending:
     browser: str
     tab_id: int | None = None
     tool_name: str | None = None
+    # A discovery that a tool call waits on: the call's arguments, sent once the tool is found.
+    then_call: JsonObject | None = None
 
     def describe(self) -> str:
         """What the call was waiting for, as a timeout message names it."""

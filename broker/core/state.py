@@ -59,7 +59,7 @@ from .errors import (
     ToolNotFound,
     TooManyCalls,
 )
-from .links import BrowserLinks, Link
+from .links import BrowserLinks, Link, no_such_tool
 from .messages import (
     BrowserAction,
     CallTool,
@@ -175,10 +175,14 @@ class Broker(BrowserLinks):
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "call tools on")
         if tab.tools is not None and not any(t.name == tool_name for t in tab.tools):
-            raise ToolNotFound(
-                f"tab {browser.key}:{tab.id} has no tool {tool_name!r}"
-                f" (it has: {', '.join(t.name for t in tab.tools) or 'none'})"
-            )
+            if not tab.tools_provisional:
+                raise ToolNotFound(no_such_tool(browser.key, tab, tool_name))
+            # Ask the page first; the call goes out if it has the tool (links.py).
+            pending = self._add_pending(session, browser, CallKind.DISCOVER, now, timeout, tab.id, tool_name)
+            pending.then_call = args
+            return pending.call_id, [
+                SendToExtension(pending.link_id, DiscoverTools(session_id, pending.call_id, tab.id))
+            ]
         pending = self._add_pending(session, browser, CallKind.TOOL, now, timeout, tab.id, tool_name)
         message = CallTool(session_id, pending.call_id, tab.id, tool_name, args)
         return pending.call_id, [SendToExtension(pending.link_id, message)]
@@ -188,14 +192,15 @@ class Broker(BrowserLinks):
     ) -> tuple[CallId, list[Effect]]:
         """Get a tab's tools: at once when the extension pushed them, else by ``discoverTools``.
 
-        ``refresh`` asks the page even when the extension pushed them.
+        ``refresh`` asks the page even when the extension pushed them; so does an empty list that
+        came only with a snapshot (see :attr:`Tab.tools_provisional`).
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
-        if tab.tools is not None and not refresh:
+        if tab.tools is not None and not tab.tools_provisional and not refresh:
             call_id = self._pending.new_id()
             return call_id, [ResolveCall(call_id, tab.tools)]
         pending = self._add_pending(session, browser, CallKind.DISCOVER, now, None, tab.id)
