@@ -116,6 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"live sessions at once, REST and MCP (default: {DEFAULTS.max_sessions})",
     )
     serve.add_argument(
+        "--rate-limit",
+        type=float,
+        default=DEFAULTS.rate_limit,
+        metavar="N",
+        help=f"calls a second each session may make, in bursts of 2N (default: {DEFAULTS.rate_limit:g}; 0 = off)",
+    )
+    serve.add_argument(
         "--no-evaluate",
         action="store_true",
         help="do not offer browser_evaluate (JavaScript of the client's choosing in its tabs)",
@@ -210,6 +217,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise ClientError("--call-timeout must be positive")
     if args.max_sessions < 1:
         raise ClientError("--max-sessions must be at least 1")
+    if args.rate_limit < 0:
+        raise ClientError("--rate-limit must be 0 (off) or more")
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     settings = Settings(
@@ -219,6 +228,8 @@ def _serve(args: argparse.Namespace) -> int:
         call_timeout=args.call_timeout,
         allow_evaluate=not args.no_evaluate,
         max_sessions=args.max_sessions,
+        rate_limit=args.rate_limit,
+        rate_burst=max(1, round(2 * args.rate_limit)),
     )
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)
     if warning:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import math
 import signal
 import socket
 from collections.abc import Awaitable, Callable
@@ -19,7 +20,7 @@ from pathlib import Path
 from aiohttp import web
 
 from . import discovery
-from .core.errors import BrokerError, Forbidden, error_to_wire
+from .core.errors import BrokerError, Forbidden, RateLimited, error_to_wire
 from .core.security import check_bearer, check_host, is_allowed_origin
 from .extension_ws import check_extension_request, extension_link
 from .hub import Hub
@@ -67,7 +68,10 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     except BrokerError as exc:
         if exc.status >= 500:
             logger.info("%s %s: %s", request.method, request.path, exc.message)
-        return _error_response(exc.status, error_to_wire(exc))
+        response = _error_response(exc.status, error_to_wire(exc))
+        if isinstance(exc, RateLimited):
+            response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+        return response
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

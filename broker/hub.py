@@ -30,7 +30,10 @@ from .core.errors import BrokerError, InvalidMessage, Unavailable
 from .core.messages import ErrorReply, JsonObject, Tool
 from .core.state import Broker
 
-__all__ = ["Hub", "LinkSender"]
+__all__ = ["ONCE_FOR", "Hub", "LinkSender"]
+
+# How long after a call with an idempotency key ended a repeat still gets its outcome.
+ONCE_FOR = 60.0
 
 logger = logging.getLogger(__name__)
 frames_logger = logging.getLogger("broker.frames")
@@ -57,6 +60,8 @@ class Hub:
         self.session_expired_listeners: list[Callable[[SessionId], Awaitable[None]]] = []
         # Notified when a caller gives up on a call (cancelled), so one can wait for the withdrawal.
         self.call_withdrawn = asyncio.Condition()
+        # Tool calls made with an idempotency key: (session, key) -> the one call's task.
+        self._once: dict[tuple[SessionId, str], asyncio.Task[Any]] = {}
 
     @property
     def config(self) -> Config:
@@ -165,9 +170,39 @@ class Hub:
         return self.core.tab(ref), tools
 
     async def call_tool(
-        self, session_id: SessionId, ref: str | int, tool: str, args: JsonObject, answer_within: float | None = None
+        self,
+        session_id: SessionId,
+        ref: str | int,
+        tool: str,
+        args: JsonObject,
+        answer_within: float | None = None,
+        once_key: str | None = None,
     ) -> Any:
-        return await self._request(lambda now: self.core.call_tool(session_id, ref, tool, args, now, answer_within))
+        """Call a page tool; with ``once_key``, at most once per session and key.
+
+        A repeat with the same key, while the first runs or up to ``ONCE_FOR`` seconds after it
+        ended, gets the first call's result or error instead of running the tool again. Such a call
+        runs to its end even when its caller gives up, since another may be waiting on it.
+        """
+        if once_key is None:
+            return await self._request(lambda now: self.core.call_tool(session_id, ref, tool, args, now, answer_within))
+        task = self._once.get((session_id, once_key))
+        if task is None:
+            task = self._loop.create_task(
+                self._request(lambda now: self.core.call_tool(session_id, ref, tool, args, now, answer_within))
+            )
+            self._once[(session_id, once_key)] = task
+            task.add_done_callback(lambda done: self._remember_once(session_id, once_key, done))
+        return await asyncio.shield(task)
+
+    def _remember_once(self, session_id: SessionId, key: str, task: asyncio.Task[Any]) -> None:
+        if not task.cancelled():
+            task.exception()  # retrieved here: whoever repeats the call sees it again
+        self._loop.call_later(ONCE_FOR, self._forget_once, session_id, key, task)
+
+    def _forget_once(self, session_id: SessionId, key: str, task: asyncio.Task[Any]) -> None:
+        if self._once.get((session_id, key)) is task:
+            del self._once[(session_id, key)]
 
     async def act(
         self,

@@ -32,6 +32,7 @@ __all__ = ["DEFAULT_SESSION", "json_response", "setup_rest"]
 
 DEFAULT_SESSION = "rest"
 _SESSION_ID = re.compile(r"^[\w.:@+-]{1,128}$")
+_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,128}$")
 
 routes = web.RouteTableDef()
 
@@ -139,8 +140,11 @@ async def call_tool(request: web.Request) -> web.Response:
     session_id = await _session(request)
     args = arguments.tool_arguments(await _json_body(request))
     answer_within = arguments.call_timeout(request.query.get("timeout"))
+    once_key = request.headers.get("Idempotency-Key")
+    if once_key is not None and not _IDEMPOTENCY_KEY.match(once_key):
+        raise InvalidRequest("Idempotency-Key must be 1-128 printable characters")
     ref, tool = request.match_info["tab"], request.match_info["tool"]
-    result = await _hub(request).call_tool(session_id, ref, tool, args, answer_within)
+    result = await _hub(request).call_tool(session_id, ref, tool, args, answer_within, once_key)
     return json_response({"result": result})
 
 

@@ -38,6 +38,10 @@ class Settings:
     allow_evaluate: bool = DEFAULTS.allow_evaluate
     max_sessions: int = DEFAULTS.max_sessions
     header_timeout: float = DEFAULTS.header_timeout
+    rate_limit: float = DEFAULTS.rate_limit
+    rate_burst: int = DEFAULTS.rate_burst
+    breaker_failures: int = DEFAULTS.breaker_failures
+    breaker_cooldown: float = DEFAULTS.breaker_cooldown
 
     def config(self) -> Config:
         return Config(
@@ -50,6 +54,10 @@ class Settings:
             session_idle=self.session_idle,
             allow_evaluate=self.allow_evaluate,
             max_sessions=self.max_sessions,
+            rate_limit=self.rate_limit,
+            rate_burst=self.rate_burst,
+            breaker_failures=self.breaker_failures,
+            breaker_cooldown=self.breaker_cooldown,
         )
 
 

@@ -714,3 +714,34 @@ def test_an_empty_tool_list_from_a_snapshot_is_checked_with_the_page() -> None:
     # Confirmed, an unknown tool is refused at once.
     with pytest.raises(errors.ToolNotFound):
         core.call_tool("s1", 7, "teleport", {}, 2.0)
+
+
+def test_a_breaker_opens_after_timeouts_in_a_row_then_lets_one_trial_through() -> None:
+    core = make_core(breaker_failures=2, breaker_cooldown=30.0, ping_interval=1e6, silence_timeout=1e6)
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    for start in (0.0, 10.0):
+        core.call_tool("s1", 7, "search", {}, start, timeout=1.0)
+        assert isinstance(only(core.expire(start + 1.0), RejectCall).error, errors.CallTimedOut)
+    with pytest.raises(errors.CircuitOpen, match="in 30 s"):
+        core.call_tool("s1", 7, "search", {}, 11.0)
+    core.call_tool("s1", 7, "cart", {}, 11.0)  # another tool of the tab is not held back
+    trial, _ = core.call_tool("s1", 7, "search", {}, 41.0)
+    with pytest.raises(errors.CircuitOpen, match="trial call"):
+        core.call_tool("s1", 7, "search", {}, 41.5)
+    core.extension_message(1, ToolResult(trial, "ok"), 42.0)
+    core.call_tool("s1", 7, "search", {}, 42.0)  # closed again
+
+
+def test_a_sessions_calls_are_rate_limited_without_touching_others() -> None:
+    core = make_core(rate_limit=2.0, rate_burst=2)
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    core.open_session("s2", "s2")
+    core.call_tool("s1", 7, "search", {}, 0.0)
+    core.call_tool("s1", 7, "search", {}, 0.0)
+    with pytest.raises(errors.RateLimited) as limited:
+        core.call_tool("s1", 7, "search", {}, 0.1)
+    assert limited.value.retry_after == pytest.approx(0.4)
+    core.call_tool("s2", 7, "search", {}, 0.1)
+    core.call_tool("s1", 7, "search", {}, 0.5)  # a token back after half a second

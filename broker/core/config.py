@@ -24,6 +24,12 @@ class Config:
     # A session with no connection to end it (REST, stateless MCP) ends after this long unused.
     session_idle: float = 600.0
     max_pending_per_session: int = 256
+    # Calls a second each session may make, in bursts of up to rate_burst; 0 turns it off.
+    rate_limit: float = 20.0
+    rate_burst: int = 40
+    # A tool that times out this many times in a row on a tab is not called for breaker_cooldown s.
+    breaker_failures: int = 3
+    breaker_cooldown: float = 30.0
     # Live sessions at once; a new one past this is refused, and the browser hears nothing of it.
     max_sessions: int = 1000
     # Tabs one browser may report; more are refused with an error frame.

@@ -16,6 +16,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── TabOwnedByOther           409 tab_owned
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
     │   ├── TooManyCalls              429 too_many_calls
+    │   ├── RateLimited               429 rate_limited (``retry_after`` seconds)
     │   └── TooManySessions           429 too_many_sessions
     ├── ExtensionError                the extension or the page answered wrongly or failed
     │   ├── InvalidMessage            400 invalid_message (a frame the broker cannot read)
@@ -26,7 +27,8 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── ExtensionNotConnected     503 no_extension
     │   ├── ExtensionDisconnected     503 extension_disconnected (the link was lost mid-call)
     │   ├── CallTimedOut              504 timeout
-    │   └── SessionEnded              410 session_ended
+    │   ├── SessionEnded              410 session_ended
+    │   └── CircuitOpen               503 circuit_open (a tool that keeps timing out is rested)
     └── InternalError                 500 internal_error
 
 Only :func:`error_to_wire` turns exceptions into ``{"code", "message"}``; anything it does not
@@ -43,6 +45,7 @@ __all__ = [
     "BrokerError",
     "BrowserNotFound",
     "CallTimedOut",
+    "CircuitOpen",
     "ExtensionDisconnected",
     "ExtensionError",
     "ExtensionNotConnected",
@@ -53,6 +56,7 @@ __all__ = [
     "MessageTooLarge",
     "NotSupported",
     "PageToolFailed",
+    "RateLimited",
     "RequestError",
     "SessionEnded",
     "TabNotClaimed",
@@ -148,6 +152,15 @@ class TooManyCalls(RequestError):
     status = 429
 
 
+class RateLimited(RequestError):
+    code = "rate_limited"
+    status = 429
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class TooManySessions(RequestError):
     code = "too_many_sessions"
     status = 429
@@ -209,6 +222,11 @@ class CallTimedOut(Unavailable):
 class SessionEnded(Unavailable):
     code = "session_ended"
     status = 410
+
+
+class CircuitOpen(Unavailable):
+    code = "circuit_open"
+    status = 503
 
 
 class InternalError(BrokerError):

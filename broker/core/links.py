@@ -28,7 +28,17 @@ from .effects import (
     TabsChanged,
     TabView,
 )
-from .errors import BrokerError, ExtensionDisconnected, MessageTooLarge, PageToolFailed, TabNotFound, ToolNotFound
+from .errors import (
+    BrokerError,
+    CallTimedOut,
+    ExtensionDisconnected,
+    ExtensionError,
+    MessageTooLarge,
+    PageToolFailed,
+    TabNotFound,
+    ToolNotFound,
+)
+from .limits import Breakers, RateLimiter
 from .messages import (
     CallTool,
     Connect,
@@ -71,6 +81,8 @@ class BrowserLinks:
     _browsers: Browsers
     _sessions: Sessions
     _pending: PendingCalls
+    _rates: RateLimiter
+    _breakers: Breakers
 
     def link_opened(self, link_id: LinkId, now: float) -> list[Effect]:
         browser = self._browsers.add(link_id)
@@ -292,15 +304,32 @@ class BrowserLinks:
         return Connect(self.config.server_version, session_id=session_id, client_name=name)
 
     def _finish(
-        self, call_id: CallId, now: float | None, error: BrokerError | None = None, value: Any = None
+        self,
+        call_id: CallId,
+        now: float | None,
+        error: BrokerError | None = None,
+        value: Any = None,
+        *,
+        withdrawn: bool = False,
     ) -> list[Effect]:
-        """End a call once; its end counts as a use of its session (at ``now``, when known)."""
+        """End a call once; its end counts as a use of its session (at ``now``, when known).
+
+        ``withdrawn``: its caller gave up, so the call says nothing of whether its tool works.
+        """
         pending = self._pending.pop(call_id)
         if pending is None:
             return []
         session = self._sessions.get(pending.session_id)
         if session is not None and now is not None:
             session.used(now)
+        if pending.kind in (CallKind.TOOL, CallKind.ACTION) and pending.tool_name and pending.tab_id is not None:
+            key = (pending.browser, pending.tab_id, pending.tool_name)
+            if isinstance(error, CallTimedOut) and now is not None:
+                self._breakers.ended(key, call_id, True, now)
+            elif not withdrawn and (error is None or isinstance(error, ExtensionError)) and now is not None:
+                self._breakers.ended(key, call_id, False, now)
+            else:
+                self._breakers.withdrawn(key, call_id)
         if error is not None:
             return [RejectCall(call_id, error)]
         return [ResolveCall(call_id, value)]
@@ -330,6 +359,7 @@ class BrowserLinks:
     def _tab_gone(self, link: Link, tab_id: int, now: float) -> list[Effect]:
         effects: list[Effect] = []
         browser = self._browsers[link.browser]
+        self._breakers.forget_tab(browser.key, tab_id)
         for pending in self._pending.of_link(link.id):
             if pending.tab_id != tab_id:
                 continue

@@ -59,6 +59,7 @@ from .errors import (
     ToolNotFound,
     TooManyCalls,
 )
+from .limits import Breakers, RateLimiter
 from .links import BrowserLinks, Link, no_such_tool
 from .messages import (
     BrowserAction,
@@ -91,6 +92,8 @@ class Broker(BrowserLinks):
         self._browsers = Browsers()
         self._sessions = Sessions(config.session_idle, config.max_sessions)
         self._pending = PendingCalls()
+        self._rates = RateLimiter(config.rate_limit, config.rate_burst)
+        self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
 
     # Sessions
 
@@ -140,6 +143,7 @@ class Broker(BrowserLinks):
         session = self._sessions.pop(session_id, None)
         if session is None:
             return []
+        self._rates.forget(session_id)
         effects: list[Effect] = []
         for call_id in self._pending.of_session(session_id):
             effects += self._finish(call_id, None, SessionEnded(f"session {session.name!r} ended"))
@@ -336,7 +340,7 @@ class Broker(BrowserLinks):
 
     def cancel(self, call_id: CallId, now: float) -> None:
         """The caller stopped waiting: forget the call, so its reply is dropped when it comes."""
-        self._finish(call_id, now)
+        self._finish(call_id, now, withdrawn=True)
 
     # Time
 
@@ -488,6 +492,13 @@ class Broker(BrowserLinks):
                 f" (limit {self.config.max_pending_per_session})"
             )
         assert browser.link_id is not None
+        tool_key = None if tab_id is None or tool_name is None else (browser.key, tab_id, tool_name)
+        if tool_key is not None and kind in (CallKind.TOOL, CallKind.ACTION):
+            self._breakers.admit(tool_key, now)
+        self._rates.take(session.id, now)
         timeout = self.config.call_timeout if timeout is None else timeout
         session.used(now)
-        return self._pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)
+        pending = self._pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)
+        if tool_key is not None and kind in (CallKind.TOOL, CallKind.ACTION):
+            self._breakers.started(tool_key, pending.call_id, now)
+        return pending
