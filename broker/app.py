@@ -24,7 +24,7 @@ from .core.errors import BrokerError, Forbidden, RateLimited, error_to_wire
 from .core.security import check_bearer, check_host, is_allowed_origin
 from .extension_ws import check_extension_request, extension_link
 from .hub import Hub
-from .mcp_http import setup_mcp
+from .mcp_door import setup_mcp
 from .rest import json_response, setup_rest
 from .runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime
 from .version import BROKER_HEADER

@@ -44,11 +44,9 @@ from .hub import Hub
 from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, McpSurface
 from .runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
 
-__all__ = ["MCP_ENDPOINT", "MCP_SURFACE", "LegacySessions", "McpEndpoint", "setup_mcp"]
+__all__ = ["LegacySessions", "McpEndpoint", "RunningMcp"]
 
 logger = logging.getLogger(__name__)
-
-MCP_SURFACE = web.AppKey("mcp_surface", McpSurface)
 
 
 def legacy_key(session_id: str) -> str:
@@ -252,39 +250,34 @@ class McpEndpoint:
         return ws
 
 
-MCP_ENDPOINT = web.AppKey("mcp_endpoint", McpEndpoint)
+class RunningMcp:
+    """The MCP surface and its HTTP endpoint, running until :meth:`stop`."""
 
+    def __init__(self, hub: Hub) -> None:
+        self.surface = McpSurface(hub)
+        self.endpoint = McpEndpoint(self.surface)
+        self._stop = asyncio.Event()
+        self._holder: asyncio.Task[None] | None = None
 
-def setup_mcp(app: web.Application, hub: Hub) -> McpSurface:
-    """Add ``/mcp`` and ``/mcp/stream`` to ``app``, with the tasks that keep them."""
-    surface = McpSurface(hub)
-    endpoint = McpEndpoint(surface)
-    app[MCP_SURFACE] = surface
-    app[MCP_ENDPOINT] = endpoint
-    app.router.add_route("*", "/mcp", endpoint.http)
-    app.router.add_get("/mcp/stream", endpoint.tunnel)
-
-    async def lifetime(app: web.Application) -> AsyncIterator[None]:
-        # anyio task groups must be entered and left by one task, and aiohttp runs the two halves
-        # of a cleanup context in different tasks: a task of its own holds them.
-        ready, stop = asyncio.Event(), asyncio.Event()
+    async def start(self) -> None:
+        # anyio task groups must be entered and left by one task, and aiohttp handlers and
+        # cleanups run in tasks of their own: a task of its own holds them.
+        ready = asyncio.Event()
 
         async def hold() -> None:
-            async with endpoint.run():
+            async with self.endpoint.run():
                 ready.set()
-                await stop.wait()
+                await self._stop.wait()
 
-        holder = asyncio.create_task(hold())
+        self._holder = asyncio.create_task(hold())
         await ready.wait()
-        yield
-        stop.set()
-        await holder
 
-    async def going_away(app: web.Application) -> None:
-        for ws in list(endpoint.tunnels):
+    async def going_away(self) -> None:
+        for ws in list(self.endpoint.tunnels):
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"the broker is shutting down")
-        await surface.end_all()
+        await self.surface.end_all()
 
-    app.cleanup_ctx.append(lifetime)
-    app.on_shutdown.append(going_away)
-    return surface
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._holder is not None:
+            await self._holder

@@ -17,7 +17,8 @@ from broker.app import make_app
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.discovery import live_brokers
 from broker.hub import Hub
-from broker.mcp_http import MCP_ENDPOINT
+from broker.mcp_door import MCP
+from broker.mcp_http import RunningMcp
 from broker.runtime import HUB, Runtime, Settings
 
 from .cli_helpers import BrokerProcess, Brokers, connect_extension, run_cli
@@ -60,9 +61,14 @@ class BrokerUnderTest:
     def mcp_url(self) -> str:
         return str(self.server.make_url("/mcp"))
 
-    def mcp(self, name: str, era: str, token: str = TOKEN) -> contextlib.AbstractAsyncContextManager[McpClient]:
+    async def mcp_running(self) -> RunningMcp:
+        """The broker's MCP surface and endpoint, which start with the first MCP request."""
+        return await self.app[MCP].running()
+
+    @contextlib.asynccontextmanager
+    async def mcp(self, name: str, era: str, token: str = TOKEN) -> AsyncIterator[McpClient]:
         """An SDK client of ``/mcp`` named ``name`` in protocol ``era``."""
-        legacy = self.app[MCP_ENDPOINT].legacy
+        legacy = (await self.mcp_running()).endpoint.legacy
 
         def open_streams() -> int:
             return sum(1 for count in legacy.event_streams.values() if count > 0)
@@ -73,7 +79,8 @@ class BrokerUnderTest:
             async with asyncio.timeout(5), legacy.event_streams_changed:
                 await legacy.event_streams_changed.wait_for(lambda: open_streams() > before)
 
-        return mcp_client(self.mcp_url, token, name, era, legacy_ready)
+        async with mcp_client(self.mcp_url, token, name, era, legacy_ready) as client:
+            yield client
 
     async def get(self, path: str, **kwargs: Any) -> tuple[int, Any]:
         async with self.client.get(path, **kwargs) as response:

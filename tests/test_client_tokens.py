@@ -15,7 +15,6 @@ import aiohttp
 import pytest
 
 from broker.core.security import client_token
-from broker.mcp_http import MCP_ENDPOINT
 from broker.runtime import RUNTIME
 
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
@@ -100,7 +99,7 @@ async def test_a_client_token_cannot_use_or_delete_another_mcp_session_id(
         assert "another credential" in (await response.json())["error"]["message"]
     async with session.delete(broker.mcp_url, headers=stolen) as response:
         assert response.status == 403
-    assert alice_session in broker.app[MCP_ENDPOINT].legacy.transports
+    assert alice_session in (await broker.mcp_running()).endpoint.legacy.transports
     # Nor may it reach that session through REST under its broker session id.
     status, body = await broker.post("/tabs/7/claim", headers={**MALLORY, "X-Session-Id": f"mcp-http-{alice_session}"})
     assert forbidden(status, body)

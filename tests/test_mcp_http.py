@@ -10,7 +10,6 @@ import pytest
 
 from broker.core.security import client_token
 from broker.core.tool_names import name_page_tools
-from broker.mcp_http import MCP_SURFACE
 
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import FakeTab, PageError
@@ -225,7 +224,7 @@ async def test_client_leaving_mid_call_withdraws_its_call_and_ends_its_session(
         arrived.set()
 
     fake.on_call = hold
-    surface = broker.app[MCP_SURFACE]
+    surface = (await broker.mcp_running()).surface
     async with broker.mcp("Claude Code", era) as client:
         call = asyncio.create_task(client.call("call_page_tool", {"tab": 7, "tool": "search", "arguments": {}}))
         async with asyncio.timeout(5):
@@ -243,7 +242,7 @@ async def test_client_leaving_mid_call_withdraws_its_call_and_ends_its_session(
 
 async def test_legacy_session_end_releases_its_tabs(broker: BrokerUnderTest) -> None:
     await broker.extension(shop(7))
-    surface = broker.app[MCP_SURFACE]
+    surface = (await broker.mcp_running()).surface
     async with broker.mcp("Claude Code", LEGACY) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
     async with asyncio.timeout(5), surface.session_ended:
@@ -274,7 +273,7 @@ async def test_stateless_clients_with_their_own_tokens_are_kept_apart(broker: Br
 async def test_stateless_session_ends_after_idling(make_broker: MakeBroker) -> None:
     broker = await make_broker(session_idle=0.3)
     await broker.extension(shop(7))
-    surface = broker.app[MCP_SURFACE]
+    surface = (await broker.mcp_running()).surface
     async with broker.mcp("Claude Code", MODERN) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
     # The listen stream closed with the client; nothing keeps the session now but idle time.
