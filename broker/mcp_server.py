@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import urllib.parse
 import uuid
 from typing import Any
 
@@ -446,13 +447,17 @@ def _input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _tool_json(name: str, view: TabView, tool: Tool) -> dict[str, Any]:
-    """A page tool as an MCP tool, in wire form."""
-    place = f"tab {view.ref}: {view.title or 'untitled'} ({view.url})"
+    """A page tool as an MCP tool, in wire form.
+
+    Every client pays for each definition in its context window, so the broker adds little to
+    what the page declared: which tab and site, once and briefly. That page tools' output is
+    untrusted is said once, in the server's instructions, and in every result's ``_meta``.
+    """
+    site = urllib.parse.urlsplit(view.url).hostname or view.url[:60]
     spec: dict[str, Any] = {
         "name": name,
-        "description": f"{tool.description}\n\nPage tool of {place}. {UNTRUSTED_NOTE}".lstrip(),
+        "description": f"{tool.description} (tab {view.ref}, {site})".lstrip(),
         "inputSchema": _input_schema(tool.input_schema),
-        "_meta": {UNTRUSTED: True, "browser-mcp/tab": view.ref, "browser-mcp/pageTool": tool.name},
     }
     if tool.title:
         spec["title"] = tool.title

@@ -67,8 +67,11 @@ async def test_claimed_tabs_page_tools_appear_with_a_list_change(broker: BrokerU
         tools = await client.tools()
         assert list(tools) == [*FIXED, "t7_search", "t7_checkout"]
         search = tools["t7_search"]
-        assert "tab b1:7: Shop 7 (https://shop7.example/)" in (search.description or "")
-        assert "untrusted" in (search.description or "")
+        assert search.description == "the search tool (tab b1:7, shop7.example)"
+        # Said once for every page tool, where a client reads it: the server's instructions (the
+        # 2025 handshake carries them) and every result's _meta.
+        if era == LEGACY:
+            assert "untrusted" in (client.client.instructions or "")
         assert search.input_schema == {"type": "object", "properties": {}}
 
 
