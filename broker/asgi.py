@@ -91,9 +91,44 @@ class _Body:
             raise web.HTTPRequestEntityTooLarge(max_size=self._limit, actual_size=self.read)
 
 
-async def serve_asgi(app: ASGIApp, request: web.Request, body_limit: int | None = None) -> web.StreamResponse:
-    """Raises: web.HTTPRequestEntityTooLarge, for a body over ``body_limit``."""
+class _Held:
+    """A response's start, held until its body shows whether it comes in one piece to rewrite."""
+
+    def __init__(self, rewrite: Callable[[bytes], bytes] | None) -> None:
+        self._rewrite = rewrite
+        self._start: Message | None = None
+
+    def messages(self, message: Message) -> list[Message]:
+        """What to deliver for ``message``, in order."""
+        if self._rewrite is None:
+            return [message]
+        if message["type"] == "http.response.start":
+            self._start = message
+            return []
+        start, self._start = self._start, None
+        if start is None or message["type"] != "http.response.body":
+            return [message] if start is None else [start, message]
+        if message.get("more_body", False):
+            return [start, message]
+        rewritten = self._rewrite(message.get("body", b""))
+        length = str(len(rewritten)).encode()
+        headers = [(k, length if k.lower() == b"content-length" else v) for k, v in start.get("headers", [])]
+        return [{**start, "headers": headers}, {**message, "body": rewritten}]
+
+
+async def serve_asgi(
+    app: ASGIApp,
+    request: web.Request,
+    body_limit: int | None = None,
+    rewrite: Callable[[bytes], bytes] | None = None,
+) -> web.StreamResponse:
+    """Raises: web.HTTPRequestEntityTooLarge, for a body over ``body_limit``.
+
+    ``rewrite`` may change a response the application writes in one piece (not a stream); its
+    ``Content-Length`` follows.
+    """
     body = _Body(request, body_limit)
+    held = _Held(rewrite)
     response: web.StreamResponse | None = None
     finished = asyncio.Event()
     client_gone = False
@@ -110,6 +145,10 @@ async def serve_asgi(app: ASGIApp, request: web.Request, body_limit: int | None 
         return {"type": "http.disconnect"}
 
     async def send(message: Message) -> None:
+        for each in held.messages(message):
+            await deliver(each)
+
+    async def deliver(message: Message) -> None:
         nonlocal response, client_gone
         if body.too_large:
             return  # the application's answer to a body cut off; the client gets 413 instead

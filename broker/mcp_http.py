@@ -200,7 +200,9 @@ class McpEndpoint:
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             CONNECTION_KEY.set(None)
-            return await serve_asgi(self.modern.handle_request, request, self.surface.hub.frame_limit)
+            return await serve_asgi(
+                self.modern.handle_request, request, self.surface.hub.frame_limit, self.surface.splice_tool_lists
+            )
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         CONNECTION_KEY.set(legacy_key(session_id) if session_id else None)
         return await serve_asgi(self.legacy, request, self.surface.hub.frame_limit)

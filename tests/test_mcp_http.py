@@ -399,3 +399,15 @@ async def test_page_tools_whose_names_collide_once_made_valid_are_each_callable(
         assert len(names) == len(set(names)) == 2
         answers = {text(await client.call(name, {})) for name in names}
         assert answers == {"crafted", "spaced"}
+
+
+async def test_the_stateless_tools_list_is_written_from_ready_json(broker: BrokerUnderTest) -> None:
+    # The broker swaps a placeholder in the SDK's answer for the session's ready JSON: if the SDK
+    # ever wrote that answer differently, the placeholder would reach the client and this fails.
+    await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        tools = await client.tools()
+        assert list(tools) == [*FIXED, "t7_search", "t7_checkout"]
+        assert tools["t7_search"].description == "the search tool (tab b1:7, shop7.example)"
+    assert (await broker.mcp_running()).surface.unwritten_tool_lists == 0
