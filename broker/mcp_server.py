@@ -356,6 +356,10 @@ class McpSurface:
         session = await self.who(ctx)
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return {"tools": self._tool_dicts(session)}
+        if CONNECTION_KEY.get() is not None:
+            # The stateless era over the stdio tunnel: that path writes the result itself, fast.
+            tools = self._tool_dicts(session)
+            return {"tools": tools, "ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
         # The stateless era's writer dumps every tool through pydantic and the stdlib's json (a
         # tenth of a second for 10,000 tools): it gets a placeholder, which the HTTP endpoint
         # swaps for the session's ready JSON in the bytes it writes (:meth:`splice_tool_lists`).

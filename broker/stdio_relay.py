@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from pathlib import Path
 
 import aiohttp
@@ -224,12 +225,29 @@ class Relay:
                 return
 
     def _from_broker(self, data: str) -> None:
-        try:
-            message = codec.loads(data)
-        except codec.JSONDecodeError:
-            logger.warning("dropping a frame from the broker that is not JSON")
-            return
+        message = _answer_head(data) if len(data) > _READ_WHOLE else None
+        if message is None:
+            try:
+                message = codec.loads(data)
+            except codec.JSONDecodeError:
+                logger.warning("dropping a frame from the broker that is not JSON")
+                return
         self._apply(self.state.from_broker(message, data))
+
+
+# Frames up to this size are parsed whole; a larger one (a tools/list of many tabs) is routed by
+# its head when it is a plain answer, and passed on as it came.
+_READ_WHOLE = 64 * 1024
+# How the broker's SDK writes an answer: compact, jsonrpc then id then result.
+_ANSWER_HEAD = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}"),"result":')
+
+
+def _answer_head(frame: str) -> dict[str, object] | None:
+    """What the relay needs of a large answer (its id), read from its first bytes only."""
+    found = _ANSWER_HEAD.match(frame, 0, 300)
+    if found is None:
+        return None
+    return {"jsonrpc": "2.0", "id": codec.loads(found.group(1)), "result": None}
 
 
 def main(discovery_dir: Path | None, pid: int | None, port: int | None) -> int:
