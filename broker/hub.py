@@ -55,7 +55,8 @@ class Hub:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_when = 0.0
         self._background: set[asyncio.Task[None]] = set()
-        self.tabs_changed_listeners: list[Callable[[], None]] = []
+        # Told which sessions' tool lists a change may touch (None: every session's).
+        self.tabs_changed_listeners: list[Callable[[frozenset[SessionId] | None], None]] = []
         # Told when a session that ends when idle has ended, so its adapter can forget it.
         self.session_expired_listeners: list[Callable[[SessionId], Awaitable[None]]] = []
         # Notified when a caller gives up on a call (cancelled), so one can wait for the withdrawal.
@@ -309,7 +310,7 @@ class Hub:
                     await sender.close(effect.reason)
             elif isinstance(effect, fx.TabsChanged):
                 for listener in self.tabs_changed_listeners:
-                    listener()
+                    listener(effect.sessions)
             elif isinstance(effect, fx.SessionExpired):
                 for expired in self.session_expired_listeners:
                     await expired(effect.session_id)

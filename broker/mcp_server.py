@@ -220,13 +220,15 @@ class McpSurface:
 
     # Change notifications
 
-    def _tabs_changed(self) -> None:
+    def _tabs_changed(self, keys: frozenset[str] | None) -> None:
         # Only marked here, and compared once per coalescing window: a burst of tab events (a
-        # client claiming 500 tabs) costs one comparison per session, not one per event.
-        for session in self.sessions.values():
+        # client claiming 500 tabs) costs one comparison per session touched, not one per event.
+        touched = self.sessions.values() if keys is None else [s for k in keys if (s := self.sessions.get(k))]
+        marked = False
+        for session in touched:
             session.page_tools = session.tool_list = session.tool_list_json = None
-            session.dirty = True
-        if self._flush_handle is None and self.sessions:
+            session.dirty = marked = True
+        if self._flush_handle is None and marked:
             loop = asyncio.get_running_loop()
             self._flush_handle = loop.call_later(COALESCE, self._spawn_flush)
 

@@ -381,9 +381,9 @@ def test_released_tab_can_be_claimed_by_another_session() -> None:
     _, claimed = core.claim_tab("s1", 7)
     assert TabClaimed("s1", 7) in sent(claimed)
     _, released = core.release_tab("s1", 7)
-    assert TabReleased("s1", 7) in sent(released) and TabsChanged() in released
+    assert TabReleased("s1", 7) in sent(released) and TabsChanged(frozenset({"s1"})) in released
     view, effects = core.claim_tab("s2", 7)
-    assert view.owner == "s2" and TabsChanged() in effects
+    assert view.owner == "s2" and TabsChanged(frozenset({"s2"})) in effects
     assert TabClaimed("s2", 7) in sent(effects)
 
 
@@ -507,7 +507,7 @@ def test_session_sees_tools_of_its_tabs_and_its_focused_tab() -> None:
     assert [(v.ref, t.name) for v, t in core.session_tools("s1")] == [("b1:7", "search"), ("b1:7", "cart")]
     view, effects = core.focus_tab("s1", 8)
     assert view.ref == "b1:8"
-    assert FocusTab("s1", 8) in sent(effects) and TabsChanged() in effects
+    assert FocusTab("s1", 8) in sent(effects) and TabsChanged(frozenset({"s1"})) in effects
     assert [(v.ref, t.name) for v, t in core.session_tools("s1")][-1] == ("b1:8", "search")
     assert [v.ref for v, _ in core.session_tools("s2")] == ["b1:9", "b1:9"]
     with pytest.raises(errors.TabOwnedByOther):
@@ -745,3 +745,19 @@ def test_a_sessions_calls_are_rate_limited_without_touching_others() -> None:
     assert limited.value.retry_after == pytest.approx(0.4)
     core.call_tool("s2", 7, "search", {}, 0.1)
     core.call_tool("s1", 7, "search", {}, 0.5)  # a token back after half a second
+
+
+def test_a_change_touches_the_lists_of_the_tabs_owner_and_focusers_only() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(7), shop_tab(8)))
+    for session in ("owner", "focuser", "bystander"):
+        core.open_session(session, session)
+    core.claim_tab("owner", 7)
+    core.focus_tab("focuser", 8)
+    changed = core.extension_message(1, ToolsChanged(7, (SEARCH,)), 1.0)
+    assert only(changed, TabsChanged) == TabsChanged(frozenset({"owner"}))
+    _, claimed = core.claim_tab("owner", 8)
+    assert only(claimed, TabsChanged) == TabsChanged(frozenset({"owner", "focuser"}))
+    # A tab nobody holds or looks at touches no list; a browser that goes touches every one.
+    assert not any(isinstance(e, TabsChanged) for e in core.extension_message(1, TabCreated(shop_tab(9)), 1.0))
+    assert TabsChanged() in core.link_closed(1, 2.0)

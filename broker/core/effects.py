@@ -60,7 +60,12 @@ class CloseLink:
 
 @attrs.frozen
 class TabsChanged:
-    """Tabs, their tools or their owners changed: AI clients' tool lists may need refreshing."""
+    """Tabs, their tools or their owners changed: these sessions' tool lists may need refreshing.
+
+    ``sessions`` None: every session's (a browser came or went).
+    """
+
+    sessions: frozenset[SessionId] | None = None
 
 
 @attrs.frozen

@@ -187,8 +187,7 @@ class BrowserLinks:
         tab.update(message.tab)
         browser.tabs[tab.id] = tab
         effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
-        effects.append(TabsChanged())
-        return effects
+        return effects + self._changed(browser, tab)
 
     def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
@@ -196,17 +195,17 @@ class BrowserLinks:
             return [self._too_many_tabs(link, 1)]
         tab = browser.tabs.setdefault(message.tab.id, Tab(message.tab.id))
         tab.update(message.tab)
-        return [TabsChanged()]
+        return self._changed(browser, tab)
 
     def _on_tab_closed(self, link: Link, message: TabClosed, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
+        tab = browser.tabs.get(message.tab_id)
+        changed = [] if tab is None else self._changed(browser, tab)
         if browser.tabs.pop(message.tab_id, None) is None:
             logger.debug("tabClosed for unknown tab %s on %s", message.tab_id, browser.key)
         if browser.active_tab == message.tab_id:
             browser.active_tab = None
-        effects = self._tab_gone(link, message.tab_id, now)
-        effects.append(TabsChanged())
-        return effects
+        return self._tab_gone(link, message.tab_id, now) + changed
 
     def _on_tab_focused(self, link: Link, message: TabFocused, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
@@ -217,15 +216,15 @@ class BrowserLinks:
             tab.set_tools(message.tools)
         browser.active_tab = tab.id
         effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
-        effects.append(TabsChanged())
-        return effects
+        return effects + self._changed(browser, tab)
 
     def _on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
-        tab = self._browsers[link.browser].tabs.get(message.tab_id)
+        browser = self._browsers[link.browser]
+        tab = browser.tabs.get(message.tab_id)
         if tab is None:
             return [self._unknown_tab(link, "toolsChanged", message.tab_id)]
         tab.set_tools(message.tools)
-        return [TabsChanged()]
+        return self._changed(browser, tab)
 
     def _on_tools_discovered(self, link: Link, message: ToolsDiscovered, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
@@ -234,7 +233,7 @@ class BrowserLinks:
             return [self._unknown_tab(link, "toolsDiscovered", message.tab_id)]
         tab.set_tools(message.tools)
         pending = self._reply_to(link, message.call_id, CallKind.DISCOVER)
-        effects: list[Effect] = [TabsChanged()]
+        effects: list[Effect] = self._changed(browser, tab)
         if pending is None:
             return effects
         if pending.then_call is None:
@@ -263,6 +262,13 @@ class BrowserLinks:
         else:
             failure = PageToolFailed(error)
         return self._finish(pending.call_id, now, failure)
+
+    def _changed(self, browser: Browser, tab: Tab, *also: SessionId | None) -> list[Effect]:
+        """The tool lists a change of ``tab`` may touch: its owner's, its focusers', ``also``'s."""
+        key = (browser.key, tab.id)
+        sessions = {tab.owner, *also} | {s.id for s in self._sessions.values() if s.focused == key}
+        sessions.discard(None)
+        return [TabsChanged(frozenset(s for s in sessions if s is not None))] if sessions else []
 
     def _unknown_tab(self, link: Link, kind: str, tab_id: int) -> SendToExtension:
         # Taking it would make a nameless tab no listing could explain; the frame is refused.

@@ -147,15 +147,12 @@ class Broker(BrowserLinks):
         effects: list[Effect] = []
         for call_id in self._pending.of_session(session_id):
             effects += self._finish(call_id, None, SessionEnded(f"session {session.name!r} ended"))
-        released = False
         for browser in self._browsers.values():
             for tab in browser.tabs.values():
                 if tab.owner == session_id:
                     tab.owner = None
-                    released = True
+                    effects += self._changed(browser, tab)
         effects += [SendToExtension(link.id, Disconnect(session_id)) for link in self._links.values()]
-        if released:
-            effects.append(TabsChanged())
         return effects
 
     # Calls from sessions
@@ -315,7 +312,8 @@ class Broker(BrowserLinks):
         self._check_owner(session, browser, tab, "focus")
         session.focused = session.current = (browser.key, tab.id)
         assert browser.link_id is not None
-        return self._view(browser, tab), [SendToExtension(browser.link_id, FocusTab(session_id, tab.id)), TabsChanged()]
+        focus = SendToExtension(browser.link_id, FocusTab(session_id, tab.id))
+        return self._view(browser, tab), [focus, TabsChanged(frozenset({session_id}))]
 
     def session_tools(self, session_id: SessionId) -> list[tuple[TabView, Tool]]:
         """The page tools a session sees: those of the tabs it owns, then of its focused tab.
@@ -470,10 +468,13 @@ class Broker(BrowserLinks):
             session.current = None
         if tab.owner == owner:
             return self._view(browser, tab), []
-        tab.owner = owner
+        previous, tab.owner = tab.owner, owner
         assert browser.link_id is not None
         told = TabClaimed(session_id, tab.id) if owner else TabReleased(session_id, tab.id)
-        return self._view(browser, tab), [SendToExtension(browser.link_id, told), TabsChanged()]
+        return self._view(browser, tab), [
+            SendToExtension(browser.link_id, told),
+            *self._changed(browser, tab, previous),
+        ]
 
     def _add_pending(
         self,
