@@ -1,7 +1,8 @@
 // Moving a tab between pages (navigate, back, forward, reload) and waiting for a page to be ready
 // to use: its document parsed, and its load event for up to LOAD_WAIT_MS more, as Playwright MCP
 // waits (a page whose images never finish still answers). Also what every input action waits
-// for: a navigation it set off (a link, a form) to arrive before the result describes the page.
+// for: a navigation it set off (a link, a form) to arrive before the result describes the page,
+// and only then; no fixed pause.
 
 import { attach, documentOf, mainFrameOf, send, waitForEvent } from "./debugger.js";
 import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
@@ -10,9 +11,8 @@ const COMMIT_WAIT_MS = 15_000;
 const READY_WAIT_MS = 15_000;
 const LOAD_WAIT_MS = 5_000;
 const POLL_MS = 100;
-// How long after an input event a navigation it caused may take to start.
-const NAVIGATION_START_MS = 500;
-const SETTLE_MS = 100;
+// How long the page may take to catch up with an input before the result is taken anyway.
+const CATCH_UP_MS = 1_000;
 
 async function readyState(tabId) {
   try {
@@ -116,9 +116,26 @@ export async function reload(tabId) {
   await navigation(tabId, () => send(tabId, "Page.reload", {}));
 }
 
+/** Resolve once the page has run its tasks queued until now (a form's submission is one). */
+async function pageCaughtUp(tabId) {
+  // A posted message, not a timer: Chromium holds back timers in a background tab, not messages.
+  const caughtUp = send(tabId, "Runtime.evaluate", {
+    expression: `new Promise((done) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => done();
+      channel.port2.postMessage(null);
+    })`,
+    awaitPromise: true,
+  });
+  // A page that never gets there (a script in a loop, a document going away) is let be.
+  await Promise.race([caughtUp.catch(() => {}), sleep(CATCH_UP_MS)]);
+}
+
 /**
- * Run `act()`, some input to the page, then give the page a moment; if the input set off a
- * navigation of the tab (a link, a submitted form), wait for the new page to be ready.
+ * Run `act()`, some input to the page, let the page handle it, and if that set off a navigation
+ * of the tab (a link, a submitted form, a script that changed location), wait for the new page to
+ * be ready. Input that navigates nowhere returns as soon as the page has caught up with it: the
+ * protocol tells of a navigation as the page asks for it, before the page answers the next call.
  */
 export async function withNavigationWatch(tabId, act) {
   await attach(tabId); // the top frame's id is known from then on
@@ -127,21 +144,20 @@ export async function withNavigationWatch(tabId, act) {
   const starting = waitForEvent(
     tabId,
     (method, params) =>
-      (method === "Page.frameRequestedNavigation" || method === "Page.frameStartedLoading") && params.frameId === frame,
+      params.frameId === frame &&
+      ((method === "Page.frameRequestedNavigation" && ["currentTab", undefined].includes(params.disposition)) ||
+        method === "Page.frameStartedLoading"),
     COMMIT_WAIT_MS,
   );
+  let started = null;
+  starting.then((params) => (started = params));
   try {
     await act();
-  } catch (error) {
+    await pageCaughtUp(tabId);
+  } finally {
     starting.cancel();
-    throw error;
   }
-  const started = await Promise.race([starting, sleep(NAVIGATION_START_MS).then(() => null)]);
-  starting.cancel();
-  if (!started && documentOf(tabId) === document) {
-    await sleep(SETTLE_MS);
-    return;
-  }
+  if (!started && documentOf(tabId) === document) return;
   if (documentOf(tabId) === document) {
     // A load that ends without a new page (a download, a 204) stops instead.
     const navigated = isTopFrameNavigation(tabId);
