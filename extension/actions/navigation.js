@@ -4,8 +4,8 @@
 // for: a navigation it set off (a link, a form) to arrive before the result describes the page,
 // and only then; no fixed pause.
 
-import { attach, documentOf, mainFrameOf, send, waitForEvent } from "./debugger.js";
-import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
+import { attach, documentOf, mainFrameOf, send, utilityWorld, waitForEvent } from "./debugger.js";
+import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
 
 const COMMIT_WAIT_MS = 15_000;
 const READY_WAIT_MS = 15_000;
@@ -118,17 +118,21 @@ export async function reload(tabId) {
 
 /** Resolve once the page has run its tasks queued until now (a form's submission is one). */
 async function pageCaughtUp(tabId) {
-  // A posted message, not a timer: Chromium holds back timers in a background tab, not messages.
-  const caughtUp = send(tabId, "Runtime.evaluate", {
-    expression: `new Promise((done) => {
-      const channel = new MessageChannel();
-      channel.port1.onmessage = () => done();
-      channel.port2.postMessage(null);
-    })`,
-    awaitPromise: true,
-  });
+  // A posted message, not a timer: Chromium holds back timers in a background tab, not messages;
+  // in the tools' world, where the page cannot have replaced MessageChannel.
+  const caughtUp = utilityWorld(tabId).then((contextId) =>
+    send(tabId, "Runtime.evaluate", {
+      contextId,
+      expression: `new Promise((done) => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => done();
+        channel.port2.postMessage(null);
+      })`,
+      awaitPromise: true,
+    }),
+  );
   // A page that never gets there (a script in a loop, a document going away) is let be.
-  await Promise.race([caughtUp.catch(() => {}), sleep(CATCH_UP_MS)]);
+  await withTimeout(caughtUp, CATCH_UP_MS, "the page").catch(() => {});
 }
 
 /**

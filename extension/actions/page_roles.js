@@ -17,55 +17,20 @@
 
 /** The rules, bound to one snapshot (computed styles are read once per element and kept). */
 export function ariaRules() {
-  const TAG_ROLES = {
-    article: "article",
-    aside: "complementary",
-    blockquote: "blockquote",
-    button: "button",
-    caption: "caption",
-    code: "code",
-    dd: "definition",
-    del: "deletion",
-    details: "group",
-    dfn: "term",
-    dialog: "dialog",
-    dt: "term",
-    em: "emphasis",
-    fieldset: "group",
-    figure: "figure",
-    form: "form",
-    hr: "separator",
-    iframe: "iframe",
-    frame: "iframe",
-    ins: "insertion",
-    li: "listitem",
-    main: "main",
-    mark: "mark",
-    math: "math",
-    menu: "list",
-    meter: "meter",
-    nav: "navigation",
-    ol: "list",
-    optgroup: "group",
-    option: "option",
-    output: "status",
-    p: "paragraph",
-    progress: "progressbar",
-    s: "deletion",
-    search: "search",
-    strong: "strong",
-    sub: "subscript",
-    sup: "superscript",
-    table: "table",
-    tbody: "rowgroup",
-    td: "cell",
-    textarea: "textbox",
-    tfoot: "rowgroup",
-    thead: "rowgroup",
-    time: "time",
-    tr: "row",
-    ul: "list",
-  };
+  /** The role each tag implies, as `tag:role` words; the tags whose role depends on more are in tagRole. */
+  const TAG_ROLES = Object.fromEntries(
+    (
+      "article:article aside:complementary blockquote:blockquote button:button caption:caption " +
+      "code:code dd:definition del:deletion details:group dfn:term dialog:dialog dt:term em:emphasis " +
+      "fieldset:group figure:figure form:form hr:separator iframe:iframe frame:iframe ins:insertion " +
+      "li:listitem main:main mark:mark math:math menu:list meter:meter nav:navigation ol:list " +
+      "optgroup:group option:option output:status p:paragraph progress:progressbar s:deletion " +
+      "search:search strong:strong sub:subscript sup:superscript table:table tbody:rowgroup td:cell " +
+      "textarea:textbox tfoot:rowgroup thead:rowgroup time:time tr:row ul:list"
+    )
+      .split(" ")
+      .map((pair) => pair.split(":")),
+  );
   const INPUT_ROLES = {
     button: "button",
     checkbox: "checkbox",
@@ -80,47 +45,34 @@ export function ariaRules() {
     submit: "button",
   };
   /** Roles named by their content when nothing else names them. */
-  const NAMED_BY_CONTENT = new Set([
-    "button",
-    "cell",
-    "checkbox",
-    "columnheader",
-    "gridcell",
-    "heading",
-    "link",
-    "menuitem",
-    "menuitemcheckbox",
-    "menuitemradio",
-    "option",
-    "radio",
-    "rowheader",
-    "switch",
-    "tab",
-    "tooltip",
-    "treeitem",
-  ]);
+  const NAMED_BY_CONTENT = new Set(
+    (
+      "button cell checkbox columnheader gridcell heading link menuitem menuitemcheckbox menuitemradio " +
+      "option radio rowheader switch tab tooltip treeitem"
+    ).split(" "),
+  );
+  /** The roles ARIA defines that a page may name in a `role` attribute (abstract ones are not). */
+  const ROLES = new Set(
+    (
+      "alert alertdialog application article banner blockquote button caption cell checkbox code " +
+      "columnheader combobox complementary contentinfo definition deletion dialog directory document " +
+      "emphasis feed figure form generic grid gridcell group heading img image insertion link list " +
+      "listbox listitem log main mark marquee math menu menubar menuitem menuitemcheckbox menuitemradio " +
+      "meter navigation none note option paragraph presentation progressbar radio radiogroup region row " +
+      "rowgroup rowheader scrollbar search searchbox separator slider spinbutton status strong subscript " +
+      "superscript switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree " +
+      "treegrid treeitem"
+    ).split(" "),
+  );
   const CHECKABLE = new Set(["checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"]);
   const SELECTABLE = new Set(["option", "tab", "row", "gridcell", "treeitem", "columnheader", "rowheader"]);
   /** Roles a person acts on, which an aria-disabled ancestor disables too. */
-  const OPERABLE = new Set([
-    "button",
-    "checkbox",
-    "combobox",
-    "link",
-    "listbox",
-    "menuitem",
-    "menuitemcheckbox",
-    "menuitemradio",
-    "option",
-    "radio",
-    "searchbox",
-    "slider",
-    "spinbutton",
-    "switch",
-    "tab",
-    "textbox",
-    "treeitem",
-  ]);
+  const OPERABLE = new Set(
+    (
+      "button checkbox combobox link listbox menuitem menuitemcheckbox menuitemradio option radio " +
+      "searchbox slider spinbutton switch tab textbox treeitem"
+    ).split(" "),
+  );
   const TEXT_INPUTS = new Set(["", "text", "email", "tel", "url", "password", "search"]);
   /** Elements that never show, nor count towards a name. */
   const SILENT = new Set(["script", "style", "template", "noscript", "head", "title", "meta", "link", "base"]);
@@ -192,10 +144,11 @@ export function ariaRules() {
     }
   }
 
-  /** The element's role: its `role` attribute's first token, else its tag's. */
+  /** The element's role: the first ARIA role its `role` attribute names, else its tag's. */
   function roleOf(element) {
-    const explicit = element.getAttribute("role")?.trim().split(/\s+/)[0].toLowerCase();
-    if (explicit) return explicit === "presentation" ? "none" : explicit;
+    const tokens = element.getAttribute("role")?.toLowerCase().split(/\s+/) ?? [];
+    const explicit = tokens.find((token) => ROLES.has(token));
+    if (explicit) return explicit === "presentation" ? "none" : explicit === "image" ? "img" : explicit;
     return tagRole(element);
   }
 
@@ -249,14 +202,11 @@ export function ariaRules() {
       }
       const tag = child.localName;
       let text = attribute(child, "aria-label");
-      if (text) {
-        // named already
-      } else if (tag === "img" || (tag === "input" && child.type === "image")) {
+      if (!text && (tag === "img" || (tag === "input" && child.type === "image"))) {
         text = styleOf(child).visibility === "visible" ? attribute(child, "alt") : "";
-      } else if (isControl(child)) {
-        text =
-          valueOf(child, roleOf(child)) || (INPUT_ROLES[child.type] === "button" ? nativeName(child, "button") : "");
-      } else {
+      } else if (!text && isControl(child)) {
+        text = valueOf(child, roleOf(child)) || (INPUT_ROLES[child.type] === "button" ? nativeName(child) : "");
+      } else if (!text) {
         text = contentText(child, skip);
       }
       parts.push(styleOf(child).display === "inline" ? text : ` ${text} `);
@@ -278,7 +228,7 @@ export function ariaRules() {
   }
 
   /** The name HTML gives the element: its labels, an image's alt, a fieldset's legend... */
-  function nativeName(element, role) {
+  function nativeName(element, role = "button") {
     const tag = element.localName;
     if (tag === "input" && INPUT_ROLES[element.type] === "button" && element.type !== "file") {
       if (element.type === "image") return attribute(element, "alt") || element.value || "Submit";

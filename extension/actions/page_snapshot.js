@@ -166,6 +166,8 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
       if (role === "generic" && !item.name && !keep && item.children.length <= 1 && !item.children[0]?.text) {
         return item.children;
       }
+      // An empty paragraph (spacing between blocks) says nothing.
+      if (role === "paragraph" && !item.name && !item.children.length) return [];
       return [item];
     }
 
@@ -179,7 +181,7 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
       };
     }
 
-    return { build, contextOf, roleOf: rules.roleOf, isHidden: rules.isHidden };
+    return { build, contextOf, roleOf: rules.roleOf, isHidden: rules.isHidden, styleOf: rules.styleOf };
   }
 
   /** The items of the snapshot: the page from its body, or `root` and what is inside it. */
@@ -189,7 +191,9 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
       const top = document.body ?? document.documentElement;
       return top ? mergeTexts(walk.build(top, { cursor: "auto", quiet: false, inert: false })) : [];
     }
-    if (!root.isConnected || walk.isHidden(root)) return null;
+    // checkVisibility: no box, here or above (display: none), or inside a closed <details>.
+    const rendered = root.checkVisibility() || walk.styleOf(root).display === "contents";
+    if (!root.isConnected || walk.isHidden(root) || !rendered) return null;
     const built = walk.build(root, walk.contextOf(root));
     // The element asked for shows even where it would have vanished into its parent.
     if (built.length === 1 && built[0].element === root) return built;
