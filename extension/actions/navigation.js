@@ -153,24 +153,30 @@ export async function withNavigationWatch(tabId, act) {
         method === "Page.frameStartedLoading"),
     COMMIT_WAIT_MS,
   );
+  // Heard from the start too: a same-document navigation (a #link, pushState) arrives at once. A
+  // load that ends without a new page (a download, a 204) stops instead.
+  const navigated = isTopFrameNavigation(tabId);
+  const arriving = waitForEvent(
+    tabId,
+    (method, params) =>
+      navigated(method, params) || (method === "Page.frameStoppedLoading" && params.frameId === frame),
+    COMMIT_WAIT_MS,
+  );
   let started = null;
   starting.then((params) => (started = params));
   try {
     await act();
     await pageCaughtUp(tabId);
+  } catch (error) {
+    arriving.cancel();
+    throw error;
   } finally {
     starting.cancel();
   }
-  if (!started && documentOf(tabId) === document) return;
-  if (documentOf(tabId) === document) {
-    // A load that ends without a new page (a download, a 204) stops instead.
-    const navigated = isTopFrameNavigation(tabId);
-    await waitForEvent(
-      tabId,
-      (method, params) =>
-        navigated(method, params) || (method === "Page.frameStoppedLoading" && params.frameId === frame),
-      COMMIT_WAIT_MS,
-    );
+  if (!started && documentOf(tabId) === document) {
+    arriving.cancel();
+    return;
   }
+  await arriving;
   await waitForReady(tabId);
 }
