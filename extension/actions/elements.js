@@ -4,11 +4,10 @@
 // Helpers run in the tools' isolated world, so a page that replaces DOM methods cannot change what
 // they see; only evaluate runs in the page's own world, because that is what its caller asks for.
 
-import { documentOf, send, utilityWorld } from "./debugger.js";
+import { OBJECT_GROUP, documentOf, send, utilityWorld } from "./debugger.js";
 import { ActionError, Code, sleep } from "./errors.js";
 import { resolveTarget } from "./refs.js";
 
-export const OBJECT_GROUP = "browser-mcp";
 const HIT_RETRIES = 5;
 const HIT_RETRY_MS = 100;
 
@@ -18,26 +17,9 @@ const HIT_RETRY_MS = 100;
  */
 export async function elementFor(tabId, target) {
   const document = documentOf(tabId);
-  const node = await resolveTarget(tabId, target);
-  const executionContextId = await utilityWorld(tabId);
-  let object;
-  try {
-    ({ object } = await send(tabId, "DOM.resolveNode", {
-      backendNodeId: node,
-      executionContextId,
-      objectGroup: OBJECT_GROUP,
-    }));
-  } catch {
-    object = null;
-  }
-  const element = { tabId, document, node, objectId: object?.objectId };
-  if (!object || !(await callOn(element, "function () { return this.isConnected; }"))) {
-    throw new ActionError(
-      Code.STALE_REF,
-      `ref ${target} points at an element that is no longer on the page: take a new snapshot with browser_snapshot`,
-    );
-  }
-  return element;
+  const objectId = await resolveTarget(tabId, target);
+  const { node } = await send(tabId, "DOM.describeNode", { objectId });
+  return { tabId, document, node: node.backendNodeId, objectId };
 }
 
 /** Run `functionSource` with the element as `this` and `args` as JSON values; its JSON result. */

@@ -5,8 +5,8 @@
 // Content Security Policy forbids eval still runs it. A result that JSON cannot hold (a DOM node,
 // a function) comes back as what JSON makes of it, as in Playwright MCP.
 
-import { documentOf, send } from "./debugger.js";
-import { OBJECT_GROUP, elementFor } from "./elements.js";
+import { OBJECT_GROUP, documentOf, send } from "./debugger.js";
+import { elementFor } from "./elements.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { sections, textResult } from "./results.js";
 

@@ -1,18 +1,18 @@
 // Moving a tab between pages (navigate, back, forward, reload) and waiting for a page to be ready
 // to use: its document parsed, and its load event for up to LOAD_WAIT_MS more, as Playwright MCP
 // waits (a page whose images never finish still answers). Also what every input action waits
-// for: a navigation it set off (a link, a form) to arrive before the result describes the page.
+// for: a navigation it set off (a link, a form) to arrive before the result describes the page,
+// and only then; no fixed pause.
 
-import { attach, documentOf, mainFrameOf, send, waitForEvent } from "./debugger.js";
-import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
+import { attach, documentOf, mainFrameOf, send, utilityWorld, waitForEvent } from "./debugger.js";
+import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
 
 const COMMIT_WAIT_MS = 15_000;
 const READY_WAIT_MS = 15_000;
 const LOAD_WAIT_MS = 5_000;
 const POLL_MS = 100;
-// How long after an input event a navigation it caused may take to start.
-const NAVIGATION_START_MS = 500;
-const SETTLE_MS = 100;
+// How long the page may take to catch up with an input before the result is taken anyway.
+const CATCH_UP_MS = 1_000;
 
 async function readyState(tabId) {
   try {
@@ -116,9 +116,30 @@ export async function reload(tabId) {
   await navigation(tabId, () => send(tabId, "Page.reload", {}));
 }
 
+/** Resolve once the page has run its tasks queued until now (a form's submission is one). */
+async function pageCaughtUp(tabId) {
+  // A posted message, not a timer: Chromium holds back timers in a background tab, not messages;
+  // in the tools' world, where the page cannot have replaced MessageChannel.
+  const caughtUp = utilityWorld(tabId).then((contextId) =>
+    send(tabId, "Runtime.evaluate", {
+      contextId,
+      expression: `new Promise((done) => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => done();
+        channel.port2.postMessage(null);
+      })`,
+      awaitPromise: true,
+    }),
+  );
+  // A page that never gets there (a script in a loop, a document going away) is let be.
+  await withTimeout(caughtUp, CATCH_UP_MS, "the page").catch(() => {});
+}
+
 /**
- * Run `act()`, some input to the page, then give the page a moment; if the input set off a
- * navigation of the tab (a link, a submitted form), wait for the new page to be ready.
+ * Run `act()`, some input to the page, let the page handle it, and if that set off a navigation
+ * of the tab (a link, a submitted form, a script that changed location), wait for the new page to
+ * be ready. Input that navigates nowhere returns as soon as the page has caught up with it: the
+ * protocol tells of a navigation as the page asks for it, before the page answers the next call.
  */
 export async function withNavigationWatch(tabId, act) {
   await attach(tabId); // the top frame's id is known from then on
@@ -127,30 +148,35 @@ export async function withNavigationWatch(tabId, act) {
   const starting = waitForEvent(
     tabId,
     (method, params) =>
-      (method === "Page.frameRequestedNavigation" || method === "Page.frameStartedLoading") && params.frameId === frame,
+      params.frameId === frame &&
+      ((method === "Page.frameRequestedNavigation" && ["currentTab", undefined].includes(params.disposition)) ||
+        method === "Page.frameStartedLoading"),
     COMMIT_WAIT_MS,
   );
+  // Heard from the start too: a same-document navigation (a #link, pushState) arrives at once. A
+  // load that ends without a new page (a download, a 204) stops instead.
+  const navigated = isTopFrameNavigation(tabId);
+  const arriving = waitForEvent(
+    tabId,
+    (method, params) =>
+      navigated(method, params) || (method === "Page.frameStoppedLoading" && params.frameId === frame),
+    COMMIT_WAIT_MS,
+  );
+  let started = null;
+  starting.then((params) => (started = params));
   try {
     await act();
+    await pageCaughtUp(tabId);
   } catch (error) {
-    starting.cancel();
+    arriving.cancel();
     throw error;
+  } finally {
+    starting.cancel();
   }
-  const started = await Promise.race([starting, sleep(NAVIGATION_START_MS).then(() => null)]);
-  starting.cancel();
   if (!started && documentOf(tabId) === document) {
-    await sleep(SETTLE_MS);
+    arriving.cancel();
     return;
   }
-  if (documentOf(tabId) === document) {
-    // A load that ends without a new page (a download, a 204) stops instead.
-    const navigated = isTopFrameNavigation(tabId);
-    await waitForEvent(
-      tabId,
-      (method, params) =>
-        navigated(method, params) || (method === "Page.frameStoppedLoading" && params.frameId === frame),
-      COMMIT_WAIT_MS,
-    );
-  }
+  await arriving;
   await waitForReady(tabId);
 }

@@ -6,18 +6,17 @@
 // are never reused in a tab, not even across its pages, so a ref from a page since left cannot
 // name an element of the new one: it is refused as stale instead.
 //
-// Elements are held as the DevTools protocol's backend node ids, valid for their document only.
+// The page's agent (page_snapshot.js) holds the elements, in the tools' isolated world; this side
+// keeps, per tab, which document and world the refs belong to and the last number handed out.
 // A `target` that is not a ref is taken as a CSS selector, as Playwright MCP takes a selector.
 
-import { documentOf, onTabForgotten, send, utilityWorld } from "./debugger.js";
+import { OBJECT_GROUP, documentOf, onTabForgotten, send, utilityWorld } from "./debugger.js";
+import { callAgent } from "./agent.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 
 const REF = /^e\d+$/;
 
-/**
- * tab id -> {document, first, refOf: Map(backend node id -> ref), shown: Map(ref -> backend node id)},
- * `first` being the lowest number a ref of that document can have.
- */
+/** tab id -> {document, world, first}, `first` being the lowest number a ref of that world can have. */
 const registries = new Map();
 /** tab id -> the last ref number handed out there; kept until the tab closes. */
 const lastRef = new Map();
@@ -27,38 +26,20 @@ onTabForgotten((tabId, closed) => {
   if (closed) lastRef.delete(tabId);
 });
 
-function registryOf(tabId, document) {
+/**
+ * The ref numbering for a snapshot of the tab's `document` in the isolated world `world`:
+ * `lastRef`, the number the page goes on from, and `update(last)` with the last it gave.
+ */
+export function refsFor(tabId, document, world) {
   let registry = registries.get(tabId);
-  if (!registry || registry.document !== document) {
-    registry = { document, first: (lastRef.get(tabId) ?? 0) + 1, refOf: new Map(), shown: new Map() };
+  if (!registry || registry.document !== document || registry.world !== world) {
+    registry = { document, world, first: (lastRef.get(tabId) ?? 0) + 1 };
     registries.set(tabId, registry);
   }
-  return registry;
-}
-
-/**
- * A naming session for one snapshot of the tab's `document`: `name(backendNodeId)` gives the
- * element's ref, and `publish(partial)` makes the refs it gave the ones that count.
- */
-export function refNamer(tabId, document) {
-  const registry = registryOf(tabId, document);
-  const given = new Map();
   return {
-    name(backendNodeId) {
-      let ref = registry.refOf.get(backendNodeId);
-      if (!ref) {
-        const next = (lastRef.get(tabId) ?? 0) + 1;
-        lastRef.set(tabId, next);
-        ref = `e${next}`;
-        registry.refOf.set(backendNodeId, ref);
-      }
-      given.set(ref, backendNodeId);
-      return ref;
-    },
-    publish(partial) {
-      if (registries.get(tabId) !== registry) return;
-      if (!partial) registry.shown.clear();
-      for (const [ref, node] of given) registry.shown.set(ref, node);
+    lastRef: lastRef.get(tabId) ?? 0,
+    update(last) {
+      lastRef.set(tabId, Math.max(last, lastRef.get(tabId) ?? 0));
     },
   };
 }
@@ -70,32 +51,33 @@ function stale(target, why) {
   );
 }
 
-/** The backend node id `target` names in the tab's current document. */
+/** The element `target` names in the tab's current document: a handle in the isolated world. */
 export async function resolveTarget(tabId, target) {
   if (typeof target !== "string" || target.trim() === "") {
     throw invalidArguments("target must be a ref from browser_snapshot (like e12) or a CSS selector");
   }
-  if (!REF.test(target)) return querySelector(tabId, target);
+  const world = await utilityWorld(tabId);
+  if (!REF.test(target)) return querySelector(tabId, world, target);
   const registry = registries.get(tabId);
   const number = Number(target.slice(1));
   if (!registry) throw stale(target, "is not from a snapshot of the page this tab shows");
-  if (registry.document !== documentOf(tabId) || (number < registry.first && number <= (lastRef.get(tabId) ?? 0))) {
+  const earlier = number < registry.first && number <= (lastRef.get(tabId) ?? 0);
+  if (registry.document !== documentOf(tabId) || registry.world !== world || earlier) {
     throw stale(target, "is from an earlier page of this tab, or from before the tools attached to it again");
   }
-  const node = registry.shown.get(target);
-  if (node === undefined) throw stale(target, "is not in the latest snapshot of this page");
-  return node;
+  const found = await callAgent(tabId, world, "element", [{ value: target }], false);
+  if (found === "gone") throw stale(target, "points at an element that is no longer on the page");
+  if (found?.objectId) return found.objectId;
+  throw stale(target, "is not in the latest snapshot of this page");
 }
 
-async function querySelector(tabId, selector) {
-  const contextId = await utilityWorld(tabId);
+async function querySelector(tabId, world, selector) {
   const { result, exceptionDetails } = await send(tabId, "Runtime.evaluate", {
     expression: `document.querySelector(${JSON.stringify(selector)})`,
-    contextId,
-    objectGroup: "browser-mcp",
+    contextId: world,
+    objectGroup: OBJECT_GROUP,
   });
   if (exceptionDetails) throw invalidArguments(`"${selector}" is neither a ref like e12 nor a valid CSS selector`);
   if (result.subtype === "null") throw new ActionError(Code.ACTION_FAILED, `"${selector}" does not match any element`);
-  const { node } = await send(tabId, "DOM.describeNode", { objectId: result.objectId });
-  return node.backendNodeId;
+  return result.objectId;
 }

@@ -42,26 +42,22 @@ function pageSections(tabId, snapshot) {
  * full snapshot (browser_snapshot) is cut with a note, and one after an action is left out with a
  * note, so that no answer is larger than a client can use.
  */
-export async function pageReport(tabId, { limit = SNAPSHOT_LIMIT, rootNode, depth, result = [] } = {}) {
-  const snapshot = await captureSnapshot(tabId, { rootNode, depth });
+export async function pageReport(tabId, { limit = SNAPSHOT_LIMIT, root, depth, result = [] } = {}) {
+  const snapshot = await captureSnapshot(tabId, { root, depth, limit });
   const parts = [["Result", result], ...pageSections(tabId, snapshot)];
-  let yaml = snapshot.yaml;
-  let note = "";
-  if (yaml.length > limit && limit < SNAPSHOT_LIMIT) {
+  if (snapshot.length > limit && limit < SNAPSHOT_LIMIT) {
     parts.push([
       "Snapshot",
       [
-        `- The page's snapshot has ${yaml.length} characters: call browser_snapshot to read it, with target for one part.`,
+        `- The page's snapshot has ${snapshot.length} characters: call browser_snapshot to read it, with target for one part.`,
       ],
     ]);
     return textResult(sections(...parts));
   }
-  if (yaml.length > limit) {
-    const lineEnd = yaml.lastIndexOf("\n", limit);
-    yaml = yaml.slice(0, lineEnd > 0 ? lineEnd : limit);
-    note = `The snapshot was cut at ${limit} characters: call browser_snapshot with target set to a ref above for a part of the page.`;
-  }
-  parts.push(["Snapshot", ["```yaml", yaml, "```"]]);
+  parts.push(["Snapshot", ["```yaml", snapshot.yaml, "```"]]);
   const text = sections(...parts);
-  return textResult(note ? `${text}\n${note}` : text);
+  if (snapshot.length <= limit) return textResult(text);
+  return textResult(
+    `${text}\nThe snapshot was cut at ${limit} characters: call browser_snapshot with target set to a ref above for a part of the page.`,
+  );
 }

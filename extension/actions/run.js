@@ -55,9 +55,9 @@ const HANDLERS = {
     if (args.depth !== undefined && !(Number.isInteger(args.depth) && args.depth >= 0)) {
       throw invalidArguments("depth must be a whole number, 0 or more");
     }
-    const rootNode = args.target === undefined ? undefined : (await elementFor(tabId, args.target)).node;
+    const root = args.target === undefined ? undefined : await elementFor(tabId, args.target);
     // As in Playwright MCP, depth 0 sets no limit.
-    return pageReport(tabId, { rootNode, depth: args.depth || undefined });
+    return pageReport(tabId, { root, depth: args.depth || undefined });
   },
   click: input(click),
   hover: input(hover),

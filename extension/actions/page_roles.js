@@ -1,0 +1,321 @@
+// What an element is to a reader of the page, computed in the page itself: its role (ARIA's, or
+// the one its tag implies), its accessible name, its states, and whether it shows at all. The
+// snapshot (page_snapshot.js) walks the page once with these, in the tools' isolated world, which
+// is several times faster than asking Chromium for its whole accessibility tree
+// (Accessibility.getFullAXTree builds and sends every node's properties, a few megabytes for a
+// large page).
+//
+// It follows the HTML-AAM mappings and the accessible name computation as Chromium and
+// Playwright apply them to the pages clients meet, simplified where that costs little: the first
+// token of a `role` attribute is taken as it is, CSS generated content (::before, ::after) is not
+// read, nor are closed shadow roots, which a page's script cannot see either. Where the browser
+// hides something (display: none, visibility: hidden, aria-hidden, a closed <details>), so does
+// the snapshot.
+//
+// Runs in the page: ariaRules is sent as source (Function.prototype.toString), so it may use
+// nothing from this module's scope, only the page's globals.
+
+/** The rules, bound to one snapshot (computed styles are read once per element and kept). */
+export function ariaRules() {
+  /** The role each tag implies, as `tag:role` words; the tags whose role depends on more are in tagRole. */
+  const TAG_ROLES = Object.fromEntries(
+    (
+      "article:article aside:complementary blockquote:blockquote button:button caption:caption " +
+      "code:code dd:definition del:deletion details:group dfn:term dialog:dialog dt:term em:emphasis " +
+      "fieldset:group figure:figure form:form hr:separator iframe:iframe frame:iframe ins:insertion " +
+      "li:listitem main:main mark:mark math:math menu:list meter:meter nav:navigation ol:list " +
+      "optgroup:group option:option output:status p:paragraph progress:progressbar s:deletion " +
+      "search:search strong:strong sub:subscript sup:superscript table:table tbody:rowgroup td:cell " +
+      "textarea:textbox tfoot:rowgroup thead:rowgroup time:time tr:row ul:list"
+    )
+      .split(" ")
+      .map((pair) => pair.split(":")),
+  );
+  const INPUT_ROLES = {
+    button: "button",
+    checkbox: "checkbox",
+    color: "button",
+    file: "button",
+    image: "button",
+    number: "spinbutton",
+    radio: "radio",
+    range: "slider",
+    reset: "button",
+    search: "searchbox",
+    submit: "button",
+  };
+  /** Roles named by their content when nothing else names them. */
+  const NAMED_BY_CONTENT = new Set(
+    (
+      "button cell checkbox columnheader gridcell heading link menuitem menuitemcheckbox menuitemradio " +
+      "option radio rowheader switch tab tooltip treeitem"
+    ).split(" "),
+  );
+  /** The roles ARIA defines that a page may name in a `role` attribute (abstract ones are not). */
+  const ROLES = new Set(
+    (
+      "alert alertdialog application article banner blockquote button caption cell checkbox code " +
+      "columnheader combobox complementary contentinfo definition deletion dialog directory document " +
+      "emphasis feed figure form generic grid gridcell group heading img image insertion link list " +
+      "listbox listitem log main mark marquee math menu menubar menuitem menuitemcheckbox menuitemradio " +
+      "meter navigation none note option paragraph presentation progressbar radio radiogroup region row " +
+      "rowgroup rowheader scrollbar search searchbox separator slider spinbutton status strong subscript " +
+      "superscript switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree " +
+      "treegrid treeitem"
+    ).split(" "),
+  );
+  const CHECKABLE = new Set(["checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"]);
+  const SELECTABLE = new Set(["option", "tab", "row", "gridcell", "treeitem", "columnheader", "rowheader"]);
+  /** Roles a person acts on, which an aria-disabled ancestor disables too. */
+  const OPERABLE = new Set(
+    (
+      "button checkbox combobox link listbox menuitem menuitemcheckbox menuitemradio option radio " +
+      "searchbox slider spinbutton switch tab textbox treeitem"
+    ).split(" "),
+  );
+  const TEXT_INPUTS = new Set(["", "text", "email", "tel", "url", "password", "search"]);
+  /** Elements that never show, nor count towards a name. */
+  const SILENT = new Set(["script", "style", "template", "noscript", "head", "title", "meta", "link", "base"]);
+  const styles = new Map();
+
+  /** The computed style's few properties the snapshot reads, read once per element. */
+  function styleOf(element) {
+    let style = styles.get(element);
+    if (!style) {
+      const computed = getComputedStyle(element);
+      style = { display: computed.display, visibility: computed.visibility, cursor: computed.cursor };
+      styles.set(element, style);
+    }
+    return style;
+  }
+
+  /** Left out with everything inside it: not rendered, or hidden from assistive technology. */
+  function isHidden(element) {
+    return element.getAttribute("aria-hidden") === "true" || styleOf(element).display === "none";
+  }
+
+  const attribute = (element, name) => (element.getAttribute(name) ?? "").trim();
+
+  function inputRole(input) {
+    const type = input.type;
+    if (TEXT_INPUTS.has(type) && input.hasAttribute("list")) return "combobox";
+    return INPUT_ROLES[type] ?? "textbox";
+  }
+
+  /** The role the element's tag gives it: "generic" when none, "none" when it is decoration. */
+  function tagRole(element) {
+    const tag = element.localName;
+    if (TAG_ROLES[tag]) return TAG_ROLES[tag];
+    switch (tag) {
+      case "a":
+        return element.hasAttribute("href") ? "link" : "generic";
+      case "h1":
+      case "h2":
+      case "h3":
+      case "h4":
+      case "h5":
+      case "h6":
+        return "heading";
+      case "img":
+        return element.getAttribute("alt") === "" && !element.hasAttribute("aria-label") ? "none" : "img";
+      case "svg":
+      case "canvas":
+        return attribute(element, "aria-label") || element.querySelector(":scope > title") ? "img" : "none";
+      case "input":
+        return element.type === "hidden" ? "none" : inputRole(element);
+      case "select":
+        return element.multiple || element.size > 1 ? "listbox" : "combobox";
+      case "section":
+        return attribute(element, "aria-label") || element.hasAttribute("aria-labelledby") ? "region" : "generic";
+      case "header":
+      case "footer":
+        // Landmarks only for the page as a whole, not for an article's or a section's.
+        if (element.parentElement?.closest("article, aside, main, nav, section")) return "generic";
+        return tag === "header" ? "banner" : "contentinfo";
+      case "summary":
+        return element.parentElement?.localName === "details" &&
+          element.parentElement.querySelector(":scope > summary") === element
+          ? "button"
+          : "generic";
+      case "th":
+        return element.getAttribute("scope") === "row" ? "rowheader" : "columnheader";
+      default:
+        return "generic";
+    }
+  }
+
+  /** The element's role: the first ARIA role its `role` attribute names, else its tag's. */
+  function roleOf(element) {
+    const tokens = element.getAttribute("role")?.toLowerCase().split(/\s+/) ?? [];
+    const explicit = tokens.find((token) => ROLES.has(token));
+    if (explicit) return explicit === "presentation" ? "none" : explicit === "image" ? "img" : explicit;
+    return tagRole(element);
+  }
+
+  /** What a control holds as text: a field's value (a password's as dots), a drop-down's choice. */
+  function valueOf(element, role) {
+    const tag = element.localName;
+    if (tag === "input" || tag === "textarea") {
+      if (element.type === "checkbox" || element.type === "radio" || INPUT_ROLES[element.type] === "button") return "";
+      return element.type === "password" ? "•".repeat(element.value.length) : element.value;
+    }
+    if (tag === "select") return element.selectedOptions[0]?.label ?? "";
+    if (role === "slider" || role === "spinbutton" || role === "progressbar" || role === "meter") {
+      return attribute(element, "aria-valuetext") || attribute(element, "aria-valuenow");
+    }
+    return "";
+  }
+
+  const isControl = (element) => ["input", "textarea", "select"].includes(element.localName);
+
+  /** The nodes an element shows: its shadow tree's, a slot's assigned ones, a closed <details>'s summary. */
+  function childNodesOf(element) {
+    if (element.localName === "slot") {
+      const assigned = element.assignedNodes();
+      if (assigned.length) return assigned;
+    }
+    if (element.localName === "details" && !element.open) {
+      const summary = element.querySelector(":scope > summary");
+      return summary ? [summary] : [];
+    }
+    return element.shadowRoot?.childNodes ?? element.childNodes;
+  }
+
+  /**
+   * The text an element's content reads as, for names: its visible texts, and the elements inside
+   * by their own label, a field by its value; blocks apart, `skip` (the control a label names) left out.
+   */
+  function contentText(element, skip) {
+    const parts = [];
+    const visible = styleOf(element).visibility === "visible";
+    for (const child of childNodesOf(element)) {
+      if (child.nodeType === Node.TEXT_NODE) {
+        if (visible) parts.push(child.nodeValue);
+        continue;
+      }
+      if (child.nodeType !== Node.ELEMENT_NODE || child === skip || SILENT.has(child.localName) || isHidden(child)) {
+        continue;
+      }
+      if (child.localName === "br") {
+        parts.push(" ");
+        continue;
+      }
+      const tag = child.localName;
+      let text = attribute(child, "aria-label");
+      if (!text && (tag === "img" || (tag === "input" && child.type === "image"))) {
+        text = styleOf(child).visibility === "visible" ? attribute(child, "alt") : "";
+      } else if (!text && isControl(child)) {
+        text = valueOf(child, roleOf(child)) || (INPUT_ROLES[child.type] === "button" ? nativeName(child) : "");
+      } else if (!text) {
+        text = contentText(child, skip);
+      }
+      parts.push(styleOf(child).display === "inline" ? text : ` ${text} `);
+    }
+    return parts.join("").replace(/\s+/g, " ").trim();
+  }
+
+  /** The text of the elements an aria-labelledby lists, hidden or not. */
+  function labelledByText(element, ids) {
+    const root = element.getRootNode();
+    return ids
+      .split(/\s+/)
+      .map((id) => root.getElementById?.(id) ?? document.getElementById(id))
+      .filter(Boolean)
+      .map((labeller) => attribute(labeller, "aria-label") || contentText(labeller) || labeller.textContent)
+      .join(" ")
+      .replace(/\s+/g, " ")
+      .trim();
+  }
+
+  /** The name HTML gives the element: its labels, an image's alt, a fieldset's legend... */
+  function nativeName(element, role = "button") {
+    const tag = element.localName;
+    if (tag === "input" && INPUT_ROLES[element.type] === "button" && element.type !== "file") {
+      if (element.type === "image") return attribute(element, "alt") || element.value || "Submit";
+      if (element.type !== "color")
+        return element.value || (element.type === "reset" ? "Reset" : element.type === "submit" ? "Submit" : "");
+    }
+    if (element.labels?.length) {
+      const text = [...element.labels]
+        .map((label) => contentText(label, element))
+        .join(" ")
+        .trim();
+      if (text) return text;
+    }
+    if (tag === "img" || tag === "area") return attribute(element, "alt");
+    if (tag === "fieldset") {
+      const legend = element.querySelector(":scope > legend");
+      return legend ? contentText(legend) : "";
+    }
+    if (tag === "table") {
+      const caption = element.querySelector(":scope > caption");
+      return caption ? contentText(caption) : "";
+    }
+    if (tag === "svg") return element.querySelector(":scope > title")?.textContent.trim() ?? "";
+    if (tag === "option") return attribute(element, "label") || contentText(element);
+    if (NAMED_BY_CONTENT.has(role)) return contentText(element);
+    return "";
+  }
+
+  /** The accessible name: aria-labelledby, aria-label, what HTML names it by, its title, a placeholder. */
+  function nameOf(element, role) {
+    const ids = attribute(element, "aria-labelledby");
+    const labelledBy = ids ? labelledByText(element, ids) : "";
+    if (labelledBy) return labelledBy;
+    const label = attribute(element, "aria-label");
+    if (label) return label;
+    const name = nativeName(element, role) || attribute(element, "title");
+    if (name) return name;
+    if ((element.localName === "input" && TEXT_INPUTS.has(element.type)) || element.localName === "textarea") {
+      return attribute(element, "placeholder");
+    }
+    return "";
+  }
+
+  const isOn = (element, name) => {
+    const value = element.getAttribute(name);
+    return value === "true" ? true : value === "mixed" ? "mixed" : false;
+  };
+
+  /**
+   * The states a snapshot shows: checked, disabled, expanded, focused, invalid, level, pressed,
+   * selected; `inertAncestor` says an ancestor is aria-disabled.
+   */
+  function statesOf(element, role, focused, inertAncestor) {
+    const props = {};
+    const tag = element.localName;
+    if (CHECKABLE.has(role)) {
+      if (tag === "input" && (element.type === "checkbox" || element.type === "radio")) {
+        props.checked = element.indeterminate ? "mixed" : element.checked;
+      } else {
+        props.checked = isOn(element, "aria-checked");
+      }
+    }
+    const disabled = "disabled" in element && element.matches(":disabled");
+    if (disabled || element.getAttribute("aria-disabled") === "true" || (inertAncestor && OPERABLE.has(role))) {
+      props.disabled = true;
+    }
+    if (element.getAttribute("aria-expanded") === "true") props.expanded = true;
+    else if (tag === "summary" && role === "button" && element.parentElement.open) props.expanded = true;
+    if (element === focused) props.focused = true;
+    const invalid = element.getAttribute("aria-invalid");
+    if (invalid && invalid !== "false") props.invalid = true;
+    if (role === "heading") {
+      props.level = Number(element.getAttribute("aria-level")) || Number(/^h([1-6])$/.exec(tag)?.[1]) || 2;
+    } else if (role === "treeitem" && element.hasAttribute("aria-level")) {
+      props.level = Number(element.getAttribute("aria-level"));
+    }
+    if (role === "button") props.pressed = isOn(element, "aria-pressed");
+    if (SELECTABLE.has(role)) props.selected = tag === "option" ? element.selected : isOn(element, "aria-selected");
+    return props;
+  }
+
+  /** The element that has the focus, inside shadow roots too; none when it is the page itself. */
+  function focusedElement() {
+    let active = document.activeElement;
+    while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+    return active === document.body || active === document.documentElement ? null : active;
+  }
+
+  return { SILENT, styleOf, isHidden, childNodesOf, roleOf, nameOf, valueOf, statesOf, focusedElement };
+}

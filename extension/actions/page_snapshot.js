@@ -1,0 +1,243 @@
+// The page as a snapshot, computed in the page in one walk (run in the tools' isolated world,
+// where the page's scripts cannot reach it), and the refs that name its elements: Playwright
+// MCP's YAML, `- role "name" [state] [ref=e7]` lines nested as the page is, text as `- text:`,
+// link targets as `- /url:`.
+//
+// Kept small on purpose, as a client reads all of it: inline wrappers (a <span>, a <b>) vanish and
+// their text flows on; a block wrapper shows as `generic` only when it groups several things (a
+// product card) or holds text; names that only repeat the text below them are shown once; the text
+// of a checkbox's or a radio button's label, which is its name already, is not repeated. Every
+// element shown gets a ref, except the options of a closed drop-down, which browser_select_option
+// reaches by value. Frames show as `- iframe`, without their content.
+//
+// Refs: an element keeps its ref for as long as this world (one document, one debugger session)
+// lives; a ref counts while the latest snapshot showed it (a partial snapshot adds its refs to
+// those of the full one before it). Numbers go on from `lastRef`, which the extension keeps per
+// tab, so that they are never reused in a tab, not even across its pages.
+//
+// Runs in the page: snapshotAgent is sent as source with ariaRules (page_roles.js) and
+// yamlRenderer (page_yaml.js), so it may use nothing from this module's scope.
+
+/** The agent one world keeps: `snapshot(root, options)` and `element(ref)`. */
+export function snapshotAgent(ariaRules, yamlRenderer) {
+  /** Roles whose text is their value: what Chromium lists inside them is not shown. */
+  const VALUE_ROLES = new Set(["textbox", "searchbox", "spinbutton", "slider", "combobox"]);
+  /** Elements whose content is their own business (a field's parts, an image's drawing). */
+  const REPLACED = new Set([
+    "input",
+    "textarea",
+    "select",
+    "progress",
+    "meter",
+    "video",
+    "audio",
+    "canvas",
+    "svg",
+    "object",
+    "embed",
+    "iframe",
+    "frame",
+    "img",
+    "math",
+  ]);
+  const render = yamlRenderer();
+  const refOf = new WeakMap();
+  let shown = new Map();
+  let last = 0;
+
+  const normalize = (text) => text.replace(/\s+/g, " ").trim();
+  const asGap = (item) => (item.text !== undefined ? { ...item, gap: true } : item);
+
+  /** Texts next to each other become one; `gap` says a block boundary lies between two. */
+  function mergeTexts(items) {
+    const merged = [];
+    for (const item of items) {
+      const previous = merged[merged.length - 1];
+      if (item.text !== undefined && previous?.text !== undefined) {
+        previous.text += (previous.gap || item.gap ? " " : "") + item.text;
+        previous.gap = item.gap;
+      } else {
+        merged.push(item.text !== undefined ? { ...item } : item);
+      }
+    }
+    const kept = [];
+    for (const item of merged) {
+      if (item.text === undefined) kept.push(item);
+      else if (normalize(item.text)) kept.push({ text: normalize(item.text), gap: item.gap });
+    }
+    return kept;
+  }
+
+  /** What items read as: their texts, and their elements by name or by their own content. */
+  function contentText(items) {
+    return normalize(
+      items.map((item) => (item.text !== undefined ? item.text : item.name || contentText(item.children))).join(" "),
+    );
+  }
+
+  function walker(rules) {
+    const focused = rules.focusedElement();
+    const origin = location.origin === "null" ? "" : location.origin;
+    const shortUrl = (url) => (origin && url.startsWith(origin + "/") ? url.slice(origin.length) : url);
+
+    /** A generic element a person may act on even so: focusable, editable, or with a click handler's look. */
+    function actionable(element, style, context) {
+      return (
+        element.hasAttribute("tabindex") ||
+        element.hasAttribute("onclick") ||
+        (element.isContentEditable && !element.parentElement?.isContentEditable) ||
+        (style.cursor === "pointer" && context.cursor !== "pointer")
+      );
+    }
+
+    function childContext(element, style, context) {
+      const quiet = element.localName === "label" && ["checkbox", "radio"].includes(element.control?.type);
+      const inert = element.getAttribute("aria-disabled") === "true";
+      if (style.cursor === context.cursor && !quiet && !inert) return context;
+      return { ...context, cursor: style.cursor, quiet: context.quiet || quiet, inert: context.inert || inert };
+    }
+
+    function childItems(element, context, textShows) {
+      const items = [];
+      for (const child of rules.childNodesOf(element)) {
+        if (child.nodeType === Node.TEXT_NODE) {
+          if (textShows && !context.quiet) items.push({ text: child.nodeValue, gap: false });
+        } else if (child.nodeType === Node.ELEMENT_NODE) {
+          for (const item of build(child, context)) items.push(item);
+        }
+      }
+      return items;
+    }
+
+    /** A drop-down's options (and their groups); a closed one's get no refs. */
+    function optionItems(select, closed, context) {
+      const items = [];
+      for (const child of select.children) {
+        if (child.localName !== "option" && child.localName !== "optgroup") continue;
+        if (child.hidden) continue;
+        const role = child.localName === "option" ? "option" : "group";
+        const item = {
+          role,
+          name: normalize(rules.nameOf(child, role) || child.label || ""),
+          element: closed ? undefined : child,
+          props: rules.statesOf(child, role, focused, context.inert),
+          children: role === "group" ? optionItems(child, closed, context) : [],
+        };
+        items.push(item);
+      }
+      return items;
+    }
+
+    /** The items `element` shows as: none, some text, one element, or its content moved up. */
+    function build(element, context) {
+      const tag = element.localName;
+      if (rules.SILENT.has(tag) || rules.isHidden(element)) return [];
+      if (tag === "br") return [{ text: " ", gap: true }];
+      const style = rules.styleOf(element);
+      const visible = style.visibility === "visible";
+      const role = visible ? rules.roleOf(element) : "none";
+      const inline = style.display === "inline" || style.display === "contents";
+      const keep = role === "generic" && actionable(element, style, context);
+      const inner = childContext(element, style, context);
+      if (role === "none" || (role === "generic" && inline && !keep && tag !== "label")) {
+        const items = REPLACED.has(tag) ? [] : childItems(element, inner, visible);
+        return inline ? items : items.map(asGap);
+      }
+      const item = {
+        role,
+        name: normalize(rules.nameOf(element, role)),
+        element,
+        props: rules.statesOf(element, role, focused, context.inert),
+        children: [],
+      };
+      if (tag === "select") item.children = optionItems(element, role === "combobox", inner);
+      else if (!REPLACED.has(tag) && role !== "img" && role !== "iframe") {
+        item.children = mergeTexts(childItems(element, inner, true));
+      }
+      const value = VALUE_ROLES.has(role) && !item.children.length ? rules.valueOf(element, role) : "";
+      if (value !== "") item.children = [{ text: value }];
+      if (role === "link" && typeof element.href === "string" && element.href) item.url = shortUrl(element.href);
+      const elements = item.children.filter((child) => child.text === undefined);
+      if (item.name && item.name === contentText(item.children)) {
+        // Say it once: as the name when only text is inside, else through the elements inside.
+        if (elements.length) item.name = "";
+        else item.children = [];
+      }
+      if (role === "generic" && !item.name && !keep && item.children.length <= 1 && !item.children[0]?.text) {
+        return item.children;
+      }
+      // An empty paragraph (spacing between blocks) says nothing.
+      if (role === "paragraph" && !item.name && !item.children.length) return [];
+      return [item];
+    }
+
+    /** The context an element starts from when a snapshot starts at it rather than at the page. */
+    function contextOf(element) {
+      const parent = element.parentElement;
+      return {
+        cursor: parent ? rules.styleOf(parent).cursor : "auto",
+        quiet: Boolean(parent?.closest("label")?.control?.type?.match(/^(checkbox|radio)$/)),
+        inert: Boolean(parent?.closest('[aria-disabled="true"]')),
+      };
+    }
+
+    return { build, contextOf, roleOf: rules.roleOf, isHidden: rules.isHidden, styleOf: rules.styleOf };
+  }
+
+  /** The items of the snapshot: the page from its body, or `root` and what is inside it. */
+  function itemsOf(root) {
+    const walk = walker(ariaRules());
+    if (!root) {
+      const top = document.body ?? document.documentElement;
+      return top ? mergeTexts(walk.build(top, { cursor: "auto", quiet: false, inert: false })) : [];
+    }
+    // checkVisibility: no box, here or above (display: none), or inside a closed <details>.
+    const rendered = root.checkVisibility() || walk.styleOf(root).display === "contents";
+    if (!root.isConnected || walk.isHidden(root) || !rendered) return null;
+    const built = walk.build(root, walk.contextOf(root));
+    // The element asked for shows even where it would have vanished into its parent.
+    if (built.length === 1 && built[0].element === root) return built;
+    const role = walk.roleOf(root);
+    return [
+      { role: role === "none" ? "generic" : role, name: "", element: root, props: {}, children: mergeTexts(built) },
+    ];
+  }
+
+  /**
+   * {url, title, yaml, length, lastRef}, or {error} when `root` is not rendered. `yaml` is cut at
+   * a line's end within `limit` characters; `length` is the whole snapshot's.
+   */
+  function snapshot(root, { depth, limit, lastRef, partial }) {
+    const items = itemsOf(root);
+    if (!items) return { error: "the element is not rendered, so it has no snapshot" };
+    last = Math.max(last, lastRef);
+    const given = new Map();
+    const refFor = (element) => {
+      let ref = refOf.get(element);
+      if (!ref) {
+        ref = `e${++last}`;
+        refOf.set(element, ref);
+      }
+      given.set(ref, element);
+      return ref;
+    };
+    let yaml = render(items, depth, refFor);
+    const length = yaml.length;
+    if (length > limit) {
+      const lineEnd = yaml.lastIndexOf("\n", limit);
+      yaml = yaml.slice(0, lineEnd > 0 ? lineEnd : limit);
+    }
+    if (!partial) shown = given;
+    else for (const [ref, element] of given) shown.set(ref, element);
+    return { url: location.href, title: document.title, yaml, length, lastRef: last };
+  }
+
+  /** The element the latest snapshots showed as `ref`, or why there is none: "unknown" or "gone". */
+  function element(ref) {
+    const found = shown.get(ref);
+    if (!found) return "unknown";
+    return found.isConnected ? found : "gone";
+  }
+
+  return { snapshot, element };
+}
