@@ -4,10 +4,11 @@
 It parses the options, runs the suites asked for and prints their reports (and writes them as
 JSON with ``--json``). The benchmarks are modules of their own: ``bench_rest.py`` (REST calls
 beside a minimal aiohttp relay), ``bench_mcp.py`` (MCP calls, spawn time and a long tools/list
-beside an SDK-based relay), ``bench_discovery.py`` (how soon the real extension joins a new
-broker) and ``bench_actions.py`` (the built-in browser tools beside Playwright MCP's); the harness
-they share is the package ``benchlib``. The MCP, discovery and actions modules are imported only
-when their suite runs, so the MCP SDK and Playwright load only then.
+beside an SDK-based relay), ``bench_daemon.py`` (start-up, idle memory, a page tool's definition
+and claiming tabs, each beside its baseline), ``bench_discovery.py`` (how soon the real extension
+joins a new broker) and ``bench_actions.py`` (the built-in browser tools beside Playwright MCP's);
+the harness they share is the package ``benchlib``. The MCP, daemon, discovery and actions modules are
+imported only when their suite runs, so the MCP SDK and Playwright load only then.
 
 Linux only (``/proc``). Run it through ``scripts/bench``; ``--help`` for the knobs.
 """
@@ -38,7 +39,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 3 discovery runs, 5 snapshots and 10 clicks",
+        help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 5 start-ups and one claim round, 3 discovery"
+        " runs, 5 snapshots and 10 clicks",
     )
     parser.add_argument("--calls-small", type=int, default=2000, help="measured calls per scenario under 100 KB")
     parser.add_argument("--calls-large", type=int, default=2000, help="measured calls per scenario of 100 KB or more")
@@ -63,10 +65,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "all", "discovery", "actions"],
+        choices=["rest", "mcp", "daemon", "all", "discovery", "actions"],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
-        " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); all: both (the default); discovery: how"
+        " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); daemon: start-up and idle memory beside a"
+        " minimal aiohttp server, a page tool's MCP definition beside what the page declared, and claiming 300"
+        " tabs one by one with 1 and with 10 other MCP sessions (scripts/bench_daemon.py; under a minute); all:"
+        " rest, mcp and daemon (the default); discovery: how"
         " soon the real extension in headless Chromium joins a broker that starts, through the native host and"
         " by port probing (scripts/bench_discovery.py; not part of all: it takes about four minutes and two"
         " Chromium launches); actions: the built-in browser tools (browser_snapshot of a large page, browser_click)"
@@ -87,6 +92,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     mcp.add_argument("--mcp-concurrency", type=int, nargs="+", default=[1, 8], metavar="N")
     mcp.add_argument("--spawn-runs", type=int, default=15, help="spawns of browser-mcp mcp (and of the baseline)")
     mcp.add_argument("--list-requests", type=int, default=40, help="measured tools/list requests per path")
+    daemon = parser.add_argument_group("daemon suite")
+    daemon.add_argument(
+        "--daemon-runs", type=int, default=10, help="spawns of the broker and of the minimal server, for start-up"
+    )
+    daemon.add_argument("--daemon-tabs", type=int, default=300, help="tabs claimed one by one")
+    daemon.add_argument(
+        "--daemon-rounds", type=int, default=3, help="claim runs for each --daemon-sessions N, taking turns"
+    )
+    daemon.add_argument(
+        "--daemon-sessions",
+        type=int,
+        nargs="+",
+        default=[1, 10],
+        metavar="N",
+        help="other idle MCP sessions while the tabs are claimed, one fresh broker for each N",
+    )
     discovery = parser.add_argument_group("discovery suite")
     discovery.add_argument(
         "--discovery-runs", type=int, default=10, help="brokers started for the native host to announce"
@@ -118,6 +139,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.calls_small, args.calls_large, args.warmup, args.repeat = 300, 100, 30, 1
         args.mcp_calls, args.mcp_calls_large, args.spawn_runs, args.list_requests = 200, 50, 5, 10
         args.discovery_runs = 3
+        args.daemon_runs, args.daemon_rounds = 5, 1
         args.actions_snapshots, args.actions_clicks = 5, 10
     if args.discovery_probing_runs is None:
         args.discovery_probing_runs = args.discovery_runs
@@ -126,6 +148,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     action_counts = (args.actions_products, args.actions_snapshots, args.actions_clicks)
     if min(*counts, *runs, *action_counts) < 1 or min(args.warmup, args.actions_click_warmup) < 0:
         parser.error("call counts, run counts and --repeat must be positive, --warmup not negative")
+    if min(args.daemon_runs, args.daemon_tabs, args.daemon_rounds) < 1 or min(args.daemon_sessions) < 0:
+        parser.error(
+            "--daemon-runs, --daemon-tabs and --daemon-rounds must be positive, --daemon-sessions not negative"
+        )
     return args
 
 
@@ -138,13 +164,18 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
     return uvloop.run  # type: ignore[no-any-return]
 
 
-async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any]:
+async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any, Any]:
     scenarios = await bench_rest.bench_rest(args) if args.suite in ("rest", "all") else []
     mcp_results = None
     if args.suite in ("mcp", "all"):
         import bench_mcp  # noqa: PLC0415 - the SDK loads only for the MCP suite
 
         mcp_results = await bench_mcp.bench_mcp(args)
+    daemon_results = None
+    if args.suite in ("daemon", "all"):
+        import bench_daemon  # noqa: PLC0415 - the SDK loads only for the suites that speak MCP
+
+        daemon_results = await bench_daemon.bench_daemon(args)
     discovery_results = None
     if args.suite == "discovery":
         import bench_discovery  # noqa: PLC0415 - Playwright loads only for the discovery suite
@@ -155,7 +186,7 @@ async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario]
         import bench_actions  # noqa: PLC0415 - the SDK and Playwright load only for the actions suite
 
         actions_results = await bench_actions.bench_actions(args)
-    return scenarios, mcp_results, discovery_results, actions_results
+    return scenarios, mcp_results, daemon_results, discovery_results, actions_results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parse_args(argv)
     try:
-        scenarios, mcp_results, discovery_results, actions_results = _event_loop_runner()(bench_all(args))
+        scenarios, mcp_results, daemon_results, discovery_results, actions_results = _event_loop_runner()(
+            bench_all(args)
+        )
     except BenchError as exc:
         print(f"scripts/bench: {exc}", file=sys.stderr)
         return 1
@@ -181,6 +214,13 @@ def main(argv: list[str] | None = None) -> int:
         output.setdefault("config", {"warmup": args.warmup, "repeat": args.repeat, "broker_cmd": args.broker_cmd})
         output.setdefault("machine", machine())
         output["mcp"] = bench_mcp.mcp_json(mcp_results, args)
+    if daemon_results is not None:
+        import bench_daemon  # noqa: PLC0415
+
+        print(("\n\n" if output else "") + bench_daemon.daemon_report(daemon_results, args))
+        output.setdefault("config", {"broker_cmd": args.broker_cmd})
+        output.setdefault("machine", machine())
+        output["daemon"] = bench_daemon.daemon_json(daemon_results, args)
     if discovery_results is not None:
         import bench_discovery  # noqa: PLC0415
 

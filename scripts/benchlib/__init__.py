@@ -21,10 +21,10 @@
 Chromium's launch arguments are the tests' own, ``tests/chromium.py``.
 
 The benchmarks themselves are ``scripts/bench_rest.py``, ``scripts/bench_mcp.py`` (with
-``scripts/bench_mcp_list.py``), ``scripts/bench_discovery.py`` and ``scripts/bench_actions.py``;
-``scripts/bench.py`` parses the command line and runs them. This module imports only the
-standard library: the baselines import the package too (for :mod:`benchlib.relay_link`), and their
-memory is measured.
+``scripts/bench_mcp_list.py``), ``scripts/bench_daemon.py``, ``scripts/bench_discovery.py`` and
+``scripts/bench_actions.py``; ``scripts/bench.py`` parses the command line and runs them. This
+module imports only the standard library: the baselines import the package too (for
+:mod:`benchlib.relay_link`), and their memory is measured.
 """
 
 from __future__ import annotations
