@@ -5,9 +5,10 @@ so this bridge turns an aiohttp request into ``scope``/``receive``/``send``:
 
 - the body is streamed to ``receive()``, up to ``body_limit`` bytes: a body declared larger is
   refused with 413 before a byte of it is read, and one that grows past it while streaming is cut
-  off and refused the same way; after it, ``receive()`` reports ``http.disconnect`` once
-  the client's socket closes (aiohttp has no disconnect event without handler cancellation, so
-  the transport is looked at every 50 ms) or the response is complete;
+  off and refused the same way; after it, ``receive()`` reports ``http.disconnect`` once the
+  client's socket closes (aiohttp has no disconnect event without handler cancellation, so the
+  transport is looked at after 50 ms, then less and less often, up to every second) or the
+  response is complete;
 - ``http.response.start`` prepares a ``StreamResponse`` at once (an SSE stream may send no body
   for a long time and the client waits for the headers); body chunks are written as they come;
 - once the client has gone, further sends are dropped, as uvicorn does.
@@ -33,6 +34,7 @@ Message = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]]
 
 _DISCONNECT_POLL = 0.05
+_DISCONNECT_POLL_MAX = 1.0
 logger = logging.getLogger(__name__)
 
 
@@ -136,12 +138,16 @@ async def serve_asgi(
     async def receive() -> Message:
         if not body.done:
             return await body.next()
+        poll = _DISCONNECT_POLL
         while not finished.is_set():
             transport = request.transport
             if transport is None or transport.is_closing():
                 break
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(finished.wait(), _DISCONNECT_POLL)
+                await asyncio.wait_for(finished.wait(), poll)
+            # A stream that stays open is looked at less and less often: an idle client's event
+            # stream costs the broker a wake-up a second, not twenty.
+            poll = min(poll * 2, _DISCONNECT_POLL_MAX)
         return {"type": "http.disconnect"}
 
     async def send(message: Message) -> None:
