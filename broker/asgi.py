@@ -118,6 +118,20 @@ class _Held:
         return [{**start, "headers": headers}, {**message, "body": rewritten}]
 
 
+async def _until_gone(request: web.Request, finished: asyncio.Event) -> None:
+    """Return once the client's socket has closed or the response is complete."""
+    poll = _DISCONNECT_POLL
+    while not finished.is_set():
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(finished.wait(), poll)
+        # A stream that stays open is looked at less and less often: an idle client's event
+        # stream costs the broker a wake-up a second, not twenty.
+        poll = min(poll * 2, _DISCONNECT_POLL_MAX)
+
+
 async def serve_asgi(
     app: ASGIApp,
     request: web.Request,
@@ -138,16 +152,7 @@ async def serve_asgi(
     async def receive() -> Message:
         if not body.done:
             return await body.next()
-        poll = _DISCONNECT_POLL
-        while not finished.is_set():
-            transport = request.transport
-            if transport is None or transport.is_closing():
-                break
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(finished.wait(), poll)
-            # A stream that stays open is looked at less and less often: an idle client's event
-            # stream costs the broker a wake-up a second, not twenty.
-            poll = min(poll * 2, _DISCONNECT_POLL_MAX)
+        await _until_gone(request, finished)
         return {"type": "http.disconnect"}
 
     async def send(message: Message) -> None:
