@@ -967,8 +967,13 @@ def check_success(request: RestRequest, answer: Any, route: str, session: str | 
             assert (answer["tab"]["owner"] or {}).get("sessionId") == owner[request.segments[2]]
 
 
+def encode_segment(segment: str) -> str:
+    # Dots too: the client would resolve a segment "." or ".." away before sending.
+    return quote(segment, safe="").replace(".", "%2E")
+
+
 def request_target(request: RestRequest) -> str:
-    path = "/" + "/".join(quote(segment, safe="") for segment in request.segments)
+    path = "/" + "/".join(encode_segment(segment) for segment in request.segments)
     query = urlencode(request.query, quote_via=quote)
     return path + ("?" + query if query else "")
 
@@ -979,7 +984,7 @@ def hits_known_bug_long_line(request: RestRequest) -> bool:
 
 
 class RestUnderFuzz:
-    def __init__(self, broker: BrokerUnderTest, session: aiohttp.ClientSession, fakes: list[FakeExtension]):
+    def __init__(self, broker: BrokerUnderTest, session: aiohttp.ClientSession, fakes: list[FakeExtension]) -> None:
         self.broker = broker
         self.session = session
         self.fakes = fakes
@@ -998,16 +1003,18 @@ class RestUnderFuzz:
         headers = {"Authorization": REST_TOKEN_HEADER, "X-Session-Id": session_of(request) or "rest"}
         opened = answer.get("tab") if isinstance(answer, dict) else None
         if isinstance(opened, dict) and opened["id"] >= 1000:
-            async with self.session.delete(self.broker.server.make_url(f"/tabs/{opened['ref']}"), headers=headers):
-                pass
-        status, _ = await self.broker.delete(f"/sessions/{quote(headers['X-Session-Id'], safe='')}")
-        assert status == 200
+            closed = self.broker.server.make_url(f"/tabs/{opened['ref']}")
+            async with self.session.delete(closed, headers=headers) as response:
+                assert response.status == 200
+        ended = self.broker.server.make_url(URL(f"/sessions/{encode_segment(headers['X-Session-Id'])}", encoded=True))
+        async with self.session.delete(ended, headers=headers) as response:
+            assert response.status == 200
         for fake, tabs in zip(self.fakes, BASELINE.values(), strict=True):
             for tab_id in tabs:
                 if tab_id not in fake.tabs:
                     await fake.add_tab(echo_tab(tab_id))
             await self.broker.settled(fake)
-        status, listing = await self.broker.get("/tabs")
+        _, listing = await self.broker.get("/tabs")
         check_success(request, listing, "list", None)
 
 

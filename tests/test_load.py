@@ -1,14 +1,18 @@
 """Many sessions calling at once through one broker lose, duplicate and misroute nothing.
 
-50 REST sessions and 20 MCP clients (the SDK's own, both protocol eras) each claim a tab of their
-own in one fake browser of 70 tabs and then call its page tool many times concurrently, all of
-them at the same time. Every call carries a nonce the page tool echoes back with its tab id, and
-the fake extension records every ``callTool`` it is sent, so the test can check that:
+50 REST sessions and 20 MCP clients (the SDK's own, both protocol eras, half of them each) each
+claim a tab of their own in one fake browser of 70 tabs and then call its page tool, 100 times per
+REST session and 50 per MCP client, every call of every session at the same time (6000 calls; a
+few seconds on two cores). Every call carries a nonce the page tool echoes back with its tab id,
+and the fake extension records every ``callTool`` it is sent, so the test can check that:
 
 - nothing is lost: every call is answered, with its own nonce, and every nonce reached the browser;
 - nothing is duplicated: the browser saw each nonce exactly once;
 - nothing is misrouted: each answer came from the caller's own tab, and each call reached the
   browser for that tab under the session that owns it.
+
+Per-session rate limits, once the broker has them (``Settings.rate_limit``), are turned off here:
+this much traffic from one session is what they exist to refuse.
 """
 
 from __future__ import annotations
@@ -41,8 +45,7 @@ def load_tab(tab_id: int) -> FakeTab:
 
 
 def broker_settings() -> dict[str, Any]:
-    """No call may time out under load on a slow machine; per-session rate limits, where the
-    broker has them, would refuse this on purpose, so they are off."""
+    """No call may time out under load on a slow machine, and no rate limit may refuse one."""
     overrides: dict[str, Any] = {"call_timeout": 60.0}
     if "rate_limit" in attrs.fields_dict(Settings):
         overrides["rate_limit"] = 0
