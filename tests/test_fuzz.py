@@ -28,11 +28,14 @@ and the XPASS then says to take the exclusion out.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import aiohttp
+import attrs
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
@@ -41,6 +44,7 @@ from yarl import URL
 
 from broker import codec
 from broker.core.browser_tools import ACTIONS
+from broker.runtime import Settings
 from broker.version import BROKER_HEADER, VERSION
 
 from .conftest import BrokerUnderTest, MakeBroker
@@ -61,6 +65,18 @@ def fuzz(examples: int) -> settings:
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )
+
+
+def unlimited(**overrides: Any) -> dict[str, Any]:
+    """Settings for a fuzzed broker: no per-session rate limit and no circuit breaker, where the
+    broker has them. The fuzz sends hundreds of calls a second through a few sessions, and calls
+    with timeouts under a second may time out: neither is what these tests are about."""
+    fields = attrs.fields_dict(Settings)
+    if "rate_limit" in fields:
+        overrides["rate_limit"] = 0
+    if "breaker_failures" in fields:
+        overrides["breaker_failures"] = 10**9
+    return overrides
 
 
 def echo_tab(tab_id: int) -> FakeTab:
@@ -463,7 +479,7 @@ class LinkUnderFuzz:
 
 @pytest.fixture
 async def link_fuzz(make_broker: MakeBroker) -> LinkUnderFuzz:
-    broker = await make_broker()
+    broker = await make_broker(**unlimited())
     fuzzer = await broker.extension(echo_tab(7))
     # Its browser is b2 and has no instance id, so no frame of the fuzzer can take its place.
     bystander = await broker.extension(echo_tab(9), browser_name="Bystander")
@@ -512,29 +528,21 @@ async def test_any_frame_is_answered_by_the_protocol_and_the_link_stays_up(
 # REST
 
 
-README_CODES = {
-    "invalid_request": 400,
-    "unauthorized": 401,
-    "forbidden": 403,
-    "tab_not_found": 404,
-    "tool_not_found": 404,
-    "browser_not_found": 404,
-    "not_found": 404,
-    "tab_owned": 409,
-    "tab_not_claimed": 409,
-    "ambiguous_tab": 409,
-    "session_ended": 410,
-    "message_too_large": 413,
-    "request_too_large": 413,
-    "websocket_required": 426,
-    "too_many_calls": 429,
-    "too_many_sessions": 429,
-    "not_supported": 501,
-    "tool_failed": 502,
-    "no_extension": 503,
-    "extension_disconnected": 503,
-    "timeout": 504,
-}
+def readme_error_table() -> dict[str, int]:
+    """The README's table of REST errors (REST API, "Errors are ..."): each code and its status."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    start = readme.index('Errors are `{"error": {"code", "message"}}`')
+    table = readme[start : readme.index("\n## ", start)]
+    codes = {
+        code: int(status)
+        for status, cell in re.findall(r"^\| (\d{3}) \| ([^|]+) \|", table, re.MULTILINE)
+        for code in re.findall(r"`([a-z_]+)`", cell)
+    }
+    assert {"invalid_request", "unauthorized", "forbidden", "not_found", "tab_owned", "timeout"} <= set(codes)
+    return codes
+
+
+README_CODES = readme_error_table()
 # A route called with a method it does not take. Not in the README's table (the table should say so).
 METHOD_NOT_ALLOWED = ("method_not_allowed", 405)
 REST_CODES = {**README_CODES, METHOD_NOT_ALLOWED[0]: METHOD_NOT_ALLOWED[1]}
@@ -1020,7 +1028,7 @@ class RestUnderFuzz:
 
 @pytest.fixture
 async def rest_fuzz(make_broker: MakeBroker, session: aiohttp.ClientSession) -> RestUnderFuzz:
-    broker = await make_broker(frame_limit=BODY_LIMIT)
+    broker = await make_broker(**unlimited(frame_limit=BODY_LIMIT))
     first = await broker.extension(*(echo_tab(tab_id) for tab_id in BASELINE["b1"]))
     second = await broker.extension(*(echo_tab(tab_id) for tab_id in BASELINE["b2"]), browser_name="Second")
     status, _ = await broker.post("/tabs/b1:7/claim", headers={"X-Session-Id": KEEPER})
@@ -1276,7 +1284,7 @@ class McpUnderFuzz:
 
 @pytest.fixture
 async def mcp_fuzz(make_broker: MakeBroker, session: aiohttp.ClientSession) -> AsyncIterator[McpUnderFuzz]:
-    broker = await make_broker()
+    broker = await make_broker(**unlimited())
     fake = await broker.extension(echo_tab(7), echo_tab(8), actions=list(ACTIONS))
     status, _ = await broker.post("/tabs/b1:7/claim", headers={"X-Session-Id": KEEPER})
     assert status == 200
