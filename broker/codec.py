@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
@@ -36,6 +36,7 @@ from .core.messages import BrokerMessage, ExtensionMessage, JsonObject, WireErro
 
 __all__ = [
     "JSONDecodeError",
+    "JSONEncodeError",
     "decode_extension_message",
     "dumps",
     "dumps_pretty",
@@ -48,6 +49,9 @@ __all__ = [
 ]
 
 JSONDecodeError = orjson.JSONDecodeError
+# Raised when a value cannot be written as JSON: nested deeper than orjson writes (254 levels,
+# while it reads 1024), or holding what JSON has no form for.
+JSONEncodeError = orjson.JSONEncodeError
 T = TypeVar("T")
 
 TAGS: dict[type, str] = {
@@ -133,9 +137,38 @@ def _camel_overrides(cls: type) -> dict[str, Any]:
     return {a.name: override(rename=_camel(a.name)) for a in attrs.fields(cls)}
 
 
-converter.register_structure_hook_factory(
-    attrs.has, lambda cls: make_dict_structure_fn(cls, converter, **_camel_overrides(cls))
-)
+def _object_of(cls: type) -> Callable[[Any, type], Any]:
+    structure_fields: Callable[[Any, type], Any] = make_dict_structure_fn(cls, converter, **_camel_overrides(cls))
+
+    def structure_object(value: Any, kind: type) -> Any:
+        # Without this, any value `name in value` works on (a string, a list) would be taken.
+        if not isinstance(value, dict):
+            raise _WrongValue(f"expected an object, got {type(value).__name__}")
+        return structure_fields(value, kind)
+
+    return structure_object
+
+
+def _is_list_type(kind: Any) -> bool:
+    return get_origin(kind) is tuple
+
+
+def _list_of(kind: Any) -> Callable[[Any, type], Any]:
+    structure_items = base_converter.get_structure_hook(kind)
+
+    def structure_list(value: Any, kind: type) -> Any:
+        # cattrs would take any iterable: a string as its letters, an object as its keys.
+        if not isinstance(value, list):
+            raise _WrongValue(f"expected an array, got {type(value).__name__}")
+        return structure_items(value, kind)
+
+    return structure_list
+
+
+converter.register_structure_hook_factory(attrs.has, _object_of)
+# Tuples go through a converter of their own, whose item hooks are this one's.
+base_converter = converter.copy()
+converter.register_structure_hook_factory(_is_list_type, _list_of)
 converter.register_unstructure_hook_factory(
     attrs.has,
     lambda cls: make_dict_unstructure_fn(cls, converter, _cattrs_omit_if_default=True, **_camel_overrides(cls)),
@@ -189,7 +222,7 @@ def decode_extension_message(frame: str | bytes) -> ExtensionMessage:
     if not isinstance(data, dict):
         raise InvalidMessage(f"frame must be a JSON object, got {type(data).__name__}")
     kind = data.get("type")
-    if kind not in EXTENSION_TYPES:
+    if not isinstance(kind, str) or kind not in EXTENSION_TYPES:
         raise InvalidMessage(f"unknown message type {kind!r}")
     try:
         message: ExtensionMessage = converter.structure(data, ExtensionMessage)  # type: ignore[arg-type]

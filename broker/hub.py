@@ -26,7 +26,7 @@ from .core import effects as fx
 from .core.arguments import OpenTabRequest, TabChange
 from .core.config import Config
 from .core.effects import BrowserView, CallId, Effect, LinkId, SessionId, SessionView, TabView
-from .core.errors import BrokerError, InvalidMessage, Unavailable
+from .core.errors import BrokerError, InvalidMessage, InvalidRequest, Unavailable
 from .core.messages import ErrorReply, JsonObject, Tool
 from .core.state import Broker
 
@@ -294,7 +294,7 @@ class Hub:
     async def apply(self, effects: list[Effect]) -> None:
         for effect in effects:
             if isinstance(effect, fx.SendToExtension):
-                await self._send(effect.link_id, codec.encode_broker_message(effect.message))
+                await self._send_message(effect)
             elif isinstance(effect, fx.ResolveCall):
                 waiter = self._waiters.pop(effect.call_id, None)
                 if waiter is not None and not waiter.done():
@@ -314,6 +314,25 @@ class Hub:
             elif isinstance(effect, fx.SessionExpired):
                 for expired in self.session_expired_listeners:
                     await expired(effect.session_id)
+
+    async def _send_message(self, effect: fx.SendToExtension) -> None:
+        try:
+            frame = codec.encode_broker_message(effect.message)
+        except codec.JSONEncodeError as exc:
+            self._unsendable(effect.message, exc)
+            return
+        await self._send(effect.link_id, frame)
+
+    def _unsendable(self, message: Any, exc: Exception) -> None:
+        """A call whose arguments cannot be written as JSON fails at once, naming why."""
+        call_id = getattr(message, "call_id", None)
+        waiter = self._waiters.pop(call_id, None) if isinstance(call_id, str) else None
+        if waiter is None or not isinstance(call_id, str):
+            logger.error("a %s frame could not be written: %s", type(message).__name__, exc)
+            return
+        self.core.cancel(call_id, self._loop.time())
+        if not waiter.done():
+            waiter.set_exception(InvalidRequest(f"the arguments cannot be sent to the page as JSON: {exc}"))
 
     async def _send(self, link_id: LinkId, data: bytes) -> None:
         sender = self._links.get(link_id)

@@ -506,6 +506,11 @@ def _json_result(value: Any) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=codec.dumps_text(value))])
 
 
+def _unwritable(exc: Exception, ref: str) -> types.CallToolResult:
+    message = f"tool_failed: the page's result cannot be written as JSON ({exc}); tab {ref}"
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
 def _error_result(exc: BrokerError) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=f"{exc.code}: {exc.message}")], is_error=True)
 
@@ -520,5 +525,8 @@ def _page_result(value: Any, ref: str) -> types.CallToolResult:
             pass
         else:
             return result
-    text = value if isinstance(value, str) else codec.dumps_text(value)
+    try:
+        text = value if isinstance(value, str) else codec.dumps_text(value)
+    except codec.JSONEncodeError as exc:
+        return _unwritable(exc, ref)
     return types.CallToolResult(content=[types.TextContent(text=text)], _meta=meta)

@@ -23,7 +23,7 @@ from aiohttp import web
 
 from . import codec
 from .core import arguments, browser_tools
-from .core.errors import Forbidden, InvalidRequest, ToolNotFound
+from .core.errors import Forbidden, InvalidRequest, PageToolFailed, ToolNotFound
 from .hub import Hub
 from .runtime import CLIENT_LABEL, HUB, RUNTIME
 from .views import browser_json, session_json, tab_json, tab_tools_json
@@ -43,6 +43,14 @@ def setup_rest(app: web.Application) -> None:
 
 def json_response(value: Any, status: int = 200) -> web.Response:
     return web.Response(body=codec.dumps(value), status=status, content_type="application/json")
+
+
+def _result_response(result: Any) -> web.Response:
+    """Raises: PageToolFailed, for a page's result that cannot be written as JSON."""
+    try:
+        return json_response({"result": result})
+    except codec.JSONEncodeError as exc:
+        raise PageToolFailed(f"the page's result cannot be written as JSON: {exc}") from None
 
 
 def _hub(request: web.Request) -> Hub:
@@ -145,7 +153,7 @@ async def call_tool(request: web.Request) -> web.Response:
         raise InvalidRequest("Idempotency-Key must be 1-128 printable characters")
     ref, tool = request.match_info["tab"], request.match_info["tool"]
     result = await _hub(request).call_tool(session_id, ref, tool, args, answer_within, once_key)
-    return json_response({"result": result})
+    return _result_response(result)
 
 
 @routes.post("/tabs/{tab}/actions/{action}")
@@ -157,7 +165,7 @@ async def browser_action(request: web.Request) -> web.Response:
     _, args = browser_tools.action_arguments(action, arguments.tool_arguments(await _json_body(request)))
     answer_within = arguments.call_timeout(request.query.get("timeout"))
     _, result = await _hub(request).act(session_id, request.match_info["tab"], action, args, answer_within)
-    return json_response({"result": result})
+    return _result_response(result)
 
 
 @routes.post("/tabs/{tab}/{action:claim|release|focus}")

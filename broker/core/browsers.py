@@ -132,11 +132,19 @@ class Browsers(dict[str, Browser]):
         return frozenset(shared)
 
 
+_MAX_ID_DIGITS = 16  # JavaScript's safe integers have at most 16 digits
+
+
 def _parse_ref(ref: str | int) -> tuple[str | None, int]:
     if isinstance(ref, int) and not isinstance(ref, bool):
         return None, ref
     if isinstance(ref, str):
         browser, _, tab = ref.rpartition(":")
-        if tab.isdigit() or (tab.startswith("-") and tab[1:].isdigit()):
+        digits = tab.removeprefix("-")
+        # Decimal digits, which int() reads (not ² or ⑧, which isdigit() takes); and not so many
+        # that int() refuses them.
+        if digits.isdecimal():
+            if len(digits.lstrip("0")) > _MAX_ID_DIGITS:
+                raise TabNotFound(f"no tab {tab[:24]}{'...' if len(tab) > 24 else ''}: no browser has ids that long")
             return browser or None, int(tab)
     raise InvalidRequest(f"{ref!r} is not a tab id: use a number, or <browser>:<number> such as b1:12")
