@@ -30,6 +30,11 @@ export const ToBroker = Object.freeze({
   PING: "ping",
   PONG: "pong",
   DISCONNECTED: "disconnected",
+  // What the person did in the browser (person.js, approvals.js).
+  PERSON_ENDED_SESSION: "personEndedSession",
+  PERSON_RELEASED_TAB: "personReleasedTab",
+  PAUSE_CHANGED: "pauseChanged",
+  APPROVAL_PENDING: "approvalPending",
 });
 
 /**
