@@ -59,7 +59,7 @@ def test_a_paused_browser_refuses_calls_actions_and_new_tabs_before_they_reach_i
     # Listing and ownership are not the page's: they go on.
     assert core.tab(7).owner == "s1"
     core.extension_message(1, PauseChanged(False), 2.0)
-    call_id, effects = core.call_tool("s1", 7, "search", {}, 2.0)
+    _, effects = core.call_tool("s1", 7, "search", {}, 2.0)
     assert sent(effects)
 
 
