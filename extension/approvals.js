@@ -75,8 +75,10 @@ export async function admit(link, message) {
   await settingsReady;
   const { name, annotations, refused } = describe(message);
   if (refused) return refused;
+  // A request without a proper tab is answered by the call itself, which says what is wrong.
+  if (!Number.isInteger(message.tabId)) return null;
   const tab = await chrome.tabs.get(message.tabId).catch(() => null);
-  if (!tab) return null; // the call itself reports a tab that is gone
+  if (!tab) return null;
   const url = tab.url || tab.pendingUrl || "";
   const origin = originOf(url);
   if (!needsApproval(annotations, origin)) return null;
