@@ -369,6 +369,28 @@ async def test_browser_evaluate_asks_and_can_be_turned_off(world: World) -> None
         )
 
 
+async def test_a_broker_the_person_ignores_is_left_until_they_take_it_back(world: World) -> None:
+    options = await world.context.new_page()
+    await options.goto(f"{EXTENSION_URL}/options.html")
+    await options.locator("#ignored").fill(str(world.broker.port))
+    await options.get_by_role("button", name="Save").click()
+
+    async def left() -> bool:
+        browser = await world.browser()
+        return browser is None or not browser["connected"]
+
+    await eventually(left, "the extension to leave the ignored broker")
+    await options.locator("#ignored").fill("")
+    await options.get_by_role("button", name="Save").click()
+
+    async def back() -> bool:
+        browser = await world.browser()
+        return browser is not None and browser["connected"]
+
+    await eventually(back, "the extension to join the broker again")
+    await options.close()
+
+
 async def test_the_pause_survives_a_service_worker_restart(world: World) -> None:
     """Last in the module: Playwright does not hand out the new worker, so ``world.worker`` is stale."""
     popup = await open_popup(world)
