@@ -8,17 +8,23 @@
 let sessions = {};
 let groups = {};
 let owners = {};
+/** "port/sessionId" -> its groups' colour: one per agent, the same in every window. */
+let colors = {};
+
+// Grey is left out: the popup shows tabs nobody holds in grey.
+const PALETTE = ["blue", "red", "green", "purple", "orange", "cyan", "pink", "yellow"];
 
 export async function restoreSessions() {
-  const stored = await chrome.storage.session.get(["sessions", "groups", "owners"]).catch(() => ({}));
+  const stored = await chrome.storage.session.get(["sessions", "groups", "owners", "colors"]).catch(() => ({}));
   sessions = stored.sessions ?? {};
   groups = stored.groups ?? {};
   owners = stored.owners ?? {};
+  colors = stored.colors ?? {};
 }
 
 function saveSessions() {
   chrome.storage.session
-    .set({ sessions, groups, owners })
+    .set({ sessions, groups, owners, colors })
     .catch((error) => console.warn("browser-mcp: cannot save", error));
 }
 
@@ -46,14 +52,27 @@ export function ownerOf(tabId) {
   return { port: Number(key.slice(0, slash)), sessionId: key.slice(slash + 1) };
 }
 
-/** The colour of the session's tab group that `groupId` names, else of any of its live groups. */
+/**
+ * The colour of the session's tab group that `groupId` names, else of any of its live groups (the
+ * person may recolour one), else the one chosen for it.
+ */
 export async function sessionColor(port, sessionId, groupId) {
   const ids = groups[`${port}/${sessionId}`] ?? [];
   for (const id of ids.includes(groupId) ? [groupId, ...ids] : ids) {
     const group = await chrome.tabGroups.get(id).catch(() => null);
     if (group) return group.color;
   }
-  return null;
+  return colors[`${port}/${sessionId}`] ?? null;
+}
+
+/** The session's colour, chosen once: the one fewest live sessions have, so agents look apart. */
+function colorOf(key) {
+  if (!colors[key]) {
+    const used = Object.values(colors);
+    const count = (color) => used.filter((other) => other === color).length;
+    colors[key] = PALETTE.reduce((best, color) => (count(color) < count(best) ? color : best));
+  }
+  return colors[key];
 }
 
 /** A closed tab is nobody's. */
@@ -88,7 +107,7 @@ export async function groupTab(port, sessionId, tabId) {
       ? { tabIds: [tabId], groupId: existing.id }
       : { tabIds: [tabId], createProperties: { windowId: tab.windowId } },
   );
-  await chrome.tabGroups.update(groupId, { title: sessionName(port, sessionId) });
+  await chrome.tabGroups.update(groupId, { title: sessionName(port, sessionId), color: colorOf(key) });
   groups[key] = [...new Set([...live.map((group) => group.id), groupId])];
   saveSessions();
 }
@@ -117,6 +136,7 @@ export async function forgetSessions(port, ended) {
     }
     delete sessions[key];
     delete groups[key];
+    delete colors[key];
     for (const [tabId, owner] of Object.entries(owners)) if (owner === key) delete owners[tabId];
   }
   if (keys.length) saveSessions();

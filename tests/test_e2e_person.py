@@ -33,6 +33,19 @@ OUTPUT = Path(os.environ.get("BROWSER_MCP_E2E_OUTPUT") or Path(__file__).parent 
 EXTENSION_URL = f"chrome-extension://{PROJECT_EXTENSION_ID}"
 APPROVAL_TIMEOUT_MS = 3_000
 
+# The popup's drawing of Chromium's tab group colours (extension/popup.js).
+GROUP_COLORS = {
+    "grey": "rgb(95, 99, 104)",
+    "blue": "rgb(26, 115, 232)",
+    "red": "rgb(217, 48, 37)",
+    "yellow": "rgb(227, 116, 0)",
+    "green": "rgb(24, 128, 56)",
+    "pink": "rgb(208, 24, 132)",
+    "purple": "rgb(161, 66, 244)",
+    "cyan": "rgb(0, 123, 131)",
+    "orange": "rgb(194, 100, 1)",
+}
+
 SHOP = """<!doctype html><title>Tiny shop</title><script>
 document.modelContext.registerTool({
   name: "buy", description: "Buy the item", annotations: {destructiveHint: true},
@@ -125,7 +138,7 @@ async def test_the_popup_shows_which_agent_holds_each_tab(world: World) -> None:
         group = await world.worker.evaluate(
             "async (id) => (await chrome.tabGroups.get((await chrome.tabs.get(id)).groupId)).color", tab["id"]
         )
-        assert colour != "rgba(0, 0, 0, 0)" and group
+        assert colour == GROUP_COLORS[group], (colour, group)
         mine = tab_row(popup, world.url("person.html", "owners"))
         assert "No agent" in await mine.inner_text()
         assert "Release" not in await mine.inner_text()
@@ -236,8 +249,10 @@ async def _hidden(popup: Page, selector: str) -> bool:
 
 async def approval_window(world: World, call: asyncio.Future[Any]) -> Page:
     """The approval window the extension opens while ``call`` waits."""
-    window = await world.context.wait_for_event("page", timeout=WAIT * 1000)
-    assert window.url.startswith(f"{EXTENSION_URL}/approval.html"), window.url
+    # A tab a client just opened may be announced meanwhile: only the approval window counts.
+    window = await world.context.wait_for_event(
+        "page", lambda page: page.url.startswith(f"{EXTENSION_URL}/approval.html"), timeout=WAIT * 1000
+    )
     await window.wait_for_selector("#agent:not(:empty)")
     assert not call.done()
     return window
