@@ -179,7 +179,8 @@ class McpSurface:
             label = CLIENT_LABEL.get()
             key = f"mcp-client:{label}" if label else f"mcp-name:{name}"
         session = self.sessions.get(key)
-        if session is None:
+        # One the person ended in the browser starts anew once a call has told its client so.
+        if session is None or not (self.hub.has_session(key) or self.hub.ended_by_person(key)):
             try:
                 await self.hub.open_session(key, name, ends_when_idle=stateless, credential=CLIENT_LABEL.get())
             except BrokerError as exc:
@@ -191,9 +192,6 @@ class McpSurface:
             self.sessions[key] = session
             session.seen = self._visible(session)
             logger.info("MCP session %s (%s) started", key, name)
-        elif not self.hub.has_session(key) and not self.hub.ended_by_person(key):
-            # The person ended it in the browser and a call has told the client: start anew.
-            await self.hub.open_session(key, name, ends_when_idle=stateless, credential=CLIENT_LABEL.get())
         elif stateless:
             self.hub.session_used(key)
         return session
