@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page, async_playwright
 
 from broker.core.security import PROJECT_EXTENSION_ID
@@ -31,7 +32,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 OUTPUT = Path(os.environ.get("BROWSER_MCP_E2E_OUTPUT") or Path(__file__).parent / "output") / "e2e_person"
 EXTENSION_URL = f"chrome-extension://{PROJECT_EXTENSION_ID}"
-APPROVAL_TIMEOUT_MS = 3_000
+# Long enough for a test to read and answer the window on a slow machine; the timeout test shortens it.
+APPROVAL_TIMEOUT_MS = 20_000
+SHORT_APPROVAL_MS = 3_000
 
 # The popup's drawing of Chromium's tab group colours (extension/popup.js).
 GROUP_COLORS = {
@@ -82,14 +85,23 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
                 world = World(context, worker, broker, broker.token, site, "polyfill")
                 try:
                     await world.joined()
-                    await worker.evaluate(
-                        "(ms) => chrome.storage.local.set({settings: {approvalTimeoutMs: ms}})", APPROVAL_TIMEOUT_MS
-                    )
+                    await approval_time(world, APPROVAL_TIMEOUT_MS)
                     yield world
                 finally:
                     await world.http.close()
             finally:
                 await context.close()
+
+
+async def approval_time(world: World, ms: int) -> None:
+    """Set how long an approval window waits, as the extension's storage holds it (no UI has it)."""
+    await world.worker.evaluate(
+        """async (ms) => {
+            const {settings} = await chrome.storage.local.get("settings");
+            await chrome.storage.local.set({settings: {...settings, approvalTimeoutMs: ms}});
+        }""",
+        ms,
+    )
 
 
 async def open_popup(world: World) -> Page:
@@ -258,6 +270,15 @@ async def approval_window(world: World, call: asyncio.Future[Any]) -> Page:
     return window
 
 
+async def answer(window: Page, button: str) -> None:
+    """Press one of the approval window's buttons; the window closes itself as it answers."""
+    try:
+        await window.get_by_role("button", name=button).click()
+    except PlaywrightError:
+        # The click landed and the window closed before Playwright saw the click through.
+        assert window.is_closed()
+
+
 async def test_a_destructive_page_tool_runs_once_the_person_allows_it(world: World) -> None:
     async with world.mcp("Shopping Agent") as client:
         tab = await open_for(client, world, "shop.html", "allow")
@@ -274,7 +295,7 @@ async def test_a_destructive_page_tool_runs_once_the_person_allows_it(world: Wor
         # The size the extension opens it at; headless Playwright gives its pages another.
         await window.set_viewport_size({"width": 480, "height": 520})
         await picture(window, "approval-window")
-        await window.get_by_role("button", name="Allow once").click()
+        await answer(window, "Allow once")
         async with asyncio.timeout(WAIT):
             result = await call
         assert not result.is_error and text(result) == "bought shoes", text(result)
@@ -282,7 +303,7 @@ async def test_a_destructive_page_tool_runs_once_the_person_allows_it(world: Wor
         # Once means once: the next call asks again, and this time the person says no.
         call = asyncio.ensure_future(client.call(buy, {"item": "socks"}))
         window = await approval_window(world, call)
-        await window.get_by_role("button", name="Deny").click()
+        await answer(window, "Deny")
         async with asyncio.timeout(WAIT):
             denied = await call
         assert denied.is_error and text(denied).startswith("not_approved: the person did not approve buy"), text(denied)
@@ -291,6 +312,7 @@ async def test_a_destructive_page_tool_runs_once_the_person_allows_it(world: Wor
 
 async def test_an_approval_nobody_answers_fails_when_its_time_runs_out(world: World) -> None:
     page, tab = await world.open_page("shop.html", "timeout", {"buy", "look"})
+    await approval_time(world, SHORT_APPROVAL_MS)
     call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "hat"}))
     window = await approval_window(world, call)
     assert "Denied in" in await window.locator("#countdown").inner_text()
@@ -300,6 +322,7 @@ async def test_an_approval_nobody_answers_fails_when_its_time_runs_out(world: Wo
     assert "no answer within 3 s" in body["error"]["message"]
     await eventually(lambda: _closed(window), "the approval window to close")
     assert await page.evaluate("window.bought ?? 0") == 0
+    await approval_time(world, APPROVAL_TIMEOUT_MS)
     await page.close()
 
 
@@ -311,7 +334,7 @@ async def test_always_allow_on_a_site_stops_asking_and_the_options_page_removes_
     page, tab = await world.open_page("shop.html", "always", {"buy", "look"})
     call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "one"}))
     window = await approval_window(world, call)
-    await window.get_by_role("button", name=f"Always allow on {world.site}").click()
+    await answer(window, f"Always allow on {world.site}")
     async with asyncio.timeout(WAIT):
         status, body = await call
     assert status == 200 and body["result"] == "bought one", body
@@ -360,7 +383,7 @@ async def test_browser_evaluate_asks_and_can_be_turned_off(world: World) -> None
         window = await approval_window(world, call)
         assert "browser_evaluate" in await window.locator("#tool").inner_text()
         assert "document.title" in await window.locator("#args").inner_text()
-        await window.get_by_role("button", name="Allow once").click()
+        await answer(window, "Allow once")
         async with asyncio.timeout(WAIT):
             result = await call
         assert not result.is_error and "Tiny shop" in text(result), text(result)
