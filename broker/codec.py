@@ -66,6 +66,10 @@ TAGS: dict[type, str] = {
     wire.Ping: "ping",
     wire.Pong: "pong",
     wire.Disconnected: "disconnected",
+    wire.PersonEndedSession: "personEndedSession",
+    wire.PersonReleasedTab: "personReleasedTab",
+    wire.PauseChanged: "pauseChanged",
+    wire.ApprovalPending: "approvalPending",
     wire.Connect: "connect",
     wire.OpenTab: "openTab",
     wire.CloseTab: "closeTab",
@@ -100,6 +104,12 @@ def _strict(kind: type, label: str) -> Callable[[Any, type], Any]:
     return check
 
 
+def _number(value: Any, _: type) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise _WrongValue(f"expected a number, got {type(value).__name__}")
+    return float(value)
+
+
 def _json_object(value: Any, _: type) -> JsonObject:
     if not isinstance(value, dict):
         raise _WrongValue(f"expected an object, got {type(value).__name__}")
@@ -129,6 +139,7 @@ converter = cattrs.Converter()
 converter.register_structure_hook(int, _safe_int)
 converter.register_structure_hook(str, _strict(str, "a string"))
 converter.register_structure_hook(bool, _strict(bool, "a boolean"))
+converter.register_structure_hook(float, _number)
 converter.register_structure_hook_func(lambda t: t == JsonObject, _json_object)
 converter.register_structure_hook_func(lambda t: t == WireError | str | None, _tool_error)
 

@@ -30,13 +30,21 @@ from .core.errors import BrokerError, InvalidMessage, InvalidRequest, Unavailabl
 from .core.messages import ErrorReply, JsonObject, Tool
 from .core.state import Broker
 
-__all__ = ["ONCE_FOR", "Hub", "LinkSender"]
+__all__ = ["ONCE_FOR", "Hub", "LinkSender", "OnWait"]
 
 # How long after a call with an idempotency key ended a repeat still gets its outcome.
 ONCE_FOR = 60.0
 
 logger = logging.getLogger(__name__)
 frames_logger = logging.getLogger("broker.frames")
+
+
+class OnWait(Protocol):
+    """Hears that a call waits for the person (seconds it may wait, and for what), and its end."""
+
+    def waiting(self, up_to: float, note: str) -> None: ...
+
+    def ended(self) -> None: ...
 
 
 class LinkSender(Protocol):
@@ -63,6 +71,8 @@ class Hub:
         self.call_withdrawn = asyncio.Condition()
         # Tool calls made with an idempotency key: (session, key) -> the one call's task.
         self._once: dict[tuple[SessionId, str], asyncio.Task[Any]] = {}
+        # Callers that want to hear when their call waits for the person: call id -> listener.
+        self._on_wait: dict[CallId, OnWait] = {}
 
     @property
     def config(self) -> Config:
@@ -106,6 +116,10 @@ class Hub:
 
     def has_session(self, session_id: SessionId) -> bool:
         return self.core.has_session(session_id)
+
+    def ended_by_person(self, session_id: SessionId) -> bool:
+        """The person ended the session in the browser, and its client's next call is to hear so."""
+        return self.core.ended_by_person(session_id)
 
     @contextlib.asynccontextmanager
     async def listening(self, session_id: SessionId) -> AsyncIterator[None]:
@@ -178,20 +192,24 @@ class Hub:
         args: JsonObject,
         answer_within: float | None = None,
         once_key: str | None = None,
+        on_wait: OnWait | None = None,
     ) -> Any:
         """Call a page tool; with ``once_key``, at most once per session and key.
 
         A repeat with the same key, while the first runs or up to ``ONCE_FOR`` seconds after it
         ended, gets the first call's result or error instead of running the tool again. Such a call
         runs to its end even when its caller gives up, since another may be waiting on it.
+        ``on_wait`` hears when the call waits for the person's approval.
         """
+
+        def start(now: float) -> tuple[CallId, list[Effect]]:
+            return self.core.call_tool(session_id, ref, tool, args, now, answer_within)
+
         if once_key is None:
-            return await self._request(lambda now: self.core.call_tool(session_id, ref, tool, args, now, answer_within))
+            return await self._request(start, on_wait)
         task = self._once.get((session_id, once_key))
         if task is None:
-            task = self._loop.create_task(
-                self._request(lambda now: self.core.call_tool(session_id, ref, tool, args, now, answer_within))
-            )
+            task = self._loop.create_task(self._request(start, on_wait))
             self._once[(session_id, once_key)] = task
             task.add_done_callback(lambda done: self._remember_once(session_id, once_key, done))
         return await asyncio.shield(task)
@@ -212,18 +230,24 @@ class Hub:
         action: str,
         args: JsonObject,
         answer_within: float | None = None,
+        on_wait: OnWait | None = None,
     ) -> tuple[TabView, Any]:
-        """Carry out a built-in browser action in the session's tab (None: its current tab)."""
+        """Carry out a built-in browser action in the session's tab (None: its current tab).
+
+        ``on_wait`` hears when the action waits for the person's approval.
+        """
         view = self.core.current_tab(session_id) if ref is None else self.core.tab(ref)
         value = await self._request(
-            lambda now: self.core.call_action(session_id, view.ref, action, args, now, answer_within)
+            lambda now: self.core.call_action(session_id, view.ref, action, args, now, answer_within), on_wait
         )
         return view, value
 
     def browser_actions(self) -> frozenset[str]:
         return self.core.browser_actions()
 
-    async def _request(self, start: Callable[[float], tuple[CallId, list[Effect]]]) -> Any:
+    async def _request(
+        self, start: Callable[[float], tuple[CallId, list[Effect]]], on_wait: OnWait | None = None
+    ) -> Any:
         """Start a call on the core and wait until it ends.
 
         Raises:
@@ -233,11 +257,16 @@ class Hub:
         call_id, effects = start(self._loop.time())
         waiter: asyncio.Future[Any] = self._loop.create_future()
         self._waiters[call_id] = waiter
+        if on_wait is not None:
+            self._on_wait[call_id] = on_wait
         try:
             await self.apply(effects)
             self._schedule()
             return await waiter
         finally:
+            listener = self._on_wait.pop(call_id, None)
+            if listener is not None:
+                listener.ended()
             # Reached with the waiter still registered only when the caller gave up (cancelled):
             # the core forgets the call so its reply, if any, is dropped as late.
             if self._waiters.pop(call_id, None) is not None:
@@ -295,14 +324,8 @@ class Hub:
         for effect in effects:
             if isinstance(effect, fx.SendToExtension):
                 await self._send_message(effect)
-            elif isinstance(effect, fx.ResolveCall):
-                waiter = self._waiters.pop(effect.call_id, None)
-                if waiter is not None and not waiter.done():
-                    waiter.set_result(effect.value)
-            elif isinstance(effect, fx.RejectCall):
-                waiter = self._waiters.pop(effect.call_id, None)
-                if waiter is not None and not waiter.done():
-                    waiter.set_exception(effect.error)
+            elif isinstance(effect, fx.ResolveCall | fx.RejectCall):
+                self._settle(effect)
             elif isinstance(effect, fx.CloseLink):
                 sender = self._links.pop(effect.link_id, None)
                 if sender is not None:
@@ -314,6 +337,19 @@ class Hub:
             elif isinstance(effect, fx.SessionExpired):
                 for expired in self.session_expired_listeners:
                     await expired(effect.session_id)
+            elif isinstance(effect, fx.CallWaiting):
+                waiting = self._on_wait.get(effect.call_id)
+                if waiting is not None:
+                    waiting.waiting(effect.up_to, effect.note)
+
+    def _settle(self, effect: fx.ResolveCall | fx.RejectCall) -> None:
+        waiter = self._waiters.pop(effect.call_id, None)
+        if waiter is None or waiter.done():
+            return
+        if isinstance(effect, fx.ResolveCall):
+            waiter.set_result(effect.value)
+        else:
+            waiter.set_exception(effect.error)
 
     async def _send_message(self, effect: fx.SendToExtension) -> None:
         try:

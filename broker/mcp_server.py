@@ -44,7 +44,8 @@ from .core.effects import TabView
 from .core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
 from .core.messages import Tool
 from .core.tool_names import name_page_tools, tab_of_page_tool
-from .hub import Hub
+from .hub import Hub, OnWait
+from .mcp_progress import WaitProgress
 from .runtime import VERSION
 from .views import tab_json, tab_tools_json
 
@@ -183,7 +184,8 @@ class McpSurface:
             label = CLIENT_LABEL.get()
             key = f"mcp-client:{label}" if label else f"mcp-name:{name}"
         session = self.sessions.get(key)
-        if session is None:
+        # One the person ended in the browser starts anew once a call has told its client so.
+        if session is None or not (self.hub.has_session(key) or self.hub.ended_by_person(key)):
             try:
                 await self.hub.open_session(key, name, ends_when_idle=stateless, credential=CLIENT_LABEL.get())
             except BrokerError as exc:
@@ -427,15 +429,16 @@ class McpSurface:
                 if not isinstance(tool, str):
                     raise InvalidRequest("call_page_tool needs `tool`: the page tool's name")
                 tool_args = arguments.tool_arguments(args.get("arguments"))
-                return await self._call_page_tool(session.key, arguments.tab_ref(args.get("tab")), tool, tool_args)
+                ref = arguments.tab_ref(args.get("tab"))
+                return await self._call_page_tool(session.key, ref, tool, tool_args, WaitProgress(ctx))
             action = browser_tools.action_of(params.name)
             if action is not None:
                 tab, action_args = browser_tools.action_arguments(action, args)
                 tab_ref = None if tab is None else arguments.tab_ref(tab)
-                view, value = await self.hub.act(session.key, tab_ref, action, action_args)
+                view, value = await self.hub.act(session.key, tab_ref, action, action_args, on_wait=WaitProgress(ctx))
                 return _page_result(value, view.ref)
             ref, tool_name = self._resolve_page_tool(session, params.name)
-            return await self._call_page_tool(session.key, ref, tool_name, args)
+            return await self._call_page_tool(session.key, ref, tool_name, args, WaitProgress(ctx))
         except BrokerError as exc:
             return _error_result(exc)
 
@@ -468,9 +471,9 @@ class McpSurface:
         )
 
     async def _call_page_tool(
-        self, key: str, ref: str | int, tool: str, arguments: dict[str, Any]
+        self, key: str, ref: str | int, tool: str, arguments: dict[str, Any], on_wait: OnWait
     ) -> types.CallToolResult:
-        value = await self.hub.call_tool(key, ref, tool, arguments)
+        value = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
         return _page_result(value, str(ref))
 
 

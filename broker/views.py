@@ -45,6 +45,7 @@ def browser_json(browser: BrowserView) -> dict[str, Any]:
         "connected": browser.connected,
         "tabs": browser.tabs,
         "actions": list(browser.actions),
+        "paused": browser.paused,
     }
 
 

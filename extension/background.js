@@ -4,18 +4,22 @@
 //
 // MV3 workers can be stopped at any moment, so every listener is registered here, at top level,
 // while the worker's first turn runs, and all state is rebuilt on start: tool lists by asking each
-// tab's bridge, AI sessions and their tab groups from chrome.storage.session, brokers by
-// discovery. Chromium 116+ keeps a worker alive while its WebSockets carry messages; an
+// tab's bridge, AI sessions and their tab groups from chrome.storage.session, the pause and the
+// options from chrome.storage.local, brokers by discovery. Chromium 116+ keeps a worker alive while its WebSockets carry messages; an
 // application-level ping every 20 s guarantees that (WebSocket-level pings do not count), and an
 // alarm wakes a worker that found no broker.
 
 import { debuggerDetached, debuggerEvent, tabGone } from "./actions/debugger.js";
+import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./approvals.js";
 import { handleBrokerMessage } from "./broker_requests.js";
-import { WAKE_ALARM, discoverSoon, startDiscovery, wakeDiscovery } from "./discovery.js";
-import { onLinkLost, onLinkMessage, startKeepalive } from "./links.js";
+import { WAKE_ALARM, discoverSoon, discoverySettingsChanged, startDiscovery, wakeDiscovery } from "./discovery.js";
+import { joinedLinks, onLinkLost, onLinkMessage, startKeepalive } from "./links.js";
 import { injectBridges, toolsReported } from "./page_tools.js";
+import { endSession, pausedError, setPaused, takeBack } from "./person.js";
 import { popupState } from "./popup_state.js";
-import { Bridge, Popup } from "./protocol.js";
+import { Approval, Bridge, Popup } from "./protocol.js";
+import { settingsChanged } from "./settings.js";
+import { sendSnapshot } from "./snapshot.js";
 import { tabActivated, tabCreated, tabRemoved, tabReplaced, tabUpdated } from "./tabs.js";
 
 chrome.tabs.onCreated.addListener(tabCreated);
@@ -28,18 +32,70 @@ chrome.tabs.onRemoved.addListener(tabGone);
 chrome.debugger.onEvent.addListener(debuggerEvent);
 chrome.debugger.onDetach.addListener(debuggerDetached);
 
+chrome.windows.onRemoved.addListener(approvalWindowClosed);
+
+/** The person's own pages (popup, approval window, options), as opposed to content scripts in web pages. */
+function fromExtensionPage(sender) {
+  return sender.id === chrome.runtime.id && (sender.url ?? "").startsWith(chrome.runtime.getURL(""));
+}
+
+/** What the popup asks the worker to do for the person; answered with the popup's new state. */
+async function personRequest(message) {
+  switch (message.kind) {
+    case Popup.PAUSE:
+      await setPaused(message.paused === true);
+      if (message.paused === true) cancelApprovals(() => true, pausedError());
+      break;
+    case Popup.END_SESSION:
+      cancelApprovals((owner) => owner === `${message.port}/${message.sessionId}`, {
+        code: "not_approved",
+        message: "the person ended the session before answering",
+      });
+      await endSession(message.port, message.sessionId);
+      break;
+    case Popup.RELEASE_TAB:
+      await takeBack(message.tabId);
+      break;
+    default:
+  }
+  return popupState();
+}
+
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  const answer = (promise) => {
+    promise.then(sendResponse, (error) => sendResponse({ error: String(error) }));
+    return true; // answers asynchronously
+  };
   switch (message?.kind) {
     case Bridge.TOOLS:
       toolsReported(sender, message.tools);
       break;
     case Popup.STATE:
-      popupState().then(sendResponse, (error) => sendResponse({ error: String(error) }));
-      return true; // answers asynchronously
+      return answer(popupState());
+    case Popup.PAUSE:
+    case Popup.END_SESSION:
+    case Popup.RELEASE_TAB:
+      if (!fromExtensionPage(sender)) break;
+      return answer(personRequest(message));
+    case Approval.DETAILS:
+      if (!fromExtensionPage(sender)) break;
+      sendResponse(approvalDetails(message.id));
+      break;
+    case Approval.ANSWER:
+      if (fromExtensionPage(sender)) answerApproval(message.id, message.decision);
+      sendResponse(null);
+      break;
     default:
       console.warn("browser-mcp: unknown runtime message", message?.kind);
   }
   return false;
+});
+
+chrome.storage.onChanged.addListener((changes, area) => {
+  const changed = settingsChanged(changes, area);
+  if (changed.some((key) => ["portFirst", "portLast", "ignoredPorts"].includes(key))) discoverySettingsChanged();
+  // The brokers list browser_evaluate by what the snapshot says this browser carries out.
+  if (changed.includes("allowEvaluate")) for (const link of joinedLinks()) sendSnapshot(link);
 });
 
 chrome.runtime.onInstalled.addListener(injectBridges);

@@ -1,8 +1,11 @@
 // What a broker asks of this browser, each message routed to the module that owns its subject:
 // the one switch over protocol.js's FromBroker types. A new capability is a module of its own
-// that handles its requests; wiring it in is one more case here.
+// that handles its requests; wiring it in is one more case here. Whatever would reach a page (a
+// page tool, a built-in browser tool) first passes the person's say (approvals.js): the pause,
+// and their approval where the call needs it.
 
 import { FromBroker, ToBroker } from "./protocol.js";
+import { admit, cancelApprovals } from "./approvals.js";
 import { releaseSessions, releaseTab } from "./actions/debugger.js";
 import { runBrowserAction } from "./actions/run.js";
 import { reply } from "./links.js";
@@ -26,6 +29,10 @@ export async function handleBrokerMessage(link, message) {
       break;
     case FromBroker.DISCONNECT: {
       const ended = (sessionId) => sessionId === message.sessionId;
+      cancelApprovals((owner) => owner === `${link.port}/${message.sessionId}`, {
+        code: "not_approved",
+        message: "the session ended before the person answered",
+      });
       await Promise.all([forgetSessions(link.port, ended), releaseSessions(link.port, ended)]);
       link.send(reply(ToBroker.DISCONNECTED, message, {}));
       break;
@@ -46,13 +53,13 @@ export async function handleBrokerMessage(link, message) {
       await Promise.all([ungroupTab(link.port, message.sessionId, message.tabId), releaseTab(message.tabId)]);
       break;
     case FromBroker.CALL_TOOL:
-      link.send(await callTool(message));
+      link.send(await admitted(link, message, () => callTool(message)));
       break;
     case FromBroker.DISCOVER_TOOLS:
       link.send(await discoverTools(message));
       break;
     case FromBroker.BROWSER_ACTION:
-      link.send(await runBrowserAction(link.port, message));
+      link.send(await admitted(link, message, () => runBrowserAction(link.port, message)));
       break;
     case FromBroker.PING:
       link.send({ type: ToBroker.PONG });
@@ -65,4 +72,11 @@ export async function handleBrokerMessage(link, message) {
     default:
       console.warn("browser-mcp: unknown message type from the broker", message?.type);
   }
+}
+
+/** `run()`'s toolResult, or a refusal when the person paused agents or did not approve the call. */
+async function admitted(link, message, run) {
+  const refused = await admit(link, message);
+  if (refused) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error: refused });
+  return run();
 }

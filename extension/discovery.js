@@ -1,9 +1,11 @@
 // Finding brokers: the native messaging host names the live ones with their tokens; without a
-// host, the broker port range is probed, again and again with backoff. Decides which links should
-// be open, and forgets brokers that stayed away (with their sessions).
+// host, the port range of the options (8765-8785 by default) is probed, again and again with
+// backoff. Decides which links should be open, leaves alone the brokers the person chose to
+// ignore, and forgets brokers that stayed away (with their sessions).
 
-import { BROKER_HEADER, NATIVE_HOST, PORT_FIRST, PORT_LAST } from "./protocol.js";
+import { BROKER_HEADER, NATIVE_HOST } from "./protocol.js";
 import { closeLinksExcept, forgetSeen, hasLink, isJoined, lostAt, openLink, seenPorts } from "./links.js";
+import { settings, settingsReady } from "./settings.js";
 import { forgetSessions, sessionPorts } from "./sessions.js";
 import { releaseSessions } from "./actions/debugger.js";
 
@@ -23,8 +25,20 @@ const probing = new Set(); // ports with a probe in flight
 
 export function startDiscovery() {
   chrome.alarms.create(WAKE_ALARM, { periodInMinutes: 0.5 });
-  connectNativeHost();
-  sweep();
+  // The options say which ports to probe and which brokers to leave alone.
+  settingsReady.then(() => {
+    connectNativeHost();
+    sweep();
+  });
+}
+
+const ignored = (port) => settings().ignoredPorts.includes(port);
+
+/** The options changed: links to brokers now ignored close, and the search starts over. */
+export function discoverySettingsChanged() {
+  closeLinksExcept({ has: (port) => !ignored(port) });
+  for (const port of knownPorts()) if (ignored(port)) forgetBroker(port);
+  discoverSoon();
 }
 
 /** The alarm fired: a native host installed since is picked up, and a stopped search resumes. */
@@ -83,7 +97,7 @@ export function namedBrokers() {
 function joinBrokers(brokers) {
   const wanted = new Map();
   for (const broker of brokers) {
-    if (Number.isInteger(broker?.port)) wanted.set(broker.port, broker.token ?? null);
+    if (Number.isInteger(broker?.port) && !ignored(broker.port)) wanted.set(broker.port, broker.token ?? null);
   }
   closeLinksExcept(wanted);
   for (const port of knownPorts()) {
@@ -133,7 +147,7 @@ async function probe(port) {
   }
   // Any answer of a broker will do (its error status for a plain request included).
   if (!response.headers.has(BROKER_HEADER)) return;
-  if (!nativePort) openLink(port, null);
+  if (!nativePort && !ignored(port)) openLink(port, null);
 }
 
 /** Open a link to every broker not joined yet, then again later, backing off to SWEEP_MAX_MS. */
@@ -143,8 +157,9 @@ function sweep() {
     if (nativeBrokers) joinBrokers(nativeBrokers); // reconnects links that dropped
   } else {
     forgetLostBrokers();
-    for (let port = PORT_FIRST; port <= PORT_LAST; port++) {
-      if (!hasLink(port) && !probing.has(port)) probe(port);
+    const { portFirst, portLast } = settings();
+    for (let port = portFirst; port <= portLast; port++) {
+      if (!hasLink(port) && !probing.has(port) && !ignored(port)) probe(port);
     }
   }
   sweepTimer = setTimeout(sweep, sweepDelay);

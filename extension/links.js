@@ -127,6 +127,16 @@ export function broadcast(message) {
   for (const link of links.values()) link.sendEvent(message);
 }
 
+/** The links whose broker got its first snapshot. */
+export function joinedLinks() {
+  return [...links.values()].filter((link) => link.ready);
+}
+
+/** Send an event to the broker on `port` only; nothing when it is not joined. */
+export function sendTo(port, message) {
+  links.get(port)?.sendEvent(message);
+}
+
 /** An answer of type `message` to `request`, in the AI session the request came from. */
 export function reply(message, request, fields) {
   const answer = { type: message, ...fields };

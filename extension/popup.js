@@ -1,9 +1,23 @@
-// The toolbar popup: what the service worker knows, shown plainly. It asks the worker once per
-// opening (and every two seconds while open); the worker owns all state.
+// The toolbar popup: who holds which tab, and the person's controls over AI agents (pause them
+// all, end a session, take a tab back). It asks the worker for its state once per opening, again
+// every two seconds while open and after every button; the worker owns all state and acts.
 
 import { Popup } from "./protocol.js";
 
 const REFRESH_MS = 2_000;
+
+// Chromium's tab group colours, as its tab strip draws them.
+const GROUP_COLORS = {
+  grey: "#5f6368",
+  blue: "#1a73e8",
+  red: "#d93025",
+  yellow: "#e37400",
+  green: "#188038",
+  pink: "#d01884",
+  purple: "#a142f4",
+  cyan: "#007b83",
+  orange: "#c26401",
+};
 
 function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -18,10 +32,85 @@ function item(...children) {
   return li;
 }
 
+function button(label, className, request) {
+  const node = element("button", className, label);
+  node.type = "button";
+  node.addEventListener("click", async () => {
+    node.disabled = true;
+    await ask(request);
+  });
+  return node;
+}
+
+/** The agent's name in its tab group's colour. */
+function agent(owner) {
+  const chip = element("span", "agent", owner.clientName);
+  chip.style.setProperty("--group", GROUP_COLORS[owner.color] ?? GROUP_COLORS.grey);
+  return chip;
+}
+
+function showPause(paused) {
+  const toggle = document.getElementById("pause");
+  toggle.textContent = paused ? "Resume agents" : "Pause agents";
+  toggle.classList.toggle("on", paused);
+  toggle.onclick = () => ask({ kind: Popup.PAUSE, paused: !paused });
+  document.getElementById("paused").hidden = !paused;
+  document.body.classList.toggle("is-paused", paused);
+}
+
+function showSessions(brokers) {
+  const sessions = brokers.flatMap((broker) => broker.sessions.map((session) => ({ ...session, port: broker.port })));
+  const list = document.getElementById("sessions");
+  if (sessions.length === 0) {
+    list.replaceChildren(item(element("span", "none", "No AI session.")));
+    return;
+  }
+  list.replaceChildren(
+    ...sessions.map((session) => {
+      const held = session.tabs === 1 ? "1 tab" : `${session.tabs} tabs`;
+      const about = element("div", "grow");
+      about.append(agent(session), element("span", "detail", ` ${held} · port ${session.port}`));
+      const end = button("End session", "danger", {
+        kind: Popup.END_SESSION,
+        port: session.port,
+        sessionId: session.sessionId,
+      });
+      const li = item(about, end);
+      li.className = "row";
+      return li;
+    }),
+  );
+}
+
+function showTabs(tabs) {
+  const list = document.getElementById("tabs");
+  if (tabs.length === 0) {
+    list.replaceChildren(item("No tabs."));
+    return;
+  }
+  list.replaceChildren(
+    ...tabs.map((tab) => {
+      const about = element("div", "grow");
+      about.append(element("div", "title", tab.title || "(untitled)"), element("div", "url", tab.url));
+      if (tab.tools.length) about.append(element("div", "tools", `Tools: ${tab.tools.join(", ")}`));
+      const holder = element("div", "holder");
+      if (tab.owner) {
+        holder.append(agent(tab.owner), button("Release", "", { kind: Popup.RELEASE_TAB, tabId: tab.id }));
+      } else {
+        holder.append(element("span", "nobody", "No agent"));
+      }
+      const li = item(about, holder);
+      li.className = `row${tab.owner ? " held" : ""}`;
+      return li;
+    }),
+  );
+}
+
 function showNative(state) {
   const native = document.getElementById("native");
   native.replaceChildren();
   if (state.nativeHost.installed) {
+    native.className = "";
     native.textContent = "Native host: installed.";
     return;
   }
@@ -42,43 +131,27 @@ function showBrokers(brokers, probing) {
     return;
   }
   list.replaceChildren(
-    ...brokers.map((broker) => {
-      const parts = [`Port ${broker.port}: `, element("span", `state ${broker.state.replace(" ", "-")}`, broker.state)];
-      const sessions = element("div", "detail");
-      sessions.textContent =
-        broker.sessions.length === 0
-          ? "No AI session."
-          : `AI sessions: ${broker.sessions.map((session) => session.clientName).join(", ")}`;
-      return item(...parts, sessions);
-    }),
-  );
-}
-
-function showTabs(tabs) {
-  const list = document.getElementById("tabs");
-  if (tabs.length === 0) {
-    list.replaceChildren(item("No tabs."));
-    return;
-  }
-  list.replaceChildren(
-    ...tabs.map((tab) =>
-      item(
-        element("div", "", tab.title || "(untitled)"),
-        element("div", "url", tab.url),
-        element("div", "tools", tab.tools.length ? `Tools: ${tab.tools.join(", ")}` : "No tools."),
-      ),
+    ...brokers.map((broker) =>
+      item(`Port ${broker.port}: `, element("span", `state ${broker.state.replace(" ", "-")}`, broker.state)),
     ),
   );
 }
 
-async function refresh() {
+function show(state) {
+  showPause(state.paused);
+  showSessions(state.brokers);
+  showTabs(state.tabs);
+  showNative(state);
+  showBrokers(state.brokers, state.probing);
+}
+
+/** Send `request` to the worker and show the state it answers with. */
+async function ask(request) {
   const error = document.getElementById("error");
   try {
-    const state = await chrome.runtime.sendMessage({ kind: Popup.STATE });
+    const state = await chrome.runtime.sendMessage(request);
     if (!state || state.error) throw new Error(state?.error ?? "the service worker gave no answer");
-    showNative(state);
-    showBrokers(state.brokers, state.probing);
-    showTabs(state.tabs);
+    show(state);
     error.hidden = true;
   } catch (failure) {
     error.textContent = `Cannot reach the service worker: ${failure.message}`;
@@ -86,5 +159,5 @@ async function refresh() {
   }
 }
 
-refresh();
-setInterval(refresh, REFRESH_MS);
+ask({ kind: Popup.STATE });
+setInterval(() => ask({ kind: Popup.STATE }), REFRESH_MS);

@@ -1,32 +1,59 @@
-// The popup's view of this worker, in plain data it shows as it is: each broker with its state
-// and AI sessions, each tab with its tools' names, and how brokers are found.
+// The popup's view of this worker, in plain data it shows as it is: whether the person paused AI
+// agents, each broker with its state and AI sessions (client name, tab group colour, tabs held),
+// each tab with its tools and the session holding it, and how brokers are found.
 
-import { PORT_FIRST, PORT_LAST } from "./protocol.js";
 import { knownPorts, namedBrokers, nativeHostStatus } from "./discovery.js";
 import { isJoined } from "./links.js";
 import { toolsOf } from "./page_tools.js";
+import { isPaused, pauseReady } from "./person.js";
 import { ready } from "./rebuild.js";
-import { sessionsOf } from "./sessions.js";
+import { ownerOf, sessionColor, sessionName, sessionsOf } from "./sessions.js";
+import { settings, settingsReady } from "./settings.js";
+
+async function holder(tab) {
+  const owner = ownerOf(tab.id);
+  if (!owner) return null;
+  const color = await sessionColor(owner.port, owner.sessionId, tab.groupId);
+  return { ...owner, clientName: sessionName(owner.port, owner.sessionId), color };
+}
 
 export async function popupState() {
-  await ready;
+  await Promise.all([ready, pauseReady, settingsReady]);
   const ports = knownPorts();
   for (const broker of namedBrokers()) if (Number.isInteger(broker?.port)) ports.add(broker.port);
-  const brokers = [...ports]
-    .sort((a, b) => a - b)
-    .map((port) => ({ port, state: isJoined(port) ? "connected" : "reconnecting", sessions: sessionsOf(port) }));
-  const tabs = (await chrome.tabs.query({}))
-    .filter((tab) => tab.id >= 0)
-    .map((tab) => ({
-      id: tab.id,
-      title: tab.title ?? "",
-      url: tab.url || tab.pendingUrl || "",
-      tools: toolsOf(tab.id).map((tool) => tool.name),
-    }));
+  const tabs = await Promise.all(
+    (await chrome.tabs.query({}))
+      .filter((tab) => tab.id >= 0)
+      .map(async (tab) => ({
+        id: tab.id,
+        title: tab.title ?? "",
+        url: tab.url || tab.pendingUrl || "",
+        tools: toolsOf(tab.id).map((tool) => tool.name),
+        owner: await holder(tab),
+      })),
+  );
+  const held = (port, sessionId) => tabs.filter((t) => t.owner?.port === port && t.owner.sessionId === sessionId);
+  const brokers = await Promise.all(
+    [...ports]
+      .sort((a, b) => a - b)
+      .map(async (port) => ({
+        port,
+        state: isJoined(port) ? "connected" : "reconnecting",
+        sessions: await Promise.all(
+          sessionsOf(port).map(async (session) => ({
+            ...session,
+            color: await sessionColor(port, session.sessionId),
+            tabs: held(port, session.sessionId).length,
+          })),
+        ),
+      })),
+  );
   const nativeHost = nativeHostStatus();
+  const { portFirst, portLast } = settings();
   return {
+    paused: isPaused(),
     nativeHost,
-    probing: nativeHost.installed ? null : { first: PORT_FIRST, last: PORT_LAST },
+    probing: nativeHost.installed ? null : { first: portFirst, last: portLast },
     brokers,
     tabs,
   };

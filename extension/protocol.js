@@ -30,6 +30,11 @@ export const ToBroker = Object.freeze({
   PING: "ping",
   PONG: "pong",
   DISCONNECTED: "disconnected",
+  // What the person did in the browser (person.js, approvals.js).
+  PERSON_ENDED_SESSION: "personEndedSession",
+  PERSON_RELEASED_TAB: "personReleasedTab",
+  PAUSE_CHANGED: "pauseChanged",
+  APPROVAL_PENDING: "approvalPending",
 });
 
 /**
@@ -72,7 +77,16 @@ export const Bridge = Object.freeze({
   CALL: "browser-mcp/call", // worker -> bridge: {kind, name, args}, answered with {result} or {error}
 });
 
-/** Between the popup and the service worker: answered with the state the popup shows. */
+/** Between the popup and the service worker; each is answered with the state the popup shows. */
 export const Popup = Object.freeze({
   STATE: "browser-mcp/popupState",
+  PAUSE: "browser-mcp/pause", // {kind, paused}
+  END_SESSION: "browser-mcp/endSession", // {kind, port, sessionId}
+  RELEASE_TAB: "browser-mcp/releaseTab", // {kind, tabId}
+});
+
+/** Between an approval window and the service worker. */
+export const Approval = Object.freeze({
+  DETAILS: "browser-mcp/approvalDetails", // {kind, id}, answered with what to show, or null
+  ANSWER: "browser-mcp/approvalAnswer", // {kind, id, decision: "once" | "always" | "deny"}
 });

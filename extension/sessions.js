@@ -1,20 +1,31 @@
-// AI sessions and their tab groups: the client name each broker gave a session, and the groups
-// that show a session's tabs, one per session and window, titled with that name. Keys are
-// "port/sessionId" because two brokers mint their session ids independently. Both are mirrored in
-// chrome.storage.session so that a restarted worker keeps using the groups it made.
+// AI sessions, their tabs and their tab groups: the client name each broker gave a session, which
+// session holds which tab (as the broker said: a tab it opened or claimed for the session), and the
+// groups that show a session's tabs, one per session and window, titled with that name. Keys are
+// "port/sessionId" because two brokers mint their session ids independently. All three are
+// mirrored in chrome.storage.session so that a restarted worker keeps using the groups it made.
 
-/** "port/sessionId" -> client name; "port/sessionId" -> its tab group ids. */
+/** "port/sessionId" -> client name; "port/sessionId" -> its tab group ids; tab id -> "port/sessionId". */
 let sessions = {};
 let groups = {};
+let owners = {};
+/** "port/sessionId" -> its groups' colour: one per agent, the same in every window. */
+let colors = {};
+
+// Grey is left out: the popup shows tabs nobody holds in grey.
+const PALETTE = ["blue", "red", "green", "purple", "orange", "cyan", "pink", "yellow"];
 
 export async function restoreSessions() {
-  const stored = await chrome.storage.session.get(["sessions", "groups"]).catch(() => ({}));
+  const stored = await chrome.storage.session.get(["sessions", "groups", "owners", "colors"]).catch(() => ({}));
   sessions = stored.sessions ?? {};
   groups = stored.groups ?? {};
+  owners = stored.owners ?? {};
+  colors = stored.colors ?? {};
 }
 
 function saveSessions() {
-  chrome.storage.session.set({ sessions, groups }).catch((error) => console.warn("browser-mcp: cannot save", error));
+  chrome.storage.session
+    .set({ sessions, groups, owners, colors })
+    .catch((error) => console.warn("browser-mcp: cannot save", error));
 }
 
 export function rememberSession(port, sessionId, clientName) {
@@ -22,7 +33,7 @@ export function rememberSession(port, sessionId, clientName) {
   saveSessions();
 }
 
-function sessionName(port, sessionId) {
+export function sessionName(port, sessionId) {
   return sessions[`${port}/${sessionId}`] ?? "AI client";
 }
 
@@ -31,6 +42,44 @@ export function sessionsOf(port) {
   return Object.entries(sessions)
     .filter(([key]) => key.startsWith(`${port}/`))
     .map(([key, clientName]) => ({ sessionId: key.slice(key.indexOf("/") + 1), clientName }));
+}
+
+/** The session holding a tab, as {port, sessionId}, or null when it is the person's. */
+export function ownerOf(tabId) {
+  const key = owners[tabId];
+  if (!key) return null;
+  const slash = key.indexOf("/");
+  return { port: Number(key.slice(0, slash)), sessionId: key.slice(slash + 1) };
+}
+
+/**
+ * The colour of the session's tab group that `groupId` names, else of any of its live groups (the
+ * person may recolour one), else the one chosen for it.
+ */
+export async function sessionColor(port, sessionId, groupId) {
+  const ids = groups[`${port}/${sessionId}`] ?? [];
+  for (const id of ids.includes(groupId) ? [groupId, ...ids] : ids) {
+    const group = await chrome.tabGroups.get(id).catch(() => null);
+    if (group) return group.color;
+  }
+  return colors[`${port}/${sessionId}`] ?? null;
+}
+
+/** The session's colour, chosen once: the one fewest live sessions have, so agents look apart. */
+function colorOf(key) {
+  if (!colors[key]) {
+    const used = Object.values(colors);
+    const count = (color) => used.filter((other) => other === color).length;
+    colors[key] = PALETTE.reduce((best, color) => (count(color) < count(best) ? color : best));
+  }
+  return colors[key];
+}
+
+/** A closed tab is nobody's. */
+export function forgetOwner(tabId) {
+  if (owners[tabId] === undefined) return;
+  delete owners[tabId];
+  saveSessions();
 }
 
 /** Ports of the brokers that have sessions stored for them. */
@@ -45,6 +94,9 @@ export function sessionPorts() {
 export async function groupTab(port, sessionId, tabId) {
   if (!sessionId) return;
   const key = `${port}/${sessionId}`;
+  // Held whether or not grouping works (a tab of a popup window cannot be grouped).
+  owners[tabId] = key;
+  saveSessions();
   const tab = await chrome.tabs.get(tabId);
   const live = (await Promise.all((groups[key] ?? []).map((id) => chrome.tabGroups.get(id).catch(() => null)))).filter(
     Boolean,
@@ -55,13 +107,17 @@ export async function groupTab(port, sessionId, tabId) {
       ? { tabIds: [tabId], groupId: existing.id }
       : { tabIds: [tabId], createProperties: { windowId: tab.windowId } },
   );
-  await chrome.tabGroups.update(groupId, { title: sessionName(port, sessionId) });
+  await chrome.tabGroups.update(groupId, { title: sessionName(port, sessionId), color: colorOf(key) });
   groups[key] = [...new Set([...live.map((group) => group.id), groupId])];
   saveSessions();
 }
 
 /** Take a tab out of the session's groups; a tab the person moved to another group stays there. */
 export async function ungroupTab(port, sessionId, tabId) {
+  if (owners[tabId] === `${port}/${sessionId}`) {
+    delete owners[tabId];
+    saveSessions();
+  }
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (tab && (groups[`${port}/${sessionId}`] ?? []).includes(tab.groupId)) await chrome.tabs.ungroup(tabId);
 }
@@ -80,6 +136,8 @@ export async function forgetSessions(port, ended) {
     }
     delete sessions[key];
     delete groups[key];
+    delete colors[key];
+    for (const [tabId, owner] of Object.entries(owners)) if (owner === key) delete owners[tabId];
   }
   if (keys.length) saveSessions();
 }

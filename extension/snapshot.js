@@ -1,9 +1,12 @@
 // The full report a broker gets when its link opens and when an AI session starts: who this
 // browser is (brand, version, the instance id kept in chrome.storage.local), the built-in browser
-// tools it carries out, and every tab with its tools. The first one sent on a link is what joins it.
+// tools it carries out, whether the person paused agents, and every tab with its tools. The first
+// one sent on a link is what joins it.
 
 import { BROWSER_ACTIONS, ToBroker } from "./protocol.js";
+import { isPaused, pauseReady } from "./person.js";
 import { ready } from "./rebuild.js";
+import { settings, settingsReady } from "./settings.js";
 import { tabInfo } from "./tabs.js";
 
 // Promises made once per worker: two brokers asking at once must see the same instance id.
@@ -30,12 +33,14 @@ async function instanceId() {
 }
 
 export async function sendSnapshot(link, sessionId) {
-  await ready;
+  await Promise.all([ready, pauseReady, settingsReady]);
   const [tabs, id, browser] = await Promise.all([chrome.tabs.query({}), instance, browserInfo]);
   const message = {
     type: ToBroker.CONNECTED,
     browser: { ...browser, instanceId: id },
-    actions: BROWSER_ACTIONS,
+    // Without evaluate when the person turned it off: the broker then neither lists nor sends it.
+    actions: settings().allowEvaluate ? BROWSER_ACTIONS : BROWSER_ACTIONS.filter((action) => action !== "evaluate"),
+    paused: isPaused(),
     tabs: tabs.filter((tab) => tab.id >= 0).map(tabInfo),
   };
   if (sessionId) message.sessionId = sessionId;

@@ -4,7 +4,7 @@
 import { ToBroker } from "./protocol.js";
 import { broadcast, reply } from "./links.js";
 import { forgetTools, isScriptable, learnTools, refreshTools, setTools, toolsOf } from "./page_tools.js";
-import { groupTab } from "./sessions.js";
+import { forgetOwner, groupTab } from "./sessions.js";
 
 /** A tab as the broker's messages carry it. */
 export function tabInfo(tab) {
@@ -34,6 +34,7 @@ export function tabUpdated(tabId, change, tab) {
 
 export function tabRemoved(tabId) {
   forgetTools(tabId);
+  forgetOwner(tabId);
   broadcast({ type: ToBroker.TAB_CLOSED, tabId });
 }
 

@@ -267,6 +267,9 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
                     return found
 
                 instance_id = await eventually(stored, "the extension to choose its instance id")
+                # These tests are of the actions themselves: browser_evaluate runs without asking the
+                # person (tests/test_e2e_person.py tests the asking).
+                await worker.evaluate("chrome.storage.local.set({settings: {approvalPolicy: 'never'}})")
                 link = await broker.link_of(instance_id)
                 await link.send(
                     {"type": "connect", "sessionId": SESSION, "clientName": "Actions test", "serverVersion": "fake"}

@@ -566,7 +566,7 @@ async def test_the_extension_rejoins_a_broker_restarted_on_its_port(world: World
         await eventually(lambda: _grouped_as(world, tab["id"], "Old Client"), "the claimed tab to be grouped")
         popup = await world.context.new_page()
         await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")
-        await eventually(lambda: _popup_says(popup, "AI sessions: Old Client"), "the popup to show the session")
+        await eventually(lambda: _popup_lists_session(popup, "Old Client"), "the popup to show the session")
         before.send_signal(signal.SIGTERM)
         await before.exited()
         await eventually(
@@ -579,7 +579,7 @@ async def test_the_extension_rejoins_a_broker_restarted_on_its_port(world: World
         await eventually(lambda: _popup_says(popup, f"Port {after.port}: connected"), "the popup to show it is back")
         # The new broker has no such session: the extension forgets it and ungroups its tab.
         await eventually(lambda: _grouped_as(world, tab["id"], None), "the old session's group to go")
-        assert not await _popup_says(popup, "AI sessions: Old Client")
+        assert not await _popup_lists_session(popup, "Old Client")
         await popup.close()
     await page.close()
 
@@ -598,6 +598,10 @@ async def _claim(broker: BrokerProcess, ref: str, client_name: str) -> int:
 async def _popup_says(popup: Page, line: str) -> bool:
     """Whether the popup's broker list shows ``line``; it asks the worker again every two seconds."""
     return line in (await popup.locator("#brokers").inner_text()).splitlines()
+
+
+async def _popup_lists_session(popup: Page, name: str) -> bool:
+    return name in await popup.locator("#sessions").inner_text()
 
 
 async def _listed(broker: BrokerProcess, url: str) -> dict[str, Any] | None:
@@ -625,7 +629,8 @@ async def test_the_popup_shows_brokers_sessions_tabs_and_tools(world: World) -> 
         seen = await eventually(shown, "the popup to show the client's session and the tab")
         brokers = await popup.locator("#brokers").inner_text()
         assert f"Port {world.broker.port}: connected" in brokers, brokers
-        assert "Popup Client" in brokers, brokers
+        sessions = await popup.locator("#sessions").inner_text()
+        assert "Popup Client" in sessions and f"port {world.broker.port}" in sessions, sessions
         tabs = await popup.locator("#tabs").inner_text()
         assert "Modern tools" in tabs, tabs
         assert world.url("modern.html", "popup") in tabs, tabs

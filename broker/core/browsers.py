@@ -68,6 +68,8 @@ class Browser:
     heard_from: bool = False
     # The built-in browser actions its extension said it carries out.
     actions: frozenset[str] = frozenset()
+    # The person paused AI agents in it: calls are refused here, before they reach the browser.
+    paused: bool = False
 
 
 class Browsers(dict[str, Browser]):

@@ -16,6 +16,7 @@ from .messages import BrokerMessage, Tool
 __all__ = [
     "BrowserView",
     "CallId",
+    "CallWaiting",
     "CloseLink",
     "Effect",
     "LinkId",
@@ -76,7 +77,19 @@ class SessionExpired:
     reason: str
 
 
-Effect = SendToExtension | ResolveCall | RejectCall | CloseLink | TabsChanged | SessionExpired
+@attrs.frozen
+class CallWaiting:
+    """A call waits for the person (an approval) for up to ``up_to`` seconds; ``note`` says so.
+
+    The call goes on; its caller may tell its client, which would otherwise see nothing happen.
+    """
+
+    call_id: CallId
+    up_to: float
+    note: str
+
+
+Effect = SendToExtension | ResolveCall | RejectCall | CloseLink | TabsChanged | SessionExpired | CallWaiting
 
 
 @attrs.frozen
@@ -106,6 +119,8 @@ class BrowserView:
     connected: bool
     tabs: int
     actions: tuple[str, ...] = ()
+    # The person paused AI agents in this browser.
+    paused: bool = False
 
 
 @attrs.frozen

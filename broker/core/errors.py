@@ -23,11 +23,14 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── MessageTooLarge           413 message_too_large
     │   └── PageToolFailed            502 tool_failed (the page's own code and message ride along)
     ├── NotSupported                  501 not_supported (the browser's extension cannot do it)
+    ├── PersonDeclined                the person in charge of the browser said no
+    │   ├── Paused                    423 paused (AI agents are paused in that browser)
+    │   └── NotApproved               403 not_approved (denied, window closed, or no answer in time)
     ├── Unavailable                   the call could not finish through no fault of the caller
     │   ├── ExtensionNotConnected     503 no_extension
     │   ├── ExtensionDisconnected     503 extension_disconnected (the link was lost mid-call)
     │   ├── CallTimedOut              504 timeout
-    │   ├── SessionEnded              410 session_ended
+    │   ├── SessionEnded              410 session_ended (also when the person ended it)
     │   └── CircuitOpen               503 circuit_open (a tool that keeps timing out is rested)
     └── InternalError                 500 internal_error
 
@@ -54,8 +57,11 @@ __all__ = [
     "InvalidMessage",
     "InvalidRequest",
     "MessageTooLarge",
+    "NotApproved",
     "NotSupported",
     "PageToolFailed",
+    "Paused",
+    "PersonDeclined",
     "RateLimited",
     "RequestError",
     "SessionEnded",
@@ -197,6 +203,28 @@ class PageToolFailed(ExtensionError):
 class NotSupported(BrokerError):
     code = "not_supported"
     status = 501
+
+
+class PersonDeclined(BrokerError):
+    """The person in charge of the browser refused: not a fault of the page or of the broker.
+
+    Kept apart from :class:`ExtensionError` so that a refusal never counts against a tool (the
+    circuit breaker) and a client can tell "ask again later" from "the tool is broken".
+    """
+
+    code = "declined"
+    status = 403
+
+
+class Paused(PersonDeclined):
+    code = "paused"
+    # 423 Locked: the browser is there and the request was fine, but the person holds it.
+    status = 423
+
+
+class NotApproved(PersonDeclined):
+    code = "not_approved"
+    status = 403
 
 
 class Unavailable(BrokerError):

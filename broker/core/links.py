@@ -34,7 +34,10 @@ from .errors import (
     ExtensionDisconnected,
     ExtensionError,
     MessageTooLarge,
+    NotApproved,
     PageToolFailed,
+    Paused,
+    PersonDeclined,
     TabNotFound,
     ToolNotFound,
 )
@@ -63,6 +66,9 @@ from .sessions import Sessions
 __all__ = ["BrowserLinks", "Link"]
 
 logger = logging.getLogger(__name__)
+
+# toolResult error codes that say the person refused the call (README, "The extension link").
+_DECLINED: dict[str, type[PersonDeclined]] = {Paused.code: Paused, NotApproved.code: NotApproved}
 
 
 @attrs.define
@@ -161,6 +167,7 @@ class BrowserLinks:
         browser.name = message.browser.name
         browser.version = message.browser.version
         browser.actions = frozenset(message.actions)
+        browser.paused = message.paused
         browser.instance_id = instance_id
         owners = {tab_id: tab.owner for tab_id, tab in browser.tabs.items()}
         gone = set(browser.tabs) - {info.id for info in message.tabs}
@@ -257,8 +264,10 @@ class BrowserLinks:
         error = message.error
         if error is None:
             return self._finish(pending.call_id, now, value=message.result)
+        failure: BrokerError
         if isinstance(error, WireError):
-            failure = PageToolFailed(error.message, page_code=error.code)
+            declined = _DECLINED.get(error.code or "")
+            failure = declined(error.message) if declined else PageToolFailed(error.message, page_code=error.code)
         else:
             failure = PageToolFailed(error)
         return self._finish(pending.call_id, now, failure)

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 __all__ = [
+    "ApprovalPending",
     "BrowserAction",
     "BrowserInfo",
     "CallTool",
@@ -26,6 +27,9 @@ __all__ = [
     "ExtensionMessage",
     "FocusTab",
     "OpenTab",
+    "PauseChanged",
+    "PersonEndedSession",
+    "PersonReleasedTab",
     "Ping",
     "Pong",
     "TabClosed",
@@ -98,6 +102,8 @@ class Connected:
     session_id: str | None = None
     # The built-in browser actions this extension carries out (``browserAction``); none when absent.
     actions: tuple[str, ...] = ()
+    # The person paused AI agents in this browser (see ``PauseChanged``).
+    paused: bool = False
 
 
 @attrs.frozen
@@ -167,6 +173,46 @@ class Disconnected:
     session_id: str | None = None
 
 
+# What the person did in the browser. None of these is in the seed protocol: an extension that
+# never sends them loses nothing, and the broker answers each by what it then sends or refuses.
+
+
+@attrs.frozen
+class PersonEndedSession:
+    """The person ended an AI session from the browser: the broker ends it as a client would."""
+
+    session_id: str
+
+
+@attrs.frozen
+class PersonReleasedTab:
+    """The person took a tab back from the session holding it."""
+
+    tab_id: int
+    session_id: str | None = None
+
+
+@attrs.frozen
+class PauseChanged:
+    """The person paused AI agents in this browser, or resumed them."""
+
+    paused: bool
+    session_id: str | None = None
+
+
+@attrs.frozen
+class ApprovalPending:
+    """A call waits for the person's approval, for at most ``timeout`` seconds.
+
+    The broker gives the call that much longer; the call's ``toolResult`` comes when the person
+    has answered (``not_approved`` when they refused, closed the window or let it time out).
+    """
+
+    call_id: str
+    timeout: float
+    session_id: str | None = None
+
+
 ExtensionMessage = (
     Connected
     | TabCreated
@@ -179,6 +225,10 @@ ExtensionMessage = (
     | Ping
     | Pong
     | Disconnected
+    | PersonEndedSession
+    | PersonReleasedTab
+    | PauseChanged
+    | ApprovalPending
 )
 
 

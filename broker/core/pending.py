@@ -2,9 +2,10 @@
 
 Each call the core sends the extension (a tool call, tool discovery, opening or closing a tab)
 gets a broker-minted id and a deadline. The table answers what the core asks of it: a call by
-id, the calls of a session or of a link, the overdue ones, the next deadline. Deadlines live in a
-heap whose entries for calls already gone are skipped when they surface, so ending a call costs
-no search. Rules about what a call means stay in :mod:`broker.core.state`.
+id, the calls of a session or of a link, the overdue ones, the next deadline. Deadlines live in
+a heap whose entries for calls already gone, or whose deadline was moved (a call waiting for
+the person's approval), are skipped when they surface, so ending or postponing a call costs no
+search. Rules about what a call means stay in :mod:`broker.core.state`.
 """
 
 from __future__ import annotations
@@ -46,11 +47,14 @@ class Pending:
     tool_name: str | None = None
     # A discovery that a tool call waits on: the call's arguments, sent once the tool is found.
     then_call: JsonObject | None = None
+    # The extension said the call waits for the person's approval (its deadline was moved).
+    awaiting_person: bool = False
 
     def describe(self) -> str:
         """What the call was waiting for, as a timeout message names it."""
         where = f"tab {self.browser}:{self.tab_id}" if self.tab_id is not None else self.browser
-        return f"tool {self.tool_name!r} on {where}" if self.tool_name else f"{self.kind.value} on {where}"
+        what = f"tool {self.tool_name!r} on {where}" if self.tool_name else f"{self.kind.value} on {where}"
+        return f"{what}, after waiting for the person's approval," if self.awaiting_person else what
 
 
 class PendingCalls:
@@ -84,6 +88,14 @@ class PendingCalls:
         heapq.heappush(self._deadlines, (pending.deadline, call_id))
         return pending
 
+    def postpone(self, call_id: CallId, deadline: float) -> None:
+        """Move a call's deadline; the heap entry of the old one is skipped when it surfaces."""
+        pending = self._calls.get(call_id)
+        if pending is None:
+            return
+        pending.deadline = deadline
+        heapq.heappush(self._deadlines, (deadline, call_id))
+
     def get(self, call_id: CallId) -> Pending | None:
         return self._calls.get(call_id)
 
@@ -108,15 +120,19 @@ class PendingCalls:
     def overdue(self, now: float) -> Iterator[Pending]:
         """The calls whose deadline has passed, earliest first; the caller ends each one."""
         while self._deadlines and self._deadlines[0][0] <= now:
-            _, call_id = heapq.heappop(self._deadlines)
+            deadline, call_id = heapq.heappop(self._deadlines)
             pending = self._calls.get(call_id)
-            if pending is not None:
+            if pending is not None and pending.deadline == deadline:
                 yield pending
 
     def next_deadline(self) -> float | None:
-        while self._deadlines and self._deadlines[0][1] not in self._calls:
+        while self._deadlines and not self._live(*self._deadlines[0]):
             heapq.heappop(self._deadlines)
         return self._deadlines[0][0] if self._deadlines else None
+
+    def _live(self, deadline: float, call_id: CallId) -> bool:
+        pending = self._calls.get(call_id)
+        return pending is not None and pending.deadline == deadline
 
     def __len__(self) -> int:
         return len(self._calls)

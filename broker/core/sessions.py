@@ -33,6 +33,8 @@ class Session:
     focused: tuple[str, int] | None = None
     # The tab built-in browser tools act on when none is named: the one last opened, focused or claimed.
     current: tuple[str, int] | None = None
+    # Tabs the person took back from it in the browser, until it claims them again: errors say so.
+    taken_back: set[tuple[str, int]] = attrs.Factory(set)
 
     def used(self, now: float) -> None:
         self.last_used = max(self.last_used, now)

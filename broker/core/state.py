@@ -7,7 +7,8 @@ to close. Time only moves when the adapter calls :meth:`Broker.expire`; :meth:`B
 says when that should next happen.
 
 What it owns, with the registries it keeps them in (the rules about what extensions report over
-their links are the base class's, in :mod:`.links`):
+their links are a base class's, in :mod:`.links`, and what the person does in the browser,
+pausing, ending sessions, taking tabs back and approving calls, another's, in :mod:`.person`):
 
 - Links and browsers (:mod:`.browsers`). Every extension WebSocket is a link; each link speaks
   for one browser. A browser that names an ``instanceId`` keeps its key (``b1``), its tabs'
@@ -31,6 +32,7 @@ It deliberately knows nothing of JSON, WebSockets, HTTP or MCP.
 from __future__ import annotations
 
 import logging
+from typing import Any, ClassVar
 
 from .browser_tools import PREFIX
 from .browsers import Browser, Browsers, Tab
@@ -76,6 +78,7 @@ from .messages import (
     Tool,
 )
 from .pending import CallKind, Pending, PendingCalls
+from .person import PersonInCharge
 from .sessions import Session, Sessions
 
 __all__ = ["Broker"]
@@ -83,8 +86,10 @@ __all__ = ["Broker"]
 logger = logging.getLogger(__name__)
 
 
-class Broker(BrowserLinks):
+class Broker(PersonInCharge):
     """Every rule about sessions, tabs, tools and pending calls. See the module docstring."""
+
+    _handlers: ClassVar[dict[type, Any]] = {**BrowserLinks._handlers, **PersonInCharge._person_handlers}
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -94,6 +99,7 @@ class Broker(BrowserLinks):
         self._pending = PendingCalls()
         self._rates = RateLimiter(config.rate_limit, config.rate_burst)
         self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
+        self._ended_by_person: dict[SessionId, str] = {}
 
     # Sessions
 
@@ -115,7 +121,13 @@ class Broker(BrowserLinks):
 
         Raises:
             Forbidden: the session was opened with another credential.
+            SessionEnded: the person ended this session in the browser and its client has not
+                heard so yet; the next request opens it anew.
         """
+        if session_id not in self._sessions:
+            note = self._heard_ending(session_id)
+            if note is not None:
+                raise SessionEnded(note)
         if not self._sessions.open(session_id, name, now, ends_when_idle, credential):
             return []
         return [SendToExtension(link.id, self._connect_message(session_id, name)) for link in self._links.values()]
@@ -138,15 +150,17 @@ class Broker(BrowserLinks):
     def has_session(self, session_id: SessionId) -> bool:
         return session_id in self._sessions
 
-    def close_session(self, session_id: SessionId) -> list[Effect]:
-        """End a session: its pending calls are withdrawn and its tabs released, not closed."""
+    def close_session(self, session_id: SessionId, why: str | None = None) -> list[Effect]:
+        """End a session: its pending calls are withdrawn (``why`` tells their callers) and its
+        tabs released, not closed."""
+        self._ended_by_person.pop(session_id, None)
         session = self._sessions.pop(session_id, None)
         if session is None:
             return []
         self._rates.forget(session_id)
         effects: list[Effect] = []
         for call_id in self._pending.of_session(session_id):
-            effects += self._finish(call_id, None, SessionEnded(f"session {session.name!r} ended"))
+            effects += self._finish(call_id, None, SessionEnded(why or f"session {session.name!r} ended"))
         for browser in self._browsers.values():
             for tab in browser.tabs.values():
                 if tab.owner == session_id:
@@ -170,11 +184,12 @@ class Broker(BrowserLinks):
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
-            TabOwnedByOther, ToolNotFound.
+            TabOwnedByOther, ToolNotFound, Paused.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "call tools on")
+        self._check_paused(browser)
         if tab.tools is not None and not any(t.name == tool_name for t in tab.tools):
             if not tab.tools_provisional:
                 raise ToolNotFound(no_such_tool(browser.key, tab, tool_name))
@@ -214,10 +229,11 @@ class Broker(BrowserLinks):
         """Ask a browser (the named one, else the last to connect) to open ``url`` for the session.
 
         Raises:
-            SessionEnded, TooManyCalls, ExtensionNotConnected, BrowserNotFound.
+            SessionEnded, TooManyCalls, ExtensionNotConnected, BrowserNotFound, Paused.
         """
         session = self._session(session_id)
         browser = self._browsers.pick(browser_key)
+        self._check_paused(browser)
         pending = self._add_pending(session, browser, CallKind.OPEN_TAB, now, None)
         message = OpenTab(session_id, url, focus, pending.call_id)
         return pending.call_id, [SendToExtension(pending.link_id, message)]
@@ -227,11 +243,12 @@ class Broker(BrowserLinks):
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
-            TabOwnedByOther.
+            TabOwnedByOther, Paused.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "close")
+        self._check_paused(browser)
         pending = self._add_pending(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
         return pending.call_id, [SendToExtension(pending.link_id, CloseTab(session_id, tab.id))]
 
@@ -252,7 +269,7 @@ class Broker(BrowserLinks):
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
             InvalidRequest (no tab named and no current one), TabOwnedByOther, TabNotClaimed,
-            NotSupported.
+            NotSupported, Paused.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(self._current_tab(session) if tab_ref is None else tab_ref)
@@ -262,8 +279,9 @@ class Broker(BrowserLinks):
             raise TabNotClaimed(
                 f"tab {ref} is the person's, not yours: claim it first (MCP: `tabs` with action=claim;"
                 f" REST: POST /tabs/{ref}/claim; CLI: browser-mcp claim {ref}), which puts it in your"
-                " tab group where the person can see it"
+                " tab group where the person can see it." + self._taken_back(session, browser, tab)
             )
+        self._check_paused(browser)
         if action not in self._actions_of(browser):
             raise NotSupported(self._unsupported(browser, action))
         pending = self._add_pending(session, browser, CallKind.ACTION, now, timeout, tab.id, PREFIX + action)
@@ -305,11 +323,12 @@ class Broker(BrowserLinks):
         """Make a tab the session's focused tab (its tools join the session's) and bring it to front.
 
         Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, Paused.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "focus")
+        self._check_paused(browser)
         session.focused = session.current = (browser.key, tab.id)
         assert browser.link_id is not None
         focus = SendToExtension(browser.link_id, FocusTab(session_id, tab.id))
@@ -319,8 +338,10 @@ class Broker(BrowserLinks):
         """The page tools a session sees: those of the tabs it owns, then of its focused tab.
 
         Raises:
-            SessionEnded.
+            SessionEnded (but not for a session the person ended: that is for its next call to hear).
         """
+        if session_id in self._ended_by_person:
+            return []
         session = self._session(session_id)
         seen: list[tuple[TabView, Tool]] = []
         focused: tuple[Browser, Tab] | None = None
@@ -397,7 +418,14 @@ class Broker(BrowserLinks):
     def browsers(self) -> list[BrowserView]:
         return [
             BrowserView(
-                b.key, b.name, b.version, b.instance_id, b.link_id is not None, len(b.tabs), tuple(sorted(b.actions))
+                b.key,
+                b.name,
+                b.version,
+                b.instance_id,
+                b.link_id is not None,
+                len(b.tabs),
+                tuple(sorted(b.actions)),
+                b.paused,
             )
             for b in self._browsers.values()
             if b.heard_from
@@ -423,7 +451,7 @@ class Broker(BrowserLinks):
     def _session(self, session_id: SessionId) -> Session:
         session = self._sessions.get(session_id)
         if session is None:
-            raise SessionEnded(f"session {session_id!r} does not exist or has ended")
+            raise SessionEnded(self._heard_ending(session_id) or f"session {session_id!r} does not exist or has ended")
         return session
 
     def _current_tab(self, session: Session) -> str:
@@ -440,6 +468,11 @@ class Broker(BrowserLinks):
     def _unsupported(self, browser: Browser, action: str) -> str:
         if action == "evaluate" and not self.config.allow_evaluate:
             return f"{PREFIX}evaluate is turned off in this broker (browser-mcp serve --no-evaluate)"
+        if action == "evaluate" and browser.actions:
+            return (
+                f"the person turned {PREFIX}evaluate off in browser {browser.key} ({browser.name or 'unnamed'})"
+                " (the browser-mcp extension's options)"
+            )
         return (
             f"browser {browser.key} ({browser.name or 'unnamed'}) cannot carry out {PREFIX}{action}: its"
             " extension does not offer built-in browser tools; load the browser-mcp extension"
@@ -464,6 +497,7 @@ class Broker(BrowserLinks):
         self._check_owner(session, browser, tab, action)
         if owner is not None:
             session.current = (browser.key, tab.id)
+            session.taken_back.discard((browser.key, tab.id))
         elif session.current == (browser.key, tab.id):
             session.current = None
         if tab.owner == owner:

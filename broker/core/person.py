@@ -1,0 +1,138 @@
+"""What the person in charge of a browser does to AI agents, as the core hears it. No I/O.
+
+The extension reports what the person did in the browser (README, "The extension link"), and
+this module turns each report into the broker's state and into errors a client can act on:
+
+- ``personEndedSession``: the session ends as if its client had ended it (calls withdrawn, tabs
+  released), and is remembered so that the client's next request hears that the person ended
+  it, rather than that it is merely gone. That request is refused; the one after starts a new
+  session: ending a session takes its tabs back, it does not ban the client (pausing stops all).
+- ``personReleasedTab``: the tab loses its owner, and the owner's next built-in tool on it says
+  the person took it back.
+- ``pauseChanged`` (and ``connected.paused``): a paused browser refuses tool calls, built-in
+  browser actions and opening, closing or focusing tabs at once, before anything reaches it.
+  The extension refuses them too, so a broker that did not hear of the pause still gets
+  ``paused`` back; the broker's own check spares the round trip.
+- ``approvalPending``: the call's deadline moves by the approval's time, so the broker never
+  times a call out while the person decides, and its caller is told the call waits
+  (:class:`~broker.core.effects.CallWaiting`).
+
+Sessions, tabs and calls themselves are :mod:`broker.core.state`'s; this is one more part of the
+same Broker, kept apart because these rules answer to the person rather than to clients.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .browsers import Browser, Tab
+from .effects import CallWaiting, Effect, SendToExtension, SessionId, TabsChanged
+from .errors import Paused
+from .links import BrowserLinks, Link
+from .messages import ApprovalPending, PauseChanged, PersonEndedSession, PersonReleasedTab, TabReleased
+from .pending import CallKind
+from .sessions import Session
+
+__all__ = ["MAX_APPROVAL_WAIT", "PersonInCharge"]
+
+logger = logging.getLogger(__name__)
+
+# The longest an extension may ask the broker to wait for the person, whatever it says: a call
+# must still end, and an extension that asked for a day would hold a client that long.
+MAX_APPROVAL_WAIT = 600.0
+
+
+class PersonInCharge(BrowserLinks):
+    """The person's side of the Broker's rules; see the module docstring."""
+
+    # Sessions the person ended whose client has not heard so yet: id -> what to tell it.
+    _ended_by_person: dict[SessionId, str]
+
+    if TYPE_CHECKING:
+
+        def close_session(self, session_id: SessionId, why: str | None = None) -> list[Effect]: ...
+
+    def ended_by_person(self, session_id: SessionId) -> bool:
+        """Whether the person ended this session and its client has not been told yet."""
+        return session_id in self._ended_by_person
+
+    def _heard_ending(self, session_id: SessionId) -> str | None:
+        """What to tell the client of a session the person ended, once; None if they did not."""
+        return self._ended_by_person.pop(session_id, None)
+
+    def _check_paused(self, browser: Browser) -> None:
+        if browser.paused:
+            raise Paused(
+                f"the person paused AI agents in this browser ({browser.key}, {browser.name or 'unnamed'}):"
+                " nothing reaches its pages until they resume them from the browser-mcp popup"
+            )
+
+    def _taken_back(self, session: Session, browser: Browser, tab: Tab) -> str:
+        if (browser.key, tab.id) not in session.taken_back:
+            return ""
+        return " The person took this tab back from you in the browser; claim it again only if they ask you to."
+
+    # Extension message handlers
+
+    def _on_person_ended_session(self, link: Link, message: PersonEndedSession, now: float) -> list[Effect]:
+        session = self._sessions.get(message.session_id)
+        if session is None:
+            logger.debug("the person ended session %s, which had already ended", message.session_id)
+            return []
+        browser = self._browsers[link.browser]
+        note = (
+            f"the person ended session {session.name!r} from the browser ({browser.name or browser.key}):"
+            " its calls were withdrawn and its tabs given back to them; your next request starts a new session"
+        )
+        logger.info("session %s (%s) ended by the person in %s", session.id, session.name, browser.key)
+        effects = self.close_session(session.id, note)
+        self._ended_by_person[session.id] = note
+        while len(self._ended_by_person) > self.config.max_sessions:
+            del self._ended_by_person[next(iter(self._ended_by_person))]
+        return effects
+
+    def _on_person_released_tab(self, link: Link, message: PersonReleasedTab, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        tab = browser.tabs.get(message.tab_id)
+        if tab is None:
+            return [self._unknown_tab(link, "personReleasedTab", message.tab_id)]
+        owner = tab.owner
+        if owner is None:
+            return []
+        tab.owner = None
+        session = self._sessions.get(owner)
+        if session is not None:
+            place = (browser.key, tab.id)
+            session.taken_back.add(place)
+            if session.current == place:
+                session.current = None
+        logger.info("the person took tab %s:%s back from session %s", browser.key, tab.id, owner)
+        # Told back like any release, so the extension ungroups the tab in one place.
+        return [SendToExtension(link.id, TabReleased(owner, tab.id)), TabsChanged()]
+
+    def _on_pause_changed(self, link: Link, message: PauseChanged, now: float) -> list[Effect]:
+        browser = self._browsers[link.browser]
+        browser.paused = message.paused
+        logger.info("the person %s AI agents in %s", "paused" if message.paused else "resumed", browser.key)
+        return []
+
+    def _on_approval_pending(self, link: Link, message: ApprovalPending, now: float) -> list[Effect]:
+        pending = self._reply_to(link, message.call_id, CallKind.TOOL, CallKind.ACTION)
+        if pending is None:
+            return []
+        wait = min(max(message.timeout, 0.0), MAX_APPROVAL_WAIT)
+        pending.awaiting_person = True
+        self._pending.postpone(pending.call_id, now + wait + pending.timeout)
+        note = (
+            f"waiting for the person to approve {pending.tool_name} on tab {pending.browser}:{pending.tab_id}"
+            f" in the browser (up to {wait:g} s)"
+        )
+        return [CallWaiting(pending.call_id, wait, note)]
+
+    _person_handlers: ClassVar[dict[type, Any]] = {
+        PersonEndedSession: _on_person_ended_session,
+        PersonReleasedTab: _on_person_released_tab,
+        PauseChanged: _on_pause_changed,
+        ApprovalPending: _on_approval_pending,
+    }

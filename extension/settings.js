@@ -1,0 +1,75 @@
+// The person's settings, from the options page: when to ask before a tool runs, the sites where
+// they always allow, which ports to probe for brokers and which brokers to leave alone, and
+// whether browser_evaluate may run at all. Kept in chrome.storage.local (they outlive the worker
+// and the browser); this module holds the worker's copy and tells its listener what changed.
+
+import { PORT_FIRST, PORT_LAST } from "./protocol.js";
+
+export const Policy = Object.freeze({
+  DESTRUCTIVE: "destructive", // ask before tools that declare destructiveHint, and browser_evaluate
+  NOT_READ_ONLY: "notReadOnly", // ask before every tool that does not declare readOnlyHint
+  NEVER: "never",
+});
+
+export const DEFAULTS = Object.freeze({
+  approvalPolicy: Policy.DESTRUCTIVE,
+  alwaysAllow: [], // origins, such as "https://shop.example"
+  portFirst: PORT_FIRST,
+  portLast: PORT_LAST,
+  ignoredPorts: [],
+  allowEvaluate: true,
+  // How long an approval window waits for the person; not on the options page (tests shorten it).
+  approvalTimeoutMs: 60_000,
+});
+
+const isPort = (value) => Number.isInteger(value) && value > 0 && value < 65536;
+
+/** Whatever was stored, as settings this worker can use: a bad value falls back to its default. */
+export function normalize(stored) {
+  const given = stored && typeof stored === "object" ? stored : {};
+  const settings = { ...DEFAULTS };
+  if (Object.values(Policy).includes(given.approvalPolicy)) settings.approvalPolicy = given.approvalPolicy;
+  if (Array.isArray(given.alwaysAllow)) {
+    settings.alwaysAllow = [...new Set(given.alwaysAllow.filter((site) => typeof site === "string"))];
+  }
+  if (isPort(given.portFirst) && isPort(given.portLast) && given.portFirst <= given.portLast) {
+    // A range past 100 ports would make each sweep a burst of failing requests.
+    settings.portFirst = given.portFirst;
+    settings.portLast = Math.min(given.portLast, given.portFirst + 99);
+  }
+  if (Array.isArray(given.ignoredPorts)) settings.ignoredPorts = [...new Set(given.ignoredPorts.filter(isPort))];
+  if (typeof given.allowEvaluate === "boolean") settings.allowEvaluate = given.allowEvaluate;
+  if (Number.isInteger(given.approvalTimeoutMs) && given.approvalTimeoutMs > 0) {
+    settings.approvalTimeoutMs = Math.min(given.approvalTimeoutMs, 600_000);
+  }
+  return settings;
+}
+
+let current = { ...DEFAULTS };
+
+export const settingsReady = chrome.storage.local
+  .get("settings")
+  .then(({ settings }) => {
+    current = normalize(settings);
+  })
+  .catch((error) => console.warn("browser-mcp: cannot read the settings", error));
+
+export function settings() {
+  return current;
+}
+
+export async function updateSettings(change) {
+  current = normalize({ ...current, ...change });
+  await chrome.storage.local.set({ settings: current });
+}
+
+/**
+ * chrome.storage.onChanged, for the settings: the names of the settings that changed (none when
+ * the change was not theirs). The options page writes the storage; the worker hears it here.
+ */
+export function settingsChanged(changes, area) {
+  if (area !== "local" || !changes.settings) return [];
+  const before = current;
+  current = normalize(changes.settings.newValue);
+  return Object.keys(current).filter((key) => JSON.stringify(before[key]) !== JSON.stringify(current[key]));
+}

@@ -1,0 +1,465 @@
+"""End to end: the person in charge, through the real extension's popup, approval window and options.
+
+A real broker, headless Chromium with the real extension, and AI clients over MCP and REST. The
+person's side is driven the way they would: the popup (``popup.html`` opened in a tab), the
+approval window the extension opens, the options page. Each state of the popup and the approval
+window is saved as a picture in ``tests/output/e2e_person/`` (or ``$BROWSER_MCP_E2E_OUTPUT``) for
+a reviewer to look at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page, async_playwright
+
+from broker.core.security import PROJECT_EXTENSION_ID
+
+from .chromium import CHROMIUM, chromium_args
+from .cli_helpers import Brokers
+from .mcp_clients import McpClient, text
+from .test_e2e_extension import WAIT, World, _group_title, _tab_gone, eventually, serve_pages, start_probed_broker
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+OUTPUT = Path(os.environ.get("BROWSER_MCP_E2E_OUTPUT") or Path(__file__).parent / "output") / "e2e_person"
+EXTENSION_URL = f"chrome-extension://{PROJECT_EXTENSION_ID}"
+# Long enough for a test to read and answer the window on a slow machine; the timeout test shortens it.
+APPROVAL_TIMEOUT_MS = 20_000
+SHORT_APPROVAL_MS = 3_000
+
+# The popup's drawing of Chromium's tab group colours (extension/popup.js).
+GROUP_COLORS = {
+    "grey": "rgb(95, 99, 104)",
+    "blue": "rgb(26, 115, 232)",
+    "red": "rgb(217, 48, 37)",
+    "yellow": "rgb(227, 116, 0)",
+    "green": "rgb(24, 128, 56)",
+    "pink": "rgb(208, 24, 132)",
+    "purple": "rgb(161, 66, 244)",
+    "cyan": "rgb(0, 123, 131)",
+    "orange": "rgb(194, 100, 1)",
+}
+
+SHOP = """<!doctype html><title>Tiny shop</title><script>
+document.modelContext.registerTool({
+  name: "buy", description: "Buy the item", annotations: {destructiveHint: true},
+  inputSchema: {type: "object", properties: {item: {type: "string"}}},
+  execute: ({item}) => { window.bought = (window.bought || 0) + 1; return `bought ${item}`; },
+});
+document.modelContext.registerTool({
+  name: "look", description: "Read the price", annotations: {readOnlyHint: true},
+  inputSchema: {type: "object", properties: {}}, execute: () => "12 EUR",
+});
+</script><h1>Tiny shop</h1><p>Shoes, 12 EUR</p>"""
+PERSON = "<!doctype html><title>The person's page</title><p>reading</p>"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    home = tmp_path_factory.mktemp("e2e-person")
+    async with serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site, Brokers(home / "discovery") as brokers:
+        broker = await start_probed_broker(brokers)
+        async with async_playwright() as playwright:
+            context = await playwright.chromium.launch_persistent_context(
+                str(home / "profile"),
+                executable_path=CHROMIUM,
+                headless=True,
+                env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
+                args=chromium_args(),
+            )
+            try:
+                worker = context.service_workers[0] if context.service_workers else None
+                if worker is None:
+                    worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
+                world = World(context, worker, broker, broker.token, site, "polyfill")
+                try:
+                    await world.joined()
+                    await approval_time(world, APPROVAL_TIMEOUT_MS)
+                    yield world
+                finally:
+                    await world.http.close()
+            finally:
+                await context.close()
+
+
+async def approval_time(world: World, ms: int) -> None:
+    """Set how long an approval window waits, as the extension's storage holds it (no UI has it)."""
+    await world.worker.evaluate(
+        """async (ms) => {
+            const {settings} = await chrome.storage.local.get("settings");
+            await chrome.storage.local.set({settings: {...settings, approvalTimeoutMs: ms}});
+        }""",
+        ms,
+    )
+
+
+async def open_popup(world: World) -> Page:
+    popup = await world.context.new_page()
+    await popup.set_viewport_size({"width": 424, "height": 600})
+    await popup.goto(f"{EXTENSION_URL}/popup.html")
+    return popup
+
+
+async def picture(page: Page, name: str) -> None:
+    """Save what the person sees; the body is the popup's own size."""
+    await page.wait_for_timeout(150)  # the state a click asked for is drawn
+    await page.locator("body").screenshot(path=str(OUTPUT / f"{name}.png"))
+
+
+def tab_row(popup: Page, url: str) -> Any:
+    return popup.locator("#tabs li", has_text=url)
+
+
+async def shows(popup: Page, selector: str, words: str) -> bool:
+    return words in await popup.locator(selector).inner_text()
+
+
+async def owner_of(world: World, tab_id: int) -> Any:
+    return next(t["owner"] for t in await world.tabs() if t["id"] == tab_id)
+
+
+async def open_for(client: McpClient, world: World, page: str, tag: str) -> dict[str, Any]:
+    opened = await client.call_json(
+        "tabs", {"action": "open", "url": world.url(page, tag), "focus": False, "browser": world.browser_key}
+    )
+    tab: dict[str, Any] = opened["opened"]
+    return tab
+
+
+async def test_the_popup_shows_which_agent_holds_each_tab(world: World) -> None:
+    person_page, _ = await world.open_page("person.html", "owners")
+    async with world.mcp("Claude Code") as client:
+        tab = await open_for(client, world, "shop.html", "owners")
+        await world.tab_at(world.url("shop.html", "owners"), {"buy", "look"})
+        popup = await open_popup(world)
+        held = tab_row(popup, world.url("shop.html", "owners"))
+        await eventually(lambda: _text_has(held, "Claude Code"), "the popup to name the tab's agent")
+        assert "Release" in await held.inner_text()
+        colour = await held.locator(".agent").evaluate("(chip) => getComputedStyle(chip).backgroundColor")
+        group = await world.worker.evaluate(
+            "async (id) => (await chrome.tabGroups.get((await chrome.tabs.get(id)).groupId)).color", tab["id"]
+        )
+        assert colour == GROUP_COLORS[group], (colour, group)
+        mine = tab_row(popup, world.url("person.html", "owners"))
+        assert "No agent" in await mine.inner_text()
+        assert "Release" not in await mine.inner_text()
+        sessions = await popup.locator("#sessions").inner_text()
+        assert "Claude Code" in sessions and "1 tab" in sessions and "End session" in sessions
+        await picture(popup, "popup-owners")
+        await popup.close()
+    await person_page.close()
+
+
+async def _text_has(locator: Any, words: str) -> bool:
+    return await locator.count() > 0 and words in await locator.first.inner_text()
+
+
+async def test_the_person_releases_a_tab_from_the_popup(world: World) -> None:
+    async with world.mcp("Releasing Agent") as client:
+        tab = await open_for(client, world, "shop.html", "release")
+        await world.tab_at(world.url("shop.html", "release"), {"buy", "look"})
+        popup = await open_popup(world)
+        row = tab_row(popup, world.url("shop.html", "release"))
+        await eventually(lambda: _text_has(row, "Releasing Agent"), "the popup to show the held tab")
+        await row.get_by_role("button", name="Release").click()
+        await eventually(lambda: _text_has(row, "No agent"), "the popup to show the tab released")
+        await picture(popup, "popup-released")
+        assert await owner_of(world, tab["id"]) is None
+        assert await _group_title(world, tab["id"]) is None
+        refused = await client.call("browser_snapshot", {"tab": tab["ref"]})
+        assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
+        assert "The person took this tab back" in text(refused)
+        await popup.close()
+    assert not await _tab_gone(world, tab["id"])
+
+
+async def test_the_person_ends_a_session_from_the_popup(world: World) -> None:
+    async with world.mcp("Ended Agent") as client:
+        tab = await open_for(client, world, "shop.html", "end")
+        await world.tab_at(world.url("shop.html", "end"), {"buy", "look"})
+        popup = await open_popup(world)
+        row = popup.locator("#sessions li", has_text="Ended Agent")
+        await eventually(lambda: _text_has(row, "Ended Agent"), "the popup to list the session")
+        await row.get_by_role("button", name="End session").click()
+        await eventually(lambda: _gone(popup, "#sessions", "Ended Agent"), "the session to leave the popup")
+        await picture(popup, "popup-session-ended")
+        await eventually(lambda: _released(world, tab["id"]), "the broker to release the session's tab")
+        assert await _group_title(world, tab["id"]) is None
+        assert not await _tab_gone(world, tab["id"]), "the ended session's tab must stay open"
+        ended = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
+        assert ended.is_error, text(ended)
+        assert text(ended).startswith("session_ended: the person ended session 'Ended Agent' from the browser")
+        again = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
+        assert not again.is_error and text(again) == "12 EUR", text(again)
+        await popup.close()
+
+
+async def _gone(popup: Page, selector: str, words: str) -> bool:
+    return words not in await popup.locator(selector).inner_text()
+
+
+async def _released(world: World, tab_id: int) -> bool:
+    return await owner_of(world, tab_id) is None
+
+
+async def test_pause_fails_every_call_at_once_and_resume_lets_them_through(world: World) -> None:
+    async with world.mcp("Paused Agent") as client:
+        tab = await open_for(client, world, "shop.html", "pause")
+        await world.tab_at(world.url("shop.html", "pause"), {"buy", "look"})
+        persons_page, persons = await world.open_page("shop.html", "pause-person", {"buy", "look"})
+        popup = await open_popup(world)
+        await eventually(lambda: shows(popup, "#sessions", "Paused Agent"), "the popup to list the session")
+        await popup.get_by_role("button", name="Pause agents").click()
+        await eventually(lambda: shows(popup, "#paused", "AI agents are paused"), "the popup to say agents are paused")
+        await picture(popup, "popup-paused")
+        assert await world.worker.evaluate("chrome.action.getBadgeText({})") == "II"
+        await eventually(_paused_in(world, True), "the broker to hear of the pause")
+
+        page = next(p for p in world.context.pages if p.url == world.url("shop.html", "pause"))
+        started = asyncio.get_running_loop().time()
+        for name, args in (("call_page_tool", {"tab": tab["ref"], "tool": "look"}), ("browser_snapshot", {})):
+            refused = await client.call(name, args)
+            assert refused.is_error and text(refused).startswith("paused: the person paused AI agents"), text(refused)
+        status, body = await world.post(f"/tabs/{persons['ref']}/tools/look", {})
+        assert status == 423 and body["error"]["code"] == "paused", body
+        assert asyncio.get_running_loop().time() - started < 5, "refusals must come at once"
+        assert await page.evaluate("window.bought ?? 0") == 0
+
+        await popup.get_by_role("button", name="Resume agents").click()
+        await eventually(lambda: _hidden(popup, "#paused"), "the popup to show agents resumed")
+        await picture(popup, "popup-resumed")
+        assert await world.worker.evaluate("chrome.action.getBadgeText({})") == ""
+        await eventually(_paused_in(world, False), "the broker to hear agents resumed")
+        looked = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
+        assert not looked.is_error and text(looked) == "12 EUR", text(looked)
+        await popup.close()
+        await persons_page.close()
+
+
+def _paused_in(world: World, paused: bool) -> Any:
+    async def check() -> bool:
+        browser = await world.browser()
+        return browser is not None and browser["paused"] is paused
+
+    return check
+
+
+async def _hidden(popup: Page, selector: str) -> bool:
+    return not await popup.locator(selector).is_visible()
+
+
+async def approval_window(world: World, call: asyncio.Future[Any]) -> Page:
+    """The approval window the extension opens while ``call`` waits."""
+    # A tab a client just opened may be announced meanwhile: only the approval window counts.
+    window = await world.context.wait_for_event(
+        "page", lambda page: page.url.startswith(f"{EXTENSION_URL}/approval.html"), timeout=WAIT * 1000
+    )
+    await window.wait_for_selector("#agent:not(:empty)")
+    assert not call.done()
+    return window
+
+
+async def answer(window: Page, button: str) -> None:
+    """Press one of the approval window's buttons; the window closes itself as it answers."""
+    try:
+        await window.get_by_role("button", name=button).click()
+    except PlaywrightError:
+        # The click landed and the window closed before Playwright saw the click through.
+        assert window.is_closed()
+
+
+async def test_a_destructive_page_tool_runs_once_the_person_allows_it(world: World) -> None:
+    async with world.mcp("Shopping Agent") as client:
+        tab = await open_for(client, world, "shop.html", "allow")
+        await world.tab_at(world.url("shop.html", "allow"), {"buy", "look"})
+
+        async def named() -> str | None:
+            return next((n for n in await client.tool_names() if n.endswith(f"t{tab['id']}_buy")), None)
+
+        buy = await eventually(named, "the tab's page tools to join the client's")
+        call = asyncio.ensure_future(client.call(buy, {"item": "shoes"}))
+        window = await approval_window(world, call)
+        shown = await window.locator("body").inner_text()
+        assert "Shopping Agent" in shown and "buy" in shown and world.site in shown and '"shoes"' in shown
+        # The size the extension opens it at; headless Playwright gives its pages another.
+        await window.set_viewport_size({"width": 480, "height": 520})
+        await picture(window, "approval-window")
+        await answer(window, "Allow once")
+        async with asyncio.timeout(WAIT):
+            result = await call
+        assert not result.is_error and text(result) == "bought shoes", text(result)
+
+        # Once means once: the next call asks again, and this time the person says no.
+        call = asyncio.ensure_future(client.call(buy, {"item": "socks"}))
+        window = await approval_window(world, call)
+        await answer(window, "Deny")
+        async with asyncio.timeout(WAIT):
+            denied = await call
+        assert denied.is_error and text(denied).startswith("not_approved: the person did not approve buy"), text(denied)
+        assert "denied" in text(denied)
+
+
+async def test_an_approval_nobody_answers_fails_when_its_time_runs_out(world: World) -> None:
+    page, tab = await world.open_page("shop.html", "timeout", {"buy", "look"})
+    await approval_time(world, SHORT_APPROVAL_MS)
+    call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "hat"}))
+    window = await approval_window(world, call)
+    assert "Denied in" in await window.locator("#countdown").inner_text()
+    async with asyncio.timeout(WAIT):
+        status, body = await call
+    assert status == 403 and body["error"]["code"] == "not_approved", body
+    assert "no answer within 3 s" in body["error"]["message"]
+    await eventually(lambda: _closed(window), "the approval window to close")
+    assert await page.evaluate("window.bought ?? 0") == 0
+    await approval_time(world, APPROVAL_TIMEOUT_MS)
+    await page.close()
+
+
+async def _closed(page: Page) -> bool:
+    return page.is_closed()
+
+
+async def test_always_allow_on_a_site_stops_asking_and_the_options_page_removes_it(world: World) -> None:
+    page, tab = await world.open_page("shop.html", "always", {"buy", "look"})
+    call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "one"}))
+    window = await approval_window(world, call)
+    await answer(window, f"Always allow on {world.site}")
+    async with asyncio.timeout(WAIT):
+        status, body = await call
+    assert status == 200 and body["result"] == "bought one", body
+    # No window this time: the site is allowed.
+    status, body = await world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "two"})
+    assert status == 200 and body["result"] == "bought two", body
+
+    options = await world.context.new_page()
+    await options.goto(f"{EXTENSION_URL}/options.html")
+    site = options.locator("#sites li", has_text=world.site)
+    await eventually(lambda: _text_has(site, world.site), "the options page to list the site")
+    await options.locator("body").screenshot(path=str(OUTPUT / "options.png"))
+    await site.get_by_role("button", name="Remove").click()
+    await eventually(lambda: _gone(options, "#sites", world.site), "the site to leave the list")
+    settings = await world.worker.evaluate("chrome.storage.local.get('settings').then((v) => v.settings)")
+    assert settings["alwaysAllow"] == []
+    await options.close()
+
+    call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "three"}))
+    window = await approval_window(world, call)
+    await window.close()  # closing the window is a no
+    async with asyncio.timeout(WAIT):
+        status, body = await call
+    assert status == 403 and "closed the approval window" in body["error"]["message"], body
+    await page.close()
+
+
+async def test_read_only_tools_never_ask(world: World) -> None:
+    windows: list[str] = []
+    world.context.on("page", lambda page: windows.append(page.url))
+    async with world.mcp("Reading Agent") as client:
+        tab = await open_for(client, world, "shop.html", "read")
+        await world.tab_at(world.url("shop.html", "read"), {"buy", "look"})
+        looked = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
+        assert not looked.is_error and text(looked) == "12 EUR", text(looked)
+        snapshot = await client.call("browser_snapshot", {})
+        assert not snapshot.is_error and "Tiny shop" in text(snapshot), text(snapshot)
+        assert not [url for url in windows if "approval.html" in url], "a read-only tool asked the person"
+
+
+async def test_browser_evaluate_asks_and_can_be_turned_off(world: World) -> None:
+    async with world.mcp("Scripting Agent") as client:
+        await open_for(client, world, "shop.html", "evaluate")
+        await world.tab_at(world.url("shop.html", "evaluate"), {"buy", "look"})
+        call = asyncio.ensure_future(client.call("browser_evaluate", {"function": "() => document.title"}))
+        window = await approval_window(world, call)
+        assert "browser_evaluate" in await window.locator("#tool").inner_text()
+        assert "document.title" in await window.locator("#args").inner_text()
+        await answer(window, "Allow once")
+        async with asyncio.timeout(WAIT):
+            result = await call
+        assert not result.is_error and "Tiny shop" in text(result), text(result)
+
+        before = client.changes.count
+        await world.worker.evaluate(
+            """async () => {
+                const {settings} = await chrome.storage.local.get("settings");
+                await chrome.storage.local.set({settings: {...settings, allowEvaluate: false}});
+            }"""
+        )
+        await client.changes.next(before)
+        assert "browser_evaluate" not in await client.tool_names()
+        refused = await client.call("browser_evaluate", {"function": "() => 1"})
+        assert refused.is_error and "the person turned browser_evaluate off" in text(refused), text(refused)
+        await world.worker.evaluate(
+            """async () => {
+                const {settings} = await chrome.storage.local.get("settings");
+                await chrome.storage.local.set({settings: {...settings, allowEvaluate: true}});
+            }"""
+        )
+
+
+async def test_a_broker_the_person_ignores_is_left_until_they_take_it_back(world: World) -> None:
+    options = await world.context.new_page()
+    await options.goto(f"{EXTENSION_URL}/options.html")
+    await options.locator("#ignored").fill(str(world.broker.port))
+    await options.get_by_role("button", name="Save").click()
+
+    async def left() -> bool:
+        browser = await world.browser()
+        return browser is None or not browser["connected"]
+
+    await eventually(left, "the extension to leave the ignored broker")
+    await options.locator("#ignored").fill("")
+    await options.get_by_role("button", name="Save").click()
+
+    async def back() -> bool:
+        browser = await world.browser()
+        return browser is not None and browser["connected"]
+
+    await eventually(back, "the extension to join the broker again")
+    await options.close()
+
+
+async def test_the_pause_survives_a_service_worker_restart(world: World) -> None:
+    """Last in the module: Playwright does not hand out the new worker, so ``world.worker`` is stale."""
+    popup = await open_popup(world)
+    await popup.get_by_role("button", name="Pause agents").click()
+    await eventually(_paused_in(world, True), "the broker to hear of the pause")
+    page, tab = await world.open_page("shop.html", "restart", {"buy", "look"})
+    cdp = await world.context.new_cdp_session(page)
+    targets = (await cdp.send("Target.getTargets"))["targetInfos"]
+    worker_target = next(t for t in targets if t["type"] == "service_worker" and t["url"] == world.worker.url)
+    await cdp.send("Target.closeTarget", {"targetId": worker_target["targetId"]})
+    await cdp.detach()
+
+    async def detached() -> bool:
+        browser = await world.browser()
+        return browser is not None and not browser["connected"]
+
+    await eventually(detached, "the broker to see the stopped worker's link close")
+    other, _ = await world.open_page("person.html", "restart-wake")  # a tab event wakes the worker
+
+    async def rejoined_paused() -> bool:
+        browser = await world.browser()
+        return browser is not None and browser["connected"] and browser["paused"]
+
+    await eventually(rejoined_paused, "the new worker to rejoin, still paused")
+    status, body = await world.post(f"/tabs/{tab['ref']}/tools/look", {})
+    assert status == 423, body
+    await popup.reload()
+    await eventually(lambda: shows(popup, "#paused", "AI agents are paused"), "the popup to show the pause")
+    await popup.get_by_role("button", name="Resume agents").click()
+    await eventually(_paused_in(world, False), "the broker to hear agents resumed")
+    status, body = await world.post(f"/tabs/{tab['ref']}/tools/look", {})
+    assert status == 200 and json.dumps(body["result"]) == '"12 EUR"', body
+    for closing in (popup, page, other):
+        await closing.close()

@@ -1,0 +1,149 @@
+"""What REST and MCP clients hear when the person pauses agents, ends a session or must approve.
+
+A fake extension over a real loopback socket sends what the real one sends when the person acts
+in its popup or approval window (``tests/test_e2e_person.py`` drives the real one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from .conftest import BrokerUnderTest, MakeBroker
+from .fakes import FakeExtension, FakeTab, Json
+from .mcp_clients import ERAS, text
+
+
+@pytest.fixture(params=ERAS)
+def era(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def shop() -> FakeTab:
+    return FakeTab(7, "https://shop.example/", "Shop", {"buy": lambda args: {"bought": args.get("item")}})
+
+
+async def test_rest_calls_fail_at_once_while_paused_and_work_once_resumed(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    await fake.send({"type": "pauseChanged", "paused": True})
+    await broker.settled(fake)
+    status, body = await broker.post("/tabs/7/tools/buy", {"item": "shoes"})
+    assert status == 423, body
+    assert body["error"]["code"] == "paused"
+    assert "the person paused AI agents in this browser" in body["error"]["message"]
+    assert fake.received("callTool") == []
+    status, body = await broker.get("/status")
+    assert body["browsers"][0]["paused"] is True
+
+    await fake.send({"type": "pauseChanged", "paused": False})
+    await broker.settled(fake)
+    status, body = await broker.post("/tabs/7/tools/buy", {"item": "shoes"})
+    assert status == 200 and body["result"] == {"bought": "shoes"}
+
+
+async def test_rest_hears_a_refusal_the_extension_sends(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+
+    async def deny(message: Json) -> None:
+        error = {"code": "not_approved", "message": "the person denied buy on shop.example"}
+        await fake.send({"type": "toolResult", "callId": message["callId"], "error": error})
+
+    fake.on_call = deny
+    status, body = await broker.post("/tabs/7/tools/buy", {})
+    assert status == 403
+    assert body["error"] == {"code": "not_approved", "message": "the person denied buy on shop.example"}
+
+
+async def test_a_rest_session_the_person_ended_is_told_once_then_starts_anew(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    headers = {"X-Session-Id": "script-1", "X-Session-Name": "Nightly script"}
+    status, _ = await broker.post("/tabs/7/claim", headers=headers)
+    assert status == 200
+    await fake.send({"type": "personEndedSession", "sessionId": "script-1"})
+    await fake.wait_for("disconnect", lambda m: m["sessionId"] == "script-1")
+    _, tabs = await broker.get("/tabs")
+    assert tabs["tabs"][0]["owner"] is None
+    status, body = await broker.post("/tabs/7/tools/buy", {}, headers=headers)
+    assert status == 410
+    assert body["error"]["code"] == "session_ended"
+    assert "the person ended session 'Nightly script' from the browser" in body["error"]["message"]
+    status, body = await broker.post("/tabs/7/tools/buy", {"item": "socks"}, headers=headers)
+    assert status == 200, body
+
+
+async def test_a_tab_the_person_took_back_leaves_its_owner(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    await broker.post("/tabs/7/claim")
+    await fake.send({"type": "personReleasedTab", "tabId": 7})
+    released = await fake.wait_for("tabReleased")
+    assert (released["sessionId"], released["tabId"]) == ("rest", 7)
+    _, tabs = await broker.get("/tabs")
+    assert tabs["tabs"][0]["owner"] is None
+
+
+async def test_an_mcp_session_the_person_ended_hears_it_on_its_next_call(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(shop())
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        assert "t7_buy" in await client.tool_names()
+        [session] = [s["sessionId"] for s in (await broker.get("/status"))[1]["sessions"]]
+        before = client.changes.count
+        await fake.send({"type": "personEndedSession", "sessionId": session})
+        await client.changes.next(before)
+        # Its list is the fixed and built-in tools until it calls again.
+        assert "t7_buy" not in await client.tool_names()
+        ended = await client.call("call_page_tool", {"tab": 7, "tool": "buy", "arguments": {}})
+        assert ended.is_error
+        assert text(ended).startswith("session_ended: the person ended session 'Claude Code' from the browser")
+        again = await client.call("call_page_tool", {"tab": 7, "tool": "buy", "arguments": {"item": "hat"}})
+        assert not again.is_error, text(again)
+        assert (await broker.get("/status"))[1]["sessions"][0]["name"] == "Claude Code"
+
+
+async def test_a_call_waiting_for_approval_outlives_its_timeout(make_broker: MakeBroker, era: str) -> None:
+    broker = await make_broker(call_timeout=0.5)
+    fake = await broker.extension(shop())
+    fake.on_call = lambda message: ask_the_person(fake, message)
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        result = await client.call("t7_buy", {"item": "boots"})
+        assert not result.is_error, text(result)
+        assert "boots" in text(result)
+
+
+async def ask_the_person(fake: FakeExtension, message: Json) -> None:
+    await fake.send({"type": "approvalPending", "callId": message["callId"], "timeout": 60})
+    await asyncio.sleep(1.0)  # twice the call timeout: the person reads the window
+    await fake.answer_call(message)
+
+
+async def test_a_stdio_client_hears_progress_while_its_call_waits_for_the_person(make_broker: MakeBroker) -> None:
+    """Over the tunnel ``browser-mcp mcp`` relays, every message of the connection reaches the client.
+
+    (HTTP answers are single JSON bodies, which carry no notification of the request.)
+    """
+    broker = await make_broker(call_timeout=0.5)
+    fake = await broker.extension(shop())
+    fake.on_call = lambda message: ask_the_person(fake, message)
+    async with broker.client.ws_connect("/mcp/stream") as ws:
+
+        async def request(request_id: int, method: str, params: Json) -> list[Json]:
+            await ws.send_json({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            frames: list[Json] = []
+            async with asyncio.timeout(5):
+                while not frames or frames[-1].get("id") != request_id:
+                    frames.append(await ws.receive_json())
+            return frames
+
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "relay", "version": "1"}}
+        await request(1, "initialize", hello)
+        await ws.send_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await request(2, "tools/call", {"name": "tabs", "arguments": {"action": "claim", "tab": 7}})
+        call = {"name": "t7_buy", "arguments": {"item": "boots"}, "_meta": {"progressToken": "p1"}}
+        frames = await request(3, "tools/call", call)
+    progress = [f["params"] for f in frames if f.get("method") == "notifications/progress"]
+    assert progress, frames
+    assert progress[0]["progressToken"] == "p1" and progress[0]["total"] == 60
+    assert progress[0]["message"].startswith("waiting for the person to approve buy on tab b1:7")
+    assert "boots" in frames[-1]["result"]["content"][0]["text"]
