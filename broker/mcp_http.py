@@ -41,7 +41,7 @@ from starlette.responses import JSONResponse
 
 from .asgi import Message, Scope, serve_asgi
 from .hub import Hub
-from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, McpSurface
+from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, McpSurface
 from .runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
 
 __all__ = ["LegacySessions", "McpEndpoint", "RunningMcp"]
@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 
 def legacy_key(session_id: str) -> str:
-    return f"mcp-http-{session_id}"
+    return f"{LEGACY_HTTP_PREFIX}{session_id}"
 
 
 class LegacySessions:

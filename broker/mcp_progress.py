@@ -26,8 +26,11 @@ INTERVAL = 5.0
 class WaitProgress:
     """An :class:`~broker.hub.OnWait` that reports a request's wait as MCP progress."""
 
-    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+    def __init__(self, ctx: ServerRequestContext[Any, Any], stream: Any = None) -> None:
+        """``stream``: a 2025-11-25 HTTP session's own channel (its GET stream), for clients whose
+        call is answered with one JSON body, which cannot carry the call's notifications."""
         self._ctx = ctx
+        self._stream = stream
         self._task: asyncio.Task[None] | None = None
 
     def waiting(self, up_to: float, note: str) -> None:
@@ -44,9 +47,17 @@ class WaitProgress:
         # Past ``up_to`` the person has answered (or the extension gave up): the call runs on.
         while (waited := loop.time() - started) < up_to:
             try:
-                await self._ctx.session.report_progress(round(waited, 1), up_to, note)
+                await self._send(round(waited, 1), up_to, note)
             except Exception:
                 # A client that went away: the call itself ends the usual way.
                 logger.debug("progress for a waiting call could not be sent", exc_info=True)
                 return
             await asyncio.sleep(INTERVAL)
+
+    async def _send(self, progress: float, total: float, note: str) -> None:
+        meta = self._ctx.meta
+        token = meta.get("progress_token") if isinstance(meta, dict) else None
+        if self._stream is not None and token is not None:
+            await self._stream.send_progress_notification(token, progress, total, note)
+        else:
+            await self._ctx.session.report_progress(progress, total, note)

@@ -110,7 +110,7 @@ def test_a_session_the_person_ended_is_closed_and_its_client_hears_why_once() ->
     assert withdrawn.call_id == call_id and isinstance(withdrawn.error, errors.SessionEnded)
     assert "the person ended session 's1'" in withdrawn.error.message
     assert Disconnect("s1") in sent(effects)
-    assert TabsChanged() in effects
+    assert TabsChanged(frozenset({"s1"})) in effects
     assert core.tab(7).owner is None and not core.has_session("s1")
     # A tool list asked meanwhile is empty, and does not use up the news.
     assert core.session_tools("s1") == []
@@ -163,7 +163,7 @@ def test_the_person_takes_a_tab_back_and_its_former_owner_is_told_so() -> None:
     core.claim_tab("s1", 7)
     effects = core.extension_message(1, PersonReleasedTab(7), 1.0)
     assert sent(effects) == [TabReleased("s1", 7)]
-    assert TabsChanged() in effects
+    assert TabsChanged(frozenset({"s1"})) in effects
     assert core.tab(7).owner is None
     with pytest.raises(errors.TabNotClaimed, match="The person took this tab back"):
         core.call_action("s1", 7, "snapshot", {}, 1.0)

@@ -12,7 +12,7 @@ import pytest
 
 from .conftest import BrokerUnderTest, MakeBroker
 from .fakes import FakeExtension, FakeTab, Json
-from .mcp_clients import ERAS, text
+from .mcp_clients import ERAS, LEGACY, text
 
 
 @pytest.fixture(params=ERAS)
@@ -147,3 +147,22 @@ async def test_a_stdio_client_hears_progress_while_its_call_waits_for_the_person
     assert progress[0]["progressToken"] == "p1" and progress[0]["total"] == 60
     assert progress[0]["message"].startswith("waiting for the person to approve buy on tab b1:7")
     assert "boots" in frames[-1]["result"]["content"][0]["text"]
+
+
+async def test_an_http_client_hears_progress_on_its_event_stream_while_its_call_waits(make_broker: MakeBroker) -> None:
+    """A 2025-11-25 HTTP call is answered with one JSON body, so its progress goes on the session's
+    own event stream, where the SDK client finds it by its token."""
+    broker = await make_broker(call_timeout=0.5)
+    fake = await broker.extension(shop())
+    fake.on_call = lambda message: ask_the_person(fake, message)
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        heard.append((value, total, message))
+
+    async with broker.mcp("Claude Code", LEGACY) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        result = await client.client.call_tool("t7_buy", {"item": "boots"}, progress_callback=progress)
+        assert not result.is_error, text(result)
+    assert heard and heard[0][1] == 60
+    assert (heard[0][2] or "").startswith("waiting for the person to approve buy on tab b1:7")

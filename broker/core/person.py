@@ -27,7 +27,7 @@ import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .browsers import Browser, Tab
-from .effects import CallWaiting, Effect, SendToExtension, SessionId, TabsChanged
+from .effects import CallWaiting, Effect, SendToExtension, SessionId
 from .errors import Paused
 from .links import BrowserLinks, Link
 from .messages import ApprovalPending, PauseChanged, PersonEndedSession, PersonReleasedTab, TabReleased
@@ -109,7 +109,7 @@ class PersonInCharge(BrowserLinks):
                 session.current = None
         logger.info("the person took tab %s:%s back from session %s", browser.key, tab.id, owner)
         # Told back like any release, so the extension ungroups the tab in one place.
-        return [SendToExtension(link.id, TabReleased(owner, tab.id)), TabsChanged()]
+        return [SendToExtension(link.id, TabReleased(owner, tab.id)), *self._changed(browser, tab, owner)]
 
     def _on_pause_changed(self, link: Link, message: PauseChanged, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]

@@ -165,7 +165,7 @@ class Broker(PersonInCharge):
             for tab in browser.tabs.values():
                 if tab.owner == session_id:
                     tab.owner = None
-                    effects += self._changed(browser, tab)
+                    effects += self._changed(browser, tab, session_id)
         effects += [SendToExtension(link.id, Disconnect(session_id)) for link in self._links.values()]
         return effects
 
