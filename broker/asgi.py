@@ -99,11 +99,15 @@ class _Held:
     def __init__(self, rewrite: Callable[[bytes], bytes] | None) -> None:
         self._rewrite = rewrite
         self._start: Message | None = None
+        self._streaming = False
 
     def messages(self, message: Message) -> list[Message]:
         """What to deliver for ``message``, in order."""
         if self._rewrite is None:
             return [message]
+        if self._streaming and message["type"] == "http.response.body":
+            # A stream has no length to keep: each event is rewritten as it passes.
+            return [{**message, "body": self._rewrite(message.get("body", b""))}]
         if message["type"] == "http.response.start":
             self._start = message
             return []
@@ -111,7 +115,8 @@ class _Held:
         if start is None or message["type"] != "http.response.body":
             return [message] if start is None else [start, message]
         if message.get("more_body", False):
-            return [start, message]
+            self._streaming = True
+            return [start, {**message, "body": self._rewrite(message.get("body", b""))}]
         rewritten = self._rewrite(message.get("body", b""))
         length = str(len(rewritten)).encode()
         headers = [(k, length if k.lower() == b"content-length" else v) for k, v in start.get("headers", [])]

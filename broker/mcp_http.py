@@ -187,7 +187,13 @@ class McpEndpoint:
     def __init__(self, surface: McpSurface) -> None:
         self.surface = surface
         self.legacy = LegacySessions(surface)
-        self.modern = StreamableHTTPSessionManager(app=surface.server, stateless=True, json_response=True)
+        self.modern = StreamableHTTPSessionManager(
+            # Not JSON-only: the SDK still answers with one JSON body unless the call sends a
+            # notification first (progress while the person decides), which then streams.
+            app=surface.server,
+            stateless=True,
+            json_response=False,
+        )
         self.tunnels: set[web.WebSocketResponse] = set()
 
     @contextlib.asynccontextmanager

@@ -12,7 +12,7 @@ import pytest
 
 from .conftest import BrokerUnderTest, MakeBroker
 from .fakes import FakeExtension, FakeTab, Json
-from .mcp_clients import ERAS, LEGACY, text
+from .mcp_clients import ERAS, text
 
 
 @pytest.fixture(params=ERAS)
@@ -149,9 +149,10 @@ async def test_a_stdio_client_hears_progress_while_its_call_waits_for_the_person
     assert "boots" in frames[-1]["result"]["content"][0]["text"]
 
 
-async def test_an_http_client_hears_progress_on_its_event_stream_while_its_call_waits(make_broker: MakeBroker) -> None:
-    """A 2025-11-25 HTTP call is answered with one JSON body, so its progress goes on the session's
-    own event stream, where the SDK client finds it by its token."""
+async def test_an_http_client_hears_progress_while_its_call_waits(make_broker: MakeBroker, era: str) -> None:
+    """2025-11-25: the call is answered with one JSON body, so its progress goes on the session's
+    own event stream, where the SDK client finds it by its token; 2026-07-28: the answer turns
+    into a stream with the first progress."""
     broker = await make_broker(call_timeout=0.5)
     fake = await broker.extension(shop())
     fake.on_call = lambda message: ask_the_person(fake, message)
@@ -160,7 +161,7 @@ async def test_an_http_client_hears_progress_on_its_event_stream_while_its_call_
     async def progress(value: float, total: float | None, message: str | None) -> None:
         heard.append((value, total, message))
 
-    async with broker.mcp("Claude Code", LEGACY) as client:
+    async with broker.mcp("Claude Code", era) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         result = await client.client.call_tool("t7_buy", {"item": "boots"}, progress_callback=progress)
         assert not result.is_error, text(result)
