@@ -94,7 +94,7 @@ class _WrongValue(TypeError):
     """A value this converter's own checks refused; its message says what was wrong."""
 
 
-def _strict(kind: type, label: str) -> Callable[[Any, type], Any]:
+def _strict(kind: type | tuple[type, ...], label: str) -> Callable[[Any, type], Any]:
     def check(value: Any, _: type) -> Any:
         # bool is an int subclass; a tab id of `true` is a broken peer, not tab 1.
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
@@ -139,6 +139,7 @@ converter = cattrs.Converter()
 converter.register_structure_hook(int, _safe_int)
 converter.register_structure_hook(str, _strict(str, "a string"))
 converter.register_structure_hook(bool, _strict(bool, "a boolean"))
+converter.register_structure_hook(float, lambda value, _: float(_strict((int, float), "a number")(value, float)))
 converter.register_structure_hook(float, _number)
 converter.register_structure_hook_func(lambda t: t == JsonObject, _json_object)
 converter.register_structure_hook_func(lambda t: t == WireError | str | None, _tool_error)

@@ -9,21 +9,15 @@ browser_type, and is kept out of tabs that are not its own, while the person's t
 from __future__ import annotations
 
 import base64
-import os
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import async_playwright
 
-from broker.core.security import PROJECT_EXTENSION_ID
-
-from .chromium import CHROMIUM, chromium_args
-from .cli_helpers import Brokers
 from .mcp_clients import LEGACY, MODERN, McpClient, mcp_client, sdk_client, stdio_relay, text
-from .test_e2e_extension import WAIT, World, serve_pages, start_probed_broker
+from .test_e2e_extension import WAIT, World, open_world, serve_pages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -45,33 +39,13 @@ PERSON = "<!doctype html><title>The person's page</title><p>reading</p>"
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolsWorld]:
-    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
     home = tmp_path_factory.mktemp("e2e-tools")
-    async with serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site, Brokers(home / "discovery") as brokers:
-        broker = await start_probed_broker(brokers)
-        async with async_playwright() as playwright:
-            context = await playwright.chromium.launch_persistent_context(
-                str(home / "profile"),
-                executable_path=CHROMIUM,
-                headless=True,
-                no_viewport=True,
-                env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
-                args=chromium_args(),
-            )
-            try:
-                worker = context.service_workers[0] if context.service_workers else None
-                if worker is None:
-                    worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
-                assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
-                world = ToolsWorld(context, worker, broker, broker.token, site, "polyfill")
-                world.home = home
-                try:
-                    await world.joined()
-                    yield world
-                finally:
-                    await world.http.close()
-            finally:
-                await context.close()
+    async with (
+        serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site,
+        open_world(home, site, ToolsWorld, no_viewport=True) as world,
+    ):
+        world.home = home
+        yield world
 
 
 def ref_of(snapshot: str, pattern: str) -> str:

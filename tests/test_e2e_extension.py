@@ -20,7 +20,7 @@ import signal
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import pytest
@@ -227,6 +227,46 @@ async def serve_pages(pages: dict[str, str]) -> AsyncIterator[str]:
         await runner.cleanup()
 
 
+WorldT = TypeVar("WorldT", bound=World)
+
+
+@contextlib.asynccontextmanager
+async def open_world(
+    home: Path,
+    site: str,
+    kind: type[WorldT],
+    flavour: str = "polyfill",
+    extra_args: tuple[str, ...] = (),
+    **launch: Any,
+) -> AsyncIterator[WorldT]:
+    """A broker on a probed port, and headless Chromium with the extension, once it has joined."""
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
+    async with Brokers(home / "discovery") as brokers:
+        broker = await start_probed_broker(brokers)
+        async with async_playwright() as playwright:
+            context = await playwright.chromium.launch_persistent_context(
+                str(home / "profile"),
+                executable_path=CHROMIUM,
+                headless=True,
+                env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
+                args=chromium_args(*extra_args),
+                **launch,
+            )
+            try:
+                worker = context.service_workers[0] if context.service_workers else None
+                if worker is None:
+                    worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
+                assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
+                world = kind(context, worker, broker, broker.token, site, flavour)
+                try:
+                    await world.joined()
+                    yield world
+                finally:
+                    await world.http.close()
+            finally:
+                await context.close()
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def site() -> AsyncIterator[str]:
     async with serve_pages(PAGES) as url:
@@ -242,32 +282,9 @@ async def world(
     Module-scoped and parametrized, so pytest runs every test against one browser, closes it,
     then runs them all against the other: one Chromium at a time.
     """
-    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
-    home = tmp_path_factory.mktemp("e2e")
-    async with Brokers(home / "discovery") as brokers:
-        broker = await start_probed_broker(brokers)
-        token = broker.token
-        async with async_playwright() as playwright:
-            context = await playwright.chromium.launch_persistent_context(
-                str(home / "profile"),
-                executable_path=CHROMIUM,
-                headless=True,
-                env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
-                args=chromium_args(*(["--enable-features=WebMCP"] if request.param == "native" else [])),
-            )
-            try:
-                worker = context.service_workers[0] if context.service_workers else None
-                if worker is None:
-                    worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
-                assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
-                world = World(context, worker, broker, token, site, request.param)
-                try:
-                    await world.joined()
-                    yield world
-                finally:
-                    await world.http.close()
-            finally:
-                await context.close()
+    flags = ("--enable-features=WebMCP",) if request.param == "native" else ()
+    async with open_world(tmp_path_factory.mktemp("e2e"), site, World, request.param, flags) as world:
+        yield world
 
 
 async def test_the_extension_joins_the_broker_with_its_browser_and_tabs(world: World) -> None:

@@ -19,14 +19,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from .chromium import CHROMIUM, chromium_args
-from .cli_helpers import Brokers
 from .mcp_clients import McpClient, text
-from .test_e2e_extension import WAIT, World, _group_title, _tab_gone, eventually, serve_pages, start_probed_broker
+from .test_e2e_extension import WAIT, World, _group_title, _tab_gone, eventually, open_world, serve_pages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -65,32 +63,13 @@ PERSON = "<!doctype html><title>The person's page</title><p>reading</p>"
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
-    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
     OUTPUT.mkdir(parents=True, exist_ok=True)
-    home = tmp_path_factory.mktemp("e2e-person")
-    async with serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site, Brokers(home / "discovery") as brokers:
-        broker = await start_probed_broker(brokers)
-        async with async_playwright() as playwright:
-            context = await playwright.chromium.launch_persistent_context(
-                str(home / "profile"),
-                executable_path=CHROMIUM,
-                headless=True,
-                env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
-                args=chromium_args(),
-            )
-            try:
-                worker = context.service_workers[0] if context.service_workers else None
-                if worker is None:
-                    worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
-                world = World(context, worker, broker, broker.token, site, "polyfill")
-                try:
-                    await world.joined()
-                    await approval_time(world, APPROVAL_TIMEOUT_MS)
-                    yield world
-                finally:
-                    await world.http.close()
-            finally:
-                await context.close()
+    async with (
+        serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site,
+        open_world(tmp_path_factory.mktemp("e2e-person"), site, World) as world,
+    ):
+        await approval_time(world, APPROVAL_TIMEOUT_MS)
+        yield world
 
 
 async def approval_time(world: World, ms: int) -> None:
