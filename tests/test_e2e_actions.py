@@ -31,35 +31,20 @@ import pytest_asyncio
 from aiohttp import WSMsgType, web
 from playwright.async_api import BrowserContext, Page, Worker, async_playwright
 
+from broker.core import browser_tools
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
 
 from .chromium import CHROMIUM, chromium_args
-from .test_e2e_extension import eventually
+from .test_e2e_extension import eventually, serve_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 PAGES = Path(__file__).resolve().parent / "pages"
 PROBED_PORTS = range(8765, 8786)
 WAIT = 20.0
-ACTIONS = [
-    "snapshot",
-    "click",
-    "hover",
-    "type",
-    "fill_form",
-    "select_option",
-    "press_key",
-    "wait_for",
-    "navigate",
-    "navigate_back",
-    "navigate_forward",
-    "reload",
-    "take_screenshot",
-    "console_messages",
-    "network_requests",
-    "evaluate",
-]
+# What the extension must announce: every built-in tool the broker knows.
+ACTIONS = list(browser_tools.ACTIONS)
 SESSION = "session-actions"
 
 
@@ -228,13 +213,8 @@ async def serve_site() -> AsyncIterator[str]:
     app = web.Application()
     app.router.add_static("/pages/", PAGES)
     app.router.add_route("*", "/api/items", items)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
+    async with serve_app(app) as url:
+        yield url
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -218,6 +218,13 @@ async def serve_pages(pages: dict[str, str]) -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_get("/{name}", serve)
+    async with serve_app(app) as url:
+        yield url
+
+
+@contextlib.asynccontextmanager
+async def serve_app(app: web.Application) -> AsyncIterator[str]:
+    """``app`` served on a free port of 127.0.0.1; yields its URL."""
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -308,6 +315,22 @@ async def test_the_extension_joins_the_broker_with_its_browser_and_tabs(world: W
         lambda: _absent(world, tab["id"]),
         "the closed tab to leave the broker's list",
     )
+
+
+async def stop_worker(world: World, page: Page) -> None:
+    """Stop the extension's service worker, as Chromium does an idle one, and wait until the broker
+    has seen its link close."""
+    cdp = await world.context.new_cdp_session(page)
+    targets = (await cdp.send("Target.getTargets"))["targetInfos"]
+    worker_target = next(t for t in targets if t["type"] == "service_worker" and t["url"] == world.worker.url)
+    await cdp.send("Target.closeTarget", {"targetId": worker_target["targetId"]})
+    await cdp.detach()
+
+    async def detached() -> bool:
+        browser = await world.browser()
+        return browser is not None and not browser["connected"]
+
+    await eventually(detached, "the broker to see the stopped worker's link close")
 
 
 async def _absent(world: World, tab_id: int) -> bool:
@@ -668,17 +691,7 @@ async def test_a_restarted_service_worker_rebuilds_tabs_and_tools(world: World) 
     Last in the module: Playwright does not hand out the new worker, so ``world.worker`` is stale.
     """
     page, tab = await world.open_page("modern.html", "restart", {"echo", "fail", "temporary"})
-    cdp = await world.context.new_cdp_session(page)
-    targets = (await cdp.send("Target.getTargets"))["targetInfos"]
-    worker_target = next(t for t in targets if t["type"] == "service_worker" and t["url"] == world.worker.url)
-    await cdp.send("Target.closeTarget", {"targetId": worker_target["targetId"]})
-    await cdp.detach()
-
-    async def detached() -> bool:
-        browser = await world.browser()
-        return browser is not None and not browser["connected"]
-
-    await eventually(detached, "the broker to see the stopped worker's link close")
+    await stop_worker(world, page)
     # Any tab event wakes the worker again.
     other, _ = await world.open_page("plain.html", "restart-wake")
 

@@ -24,7 +24,16 @@ from playwright.async_api import Page
 from broker.core.security import PROJECT_EXTENSION_ID
 
 from .mcp_clients import McpClient, text
-from .test_e2e_extension import WAIT, World, _group_title, _tab_gone, eventually, open_world, serve_pages
+from .test_e2e_extension import (
+    WAIT,
+    World,
+    _group_title,
+    _tab_gone,
+    eventually,
+    open_world,
+    serve_pages,
+    stop_worker,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -414,17 +423,7 @@ async def test_the_pause_survives_a_service_worker_restart(world: World) -> None
     await popup.get_by_role("button", name="Pause agents").click()
     await eventually(_paused_in(world, True), "the broker to hear of the pause")
     page, tab = await world.open_page("shop.html", "restart", {"buy", "look"})
-    cdp = await world.context.new_cdp_session(page)
-    targets = (await cdp.send("Target.getTargets"))["targetInfos"]
-    worker_target = next(t for t in targets if t["type"] == "service_worker" and t["url"] == world.worker.url)
-    await cdp.send("Target.closeTarget", {"targetId": worker_target["targetId"]})
-    await cdp.detach()
-
-    async def detached() -> bool:
-        browser = await world.browser()
-        return browser is not None and not browser["connected"]
-
-    await eventually(detached, "the broker to see the stopped worker's link close")
+    await stop_worker(world, page)
     other, _ = await world.open_page("person.html", "restart-wake")  # a tab event wakes the worker
 
     async def rejoined_paused() -> bool:
