@@ -362,13 +362,11 @@ class Hub:
     def _unsendable(self, message: Any, exc: Exception) -> None:
         """A call whose arguments cannot be written as JSON fails at once, naming why."""
         call_id = getattr(message, "call_id", None)
-        waiter = self._waiters.pop(call_id, None) if isinstance(call_id, str) else None
-        if waiter is None or not isinstance(call_id, str):
+        if not isinstance(call_id, str) or call_id not in self._waiters:
             logger.error("a %s frame could not be written: %s", type(message).__name__, exc)
             return
         self.core.cancel(call_id, self._loop.time())
-        if not waiter.done():
-            waiter.set_exception(InvalidRequest(f"the arguments cannot be sent to the page as JSON: {exc}"))
+        self._settle(fx.RejectCall(call_id, InvalidRequest(f"the arguments cannot be sent to the page as JSON: {exc}")))
 
     async def _send(self, link_id: LinkId, data: bytes) -> None:
         sender = self._links.get(link_id)

@@ -44,21 +44,12 @@ class Settings:
     breaker_cooldown: float = DEFAULTS.breaker_cooldown
 
     def config(self) -> Config:
-        return Config(
-            server_version=VERSION,
-            call_timeout=self.call_timeout,
-            frame_limit=self.frame_limit,
-            ping_interval=self.ping_interval,
-            silence_timeout=self.silence_timeout,
-            browser_grace=self.browser_grace,
-            session_idle=self.session_idle,
-            allow_evaluate=self.allow_evaluate,
-            max_sessions=self.max_sessions,
-            rate_limit=self.rate_limit,
-            rate_burst=self.rate_burst,
-            breaker_failures=self.breaker_failures,
-            breaker_cooldown=self.breaker_cooldown,
-        )
+        """The core's configuration: every limit this broker was started with."""
+        return Config(server_version=VERSION, **{name: getattr(self, name) for name in _TUNED})
+
+
+# The limits a broker is started with: the fields Settings and Config share.
+_TUNED = sorted(attrs.fields_dict(Config).keys() & attrs.fields_dict(Settings).keys())
 
 
 @attrs.define

@@ -275,9 +275,9 @@ class BrowserLinks:
     def _changed(self, browser: Browser, tab: Tab, *also: SessionId | None) -> list[Effect]:
         """The tool lists a change of ``tab`` may touch: its owner's, its focusers', ``also``'s."""
         key = (browser.key, tab.id)
-        sessions = {tab.owner, *also} | {s.id for s in self._sessions.values() if s.focused == key}
-        sessions.discard(None)
-        return [TabsChanged(frozenset(s for s in sessions if s is not None))] if sessions else []
+        focusers = {s.id for s in self._sessions.values() if s.focused == key}
+        sessions = frozenset(s for s in (tab.owner, *also) if s is not None) | focusers
+        return [TabsChanged(sessions)] if sessions else []
 
     def _unknown_tab(self, link: Link, kind: str, tab_id: int) -> SendToExtension:
         # Taking it would make a nameless tab no listing could explain; the frame is refused.
