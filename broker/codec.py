@@ -78,6 +78,7 @@ TAGS: dict[type, str] = {
     wire.TabReleased: "tabReleased",
     wire.CallTool: "callTool",
     wire.BrowserAction: "browserAction",
+    wire.BrowserRequest: "browserRequest",
     wire.DiscoverTools: "discoverTools",
     wire.Disconnect: "disconnect",
     wire.ErrorReply: "error",

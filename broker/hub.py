@@ -7,8 +7,8 @@ extension links (anything with ``send`` and ``close`` coroutines; :mod:`broker.e
 provides the WebSocket kind).
 
 Adapters act through its typed methods (open a session, open or close a tab, change a tab's
-owner, list a tab's tools, call a tool, carry out a browser action), so every door takes one
-path to the core. Every rule about tabs, sessions and calls stays in :mod:`broker.core`; this
+owner, list a tab's tools, call a tool, carry out a browser action, ask a browser for its
+windows, history or bookmarks), so every door takes one path to the core. Every rule about tabs, sessions and calls stays in :mod:`broker.core`; this
 module only decodes, dispatches and delivers.
 """
 
@@ -24,11 +24,14 @@ from typing import Any, Protocol
 from . import codec
 from .core import effects as fx
 from .core.arguments import OpenTabRequest, TabChange
+from .core.browser_wide import CREATE_WINDOW, WideCall
+from .core.browsers import parse_ref
 from .core.config import Config
-from .core.effects import BrowserView, CallId, Effect, LinkId, SessionId, SessionView, TabView
-from .core.errors import BrokerError, InvalidMessage, InvalidRequest, Unavailable
+from .core.effects import BrowserView, CallId, Effect, LinkId, SessionId, SessionView, TabView, WindowView
+from .core.errors import BrokerError, InvalidMessage, InvalidRequest, PageToolFailed, Unavailable
 from .core.messages import ErrorReply, JsonObject, Tool
 from .core.state import Broker
+from .views import tab_json, window_json
 
 __all__ = ["ONCE_FOR", "Hub", "LinkSender", "OnWait"]
 
@@ -160,9 +163,46 @@ class Hub:
 
     async def open_tab(self, session_id: SessionId, request: OpenTabRequest) -> TabView:
         view: TabView = await self._request(
-            lambda now: self.core.open_tab(session_id, request.url, request.focus, now, request.browser)
+            lambda now: self.core.open_tab(
+                session_id,
+                request.url,
+                request.focus,
+                now,
+                request.browser,
+                window_id=request.window_id,
+                new_window=request.new_window,
+                pinned=request.pinned,
+            )
         )
         return view
+
+    async def browser_call(self, session_id: SessionId, call: WideCall) -> JsonObject:
+        """A browser-wide call (windows, history, bookmarks), answered as the JSON REST and MCP send.
+
+        ``createWindow`` opens its tab as ``open_tab`` does, so the tab is the session's; a list
+        of windows gets each window's tabs and whether all are the session's from the core.
+        """
+        if call.request == CREATE_WINDOW:
+            assert call.url is not None
+            tab = await self.open_tab(session_id, OpenTabRequest(call.url, True, call.browser, new_window=True))
+            window = WindowView(tab.browser, tab.window_id or 0, (tab.id,), True)
+            return {"window": window_json(window), "opened": tab_json(tab)}
+        asked: list[str] = []
+
+        def start(now: float) -> tuple[CallId, list[Effect]]:
+            browser_key, call_id, effects = self.core.browser_request(session_id, call, now)
+            asked.append(browser_key)
+            return call_id, effects
+
+        answer = await self._request(start)
+        if call.request == "listWindows":
+            return {"windows": [window_json(w) for w in self.core.describe_windows(session_id, asked[0], answer)]}
+        if call.window is not None:
+            done = {"focusWindow": "focused", "closeWindow": "closed"}[call.request]
+            return {done: {"browser": asked[0], "id": parse_ref(call.window, "window")[1]}}
+        if not isinstance(answer, dict):
+            raise PageToolFailed(f"the extension answered {call.request} with {type(answer).__name__}, not an object")
+        return answer
 
     async def close_tab(self, session_id: SessionId, ref: str | int) -> Any:
         return await self._request(lambda now: self.core.close_tab(session_id, ref, now))
@@ -244,6 +284,9 @@ class Hub:
 
     def browser_actions(self) -> frozenset[str]:
         return self.core.browser_actions()
+
+    def browser_features(self) -> frozenset[str]:
+        return self.core.browser_features()
 
     async def _request(
         self, start: Callable[[float], tuple[CallId, list[Effect]]], on_wait: OnWait | None = None

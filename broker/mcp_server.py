@@ -10,8 +10,10 @@ Each MCP client is one broker session. Which session a request belongs to (:meth
   ``clientInfo.name``. Such a session ends once idle for the broker's idle time, with no request
   and no open ``subscriptions/listen`` stream (the core keeps that time and says when).
 
-Tools: three fixed ones (``tabs``, ``page_tools``, ``call_page_tool``) and the page tools of the
-tabs the session owns and of its focused tab, as first-class tools named by :mod:`broker.core.tool_names`.
+Tools: three fixed ones (``tabs``, ``page_tools``, ``call_page_tool``), the built-in browser
+tools and the browser-wide ones (windows, history, bookmarks) while a connected browser carries
+them out, and the page tools of the tabs the session owns and of its focused tab, as
+first-class tools named by :mod:`broker.core.tool_names`.
 ``COALESCE`` seconds after the hub reports a change (however many came meanwhile), every
 session's list is compared with what its client was last told and was last given, and the
 sessions whose list changed are told: 2025 clients by ``notifications/tools/list_changed``, 2026
@@ -39,7 +41,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import codec
-from .core import arguments, browser_tools
+from .core import arguments, browser_tools, browser_wide
 from .core.effects import TabView
 from .core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
 from .core.messages import Tool
@@ -73,7 +75,8 @@ FIXED_TOOLS = [
         title="Browser tabs",
         description=(
             "Work with the browser's tabs. action=list shows every tab with its owner and page tools;"
-            " open opens `url` in a new tab owned by you (its page tools become your tools);"
+            " open opens `url` in a new tab owned by you (its page tools become your tools; `windowId` and"
+            " `pinned` say where);"
             " close closes a tab; focus brings a tab to the front and adds its tools to yours;"
             " claim makes a tab the person opened yours; release gives it back."
             " Tabs owned by another client cannot be used."
@@ -89,6 +92,8 @@ FIXED_TOOLS = [
                     "type": "string",
                     "description": "for open: which connected browser (b1, b2...; default: the last to connect)",
                 },
+                "windowId": {"type": "integer", "description": "for open: the window to open it in (browser_windows)"},
+                "pinned": {"type": "boolean", "description": "for open: pin the new tab (default false)"},
             },
             "required": ["action"],
         },
@@ -162,7 +167,10 @@ class McpSurface:
             NotificationOptions(tools_changed=True)
         )
         self._flush_handle: asyncio.TimerHandle | None = None
-        self._builtin: tuple[frozenset[str], list[dict[str, Any]]] = (frozenset(), [])
+        self._builtin: tuple[tuple[frozenset[str], frozenset[str]], list[dict[str, Any]]] = (
+            (frozenset(), frozenset()),
+            [],
+        )
         # Ready tools/list answers of the stateless era, by their placeholder, until written.
         self._ready_lists: dict[str, bytes] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -269,10 +277,11 @@ class McpSurface:
         return builtin + [(name, view.title, view.url, tool) for name, view, tool in self._page_tools(session)]
 
     def _builtin_tools(self) -> list[dict[str, Any]]:
-        """The built-in browser tools, while a connected browser carries them out."""
-        actions = self.hub.browser_actions()
-        if self._builtin[0] != actions:
-            self._builtin = (actions, browser_tools.tool_definitions(actions))
+        """The built-in browser tools and the browser-wide ones, while a connected browser carries them out."""
+        offered = (self.hub.browser_actions(), self.hub.browser_features())
+        if self._builtin[0] != offered:
+            tools = browser_tools.tool_definitions(offered[0]) + browser_wide.tool_definitions(offered[1])
+            self._builtin = (offered, tools)
         return self._builtin[1]
 
     def _page_tools(self, session: McpSession) -> list[tuple[str, TabView, Tool]]:
@@ -295,6 +304,8 @@ class McpSurface:
         action = browser_tools.action_of(mcp_name)
         if action is not None:
             return browser_tools.ACTIONS[action][2]
+        if mcp_name in browser_wide.TOOLS:
+            return browser_wide.TOOLS[mcp_name][2]
         ref = tab_of_page_tool(mcp_name)
         if ref is None:
             return None
@@ -433,6 +444,9 @@ class McpSurface:
                 tool_args = arguments.tool_arguments(args.get("arguments"))
                 ref = arguments.tab_ref(args.get("tab"))
                 return await self._call_page_tool(session.key, ref, tool, tool_args, self._progress(ctx, session))
+            wide = browser_wide.call_of(params.name, args)
+            if wide is not None:
+                return _json_result(await self.hub.browser_call(session.key, wide))
             action = browser_tools.action_of(params.name)
             if action is not None:
                 tab, action_args = browser_tools.action_arguments(action, args)

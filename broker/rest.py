@@ -3,7 +3,10 @@
 ``GET /status``, ``GET /tabs``, ``POST /tabs {url, focus, browser?}``, ``DELETE /tabs/{id}``,
 ``GET /tabs/{id}/tools``, ``POST /tabs/{id}/tools/{name}`` (body = the tool's arguments),
 ``POST /tabs/{id}/actions/{name}`` (a built-in browser tool, named without ``browser_``), plus
-``POST /tabs/{id}/claim``, ``/release`` and ``/focus``, ``DELETE /sessions/{id}`` and
+``POST /tabs/{id}/claim``, ``/release`` and ``/focus``; the browser's own windows, history and
+bookmarks (``GET /windows``, ``POST /windows {url?}``, ``POST /windows/{id}/focus``,
+``DELETE /windows/{id}``, ``GET /history?q=&max=&since=``, ``GET /bookmarks?q=``,
+``POST /bookmarks {url, title?}``, each taking ``browser``); ``DELETE /sessions/{id}`` and
 ``POST /shutdown`` (what ``browser-mcp stop`` uses). Each request acts for the session named by
 ``X-Session-Id``, else the default REST session: ``rest`` for the broker's own token,
 ``rest:<name>`` for a client token. A new session is opened on first use and ends, releasing its
@@ -22,7 +25,7 @@ import attrs
 from aiohttp import web
 
 from . import codec
-from .core import arguments, browser_tools
+from .core import arguments, browser_tools, browser_wide
 from .core.errors import Forbidden, InvalidRequest, PageToolFailed, ToolNotFound
 from .hub import Hub
 from .runtime import CLIENT_LABEL, HUB, RUNTIME
@@ -174,6 +177,56 @@ async def change_ownership(request: web.Request) -> web.Response:
     change = arguments.tab_change(request.match_info["action"])
     tab = await _hub(request).change_tab(session_id, change, request.match_info["tab"])
     return json_response({"tab": tab_json(tab)})
+
+
+@routes.get("/windows")
+async def list_windows(request: web.Request) -> web.Response:
+    call = browser_wide.windows_call("list", browser=request.query.get("browser"))
+    return json_response(await _hub(request).browser_call(await _session(request), call))
+
+
+@routes.post("/windows")
+async def open_window(request: web.Request) -> web.Response:
+    body = await _json_body(request)
+    if body is not None and not isinstance(body, dict):
+        raise InvalidRequest('opening a window takes {"url"?: "...", "browser"?: "b1"}')
+    wanted = body or {}
+    call = browser_wide.windows_call("create", url=wanted.get("url"), browser=wanted.get("browser"))
+    return json_response(await _hub(request).browser_call(await _session(request), call))
+
+
+@routes.post("/windows/{window}/focus")
+async def focus_window(request: web.Request) -> web.Response:
+    call = browser_wide.windows_call("focus", request.match_info["window"], browser=request.query.get("browser"))
+    return json_response(await _hub(request).browser_call(await _session(request), call))
+
+
+@routes.delete("/windows/{window}")
+async def close_window(request: web.Request) -> web.Response:
+    call = browser_wide.windows_call("close", request.match_info["window"], browser=request.query.get("browser"))
+    return json_response(await _hub(request).browser_call(await _session(request), call))
+
+
+@routes.get("/history")
+async def search_history(request: web.Request) -> web.Response:
+    query = request.query
+    call = browser_wide.history_call(query.get("q", ""), query.get("max"), query.get("since"), query.get("browser"))
+    return json_response(await _hub(request).browser_call(await _session(request), call))
+
+
+@routes.get("/bookmarks")
+async def search_bookmarks(request: web.Request) -> web.Response:
+    call = browser_wide.bookmarks_call("search", request.query.get("q", ""), browser=request.query.get("browser"))
+    return json_response(await _hub(request).browser_call(await _session(request), call))
+
+
+@routes.post("/bookmarks")
+async def create_bookmark(request: web.Request) -> web.Response:
+    body = await _json_body(request)
+    if not isinstance(body, dict):
+        raise InvalidRequest('creating a bookmark takes {"url": "...", "title"?: "...", "browser"?: "b1"}')
+    call = browser_wide.bookmarks_call("create", url=body.get("url"), title=body.get("title"), browser=body.get("browser"))
+    return json_response(await _hub(request).browser_call(await _session(request), call))
 
 
 @routes.delete("/sessions/{session}")

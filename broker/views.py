@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from . import codec
-from .core.effects import BrowserView, SessionView, TabView
+from .core.effects import BrowserView, SessionView, TabView, WindowView
 from .core.messages import Tool
 
-__all__ = ["browser_json", "session_json", "tab_json", "tab_tools_json", "tools_json"]
+__all__ = ["browser_json", "session_json", "tab_json", "tab_tools_json", "tools_json", "window_json"]
 
 
 def tools_json(tools: tuple[Tool, ...] | None) -> list[Any] | None:
@@ -27,6 +27,9 @@ def tab_json(tab: TabView) -> dict[str, Any]:
         "title": tab.title,
         "url": tab.url,
         "active": tab.active,
+        "windowId": tab.window_id,
+        "index": tab.index,
+        "pinned": tab.pinned,
         "owner": None if tab.owner is None else {"sessionId": tab.owner, "name": tab.owner_name},
         "tools": tools_json(tab.tools),
     }
@@ -45,7 +48,22 @@ def browser_json(browser: BrowserView) -> dict[str, Any]:
         "connected": browser.connected,
         "tabs": browser.tabs,
         "actions": list(browser.actions),
+        "features": list(browser.features),
         "paused": browser.paused,
+    }
+
+
+def window_json(window: WindowView) -> dict[str, Any]:
+    """A window: ``yours`` says whether every tab in it is the asking session's (then it may focus or close it)."""
+    return {
+        "id": window.id,
+        "browser": window.browser,
+        "focused": window.focused,
+        "state": window.state,
+        "type": window.type,
+        "incognito": window.incognito,
+        "tabs": list(window.tabs),
+        "yours": window.yours,
     }
 
 

@@ -36,6 +36,10 @@ class OpenTabRequest:
     url: str
     focus: bool = True
     browser: str | None = None
+    # In this window of the browser; in a new window of its own; pinned.
+    window_id: int | None = None
+    new_window: bool = False
+    pinned: bool = False
 
 
 class TabChange(enum.Enum):
@@ -45,16 +49,21 @@ class TabChange(enum.Enum):
 
 
 def open_tab_request(value: Any) -> OpenTabRequest:
-    """``{"url": ..., "focus"?: bool, "browser"?: "b1"}``."""
+    """``{"url": ..., "focus"?: bool, "browser"?: "b1", "windowId"?: 7, "pinned"?: bool}``."""
     if not isinstance(value, dict) or not isinstance(value.get("url"), str) or not value["url"]:
-        raise InvalidRequest('opening a tab needs {"url": "...", "focus": true|false, "browser": "b1"?}')
+        raise InvalidRequest(
+            'opening a tab needs {"url": "...", "focus": true|false, "browser": "b1"?, "windowId": 7?, "pinned": false?}'
+        )
     focus = value.get("focus", True)
     browser = value.get("browser")
+    window_id = value.get("windowId")
     if not isinstance(focus, bool):
         raise InvalidRequest('"focus" must be true or false')
     if browser is not None and not isinstance(browser, str):
         raise InvalidRequest('"browser" names a connected browser, such as b1')
-    return OpenTabRequest(value["url"], focus, browser)
+    if window_id is not None and (isinstance(window_id, bool) or not isinstance(window_id, int)):
+        raise InvalidRequest('"windowId" must be a window\'s id, a number from the list of windows')
+    return OpenTabRequest(value["url"], focus, browser, window_id, pinned=flag("pinned", value.get("pinned")))
 
 
 def tab_ref(value: Any) -> str | int:

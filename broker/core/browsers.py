@@ -12,10 +12,17 @@ import itertools
 import attrs
 
 from .effects import LinkId, SessionId
-from .errors import AmbiguousTab, BrowserNotFound, ExtensionNotConnected, InvalidRequest, TabNotFound
+from .errors import (
+    AmbiguousTab,
+    BrowserNotFound,
+    ExtensionNotConnected,
+    InvalidRequest,
+    TabNotFound,
+    WindowNotFound,
+)
 from .messages import TabInfo, Tool
 
-__all__ = ["NO_EXTENSION", "Browser", "Browsers", "Tab"]
+__all__ = ["NO_EXTENSION", "Browser", "Browsers", "Tab", "parse_ref"]
 
 NO_EXTENSION = (
     "no browser extension is connected to the broker: load the browser-mcp extension"
@@ -34,10 +41,22 @@ class Tab:
     # discoverTools). A snapshot's empty list may only mean nobody asked the page yet: the
     # original protocol's extensions announce every new tab with "tools": [].
     tools_confirmed: bool = False
+    # Where it is: its window, its place there (0 = leftmost), pinned or not; None when unsaid.
+    window_id: int | None = None
+    index: int | None = None
+    pinned: bool | None = None
 
     def update(self, info: TabInfo) -> None:
         self.title = info.title
         self.url = info.url
+        # A report that leaves out where the tab is (an extension of the original protocol)
+        # leaves what was known.
+        if info.window_id is not None:
+            self.window_id = info.window_id
+        if info.index is not None:
+            self.index = info.index
+        if info.pinned is not None:
+            self.pinned = info.pinned
         if info.tools is not None:
             self.tools = info.tools
             self.tools_confirmed = False
@@ -70,6 +89,13 @@ class Browser:
     actions: frozenset[str] = frozenset()
     # The person paused AI agents in it: calls are refused here, before they reach the browser.
     paused: bool = False
+    # What it carries out beyond tabs: "windows", "history", "bookmarks" (browser_wide.py).
+    features: frozenset[str] = frozenset()
+
+    def window_tabs(self, window_id: int) -> list[Tab]:
+        """The tabs known to be in one of its windows, left to right."""
+        tabs = [tab for tab in self.tabs.values() if tab.window_id == window_id]
+        return sorted(tabs, key=lambda tab: (tab.index is None, tab.index or 0, tab.id))
 
 
 class Browsers(dict[str, Browser]):
@@ -109,7 +135,7 @@ class Browsers(dict[str, Browser]):
         attached = self.attached()
         if not attached:
             raise ExtensionNotConnected(NO_EXTENSION)
-        browser_key, tab_id = _parse_ref(ref)
+        browser_key, tab_id = parse_ref(ref)
         if browser_key is not None:
             browser = self.pick(browser_key)
             tab = browser.tabs.get(tab_id)
@@ -137,7 +163,13 @@ class Browsers(dict[str, Browser]):
 _MAX_ID_DIGITS = 16  # JavaScript's safe integers have at most 16 digits
 
 
-def _parse_ref(ref: str | int) -> tuple[str | None, int]:
+def parse_ref(ref: str | int, what: str = "tab") -> tuple[str | None, int]:
+    """A tab (or window) as its caller named it: ``12`` or ``b1:12`` -> (browser key or None, id).
+
+    Raises:
+        InvalidRequest: it is not a number or <browser>:<number>.
+        TabNotFound, WindowNotFound: a number longer than any id a browser has.
+    """
     if isinstance(ref, int) and not isinstance(ref, bool):
         return None, ref
     if isinstance(ref, str):
@@ -147,6 +179,7 @@ def _parse_ref(ref: str | int) -> tuple[str | None, int]:
         # that int() refuses them.
         if digits.isdecimal():
             if len(digits.lstrip("0")) > _MAX_ID_DIGITS:
-                raise TabNotFound(f"no tab {tab[:24]}{'...' if len(tab) > 24 else ''}: no browser has ids that long")
+                missing = WindowNotFound if what == "window" else TabNotFound
+                raise missing(f"no {what} {tab[:24]}{'...' if len(tab) > 24 else ''}: no browser has ids that long")
             return browser or None, int(tab)
-    raise InvalidRequest(f"{ref!r} is not a tab id: use a number, or <browser>:<number> such as b1:12")
+    raise InvalidRequest(f"{ref!r} is not a {what} id: use a number, or <browser>:<number> such as b1:12")

@@ -28,6 +28,7 @@ __all__ = [
     "SessionView",
     "TabView",
     "TabsChanged",
+    "WindowView",
 ]
 
 LinkId = int
@@ -104,10 +105,32 @@ class TabView:
     active: bool
     # An empty tool list from a snapshot that the page has not confirmed (see browsers.Tab).
     tools_provisional: bool = False
+    # Where it is, when its extension says: its window, its place there, pinned or not.
+    window_id: int | None = None
+    index: int | None = None
+    pinned: bool | None = None
 
     @property
     def ref(self) -> str:
         return f"{self.browser}:{self.id}"
+
+
+@attrs.frozen
+class WindowView:
+    """A browser window as a session sees it: its tabs, and whether every one of them is the session's.
+
+    ``focused``, ``state``, ``type`` and ``incognito`` are what the extension said (None when it
+    did not).
+    """
+
+    browser: str
+    id: int
+    tabs: tuple[int, ...]
+    yours: bool
+    focused: bool | None = None
+    state: str | None = None
+    type: str | None = None
+    incognito: bool | None = None
 
 
 @attrs.frozen
@@ -121,6 +144,8 @@ class BrowserView:
     actions: tuple[str, ...] = ()
     # The person paused AI agents in this browser.
     paused: bool = False
+    # What it carries out beyond tabs: windows, history, bookmarks.
+    features: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -12,9 +12,11 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── TabNotFound               404 tab_not_found
     │   ├── ToolNotFound              404 tool_not_found
     │   ├── BrowserNotFound           404 browser_not_found
+    │   ├── WindowNotFound            404 window_not_found
     │   ├── AmbiguousTab              409 ambiguous_tab
     │   ├── TabOwnedByOther           409 tab_owned
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
+    │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
     │   ├── TooManyCalls              429 too_many_calls
     │   ├── RateLimited               429 rate_limited (``retry_after`` seconds)
     │   └── TooManySessions           429 too_many_sessions
@@ -25,7 +27,8 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     ├── NotSupported                  501 not_supported (the browser's extension cannot do it)
     ├── PersonDeclined                the person in charge of the browser said no
     │   ├── Paused                    423 paused (AI agents are paused in that browser)
-    │   └── NotApproved               403 not_approved (denied, window closed, or no answer in time)
+    │   ├── NotApproved               403 not_approved (denied, window closed, or no answer in time)
+    │   └── ConsentRequired           403 consent_required (history and bookmarks not shared)
     ├── Unavailable                   the call could not finish through no fault of the caller
     │   ├── ExtensionNotConnected     503 no_extension
     │   ├── ExtensionDisconnected     503 extension_disconnected (the link was lost mid-call)
@@ -49,6 +52,7 @@ __all__ = [
     "BrowserNotFound",
     "CallTimedOut",
     "CircuitOpen",
+    "ConsentRequired",
     "ExtensionDisconnected",
     "ExtensionError",
     "ExtensionNotConnected",
@@ -74,6 +78,8 @@ __all__ = [
     "Unauthorized",
     "Unavailable",
     "WebSocketRequired",
+    "WindowNotFound",
+    "WindowNotOwned",
     "error_to_wire",
 ]
 
@@ -133,6 +139,11 @@ class BrowserNotFound(RequestError):
     status = 404
 
 
+class WindowNotFound(RequestError):
+    code = "window_not_found"
+    status = 404
+
+
 class AmbiguousTab(RequestError):
     code = "ambiguous_tab"
     status = 409
@@ -150,6 +161,13 @@ class TabOwnedByOther(RequestError):
 
 class TabNotClaimed(RequestError):
     code = "tab_not_claimed"
+    status = 409
+
+
+class WindowNotOwned(RequestError):
+    """A window may be focused or closed only by the session owning every tab in it."""
+
+    code = "window_not_owned"
     status = 409
 
 
@@ -224,6 +242,13 @@ class Paused(PersonDeclined):
 
 class NotApproved(PersonDeclined):
     code = "not_approved"
+    status = 403
+
+
+class ConsentRequired(PersonDeclined):
+    """The person has not shared their history and bookmarks; the message says where to."""
+
+    code = "consent_required"
     status = 403
 
 

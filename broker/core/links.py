@@ -31,6 +31,7 @@ from .effects import (
 from .errors import (
     BrokerError,
     CallTimedOut,
+    ConsentRequired,
     ExtensionDisconnected,
     ExtensionError,
     MessageTooLarge,
@@ -68,7 +69,11 @@ __all__ = ["BrowserLinks", "Link"]
 logger = logging.getLogger(__name__)
 
 # toolResult error codes that say the person refused the call (README, "The extension link").
-_DECLINED: dict[str, type[PersonDeclined]] = {Paused.code: Paused, NotApproved.code: NotApproved}
+_DECLINED: dict[str, type[PersonDeclined]] = {
+    Paused.code: Paused,
+    NotApproved.code: NotApproved,
+    ConsentRequired.code: ConsentRequired,
+}
 
 
 @attrs.define
@@ -167,6 +172,7 @@ class BrowserLinks:
         browser.name = message.browser.name
         browser.version = message.browser.version
         browser.actions = frozenset(message.actions)
+        browser.features = frozenset(message.features)
         browser.paused = message.paused
         browser.instance_id = instance_id
         owners = {tab_id: tab.owner for tab_id, tab in browser.tabs.items()}
@@ -257,7 +263,13 @@ class BrowserLinks:
     def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
         # An openTab the browser could not carry out is reported as a toolResult error too.
         pending = self._reply_to(
-            link, message.call_id, CallKind.TOOL, CallKind.ACTION, CallKind.DISCOVER, CallKind.OPEN_TAB
+            link,
+            message.call_id,
+            CallKind.TOOL,
+            CallKind.ACTION,
+            CallKind.DISCOVER,
+            CallKind.OPEN_TAB,
+            CallKind.BROWSER,
         )
         if pending is None:
             return []
@@ -396,6 +408,9 @@ class BrowserLinks:
             owner.name if owner else None,
             browser.active_tab == tab.id,
             tab.tools_provisional,
+            tab.window_id,
+            tab.index,
+            tab.pinned,
         )
 
 

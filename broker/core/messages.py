@@ -16,6 +16,7 @@ __all__ = [
     "ApprovalPending",
     "BrowserAction",
     "BrowserInfo",
+    "BrowserRequest",
     "CallTool",
     "CloseTab",
     "Connect",
@@ -75,6 +76,10 @@ class TabInfo:
     tools: tuple[Tool, ...] | None = None
     window_id: int | None = None
     active: bool | None = None
+    # Its place in its window (0 = leftmost) and whether it is pinned; extensions that know
+    # windows (``connected.features``) send them.
+    index: int | None = None
+    pinned: bool | None = None
 
 
 @attrs.frozen
@@ -104,6 +109,9 @@ class Connected:
     actions: tuple[str, ...] = ()
     # The person paused AI agents in this browser (see ``PauseChanged``).
     paused: bool = False
+    # What it carries out beyond tabs (:mod:`broker.core.browser_wide`): "windows", "history",
+    # "bookmarks"; none when absent, as from an extension older than them.
+    features: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -252,10 +260,20 @@ class Connect:
 
 @attrs.frozen
 class OpenTab:
+    """Open ``url`` in a new tab for a session; answered by ``tabCreated`` carrying ``request_id``.
+
+    ``window_id`` (a window to open it in), ``new_window`` (in a window of its own) and
+    ``pinned`` are sent only to extensions with the "windows" feature, and only when asked for:
+    an extension that does not know them would open an ordinary tab.
+    """
+
     session_id: str
     url: str
     focus: bool
     request_id: str
+    window_id: int | None = None
+    new_window: bool = False
+    pinned: bool = False
 
 
 @attrs.frozen
@@ -317,6 +335,23 @@ class BrowserAction:
 
 
 @attrs.frozen
+class BrowserRequest:
+    """Something of the browser's own, beyond its tabs' pages, answered by ``toolResult``.
+
+    ``request`` is one of :data:`broker.core.browser_wide.REQUESTS` (``listWindows``,
+    ``searchHistory`` ...), sent only to an extension whose ``connected.features`` has its
+    feature. The broker has already checked what it may: a window to focus or close holds only
+    the session's tabs. The extension checks what only it knows: whether the person shares their
+    history and bookmarks (``consent_required`` when not).
+    """
+
+    session_id: str
+    call_id: str
+    request: str
+    args: JsonObject
+
+
+@attrs.frozen
 class DiscoverTools:
     session_id: str
     call_id: str
@@ -345,6 +380,7 @@ BrokerMessage = (
     | TabReleased
     | CallTool
     | BrowserAction
+    | BrowserRequest
     | DiscoverTools
     | Ping
     | Pong

@@ -32,6 +32,7 @@ class CallKind(enum.Enum):
     OPEN_TAB = "opening a tab"
     CLOSE_TAB = "closing a tab"
     ACTION = "browser action"
+    BROWSER = "browser request"
 
 
 @attrs.define
@@ -53,7 +54,12 @@ class Pending:
     def describe(self) -> str:
         """What the call was waiting for, as a timeout message names it."""
         where = f"tab {self.browser}:{self.tab_id}" if self.tab_id is not None else self.browser
-        what = f"tool {self.tool_name!r} on {where}" if self.tool_name else f"{self.kind.value} on {where}"
+        if self.kind is CallKind.BROWSER:
+            what = f"{self.tool_name} on {where}"  # the request: searchHistory on b1
+        elif self.tool_name:
+            what = f"tool {self.tool_name!r} on {where}"
+        else:
+            what = f"{self.kind.value} on {where}"
         return f"{what}, after waiting for the person's approval," if self.awaiting_person else what
 
 

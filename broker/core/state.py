@@ -7,8 +7,10 @@ to close. Time only moves when the adapter calls :meth:`Broker.expire`; :meth:`B
 says when that should next happen.
 
 What it owns, with the registries it keeps them in (the rules about what extensions report over
-their links are a base class's, in :mod:`.links`, and what the person does in the browser,
-pausing, ending sessions, taking tabs back and approving calls, another's, in :mod:`.person`):
+their links are a base class's, in :mod:`.links`; what the person does in the browser,
+pausing, ending sessions, taking tabs back and approving calls, another's, in :mod:`.person`;
+and what sessions ask of a browser beyond its tabs, its windows, history and bookmarks, a
+third's, in :mod:`.browser_requests`):
 
 - Links and browsers (:mod:`.browsers`). Every extension WebSocket is a link; each link speaks
   for one browser. A browser that names an ``instanceId`` keeps its key (``b1``), its tabs'
@@ -34,6 +36,7 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
+from .browser_requests import BrowserRequests
 from .browser_tools import PREFIX
 from .browsers import Browser, Browsers, Tab
 from .config import Config
@@ -78,7 +81,6 @@ from .messages import (
     Tool,
 )
 from .pending import CallKind, Pending, PendingCalls
-from .person import PersonInCharge
 from .sessions import Session, Sessions
 
 __all__ = ["Broker"]
@@ -86,10 +88,10 @@ __all__ = ["Broker"]
 logger = logging.getLogger(__name__)
 
 
-class Broker(PersonInCharge):
+class Broker(BrowserRequests):
     """Every rule about sessions, tabs, tools and pending calls. See the module docstring."""
 
-    _handlers: ClassVar[dict[type, Any]] = {**BrowserLinks._handlers, **PersonInCharge._person_handlers}
+    _handlers: ClassVar[dict[type, Any]] = {**BrowserLinks._handlers, **BrowserRequests._person_handlers}
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -224,18 +226,35 @@ class Broker(PersonInCharge):
         return pending.call_id, [SendToExtension(pending.link_id, message)]
 
     def open_tab(
-        self, session_id: SessionId, url: str, focus: bool, now: float, browser_key: str | None = None
+        self,
+        session_id: SessionId,
+        url: str,
+        focus: bool,
+        now: float,
+        browser_key: str | None = None,
+        *,
+        window_id: int | None = None,
+        new_window: bool = False,
+        pinned: bool = False,
     ) -> tuple[CallId, list[Effect]]:
         """Ask a browser (the named one, else the last to connect) to open ``url`` for the session.
 
+        In the window ``window_id`` (one holding no other session's tab), or in a window of its
+        own (``new_window``), and ``pinned``: only where the extension carries out windows.
+
         Raises:
-            SessionEnded, TooManyCalls, ExtensionNotConnected, BrowserNotFound, Paused.
+            SessionEnded, TooManyCalls, ExtensionNotConnected, BrowserNotFound, Paused,
+            NotSupported, WindowNotFound, WindowNotOwned.
         """
         session = self._session(session_id)
         browser = self._browsers.pick(browser_key)
         self._check_paused(browser)
+        if window_id is not None or new_window or pinned:
+            self.check_feature(browser, "windows")
+        if window_id is not None:
+            self.check_window_open_to(session, browser, window_id)
         pending = self._add_pending(session, browser, CallKind.OPEN_TAB, now, None)
-        message = OpenTab(session_id, url, focus, pending.call_id)
+        message = OpenTab(session_id, url, focus, pending.call_id, window_id, new_window, pinned)
         return pending.call_id, [SendToExtension(pending.link_id, message)]
 
     def close_tab(self, session_id: SessionId, tab_ref: str | int, now: float) -> tuple[CallId, list[Effect]]:
@@ -426,6 +445,7 @@ class Broker(PersonInCharge):
                 len(b.tabs),
                 tuple(sorted(b.actions)),
                 b.paused,
+                tuple(sorted(b.features)),
             )
             for b in self._browsers.values()
             if b.heard_from

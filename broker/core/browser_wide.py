@@ -1,0 +1,253 @@
+"""Browser-wide tools: windows, history and bookmarks, what a call to one asks, and of which browser.
+
+Beyond its tabs' pages a browser has windows, and the person's own records: the history of what
+they visited and their bookmarks. Three MCP tools reach them (REST and the command line take the
+same checks through :func:`windows_call`, :func:`history_call` and :func:`bookmarks_call`):
+
+- ``browser_windows {action: list|create|focus|close, windowId?, url?, browser?}``;
+- ``browser_history_search {query, maxResults?, startTime?, browser?}``;
+- ``browser_bookmarks {action: search|create, query?, url?, title?, browser?}``.
+
+Each becomes one :class:`WideCall`: a ``browserRequest`` to an extension whose
+``connected.features`` has the request's feature, except ``create``, which is ``openTab`` with
+``newWindow`` so its tab is the client's own exactly as ``tabs`` ``open`` makes it. Which windows
+a session may focus or close is :mod:`broker.core.browser_requests`' to decide; whether the person
+shares their history and bookmarks is the extension's, which holds their switch.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import attrs
+
+from .errors import InvalidRequest
+from .messages import JsonObject
+
+__all__ = [
+    "CREATE_WINDOW",
+    "FEATURES",
+    "REQUESTS",
+    "TOOLS",
+    "WideCall",
+    "bookmarks_call",
+    "call_of",
+    "history_call",
+    "tool_definitions",
+    "windows_call",
+]
+
+# browserRequest's `request` -> the feature an extension announces for it.
+REQUESTS = {
+    "listWindows": "windows",
+    "focusWindow": "windows",
+    "closeWindow": "windows",
+    "searchHistory": "history",
+    "searchBookmarks": "bookmarks",
+    "createBookmark": "bookmarks",
+}
+# Not a browserRequest: an openTab in a new window (see the module docstring).
+CREATE_WINDOW = "createWindow"
+FEATURES = frozenset(REQUESTS.values())
+
+MAX_RESULTS = 200
+DEFAULT_RESULTS = 20
+
+_BROWSER = {"type": "string", "description": "which connected browser (b1, b2...; default: the last to connect)"}
+_WINDOW = {
+    "type": ["integer", "string"],
+    "description": "a window id from action=list (7, or b2:7 when several browsers are connected)",
+}
+_RECORD_NOTE = (
+    " Results are title, url and time (ISO 8601). The person's private record: it answers only once they"
+    " turn on sharing in the browser-mcp extension's options, else an error says where."
+)
+
+# tool name -> (title, description, input schema, read-only, the feature that lists it)
+TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
+    "browser_windows": (
+        "Browser windows",
+        "The browser's windows. action=list shows each window with its tabs' ids and whether every tab in it"
+        " is yours; create opens a new window (with `url`, as a tab you own); focus brings a window to the"
+        " front and close closes it, only for a window whose every tab is yours.",
+        {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["list", "create", "focus", "close"]},
+                "windowId": _WINDOW,
+                "url": {"type": "string", "description": "for create: the page its tab opens (default about:blank)"},
+                "browser": _BROWSER,
+            },
+            "required": ["action"],
+        },
+        False,
+        "windows",
+    ),
+    "browser_history_search": (
+        "Search history",
+        "Search the pages the person visited, by words of their title or address (empty: the latest)."
+        + _RECORD_NOTE,
+        {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "maxResults": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "description": "default 20"},
+                "startTime": {
+                    "type": ["string", "number"],
+                    "description": "only visits since then: ISO 8601 (2026-05-01T09:00:00Z), or milliseconds"
+                    " since 1970; default the last 24 hours",
+                },
+                "browser": _BROWSER,
+            },
+            "required": ["query"],
+        },
+        True,
+        "history",
+    ),
+    "browser_bookmarks": (
+        "Bookmarks",
+        "The person's bookmarks: action=search finds them by words of their title or address; create adds"
+        " one (`url`, `title`)." + _RECORD_NOTE,
+        {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["search", "create"]},
+                "query": {"type": "string", "description": "for search"},
+                "url": {"type": "string", "description": "for create"},
+                "title": {"type": "string", "description": "for create (default: the url)"},
+                "browser": _BROWSER,
+            },
+            "required": ["action"],
+        },
+        False,
+        "bookmarks",
+    ),
+}
+
+
+@attrs.frozen
+class WideCall:
+    """A browser-wide tool call, checked: what to ask (``request`` and its wire ``args``) of which browser.
+
+    ``window`` is the window a focus or close names, as its caller did; ``url`` the page a new
+    window opens.
+    """
+
+    request: str
+    args: JsonObject = attrs.Factory(dict)
+    browser: str | None = None
+    window: str | int | None = None
+    url: str | None = None
+
+
+def tool_definitions(features: frozenset[str]) -> list[JsonObject]:
+    """The MCP tools, in wire form, for the features some connected browser has."""
+    return [
+        {
+            "name": name,
+            "title": title,
+            "description": description,
+            "inputSchema": schema,
+            "annotations": {"readOnlyHint": read_only, "openWorldHint": False},
+        }
+        for name, (title, description, schema, read_only, feature) in TOOLS.items()
+        if feature in features
+    ]
+
+
+def call_of(tool: str, args: JsonObject) -> WideCall | None:
+    """The call an MCP tool call stands for; None when ``tool`` is not one of these.
+
+    Raises:
+        InvalidRequest: the arguments are not what the tool takes (the message says what is).
+    """
+    if tool == "browser_windows":
+        return windows_call(args.get("action"), args.get("windowId"), args.get("url"), args.get("browser"))
+    if tool == "browser_history_search":
+        return history_call(args.get("query"), args.get("maxResults"), args.get("startTime"), args.get("browser"))
+    if tool == "browser_bookmarks":
+        return bookmarks_call(
+            args.get("action"), args.get("query"), args.get("url"), args.get("title"), args.get("browser")
+        )
+    return None
+
+
+def windows_call(action: Any, window: Any = None, url: Any = None, browser: Any = None) -> WideCall:
+    """Raises: InvalidRequest."""
+    browser = _browser(browser)
+    if action == "list":
+        return WideCall("listWindows", browser=browser)
+    if action == "create":
+        if url is not None and (not isinstance(url, str) or not url):
+            raise InvalidRequest("`url` of a new window must be a non-empty string, such as https://example.com/")
+        return WideCall(CREATE_WINDOW, browser=browser, url=url or "about:blank")
+    if action in ("focus", "close"):
+        if isinstance(window, bool) or not isinstance(window, (int, str)):
+            raise InvalidRequest(f"action={action} needs `windowId`: a window id from action=list, such as 7")
+        return WideCall(f"{action}Window", browser=browser, window=window)
+    raise InvalidRequest("`action` must be one of list, create, focus, close")
+
+
+def history_call(query: Any, max_results: Any = None, start_time: Any = None, browser: Any = None) -> WideCall:
+    """Raises: InvalidRequest."""
+    if not isinstance(query, str):
+        raise InvalidRequest("searching history needs `query`: words of a title or address ('' for the latest)")
+    args: JsonObject = {"query": query, "maxResults": _max_results(max_results)}
+    if start_time is not None:
+        args["startTime"] = _epoch_ms(start_time)
+    return WideCall("searchHistory", args, browser=_browser(browser))
+
+
+def bookmarks_call(
+    action: Any, query: Any = None, url: Any = None, title: Any = None, browser: Any = None
+) -> WideCall:
+    """Raises: InvalidRequest."""
+    browser = _browser(browser)
+    if action == "search":
+        if not isinstance(query, str):
+            raise InvalidRequest("searching bookmarks needs `query`: words of a title or address")
+        return WideCall("searchBookmarks", {"query": query}, browser=browser)
+    if action == "create":
+        if not isinstance(url, str) or not url:
+            raise InvalidRequest("creating a bookmark needs `url`, such as https://example.com/")
+        if title is not None and not isinstance(title, str):
+            raise InvalidRequest("a bookmark's `title` must be a string")
+        return WideCall("createBookmark", {"url": url, "title": title or url}, browser=browser)
+    raise InvalidRequest("`action` must be search or create")
+
+
+def _browser(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidRequest('"browser" names a connected browser, such as b1')
+    return value
+
+
+def _max_results(value: Any) -> int:
+    if value is None:
+        return DEFAULT_RESULTS
+    if isinstance(value, str) and value.isdecimal() and len(value) < 6:
+        value = int(value)  # from a query string
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RESULTS:
+        raise InvalidRequest(f"`maxResults` must be a whole number from 1 to {MAX_RESULTS}, got {value!r}")
+    return value
+
+
+def _epoch_ms(value: Any) -> float:
+    """A moment as chrome.history counts it: milliseconds since 1970, from those or ISO 8601."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e15:
+        return float(value)
+    if isinstance(value, str):
+        if value.replace(".", "", 1).isdecimal():
+            return _epoch_ms(float(value))
+        try:
+            moment = datetime.datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=datetime.UTC)
+            return moment.timestamp() * 1000
+    raise InvalidRequest(
+        f"`startTime` must be ISO 8601 (2026-05-01T09:00:00Z) or milliseconds since 1970, got {value!r}"
+    )
