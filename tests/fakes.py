@@ -3,7 +3,8 @@
 By default it behaves like a well-mannered extension: it answers ``connect`` with a snapshot,
 ``callTool`` by running the tab's tool (a Python callable), ``openTab`` with ``tabCreated``,
 ``closeTab`` with ``tabClosed``, ``discoverTools`` with ``toolsDiscovered``, ``browserAction``
-(when given ``actions``) with a result naming what arrived, and ``ping`` with ``pong``. Tests
+(when given ``actions``) with a result naming what arrived, ``browserRequest`` (when given
+``features``) from its tabs' windows and its history and bookmarks lists, and ``ping`` with ``pong``. Tests
 replace :attr:`FakeExtension.on_call` (or ``on_action``) to answer late, twice, malformed, never,
 or to drop the link, and read everything the broker sent from :attr:`FakeExtension.inbox`.
 """
@@ -46,7 +47,15 @@ def tool(name: str, description: str = "", read_only: bool = False) -> Json:
 
 
 class FakeTab:
-    def __init__(self, tab_id: int, url: str, title: str = "", tools: dict[str, ToolFunction] | None = None):
+    def __init__(
+        self,
+        tab_id: int,
+        url: str,
+        title: str = "",
+        tools: dict[str, ToolFunction] | None = None,
+        window_id: int | None = None,
+        pinned: bool = False,
+    ):
         self.id = tab_id
         self.url = url
         self.title = title or url
@@ -54,9 +63,15 @@ class FakeTab:
         self.push_tools = True
         # As the original protocol's examples do: announce "tools": [] and wait to be asked.
         self.announce_empty = False
+        # Where it is, sent only when set (as an extension that knows windows does).
+        self.window_id = window_id
+        self.index = 0
+        self.pinned = pinned
 
     def info(self) -> Json:
         info: Json = {"id": self.id, "title": self.title, "url": self.url}
+        if self.window_id is not None:
+            info.update(windowId=self.window_id, index=self.index, pinned=self.pinned)
         if self.announce_empty:
             info["tools"] = []
         elif self.push_tools:
@@ -71,8 +86,11 @@ class FakeExtension:
         instance_id: str | None = None,
         browser_name: str = "FakeChrome",
         actions: list[str] | None = None,
+        features: list[str] | None = None,
     ) -> None:
-        self.tabs: dict[int, FakeTab] = {t.id: t for t in tabs or []}
+        self.tabs: dict[int, FakeTab] = {}
+        for tab in tabs or []:
+            self._place(tab)
         self.instance_id = instance_id
         self.browser_name = browser_name
         self.inbox: list[Json] = []
@@ -86,6 +104,15 @@ class FakeExtension:
         # The built-in browser actions it claims to carry out, and how it answers each.
         self.actions = actions
         self.on_action: Callable[[Json], Awaitable[None]] = self.answer_action
+        # What it carries out beyond tabs (windows, history, bookmarks), and how it answers
+        # browserRequest: windows from its tabs, history and bookmarks from these lists once
+        # the person shares them (``shared``).
+        self.features = features
+        self.on_request: Callable[[Json], Awaitable[None]] = self.answer_request
+        self.shared = False
+        self.history: list[Json] = []
+        self.bookmarks: list[Json] = []
+        self._window_ids = itertools.count(100)
         self._arrived = asyncio.Condition()
         self._reader: asyncio.Task[None] | None = None
         self._tab_ids = itertools.count(1000)
@@ -109,6 +136,8 @@ class FakeExtension:
         snapshot: Json = {"type": "connected", "browser": browser, "tabs": [t.info() for t in self.tabs.values()]}
         if self.actions is not None:
             snapshot["actions"] = self.actions
+        if self.features is not None:
+            snapshot["features"] = self.features
         await self.send(snapshot)
 
     async def close(self) -> None:
@@ -132,8 +161,13 @@ class FakeExtension:
         else:
             await self.ws.send_str(data)
 
-    async def add_tab(self, tab: FakeTab, request_id: str | None = None) -> None:
+    def _place(self, tab: FakeTab) -> None:
+        """Put ``tab`` last in its window, as a browser does."""
+        tab.index = sum(1 for t in self.tabs.values() if t.window_id == tab.window_id)
         self.tabs[tab.id] = tab
+
+    async def add_tab(self, tab: FakeTab, request_id: str | None = None) -> None:
+        self._place(tab)
         message: Json = {"type": "tabCreated", "tab": tab.info()}
         if request_id is not None:
             message["requestId"] = request_id
@@ -189,6 +223,8 @@ class FakeExtension:
             await self.on_call(message)
         elif kind == "browserAction":
             await self.on_action(message)
+        elif kind == "browserRequest":
+            await self.on_request(message)
         elif kind == "ping" and self.answer_pings:
             await self.send({"type": "pong"})
         elif kind == "openTab":
@@ -206,7 +242,9 @@ class FakeExtension:
             existing = next(t for t in self.tabs.values() if t.url == message["url"])
             await self.send({"type": "tabFocused", "tabId": existing.id, "requestId": message["requestId"]})
             return
-        await self.add_tab(FakeTab(next(self._tab_ids), message["url"]), request_id=message["requestId"])
+        window_id = next(self._window_ids) if message.get("newWindow") else message.get("windowId", 1)
+        tab = FakeTab(next(self._tab_ids), message["url"], window_id=window_id, pinned=message.get("pinned", False))
+        await self.add_tab(tab, request_id=message["requestId"])
 
     async def answer_call(self, message: Json) -> None:
         """Run the tab's tool and send its result, or its error as ``{code, message}``."""
@@ -228,6 +266,30 @@ class FakeExtension:
 
     async def answer_action(self, message: Json) -> None:
         await self.send({"type": "toolResult", "callId": message["callId"], "result": action_result(message)})
+
+
+    async def answer_request(self, message: Json) -> None:
+        reply: Json = {"type": "toolResult", "callId": message["callId"], "error": None}
+        request, args = message["request"], message["args"]
+        if request in ("searchHistory", "searchBookmarks", "createBookmark") and not self.shared:
+            reply["error"] = {"code": "consent_required", "message": "turn on sharing in the fake's options"}
+        elif request == "listWindows":
+            ids = sorted({t.window_id for t in self.tabs.values() if t.window_id is not None})
+            reply["result"] = {"windows": [{"id": i, "focused": i == ids[0], "state": "normal"} for i in ids]}
+        elif request == "closeWindow":
+            for tab in [t for t in self.tabs.values() if t.window_id == args["windowId"]]:
+                await self.remove_tab(tab.id)
+            reply["result"] = {}
+        elif request == "searchHistory":
+            reply["result"] = {"results": [h for h in self.history if args["query"] in h["title"] + h["url"]]}
+        elif request == "searchBookmarks":
+            reply["result"] = {"results": [b for b in self.bookmarks if args["query"] in b["title"] + b["url"]]}
+        elif request == "createBookmark":
+            self.bookmarks.append({**args, "time": "2026-05-01T09:00:00.000Z"})
+            reply["result"] = {"bookmark": self.bookmarks[-1]}
+        else:
+            reply["result"] = {}
+        await self.send(reply)
 
 
 # A 1x1 red PNG: what the fake sends for take_screenshot.
