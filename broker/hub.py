@@ -8,8 +8,9 @@ provides the WebSocket kind).
 
 Adapters act through its typed methods (open a session, open or close a tab, change a tab's
 owner, list a tab's tools, call a tool, carry out a browser action, ask a browser for its
-windows, history or bookmarks), so every door takes one path to the core. Every rule about tabs, sessions and calls stays in :mod:`broker.core`; this
-module only decodes, dispatches and delivers.
+windows, history or bookmarks), so every door takes one path to the core. Every rule about
+tabs, sessions and calls stays in :mod:`broker.core`; this module only decodes, dispatches and
+delivers.
 """
 
 from __future__ import annotations

@@ -225,7 +225,8 @@ async def create_bookmark(request: web.Request) -> web.Response:
     body = await _json_body(request)
     if not isinstance(body, dict):
         raise InvalidRequest('creating a bookmark takes {"url": "...", "title"?: "...", "browser"?: "b1"}')
-    call = browser_wide.bookmarks_call("create", url=body.get("url"), title=body.get("title"), browser=body.get("browser"))
+    url, title, browser = body.get("url"), body.get("title"), body.get("browser")
+    call = browser_wide.bookmarks_call("create", url=url, title=title, browser=browser)
     return json_response(await _hub(request).browser_call(await _session(request), call))
 
 

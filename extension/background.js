@@ -20,13 +20,16 @@ import { popupState } from "./popup_state.js";
 import { Approval, Bridge, Popup } from "./protocol.js";
 import { settingsChanged } from "./settings.js";
 import { sendSnapshot } from "./snapshot.js";
-import { tabActivated, tabCreated, tabRemoved, tabReplaced, tabUpdated } from "./tabs.js";
+import { tabActivated, tabCreated, tabMoved, tabRemoved, tabReplaced, tabUpdated } from "./tabs.js";
 
 chrome.tabs.onCreated.addListener(tabCreated);
 chrome.tabs.onUpdated.addListener(tabUpdated);
 chrome.tabs.onRemoved.addListener(tabRemoved);
 chrome.tabs.onReplaced.addListener(tabReplaced);
 chrome.tabs.onActivated.addListener(tabActivated);
+chrome.tabs.onMoved.addListener(tabMoved);
+chrome.tabs.onAttached.addListener(tabMoved);
+chrome.tabs.onDetached.addListener(tabMoved);
 // The built-in browser tools' DevTools protocol links (actions/).
 chrome.tabs.onRemoved.addListener(tabGone);
 chrome.debugger.onEvent.addListener(debuggerEvent);

@@ -8,6 +8,7 @@ import { FromBroker, ToBroker } from "./protocol.js";
 import { admit, cancelApprovals } from "./approvals.js";
 import { releaseSessions, releaseTab } from "./actions/debugger.js";
 import { runBrowserAction } from "./actions/run.js";
+import { runBrowserRequest } from "./browser_wide.js";
 import { reply } from "./links.js";
 import { callTool, discoverTools } from "./page_tools.js";
 import { forgetSessions, groupTab, rememberSession, ungroupTab } from "./sessions.js";
@@ -60,6 +61,9 @@ export async function handleBrokerMessage(link, message) {
       break;
     case FromBroker.BROWSER_ACTION:
       link.send(await admitted(link, message, () => runBrowserAction(link.port, message)));
+      break;
+    case FromBroker.BROWSER_REQUEST:
+      link.send(await runBrowserRequest(message));
       break;
     case FromBroker.PING:
       link.send({ type: ToBroker.PONG });

@@ -47,6 +47,7 @@ function show(settings) {
   }
   showSites(settings.alwaysAllow);
   document.getElementById("evaluate").checked = settings.allowEvaluate;
+  document.getElementById("share-records").checked = settings.shareRecords;
   document.getElementById("first").value = settings.portFirst;
   document.getElementById("last").value = settings.portLast;
   document.getElementById("ignored").value = settings.ignoredPorts.join(", ");
@@ -58,6 +59,9 @@ for (const radio of document.querySelectorAll("input[name=policy]")) {
 document
   .getElementById("evaluate")
   .addEventListener("change", (event) => save({ allowEvaluate: event.target.checked }));
+document
+  .getElementById("share-records")
+  .addEventListener("change", (event) => save({ shareRecords: event.target.checked }));
 document.getElementById("save-ports").addEventListener("click", async () => {
   const first = Number(document.getElementById("first").value);
   const last = Number(document.getElementById("last").value);

@@ -10,6 +10,7 @@ export const FromBroker = Object.freeze({
   TAB_RELEASED: "tabReleased",
   CALL_TOOL: "callTool",
   BROWSER_ACTION: "browserAction",
+  BROWSER_REQUEST: "browserRequest",
   DISCOVER_TOOLS: "discoverTools",
   PING: "ping",
   PONG: "pong",
@@ -59,6 +60,14 @@ export const BROWSER_ACTIONS = Object.freeze([
   "network_requests",
   "evaluate",
 ]);
+
+/**
+ * What this extension carries out beyond tabs, announced in `connected.features`: windows (tabs'
+ * windowId, index and pinned; openTab's windowId, newWindow and pinned; listWindows, focusWindow,
+ * closeWindow), history (searchHistory) and bookmarks (searchBookmarks, createBookmark), each a
+ * browserRequest (browser_wide.js).
+ */
+export const BROWSER_FEATURES = Object.freeze(["windows", "history", "bookmarks"]);
 
 /** Every answer of a broker carries this header (broker/version.py BROKER_HEADER). */
 export const BROKER_HEADER = "X-Browser-MCP-Broker";

@@ -98,6 +98,8 @@ export async function groupTab(port, sessionId, tabId) {
   owners[tabId] = key;
   saveSessions();
   const tab = await chrome.tabs.get(tabId);
+  // Grouping would unpin it: a pinned tab stays where the person or the agent pinned it.
+  if (tab.pinned) return;
   const live = (await Promise.all((groups[key] ?? []).map((id) => chrome.tabGroups.get(id).catch(() => null)))).filter(
     Boolean,
   );

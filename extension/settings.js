@@ -1,7 +1,8 @@
 // The person's settings, from the options page: when to ask before a tool runs, the sites where
-// they always allow, which ports to probe for brokers and which brokers to leave alone, and
-// whether browser_evaluate may run at all. Kept in chrome.storage.local (they outlive the worker
-// and the browser); this module holds the worker's copy and tells its listener what changed.
+// they always allow, which ports to probe for brokers and which brokers to leave alone, whether
+// browser_evaluate may run at all, and whether AI agents may read their history and bookmarks.
+// Kept in chrome.storage.local (they outlive the worker and the browser); this module holds the
+// worker's copy and tells its listener what changed.
 
 import { PORT_FIRST, PORT_LAST } from "./protocol.js";
 
@@ -18,6 +19,8 @@ export const DEFAULTS = Object.freeze({
   portLast: PORT_LAST,
   ignoredPorts: [],
   allowEvaluate: true,
+  // The person's history and bookmarks reach AI agents only once they turn this on (records.js).
+  shareRecords: false,
   // How long an approval window waits for the person; not on the options page (tests shorten it).
   approvalTimeoutMs: 60_000,
 });
@@ -39,6 +42,7 @@ export function normalize(stored) {
   }
   if (Array.isArray(given.ignoredPorts)) settings.ignoredPorts = [...new Set(given.ignoredPorts.filter(isPort))];
   if (typeof given.allowEvaluate === "boolean") settings.allowEvaluate = given.allowEvaluate;
+  if (typeof given.shareRecords === "boolean") settings.shareRecords = given.shareRecords;
   if (Number.isInteger(given.approvalTimeoutMs) && given.approvalTimeoutMs > 0) {
     settings.approvalTimeoutMs = Math.min(given.approvalTimeoutMs, 600_000);
   }

@@ -1,9 +1,9 @@
 // The full report a broker gets when its link opens and when an AI session starts: who this
 // browser is (brand, version, the instance id kept in chrome.storage.local), the built-in browser
-// tools it carries out, whether the person paused agents, and every tab with its tools. The first
+// tools and the browser-wide requests it carries out, whether the person paused agents, and every tab with its tools. The first
 // one sent on a link is what joins it.
 
-import { BROWSER_ACTIONS, ToBroker } from "./protocol.js";
+import { BROWSER_ACTIONS, BROWSER_FEATURES, ToBroker } from "./protocol.js";
 import { isPaused, pauseReady } from "./person.js";
 import { ready } from "./rebuild.js";
 import { settings, settingsReady } from "./settings.js";
@@ -40,6 +40,9 @@ export async function sendSnapshot(link, sessionId) {
     browser: { ...browser, instanceId: id },
     // Without evaluate when the person turned it off: the broker then neither lists nor sends it.
     actions: settings().allowEvaluate ? BROWSER_ACTIONS : BROWSER_ACTIONS.filter((action) => action !== "evaluate"),
+    // Listed whether or not the person shares history and bookmarks: asked while they do not,
+    // the request says where to turn sharing on.
+    features: BROWSER_FEATURES,
     paused: isPaused(),
     tabs: tabs.filter((tab) => tab.id >= 0).map(tabInfo),
   };

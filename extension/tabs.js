@@ -1,25 +1,49 @@
-// Tabs: what the brokers hear as this browser's tabs open, change, take focus and close, each
-// with its page tools, and a broker's requests to open, focus or close a tab.
+// Tabs: what the brokers hear as this browser's tabs open, change, move, take focus and close,
+// each with its page tools and its place (window, index, pinned), and a broker's requests to open,
+// focus or close a tab.
 
 import { ToBroker } from "./protocol.js";
 import { broadcast, reply } from "./links.js";
 import { forgetTools, isScriptable, learnTools, refreshTools, setTools, toolsOf } from "./page_tools.js";
 import { forgetOwner, groupTab } from "./sessions.js";
 
+/** tab id -> its place as the brokers last heard it; rebuilt by the snapshot after a restart. */
+const places = new Map();
+const placeOf = (tab) => `${tab.windowId}/${tab.index}/${tab.pinned}`;
+
 /** A tab as the broker's messages carry it. */
 export function tabInfo(tab) {
+  places.set(tab.id, placeOf(tab));
   return {
     id: tab.id,
     title: tab.title ?? "",
     url: tab.url || tab.pendingUrl || "",
     windowId: tab.windowId,
+    index: tab.index,
+    pinned: tab.pinned,
     active: tab.active,
     tools: toolsOf(tab.id),
   };
 }
 
+/**
+ * Report again the tabs of a window whose place changed. Chromium tells of the tab that moved,
+ * opened or closed, not of the tabs beside it whose index shifted with it.
+ */
+export async function windowChanged(windowId) {
+  if (!(windowId >= 0)) return;
+  const tabs = await chrome.tabs.query({ windowId }).catch(() => []);
+  for (const tab of tabs) {
+    if (places.has(tab.id) && places.get(tab.id) !== placeOf(tab)) {
+      broadcast({ type: ToBroker.TAB_UPDATED, tab: tabInfo(tab) });
+    }
+  }
+}
+
 export function tabCreated(tab) {
-  if (tab.id >= 0) broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab) });
+  if (tab.id < 0) return;
+  broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab) });
+  windowChanged(tab.windowId);
 }
 
 export function tabUpdated(tabId, change, tab) {
@@ -27,15 +51,24 @@ export function tabUpdated(tabId, change, tab) {
   if (change.url !== undefined || change.title !== undefined || change.status !== undefined) {
     broadcast({ type: ToBroker.TAB_UPDATED, tab: tabInfo(tab) });
   }
+  // Pinning moves the tab to the pinned ones at the left, and the others along.
+  if (change.pinned !== undefined) windowChanged(tab.windowId);
   // A page that loaded without a bridge (an error page, a restricted site) has no tools: ask,
   // rather than keep what the previous page declared.
   if (change.status === "complete") refreshTools(tabId);
 }
 
-export function tabRemoved(tabId) {
+export function tabRemoved(tabId, { windowId, isWindowClosing } = {}) {
   forgetTools(tabId);
   forgetOwner(tabId);
+  places.delete(tabId);
   broadcast({ type: ToBroker.TAB_CLOSED, tabId });
+  if (!isWindowClosing) windowChanged(windowId);
+}
+
+/** chrome.tabs.onMoved, onAttached and onDetached: a tab changed place, and its neighbours with it. */
+export function tabMoved(tabId, move) {
+  for (const windowId of new Set([move.windowId, move.newWindowId, move.oldWindowId])) windowChanged(windowId);
 }
 
 export async function tabReplaced(addedId, removedId) {
@@ -56,7 +89,13 @@ export async function openTab(link, message) {
   const focus = message.focus !== false;
   let tab;
   try {
-    tab = await chrome.tabs.create({ url: message.url, active: focus });
+    if (message.newWindow === true) {
+      // A window of the agent's own leaves the person's window in front.
+      tab = (await chrome.windows.create({ url: message.url, focused: false })).tabs[0];
+    } else {
+      const where = Number.isInteger(message.windowId) ? { windowId: message.windowId } : {};
+      tab = await chrome.tabs.create({ url: message.url, active: focus, pinned: message.pinned === true, ...where });
+    }
   } catch (error) {
     // The protocol has no failure answer to openTab yet; a broker that accepts toolResult for
     // the requestId reports it at once, others let the request time out.
@@ -68,7 +107,7 @@ export async function openTab(link, message) {
     );
     return;
   }
-  if (focus) await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+  if (focus && message.newWindow !== true) await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
   try {
     await groupTab(link.port, message.sessionId, tab.id);
     tab = await chrome.tabs.get(tab.id);

@@ -267,7 +267,6 @@ class FakeExtension:
     async def answer_action(self, message: Json) -> None:
         await self.send({"type": "toolResult", "callId": message["callId"], "result": action_result(message)})
 
-
     async def answer_request(self, message: Json) -> None:
         reply: Json = {"type": "toolResult", "callId": message["callId"], "error": None}
         request, args = message["request"], message["args"]

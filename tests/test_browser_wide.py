@@ -149,8 +149,9 @@ async def test_unknown_windows_and_bad_arguments_are_refused_and_cost_nothing(br
         await refused(client, "browser_bookmarks", {"action": "create"}, "invalid_request")
         await refused(client, "browser_bookmarks", {"action": "search"}, "invalid_request")
         await refused(client, "browser_bookmarks", {"action": "delete"}, "invalid_request")
-        await refused(client, "tabs", {"action": "open", "url": "https://x.example/", "windowId": 99}, "window_not_found")
-        await refused(client, "tabs", {"action": "open", "url": "https://x.example/", "windowId": "1"}, "invalid_request")
+        url = "https://x.example/"
+        await refused(client, "tabs", {"action": "open", "url": url, "windowId": 99}, "window_not_found")
+        await refused(client, "tabs", {"action": "open", "url": url, "windowId": "1"}, "invalid_request")
     assert fake.received("browserRequest") == []
     assert fake.received("openTab") == []
 
@@ -246,7 +247,8 @@ async def test_rest_routes_and_their_statuses(broker: BrokerUnderTest) -> None:
 
 async def test_rest_says_not_supported_for_an_older_extension(broker: BrokerUnderTest) -> None:
     await broker.extension(FakeTab(7, "https://page7.example/"))
-    for status, body in [await broker.get("/windows"), await broker.get("/bookmarks?q=x"), await broker.post("/windows")]:
+    answers = [await broker.get("/windows"), await broker.get("/bookmarks?q=x"), await broker.post("/windows")]
+    for status, body in answers:
         assert (status, body["error"]["code"]) == (501, "not_supported")
     status, body = await broker.get("/status")
     assert body["browsers"][0]["features"] == []

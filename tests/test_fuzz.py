@@ -259,13 +259,23 @@ TAB = record(
         "tools": nullable(array(TOOL)),
         "windowId": nullable(integer),
         "active": nullable(boolean),
+        "index": nullable(integer),
+        "pinned": nullable(boolean),
     },
 )
 BROWSER = record({}, {"name": string, "version": string, "instanceId": nullable(string)})
 WIRE_ERROR = record({"message": string}, {"code": nullable(string)})
 EXTENSION_MESSAGES: dict[str, Check] = {
     "connected": record(
-        {}, {"browser": BROWSER, "tabs": array(TAB), "actions": array(string), "paused": boolean, **SESSION}
+        {},
+        {
+            "browser": BROWSER,
+            "tabs": array(TAB),
+            "actions": array(string),
+            "features": array(string),
+            "paused": boolean,
+            **SESSION,
+        },
     ),
     "tabCreated": record({"tab": TAB}, {"requestId": nullable(string), **SESSION}),
     "tabUpdated": record({"tab": TAB}, SESSION),
@@ -373,12 +383,15 @@ tab_infos = st.fixed_dictionaries(
         "tools": st.none() | st.lists(tools, max_size=3),
         "windowId": st.none() | tab_ids,
         "active": st.none() | st.booleans(),
+        "index": st.none() | tab_ids,
+        "pinned": st.none() | st.booleans(),
     },
 )
 VALID_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "browser": st.fixed_dictionaries({}, optional={"name": texts, "version": texts, "instanceId": maybe_null_text}),
     "tabs": st.lists(tab_infos, max_size=4),
     "actions": st.lists(texts, max_size=3),
+    "features": st.lists(texts, max_size=3),
     "sessionId": maybe_null_text,
     "tab": tab_infos,
     "requestId": maybe_null_text,

@@ -107,6 +107,7 @@ async def test_status_shows_browsers_sessions_and_tabs(broker: BrokerUnderTest) 
             "connected": True,
             "tabs": 1,
             "actions": [],
+            "features": [],
             "paused": False,
         }
     ]

@@ -52,7 +52,8 @@ def open_tab_request(value: Any) -> OpenTabRequest:
     """``{"url": ..., "focus"?: bool, "browser"?: "b1", "windowId"?: 7, "pinned"?: bool}``."""
     if not isinstance(value, dict) or not isinstance(value.get("url"), str) or not value["url"]:
         raise InvalidRequest(
-            'opening a tab needs {"url": "...", "focus": true|false, "browser": "b1"?, "windowId": 7?, "pinned": false?}'
+            'opening a tab needs {"url": "...", "focus": true|false, "browser": "b1"?, "windowId": 7?,'
+            ' "pinned": false?}'
         )
     focus = value.get("focus", True)
     browser = value.get("browser")

@@ -86,8 +86,7 @@ TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
     ),
     "browser_history_search": (
         "Search history",
-        "Search the pages the person visited, by words of their title or address (empty: the latest)."
-        + _RECORD_NOTE,
+        "Search the pages the person visited, by words of their title or address (empty: the latest)." + _RECORD_NOTE,
         {
             "type": "object",
             "properties": {
@@ -199,9 +198,7 @@ def history_call(query: Any, max_results: Any = None, start_time: Any = None, br
     return WideCall("searchHistory", args, browser=_browser(browser))
 
 
-def bookmarks_call(
-    action: Any, query: Any = None, url: Any = None, title: Any = None, browser: Any = None
-) -> WideCall:
+def bookmarks_call(action: Any, query: Any = None, url: Any = None, title: Any = None, browser: Any = None) -> WideCall:
     """Raises: InvalidRequest."""
     browser = _browser(browser)
     if action == "search":

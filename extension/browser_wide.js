@@ -1,0 +1,56 @@
+// A broker's browserRequest: what it asks of the browser itself rather than of a page, its windows
+// and the person's records (records.js), answered with one toolResult whatever happens. The broker
+// has already decided what the session may ask (a window to focus or close holds only its tabs);
+// this module carries it out, after the person's say: nothing while they paused agents.
+
+import { ToBroker } from "./protocol.js";
+import { ActionError, invalidArguments } from "./actions/errors.js";
+import { reply } from "./links.js";
+import { isPaused, pausedError } from "./person.js";
+import { RECORD_REQUESTS } from "./records.js";
+
+function windowId(args) {
+  if (!Number.isInteger(args.windowId)) throw invalidArguments("windowId must be a window's id");
+  return args.windowId;
+}
+
+const WINDOW_REQUESTS = Object.freeze({
+  async listWindows() {
+    const windows = await chrome.windows.getAll({ populate: true });
+    return {
+      windows: windows.map((window) => ({
+        id: window.id,
+        focused: window.focused,
+        state: window.state,
+        type: window.type,
+        incognito: window.incognito,
+        tabs: (window.tabs ?? []).map((tab) => tab.id),
+      })),
+    };
+  },
+  async focusWindow(args) {
+    await chrome.windows.update(windowId(args), { focused: true });
+    return { windowId: args.windowId };
+  },
+  async closeWindow(args) {
+    await chrome.windows.remove(windowId(args));
+    return { windowId: args.windowId };
+  },
+});
+
+const REQUESTS = { ...WINDOW_REQUESTS, ...RECORD_REQUESTS };
+
+/** Carry out a broker's browserRequest; the toolResult to send back. */
+export async function runBrowserRequest(message) {
+  const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
+  if (isPaused()) return { ...answer, error: pausedError() };
+  try {
+    const run = Object.hasOwn(REQUESTS, message.request) ? REQUESTS[message.request] : null;
+    if (!run) throw invalidArguments(`unknown browser request ${JSON.stringify(message.request)}`);
+    const args = message.args && typeof message.args === "object" && !Array.isArray(message.args) ? message.args : {};
+    return { ...answer, result: await run(args), error: null };
+  } catch (error) {
+    const code = error instanceof ActionError ? error.code : "request_failed";
+    return { ...answer, error: { code, message: String(error?.message ?? error) } };
+  }
+}
