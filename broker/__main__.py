@@ -17,6 +17,7 @@ import os
 import shlex
 import sys
 import time
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,29 @@ def _add_tab_commands(commands: Any) -> None:
         "run a built-in browser tool (click, type, navigate ...) in a claimed tab",
         ("action", "the tool's name without browser_: click, type, navigate, press_key ..."),
     )
+
+
+def _add_browser_wide_commands(commands: Any) -> None:
+    """windows, history and bookmarks: the browser beyond its pages, from a shell."""
+    windows = commands.add_parser(
+        "windows", help="list the browser's windows, open one of the command line's own, focus or close one"
+    )
+    windows.add_argument("action", nargs="?", choices=["list", "open", "focus", "close"], default="list")
+    windows.add_argument("target", nargs="?", help="open: the URL of its tab; focus, close: the window id")
+    windows.add_argument("--browser", help="which connected browser (b1, b2...)")
+    _add_broker_choice(windows)
+    history = commands.add_parser("history", help="search the pages the person visited (once they share history)")
+    history.add_argument("query", nargs="?", default="", help="words of a title or address (default: the latest)")
+    history.add_argument("--max", type=int, default=None, metavar="N", help="at most N results (default 20)")
+    history.add_argument("--since", metavar="WHEN", help="ISO 8601 time (default: the last 24 hours)")
+    history.add_argument("--browser", help="which connected browser (b1, b2...)")
+    _add_broker_choice(history)
+    bookmarks = commands.add_parser("bookmarks", help="search the person's bookmarks, or add one (--add URL)")
+    bookmarks.add_argument("query", nargs="?", default="", help="words of a title or address (default: the latest)")
+    bookmarks.add_argument("--add", metavar="URL", help="bookmark this URL instead of searching")
+    bookmarks.add_argument("--title", help="the new bookmark's title (default: its URL)")
+    bookmarks.add_argument("--browser", help="which connected browser (b1, b2...)")
+    _add_broker_choice(bookmarks)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_broker_choice(tabs)
 
     _add_tab_commands(commands)
+    _add_browser_wide_commands(commands)
 
     stop = commands.add_parser("stop", help="stop a broker")
     _add_broker_choice(stop)
@@ -336,6 +361,7 @@ def _tabs(args: argparse.Namespace) -> int:
     rows = [
         [
             t["ref"] if several else str(t["id"]),
+            _place(t),
             (t["owner"] or {}).get("name") or "-",
             "?" if t["tools"] is None else ", ".join(tool["name"] for tool in t["tools"]) or "-",
             _clip(t["title"], 40),
@@ -343,8 +369,16 @@ def _tabs(args: argparse.Namespace) -> int:
         ]
         for t in tabs
     ]
-    print(_table(["TAB", "OWNER", "TOOLS", "TITLE", "URL"], rows))
+    print(_table(["TAB", "WINDOW", "OWNER", "TOOLS", "TITLE", "URL"], rows))
     return 0
+
+
+def _place(tab: dict[str, Any]) -> str:
+    """Its window and place there, 7#0 (leftmost), pinned or not; - when the extension does not say."""
+    if tab.get("windowId") is None:
+        return "-"
+    index = "" if tab.get("index") is None else f"#{tab['index']}"
+    return f"{tab['windowId']}{index}{' pinned' if tab.get('pinned') else ''}"
 
 
 def _clip(text: str, width: int) -> str:
@@ -431,6 +465,61 @@ def _act_command(args: argparse.Namespace) -> int:
     return _show_result(args, _act(args, args.action.removeprefix("browser_"), action_args, args.timeout))
 
 
+def _query(**values: Any) -> str:
+    given = {name: str(value) for name, value in values.items() if value is not None}
+    return f"?{urllib.parse.urlencode(given)}" if given else ""
+
+
+def _windows(args: argparse.Namespace) -> int:
+    client = _client(args)
+    on = _query(browser=args.browser)
+    if args.action == "list":
+        answer = client.get(f"/windows{on}")
+    elif args.action == "open":
+        answer = client.post("/windows", {"url": args.target, "browser": args.browser})
+    elif args.target is None:
+        raise ClientError(f"windows {args.action} needs the window's id (browser-mcp windows lists them)")
+    elif args.action == "focus":
+        answer = client.post(f"/windows/{urllib.parse.quote(args.target)}/focus{on}", {})
+    else:
+        answer = client.delete(f"/windows/{urllib.parse.quote(args.target)}{on}")
+    if args.json or args.action != "list":
+        _print_json(answer)
+        return 0
+    rows = [
+        [
+            f"{w['browser']}:{w['id']}",
+            "yes" if w["yours"] else "-",
+            "yes" if w["focused"] else "-",
+            w["state"] or "?",
+            ", ".join(map(str, w["tabs"])),
+        ]
+        for w in answer["windows"]
+    ]
+    print(_table(["WINDOW", "YOURS", "FOCUSED", "STATE", "TABS"], rows))
+    return 0
+
+
+def _records(args: argparse.Namespace) -> int:
+    """history and bookmarks: what the person visited or kept, a line each."""
+    client = _client(args)
+    if args.command == "history":
+        answer = client.get(f"/history{_query(q=args.query, max=args.max, since=args.since, browser=args.browser)}")
+    elif args.add is not None:
+        answer = client.post("/bookmarks", {"url": args.add, "title": args.title, "browser": args.browser})
+    else:
+        answer = client.get(f"/bookmarks{_query(q=args.query, browser=args.browser)}")
+    if args.json or "results" not in answer:
+        _print_json(answer)
+        return 0
+    rows = [
+        [r.get("time") or "?", _clip(r.get("title") or "", 40), _clip(r.get("url") or "", 70)]
+        for r in answer["results"]
+    ]
+    print(_table(["TIME", "TITLE", "URL"], rows) if rows else "nothing found")
+    return 0
+
+
 def _stop(args: argparse.Namespace) -> int:
     client = _client(args)
     client.post("/shutdown", {})
@@ -491,6 +580,9 @@ _CLIENT_COMMANDS = {
     "snapshot": _snapshot,
     "screenshot": _screenshot,
     "act": _act_command,
+    "windows": _windows,
+    "history": _records,
+    "bookmarks": _records,
     "stop": _stop,
     "mcp-config": _mcp_config,
 }

@@ -50,6 +50,9 @@ class BrokerClient:
     def post(self, path: str, body: Any) -> Any:
         return self._request("POST", path, body)
 
+    def delete(self, path: str) -> Any:
+        return self._request("DELETE", path, None)
+
     def _request(self, method: str, path: str, body: Any) -> Any:
         """Raises: ClientError, with the broker's error code and message when it gave one."""
         data = None if body is None else codec.dumps(body)

@@ -219,10 +219,14 @@ class Brokers:
 
 
 async def connect_extension(
-    session: aiohttp.ClientSession, broker: BrokerProcess, *tabs: FakeTab, actions: list[str] | None = None
+    session: aiohttp.ClientSession,
+    broker: BrokerProcess,
+    *tabs: FakeTab,
+    actions: list[str] | None = None,
+    features: list[str] | None = None,
 ) -> FakeExtension:
     """A fake extension on ``broker``'s link, once the broker has applied its snapshot."""
-    fake = FakeExtension(list(tabs), actions=actions)
+    fake = FakeExtension(list(tabs), actions=actions, features=features)
     await fake.connect(session, broker.ws_url)
     # The broker handles frames in order: its pong means the snapshot before it is applied.
     start = len(fake.inbox)

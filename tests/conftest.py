@@ -184,8 +184,10 @@ ConnectFake = Callable[..., Awaitable[FakeExtension]]
 def connect_fake(session: aiohttp.ClientSession, fakes: list[FakeExtension]) -> ConnectFake:
     """Connect a fake extension with these tabs to a broker subprocess; closed after the test."""
 
-    async def connect(broker: BrokerProcess, *tabs: FakeTab, actions: list[str] | None = None) -> FakeExtension:
-        fake = await connect_extension(session, broker, *tabs, actions=actions)
+    async def connect(
+        broker: BrokerProcess, *tabs: FakeTab, actions: list[str] | None = None, features: list[str] | None = None
+    ) -> FakeExtension:
+        fake = await connect_extension(session, broker, *tabs, actions=actions, features=features)
         fakes.append(fake)
         return fake
 

@@ -451,3 +451,43 @@ async def test_act_runs_a_tool_by_its_name(discovery_dir: Path, broker: BrokerPr
     assert bad.returncode == 1 and "must be a JSON object" in bad.stderr
     unknown = await cli(discovery_dir, "act", "7", "fly")
     assert unknown.returncode == 1 and "no built-in action 'fly'" in unknown.stderr
+
+
+# windows, history, bookmarks
+
+
+@pytest.fixture
+async def windowed(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
+    """A fake browser that knows windows, history and bookmarks: the person's shop tab in window 1."""
+    tab = FakeTab(7, SHOP_URL, "Shoe shop", window_id=1)
+    return await connect_fake(broker, tab, features=["windows", "history", "bookmarks"])
+
+
+async def test_windows_lists_opens_and_refuses_the_persons(discovery_dir: Path, windowed: FakeExtension) -> None:
+    opened = await cli(discovery_dir, "windows", "open", "https://mine.example/")
+    assert opened.returncode == 0, opened.stderr
+    window = json.loads(opened.stdout)["window"]["id"]
+    listed = await cli(discovery_dir, "windows")
+    rows = {row["WINDOW"]: row for row in table_rows(listed.stdout)}
+    assert (rows["b1:1"]["YOURS"], rows["b1:1"]["TABS"]) == ("-", "7")
+    assert rows[f"b1:{window}"]["YOURS"] == "yes"
+    refused = await cli(discovery_dir, "windows", "close", "1")
+    assert refused.returncode == 1 and "the person's tab 7" in refused.stderr and "window_not_owned" in refused.stderr
+    closed = await cli(discovery_dir, "windows", "close", str(window))
+    assert closed.returncode == 0 and json.loads(closed.stdout)["closed"]["id"] == window
+    tabs = await cli(discovery_dir, "tabs")
+    assert [row["WINDOW"] for row in table_rows(tabs.stdout)] == ["1#0"]
+
+
+async def test_history_and_bookmarks_say_where_to_share_them(discovery_dir: Path, windowed: FakeExtension) -> None:
+    refused = await cli(discovery_dir, "history", "shoes")
+    assert refused.returncode == 1 and "consent_required" in refused.stderr and "options" in refused.stderr
+    windowed.shared = True
+    windowed.history = [{"title": "Red shoes", "url": SHOP_URL, "time": "2026-05-01T09:00:00.000Z"}]
+    found = await cli(discovery_dir, "history", "shoes", "--max", "5", "--since", "2026-04-01")
+    assert found.returncode == 0, found.stderr
+    assert table_rows(found.stdout) == [{"TIME": "2026-05-01T09:00:00.000Z", "TITLE": "Red shoes", "URL": SHOP_URL}]
+    added = await cli(discovery_dir, "bookmarks", "--add", SHOP_URL, "--title", "Shoes to buy")
+    assert added.returncode == 0 and json.loads(added.stdout)["bookmark"]["title"] == "Shoes to buy"
+    searched = await cli(discovery_dir, "bookmarks", "Shoes")
+    assert [row["TITLE"] for row in table_rows(searched.stdout)] == ["Shoes to buy"]
