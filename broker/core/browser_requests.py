@@ -27,7 +27,7 @@ from .browsers import NO_EXTENSION, Browser, Tab, parse_ref
 from .effects import CallId, Effect, SendToExtension, SessionId, WindowView
 from .errors import AmbiguousTab, ExtensionNotConnected, NotSupported, PageToolFailed, WindowNotFound, WindowNotOwned
 from .messages import BrowserRequest
-from .pending import CallKind, Pending
+from .pending import CallKind
 from .person import PersonInCharge
 from .sessions import Session
 
@@ -43,17 +43,6 @@ class BrowserRequests(PersonInCharge):
     if TYPE_CHECKING:
 
         def _session(self, session_id: SessionId) -> Session: ...
-
-        def _add_pending(
-            self,
-            session: Session,
-            browser: Browser,
-            kind: CallKind,
-            now: float,
-            timeout: float | None,
-            tab_id: int | None = None,
-            tool_name: str | None = None,
-        ) -> Pending: ...
 
     def browser_features(self) -> frozenset[str]:
         """What some connected browser carries out beyond tabs: windows, history, bookmarks."""

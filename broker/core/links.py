@@ -41,6 +41,7 @@ from .errors import (
     PersonDeclined,
     TabNotFound,
     ToolNotFound,
+    TooManyCalls,
 )
 from .limits import Breakers, RateLimiter
 from .messages import (
@@ -62,7 +63,7 @@ from .messages import (
     WireError,
 )
 from .pending import CallKind, Pending, PendingCalls
-from .sessions import Sessions
+from .sessions import Session, Sessions
 
 __all__ = ["BrowserLinks", "Link"]
 
@@ -85,7 +86,7 @@ class Link:
 
 
 class BrowserLinks:
-    """Links, what comes over them, and how calls end; the Broker builds on it."""
+    """Links, what comes over them, and how calls start and end; the Broker builds on it."""
 
     config: Config
     _links: dict[LinkId, Link]
@@ -329,6 +330,34 @@ class BrowserLinks:
 
     def _connect_message(self, session_id: SessionId, name: str) -> Connect:
         return Connect(self.config.server_version, session_id=session_id, client_name=name)
+
+    def _add_pending(
+        self,
+        session: Session,
+        browser: Browser,
+        kind: CallKind,
+        now: float,
+        timeout: float | None,
+        tab_id: int | None = None,
+        tool_name: str | None = None,
+    ) -> Pending:
+        in_flight = self._pending.count_of(session.id)
+        if in_flight >= self.config.max_pending_per_session:
+            raise TooManyCalls(
+                f"session {session.name!r} already has {in_flight} calls in flight"
+                f" (limit {self.config.max_pending_per_session})"
+            )
+        assert browser.link_id is not None
+        tool_key = None if tab_id is None or tool_name is None else (browser.key, tab_id, tool_name)
+        if tool_key is not None and kind in (CallKind.TOOL, CallKind.ACTION):
+            self._breakers.admit(tool_key, now)
+        self._rates.take(session.id, now)
+        timeout = self.config.call_timeout if timeout is None else timeout
+        session.used(now)
+        pending = self._pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)
+        if tool_key is not None and kind in (CallKind.TOOL, CallKind.ACTION):
+            self._breakers.started(tool_key, pending.call_id, now)
+        return pending
 
     def _finish(
         self,

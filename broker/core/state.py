@@ -62,7 +62,6 @@ from .errors import (
     TabNotClaimed,
     TabOwnedByOther,
     ToolNotFound,
-    TooManyCalls,
 )
 from .limits import Breakers, RateLimiter
 from .links import BrowserLinks, Link, no_such_tool
@@ -80,7 +79,7 @@ from .messages import (
     TabReleased,
     Tool,
 )
-from .pending import CallKind, Pending, PendingCalls
+from .pending import CallKind, PendingCalls
 from .sessions import Session, Sessions
 
 __all__ = ["Broker"]
@@ -529,31 +528,3 @@ class Broker(BrowserRequests):
             SendToExtension(browser.link_id, told),
             *self._changed(browser, tab, previous),
         ]
-
-    def _add_pending(
-        self,
-        session: Session,
-        browser: Browser,
-        kind: CallKind,
-        now: float,
-        timeout: float | None,
-        tab_id: int | None = None,
-        tool_name: str | None = None,
-    ) -> Pending:
-        in_flight = self._pending.count_of(session.id)
-        if in_flight >= self.config.max_pending_per_session:
-            raise TooManyCalls(
-                f"session {session.name!r} already has {in_flight} calls in flight"
-                f" (limit {self.config.max_pending_per_session})"
-            )
-        assert browser.link_id is not None
-        tool_key = None if tab_id is None or tool_name is None else (browser.key, tab_id, tool_name)
-        if tool_key is not None and kind in (CallKind.TOOL, CallKind.ACTION):
-            self._breakers.admit(tool_key, now)
-        self._rates.take(session.id, now)
-        timeout = self.config.call_timeout if timeout is None else timeout
-        session.used(now)
-        pending = self._pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)
-        if tool_key is not None and kind in (CallKind.TOOL, CallKind.ACTION):
-            self._breakers.started(tool_key, pending.call_id, now)
-        return pending
