@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from broker.core import errors
+from broker.core.browser_wide import history_call, windows_call
 from broker.core.config import Config
 from broker.core.effects import (
     CloseLink,
@@ -20,6 +21,7 @@ from broker.core.effects import (
 from broker.core.messages import (
     BrowserAction,
     BrowserInfo,
+    BrowserRequest,
     CallTool,
     CloseTab,
     Connect,
@@ -761,3 +763,69 @@ def test_a_change_touches_the_lists_of_the_tabs_owner_and_focusers_only() -> Non
     # A tab nobody holds or looks at touches no list; a browser that goes touches every one.
     assert not any(isinstance(e, TabsChanged) for e in core.extension_message(1, TabCreated(shop_tab(9)), 1.0))
     assert TabsChanged() in core.link_closed(1, 2.0)
+
+
+# Windows, history and bookmarks (broker/core/browser_requests.py)
+
+
+def windowed(core: Broker, *tabs: TabInfo) -> None:
+    core.link_opened(1, 0.0)
+    snapshot = Connected(BrowserInfo("Chrome", "156"), tabs, features=("windows", "history", "bookmarks"))
+    core.extension_message(1, snapshot, 0.0)
+
+
+def placed(tab_id: int, window_id: int, index: int) -> TabInfo:
+    return TabInfo(tab_id, f"Tab {tab_id}", f"https://t{tab_id}.example/", (), window_id, index=index, pinned=False)
+
+
+def test_a_window_is_the_sessions_only_while_every_tab_in_it_is() -> None:
+    core = make_core()
+    windowed(core, placed(7, 1, 0), placed(8, 1, 1), placed(9, 2, 0))
+    core.open_session("s1", "Claude Code")
+    core.claim_tab("s1", 9)
+    call_id, effects = core.browser_request("s1", windows_call("close", 2), 0.0)[1:]
+    assert sent(effects) == [BrowserRequest("s1", call_id, "closeWindow", {"windowId": 2})]
+    core.claim_tab("s1", 7)
+    with pytest.raises(errors.WindowNotOwned, match=r"the person's tab 8 \(Tab 8\)"):
+        core.browser_request("s1", windows_call("focus", "b1:1"), 0.0)
+    # A tab that moves in from another window counts from its report on.
+    core.extension_message(1, TabUpdated(placed(8, 2, 1)), 0.0)
+    core.browser_request("s1", windows_call("focus", 1), 0.0)
+    with pytest.raises(errors.WindowNotOwned, match="the person's tab 8"):
+        core.browser_request("s1", windows_call("close", 2), 0.0)
+
+
+def test_the_window_list_takes_tabs_and_owners_from_the_brokers_records() -> None:
+    core = make_core()
+    windowed(core, placed(7, 1, 1), placed(8, 1, 0), placed(9, 2, 0))
+    core.open_session("s1", "Claude Code")
+    core.claim_tab("s1", 9)
+    answer = {"windows": [{"id": 1, "focused": True, "state": "normal"}, {"id": 2, "type": 5}, {"id": "x"}, 3]}
+    views = core.describe_windows("s1", "b1", answer)
+    assert [(v.id, v.tabs, v.yours, v.focused, v.type) for v in views] == [
+        (1, (8, 7), False, True, None),
+        (2, (9,), True, None, None),
+    ]
+    with pytest.raises(errors.PageToolFailed):
+        core.describe_windows("s1", "b1", {"windows": None})
+
+
+def test_an_older_extension_is_asked_for_no_window_or_record() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    for call in (windows_call("list"), history_call("x")):
+        with pytest.raises(errors.NotSupported, match="does not offer"):
+            core.browser_request("s1", call, 0.0)
+    with pytest.raises(errors.NotSupported):
+        core.open_tab("s1", "https://x.example/", True, 0.0, new_window=True)
+
+
+def test_consent_required_from_the_extension_is_the_persons_refusal() -> None:
+    core = make_core()
+    windowed(core, placed(7, 1, 0))
+    core.open_session("s1", "s1")
+    _, call_id, _ = core.browser_request("s1", history_call("news"), 0.0)
+    refusal = ToolResult(call_id, error=WireError("turn on sharing in the options page", "consent_required"))
+    rejected = only(core.extension_message(1, refusal, 0.0), RejectCall)
+    assert isinstance(rejected.error, errors.ConsentRequired) and "options page" in rejected.error.message
