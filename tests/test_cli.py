@@ -17,7 +17,16 @@ import pytest
 
 from broker.runtime import VERSION
 
-from .cli_helpers import BrokerProcess, Brokers, CliResult, connect_extension, discovery_files, run_cli, table_rows
+from .cli_helpers import (
+    BrokerProcess,
+    Brokers,
+    CliResult,
+    broker_process_fixtures,
+    connect_extension,
+    discovery_files,
+    run_cli,
+    table_rows,
+)
 from .conftest import ConnectFake
 from .fakes import FakeExtension, FakeTab, PageError
 
@@ -44,15 +53,7 @@ def shop_tabs() -> list[FakeTab]:
     ]
 
 
-@pytest.fixture
-async def broker(brokers: Brokers) -> BrokerProcess:
-    return await brokers.start()
-
-
-@pytest.fixture
-async def shop(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
-    """A fake browser with a shop tab (tools search, greet, buy) and a news tab (no tools)."""
-    return await connect_fake(broker, *shop_tabs())
+broker, shop = broker_process_fixtures(shop_tabs)
 
 
 async def cli(discovery_dir: Path, *args: str) -> CliResult:
