@@ -56,7 +56,7 @@ from benchlib.fake_extension import FakeExtension
 from benchlib.mcp_clients import CLIENT_LABEL, LEGACY, LEGACY_VERSION, RawHttp
 from benchlib.proc import run_seconds, status_kib
 from benchlib.report import Verdict
-from benchlib.servers import Server, announcement, start_broker
+from benchlib.servers import Server, announcement, start_broker, wait_for_tabs
 from benchlib.stats import Timings, percentile
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -248,20 +248,6 @@ async def bench_definition(workdir: Path, broker_cmd: list[str]) -> DefinitionRe
 
 
 # Claiming tabs one by one
-
-
-async def wait_for_tabs(session: aiohttp.ClientSession, broker: Server, count: int) -> None:
-    """Until the broker lists the fake's ``count`` tabs."""
-    headers = {"Authorization": f"Bearer {broker.token}"}
-    deadline = time.monotonic() + READY_TIMEOUT
-    while True:
-        async with session.get(broker.url + "/tabs", headers=headers) as response:
-            listed = orjson.loads(await response.read())
-        if len(listed["tabs"]) >= count:
-            return
-        if time.monotonic() > deadline:
-            raise BenchError(f"the broker did not list the fake's {count} tabs")
-        await asyncio.sleep(0.02)
 
 
 class Listener:

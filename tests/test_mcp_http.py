@@ -248,11 +248,15 @@ async def every_session_ended(surface: McpSurface) -> None:
         await surface.session_ended.wait_for(lambda: not surface.sessions)
 
 
-async def test_legacy_session_end_releases_its_tabs(broker: BrokerUnderTest) -> None:
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_session_that_ends_releases_its_tabs(make_broker: MakeBroker, era: str) -> None:
+    """A 2025-11-25 session ends when its client closes it; a stateless one once it has idled."""
+    broker = await make_broker(**({"session_idle": 0.3} if era == MODERN else {}))
     await broker.extension(shop(7))
     surface = (await broker.mcp_running()).surface
-    async with broker.mcp("Claude Code", LEGACY) as client:
+    async with broker.mcp("Claude Code", era) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
+    # The client is gone, and with a stateless one its listen stream: only idle time is left.
     await every_session_ended(surface)
     status, body = await broker.get("/tabs")
     assert status == 200 and body["tabs"][0]["owner"] is None
@@ -275,18 +279,6 @@ async def test_stateless_clients_with_their_own_tokens_are_kept_apart(broker: Br
         assert refused.is_error
     sessions = {s.id for s in broker.hub.core.sessions()}
     assert sessions == {"mcp-client:laptop-a", "mcp-client:laptop-b"}
-
-
-async def test_stateless_session_ends_after_idling(make_broker: MakeBroker) -> None:
-    broker = await make_broker(session_idle=0.3)
-    await broker.extension(shop(7))
-    surface = (await broker.mcp_running()).surface
-    async with broker.mcp("Claude Code", MODERN) as client:
-        await client.call_json("tabs", {"action": "claim", "tab": 7})
-    # The listen stream closed with the client; nothing keeps the session now but idle time.
-    await every_session_ended(surface)
-    status, body = await broker.get("/tabs")
-    assert status == 200 and body["tabs"][0]["owner"] is None
 
 
 # Who may connect
