@@ -63,6 +63,13 @@ class CliResult:
     stdout: str
     stderr: str
 
+    def assert_failed_saying(self, *phrases: str) -> None:
+        """The command failed with a message, not a crash: exit 1, each phrase on stderr, no traceback."""
+        assert self.returncode == 1, (self.returncode, self.stderr)
+        for phrase in phrases:
+            assert phrase in self.stderr, (phrase, self.stderr)
+        assert "Traceback" not in self.stderr
+
 
 def discovery_fields(pid: int, port: int = 8765, **extra: Any) -> dict[str, Any]:
     """What a broker's discovery file holds, for files a test plants itself."""

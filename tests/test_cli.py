@@ -219,10 +219,8 @@ async def test_call_page_error_exits_1_with_the_message_on_stderr(
 ) -> None:
     result = await cli(discovery_dir, "call", "7", "buy", '{"size": 42}')
 
-    assert result.returncode == 1
-    assert "size 42 is out of stock" in result.stderr
+    result.assert_failed_saying("size 42 is out of stock")
     assert result.stdout == ""
-    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -237,10 +235,7 @@ async def test_call_with_bad_json_args_is_refused_before_reaching_the_page(
 ) -> None:
     result = await cli(discovery_dir, "call", "7", "search", args)
 
-    assert result.returncode == 1
-    assert message in result.stderr
-    assert "ARGS" in result.stderr
-    assert "Traceback" not in result.stderr
+    result.assert_failed_saying(message, "ARGS")
     assert shop.received("callTool") == []
 
 
@@ -249,9 +244,7 @@ async def test_call_on_an_unknown_tab_names_the_tab(
 ) -> None:
     result = await cli(discovery_dir, "call", "999", "search", "{}")
 
-    assert result.returncode == 1
-    assert "no tab 999" in result.stderr
-    assert "Traceback" not in result.stderr
+    result.assert_failed_saying("no tab 999")
     assert shop.received("callTool") == []
 
 
@@ -264,9 +257,7 @@ async def test_tabs_with_two_brokers_alive_asks_to_choose_one(discovery_dir: Pat
 
     result = await cli(discovery_dir, "tabs")
 
-    assert result.returncode == 1
-    assert "--pid or --port" in result.stderr
-    assert str(first.port) in result.stderr and str(second.port) in result.stderr
+    result.assert_failed_saying("--pid or --port", str(first.port), str(second.port))
     assert result.stdout == ""
 
 
@@ -313,16 +304,13 @@ async def test_choosing_a_broker_that_is_not_running_lists_those_that_are(
 ) -> None:
     result = await cli(discovery_dir, "tabs", "--pid", str(broker.pid + 100_000))
 
-    assert result.returncode == 1
-    assert f"port {broker.port}" in result.stderr
+    result.assert_failed_saying(f"port {broker.port}")
 
 
 async def test_tabs_with_no_broker_says_none_is_running(discovery_dir: Path) -> None:
     result = await cli(discovery_dir, "tabs")
 
-    assert result.returncode == 1
-    assert "no broker is running" in result.stderr
-    assert "browser-mcp serve" in result.stderr
+    result.assert_failed_saying("no broker is running", "browser-mcp serve")
 
 
 # stop
@@ -417,7 +405,7 @@ async def test_snapshot_needs_a_claim_and_then_prints_the_page(
     discovery_dir: Path, broker: BrokerProcess, browser: FakeExtension
 ) -> None:
     refused = await cli(discovery_dir, "snapshot", "7")
-    assert refused.returncode == 1 and "browser-mcp claim b1:7" in refused.stderr
+    refused.assert_failed_saying("browser-mcp claim b1:7")
 
     claimed = await cli(discovery_dir, "claim", "7")
     assert claimed.returncode == 0, claimed.stderr
@@ -449,6 +437,6 @@ async def test_act_runs_a_tool_by_its_name(discovery_dir: Path, broker: BrokerPr
     assert result.returncode == 0, result.stderr
     assert result.stdout == 'click in tab 7 with {"element": "Buy", "target": "e4"}\n'
     bad = await cli(discovery_dir, "act", "7", "click", "[1]")
-    assert bad.returncode == 1 and "must be a JSON object" in bad.stderr
+    bad.assert_failed_saying("must be a JSON object")
     unknown = await cli(discovery_dir, "act", "7", "fly")
-    assert unknown.returncode == 1 and "no built-in action 'fly'" in unknown.stderr
+    unknown.assert_failed_saying("no built-in action 'fly'")
