@@ -24,7 +24,7 @@ from typing import Any
 
 from . import codec, paths
 from .client import BrokerClient, ClientError, select_broker
-from .core.config import DEFAULTS
+from .core.config import DEFAULTS, Config
 from .core.security import PROJECT_EXTENSION_ID, client_token, refuse_extension_ids
 from .discovery import BrokerRecord, live_brokers, load_or_create_token
 from .version import VERSION
@@ -125,27 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse extension links without the token, which the extension has only through the native host"
         " (then another local user cannot pose as the extension; probing extensions cannot join)",
     )
-    serve.add_argument(
-        "--call-timeout",
-        type=float,
-        default=DEFAULTS.call_timeout,
-        metavar="SECONDS",
-        help=f"default: {DEFAULTS.call_timeout:g}",
-    )
-    serve.add_argument(
-        "--max-sessions",
-        type=int,
-        default=DEFAULTS.max_sessions,
-        metavar="N",
-        help=f"live sessions at once, REST and MCP (default: {DEFAULTS.max_sessions})",
-    )
-    serve.add_argument(
-        "--rate-limit",
-        type=float,
-        default=DEFAULTS.rate_limit,
-        metavar="N",
-        help=f"calls a second each session may make, in bursts of 2N (default: {DEFAULTS.rate_limit:g}; 0 = off)",
-    )
+    for flag, metavar, help_text in (
+        ("--call-timeout", "SECONDS", "default: {}"),
+        ("--max-sessions", "N", "live sessions at once, REST and MCP (default: {})"),
+        ("--rate-limit", "N", "calls a second each session may make, in bursts of 2N (default: {}; 0 = off)"),
+    ):
+        default = getattr(DEFAULTS, flag[2:].replace("-", "_"))
+        serve.add_argument(
+            flag, type=type(default), default=default, metavar=metavar, help=help_text.format(f"{default:g}")
+        )
     serve.add_argument(
         "--no-evaluate",
         action="store_true",
@@ -250,11 +238,14 @@ def _serve(args: argparse.Namespace) -> int:
         token=load_or_create_token(paths.token_file()),
         allowed_extensions=_allowed_extensions(args.allow_extension),
         require_extension_token=args.require_extension_token,
-        call_timeout=args.call_timeout,
-        allow_evaluate=not args.no_evaluate,
-        max_sessions=args.max_sessions,
-        rate_limit=args.rate_limit,
-        rate_burst=max(1, round(2 * args.rate_limit)),
+        limits=Config(
+            server_version=VERSION,
+            call_timeout=args.call_timeout,
+            allow_evaluate=not args.no_evaluate,
+            max_sessions=args.max_sessions,
+            rate_limit=args.rate_limit,
+            rate_burst=max(1, round(2 * args.rate_limit)),
+        ),
     )
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)
     if warning:
@@ -388,12 +379,9 @@ def _clip(text: str, width: int) -> str:
 def _json_args(raw: str, example: str) -> dict[str, Any]:
     """ARGS of call and act. Raises: ClientError, unless it is a JSON object."""
     try:
-        value = codec.loads(raw)
-    except codec.JSONDecodeError as exc:
-        raise ClientError(f"ARGS is not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise ClientError(f"ARGS must be a JSON object, such as '{example}'")
-    return value
+        return codec.loads_object(raw, "ARGS")
+    except ValueError as exc:
+        raise ClientError(f"{exc}; for example '{example}'") from None
 
 
 def _call(args: argparse.Namespace) -> int:

@@ -85,13 +85,13 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 def make_app(runtime: Runtime) -> web.Application:
     settings = runtime.settings
-    hub = Hub(settings.config())
+    hub = Hub(settings.limits)
     # A connection must bring a whole request within header_timeout of opening or of its last
     # answer, or it is closed: a peer trickling header lines cannot hold it open.
     app = web.Application(
         middlewares=[guard],
-        client_max_size=settings.frame_limit,
-        handler_args={"keepalive_timeout": settings.header_timeout},
+        client_max_size=settings.limits.frame_limit,
+        handler_args={"keepalive_timeout": settings.limits.header_timeout},
     )
     app[HUB] = hub
     app[RUNTIME] = runtime

@@ -43,6 +43,7 @@ __all__ = [
     "dumps_text",
     "encode_broker_message",
     "loads",
+    "loads_object",
     "peek_call_id",
     "structure",
     "unstructure",
@@ -197,6 +198,17 @@ def loads(data: str | bytes) -> Any:
     return orjson.loads(data)
 
 
+def loads_object(data: str | bytes, what: str) -> dict[str, Any]:
+    """Parse a JSON object. Raises: ValueError naming ``what``, when it is not JSON or not an object."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
 def dumps(value: Any) -> bytes:
     return orjson.dumps(value)
 
@@ -229,11 +241,9 @@ def decode_extension_message(frame: str | bytes) -> ExtensionMessage:
             field is missing or of the wrong type.
     """
     try:
-        data = orjson.loads(frame)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidMessage(f"frame is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise InvalidMessage(f"frame must be a JSON object, got {type(data).__name__}")
+        data = loads_object(frame, "frame")
+    except ValueError as exc:
+        raise InvalidMessage(str(exc)) from None
     kind = data.get("type")
     if not isinstance(kind, str) or kind not in EXTENSION_TYPES:
         raise InvalidMessage(f"unknown message type {kind!r}")

@@ -24,32 +24,12 @@ __all__ = ["CLIENT_LABEL", "HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Set
 
 @attrs.frozen
 class Settings:
-    """How this broker was started; the limits default to :class:`~broker.core.config.Config`'s."""
+    """How this broker was started: who may connect, and the core's limits (:class:`Config`)."""
 
     token: str
     allowed_extensions: frozenset[str]
     require_extension_token: bool = False
-    call_timeout: float = DEFAULTS.call_timeout
-    frame_limit: int = DEFAULTS.frame_limit
-    ping_interval: float = DEFAULTS.ping_interval
-    silence_timeout: float = DEFAULTS.silence_timeout
-    browser_grace: float = DEFAULTS.browser_grace
-    session_idle: float = DEFAULTS.session_idle
-    allow_evaluate: bool = DEFAULTS.allow_evaluate
-    max_sessions: int = DEFAULTS.max_sessions
-    header_timeout: float = DEFAULTS.header_timeout
-    rate_limit: float = DEFAULTS.rate_limit
-    rate_burst: int = DEFAULTS.rate_burst
-    breaker_failures: int = DEFAULTS.breaker_failures
-    breaker_cooldown: float = DEFAULTS.breaker_cooldown
-
-    def config(self) -> Config:
-        """The core's configuration: every limit this broker was started with."""
-        return Config(server_version=VERSION, **{name: getattr(self, name) for name in _TUNED})
-
-
-# The limits a broker is started with: the fields Settings and Config share.
-_TUNED = sorted(attrs.fields_dict(Config).keys() & attrs.fields_dict(Settings).keys())
+    limits: Config = attrs.field(factory=lambda: attrs.evolve(DEFAULTS, server_version=VERSION))
 
 
 @attrs.define

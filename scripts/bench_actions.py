@@ -40,12 +40,12 @@ import asyncio
 import json
 import re
 import shlex
-import statistics
 import tempfile
 import time
 from collections import Counter
 from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,7 @@ from benchlib.mcp_clients import mcp_env, relay_command
 from benchlib.pages import ADD_BUTTON, COUNTER_TEXT, SHOP_END, SHOP_HEADING, PageCounts, PageServer, shop_page
 from benchlib.report import Verdict
 from benchlib.servers import Server, start_broker
-from benchlib.stats import percentile
+from benchlib.stats import Timings
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from playwright.async_api import async_playwright
@@ -156,20 +156,12 @@ class SideResult:
     click_chars: int = 0  # characters of a click's answer
 
     @property
-    def snapshot_p50_ms(self) -> float:
-        return statistics.median(self.snapshot_ms)
+    def snapshot(self) -> Timings:
+        return Timings(self.snapshot_ms)
 
     @property
-    def snapshot_p90_ms(self) -> float:
-        return percentile(self.snapshot_ms, 0.90)
-
-    @property
-    def click_p50_ms(self) -> float:
-        return statistics.median(self.click_ms)
-
-    @property
-    def click_p90_ms(self) -> float:
-        return percentile(self.click_ms, 0.90)
+    def click(self) -> Timings:
+        return Timings(self.click_ms)
 
 
 @dataclass
@@ -184,7 +176,9 @@ class ActionsResults:
     sides: dict[str, SideResult]
 
     def ratio(self, metric: str) -> float:
-        return float(getattr(self.sides["ours"], metric) / getattr(self.sides["playwright"], metric))
+        """Ours over Playwright MCP's, of ``metric``: a field, or a dotted path such as ``click.median_ms``."""
+        figure = attrgetter(metric)
+        return float(figure(self.sides["ours"]) / figure(self.sides["playwright"]))
 
     @property
     def like_for_like(self) -> bool:
@@ -421,8 +415,8 @@ async def measure_snapshots(sides: list[Side], url: str, count: int) -> None:
         found = side.result
         progress(
             f"actions: {side.name:<10} snapshot {found.snapshot_chars:>7} chars ({found.products_shown} products"
-            f"{', the whole page' if found.whole_page else ', cut'}), p50 {found.snapshot_p50_ms:6.1f} ms,"
-            f" p90 {found.snapshot_p90_ms:6.1f} ms; refs {found.counts}"
+            f"{', the whole page' if found.whole_page else ', cut'}), p50 {found.snapshot.median_ms:6.1f} ms,"
+            f" p90 {found.snapshot.p90_ms:6.1f} ms; refs {found.counts}"
         )
 
 
@@ -446,7 +440,7 @@ async def measure_clicks(sides: list[Side], url: str, warmup: int, count: int) -
         found = side.result
         found.clicks_seen = made[side.name]
         progress(
-            f"actions: {side.name:<10} click p50 {found.click_p50_ms:6.1f} ms, p90 {found.click_p90_ms:6.1f} ms;"
+            f"actions: {side.name:<10} click p50 {found.click.median_ms:6.1f} ms, p90 {found.click.p90_ms:6.1f} ms;"
             f" the counter shows all {made[side.name]} clicks"
         )
 
@@ -518,7 +512,7 @@ def actions_verdicts(results: ActionsResults) -> list[Verdict]:
     ours, theirs = results.sides["ours"], results.sides["playwright"]
     assert ours.counts is not None and theirs.counts is not None
     page = results.page
-    time_ratio = results.ratio("snapshot_p50_ms")
+    time_ratio = results.ratio("snapshot.median_ms")
     chars = results.chars_ratio
     if results.like_for_like:
         shown = min(ours.products_shown, theirs.products_shown)
@@ -564,14 +558,14 @@ def actions_verdicts(results: ActionsResults) -> list[Verdict]:
         Verdict(
             f"snapshot time <= {SNAPSHOT_TIME_GOAL:g}x Playwright MCP's (median)",
             time_ratio <= SNAPSHOT_TIME_GOAL,
-            f"{time_ratio:.2f}x ({ours.snapshot_p50_ms:.1f} ms / {theirs.snapshot_p50_ms:.1f} ms)",
-            {"ratio": time_ratio, "ours_ms": ours.snapshot_p50_ms, "playwright_ms": theirs.snapshot_p50_ms},
+            f"{time_ratio:.2f}x ({ours.snapshot.median_ms:.1f} ms / {theirs.snapshot.median_ms:.1f} ms)",
+            {"ratio": time_ratio, "ours_ms": ours.snapshot.median_ms, "playwright_ms": theirs.snapshot.median_ms},
         ),
         Verdict(
             f"a click's round trip (median) < {CLICK_GOAL_MS:g} ms",
-            ours.click_p50_ms < CLICK_GOAL_MS,
-            f"{ours.click_p50_ms:.1f} ms (Playwright MCP: {theirs.click_p50_ms:.1f} ms)",
-            {"ours_ms": ours.click_p50_ms, "playwright_ms": theirs.click_p50_ms},
+            ours.click.median_ms < CLICK_GOAL_MS,
+            f"{ours.click.median_ms:.1f} ms (Playwright MCP: {theirs.click.median_ms:.1f} ms)",
+            {"ours_ms": ours.click.median_ms, "playwright_ms": theirs.click.median_ms},
         ),
     ]
 
@@ -599,9 +593,10 @@ def actions_report(results: ActionsResults, args: Any) -> str:
     ]
 
     def row(label: str, metric: str, fmt: str = ".1f", ratio: bool = True) -> str:
-        values = [getattr(results.sides[name], metric) for name in ("ours", "playwright")]
+        figure = attrgetter(metric)
+        values = [figure(results.sides[name]) for name in ("ours", "playwright")]
         rest = results.sides.get("ours-rest")
-        rest_value = format(getattr(rest, metric), fmt) if rest is not None else "-"
+        rest_value = format(figure(rest), fmt) if rest is not None else "-"
         quotient = f"{results.ratio(metric):>7.2f}x" if ratio else f"{'':>8}"
         return f"  {label:<28} {values[0]:>12{fmt}} {values[1]:>12{fmt}} {quotient} {rest_value:>12}"
 
@@ -614,10 +609,10 @@ def actions_report(results: ActionsResults, args: Any) -> str:
         row("products shown", "products_shown", "d", ratio=False),
         f"  {'the whole page':<28} {yes_no(ours):>12} {yes_no(theirs):>12} {'':>8}"
         f" {yes_no(results.sides['ours-rest']) if 'ours-rest' in results.sides else '-':>12}",
-        row("snapshot ms, median", "snapshot_p50_ms"),
-        row("snapshot ms, p90", "snapshot_p90_ms"),
-        row("click ms, median", "click_p50_ms"),
-        row("click ms, p90", "click_p90_ms"),
+        row("snapshot ms, median", "snapshot.median_ms"),
+        row("snapshot ms, p90", "snapshot.p90_ms"),
+        row("click ms, median", "click.median_ms"),
+        row("click ms, p90", "click.p90_ms"),
         row("click answer characters", "click_chars", "d", ratio=False),
         "",
         f"  refs by kind {'':<15} {'ours':>12} {'Playwright':>12} {'the page':>8}",
@@ -638,10 +633,10 @@ def actions_json(results: ActionsResults, args: Any) -> dict[str, Any]:
     def side(found: SideResult) -> dict[str, Any]:
         return {
             **asdict(found),
-            "snapshot_p50_ms": found.snapshot_p50_ms,
-            "snapshot_p90_ms": found.snapshot_p90_ms,
-            "click_p50_ms": found.click_p50_ms,
-            "click_p90_ms": found.click_p90_ms,
+            "snapshot_p50_ms": found.snapshot.median_ms,
+            "snapshot_p90_ms": found.snapshot.p90_ms,
+            "click_p50_ms": found.click.median_ms,
+            "click_p90_ms": found.click.p90_ms,
         }
 
     return {
@@ -661,7 +656,10 @@ def actions_json(results: ActionsResults, args: Any) -> dict[str, Any]:
         "playwright": side(results.sides["playwright"]),
         **({"ours_rest": side(results.sides["ours-rest"])} if "ours-rest" in results.sides else {}),
         "ratios": {
-            **{m: results.ratio(m) for m in ("snapshot_chars", "same_part_chars", "snapshot_p50_ms", "click_p50_ms")},
+            "snapshot_chars": results.ratio("snapshot_chars"),
+            "same_part_chars": results.ratio("same_part_chars"),
+            "snapshot_p50_ms": results.ratio("snapshot.median_ms"),
+            "click_p50_ms": results.ratio("click.median_ms"),
             "chars_goal": results.chars_ratio,
         },
         "goals": [asdict(v) for v in actions_verdicts(results)],

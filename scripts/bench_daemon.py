@@ -56,8 +56,8 @@ from benchlib.fake_extension import FakeExtension
 from benchlib.mcp_clients import CLIENT_LABEL, LEGACY, LEGACY_VERSION, RawHttp
 from benchlib.proc import run_seconds, status_kib
 from benchlib.report import Verdict
-from benchlib.servers import Server, announcement, start_broker
-from benchlib.stats import Timings, percentile
+from benchlib.servers import Server, announcement, start_broker, wait_for_tabs
+from benchlib.stats import Timings
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -250,20 +250,6 @@ async def bench_definition(workdir: Path, broker_cmd: list[str]) -> DefinitionRe
 # Claiming tabs one by one
 
 
-async def wait_for_tabs(session: aiohttp.ClientSession, broker: Server, count: int) -> None:
-    """Until the broker lists the fake's ``count`` tabs."""
-    headers = {"Authorization": f"Bearer {broker.token}"}
-    deadline = time.monotonic() + READY_TIMEOUT
-    while True:
-        async with session.get(broker.url + "/tabs", headers=headers) as response:
-            listed = orjson.loads(await response.read())
-        if len(listed["tabs"]) >= count:
-            return
-        if time.monotonic() > deadline:
-            raise BenchError(f"the broker did not list the fake's {count} tabs")
-        await asyncio.sleep(0.02)
-
-
 class Listener:
     """A 2025-11-25 session's GET stream, counting the ``notifications/tools/list_changed`` it brings."""
 
@@ -298,12 +284,14 @@ class Listener:
 
 
 @dataclass
-class ClaimRun:
+class ClaimRun(Timings):
+    """One run of claims."""
+
     other_sessions: int
     tabs: int
     tools_per_tab: int
     total_s: float
-    claim_ms: list[float]
+    runs_ms: list[float]  # each claim's time, in order
     broker_cpu_ms_per_claim: float  # from the claims' start to SETTLE_S after the last
     idle_cpu_ms_per_s: float  # before the claims, every session open and idle
     heard_by_claimer: int  # list_changed notifications during and just after the claims
@@ -315,22 +303,14 @@ class ClaimRun:
         return self.total_s * 1e3 / self.tabs
 
     @property
-    def median_ms(self) -> float:
-        return statistics.median(self.claim_ms)
-
-    @property
-    def p90_ms(self) -> float:
-        return percentile(self.claim_ms, 0.90)
-
-    @property
     def first_ms(self) -> float:
         """The median of the first third of the claims."""
-        return statistics.median(self.claim_ms[: max(1, self.tabs // 3)])
+        return statistics.median(self.runs_ms[: max(1, self.tabs // 3)])
 
     @property
     def last_ms(self) -> float:
         """The median of the last third, when the claimer's list is longest."""
-        return statistics.median(self.claim_ms[-max(1, self.tabs // 3) :])
+        return statistics.median(self.runs_ms[-max(1, self.tabs // 3) :])
 
 
 CLAIM_METRICS = (
@@ -407,7 +387,7 @@ async def bench_claims(tabs: int, others: int, workdir: Path, broker_cmd: list[s
         tabs=tabs,
         tools_per_tab=CLAIM_TOOLS,
         total_s=total,
-        claim_ms=[s * 1e3 for s in claim_s],
+        runs_ms=[s * 1e3 for s in claim_s],
         broker_cpu_ms_per_claim=cpu * 1e3 / tabs,
         idle_cpu_ms_per_s=idle_cpu * 1e3,
         heard_by_claimer=heard.heard,

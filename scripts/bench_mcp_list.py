@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
-from benchlib import CALL_TIMEOUT, READY_TIMEOUT, BenchError, progress
+from benchlib import CALL_TIMEOUT, BenchError, progress
 from benchlib.fake_extension import FakeExtension
 from benchlib.mcp_clients import CLIENT_LABEL, RawHttp, RawStdio, era_of, mcp_env, relay_command
 from benchlib.proc import total_cpu
-from benchlib.servers import Server, start_broker
+from benchlib.servers import start_broker, wait_for_tabs
 
 from broker.core.security import client_token
 
@@ -98,20 +97,6 @@ async def claim(client: RawHttp | RawStdio, tab: int) -> None:
         raise BenchError(f"claiming tab {tab} failed: {result}")
 
 
-async def wait_for_tabs(session: aiohttp.ClientSession, broker: Server) -> None:
-    """Until the broker lists the fake's tabs."""
-    rest_headers = {"Authorization": f"Bearer {broker.token}"}
-    deadline = time.monotonic() + READY_TIMEOUT
-    while True:
-        async with session.get(broker.url + "/tabs", headers=rest_headers) as response:
-            listed = orjson.loads(await response.read())
-        if len(listed["tabs"]) >= TABS:
-            return
-        if time.monotonic() > deadline:
-            raise BenchError("the broker did not list the fake's 500 tabs")
-        await asyncio.sleep(0.05)
-
-
 async def bench_tools_list(path: str, requests: int, workdir: Path, broker_cmd: list[str]) -> ListResult:
     broker = await start_broker(workdir, broker_cmd)
     async with AsyncExitStack() as stack:
@@ -122,7 +107,7 @@ async def bench_tools_list(path: str, requests: int, workdir: Path, broker_cmd: 
         fake = FakeExtension(big_snapshot())
         await fake.connect(session, broker.url + "/")
         stack.push_async_callback(fake.close)
-        await wait_for_tabs(session, broker)
+        await wait_for_tabs(session, broker, TABS)
         pids = [broker.pid]
         client: RawHttp | RawStdio
         if path.startswith("http"):

@@ -15,12 +15,14 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import aiohttp
 import attrs
+import pytest
 
 from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
 from broker.version import PROTOCOL_VERSION, VERSION
@@ -33,6 +35,7 @@ __all__ = [
     "BrokerProcess",
     "Brokers",
     "CliResult",
+    "broker_process_fixtures",
     "cli_env",
     "connect_extension",
     "discovery_fields",
@@ -59,6 +62,13 @@ class CliResult:
     returncode: int | None
     stdout: str
     stderr: str
+
+    def assert_failed_saying(self, *phrases: str) -> None:
+        """The command failed with a message, not a crash: exit 1, each phrase on stderr, no traceback."""
+        assert self.returncode == 1, (self.returncode, self.stderr)
+        for phrase in phrases:
+            assert phrase in self.stderr, (phrase, self.stderr)
+        assert "Traceback" not in self.stderr
 
 
 def discovery_fields(pid: int, port: int = 8765, **extra: Any) -> dict[str, Any]:
@@ -96,7 +106,7 @@ def cli_env(discovery_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-async def _finish(process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
+async def finish(process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
     """Wait for ``process`` to exit and read the rest of its output; kill it if the wait is cut short."""
     try:
         return await process.communicate()
@@ -122,7 +132,7 @@ async def run_cli(*args: str, discovery_dir: Path, as_flag: bool = True) -> CliR
         env=cli_env(discovery_dir),
     )
     async with asyncio.timeout(COMMAND_TIMEOUT):
-        out, err = await _finish(process)
+        out, err = await finish(process)
     return CliResult(process.returncode, out.decode(), err.decode())
 
 
@@ -153,7 +163,7 @@ class BrokerProcess:
     async def exited(self) -> CliResult:
         """Wait for the broker to exit on its own; what it printed after the listening line."""
         async with asyncio.timeout(EXIT_TIMEOUT):
-            out, err = await _finish(self.process)
+            out, err = await finish(self.process)
         return CliResult(self.process.returncode, out.decode(), err.decode())
 
 
@@ -192,7 +202,7 @@ class Brokers:
         found = _LISTENING.search(line)
         if found is None:
             async with asyncio.timeout(EXIT_TIMEOUT):
-                out, err = await _finish(process)
+                out, err = await finish(process)
             raise AssertionError(
                 f"the broker did not say where it listens; exit {process.returncode}\n"
                 f"stdout: {line}\n{out.decode()}\nstderr: {err.decode()}"
@@ -205,9 +215,9 @@ class Brokers:
                 process.send_signal(signal.SIGTERM)
             try:
                 async with asyncio.timeout(EXIT_TIMEOUT):
-                    await _finish(process)
+                    await finish(process)
             except TimeoutError:
-                pass  # _finish killed it; the test has already failed or passed on its own terms
+                pass  # finish killed it; the test has already failed or passed on its own terms
 
     async def __aenter__(self) -> Brokers:
         return self
@@ -255,3 +265,23 @@ def table_rows(text: str) -> list[dict[str, str]]:
         assert len(cells) == len(names), f"row {line!r} does not fit header {header!r}"
         rows.append(dict(zip(names, cells, strict=True)))
     return rows
+
+
+def broker_process_fixtures(shop_tabs: Callable[[], list[FakeTab]]) -> tuple[Any, Any]:
+    """A test module's ``broker`` and ``shop`` fixtures, for tests of the command from outside.
+
+    ``broker`` is a ``browser-mcp serve`` process (conftest's in-process ``broker`` goes by the
+    same name, so a module takes these in its stead); ``shop`` is a fake browser on it with
+    ``shop_tabs()``. Use: ``broker, shop = broker_process_fixtures(shop_tabs)``.
+    """
+
+    @pytest.fixture(name="broker")
+    async def broker_process(brokers: Brokers) -> BrokerProcess:
+        return await brokers.start()
+
+    @pytest.fixture(name="shop")
+    async def shop_on_it(broker: BrokerProcess, connect_fake: Callable[..., Any]) -> FakeExtension:
+        extension: FakeExtension = await connect_fake(broker, *shop_tabs())
+        return extension
+
+    return broker_process, shop_on_it

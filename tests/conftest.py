@@ -9,17 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import attrs
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from broker.app import make_app
+from broker.core.config import Config
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.discovery import live_brokers
 from broker.hub import Hub
 from broker.mcp_door import MCP
 from broker.mcp_http import RunningMcp
 from broker.runtime import HUB, Runtime, Settings
+from broker.version import VERSION
 
 from .cli_helpers import BrokerProcess, Brokers, connect_extension, run_cli
 from .fakes import FakeExtension, FakeTab
@@ -96,13 +99,14 @@ class BrokerUnderTest:
 
 
 def settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {
-        "token": TOKEN,
-        "allowed_extensions": frozenset({PROJECT_EXTENSION_ID}),
-        "call_timeout": 5.0,
-    }
-    values.update(overrides)
-    return Settings(**values)
+    """Settings for a test broker: the test token, the project's extension, a 5 s call timeout.
+
+    An override named like a field of the core's Config (``max_sessions=2``) changes that limit.
+    """
+    limit_names = attrs.fields_dict(Config).keys() & overrides.keys()
+    limits = {"call_timeout": 5.0} | {name: overrides.pop(name) for name in limit_names}
+    values: dict[str, Any] = {"token": TOKEN, "allowed_extensions": frozenset({PROJECT_EXTENSION_ID})}
+    return Settings(**(values | overrides), limits=Config(server_version=VERSION, **limits))
 
 
 MakeBroker = Callable[..., Awaitable[BrokerUnderTest]]

@@ -26,8 +26,23 @@ from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
 from .cli_helpers import CLI, token_file_for
 
 LEGACY = "legacy"
+LEGACY_VERSION = "2025-11-25"
 MODERN = "2026-07-28"
 ERAS = [LEGACY, MODERN]
+
+
+def initialize_request(client_name: str, request_id: int = 1) -> dict[str, Any]:
+    """A raw ``initialize`` request of the 2025-11-25 era, for tests that speak JSON-RPC by hand."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": LEGACY_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": client_name, "version": "1"},
+        },
+    }
 
 
 class Changes:

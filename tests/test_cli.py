@@ -17,7 +17,16 @@ import pytest
 
 from broker.runtime import VERSION
 
-from .cli_helpers import BrokerProcess, Brokers, CliResult, connect_extension, discovery_files, run_cli, table_rows
+from .cli_helpers import (
+    BrokerProcess,
+    Brokers,
+    CliResult,
+    broker_process_fixtures,
+    connect_extension,
+    discovery_files,
+    run_cli,
+    table_rows,
+)
 from .conftest import ConnectFake
 from .fakes import FakeExtension, FakeTab, PageError
 
@@ -44,15 +53,7 @@ def shop_tabs() -> list[FakeTab]:
     ]
 
 
-@pytest.fixture
-async def broker(brokers: Brokers) -> BrokerProcess:
-    return await brokers.start()
-
-
-@pytest.fixture
-async def shop(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
-    """A fake browser with a shop tab (tools search, greet, buy) and a news tab (no tools)."""
-    return await connect_fake(broker, *shop_tabs())
+broker, shop = broker_process_fixtures(shop_tabs)
 
 
 async def cli(discovery_dir: Path, *args: str) -> CliResult:
@@ -218,10 +219,8 @@ async def test_call_page_error_exits_1_with_the_message_on_stderr(
 ) -> None:
     result = await cli(discovery_dir, "call", "7", "buy", '{"size": 42}')
 
-    assert result.returncode == 1
-    assert "size 42 is out of stock" in result.stderr
+    result.assert_failed_saying("size 42 is out of stock")
     assert result.stdout == ""
-    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -236,10 +235,7 @@ async def test_call_with_bad_json_args_is_refused_before_reaching_the_page(
 ) -> None:
     result = await cli(discovery_dir, "call", "7", "search", args)
 
-    assert result.returncode == 1
-    assert message in result.stderr
-    assert "ARGS" in result.stderr
-    assert "Traceback" not in result.stderr
+    result.assert_failed_saying(message, "ARGS")
     assert shop.received("callTool") == []
 
 
@@ -248,9 +244,7 @@ async def test_call_on_an_unknown_tab_names_the_tab(
 ) -> None:
     result = await cli(discovery_dir, "call", "999", "search", "{}")
 
-    assert result.returncode == 1
-    assert "no tab 999" in result.stderr
-    assert "Traceback" not in result.stderr
+    result.assert_failed_saying("no tab 999")
     assert shop.received("callTool") == []
 
 
@@ -263,9 +257,7 @@ async def test_tabs_with_two_brokers_alive_asks_to_choose_one(discovery_dir: Pat
 
     result = await cli(discovery_dir, "tabs")
 
-    assert result.returncode == 1
-    assert "--pid or --port" in result.stderr
-    assert str(first.port) in result.stderr and str(second.port) in result.stderr
+    result.assert_failed_saying("--pid or --port", str(first.port), str(second.port))
     assert result.stdout == ""
 
 
@@ -312,16 +304,13 @@ async def test_choosing_a_broker_that_is_not_running_lists_those_that_are(
 ) -> None:
     result = await cli(discovery_dir, "tabs", "--pid", str(broker.pid + 100_000))
 
-    assert result.returncode == 1
-    assert f"port {broker.port}" in result.stderr
+    result.assert_failed_saying(f"port {broker.port}")
 
 
 async def test_tabs_with_no_broker_says_none_is_running(discovery_dir: Path) -> None:
     result = await cli(discovery_dir, "tabs")
 
-    assert result.returncode == 1
-    assert "no broker is running" in result.stderr
-    assert "browser-mcp serve" in result.stderr
+    result.assert_failed_saying("no broker is running", "browser-mcp serve")
 
 
 # stop
@@ -416,7 +405,7 @@ async def test_snapshot_needs_a_claim_and_then_prints_the_page(
     discovery_dir: Path, broker: BrokerProcess, browser: FakeExtension
 ) -> None:
     refused = await cli(discovery_dir, "snapshot", "7")
-    assert refused.returncode == 1 and "browser-mcp claim b1:7" in refused.stderr
+    refused.assert_failed_saying("browser-mcp claim b1:7")
 
     claimed = await cli(discovery_dir, "claim", "7")
     assert claimed.returncode == 0, claimed.stderr
@@ -448,9 +437,9 @@ async def test_act_runs_a_tool_by_its_name(discovery_dir: Path, broker: BrokerPr
     assert result.returncode == 0, result.stderr
     assert result.stdout == 'click in tab 7 with {"element": "Buy", "target": "e4"}\n'
     bad = await cli(discovery_dir, "act", "7", "click", "[1]")
-    assert bad.returncode == 1 and "must be a JSON object" in bad.stderr
+    bad.assert_failed_saying("must be a JSON object")
     unknown = await cli(discovery_dir, "act", "7", "fly")
-    assert unknown.returncode == 1 and "no built-in action 'fly'" in unknown.stderr
+    unknown.assert_failed_saying("no built-in action 'fly'")
 
 
 # windows, history, bookmarks
@@ -472,7 +461,7 @@ async def test_windows_lists_opens_and_refuses_the_persons(discovery_dir: Path, 
     assert (rows["b1:1"]["YOURS"], rows["b1:1"]["TABS"]) == ("-", "7")
     assert rows[f"b1:{window}"]["YOURS"] == "yes"
     refused = await cli(discovery_dir, "windows", "close", "1")
-    assert refused.returncode == 1 and "the person's tab 7" in refused.stderr and "window_not_owned" in refused.stderr
+    refused.assert_failed_saying("the person's tab 7", "window_not_owned")
     closed = await cli(discovery_dir, "windows", "close", str(window))
     assert closed.returncode == 0 and json.loads(closed.stdout)["closed"]["id"] == window
     tabs = await cli(discovery_dir, "tabs")
@@ -481,7 +470,7 @@ async def test_windows_lists_opens_and_refuses_the_persons(discovery_dir: Path, 
 
 async def test_history_and_bookmarks_say_where_to_share_them(discovery_dir: Path, windowed: FakeExtension) -> None:
     refused = await cli(discovery_dir, "history", "shoes")
-    assert refused.returncode == 1 and "consent_required" in refused.stderr and "options" in refused.stderr
+    refused.assert_failed_saying("consent_required", "options")
     windowed.shared = True
     windowed.history = [{"title": "Red shoes", "url": SHOP_URL, "time": "2026-05-01T09:00:00.000Z"}]
     found = await cli(discovery_dir, "history", "shoes", "--max", "5", "--since", "2026-04-01")

@@ -19,7 +19,7 @@ from broker.runtime import RUNTIME
 
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import EXTENSION_ORIGIN, FakeTab
-from .mcp_clients import LEGACY, MODERN, text
+from .mcp_clients import LEGACY, LEGACY_VERSION, MODERN, initialize_request, text
 
 MALLORY = {"Authorization": f"Bearer {client_token(TOKEN, 'mallory')}"}
 ALICE_TOKEN = client_token(TOKEN, "alice")
@@ -83,16 +83,10 @@ async def test_a_client_token_cannot_use_or_delete_another_mcp_session_id(
 ) -> None:
     await broker.extension(shop())
     alice_headers = {**MCP_HEADERS, "Authorization": f"Bearer {ALICE_TOKEN}"}
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "A", "version": "1"}},
-    }
-    async with session.post(broker.mcp_url, json=initialize, headers=alice_headers) as response:
+    async with session.post(broker.mcp_url, json=initialize_request("A"), headers=alice_headers) as response:
         assert response.status == 200
         alice_session = response.headers["Mcp-Session-Id"]
-    stolen = {**MCP_HEADERS, **MALLORY, "Mcp-Session-Id": alice_session, "MCP-Protocol-Version": "2025-11-25"}
+    stolen = {**MCP_HEADERS, **MALLORY, "Mcp-Session-Id": alice_session, "MCP-Protocol-Version": LEGACY_VERSION}
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
     async with session.post(broker.mcp_url, json=call, headers=stolen) as response:
         assert response.status == 403

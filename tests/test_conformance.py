@@ -45,7 +45,7 @@ from typing import Any
 
 import pytest
 
-from .cli_helpers import Brokers
+from .cli_helpers import Brokers, finish
 
 CONFORMANCE_DIR = Path(__file__).with_name("conformance")
 CONFORMANCE_CLI = CONFORMANCE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
@@ -153,13 +153,8 @@ async def run_scenario(url: str, token: str, era: str, scenario: str, out: Path)
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
-    try:
-        async with asyncio.timeout(RUN_TIMEOUT):
-            printed, _ = await process.communicate()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.communicate()
+    async with asyncio.timeout(RUN_TIMEOUT):
+        printed, _ = await finish(process)
     text = printed.decode(errors="replace")
     # The CLI exits 1 when a check fails; anything else is a crash.
     assert process.returncode in (0, 1), f"the conformance CLI exited {process.returncode}:\n{text}"

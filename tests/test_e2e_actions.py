@@ -21,7 +21,6 @@ import itertools
 import json
 import os
 import re
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -36,12 +35,11 @@ from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
 
 from .chromium import CHROMIUM, chromium_args
-from .test_e2e_extension import eventually, serve_app
+from .test_e2e_extension import PROBED_PORTS, eventually, free_probed_ports, serve_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 PAGES = Path(__file__).resolve().parent / "pages"
-PROBED_PORTS = range(8765, 8786)
 WAIT = 20.0
 # What the extension must announce: every built-in tool the broker knows.
 ACTIONS = list(browser_tools.ACTIONS)
@@ -103,12 +101,7 @@ class FakeBroker:
         return ws
 
     async def start(self) -> None:
-        for port in PROBED_PORTS:
-            with socket.socket() as probe:
-                try:
-                    probe.bind(("127.0.0.1", port))
-                except OSError:
-                    continue
+        for port in free_probed_ports():
             app = web.Application()
             app.router.add_get("/", self.handle)
             runner = web.AppRunner(app)

@@ -117,10 +117,12 @@ async def owner_of(world: World, tab_id: int) -> Any:
     return next(t["owner"] for t in await world.tabs() if t["id"] == tab_id)
 
 
-async def open_for(client: McpClient, world: World, page: str, tag: str) -> dict[str, Any]:
-    opened = await client.call_json(
-        "tabs", {"action": "open", "url": world.url(page, tag), "focus": False, "browser": world.browser_key}
-    )
+async def open_shop_for(client: McpClient, world: World, tag: str) -> dict[str, Any]:
+    """A shop tab ``client`` opened, once the broker knows its page tools."""
+    url = world.url("shop.html", tag)
+    request = {"action": "open", "url": url, "focus": False, "browser": world.browser_key}
+    opened = await client.call_json("tabs", request)
+    await world.tab_at(url, {"buy", "look"})
     tab: dict[str, Any] = opened["opened"]
     return tab
 
@@ -128,8 +130,7 @@ async def open_for(client: McpClient, world: World, page: str, tag: str) -> dict
 async def test_the_popup_shows_which_agent_holds_each_tab(world: World) -> None:
     person_page, _ = await world.open_page("person.html", "owners")
     async with world.mcp("Claude Code") as client:
-        tab = await open_for(client, world, "shop.html", "owners")
-        await world.tab_at(world.url("shop.html", "owners"), {"buy", "look"})
+        tab = await open_shop_for(client, world, "owners")
         popup = await open_popup(world)
         held = tab_row(popup, world.url("shop.html", "owners"))
         await eventually(lambda: _text_has(held, "Claude Code"), "the popup to name the tab's agent")
@@ -155,8 +156,7 @@ async def _text_has(locator: Any, words: str) -> bool:
 
 async def test_the_person_releases_a_tab_from_the_popup(world: World) -> None:
     async with world.mcp("Releasing Agent") as client:
-        tab = await open_for(client, world, "shop.html", "release")
-        await world.tab_at(world.url("shop.html", "release"), {"buy", "look"})
+        tab = await open_shop_for(client, world, "release")
         popup = await open_popup(world)
         row = tab_row(popup, world.url("shop.html", "release"))
         await eventually(lambda: _text_has(row, "Releasing Agent"), "the popup to show the held tab")
@@ -174,8 +174,7 @@ async def test_the_person_releases_a_tab_from_the_popup(world: World) -> None:
 
 async def test_the_person_ends_a_session_from_the_popup(world: World) -> None:
     async with world.mcp("Ended Agent") as client:
-        tab = await open_for(client, world, "shop.html", "end")
-        await world.tab_at(world.url("shop.html", "end"), {"buy", "look"})
+        tab = await open_shop_for(client, world, "end")
         popup = await open_popup(world)
         row = popup.locator("#sessions li", has_text="Ended Agent")
         await eventually(lambda: _text_has(row, "Ended Agent"), "the popup to list the session")
@@ -203,8 +202,7 @@ async def _released(world: World, tab_id: int) -> bool:
 
 async def test_pause_fails_every_call_at_once_and_resume_lets_them_through(world: World) -> None:
     async with world.mcp("Paused Agent") as client:
-        tab = await open_for(client, world, "shop.html", "pause")
-        await world.tab_at(world.url("shop.html", "pause"), {"buy", "look"})
+        tab = await open_shop_for(client, world, "pause")
         persons_page, persons = await world.open_page("shop.html", "pause-person", {"buy", "look"})
         popup = await open_popup(world)
         await eventually(lambda: shows(popup, "#sessions", "Paused Agent"), "the popup to list the session")
@@ -269,8 +267,7 @@ async def answer(window: Page, button: str) -> None:
 
 async def test_a_destructive_page_tool_runs_once_the_person_allows_it(world: World) -> None:
     async with world.mcp("Shopping Agent") as client:
-        tab = await open_for(client, world, "shop.html", "allow")
-        await world.tab_at(world.url("shop.html", "allow"), {"buy", "look"})
+        tab = await open_shop_for(client, world, "allow")
 
         async def named() -> str | None:
             return next((n for n in await client.tool_names() if n.endswith(f"t{tab['id']}_buy")), None)
@@ -354,8 +351,7 @@ async def test_read_only_tools_never_ask(world: World) -> None:
     windows: list[str] = []
     world.context.on("page", lambda page: windows.append(page.url))
     async with world.mcp("Reading Agent") as client:
-        tab = await open_for(client, world, "shop.html", "read")
-        await world.tab_at(world.url("shop.html", "read"), {"buy", "look"})
+        tab = await open_shop_for(client, world, "read")
         looked = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
         assert not looked.is_error and text(looked) == "12 EUR", text(looked)
         snapshot = await client.call("browser_snapshot", {})
@@ -365,8 +361,7 @@ async def test_read_only_tools_never_ask(world: World) -> None:
 
 async def test_browser_evaluate_asks_and_can_be_turned_off(world: World) -> None:
     async with world.mcp("Scripting Agent") as client:
-        await open_for(client, world, "shop.html", "evaluate")
-        await world.tab_at(world.url("shop.html", "evaluate"), {"buy", "look"})
+        await open_shop_for(client, world, "evaluate")
         call = asyncio.ensure_future(client.call("browser_evaluate", {"function": "() => document.title"}))
         window = await approval_window(world, call)
         assert "browser_evaluate" in await window.locator("#tool").inner_text()

@@ -45,12 +45,12 @@ from yarl import URL
 
 from broker import codec
 from broker.core.browser_tools import ACTIONS
-from broker.runtime import Settings
+from broker.core.config import Config
 from broker.version import BROKER_HEADER, VERSION
 
 from .conftest import BrokerUnderTest, MakeBroker
 from .fakes import EXTENSION_ORIGIN, FakeExtension, FakeTab
-from .mcp_clients import ERAS, text
+from .mcp_clients import ERAS, LEGACY_VERSION, initialize_request, text
 
 Json = dict[str, Any]
 
@@ -72,7 +72,7 @@ def unlimited(**overrides: Any) -> dict[str, Any]:
     """Settings for a fuzzed broker: no per-session rate limit and no circuit breaker, where the
     broker has them. The fuzz sends hundreds of calls a second through a few sessions, and calls
     with timeouts under a second may time out: neither is what these tests are about."""
-    fields = attrs.fields_dict(Settings)
+    fields = attrs.fields_dict(Config)
     if "rate_limit" in fields:
         overrides["rate_limit"] = 0
     if "breaker_failures" in fields:
@@ -1096,7 +1096,6 @@ async def test_any_rest_request_gets_json_with_the_code_the_readme_gives(
 
 # MCP
 
-LEGACY_VERSION = "2025-11-25"
 MODERN_VERSION = "2026-07-28"
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
@@ -1281,16 +1280,7 @@ class McpUnderFuzz:
             return response.status, parse(raw)
 
     async def open_legacy_session(self) -> None:
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": LEGACY_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "fuzzer", "version": "1"},
-            },
-        }
+        initialize = initialize_request("fuzzer", 0)
         async with self.session.post(self.broker.mcp_url, json=initialize, headers=MCP_BASE_HEADERS) as response:
             assert response.status == 200
             self.legacy_session = response.headers["Mcp-Session-Id"]

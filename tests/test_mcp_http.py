@@ -10,10 +10,11 @@ import pytest
 
 from broker.core.security import client_token
 from broker.core.tool_names import name_page_tools
+from broker.mcp_server import McpSurface
 
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import FakeTab, PageError
-from .mcp_clients import ERAS, LEGACY, MODERN, text
+from .mcp_clients import ERAS, LEGACY, MODERN, initialize_request, text
 
 FIXED = ["tabs", "page_tools", "call_page_tool"]
 
@@ -239,17 +240,24 @@ async def test_client_leaving_mid_call_withdraws_its_call_and_ends_its_session(
     async with asyncio.timeout(5), broker.hub.call_withdrawn:
         await broker.hub.call_withdrawn.wait_for(lambda: broker.hub.core.pending_count == 0)
     if era == LEGACY:
-        async with asyncio.timeout(5), surface.session_ended:
-            await surface.session_ended.wait_for(lambda: not surface.sessions)
+        await every_session_ended(surface)
 
 
-async def test_legacy_session_end_releases_its_tabs(broker: BrokerUnderTest) -> None:
-    await broker.extension(shop(7))
-    surface = (await broker.mcp_running()).surface
-    async with broker.mcp("Claude Code", LEGACY) as client:
-        await client.call_json("tabs", {"action": "claim", "tab": 7})
+async def every_session_ended(surface: McpSurface) -> None:
     async with asyncio.timeout(5), surface.session_ended:
         await surface.session_ended.wait_for(lambda: not surface.sessions)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_session_that_ends_releases_its_tabs(make_broker: MakeBroker, era: str) -> None:
+    """A 2025-11-25 session ends when its client closes it; a stateless one once it has idled."""
+    broker = await make_broker(**({"session_idle": 0.3} if era == MODERN else {}))
+    await broker.extension(shop(7))
+    surface = (await broker.mcp_running()).surface
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+    # The client is gone, and with a stateless one its listen stream: only idle time is left.
+    await every_session_ended(surface)
     status, body = await broker.get("/tabs")
     assert status == 200 and body["tabs"][0]["owner"] is None
     assert broker.hub.core.sessions() == []
@@ -273,28 +281,10 @@ async def test_stateless_clients_with_their_own_tokens_are_kept_apart(broker: Br
     assert sessions == {"mcp-client:laptop-a", "mcp-client:laptop-b"}
 
 
-async def test_stateless_session_ends_after_idling(make_broker: MakeBroker) -> None:
-    broker = await make_broker(session_idle=0.3)
-    await broker.extension(shop(7))
-    surface = (await broker.mcp_running()).surface
-    async with broker.mcp("Claude Code", MODERN) as client:
-        await client.call_json("tabs", {"action": "claim", "tab": 7})
-    # The listen stream closed with the client; nothing keeps the session now but idle time.
-    async with asyncio.timeout(5), surface.session_ended:
-        await surface.session_ended.wait_for(lambda: not surface.sessions)
-    status, body = await broker.get("/tabs")
-    assert status == 200 and body["tabs"][0]["owner"] is None
-
-
 # Who may connect
 
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
-}
+INITIALIZE = initialize_request("x")
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

@@ -29,13 +29,25 @@ from .cli_helpers import (
     START_TIMEOUT,
     BrokerProcess,
     Brokers,
+    broker_process_fixtures,
     cli_env,
     connect_extension,
+    finish,
     run_cli,
 )
 from .conftest import ConnectFake
 from .fakes import FakeExtension, FakeTab
-from .mcp_clients import ERAS, LEGACY, MODERN, McpClient, sdk_client, stdio_relay, text
+from .mcp_clients import (
+    ERAS,
+    LEGACY,
+    LEGACY_VERSION,
+    MODERN,
+    McpClient,
+    initialize_request,
+    sdk_client,
+    stdio_relay,
+    text,
+)
 
 FIXED_TOOLS = {"tabs", "page_tools", "call_page_tool"}
 SHOP_URL = "https://shop.example/shoes"
@@ -58,14 +70,7 @@ def log_file(state_dir: Path) -> Path:
     return state_dir / "browser-mcp" / "log" / "broker.log"
 
 
-@pytest.fixture
-async def broker(brokers: Brokers) -> BrokerProcess:
-    return await brokers.start()
-
-
-@pytest.fixture
-async def shop(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
-    return await connect_fake(broker, *shop_tabs())
+broker, shop = broker_process_fixtures(shop_tabs)
 
 
 # The SDK client over stdio
@@ -90,7 +95,7 @@ async def test_serves_the_fixed_tools_in_both_eras(
     era: str, discovery_dir: Path, state_dir: Path, broker: BrokerProcess
 ) -> None:
     async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
-        assert client.client.protocol_version == ("2025-11-25" if era == LEGACY else MODERN)
+        assert client.client.protocol_version == (LEGACY_VERSION if era == LEGACY else MODERN)
         if era == LEGACY:
             capabilities = client.client.server_capabilities.tools
             assert capabilities is not None and capabilities.list_changed
@@ -281,14 +286,9 @@ async def raw_relay(discovery_dir: Path, state_dir: Path, *extra: str, **env: st
     )
 
 
-async def finish(process: asyncio.subprocess.Process) -> tuple[str, str]:
-    try:
-        async with asyncio.timeout(START_TIMEOUT):
-            out, err = await process.communicate()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.communicate()
+async def finish_text(process: asyncio.subprocess.Process) -> tuple[str, str]:
+    async with asyncio.timeout(START_TIMEOUT):
+        out, err = await finish(process)
     return out.decode(), err.decode()
 
 
@@ -307,7 +307,7 @@ async def test_port_chooses_among_live_brokers(discovery_dir: Path, state_dir: P
 
 async def test_a_pid_of_no_live_broker_is_an_error_and_starts_nothing(discovery_dir: Path, state_dir: Path) -> None:
     process = await raw_relay(discovery_dir, state_dir, "--pid", "999999")
-    out, err = await finish(process)
+    out, err = await finish_text(process)
 
     assert process.returncode == 1
     assert "no live broker has pid 999999" in err
@@ -323,7 +323,7 @@ async def test_a_broker_that_cannot_start_is_an_error_naming_its_log(
         taken.listen()
         port = taken.getsockname()[1]
         process = await raw_relay(discovery_dir, state_dir, "--port", str(port))
-        out, err = await finish(process)
+        out, err = await finish_text(process)
 
     assert process.returncode == 1
     assert "the broker it started exited with code 1" in err and str(log_file) in err
@@ -349,13 +349,7 @@ async def test_stdout_carries_nothing_but_json_rpc(
     )
     process = await raw_relay(discovery_dir, state_dir, PYTHONPATH=str(noisy), LOG_LEVEL="debug")
     assert process.stdin is not None and process.stdout is not None
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-    }
-    process.stdin.write(json.dumps(initialize).encode() + b"\n")
+    process.stdin.write(json.dumps(initialize_request("raw")).encode() + b"\n")
     async with asyncio.timeout(START_TIMEOUT):
         first = await process.stdout.readline()
     for message in (
@@ -370,14 +364,14 @@ async def test_stdout_carries_nothing_but_json_rpc(
     ):
         process.stdin.write(json.dumps(message).encode() + b"\n")
     process.stdin.close()  # requests already read are still answered
-    out, err = await finish(process)
+    out, err = await finish_text(process)
 
     lines = [first.decode(), *out.splitlines(keepends=True)]
     messages = [json.loads(line) for line in lines]
     assert all(line.endswith("\n") and line.count("\n") == 1 for line in lines)
     assert all(m["jsonrpc"] == "2.0" for m in messages)
     assert [m["id"] for m in messages] == [1, 2, 3]
-    assert messages[0]["result"]["protocolVersion"] == "2025-11-25"
+    assert messages[0]["result"]["protocolVersion"] == LEGACY_VERSION
     assert {t["name"] for t in messages[1]["result"]["tools"]} == FIXED_TOOLS
     assert json.loads(messages[2]["result"]["content"][0]["text"]) == {"tabs": []}
     assert "noise from print" in err and "noise from fd 1" in err

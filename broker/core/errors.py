@@ -87,204 +87,143 @@ logger = logging.getLogger(__name__)
 
 
 class BrokerError(Exception):
-    """Base of every error the broker reports to a caller or a peer."""
+    """Base of every error the broker reports to a caller or a peer.
+
+    Each subclass names its wire code and HTTP status where it is declared:
+    ``class Forbidden(RequestError, code="forbidden", status=403)``.
+    """
 
     code: ClassVar[str] = "internal_error"
     status: ClassVar[int] = 500
+
+    def __init_subclass__(cls, code: str | None = None, status: int | None = None) -> None:
+        super().__init_subclass__()
+        if code is not None:
+            cls.code = code
+        if status is not None:
+            cls.status = status
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
 
-class RequestError(BrokerError):
+class RequestError(BrokerError, code="invalid_request", status=400):
     """The caller asked for something that cannot be done."""
 
-    code = "invalid_request"
-    status = 400
+
+class InvalidRequest(RequestError, code="invalid_request", status=400): ...
 
 
-class InvalidRequest(RequestError):
-    code = "invalid_request"
-    status = 400
+class Unauthorized(RequestError, code="unauthorized", status=401): ...
 
 
-class Unauthorized(RequestError):
-    code = "unauthorized"
-    status = 401
+class Forbidden(RequestError, code="forbidden", status=403): ...
 
 
-class Forbidden(RequestError):
-    code = "forbidden"
-    status = 403
+class WebSocketRequired(RequestError, code="websocket_required", status=426): ...
 
 
-class WebSocketRequired(RequestError):
-    code = "websocket_required"
-    status = 426
+class TabNotFound(RequestError, code="tab_not_found", status=404): ...
 
 
-class TabNotFound(RequestError):
-    code = "tab_not_found"
-    status = 404
+class ToolNotFound(RequestError, code="tool_not_found", status=404): ...
 
 
-class ToolNotFound(RequestError):
-    code = "tool_not_found"
-    status = 404
+class BrowserNotFound(RequestError, code="browser_not_found", status=404): ...
 
 
-class BrowserNotFound(RequestError):
-    code = "browser_not_found"
-    status = 404
+class WindowNotFound(RequestError, code="window_not_found", status=404): ...
 
 
-class WindowNotFound(RequestError):
-    code = "window_not_found"
-    status = 404
+class AmbiguousTab(RequestError, code="ambiguous_tab", status=409): ...
 
 
-class AmbiguousTab(RequestError):
-    code = "ambiguous_tab"
-    status = 409
-
-
-class TabOwnedByOther(RequestError):
-    code = "tab_owned"
-    status = 409
-
+class TabOwnedByOther(RequestError, code="tab_owned", status=409):
     def __init__(self, message: str, owner_session_id: str, owner_name: str) -> None:
         super().__init__(message)
         self.owner_session_id = owner_session_id
         self.owner_name = owner_name
 
 
-class TabNotClaimed(RequestError):
-    code = "tab_not_claimed"
-    status = 409
+class TabNotClaimed(RequestError, code="tab_not_claimed", status=409): ...
 
 
-class WindowNotOwned(RequestError):
+class WindowNotOwned(RequestError, code="window_not_owned", status=409):
     """A window may be focused or closed only by the session owning every tab in it."""
 
-    code = "window_not_owned"
-    status = 409
+
+class TooManyCalls(RequestError, code="too_many_calls", status=429): ...
 
 
-class TooManyCalls(RequestError):
-    code = "too_many_calls"
-    status = 429
-
-
-class RateLimited(RequestError):
-    code = "rate_limited"
-    status = 429
-
+class RateLimited(RequestError, code="rate_limited", status=429):
     def __init__(self, message: str, retry_after: float) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 
 
-class TooManySessions(RequestError):
-    code = "too_many_sessions"
-    status = 429
+class TooManySessions(RequestError, code="too_many_sessions", status=429): ...
 
 
-class ExtensionError(BrokerError):
+class ExtensionError(BrokerError, code="extension_error", status=502):
     """The extension sent something unusable, or the page's tool failed."""
 
-    code = "extension_error"
-    status = 502
+
+class InvalidMessage(ExtensionError, code="invalid_message", status=400): ...
 
 
-class InvalidMessage(ExtensionError):
-    code = "invalid_message"
-    status = 400
+class MessageTooLarge(ExtensionError, code="message_too_large", status=413): ...
 
 
-class MessageTooLarge(ExtensionError):
-    code = "message_too_large"
-    status = 413
-
-
-class PageToolFailed(ExtensionError):
+class PageToolFailed(ExtensionError, code="tool_failed", status=502):
     """The page's tool threw or reported an error; ``page_code`` is the page's own code, if any."""
-
-    code = "tool_failed"
-    status = 502
 
     def __init__(self, message: str, page_code: str | None = None) -> None:
         super().__init__(message)
         self.page_code = page_code
 
 
-class NotSupported(BrokerError):
-    code = "not_supported"
-    status = 501
+class NotSupported(BrokerError, code="not_supported", status=501): ...
 
 
-class PersonDeclined(BrokerError):
+class PersonDeclined(BrokerError, code="declined", status=403):
     """The person in charge of the browser refused: not a fault of the page or of the broker.
 
     Kept apart from :class:`ExtensionError` so that a refusal never counts against a tool (the
     circuit breaker) and a client can tell "ask again later" from "the tool is broken".
     """
 
-    code = "declined"
-    status = 403
+
+# 423 Locked: the browser is there and the request was fine, but the person holds it.
+class Paused(PersonDeclined, code="paused", status=423): ...
 
 
-class Paused(PersonDeclined):
-    code = "paused"
-    # 423 Locked: the browser is there and the request was fine, but the person holds it.
-    status = 423
+class NotApproved(PersonDeclined, code="not_approved", status=403): ...
 
 
-class NotApproved(PersonDeclined):
-    code = "not_approved"
-    status = 403
-
-
-class ConsentRequired(PersonDeclined):
+class ConsentRequired(PersonDeclined, code="consent_required", status=403):
     """The person has not shared their history and bookmarks; the message says where to."""
 
-    code = "consent_required"
-    status = 403
+
+class Unavailable(BrokerError, code="unavailable", status=503): ...
 
 
-class Unavailable(BrokerError):
-    code = "unavailable"
-    status = 503
+class ExtensionNotConnected(Unavailable, code="no_extension", status=503): ...
 
 
-class ExtensionNotConnected(Unavailable):
-    code = "no_extension"
-    status = 503
+class ExtensionDisconnected(Unavailable, code="extension_disconnected", status=503): ...
 
 
-class ExtensionDisconnected(Unavailable):
-    code = "extension_disconnected"
-    status = 503
+class CallTimedOut(Unavailable, code="timeout", status=504): ...
 
 
-class CallTimedOut(Unavailable):
-    code = "timeout"
-    status = 504
+class SessionEnded(Unavailable, code="session_ended", status=410): ...
 
 
-class SessionEnded(Unavailable):
-    code = "session_ended"
-    status = 410
+class CircuitOpen(Unavailable, code="circuit_open", status=503): ...
 
 
-class CircuitOpen(Unavailable):
-    code = "circuit_open"
-    status = 503
-
-
-class InternalError(BrokerError):
-    code = "internal_error"
-    status = 500
+class InternalError(BrokerError, code="internal_error", status=500): ...
 
 
 def error_to_wire(exc: BaseException) -> dict[str, str]:

@@ -77,6 +77,14 @@ _DECLINED: dict[str, type[PersonDeclined]] = {
 }
 
 
+class _UnannouncedTab(Exception):
+    """A frame named a tab its browser never announced; the frame is answered with an error."""
+
+    def __init__(self, tab_id: int) -> None:
+        super().__init__(tab_id)
+        self.tab_id = tab_id
+
+
 @attrs.define
 class Link:
     id: LinkId
@@ -130,7 +138,10 @@ class BrowserLinks:
         link.last_received = now
         self._browsers[link.browser].heard_from = True
         handler = self._handlers[type(message)]
-        effects: list[Effect] = handler(self, link, message, now)
+        try:
+            effects: list[Effect] = handler(self, link, message, now)
+        except _UnannouncedTab as exc:
+            return [self._unknown_tab(link, type(message).__name__, exc.tab_id)]
         return effects
 
     def frame_received(self, link_id: LinkId, now: float) -> None:
@@ -222,10 +233,7 @@ class BrowserLinks:
         return self._tab_gone(link, message.tab_id, now) + changed
 
     def _on_tab_focused(self, link: Link, message: TabFocused, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        tab = browser.tabs.get(message.tab_id)
-        if tab is None:
-            return [self._unknown_tab(link, "tabFocused", message.tab_id)]
+        browser, tab = self._announced_tab(link, message.tab_id)
         if message.tools is not None:
             tab.set_tools(message.tools)
         browser.active_tab = tab.id
@@ -233,18 +241,12 @@ class BrowserLinks:
         return effects + self._changed(browser, tab)
 
     def _on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        tab = browser.tabs.get(message.tab_id)
-        if tab is None:
-            return [self._unknown_tab(link, "toolsChanged", message.tab_id)]
+        browser, tab = self._announced_tab(link, message.tab_id)
         tab.set_tools(message.tools)
         return self._changed(browser, tab)
 
     def _on_tools_discovered(self, link: Link, message: ToolsDiscovered, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        tab = browser.tabs.get(message.tab_id)
-        if tab is None:
-            return [self._unknown_tab(link, "toolsDiscovered", message.tab_id)]
+        browser, tab = self._announced_tab(link, message.tab_id)
         tab.set_tools(message.tools)
         pending = self._reply_to(link, message.call_id, CallKind.DISCOVER)
         effects: list[Effect] = self._changed(browser, tab)
@@ -292,8 +294,17 @@ class BrowserLinks:
         sessions = frozenset(s for s in (tab.owner, *also) if s is not None) | focusers
         return [TabsChanged(sessions)] if sessions else []
 
-    def _unknown_tab(self, link: Link, kind: str, tab_id: int) -> SendToExtension:
+    def _announced_tab(self, link: Link, tab_id: int) -> tuple[Browser, Tab]:
+        """The link's browser and its tab ``tab_id``. Raises: _UnannouncedTab, for a tab never announced."""
+        browser = self._browsers[link.browser]
+        tab = browser.tabs.get(tab_id)
+        if tab is None:
+            raise _UnannouncedTab(tab_id)
+        return browser, tab
+
+    def _unknown_tab(self, link: Link, message_class: str, tab_id: int) -> SendToExtension:
         # Taking it would make a nameless tab no listing could explain; the frame is refused.
+        kind = message_class[0].lower() + message_class[1:]
         text = f"{kind} names tab {tab_id}, which this browser never announced (tabCreated or connected)"
         logger.info("link %s: %s", link.id, text)
         return SendToExtension(link.id, ErrorReply("unknown_tab", text))

@@ -93,10 +93,7 @@ class PersonInCharge(BrowserLinks):
         return effects
 
     def _on_person_released_tab(self, link: Link, message: PersonReleasedTab, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        tab = browser.tabs.get(message.tab_id)
-        if tab is None:
-            return [self._unknown_tab(link, "personReleasedTab", message.tab_id)]
+        browser, tab = self._announced_tab(link, message.tab_id)
         owner = tab.owner
         if owner is None:
             return []

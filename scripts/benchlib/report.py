@@ -20,6 +20,12 @@ class Verdict:
     def line(self) -> str:
         return f"  {'PASS' if self.passed else 'MISS'}  {self.goal}: {self.detail}"
 
+    @classmethod
+    def at_most(cls, goal: str, values: dict[str, float], limit: float, unit: str = "x", digits: int = 2) -> Verdict:
+        """Met when every one of ``values`` is at most ``limit``; the detail lists them all."""
+        detail = ", ".join(f"{label} {value:.{digits}f}{unit}" for label, value in values.items())
+        return cls(goal, all(value <= limit for value in values.values()), detail, values)
+
 
 def size_label(size: int) -> str:
     return f"{size // 1024} KB" if size >= 1024 and size % 1024 == 0 else f"{size} B"

@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchlib import ROOT, START_TIMEOUT, BenchError
+import aiohttp
+import orjson
+
+from benchlib import READY_TIMEOUT, ROOT, START_TIMEOUT, BenchError
 from broker.paths import ENV_TOKEN_FILE
 
 BROWSER_MCP = ROOT / ".venv" / "bin" / "browser-mcp"
@@ -113,31 +116,45 @@ async def start_broker(workdir: Path, command: list[str], port: int = 0, discove
     )
 
 
-async def start_relay(workdir: Path) -> Server:
-    """The REST baseline, ``scripts/bench_relay.py``, on a free port."""
+async def _start_baseline(
+    kind: str, script: Path, argument: str, workdir: Path, announced: str
+) -> tuple[Server, re.Match[str]]:
+    """A baseline script on a free port, with a token of its own; also the match of ``announced``."""
     token = secrets.token_urlsafe(32)
-    log = workdir / "relay.log"
+    log = workdir / f"{kind}.log"
     with log.open("ab") as stderr:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(REST_RELAY), "0",
+            sys.executable, str(script), argument,
             stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=ROOT,
             env={**os.environ, "BENCH_RELAY_TOKEN": token},
         )  # fmt: skip
-    found = await announcement(process, log, "the relay", r"listening on http://127\.0\.0\.1:(\d+)")
-    return Server("relay", process, process.pid, int(found.group(1)), token, log)
+    found = await announcement(process, log, f"the {kind}", announced)
+    return Server(kind, process, process.pid, int(found.group(1)), token, log), found
+
+
+async def start_relay(workdir: Path) -> Server:
+    """The REST baseline, ``scripts/bench_relay.py``, on a free port."""
+    server, _ = await _start_baseline("relay", REST_RELAY, "0", workdir, r"listening on http://127\.0\.0\.1:(\d+)")
+    return server
 
 
 async def start_mcp_baseline_http(workdir: Path) -> tuple[Server, str]:
     """The MCP baseline over HTTP; returns it and the URL of its extension link."""
-    token = "bench-baseline-token"
-    log = workdir / "baseline.log"
-    with log.open("ab") as stderr:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, str(MCP_RELAY), "http",
-            stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=ROOT,
-            env={**os.environ, "BENCH_RELAY_TOKEN": token},
-        )  # fmt: skip
-    found = await announcement(
-        process, log, "the MCP baseline", r"listening on http://127\.0\.0\.1:(\d+)/mcp; extension link on (\S+)"
+    server, found = await _start_baseline(
+        "baseline", MCP_RELAY, "http", workdir, r"listening on http://127\.0\.0\.1:(\d+)/mcp; extension link on (\S+)"
     )
-    return Server("baseline", process, process.pid, int(found.group(1)), token, log), found.group(2)
+    return server, found.group(2)
+
+
+async def wait_for_tabs(session: aiohttp.ClientSession, broker: Server, count: int) -> None:
+    """Until the broker lists the fake's ``count`` tabs."""
+    headers = {"Authorization": f"Bearer {broker.token}"}
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        async with session.get(broker.url + "/tabs", headers=headers) as response:
+            listed = orjson.loads(await response.read())
+        if len(listed["tabs"]) >= count:
+            return
+        if time.monotonic() > deadline:
+            raise BenchError(f"the broker did not list the fake's {count} tabs")
+        await asyncio.sleep(0.02)

@@ -17,6 +17,9 @@ class Timings:
 
     runs_ms: list[float]
 
+    def __init__(self, runs_ms: list[float]) -> None:  # dataclass subclasses write their own
+        self.runs_ms = runs_ms
+
     @property
     def median_ms(self) -> float:
         return statistics.median(self.runs_ms)
