@@ -11,8 +11,8 @@ and the fake extension records every ``callTool`` it is sent, so the test can ch
 - nothing is misrouted: each answer came from the caller's own tab, and each call reached the
   browser for that tab under the session that owns it.
 
-Per-session rate limits, once the broker has them (``Settings.rate_limit``), are turned off here:
-this much traffic from one session is what they exist to refuse.
+Per-session rate limits (the core's ``Config.rate_limit``) are turned off here: this much traffic
+from one session is what they exist to refuse.
 """
 
 from __future__ import annotations
@@ -21,10 +21,6 @@ import asyncio
 import collections
 import json
 from typing import Any
-
-import attrs
-
-from broker.runtime import Settings
 
 from .conftest import BrokerUnderTest, MakeBroker
 from .fakes import FakeExtension, FakeTab
@@ -46,10 +42,7 @@ def load_tab(tab_id: int) -> FakeTab:
 
 def broker_settings() -> dict[str, Any]:
     """No call may time out under load on a slow machine, and no rate limit may refuse one."""
-    overrides: dict[str, Any] = {"call_timeout": 60.0}
-    if "rate_limit" in attrs.fields_dict(Settings):
-        overrides["rate_limit"] = 0
-    return overrides
+    return {"call_timeout": 60.0, "rate_limit": 0}
 
 
 async def rest_sessions(broker: BrokerUnderTest) -> list[tuple[str, Json]]:
