@@ -18,7 +18,7 @@ import shlex
 import sys
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -287,6 +287,22 @@ def _print_json(value: Any) -> None:
     print(codec.dumps_pretty(value))
 
 
+def _print_listing(
+    as_json: bool,
+    answer: dict[str, Any],
+    key: str,
+    headers: list[str],
+    row: Callable[[dict[str, Any]], list[str]],
+    empty: str,
+) -> None:
+    """``answer`` as JSON, or its ``key`` list as a table of ``row``s (``empty`` when there are none)."""
+    if as_json:
+        _print_json(answer)
+        return
+    items = answer[key]
+    print(_table(headers, [row(item) for item in items]) if items else empty)
+
+
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
@@ -313,54 +329,54 @@ def _status(args: argparse.Namespace) -> int:
             status = {"pid": record.pid, "port": record.port, "error": str(exc)}
         status["discoveryFile"] = str(record.path)
         statuses.append(status)
-    if args.json:
-        _print_json({"brokers": statuses})
-        return 0
-    if not statuses:
-        print("no broker is running (start one with: browser-mcp serve)")
-        return 1
-    rows = []
-    for s in statuses:
-        if "error" in s:
-            rows.append([str(s["port"]), str(s["pid"]), "?", "?", "?", "?", s["error"]])
-            continue
-        browsers = [b for b in s["browsers"] if b["connected"]]
-        rows.append(
-            [
-                str(s["port"]),
-                str(s["pid"]),
-                _uptime(s["uptimeSeconds"]),
-                ", ".join(f"{b['browser']} {b['name']} {b['version']}".strip() for b in browsers) or "none",
-                ", ".join(x["name"] for x in s["sessions"]) or "none",
-                str(s["tabs"]),
-                s["version"],
-            ]
-        )
-    print(_table(["PORT", "PID", "UPTIME", "BROWSERS", "SESSIONS", "TABS", "VERSION"], rows))
-    return 0
+    _print_listing(
+        args.json,
+        {"brokers": statuses},
+        "brokers",
+        ["PORT", "PID", "UPTIME", "BROWSERS", "SESSIONS", "TABS", "VERSION"],
+        _status_row,
+        "no broker is running (start one with: browser-mcp serve)",
+    )
+    return 0 if statuses or args.json else 1
+
+
+def _status_row(status: dict[str, Any]) -> list[str]:
+    if "error" in status:
+        return [str(status["port"]), str(status["pid"]), "?", "?", "?", "?", status["error"]]
+    browsers = [b for b in status["browsers"] if b["connected"]]
+    return [
+        str(status["port"]),
+        str(status["pid"]),
+        _uptime(status["uptimeSeconds"]),
+        ", ".join(f"{b['browser']} {b['name']} {b['version']}".strip() for b in browsers) or "none",
+        ", ".join(x["name"] for x in status["sessions"]) or "none",
+        str(status["tabs"]),
+        status["version"],
+    ]
 
 
 def _tabs(args: argparse.Namespace) -> int:
-    tabs = _client(args).get("/tabs")["tabs"]
-    if args.json:
-        _print_json({"tabs": tabs})
-        return 0
-    if not tabs:
-        print("no tabs (is the browser extension connected? see browser-mcp status)")
-        return 0
-    several = len({t["browser"] for t in tabs}) > 1
-    rows = [
-        [
-            t["ref"] if several else str(t["id"]),
-            _place(t),
-            (t["owner"] or {}).get("name") or "-",
-            "?" if t["tools"] is None else ", ".join(tool["name"] for tool in t["tools"]) or "-",
-            _clip(t["title"], 40),
-            _clip(t["url"], 60),
+    answer = _client(args).get("/tabs")
+    several = len({t["browser"] for t in answer["tabs"]}) > 1
+
+    def row(tab: dict[str, Any]) -> list[str]:
+        return [
+            tab["ref"] if several else str(tab["id"]),
+            _place(tab),
+            (tab["owner"] or {}).get("name") or "-",
+            "?" if tab["tools"] is None else ", ".join(tool["name"] for tool in tab["tools"]) or "-",
+            _clip(tab["title"], 40),
+            _clip(tab["url"], 60),
         ]
-        for t in tabs
-    ]
-    print(_table(["TAB", "WINDOW", "OWNER", "TOOLS", "TITLE", "URL"], rows))
+
+    _print_listing(
+        args.json,
+        {"tabs": answer["tabs"]},
+        "tabs",
+        ["TAB", "WINDOW", "OWNER", "TOOLS", "TITLE", "URL"],
+        row,
+        "no tabs (is the browser extension connected? see browser-mcp status)",
+    )
     return 0
 
 
@@ -471,20 +487,20 @@ def _windows(args: argparse.Namespace) -> int:
         answer = client.post(f"/windows/{urllib.parse.quote(args.target)}/focus{on}", {})
     else:
         answer = client.delete(f"/windows/{urllib.parse.quote(args.target)}{on}")
-    if args.json or args.action != "list":
-        _print_json(answer)
-        return 0
-    rows = [
-        [
+    _print_listing(
+        args.json or args.action != "list",
+        answer,
+        "windows",
+        ["WINDOW", "YOURS", "FOCUSED", "STATE", "TABS"],
+        lambda w: [
             f"{w['browser']}:{w['id']}",
             "yes" if w["yours"] else "-",
             "yes" if w["focused"] else "-",
             w["state"] or "?",
             ", ".join(map(str, w["tabs"])),
-        ]
-        for w in answer["windows"]
-    ]
-    print(_table(["WINDOW", "YOURS", "FOCUSED", "STATE", "TABS"], rows))
+        ],
+        "no windows",
+    )
     return 0
 
 
@@ -497,14 +513,14 @@ def _records(args: argparse.Namespace) -> int:
         answer = client.post("/bookmarks", {"url": args.add, "title": args.title, "browser": args.browser})
     else:
         answer = client.get(f"/bookmarks{_query(q=args.query, browser=args.browser)}")
-    if args.json or "results" not in answer:
-        _print_json(answer)
-        return 0
-    rows = [
-        [r.get("time") or "?", _clip(r.get("title") or "", 40), _clip(r.get("url") or "", 70)]
-        for r in answer["results"]
-    ]
-    print(_table(["TIME", "TITLE", "URL"], rows) if rows else "nothing found")
+    _print_listing(
+        args.json or "results" not in answer,
+        answer,
+        "results",
+        ["TIME", "TITLE", "URL"],
+        lambda r: [r.get("time") or "?", _clip(r.get("title") or "", 40), _clip(r.get("url") or "", 70)],
+        "nothing found",
+    )
     return 0
 
 
