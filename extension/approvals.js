@@ -9,7 +9,7 @@
 // Waiting approvals live only in this worker: if it stops, its links close and the broker fails
 // their calls at once, so nothing is left to rebuild.
 
-import { FromBroker, ToBroker } from "./protocol.js";
+import { FromBroker, PersonRefusal, ToBroker } from "./protocol.js";
 import { reply } from "./links.js";
 import { toolsOf } from "./page_tools.js";
 import { isPaused, pausedError } from "./person.js";
@@ -99,7 +99,10 @@ export async function admit(link, message) {
 }
 
 function notApproved(details, why) {
-  return { code: "not_approved", message: `the person did not approve ${details.tool} on ${details.site}: ${why}` };
+  return {
+    code: PersonRefusal.NOT_APPROVED,
+    message: `the person did not approve ${details.tool} on ${details.site}: ${why}`,
+  };
 }
 
 /** Open the approval window and settle with "once", "always", or the error to answer with. */

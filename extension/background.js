@@ -17,7 +17,7 @@ import { joinedLinks, onLinkLost, onLinkMessage, startKeepalive } from "./links.
 import { injectBridges, toolsReported } from "./page_tools.js";
 import { endSession, pausedError, setPaused, takeBack } from "./person.js";
 import { popupState } from "./popup_state.js";
-import { Approval, Bridge, Popup } from "./protocol.js";
+import { Approval, Bridge, PersonRefusal, Popup } from "./protocol.js";
 import { settingsChanged } from "./settings.js";
 import { sendSnapshot } from "./snapshot.js";
 import { tabActivated, tabCreated, tabMoved, tabRemoved, tabReplaced, tabUpdated } from "./tabs.js";
@@ -51,7 +51,7 @@ async function personRequest(message) {
       break;
     case Popup.END_SESSION:
       cancelApprovals((owner) => owner === `${message.port}/${message.sessionId}`, {
-        code: "not_approved",
+        code: PersonRefusal.NOT_APPROVED,
         message: "the person ended the session before answering",
       });
       await endSession(message.port, message.sessionId);

@@ -4,7 +4,7 @@
 // page tool, a built-in browser tool) first passes the person's say (approvals.js): the pause,
 // and their approval where the call needs it.
 
-import { FromBroker, ToBroker } from "./protocol.js";
+import { FromBroker, PersonRefusal, ToBroker } from "./protocol.js";
 import { admit, cancelApprovals } from "./approvals.js";
 import { releaseSessions, releaseTab } from "./actions/debugger.js";
 import { runBrowserAction } from "./actions/run.js";
@@ -31,7 +31,7 @@ export async function handleBrokerMessage(link, message) {
     case FromBroker.DISCONNECT: {
       const ended = (sessionId) => sessionId === message.sessionId;
       cancelApprovals((owner) => owner === `${link.port}/${message.sessionId}`, {
-        code: "not_approved",
+        code: PersonRefusal.NOT_APPROVED,
         message: "the session ended before the person answered",
       });
       await Promise.all([forgetSessions(link.port, ended), releaseSessions(link.port, ended)]);

@@ -5,7 +5,7 @@
 // out here at once as well, so the browser obeys the person even where a broker is gone or does
 // not know these messages; the broker's answers (`disconnect`, `tabReleased`) then change nothing.
 
-import { ToBroker } from "./protocol.js";
+import { PersonRefusal, ToBroker } from "./protocol.js";
 import { releaseSessions, releaseTab } from "./actions/debugger.js";
 import { broadcast, sendTo } from "./links.js";
 import { forgetSessions, ownerOf, ungroupTab } from "./sessions.js";
@@ -27,7 +27,7 @@ export function isPaused() {
 /** The error every call gets while paused, as the broker names it (`paused`). */
 export function pausedError() {
   return {
-    code: "paused",
+    code: PersonRefusal.PAUSED,
     message:
       "the person paused AI agents in this browser: nothing reaches its pages until they resume them" +
       " from the browser-mcp popup",

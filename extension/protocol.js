@@ -18,6 +18,16 @@ export const FromBroker = Object.freeze({
   ERROR: "error",
 });
 
+/**
+ * toolResult error codes that say the person refused (broker/core/links.py maps them). They are the
+ * extension's alone: the bridge reports whatever a page's tool throws as `tool_error`.
+ */
+export const PersonRefusal = Object.freeze({
+  PAUSED: "paused",
+  NOT_APPROVED: "not_approved",
+  CONSENT_REQUIRED: "consent_required",
+});
+
 /** Extension -> broker. */
 export const ToBroker = Object.freeze({
   CONNECTED: "connected",

@@ -9,6 +9,7 @@
 // headless tests, so the switch is what keeps them closed (README, "Security model").
 
 import { ActionError, invalidArguments } from "./actions/errors.js";
+import { PersonRefusal } from "./protocol.js";
 import { settings, settingsReady } from "./settings.js";
 
 export const SHARE_SWITCH = "Share history and bookmarks with AI agents";
@@ -19,7 +20,7 @@ async function checkShared() {
   await settingsReady;
   if (settings().shareRecords) return;
   throw new ActionError(
-    "consent_required",
+    PersonRefusal.CONSENT_REQUIRED,
     `the person has not shared this browser's history and bookmarks with AI agents: they can turn on` +
       ` “${SHARE_SWITCH}” on the browser-mcp extension's options page` +
       ` (chrome://extensions → browser-mcp → Details → Extension options)`,
