@@ -27,7 +27,7 @@ from .core.arguments import OpenTabRequest, TabChange
 from .core.config import Config
 from .core.effects import BrowserView, CallId, Effect, LinkId, SessionId, SessionView, TabView
 from .core.errors import BrokerError, InvalidMessage, InvalidRequest, Unavailable
-from .core.messages import ErrorReply, JsonObject, Tool
+from .core.messages import Arguments, ErrorReply, JsonObject, Tool
 from .core.state import Broker
 
 __all__ = ["ONCE_FOR", "Hub", "LinkSender", "OnWait"]
@@ -189,7 +189,7 @@ class Hub:
         session_id: SessionId,
         ref: str | int,
         tool: str,
-        args: JsonObject,
+        args: Arguments,
         answer_within: float | None = None,
         once_key: str | None = None,
         on_wait: OnWait | None = None,
