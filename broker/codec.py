@@ -19,6 +19,9 @@ Decisions:
 - What orjson writes is copied to bytes of its exact size (:func:`_exact`): orjson hands back its
   working buffer, rounded up and never shrunk (about 1 MB for a 100 KB answer), and an answer or
   frame waiting for a slow reader would hold all of it.
+- The ``type`` tag is read and written here rather than by cattrs' ``configure_tagged_union``,
+  which builds the functions of all 26 classes when the module loads, a good part of a broker's
+  start-up; the converter builds each class's on the first message of its kind.
 - Tool arguments a caller sent as JSON (:class:`~broker.core.messages.RawJson`) go into the
   ``callTool`` frame as they came, and parsed ones without a walk through every nested value.
 """
@@ -33,7 +36,6 @@ import attrs
 import cattrs
 import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
-from cattrs.strategies import configure_tagged_union
 
 from .core import messages as wire
 from .core.errors import InvalidMessage
@@ -87,7 +89,9 @@ TAGS: dict[type, str] = {
     wire.Disconnect: "disconnect",
     wire.ErrorReply: "error",
 }
-EXTENSION_TYPES = frozenset(TAGS[cls] for cls in get_args(ExtensionMessage))
+# The class each ``type`` an extension may send names.
+EXTENSION_CLASSES: dict[str, type[ExtensionMessage]] = {TAGS[cls]: cls for cls in get_args(ExtensionMessage)}
+EXTENSION_TYPES = frozenset(EXTENSION_CLASSES)
 
 
 def _camel(name: str) -> str:
@@ -201,8 +205,6 @@ def _arguments_out(value: Arguments) -> Any:
 # Tool arguments and page results go out as they came: no walk through every nested value.
 converter.register_unstructure_hook_func(lambda t: t == JsonObject, lambda value: value)
 converter.register_unstructure_hook_func(lambda t: t == Arguments, _arguments_out)
-configure_tagged_union(ExtensionMessage, converter, tag_generator=TAGS.__getitem__, tag_name="type")
-configure_tagged_union(BrokerMessage, converter, tag_generator=TAGS.__getitem__, tag_name="type")
 
 
 def loads(data: str | bytes) -> Any:
@@ -257,17 +259,20 @@ def decode_extension_message(frame: str | bytes) -> ExtensionMessage:
     if not isinstance(data, dict):
         raise InvalidMessage(f"frame must be a JSON object, got {type(data).__name__}")
     kind = data.get("type")
-    if not isinstance(kind, str) or kind not in EXTENSION_TYPES:
+    cls = EXTENSION_CLASSES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
         raise InvalidMessage(f"unknown message type {kind!r}")
     try:
-        message: ExtensionMessage = converter.structure(data, ExtensionMessage)  # type: ignore[arg-type]
+        message: ExtensionMessage = converter.structure(data, cls)
     except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
         raise InvalidMessage(f"bad {kind} message: {_describe(exc)}") from None
     return message
 
 
 def encode_broker_message(message: BrokerMessage) -> bytes:
-    return _exact(orjson.dumps(converter.unstructure(message, unstructure_as=BrokerMessage)))
+    fields = converter.unstructure(message)
+    fields["type"] = TAGS[type(message)]
+    return _exact(orjson.dumps(fields))
 
 
 _CALL_ID = re.compile(rb'"callId"\s*:\s*"([^"\\]{1,64})"')
