@@ -95,9 +95,13 @@ class Hub:
         Raises:
             Forbidden: the session was opened with another credential than ``credential``.
         """
-        now = self._loop.time()
-        effects = self.core.open_session(session_id, name, now, ends_when_idle=ends_when_idle, credential=credential)
-        await self.run(effects)
+        known = self.core.has_session(session_id)
+        effects = self.core.open_session(
+            session_id, name, self._loop.time(), ends_when_idle=ends_when_idle, credential=credential
+        )
+        # A use of a known session only moves its end later: nothing to send, no timer to move.
+        if effects or not known:
+            await self.run(effects)
 
     async def end_session(self, session_id: SessionId, credential: str | None = None) -> bool:
         """End a session; False when there was none by that id.
