@@ -18,9 +18,10 @@ This module is the adapter gluing three parts:
   link comes and goes (what in-flight requests are answered, what is replayed after a restart).
 
 What it owns itself: JSON parsing (lines that are not JSON are dropped, as the SDK's stdio server
-drops them; a long request line or answer frame is routed by its head and passed on unparsed), the aiohttp WebSocket to the broker with its heartbeat, and reconnecting: each
-attempt re-reads the discovery files (a restarted broker has a new port and token), backing off
-up to :data:`RETRY_MAX` seconds; it never starts a broker itself after the first one, so
+drops them; a long request line or answer frame is routed by its head and passed on unparsed),
+the aiohttp WebSocket to the broker with its heartbeat, and reconnecting: each attempt re-reads
+the discovery files (a restarted broker has a new port and token), backing off up to
+:data:`RETRY_MAX` seconds; it never starts a broker itself after the first one, so
 ``browser-mcp stop`` stays stopped. After stdin closes, requests already read get
 :data:`DRAIN_TIMEOUT` seconds to be answered; a broken stdout ends the session.
 """
