@@ -91,7 +91,6 @@ TAGS: dict[type, str] = {
 }
 # The class each ``type`` an extension may send names.
 EXTENSION_CLASSES: dict[str, type[ExtensionMessage]] = {TAGS[cls]: cls for cls in get_args(ExtensionMessage)}
-EXTENSION_TYPES = frozenset(EXTENSION_CLASSES)
 
 
 def _camel(name: str) -> str:
