@@ -16,6 +16,14 @@ Decisions:
   extension that never heard of ``sessionId`` sees none.
 - orjson does the JSON: it reads the bytes of a frame without decoding them first, and writes
   bytes that go out as a text frame unchanged.
+- What orjson writes is copied to bytes of its exact size (:func:`_exact`): orjson hands back its
+  working buffer, rounded up and never shrunk (about 1 MB for a 100 KB answer), and an answer or
+  frame waiting for a slow reader would hold all of it.
+- The ``type`` tag is read and written here rather than by cattrs' ``configure_tagged_union``,
+  which builds the functions of all 26 classes when the module loads, a good part of a broker's
+  start-up; the converter builds each class's on the first message of its kind.
+- Tool arguments a caller sent as JSON (:class:`~broker.core.messages.RawJson`) go into the
+  ``callTool`` frame as they came, and parsed ones without a walk through every nested value.
 """
 
 from __future__ import annotations
@@ -28,11 +36,10 @@ import attrs
 import cattrs
 import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
-from cattrs.strategies import configure_tagged_union
 
 from .core import messages as wire
 from .core.errors import InvalidMessage
-from .core.messages import BrokerMessage, ExtensionMessage, JsonObject, WireError
+from .core.messages import Arguments, BrokerMessage, ExtensionMessage, JsonObject, RawJson, WireError
 
 __all__ = [
     "JSONDecodeError",
@@ -84,7 +91,8 @@ TAGS: dict[type, str] = {
     wire.Disconnect: "disconnect",
     wire.ErrorReply: "error",
 }
-EXTENSION_TYPES = frozenset(TAGS[cls] for cls in get_args(ExtensionMessage))
+# The class each ``type`` an extension may send names.
+EXTENSION_CLASSES: dict[str, type[ExtensionMessage]] = {TAGS[cls]: cls for cls in get_args(ExtensionMessage)}
 
 
 def _camel(name: str) -> str:
@@ -144,6 +152,8 @@ converter.register_structure_hook(bool, _strict(bool, "a boolean"))
 converter.register_structure_hook(float, lambda value, _: float(_strict((int, float), "a number")(value, float)))
 converter.register_structure_hook(float, _number)
 converter.register_structure_hook_func(lambda t: t == JsonObject, _json_object)
+# Arguments read back from a frame (the tests read the broker's frames) are parsed ones.
+converter.register_structure_hook_func(lambda t: t == Arguments, _json_object)
 converter.register_structure_hook_func(lambda t: t == WireError | str | None, _tool_error)
 
 
@@ -187,10 +197,15 @@ converter.register_unstructure_hook_factory(
     attrs.has,
     lambda cls: make_dict_unstructure_fn(cls, converter, _cattrs_omit_if_default=True, **_camel_overrides(cls)),
 )
+
+
+def _arguments_out(value: Arguments) -> Any:
+    return orjson.Fragment(value.text) if isinstance(value, RawJson) else value
+
+
 # Tool arguments and page results go out as they came: no walk through every nested value.
 converter.register_unstructure_hook_func(lambda t: t == JsonObject, lambda value: value)
-configure_tagged_union(ExtensionMessage, converter, tag_generator=TAGS.__getitem__, tag_name="type")
-configure_tagged_union(BrokerMessage, converter, tag_generator=TAGS.__getitem__, tag_name="type")
+converter.register_unstructure_hook_func(lambda t: t == Arguments, _arguments_out)
 
 
 def loads(data: str | bytes) -> Any:
@@ -209,8 +224,17 @@ def loads_object(data: str | bytes, what: str) -> dict[str, Any]:
     return value
 
 
+# Smaller outputs are left in orjson's buffer (4 KB at least): they are written out at once.
+_EXACT_FROM = 4096
+
+
+def _exact(data: bytes) -> bytes:
+    """``data`` in an allocation of its own size, when it is large enough for the waste to matter."""
+    return bytes(memoryview(data)) if len(data) >= _EXACT_FROM else data
+
+
 def dumps(value: Any) -> bytes:
-    return orjson.dumps(value)
+    return _exact(orjson.dumps(value))
 
 
 def dumps_text(value: Any) -> str:
@@ -245,17 +269,20 @@ def decode_extension_message(frame: str | bytes) -> ExtensionMessage:
     except ValueError as exc:
         raise InvalidMessage(str(exc)) from None
     kind = data.get("type")
-    if not isinstance(kind, str) or kind not in EXTENSION_TYPES:
+    cls = EXTENSION_CLASSES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
         raise InvalidMessage(f"unknown message type {kind!r}")
     try:
-        message: ExtensionMessage = converter.structure(data, ExtensionMessage)  # type: ignore[arg-type]
+        message: ExtensionMessage = converter.structure(data, cls)
     except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
         raise InvalidMessage(f"bad {kind} message: {_describe(exc)}") from None
     return message
 
 
 def encode_broker_message(message: BrokerMessage) -> bytes:
-    return orjson.dumps(converter.unstructure(message, unstructure_as=BrokerMessage))
+    fields = converter.unstructure(message)
+    fields["type"] = TAGS[type(message)]
+    return _exact(orjson.dumps(fields))
 
 
 _CALL_ID = re.compile(rb'"callId"\s*:\s*"([^"\\]{1,64})"')

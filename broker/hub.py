@@ -30,7 +30,7 @@ from .core.browsers import parse_ref
 from .core.config import Config
 from .core.effects import BrowserView, CallId, Effect, LinkId, SessionId, SessionView, TabView, WindowView
 from .core.errors import BrokerError, InvalidMessage, InvalidRequest, PageToolFailed, Unavailable
-from .core.messages import ErrorReply, JsonObject, Tool
+from .core.messages import Arguments, ErrorReply, JsonObject, Tool
 from .core.state import Broker
 from .views import tab_json, window_json
 
@@ -99,9 +99,13 @@ class Hub:
         Raises:
             Forbidden: the session was opened with another credential than ``credential``.
         """
-        now = self._loop.time()
-        effects = self.core.open_session(session_id, name, now, ends_when_idle=ends_when_idle, credential=credential)
-        await self.run(effects)
+        known = self.core.has_session(session_id)
+        effects = self.core.open_session(
+            session_id, name, self._loop.time(), ends_when_idle=ends_when_idle, credential=credential
+        )
+        # A use of a known session only moves its end later: nothing to send, no timer to move.
+        if effects or not known:
+            await self.run(effects)
 
     async def end_session(self, session_id: SessionId, credential: str | None = None) -> bool:
         """End a session; False when there was none by that id.
@@ -230,7 +234,7 @@ class Hub:
         session_id: SessionId,
         ref: str | int,
         tool: str,
-        args: JsonObject,
+        args: Arguments,
         answer_within: float | None = None,
         once_key: str | None = None,
         on_wait: OnWait | None = None,

@@ -27,6 +27,7 @@ from aiohttp import web
 from . import codec
 from .core import arguments, browser_tools, browser_wide
 from .core.errors import Forbidden, InvalidRequest, PageToolFailed, ToolNotFound
+from .core.messages import Arguments, RawJson
 from .hub import Hub
 from .runtime import CLIENT_LABEL, HUB, RUNTIME
 from .views import browser_json, session_json, tab_json, tab_tools_json
@@ -88,13 +89,29 @@ def _reserved(session_id: str) -> bool:
 
 async def _json_body(request: web.Request) -> Any:
     """The body as JSON, None when empty. Raises: InvalidRequest, when it is not JSON."""
-    raw = await request.read()
+    return _parsed(await request.read())
+
+
+def _parsed(raw: bytes) -> Any:
     if not raw.strip():
         return None
     try:
         return codec.loads(raw)
     except codec.JSONDecodeError as exc:
         raise InvalidRequest(f"request body is not valid JSON: {exc}") from None
+
+
+async def _tool_arguments(request: web.Request) -> Arguments:
+    """The body as a tool's arguments: checked to be a JSON object, then passed on as it came.
+
+    The parsed copy is dropped at once: a call waiting for the page holds only the bytes read.
+
+    Raises:
+        InvalidRequest: the body is not JSON, or not an object.
+    """
+    raw = await request.read()
+    parsed = arguments.tool_arguments(_parsed(raw))
+    return RawJson(raw) if parsed else parsed
 
 
 @routes.get("/status")
@@ -149,7 +166,7 @@ async def tab_tools(request: web.Request) -> web.Response:
 @routes.post("/tabs/{tab}/tools/{tool}")
 async def call_tool(request: web.Request) -> web.Response:
     session_id = await _session(request)
-    args = arguments.tool_arguments(await _json_body(request))
+    args = await _tool_arguments(request)
     answer_within = arguments.call_timeout(request.query.get("timeout"))
     once_key = request.headers.get("Idempotency-Key")
     if once_key is not None and not _IDEMPOTENCY_KEY.match(once_key):

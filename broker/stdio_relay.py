@@ -18,9 +18,10 @@ This module is the adapter gluing three parts:
   link comes and goes (what in-flight requests are answered, what is replayed after a restart).
 
 What it owns itself: JSON parsing (lines that are not JSON are dropped, as the SDK's stdio server
-drops them), the aiohttp WebSocket to the broker with its heartbeat, and reconnecting: each
-attempt re-reads the discovery files (a restarted broker has a new port and token), backing off
-up to :data:`RETRY_MAX` seconds; it never starts a broker itself after the first one, so
+drops them; a long request line or answer frame is routed by its head and passed on unparsed),
+the aiohttp WebSocket to the broker with its heartbeat, and reconnecting: each attempt re-reads
+the discovery files (a restarted broker has a new port and token), backing off up to
+:data:`RETRY_MAX` seconds; it never starts a broker itself after the first one, so
 ``browser-mcp stop`` stays stopped. After stdin closes, requests already read get
 :data:`DRAIN_TIMEOUT` seconds to be answered; a broken stdout ends the session.
 """
@@ -37,7 +38,7 @@ import aiohttp
 
 from . import codec, stdio
 from .broker_finder import find_broker, find_or_start_broker
-from .core.relay_state import Effect, RelayState, SendToClient
+from .core.relay_state import READS_PARAMS, Effect, RelayState, RequestId, SendToClient
 from .discovery import BrokerRecord
 
 __all__ = ["Relay", "main"]
@@ -60,7 +61,7 @@ class Relay:
         self.discovery_dir = discovery_dir
         self.pid = pid
         self.port = port
-        self.state = RelayState()
+        self.state = RelayState(read=codec.loads)
         self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
         # The current link's frames to send, in the order the state gave them; None while down.
         self._to_broker: asyncio.Queue[str] | None = None
@@ -115,6 +116,10 @@ class Relay:
     def _from_client(self, raw: bytes) -> None:
         line = raw.decode("utf-8", "replace").strip()
         if not line:
+            return
+        head = _request_head(line) if len(line) > _READ_WHOLE else None
+        if head is not None:
+            self._apply(self.state.from_client_head(*head, line))
             return
         try:
             message = codec.loads(line)
@@ -235,11 +240,35 @@ class Relay:
         self._apply(self.state.from_broker(message, data))
 
 
-# Frames up to this size are parsed whole; a larger one (a tools/list of many tabs) is routed by
-# its head when it is a plain answer, and passed on as it came.
+# Lines and frames up to this size are parsed whole; a larger one (a tools/call with large
+# arguments, the tools/list of many tabs) is routed by its head when it is a plain request or
+# answer, and passed on as it came.
 _READ_WHOLE = 64 * 1024
+_ID = r'(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")'
 # How the broker's SDK writes an answer: compact, jsonrpc then id then result.
-_ANSWER_HEAD = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}"),"result":')
+_ANSWER_HEAD = re.compile(r'\{"jsonrpc":"2\.0","id":' + _ID + r',"result":')
+# How the SDKs write a request, compact: the Python one jsonrpc, id, method, params; the
+# TypeScript one method, params, jsonrpc, id. A line that ends with `"id":X}` has its own id
+# there: a nested object's would be followed by the outer object's closing brace.
+_REQUEST_HEAD = re.compile(r'\{"jsonrpc":"2\.0","id":' + _ID + r',"method":"([\w/.-]{1,100})"')
+_METHOD_HEAD = re.compile(r'\{"method":"([\w/.-]{1,100})"')
+_ID_TAIL = re.compile(r',"jsonrpc":"2\.0","id":' + _ID + r"\}\Z")
+
+
+def _request_head(line: str) -> tuple[RequestId, str] | None:
+    """A long request's id and method, read from its ends; None when it must be read whole."""
+    found = _REQUEST_HEAD.match(line, 0, 400)
+    if found is not None:
+        key, method = found.group(1), found.group(2)
+    else:
+        head, tail = _METHOD_HEAD.match(line, 0, 200), _ID_TAIL.search(line, max(0, len(line) - 300))
+        if head is None or tail is None:
+            return None
+        key, method = tail.group(1), head.group(1)
+    if method in READS_PARAMS:
+        return None
+    request_id: RequestId = codec.loads(key)
+    return request_id, method
 
 
 def _answer_head(frame: str) -> dict[str, object] | None:

@@ -135,6 +135,19 @@ async def test_a_claimed_tab_brings_its_page_tool_with_a_list_change(
         assert answer == {"query": "shoes", "hits": ["red shoes", "blue shoes"]}
 
 
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_call_with_large_arguments_comes_through_whole(
+    era: str, discovery_dir: Path, state_dir: Path, shop: FakeExtension
+) -> None:
+    # Over 64 KB, the relay routes the client's request by its head and passes it on unparsed.
+    query = "shoes " * 20_000
+    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        async with asyncio.timeout(WAIT):
+            answer = await client.call_json("t7_search", {"query": query})
+        assert answer["query"] == query
+
+
 async def test_the_session_is_one_broker_session_named_after_the_client(
     discovery_dir: Path, state_dir: Path, broker: BrokerProcess
 ) -> None:

@@ -375,3 +375,37 @@ def test_a_cancellation_without_a_request_id_cancels_nothing() -> None:
     from_client(state, notification("notifications/cancelled"))
 
     assert not state.settled
+
+
+# Requests known by their head alone
+
+
+def from_client_head(state: RelayState, message: Json) -> list[Effect]:
+    return state.from_client_head(message["id"], message["method"], json.dumps(message, separators=(",", ":")))
+
+
+def test_a_request_known_by_its_head_goes_on_in_its_text_and_its_answer_ends_it() -> None:
+    state = linked()
+    effects = from_client_head(state, tool_call(3))
+
+    assert to_broker(effects) == [tool_call(3)]
+    assert not state.settled
+    assert to_client(from_broker(state, result(3))) == [result(3)]
+    assert state.settled
+
+
+@pytest.mark.parametrize("modern", [False, True])
+def test_a_call_known_by_its_head_is_read_whole_only_to_answer_it_when_its_broker_goes(modern: bool) -> None:
+    read: list[str] = []
+    state = RelayState(read=lambda line: read.append(line) or json.loads(line))
+    state.link_up()
+    from_client_head(state, tool_call(3, modern))
+    assert read == []
+
+    assert to_client(state.link_down()) == [failed_call(3, GONE_DURING_CALL, modern)]
+    assert len(read) == 1
+
+
+def test_requests_whose_params_the_bookkeeping_reads_must_come_whole() -> None:
+    with pytest.raises(ValueError, match="initialize"):
+        from_client_head(linked(), INITIALIZE)

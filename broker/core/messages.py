@@ -46,9 +46,26 @@ __all__ = [
     "ToolsDiscovered",
     "BrokerMessage",
     "WireError",
+    "Arguments",
+    "RawJson",
 ]
 
 JsonObject = dict[str, Any]
+
+
+@attrs.frozen
+class RawJson:
+    """A JSON object as a caller sent it, already checked to be one, passed on to the page unread.
+
+    A REST call's body becomes the call's arguments this way: the broker keeps the bytes it read
+    instead of a parsed copy, and writes them into the ``callTool`` frame as they came.
+    """
+
+    text: bytes
+
+
+# A tool's arguments: parsed (MCP, the command line), or as the caller sent them (REST).
+Arguments = JsonObject | RawJson
 
 
 @attrs.frozen
@@ -320,7 +337,7 @@ class CallTool:
     call_id: str
     tab_id: int
     tool_name: str
-    args: JsonObject
+    args: Arguments
 
 
 @attrs.frozen

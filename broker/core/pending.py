@@ -19,7 +19,7 @@ from typing import TypeVar
 import attrs
 
 from .effects import CallId, LinkId, SessionId
-from .messages import JsonObject
+from .messages import Arguments
 
 __all__ = ["CallKind", "Pending", "PendingCalls"]
 
@@ -47,7 +47,7 @@ class Pending:
     tab_id: int | None = None
     tool_name: str | None = None
     # A discovery that a tool call waits on: the call's arguments, sent once the tool is found.
-    then_call: JsonObject | None = None
+    then_call: Arguments | None = None
     # The extension said the call waits for the person's approval (its deadline was moved).
     awaiting_person: bool = False
 

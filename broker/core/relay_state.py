@@ -26,6 +26,10 @@ What it owns:
   asked for tool changes), since its tabs were in the old session.
 - ``notifications/cancelled`` ends the cancelled request's bookkeeping: no answer comes and
   nothing is replayed.
+- A request may come by its head alone (:meth:`RelayState.from_client_head`): its id and method,
+  which is all the bookkeeping reads of any request but ``initialize`` and
+  ``subscriptions/listen``. Its params are read, with the reader the adapter gave, only if the
+  relay must answer it itself.
 
 What it leaves out: every other protocol rule (the SDK in the broker answers malformed messages,
 unknown methods and era mismatches; a client message that is not an object is passed on for it
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -44,6 +49,7 @@ __all__ = [
     "CONNECTION_CLOSED",
     "GONE_BEFORE_ANSWER",
     "GONE_DURING_CALL",
+    "READS_PARAMS",
     "UNAVAILABLE",
     "Effect",
     "RelayState",
@@ -62,6 +68,8 @@ SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
 CONNECTION_CLOSED = -32000
 # Requests that are not failed when the link drops but sent again to the next broker.
 _KEPT_METHODS = frozenset({"initialize", "subscriptions/listen"})
+# Requests whose params the bookkeeping reads as they pass: these never come by their head alone.
+READS_PARAMS = frozenset({"initialize", "subscriptions/listen"})
 # The prefix of the ids of replayed initialize requests, whose replies the client never sees.
 PRIVATE_ID_PREFIX = "browser-mcp-relay-"
 
@@ -112,17 +120,23 @@ class _Request:
     """A client request the broker has not answered yet."""
 
     id: RequestId
-    message: Json
+    message: Json  # with no params when it came by its head alone
     line: str
     sent: bool = False  # given to a link; until then it waits in the outbox
+    whole: bool = True  # False: it came by its head alone
 
     @property
     def method(self) -> str:
         return str(self.message["method"])
 
-    @property
-    def modern(self) -> bool:
-        params = self.message.get("params")
+    def modern(self, read: Callable[[str], object] | None) -> bool:
+        """The request names the 2026 protocol era in its ``_meta``.
+
+        ``read`` parses the text of one that came by its head alone; without one it is taken to
+        be of the older era.
+        """
+        message = self.message if self.whole or read is None else read(self.line)
+        params = message.get("params") if isinstance(message, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None
         return isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta
 
@@ -145,7 +159,9 @@ class _Waiting:
 class RelayState:
     """One stdio session's JSON-RPC bookkeeping between a client and a broker that may restart."""
 
-    def __init__(self) -> None:
+    def __init__(self, read: Callable[[str], object] | None = None) -> None:
+        """``read`` parses a message's text: the adapter's JSON reader (this module parses nothing)."""
+        self._read = read
         self._pending: dict[RequestId, _Request] = {}
         self._outbox: list[_Waiting] = []
         self._broker_requests: set[RequestId] = set()
@@ -175,6 +191,19 @@ class RelayState:
 
     def from_client(self, message: object, line: str) -> list[Effect]:
         """One message from the client, parsed, and its text."""
+        return self._from_client(message, line, whole=True)
+
+    def from_client_head(self, key: RequestId, method: str, line: str) -> list[Effect]:
+        """A client request known by its head alone: its id and method, read from its text's ends.
+
+        Spares the adapter parsing a long line (a ``tools/call`` with large arguments); the text
+        goes on unchanged. Not for the methods of :data:`READS_PARAMS`.
+        """
+        if method in READS_PARAMS:
+            raise ValueError(f"{method} requests must come whole: the bookkeeping reads their params")
+        return self._from_client({"jsonrpc": "2.0", "id": key, "method": method}, line, whole=False)
+
+    def _from_client(self, message: object, line: str, whole: bool) -> list[Effect]:
         if not isinstance(message, dict):
             return self._to_broker(_Waiting(message, line, None))
         method = message.get("method")
@@ -194,11 +223,11 @@ class RelayState:
                 self._pending.pop(cancelled, None)  # no answer comes; nothing to replay
         if key is None:
             return self._to_broker(_Waiting(message, line, None))
-        request = _Request(key, message, line)
+        request = _Request(key, message, line, whole=whole)
         if method == "initialize":
             self._initialize = message
         if method == "tools/call" and self._linked_before and not self._up:
-            return [_unavailable(request, UNAVAILABLE)]
+            return [self._unavailable(request, UNAVAILABLE)]
         self._pending[key] = request
         return self._to_broker(_Waiting(message, line, request))
 
@@ -283,17 +312,16 @@ class RelayState:
                 continue
             del self._pending[key]
             effects.append(
-                _unavailable(request, GONE_DURING_CALL if request.method == "tools/call" else GONE_BEFORE_ANSWER)
+                self._unavailable(request, GONE_DURING_CALL if request.method == "tools/call" else GONE_BEFORE_ANSWER)
             )
         return effects
 
-
-def _unavailable(request: _Request, text: str) -> SendToClient:
-    """The answer to ``request`` when no broker will give one: a failed tool result, or an error."""
-    if request.method == "tools/call":
-        result: Json = {"content": [{"type": "text", "text": text}], "isError": True}
-        if request.modern:
-            result["resultType"] = "complete"
-        return SendToClient({"jsonrpc": "2.0", "id": request.id, "result": result})
-    error = {"code": CONNECTION_CLOSED, "message": text}
-    return SendToClient({"jsonrpc": "2.0", "id": request.id, "error": error})
+    def _unavailable(self, request: _Request, text: str) -> SendToClient:
+        """The answer to ``request`` when no broker will give one: a failed tool result, or an error."""
+        if request.method == "tools/call":
+            result: Json = {"content": [{"type": "text", "text": text}], "isError": True}
+            if request.modern(self._read):
+                result["resultType"] = "complete"
+            return SendToClient({"jsonrpc": "2.0", "id": request.id, "result": result})
+        error = {"code": CONNECTION_CLOSED, "message": text}
+        return SendToClient({"jsonrpc": "2.0", "id": request.id, "error": error})

@@ -66,6 +66,7 @@ from .errors import (
 from .limits import Breakers, RateLimiter
 from .links import BrowserLinks, Link, no_such_tool
 from .messages import (
+    Arguments,
     BrowserAction,
     CallTool,
     CloseTab,
@@ -177,7 +178,7 @@ class Broker(BrowserRequests):
         session_id: SessionId,
         tab_ref: str | int,
         tool_name: str,
-        args: JsonObject,
+        args: Arguments,
         now: float,
         timeout: float | None = None,
     ) -> tuple[CallId, list[Effect]]:
