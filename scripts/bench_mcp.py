@@ -32,10 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import shlex
-import statistics
 import sys
 import tempfile
 import time
@@ -55,7 +53,7 @@ from benchlib.mcp_clients import CLIENT_LABEL, INITIALIZE, era_of, mcp_env, rela
 from benchlib.proc import child_pid, status_kib, total_cpu
 from benchlib.report import Verdict, size_label
 from benchlib.servers import BROWSER_MCP, MCP_RELAY, Server, start_broker, start_mcp_baseline_http
-from benchlib.stats import Timings, percentile
+from benchlib.stats import Medians, Timings, call_figures, timed_calls
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -190,19 +188,7 @@ async def mcp_ready(client: Client, arguments: dict[str, Any], size: int) -> Non
 
 
 async def mcp_drive(client: Client, arguments: dict[str, Any], size: int, concurrency: int, calls: int) -> list[float]:
-    latencies: list[float] = []
-    remaining = calls
-
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            started = time.perf_counter()
-            await mcp_call(client, arguments, size)
-            latencies.append(time.perf_counter() - started)
-
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return latencies
+    return await timed_calls(lambda: mcp_call(client, arguments, size), concurrency, calls)
 
 
 async def run_mcp_scenario(
@@ -224,31 +210,22 @@ async def run_mcp_scenario(
         path=path,
         size=size,
         concurrency=concurrency,
-        calls=calls,
-        p50_ms=percentile(latencies, 0.50) * 1e3,
-        p99_ms=percentile(latencies, 0.99) * 1e3,
         cpu_us_per_call=sum(spent),
         main_cpu_us_per_call=spent[0],
         relay_cpu_us_per_call=sum(spent[1:]),
         peak_rss_mb=peak_rss / 1024,
-        calls_per_s=calls / wall,
-        client_cpu_us_per_call=(client_after - client_before) / calls * 1e6,
+        **call_figures(latencies, wall, client_after - client_before),
     )
 
 
 @dataclass
-class McpScenario:
+class McpScenario(Medians):
+    baseline = "baseline"
+
     path: str
     size: int
     concurrency: int
     runs: dict[str, list[McpRun]] = field(default_factory=lambda: {kind: [] for kind in MCP_SERVERS})
-
-    def median(self, kind: str, metric: str) -> float:
-        return statistics.median(getattr(run, metric) for run in self.runs[kind])
-
-    def ratio(self, metric: str = "cpu_us_per_call") -> float:
-        baseline = self.median("baseline", metric)
-        return self.median("broker", metric) / baseline if baseline else math.nan
 
     def label(self) -> str:
         return f"{self.path} {size_label(self.size)} x{self.concurrency}"

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import shlex
-import statistics
 import tempfile
 import time
 from contextlib import AsyncExitStack
@@ -43,7 +41,7 @@ from benchlib.fake_extension import FakeExtension
 from benchlib.proc import CLOCK_TICK, cpu_seconds, status_kib
 from benchlib.report import Verdict, machine, size_label
 from benchlib.servers import start_broker, start_relay
-from benchlib.stats import percentile
+from benchlib.stats import Medians, call_figures, timed_calls
 
 CALL_PATH = "/tabs/1/tools/echo"
 SERVERS = ("broker", "relay")
@@ -87,21 +85,13 @@ async def wait_ready(session: aiohttp.ClientSession, load: Load) -> None:
 
 async def drive(session: aiohttp.ClientSession, load: Load, concurrency: int, calls: int) -> list[float]:
     """``calls`` calls from ``concurrency`` workers, each one call after another; latencies in s."""
-    latencies: list[float] = []
-    remaining = calls
 
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            started = time.perf_counter()
-            status, body = await one_call(session, load)
-            latencies.append(time.perf_counter() - started)
-            if status != 200:
-                raise BenchError(f"call failed: {status} {body[:300]!r}")
+    async def call() -> None:
+        status, body = await one_call(session, load)
+        if status != 200:
+            raise BenchError(f"call failed: {status} {body[:300]!r}")
 
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return latencies
+    return await timed_calls(call, concurrency, calls)
 
 
 # Scenarios
@@ -179,31 +169,22 @@ async def run_scenario(
         server=kind,
         size=size,
         concurrency=concurrency,
-        calls=calls,
-        p50_ms=percentile(latencies, 0.50) * 1e3,
-        p99_ms=percentile(latencies, 0.99) * 1e3,
         cpu_us_per_call=(sum(cpu_after) - sum(cpu_before)) / calls * 1e6,
         user_us_per_call=(cpu_after[0] - cpu_before[0]) / calls * 1e6,
         system_us_per_call=(cpu_after[1] - cpu_before[1]) / calls * 1e6,
         peak_rss_mb=peak_rss / 1024,
         idle_rss_mb=idle_rss / 1024,
-        calls_per_s=calls / wall,
-        client_cpu_us_per_call=(client_after - client_before) / calls * 1e6,
+        **call_figures(latencies, wall, client_after - client_before),
     )
 
 
 @dataclass
-class Scenario:
+class Scenario(Medians):
+    baseline = "relay"
+
     size: int
     concurrency: int
     runs: dict[str, list[Run]] = field(default_factory=lambda: {kind: [] for kind in SERVERS})
-
-    def median(self, kind: str, metric: str) -> float:
-        return statistics.median(getattr(run, metric) for run in self.runs[kind])
-
-    def ratio(self, metric: str) -> float:
-        relay = self.median("relay", metric)
-        return self.median("broker", metric) / relay if relay else math.nan
 
     def label(self) -> str:
         return f"{size_label(self.size)} x{self.concurrency}"
@@ -246,10 +227,7 @@ def table(scenarios: list[Scenario]) -> str:
 def _ratio_goal(goal: str, scenarios: list[Scenario], metric: str, limit: float) -> Verdict | None:
     if not scenarios:
         return None
-    values = {s.label(): s.ratio(metric) for s in scenarios}
-    passed = all(v <= limit for v in values.values())
-    detail = ", ".join(f"{label} {value:.2f}x" for label, value in values.items())
-    return Verdict(goal, passed, detail, values)
+    return Verdict.at_most(goal, {s.label(): s.ratio(metric) for s in scenarios}, limit)
 
 
 def verdicts(scenarios: list[Scenario]) -> list[Verdict]:

@@ -1,9 +1,14 @@
-"""Statistics of the measurements: nearest-rank percentiles, and median, p90 and max of timings."""
+"""Statistics of the measurements: nearest-rank percentiles, median, p90 and max of timings, the
+client's figures of a run of calls (and making them), and medians over a scenario's runs."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 import statistics
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -31,3 +36,46 @@ class Timings:
     @property
     def max_ms(self) -> float:
         return max(self.runs_ms)
+
+
+async def timed_calls(call: Callable[[], Awaitable[None]], concurrency: int, calls: int) -> list[float]:
+    """``calls`` calls from ``concurrency`` workers, each one call after another; latencies in s."""
+    latencies: list[float] = []
+    remaining = calls
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            started = time.perf_counter()
+            await call()
+            latencies.append(time.perf_counter() - started)
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return latencies
+
+
+def call_figures(latencies: list[float], wall: float, client_cpu_s: float) -> dict[str, float]:
+    """What the client measured over a run of calls: latency p50 and p99, calls a second, its own CPU."""
+    calls = len(latencies)
+    return {
+        "calls": calls,
+        "p50_ms": percentile(latencies, 0.50) * 1e3,
+        "p99_ms": percentile(latencies, 0.99) * 1e3,
+        "calls_per_s": calls / wall,
+        "client_cpu_us_per_call": client_cpu_s / calls * 1e6,
+    }
+
+
+class Medians:
+    """A scenario's runs by server, their medians, and the broker's over ``baseline``'s."""
+
+    runs: dict[str, list[Any]]
+    baseline: ClassVar[str]
+
+    def median(self, kind: str, metric: str) -> float:
+        return statistics.median(getattr(run, metric) for run in self.runs[kind])
+
+    def ratio(self, metric: str = "cpu_us_per_call") -> float:
+        baseline = self.median(self.baseline, metric)
+        return self.median("broker", metric) / baseline if baseline else math.nan
