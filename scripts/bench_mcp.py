@@ -53,7 +53,7 @@ from benchlib.mcp_clients import CLIENT_LABEL, INITIALIZE, era_of, mcp_env, rela
 from benchlib.proc import child_pid, status_kib, total_cpu
 from benchlib.report import Verdict, size_label
 from benchlib.servers import BROWSER_MCP, MCP_RELAY, Server, start_broker, start_mcp_baseline_http
-from benchlib.stats import Medians, Timings, call_figures, timed_calls
+from benchlib.stats import Medians, Timings, call_figures, taking_turns, timed_calls
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -305,24 +305,18 @@ async def bench_mcp(args: Any) -> McpResults:
         workdir = Path(tmp)
         spawn = await bench_spawn(args.spawn_runs, workdir, broker_cmd)
         listed = [await bench_tools_list(path, args.list_requests, workdir, broker_cmd) for path in LIST_PATHS]
-        turn = 0
-        for round_number in range(1, args.repeat + 1):
-            for scenario in scenarios:
-                order = MCP_SERVERS if turn % 2 == 0 else MCP_SERVERS[::-1]
-                turn += 1
-                calls = args.mcp_calls if scenario.size < LARGE else args.mcp_calls_large
-                for kind in order:
-                    run = await run_mcp_scenario(
-                        kind, scenario.path, scenario.size, scenario.concurrency, calls, args.warmup, workdir,
-                        broker_cmd,
-                    )  # fmt: skip
-                    scenario.runs[kind].append(run)
-                    relay = f" (relay {run.relay_cpu_us_per_call:.0f})" if run.relay_cpu_us_per_call else ""
-                    progress(
-                        f"[{round_number}/{args.repeat}] {scenario.label():<22} {kind:<8}"
-                        f" p50 {run.p50_ms:7.3f} ms  p99 {run.p99_ms:7.3f} ms  CPU {run.cpu_us_per_call:6.0f}"
-                        f"{relay} us/call  {run.calls_per_s:5.0f} calls/s"
-                    )
+        for round_number, scenario, kind in taking_turns(scenarios, MCP_SERVERS, args.repeat):
+            calls = args.mcp_calls if scenario.size < LARGE else args.mcp_calls_large
+            run = await run_mcp_scenario(
+                kind, scenario.path, scenario.size, scenario.concurrency, calls, args.warmup, workdir, broker_cmd
+            )
+            scenario.runs[kind].append(run)
+            relay = f" (relay {run.relay_cpu_us_per_call:.0f})" if run.relay_cpu_us_per_call else ""
+            progress(
+                f"[{round_number}/{args.repeat}] {scenario.label():<22} {kind:<8}"
+                f" p50 {run.p50_ms:7.3f} ms  p99 {run.p99_ms:7.3f} ms  CPU {run.cpu_us_per_call:6.0f}"
+                f"{relay} us/call  {run.calls_per_s:5.0f} calls/s"
+            )
     return McpResults(scenarios, spawn, listed)
 
 

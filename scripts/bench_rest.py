@@ -41,7 +41,7 @@ from benchlib.fake_extension import FakeExtension
 from benchlib.proc import CLOCK_TICK, cpu_seconds, status_kib
 from benchlib.report import Verdict, machine, size_label
 from benchlib.servers import start_broker, start_relay
-from benchlib.stats import Medians, call_figures, timed_calls
+from benchlib.stats import Medians, call_figures, taking_turns, timed_calls
 
 CALL_PATH = "/tabs/1/tools/echo"
 SERVERS = ("broker", "relay")
@@ -339,22 +339,16 @@ def json_report(scenarios: list[Scenario], args: argparse.Namespace) -> dict[str
 async def bench_rest(args: argparse.Namespace) -> list[Scenario]:
     scenarios = [Scenario(size, n) for size in args.sizes for n in args.concurrency]
     broker_cmd = shlex.split(args.broker_cmd)
-    turn = 0
     with tempfile.TemporaryDirectory(prefix="browser-mcp-bench-") as tmp:
-        for round_number in range(1, args.repeat + 1):
-            for scenario in scenarios:
-                # Interleaved, and alternating who goes first, so noise hits both alike.
-                order = SERVERS if turn % 2 == 0 else SERVERS[::-1]
-                turn += 1
-                calls = args.calls_small if scenario.size < LARGE else args.calls_large
-                for kind in order:
-                    run = await run_scenario(
-                        kind, scenario.size, scenario.concurrency, calls, args.warmup, Path(tmp), broker_cmd, args.shape
-                    )
-                    scenario.runs[kind].append(run)
-                    progress(
-                        f"[{round_number}/{args.repeat}] {scenario.label():<10} {kind:<6}"
-                        f" p50 {run.p50_ms:7.3f} ms  p99 {run.p99_ms:7.3f} ms  CPU {run.cpu_us_per_call:6.0f} us/call"
-                        f"  peak RSS {run.peak_rss_mb:5.1f} MB  {run.calls_per_s:6.0f} calls/s"
-                    )
+        for round_number, scenario, kind in taking_turns(scenarios, SERVERS, args.repeat):
+            calls = args.calls_small if scenario.size < LARGE else args.calls_large
+            run = await run_scenario(
+                kind, scenario.size, scenario.concurrency, calls, args.warmup, Path(tmp), broker_cmd, args.shape
+            )
+            scenario.runs[kind].append(run)
+            progress(
+                f"[{round_number}/{args.repeat}] {scenario.label():<10} {kind:<6}"
+                f" p50 {run.p50_ms:7.3f} ms  p99 {run.p99_ms:7.3f} ms  CPU {run.cpu_us_per_call:6.0f} us/call"
+                f"  peak RSS {run.peak_rss_mb:5.1f} MB  {run.calls_per_s:6.0f} calls/s"
+            )
     return scenarios

@@ -7,8 +7,10 @@ import asyncio
 import math
 import statistics
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import Any, ClassVar, TypeVar
+
+ScenarioT = TypeVar("ScenarioT")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -36,6 +38,22 @@ class Timings:
     @property
     def max_ms(self) -> float:
         return max(self.runs_ms)
+
+
+def taking_turns(
+    scenarios: list[ScenarioT], servers: Sequence[str], rounds: int
+) -> Iterator[tuple[int, ScenarioT, str]]:
+    """Each scenario's run of each server, round after round, as ``(round, scenario, server)``.
+
+    The servers take turns going first, so that noise on the machine hits both alike.
+    """
+    turn = 0
+    for round_number in range(1, rounds + 1):
+        for scenario in scenarios:
+            order = servers if turn % 2 == 0 else servers[::-1]
+            turn += 1
+            for server in order:
+                yield round_number, scenario, server
 
 
 async def timed_calls(call: Callable[[], Awaitable[None]], concurrency: int, calls: int) -> list[float]:
