@@ -27,7 +27,9 @@ async function show() {
   site.textContent = details.site;
   if (details.title) site.append(document.createElement("br"), details.title);
   document.getElementById("args").textContent = details.args;
-  document.getElementById("always").textContent = `Always allow on ${details.site}`;
+  const always = document.getElementById("always");
+  always.textContent = `Always allow on ${details.site}`;
+  always.hidden = !details.perSite;
   const ends = Date.now() + details.timeoutMs;
   const countdown = document.getElementById("countdown");
   const tick = () => {

@@ -13,11 +13,21 @@ import { FromBroker, PersonRefusal, ToBroker } from "./protocol.js";
 import { reply } from "./links.js";
 import { toolsOf } from "./page_tools.js";
 import { isPaused, pausedError } from "./person.js";
+import { RECORD_REQUESTS, notShared } from "./records.js";
 import { sessionName } from "./sessions.js";
 import { Policy, settings, settingsReady, updateSettings } from "./settings.js";
 
 // Playwright MCP's read-only built-in tools; every other one changes the page.
 const READ_ONLY_ACTIONS = new Set(["snapshot", "wait_for", "take_screenshot", "console_messages", "network_requests"]);
+// The browser's own requests (browser_wide.js) as the approval window names them, and which only read.
+const BROWSER_REQUESTS = Object.freeze({
+  listWindows: { tool: "browser_windows list", readOnly: true },
+  focusWindow: { tool: "browser_windows focus", readOnly: false },
+  closeWindow: { tool: "browser_windows close", readOnly: false },
+  searchHistory: { tool: "browser_history_search", readOnly: true },
+  searchBookmarks: { tool: "browser_bookmarks search", readOnly: true },
+  createBookmark: { tool: "browser_bookmarks create", readOnly: false },
+});
 const ARGS_SHOWN = 600;
 const WINDOW = { type: "popup", width: 480, height: 520, focused: true };
 
@@ -48,7 +58,19 @@ function needsApproval(annotations, origin) {
 }
 
 /** The tool a request names and what it declares about itself; an error when it may not run at all. */
-function describe(message) {
+async function describe(message) {
+  if (message.type === FromBroker.BROWSER_REQUEST) {
+    // Nobody is asked to approve what the person's switch refuses anyway.
+    const refused = Object.hasOwn(RECORD_REQUESTS, message.request) ? await notShared() : null;
+    if (refused) return { refused };
+    // An unknown request asks nothing: runBrowserRequest answers it with what is wrong.
+    const known = Object.hasOwn(BROWSER_REQUESTS, message.request) ? BROWSER_REQUESTS[message.request] : null;
+    return {
+      name: known?.tool ?? String(message.request),
+      annotations: { readOnlyHint: known?.readOnly ?? true },
+      wholeBrowser: true,
+    };
+  }
   if (message.type !== FromBroker.BROWSER_ACTION) {
     const tool = toolsOf(message.tabId).find((t) => t.name === message.toolName);
     return { name: message.toolName, annotations: tool?.annotations };
@@ -66,20 +88,27 @@ function describe(message) {
   return { name: `browser_${message.action}`, annotations };
 }
 
+/** The tab a call acts in: its URL and title; null when the call names no tab there is. */
+async function placeOf(message) {
+  if (!Number.isInteger(message.tabId)) return null;
+  const tab = await chrome.tabs.get(message.tabId).catch(() => null);
+  return tab && { url: tab.url || tab.pendingUrl || "", title: tab.title ?? "" };
+}
+
 /**
- * Whether a broker's callTool or browserAction may run now: null when it may, else the error
- * {code, message} to answer it with. Waits for the person when the call needs their approval.
+ * Whether a broker's callTool, browserAction or browserRequest may run now: null when it may,
+ * else the error {code, message} to answer it with. Waits for the person when the call needs
+ * their approval.
  */
 export async function admit(link, message) {
   if (isPaused()) return pausedError();
   await settingsReady;
-  const { name, annotations, refused } = describe(message);
+  const { name, annotations, refused, wholeBrowser } = await describe(message);
   if (refused) return refused;
+  const place = wholeBrowser ? { url: "", title: "" } : await placeOf(message);
   // A request without a proper tab is answered by the call itself, which says what is wrong.
-  if (!Number.isInteger(message.tabId)) return null;
-  const tab = await chrome.tabs.get(message.tabId).catch(() => null);
-  if (!tab) return null;
-  const url = tab.url || tab.pendingUrl || "";
+  if (!place) return null;
+  const { url, title } = place;
   const origin = originOf(url);
   if (!needsApproval(annotations, origin)) return null;
   const timeoutMs = settings().approvalTimeoutMs;
@@ -88,8 +117,10 @@ export async function admit(link, message) {
     agent: sessionName(link.port, message.sessionId),
     tool: name,
     args: shorten(message.args),
-    site: origin || url,
-    title: tab.title ?? "",
+    site: origin || url || "the whole browser",
+    // "Always allow" is for a site; a request of the whole browser is allowed once at a time.
+    perSite: Boolean(origin),
+    title,
     timeoutMs,
   };
   const answer = await ask(details, `${link.port}/${message.sessionId}`);

@@ -63,7 +63,7 @@ export async function handleBrokerMessage(link, message) {
       link.send(await admitted(link, message, () => runBrowserAction(link.port, message)));
       break;
     case FromBroker.BROWSER_REQUEST:
-      link.send(await runBrowserRequest(message));
+      link.send(await admitted(link, message, () => runBrowserRequest(message)));
       break;
     case FromBroker.PING:
       link.send({ type: ToBroker.PONG });

@@ -16,15 +16,22 @@ export const SHARE_SWITCH = "Share history and bookmarks with AI agents";
 const MAX_RESULTS = 200;
 const DEFAULT_RESULTS = 20;
 
-async function checkShared() {
+/** The error a request of the person's records gets while they do not share them; null while they do. */
+export async function notShared() {
   await settingsReady;
-  if (settings().shareRecords) return;
-  throw new ActionError(
-    PersonRefusal.CONSENT_REQUIRED,
-    `the person has not shared this browser's history and bookmarks with AI agents: they can turn on` +
+  if (settings().shareRecords) return null;
+  return {
+    code: PersonRefusal.CONSENT_REQUIRED,
+    message:
+      `the person has not shared this browser's history and bookmarks with AI agents: they can turn on` +
       ` “${SHARE_SWITCH}” on the browser-mcp extension's options page` +
       ` (chrome://extensions → browser-mcp → Details → Extension options)`,
-  );
+  };
+}
+
+async function checkShared() {
+  const refusal = await notShared();
+  if (refusal) throw new ActionError(refusal.code, refusal.message);
 }
 
 const iso = (ms) => (Number.isFinite(ms) ? new Date(ms).toISOString() : null);

@@ -9,6 +9,7 @@ bad request, with nothing sent to the browser.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -252,3 +253,22 @@ async def test_rest_says_not_supported_for_an_older_extension(broker: BrokerUnde
         assert (status, body["error"]["code"]) == (501, "not_supported")
     status, body = await broker.get("/status")
     assert body["browsers"][0]["features"] == []
+
+
+async def test_a_bookmark_waiting_for_the_persons_approval_outlives_its_timeout(make_broker: MakeBroker) -> None:
+    broker = await make_broker(call_timeout=0.5)
+    fake = await broker.extension(persons_tab(), features=FEATURES)
+    fake.shared = True
+
+    async def ask_the_person(message: dict[str, Any]) -> None:
+        await fake.send({"type": "approvalPending", "callId": message["callId"], "timeout": 60})
+        await asyncio.sleep(1.0)  # twice the call timeout: the person reads the window
+        await fake.answer_request(message)
+
+    fake.on_request = ask_the_person
+    async with broker.mcp("Claude Code", MODERN) as client:
+        created = await client.call(
+            "browser_bookmarks", {"action": "create", "url": "https://page7.example/", "title": "Seven"}
+        )
+        assert not created.is_error, text(created)
+    assert sent_requests(fake) == ["createBookmark"]

@@ -10,6 +10,7 @@ switch is saved as a picture in ``tests/output/e2e_browser_wide/`` (or
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ from broker.core.security import PROJECT_EXTENSION_ID
 
 from .mcp_clients import McpClient, text
 from .test_e2e_extension import World, eventually, open_world, serve_pages
+from .test_e2e_person import answer, approval_window, change_settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -153,6 +155,31 @@ async def test_history_and_bookmarks_answer_once_the_person_shares_them(world: W
 
         await eventually(refused_again, "history refused again once sharing is off")
         await options.close()
+
+
+async def test_under_the_stricter_policy_a_new_bookmark_waits_for_the_person(world: World) -> None:
+    await change_settings(world, shareRecords=True, approvalPolicy="notReadOnly")
+    try:
+        async with world.mcp("Bookmarker") as client:
+            url = world.url("recipe.html", "asked")
+            call = asyncio.ensure_future(
+                client.call("browser_bookmarks", {"action": "create", "url": url, "title": "Asked first"})
+            )
+            window = await approval_window(world, call)
+            assert await window.locator("#tool").inner_text() == "browser_bookmarks create"
+            assert await window.locator("#site").inner_text() == "the whole browser"
+            assert url in await window.locator("#args").inner_text()
+            # "Always allow on this site" is for a site; the whole browser is allowed once at a time.
+            assert await window.locator("#always").is_hidden()
+            await window.locator("body").screenshot(path=str(OUTPUT / "approval_bookmark.png"))
+            await answer(window, "Deny")
+            denied = await call
+            assert denied.is_error and text(denied).startswith("not_approved:"), text(denied)
+            # Reading asks nothing, and finds no bookmark the person refused.
+            found = await client.call_json("browser_bookmarks", {"action": "search", "query": "Asked first"})
+            assert found["results"] == []
+    finally:
+        await change_settings(world, shareRecords=False, approvalPolicy="destructive")
 
 
 def _json(result: Any) -> Any:

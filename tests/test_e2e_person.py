@@ -77,18 +77,19 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
         serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site,
         open_world(tmp_path_factory.mktemp("e2e-person"), site, World) as world,
     ):
-        await approval_time(world, APPROVAL_TIMEOUT_MS)
+        await change_settings(world, approvalTimeoutMs=APPROVAL_TIMEOUT_MS)
         yield world
 
 
-async def approval_time(world: World, ms: int) -> None:
-    """Set how long an approval window waits, as the extension's storage holds it (no UI has it)."""
+async def change_settings(world: World, **changes: Any) -> None:
+    """Change the extension's settings where its options page keeps them (how long an approval
+    window waits has no control there)."""
     await world.worker.evaluate(
-        """async (ms) => {
+        """async (changes) => {
             const {settings} = await chrome.storage.local.get("settings");
-            await chrome.storage.local.set({settings: {...settings, approvalTimeoutMs: ms}});
+            await chrome.storage.local.set({settings: {...settings, ...changes}});
         }""",
-        ms,
+        changes,
     )
 
 
@@ -297,7 +298,7 @@ async def test_a_destructive_page_tool_runs_once_the_person_allows_it(world: Wor
 
 async def test_an_approval_nobody_answers_fails_when_its_time_runs_out(world: World) -> None:
     page, tab = await world.open_page("shop.html", "timeout", {"buy", "look"})
-    await approval_time(world, SHORT_APPROVAL_MS)
+    await change_settings(world, approvalTimeoutMs=SHORT_APPROVAL_MS)
     call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "hat"}))
     window = await approval_window(world, call)
     assert "Denied in" in await window.locator("#countdown").inner_text()
@@ -307,7 +308,7 @@ async def test_an_approval_nobody_answers_fails_when_its_time_runs_out(world: Wo
     assert "no answer within 3 s" in body["error"]["message"]
     await eventually(lambda: _closed(window), "the approval window to close")
     assert await page.evaluate("window.bought ?? 0") == 0
-    await approval_time(world, APPROVAL_TIMEOUT_MS)
+    await change_settings(world, approvalTimeoutMs=APPROVAL_TIMEOUT_MS)
     await page.close()
 
 
@@ -372,22 +373,12 @@ async def test_browser_evaluate_asks_and_can_be_turned_off(world: World) -> None
         assert not result.is_error and "Tiny shop" in text(result), text(result)
 
         before = client.changes.count
-        await world.worker.evaluate(
-            """async () => {
-                const {settings} = await chrome.storage.local.get("settings");
-                await chrome.storage.local.set({settings: {...settings, allowEvaluate: false}});
-            }"""
-        )
+        await change_settings(world, allowEvaluate=False)
         await client.changes.next(before)
         assert "browser_evaluate" not in await client.tool_names()
         refused = await client.call("browser_evaluate", {"function": "() => 1"})
         assert refused.is_error and "the person turned browser_evaluate off" in text(refused), text(refused)
-        await world.worker.evaluate(
-            """async () => {
-                const {settings} = await chrome.storage.local.get("settings");
-                await chrome.storage.local.set({settings: {...settings, allowEvaluate: true}});
-            }"""
-        )
+        await change_settings(world, allowEvaluate=True)
 
 
 async def test_a_broker_the_person_ignores_is_left_until_they_take_it_back(world: World) -> None:

@@ -115,16 +115,14 @@ class PersonInCharge(BrowserLinks):
         return []
 
     def _on_approval_pending(self, link: Link, message: ApprovalPending, now: float) -> list[Effect]:
-        pending = self._reply_to(link, message.call_id, CallKind.TOOL, CallKind.ACTION)
+        pending = self._reply_to(link, message.call_id, CallKind.TOOL, CallKind.ACTION, CallKind.BROWSER)
         if pending is None:
             return []
         wait = min(max(message.timeout, 0.0), MAX_APPROVAL_WAIT)
         pending.awaiting_person = True
         self._pending.postpone(pending.call_id, now + wait + pending.timeout)
-        note = (
-            f"waiting for the person to approve {pending.tool_name} on tab {pending.browser}:{pending.tab_id}"
-            f" in the browser (up to {wait:g} s)"
-        )
+        where = f"tab {pending.browser}:{pending.tab_id}" if pending.tab_id is not None else pending.browser
+        note = f"waiting for the person to approve {pending.tool_name} on {where} in the browser (up to {wait:g} s)"
         return [CallWaiting(pending.call_id, wait, note)]
 
     _person_handlers: ClassVar[dict[type, Any]] = {
