@@ -33,7 +33,20 @@ const WINDOW_REQUESTS = Object.freeze({
     return { windowId: args.windowId };
   },
   async closeWindow(args) {
-    await chrome.windows.remove(windowId(args));
+    const id = windowId(args);
+    // The broker checked that these tabs are all the session's; one that arrived since (the
+    // person's, say) is not closed with them.
+    if (Array.isArray(args.tabIds)) {
+      const arrived = (await chrome.tabs.query({ windowId: id })).filter((tab) => !args.tabIds.includes(tab.id));
+      if (arrived.length) {
+        throw new ActionError(
+          "window_changed",
+          `window ${id} was not closed: tab ${arrived.map((tab) => tab.id).join(", ")} opened in it` +
+            " after the broker checked it; list the windows again",
+        );
+      }
+    }
+    await chrome.windows.remove(id);
     return { windowId: args.windowId };
   },
 });

@@ -272,3 +272,22 @@ async def test_a_bookmark_waiting_for_the_persons_approval_outlives_its_timeout(
         )
         assert not created.is_error, text(created)
     assert sent_requests(fake) == ["createBookmark"]
+
+
+async def test_a_window_that_gained_a_tab_before_it_closed_is_refused_as_not_owned(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(persons_tab(7, 1), features=FEATURES)
+
+    async def gained_a_tab(message: dict[str, Any]) -> None:
+        if message["request"] != "closeWindow":
+            await fake.answer_request(message)
+            return
+        error = {"code": "window_changed", "message": "window 100 was not closed: tab 1001 opened in it"}
+        await fake.send({"type": "toolResult", "callId": message["callId"], "error": error})
+
+    fake.on_request = gained_a_tab
+    async with broker.mcp("Claude Code", MODERN) as client:
+        window = (await client.call_json("browser_windows", {"action": "create"}))["window"]["id"]
+        message = await refused(client, "browser_windows", {"action": "close", "windowId": window}, "window_not_owned")
+        assert "tab 1001 opened in it" in message
+    [close] = [m for m in fake.received("browserRequest") if m["request"] == "closeWindow"]
+    assert close["args"]["windowId"] == window and len(close["args"]["tabIds"]) == 1

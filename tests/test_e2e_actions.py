@@ -1,4 +1,5 @@
-"""End to end: the built-in browser tools (``browserAction``), carried out by the real extension.
+"""End to end: the built-in browser tools (``browserAction``), and a window closed by ``browserRequest``,
+carried out by the real extension.
 
 One headless Chromium for the module, with the unpacked extension; local pages from
 ``tests/pages/`` served by aiohttp on 127.0.0.1. Instead of the real broker, a scripted fake one
@@ -180,6 +181,16 @@ class World:
             f"the answer to {action}",
             lambda m: m.get("type") == "toolResult" and m.get("callId") == call_id,
             within=40,
+        )
+
+    async def request(self, request: str, **args: Any) -> dict[str, Any]:
+        """Send a browserRequest (the browser's windows, history, bookmarks) and return its toolResult."""
+        call_id = f"c{next(self.calls)}"
+        await self.link.send(
+            {"type": "browserRequest", "sessionId": SESSION, "callId": call_id, "request": request, "args": args}
+        )
+        return await self.link.wait_for(
+            f"the answer to {request}", lambda m: m.get("type") == "toolResult" and m.get("callId") == call_id
         )
 
     async def ok(self, tab_id: int, action: str, **args: Any) -> str:
@@ -668,3 +679,23 @@ async def test_the_debugger_leaves_a_tab_its_session_releases_or_ends(world: Wor
 
 async def not_attached(world: World, tab: int) -> bool:
     return not await attached(world, tab)
+
+
+async def test_a_window_that_gained_a_tab_since_the_broker_checked_it_stays_open(world: World) -> None:
+    window = await world.worker.evaluate(
+        "chrome.windows.create({url: 'about:blank', focused: false}).then((w) => ({id: w.id, tab: w.tabs[0].id}))"
+    )
+    # The broker checked the window when it held one tab; the person opened another since.
+    arrived = await world.worker.evaluate(
+        "(id) => chrome.tabs.create({windowId: id, url: 'about:blank', active: false}).then((tab) => tab.id)",
+        window["id"],
+    )
+    answer = await world.request("closeWindow", windowId=window["id"], tabIds=[window["tab"]])
+    assert answer["error"]["code"] == "window_changed", answer
+    assert f"tab {arrived} opened in it" in answer["error"]["message"]
+    open_tabs = "(id) => chrome.tabs.query({windowId: id}).then((tabs) => tabs.map((tab) => tab.id))"
+    assert sorted(await world.worker.evaluate(open_tabs, window["id"])) == sorted([window["tab"], arrived])
+
+    answer = await world.request("closeWindow", windowId=window["id"], tabIds=[window["tab"], arrived])
+    assert answer.get("error") is None, answer
+    assert await world.worker.evaluate(open_tabs, window["id"]) == []

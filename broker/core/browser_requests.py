@@ -68,6 +68,9 @@ class BrowserRequests(PersonInCharge):
             browser, window_id = self._resolve_window(call.window, call.browser)
             self.check_window_yours(session, browser, window_id, call.request.removesuffix("Window"))
             args = {**args, "windowId": window_id}
+            if call.request == "closeWindow":
+                # The tabs checked: a tab that reaches the window before it closes keeps it open.
+                args["tabIds"] = sorted(tab.id for tab in browser.window_tabs(window_id))
         self._check_paused(browser)
         self.check_feature(browser, REQUESTS[call.request])
         pending = self._add_pending(session, browser, CallKind.BROWSER, now, timeout, tool_name=call.request)

@@ -42,6 +42,7 @@ from .errors import (
     TabNotFound,
     ToolNotFound,
     TooManyCalls,
+    WindowNotOwned,
 )
 from .limits import Breakers, RateLimiter
 from .messages import (
@@ -75,6 +76,9 @@ _DECLINED: dict[str, type[PersonDeclined]] = {
     NotApproved.code: NotApproved,
     ConsentRequired.code: ConsentRequired,
 }
+# A browserRequest's error codes that name one of the broker's own errors: a window to close
+# gained a tab that is not the session's after the broker checked it.
+_BROWSER_REFUSALS: dict[str, type[BrokerError]] = {"window_changed": WindowNotOwned}
 
 
 class _UnannouncedTab(Exception):
@@ -281,8 +285,9 @@ class BrowserLinks:
             return self._finish(pending.call_id, now, value=message.result)
         failure: BrokerError
         if isinstance(error, WireError):
-            declined = _DECLINED.get(error.code or "")
-            failure = declined(error.message) if declined else PageToolFailed(error.message, page_code=error.code)
+            code = error.code or ""
+            known = _DECLINED.get(code) or (_BROWSER_REFUSALS.get(code) if pending.kind is CallKind.BROWSER else None)
+            failure = known(error.message) if known else PageToolFailed(error.message, page_code=error.code)
         else:
             failure = PageToolFailed(error)
         return self._finish(pending.call_id, now, failure)
