@@ -3,7 +3,8 @@
 ``/mcp`` serves both protocol eras through the SDK's ASGI handlers (:mod:`broker.asgi`), routed as
 the SDK routes them, by the ``MCP-Protocol-Version`` header:
 
-- 2026-07-28 requests are stateless; the SDK's session manager serves each one, and
+- 2026-07-28 requests are stateless; one of two SDK session managers serves each one (JSON-only
+  where no notification can come, see ``_may_stream``), and
   :class:`~broker.mcp_server.McpSurface` recognises the client by its token or name.
 - 2025-11-25 sessions are served by :class:`LegacySessions`, a small manager built from the SDK's
   public pieces instead of its stock one, because the broker must know when a session ends
@@ -28,6 +29,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import orjson
 from aiohttp import WSCloseCode, WSMsgType, web
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.connection import Connection
@@ -183,32 +185,69 @@ def _jsonrpc_error(status: int, message: str) -> JSONResponse:
     )
 
 
+def _may_stream(body: bytes, whole: bool) -> bool:
+    """Whether a 2026-07-28 request may need an event stream for its answer.
+
+    Only a request with a ``progressToken`` hears notifications before its answer (progress while
+    the person decides), and ``subscriptions/listen`` is a stream; any other answer is one JSON
+    body, which the SDK writes more cheaply when it knows that from the start. A body in several
+    chunks, or one that is not a JSON object, goes the streaming way, which answers anything.
+    """
+    if not whole:
+        return True
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return True
+    if not isinstance(message, dict) or message.get("method") not in _ONE_BODY_METHODS:
+        return True
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return not isinstance(meta, dict) or "progressToken" in meta
+
+
+_ONE_BODY_METHODS = frozenset({"tools/call", "tools/list"})
+
+
 class McpEndpoint:
     def __init__(self, surface: McpSurface) -> None:
         self.surface = surface
         self.legacy = LegacySessions(surface)
-        self.modern = StreamableHTTPSessionManager(
-            # Not JSON-only: the SDK still answers with one JSON body unless the call sends a
-            # notification first (progress while the person decides), which then streams.
-            app=surface.server,
-            stateless=True,
-            json_response=False,
-        )
+        # Two of the SDK's stateless managers: one that may stream (progress while the person
+        # decides; it still answers with one JSON body unless a notification comes first), and a
+        # JSON-only one for the requests that cannot hear one (see _may_stream).
+        self.modern = StreamableHTTPSessionManager(app=surface.server, stateless=True, json_response=False)
+        self.modern_json = StreamableHTTPSessionManager(app=surface.server, stateless=True, json_response=True)
         self.tunnels: set[web.WebSocketResponse] = set()
 
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
-        async with self.modern.run(), self.legacy.run():
+        async with self.modern.run(), self.modern_json.run(), self.legacy.run():
             yield
+
+    async def _modern(self, scope: Scope, receive: Any, send: Any) -> None:
+        """Hand a 2026-07-28 request to the manager its first body chunk calls for."""
+        first: Message = await receive()
+        whole = first["type"] == "http.request" and not first.get("more_body", False)
+        manager = self.modern if _may_stream(first.get("body", b""), whole) else self.modern_json
+        replayed = False
+
+        async def receive_again() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return first
+            message: Message = await receive()
+            return message
+
+        await manager.handle_request(scope, receive_again, send)
 
     async def http(self, request: web.Request) -> web.StreamResponse:
         CLIENT_LABEL.set(request.get(CLIENT_LABEL_KEY))
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             CONNECTION_KEY.set(None)
-            return await serve_asgi(
-                self.modern.handle_request, request, self.surface.hub.frame_limit, self.surface.splice_tool_lists
-            )
+            return await serve_asgi(self._modern, request, self.surface.hub.frame_limit, self.surface.splice_tool_lists)
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         CONNECTION_KEY.set(legacy_key(session_id) if session_id else None)
         return await serve_asgi(self.legacy, request, self.surface.hub.frame_limit)
