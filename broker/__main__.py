@@ -9,7 +9,6 @@ person or JSON with ``--json``. This module only parses arguments and prints; th
 from __future__ import annotations
 
 import argparse
-import asyncio
 import base64
 import errno
 import logging
@@ -22,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import codec, paths
+from . import codec, loop, paths
 from .client import BrokerClient, ClientError, select_broker
 from .core.config import DEFAULTS, Config
 from .core.security import PROJECT_EXTENSION_ID, client_token, refuse_extension_ids
@@ -257,7 +256,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .app import serve  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     try:
-        _run(serve(Runtime(settings), args.port, directory, announce))
+        loop.run(serve(Runtime(settings), args.port, directory, announce))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise ClientError(
@@ -265,15 +264,6 @@ def _serve(args: argparse.Namespace) -> int:
             ) from None
         raise ClientError(f"cannot start: {exc}") from None
     return 0
-
-
-def _run(main: Any) -> None:
-    try:
-        import uvloop  # noqa: PLC0415 - optional: absent on Windows
-    except ImportError:
-        asyncio.run(main)
-    else:
-        uvloop.run(main)
 
 
 # commands that talk to a live broker

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import aiohttp
 
-from . import codec, stdio
+from . import codec, loop, stdio
 from .broker_finder import find_broker, find_or_start_broker
 from .core.relay_state import READS_PARAMS, Effect, RelayState, RequestId, SendToClient
 from .discovery import BrokerRecord
@@ -291,5 +291,5 @@ def main(discovery_dir: Path | None, pid: int | None, port: int | None) -> int:
     async def relay() -> None:
         await Relay(output_fd, discovery_dir, pid, port).run()
 
-    asyncio.run(relay())
+    loop.run(relay())
     return 0
