@@ -17,7 +17,8 @@ import { RECORD_REQUESTS, notShared } from "./records.js";
 import { sessionName } from "./sessions.js";
 import { Policy, settings, settingsReady, updateSettings } from "./settings.js";
 
-// Playwright MCP's read-only built-in tools; every other one changes the page.
+// Playwright MCP's read-only built-in tools; every other one changes the page. The broker knows
+// this too (broker/core/browser_tools.py), but the person's safeguard takes no broker's word for it.
 const READ_ONLY_ACTIONS = new Set(["snapshot", "wait_for", "take_screenshot", "console_messages", "network_requests"]);
 // The browser's own requests (browser_wide.js) as the approval window names them, and which only read.
 const BROWSER_REQUESTS = Object.freeze({
