@@ -82,7 +82,7 @@ def _add_browser_wide_commands(commands: Any) -> None:
     history = commands.add_parser("history", help="search the pages the person visited (once they share history)")
     history.add_argument("query", nargs="?", default="", help="words of a title or address (default: the latest)")
     history.add_argument("--max", type=int, default=None, metavar="N", help="at most N results (default 20)")
-    history.add_argument("--since", metavar="WHEN", help="ISO 8601 time (default: the last 24 hours)")
+    history.add_argument("--since", metavar="WHEN", help="ISO 8601 time (default: all of the history)")
     history.add_argument("--browser", help="which connected browser (b1, b2...)")
     _add_broker_choice(history)
     bookmarks = commands.add_parser("bookmarks", help="search the person's bookmarks, or add one (--add URL)")

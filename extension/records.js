@@ -53,8 +53,9 @@ export const RECORD_REQUESTS = Object.freeze({
   async searchHistory(args) {
     await checkShared();
     const query = { text: text(args.query, "query"), maxResults: count(args.maxResults) };
-    // Without a start, chrome.history looks back 24 hours.
-    if (args.startTime !== undefined) query.startTime = Number(args.startTime);
+    // Without a start chrome.history would look back only 24 hours; "the page I read last week"
+    // is a search of all of it.
+    query.startTime = args.startTime === undefined ? 0 : Number(args.startTime);
     const items = await chrome.history.search(query);
     return {
       results: items.map((item) => ({

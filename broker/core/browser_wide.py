@@ -95,7 +95,7 @@ TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
                 "startTime": {
                     "type": ["string", "number"],
                     "description": "only visits since then: ISO 8601 (2026-05-01T09:00:00Z), or milliseconds"
-                    " since 1970; default the last 24 hours",
+                    " since 1970; default: all of the history",
                 },
                 "browser": _BROWSER,
             },
