@@ -123,7 +123,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=int,
         default=160,
         help="products on the large page (160: a snapshot of about 80,000 characters in Playwright MCP, the size"
-        " issue 9 wants back whole)",
+        " a snapshot must bring back whole)",
     )
     actions.add_argument("--actions-snapshots", type=int, default=20, help="measured snapshots of the large page")
     actions.add_argument("--actions-clicks", type=int, default=30, help="measured clicks on the small page")

@@ -17,7 +17,7 @@ Measured, each call timed from the client's ``tools/call`` to its result, the tw
 turns call by call so that the machine's load falls on both alike:
 
 1. ``browser_snapshot`` of the large page (160 products by default: about 80,000 characters of
-   snapshot in Playwright MCP, the size of page issue 9 wants to come back whole): its time, and
+   snapshot in Playwright MCP, the size of page a snapshot must bring back whole): its time, and
    the characters of its text (everything the model would read). The refs it gives, counted by
    role (links, buttons, and form fields: textbox, searchbox, combobox, spinbutton, checkbox,
    radio...), set beside what the page holds, as counted when it was generated.
@@ -28,7 +28,7 @@ turns call by call so that the machine's load falls on both alike:
    /tabs/{id}/actions/{name}`` with the broker's token, in tabs the REST session opens), without
    MCP and the relay process; after the others, so it never slows them.
 
-The goals of issue 9: snapshot characters at most 1.0 x Playwright MCP's; every link, button and
+The goals: snapshot characters at most 1.0 x Playwright MCP's; every link, button and
 field of the page reachable by a ref; snapshot time at most 1.5 x Playwright MCP's; a click's
 round trip under 100 ms. A benchmark, never a test: verdicts are printed, the exit status ignores
 them.
@@ -70,7 +70,7 @@ VIEWPORT = "1280x720"  # Playwright's default for a persistent context, which ou
 JOIN_TIMEOUT_S = 30.0
 TOOLS_TIMEOUT_S = 15.0
 
-# The goals of issue 9.
+# The goals.
 CHARS_GOAL = 1.0  # snapshot characters, ours / Playwright MCP's
 SNAPSHOT_TIME_GOAL = 1.5  # snapshot time (median), ours / Playwright MCP's
 CLICK_GOAL_MS = 100.0  # a click's round trip, median
@@ -344,7 +344,7 @@ async def wait_for_builtin_tools(client: Client) -> None:
         if time.monotonic() > deadline:
             raise BenchError(
                 "the broker lists no built-in browser tools (browser_snapshot, browser_click) with the extension"
-                f" connected; it lists {sorted(names)}. Do this broker and extension have them (issue 9)?"
+                f" connected; it lists {sorted(names)}. Do this broker and extension have the built-in tools?"
             )
         await asyncio.sleep(0.1)
 

@@ -1,6 +1,6 @@
 """The daemon part of scripts/bench: what the broker costs as a background process, beside its baselines.
 
-Four figures of issue 11, each measured in the same run as its baseline (Linux ``/proc``):
+Four figures of the daemon, each measured in the same run as its baseline (Linux ``/proc``):
 
 1. **Start-up.** Spawn to the first answered ``GET /status`` of ``browser-mcp serve --port 0``
    (its announcement read from stdout, the port and token from its discovery file, then the
@@ -27,7 +27,7 @@ Four figures of issue 11, each measured in the same run as its baseline (Linux `
    broker per run; ``rounds`` runs for each N of ``sessions`` (1 and 10 by default), taking
    turns, to show whether it grows with the sessions; each figure is the median of the rounds.
 
-The goals are the issue's; "grows with what changed, not with sessions x tabs" is read here as:
+Of the goals, "grows with what changed, not with sessions x tabs" is read here as:
 the per-claim median with the most idle sessions at most ``GROWTH_LIMIT`` x the one with the
 fewest, and for every N the last third's median at most ``GROWTH_LIMIT`` x the first third's.
 Medians, because on a shared machine a burst of someone else's load makes a few claims take tens
@@ -66,7 +66,7 @@ from broker.core.security import client_token
 
 SERVERS = ("broker", "minimal")
 
-# The goals of the issue.
+# The goals.
 STARTUP_GOAL = 1.5  # x the minimal aiohttp server's median
 IDLE_RSS_GOAL_MB = 45.0
 DEFINITION_GOAL = 1.3  # x the declared tool's bytes

@@ -64,7 +64,7 @@ BETWEEN_NATIVE_RUNS_S = 1.0
 POLL_INTERVAL_S = 0.01
 JOIN_TIMEOUT_S = 30.0
 
-# The goal of the issue: joined within 1 s of the discovery file appearing.
+# The goal: joined within 1 s of the discovery file appearing.
 JOIN_GOAL_MS = 1000.0
 
 

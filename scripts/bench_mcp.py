@@ -63,7 +63,7 @@ from broker.core.security import client_token
 
 MCP_SERVERS = ("broker", "baseline")
 
-# The goals of the issue.
+# The goals.
 CPU_GOAL = 1.0
 SPAWN_GOAL_MS = 600.0
 LIST_GOAL_MS = 20.0

@@ -46,7 +46,7 @@ from benchlib.stats import Medians, call_figures, taking_turns, timed_calls
 CALL_PATH = "/tabs/1/tools/echo"
 SERVERS = ("broker", "relay")
 
-# The goals of the issue, checked against the medians.
+# The goals, checked against the medians.
 CPU_SMALL_GOAL = 0.6
 CPU_LARGE_GOAL = 1.0
 P99_GOAL = 2.0
