@@ -28,11 +28,22 @@ from .core.arguments import OpenTabRequest, TabChange
 from .core.browser_wide import CREATE_WINDOW, WideCall
 from .core.browsers import parse_ref
 from .core.config import Config
-from .core.effects import BrowserView, CallId, Effect, LinkId, SessionId, SessionView, TabView, WindowView
+from .core.effects import (
+    BrowserCallOutcome,
+    BrowserView,
+    CallId,
+    Effect,
+    LinkId,
+    SessionId,
+    SessionView,
+    TabView,
+    WindowChanged,
+    WindowOpened,
+    WindowView,
+)
 from .core.errors import BrokerError, InvalidMessage, InvalidRequest, PageToolFailed, Unavailable
 from .core.messages import Arguments, ErrorReply, JsonObject, Tool
 from .core.state import Broker
-from .views import tab_json, window_json
 
 __all__ = ["ONCE_FOR", "Hub", "LinkSender", "OnWait"]
 
@@ -181,8 +192,9 @@ class Hub:
         )
         return view
 
-    async def browser_call(self, session_id: SessionId, call: WideCall) -> JsonObject:
-        """A browser-wide call (windows, history, bookmarks), answered as the JSON REST and MCP send.
+    async def browser_call(self, session_id: SessionId, call: WideCall) -> BrowserCallOutcome:
+        """A browser-wide call (windows, history, bookmarks); :func:`broker.views.browser_call_json`
+        writes its outcome as REST and MCP send it.
 
         ``createWindow`` opens its tab as ``open_tab`` does, so the tab is the session's; a list
         of windows gets each window's tabs and whether all are the session's from the core.
@@ -190,8 +202,7 @@ class Hub:
         if call.request == CREATE_WINDOW:
             assert call.url is not None
             tab = await self.open_tab(session_id, OpenTabRequest(call.url, True, call.browser, new_window=True))
-            window = WindowView(tab.browser, tab.window_id or 0, (tab.id,), True)
-            return {"window": window_json(window), "opened": tab_json(tab)}
+            return WindowOpened(WindowView(tab.browser, tab.window_id or 0, (tab.id,), True), tab)
         asked: list[str] = []
 
         def start(now: float) -> tuple[CallId, list[Effect]]:
@@ -201,10 +212,10 @@ class Hub:
 
         answer = await self._request(start)
         if call.request == "listWindows":
-            return {"windows": [window_json(w) for w in self.core.describe_windows(session_id, asked[0], answer)]}
+            return self.core.describe_windows(session_id, asked[0], answer)
         if call.window is not None:
             done = {"focusWindow": "focused", "closeWindow": "closed"}[call.request]
-            return {done: {"browser": asked[0], "id": parse_ref(call.window, "window")[1]}}
+            return WindowChanged(done, asked[0], parse_ref(call.window, "window")[1])
         if not isinstance(answer, dict):
             raise PageToolFailed(f"the extension answered {call.request} with {type(answer).__name__}, not an object")
         return answer

@@ -49,7 +49,7 @@ from .core.tool_names import name_page_tools, tab_of_page_tool
 from .hub import Hub, OnWait
 from .mcp_progress import WaitProgress
 from .runtime import VERSION
-from .views import tab_json, tab_tools_json
+from .views import browser_call_json, tab_json, tab_tools_json
 
 __all__ = ["CLIENT_LABEL", "CONNECTION_KEY", "McpSession", "McpSurface", "UNTRUSTED"]
 
@@ -446,7 +446,7 @@ class McpSurface:
                 return await self._call_page_tool(session.key, ref, tool, tool_args, self._progress(ctx, session))
             wide = browser_wide.call_of(params.name, args)
             if wide is not None:
-                return _json_result(await self.hub.browser_call(session.key, wide))
+                return _json_result(browser_call_json(await self.hub.browser_call(session.key, wide)))
             action = browser_tools.action_of(params.name)
             if action is not None:
                 tab, action_args = browser_tools.action_arguments(action, args)

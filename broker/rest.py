@@ -30,7 +30,7 @@ from .core.errors import Forbidden, InvalidRequest, PageToolFailed, ToolNotFound
 from .core.messages import Arguments, RawJson
 from .hub import Hub
 from .runtime import CLIENT_LABEL, HUB, RUNTIME
-from .views import browser_json, session_json, tab_json, tab_tools_json
+from .views import browser_call_json, browser_json, session_json, tab_json, tab_tools_json
 
 __all__ = ["DEFAULT_SESSION", "json_response", "setup_rest"]
 
@@ -196,10 +196,14 @@ async def change_ownership(request: web.Request) -> web.Response:
     return json_response({"tab": tab_json(tab)})
 
 
+async def _browser_call(request: web.Request, call: browser_wide.WideCall) -> web.Response:
+    return json_response(browser_call_json(await _hub(request).browser_call(await _session(request), call)))
+
+
 @routes.get("/windows")
 async def list_windows(request: web.Request) -> web.Response:
     call = browser_wide.windows_call("list", browser=request.query.get("browser"))
-    return json_response(await _hub(request).browser_call(await _session(request), call))
+    return await _browser_call(request, call)
 
 
 @routes.post("/windows")
@@ -209,32 +213,32 @@ async def open_window(request: web.Request) -> web.Response:
         raise InvalidRequest('opening a window takes {"url"?: "...", "browser"?: "b1"}')
     wanted = body or {}
     call = browser_wide.windows_call("create", url=wanted.get("url"), browser=wanted.get("browser"))
-    return json_response(await _hub(request).browser_call(await _session(request), call))
+    return await _browser_call(request, call)
 
 
 @routes.post("/windows/{window}/focus")
 async def focus_window(request: web.Request) -> web.Response:
     call = browser_wide.windows_call("focus", request.match_info["window"], browser=request.query.get("browser"))
-    return json_response(await _hub(request).browser_call(await _session(request), call))
+    return await _browser_call(request, call)
 
 
 @routes.delete("/windows/{window}")
 async def close_window(request: web.Request) -> web.Response:
     call = browser_wide.windows_call("close", request.match_info["window"], browser=request.query.get("browser"))
-    return json_response(await _hub(request).browser_call(await _session(request), call))
+    return await _browser_call(request, call)
 
 
 @routes.get("/history")
 async def search_history(request: web.Request) -> web.Response:
     query = request.query
     call = browser_wide.history_call(query.get("q", ""), query.get("max"), query.get("since"), query.get("browser"))
-    return json_response(await _hub(request).browser_call(await _session(request), call))
+    return await _browser_call(request, call)
 
 
 @routes.get("/bookmarks")
 async def search_bookmarks(request: web.Request) -> web.Response:
     call = browser_wide.bookmarks_call("search", request.query.get("q", ""), browser=request.query.get("browser"))
-    return json_response(await _hub(request).browser_call(await _session(request), call))
+    return await _browser_call(request, call)
 
 
 @routes.post("/bookmarks")
@@ -244,7 +248,7 @@ async def create_bookmark(request: web.Request) -> web.Response:
         raise InvalidRequest('creating a bookmark takes {"url": "...", "title"?: "...", "browser"?: "b1"}')
     url, title, browser = body.get("url"), body.get("title"), body.get("browser")
     call = browser_wide.bookmarks_call("create", url=url, title=title, browser=browser)
-    return json_response(await _hub(request).browser_call(await _session(request), call))
+    return await _browser_call(request, call)
 
 
 @routes.delete("/sessions/{session}")

@@ -9,10 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from . import codec
-from .core.effects import BrowserView, SessionView, TabView, WindowView
+from .core.effects import BrowserCallOutcome, BrowserView, SessionView, TabView, WindowChanged, WindowOpened, WindowView
 from .core.messages import Tool
 
-__all__ = ["browser_json", "session_json", "tab_json", "tab_tools_json", "tools_json", "window_json"]
+__all__ = [
+    "browser_call_json",
+    "browser_json",
+    "session_json",
+    "tab_json",
+    "tab_tools_json",
+    "tools_json",
+    "window_json",
+]
 
 
 def tools_json(tools: tuple[Tool, ...] | None) -> list[Any] | None:
@@ -74,3 +82,15 @@ def session_json(session: SessionView) -> dict[str, Any]:
         "ownedTabs": list(session.owned_tabs),
         "pendingCalls": session.pending_calls,
     }
+
+
+def browser_call_json(outcome: BrowserCallOutcome) -> dict[str, Any]:
+    """A browser-wide call's answer: ``{window, opened}``, ``{windows}``, ``{focused}`` or ``{closed}``,
+    or the extension's own (``{results}``, ``{bookmark}``)."""
+    if isinstance(outcome, WindowOpened):
+        return {"window": window_json(outcome.window), "opened": tab_json(outcome.tab)}
+    if isinstance(outcome, list):
+        return {"windows": [window_json(window) for window in outcome]}
+    if isinstance(outcome, WindowChanged):
+        return {outcome.done: {"browser": outcome.browser, "id": outcome.id}}
+    return outcome

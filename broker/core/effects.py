@@ -14,6 +14,7 @@ from .errors import BrokerError
 from .messages import BrokerMessage, Tool
 
 __all__ = [
+    "BrowserCallOutcome",
     "BrowserView",
     "CallId",
     "CallWaiting",
@@ -28,6 +29,8 @@ __all__ = [
     "SessionView",
     "TabView",
     "TabsChanged",
+    "WindowChanged",
+    "WindowOpened",
     "WindowView",
 ]
 
@@ -131,6 +134,28 @@ class WindowView:
     state: str | None = None
     type: str | None = None
     incognito: bool | None = None
+
+
+@attrs.frozen
+class WindowOpened:
+    """A browser-wide call's outcome: a new window, and its one tab, which the session owns."""
+
+    window: WindowView
+    tab: TabView
+
+
+@attrs.frozen
+class WindowChanged:
+    """A browser-wide call's outcome: a window focused or closed (``done`` says which)."""
+
+    done: str
+    browser: str
+    id: int
+
+
+# What a browser-wide call comes to: a window opened, the windows listed, a window focused or
+# closed, or the extension's own answer (history and bookmarks: ``{results}``, ``{bookmark}``).
+BrowserCallOutcome = WindowOpened | list[WindowView] | WindowChanged | dict[str, Any]
 
 
 @attrs.frozen
