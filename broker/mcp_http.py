@@ -199,7 +199,8 @@ def _may_stream(body: bytes, whole: bool) -> bool:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:
         return True
-    if not isinstance(message, dict) or message.get("method") not in _ONE_BODY_METHODS:
+    method = message.get("method") if isinstance(message, dict) else None
+    if not isinstance(method, str) or method not in _ONE_BODY_METHODS:
         return True
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None

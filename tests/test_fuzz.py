@@ -1559,3 +1559,24 @@ async def test_a_line_over_8190_bytes_gets_a_json_error_from_the_broker(
         assert response.headers.get(BROKER_HEADER) == VERSION
         assert response.content_type == "application/json"
         assert (await response.json())["error"]["code"] in README_CODES
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"jsonrpc": None, "method": []},
+        {"jsonrpc": "2.0", "id": 1, "method": {"tools/call": 1}},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "tabs", "_meta": []}},
+        [1, 2],
+    ],
+)
+async def test_a_modern_mcp_body_of_the_wrong_shape_gets_a_json_answer(make_broker: MakeBroker, body: Any) -> None:
+    """Found by the fuzz: a 2026-07-28 body whose method was not a string answered 500 text/plain,
+    when the broker looked at it to choose between the SDK's JSON-only and streaming managers."""
+    broker = await make_broker()
+    await broker.mcp_running()
+    headers = {**MCP_BASE_HEADERS, "MCP-Protocol-Version": MODERN_VERSION}
+    async with broker.client.post("/mcp", data=dump(body), headers=headers) as response:
+        status, content_type, raw = response.status, response.content_type, await response.read()
+    assert status != 500 and content_type == "application/json", (status, raw[:300])
+    assert "error" in parse(raw)
