@@ -1,7 +1,7 @@
 // The full report a broker gets when its link opens and when an AI session starts: who this
 // browser is (brand, version, the instance id kept in chrome.storage.local), the built-in browser
-// tools and the browser-wide requests it carries out, whether the person paused agents, and every tab with its tools. The first
-// one sent on a link is what joins it.
+// tools and the browser-wide requests it carries out, whether the person paused agents, and every
+// tab with its tools. The first one sent on a link is what joins it.
 
 import { BROWSER_ACTIONS, BROWSER_FEATURES, ToBroker } from "./protocol.js";
 import { isPaused, pauseReady } from "./person.js";

@@ -66,11 +66,11 @@ class BrowserRequests(PersonInCharge):
             browser = self._browsers.pick(call.browser)
         else:
             browser, window_id = self._resolve_window(call.window, call.browser)
-            self.check_window_yours(session, browser, window_id, call.request.removesuffix("Window"))
+            checked = self.check_window_yours(session, browser, window_id, call.request.removesuffix("Window"))
             args = {**args, "windowId": window_id}
             if call.request == "closeWindow":
                 # The tabs checked: a tab that reaches the window before it closes keeps it open.
-                args["tabIds"] = sorted(tab.id for tab in browser.window_tabs(window_id))
+                args["tabIds"] = sorted(tab.id for tab in checked)
         self._check_paused(browser)
         self.check_feature(browser, REQUESTS[call.request])
         pending = self._add_pending(session, browser, CallKind.BROWSER, now, timeout, tool_name=call.request)
@@ -131,14 +131,19 @@ class BrowserRequests(PersonInCharge):
                 " open it in a window of your own (browser_windows action=create) or the person's"
             )
 
-    def check_window_yours(self, session: Session, browser: Browser, window_id: int, action: str) -> None:
-        """Raises: WindowNotFound, WindowNotOwned (a tab in it is the person's or another session's)."""
-        others = [tab for tab in self._window_tabs(browser, window_id) if tab.owner != session.id]
+    def check_window_yours(self, session: Session, browser: Browser, window_id: int, action: str) -> list[Tab]:
+        """The window's tabs, every one the session's.
+
+        Raises: WindowNotFound, WindowNotOwned (a tab in it is the person's or another session's).
+        """
+        tabs = self._window_tabs(browser, window_id)
+        others = [tab for tab in tabs if tab.owner != session.id]
         if others:
             raise WindowNotOwned(
                 f"cannot {action} window {browser.key}:{window_id}: it holds {self._whose(others)}; only a window"
                 " whose every tab is yours can be focused or closed (browser_windows action=create opens one)"
             )
+        return tabs
 
     def _window_tabs(self, browser: Browser, window_id: int) -> list[Tab]:
         tabs = browser.window_tabs(window_id)

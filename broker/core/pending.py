@@ -51,15 +51,19 @@ class Pending:
     # The extension said the call waits for the person's approval (its deadline was moved).
     awaiting_person: bool = False
 
+    @property
+    def place(self) -> str:
+        """Where the call acts: ``tab b1:7``, or the browser ``b1`` for a call of the browser's own."""
+        return f"tab {self.browser}:{self.tab_id}" if self.tab_id is not None else self.browser
+
     def describe(self) -> str:
         """What the call was waiting for, as a timeout message names it."""
-        where = f"tab {self.browser}:{self.tab_id}" if self.tab_id is not None else self.browser
         if self.kind is CallKind.BROWSER:
-            what = f"{self.tool_name} on {where}"  # the request: searchHistory on b1
+            what = f"{self.tool_name} on {self.place}"  # the request: searchHistory on b1
         elif self.tool_name:
-            what = f"tool {self.tool_name!r} on {where}"
+            what = f"tool {self.tool_name!r} on {self.place}"
         else:
-            what = f"{self.kind.value} on {where}"
+            what = f"{self.kind.value} on {self.place}"
         return f"{what}, after waiting for the person's approval," if self.awaiting_person else what
 
 

@@ -121,8 +121,10 @@ class PersonInCharge(BrowserLinks):
         wait = min(max(message.timeout, 0.0), MAX_APPROVAL_WAIT)
         pending.awaiting_person = True
         self._pending.postpone(pending.call_id, now + wait + pending.timeout)
-        where = f"tab {pending.browser}:{pending.tab_id}" if pending.tab_id is not None else pending.browser
-        note = f"waiting for the person to approve {pending.tool_name} on {where} in the browser (up to {wait:g} s)"
+        note = (
+            f"waiting for the person to approve {pending.tool_name} on {pending.place} in the browser"
+            f" (up to {wait:g} s)"
+        )
         return [CallWaiting(pending.call_id, wait, note)]
 
     _person_handlers: ClassVar[dict[type, Any]] = {
