@@ -80,6 +80,7 @@ from .messages import (
     TabReleased,
     Tool,
 )
+from .once import OnceKeys
 from .pending import CallKind, PendingCalls
 from .sessions import Session, Sessions
 
@@ -101,6 +102,7 @@ class Broker(BrowserRequests):
         self._pending = PendingCalls()
         self._rates = RateLimiter(config.rate_limit, config.rate_burst)
         self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
+        self.once_keys = OnceKeys(config.idempotency_keep_for, config.idempotency_keys_per_session)
         self._ended_by_person: dict[SessionId, str] = {}
 
     # Sessions
@@ -160,6 +162,7 @@ class Broker(BrowserRequests):
         if session is None:
             return []
         self._rates.forget(session_id)
+        self.once_keys.forget(session_id)
         effects: list[Effect] = []
         for call_id in self._pending.of_session(session_id):
             effects += self._finish(call_id, None, SessionEnded(why or f"session {session.name!r} ended"))
