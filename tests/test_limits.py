@@ -205,3 +205,72 @@ async def test_keyed_calls_stop_at_the_sessions_cap_and_keep_no_tracebacks(make_
     kept_errors = [e.outcome.error for e in once_keys._sessions["rest:mallory"].ended.values() if e.outcome.error]
     assert len(kept_errors) == cap // 2
     assert all(e.__traceback__ is None and e.__context__ is None for e in kept_errors)
+
+
+# Quotas per credential
+
+
+def bearer(label: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {client_token(TOKEN, label)}"}
+
+
+async def test_one_client_token_cannot_take_every_session_from_the_owner_and_other_clients(
+    make_broker: MakeBroker,
+) -> None:
+    broker = await make_broker()  # the defaults: 100 sessions per client token
+    fake = await broker.extension(shop())
+    mallory = bearer("mallory")
+    answers = [await broker.get("/tabs/7/tools", headers={**mallory, "X-Session-Id": f"a{n}"}) for n in range(121)]
+    assert [status for status, _ in answers] == [200] * 100 + [429] * 21
+    refused = answers[-1][1]["error"]
+    assert refused["code"] == "too_many_sessions"
+    assert "client token 'mallory' holds 100 live sessions" in refused["message"]
+    assert "--client-max-sessions" in refused["message"]
+    connected = {m["sessionId"] for m in fake.received("connect") if "sessionId" in m}
+    assert "a100" not in connected and "a99" in connected
+    # The owner and another client token still get sessions, and mallory's live ones go on.
+    assert (await broker.get("/tabs/7/tools", headers={"X-Session-Id": "owner-1"}))[0] == 200
+    assert (await broker.get("/tabs/7/tools", headers={**bearer("alice"), "X-Session-Id": "alice-1"}))[0] == 200
+    assert (await broker.get("/tabs/7/tools", headers={**mallory, "X-Session-Id": "a0"}))[0] == 200
+    # One ended makes room for one more.
+    assert (await broker.delete("/sessions/a0", headers=mallory))[0] == 200
+    assert (await broker.get("/tabs/7/tools", headers={**mallory, "X-Session-Id": "a100"}))[0] == 200
+
+
+async def test_clients_filling_the_brokers_sessions_leave_the_owners_own(make_broker: MakeBroker) -> None:
+    broker = await make_broker(max_sessions=20)
+    await broker.extension(shop())
+    statuses = [
+        (await broker.get("/tabs/7/tools", headers={**bearer(f"c{n % 2}"), "X-Session-Id": f"a{n}"}))[0]
+        for n in range(25)
+    ]
+    assert statuses == [200] * 20 + [429] * 5
+    status, body = await broker.get("/tabs/7/tools", headers={**bearer("c2"), "X-Session-Id": "late"})
+    assert status == 429 and "client tokens hold 20 live sessions" in body["error"]["message"]
+    for n in range(20):
+        assert (await broker.get("/tabs/7/tools", headers={"X-Session-Id": f"owner-{n}"}))[0] == 200
+    status, body = await broker.get("/tabs/7/tools", headers={"X-Session-Id": "owner-20"})
+    assert status == 429 and "of the broker's own token" in body["error"]["message"]
+
+
+async def test_a_client_token_gets_its_rate_whatever_the_number_of_its_sessions(make_broker: MakeBroker) -> None:
+    # A bucket of 40 that refills at 0.01 a second: a burst gets 40 calls through, not one more.
+    broker = await make_broker(client_rate_limit=0.01, client_rate_burst=40)
+    fake = await broker.extension(shop())
+
+    async def burst(headers: dict[str, str], prefix: str) -> list[tuple[int, Any]]:
+        calls = [
+            broker.post("/tabs/7/tools/search", {}, headers={**headers, "X-Session-Id": f"{prefix}{n % 25}"})
+            for n in range(100)
+        ]
+        return await asyncio.gather(*calls)
+
+    answers = await burst(bearer("mallory"), "m")
+    assert sum(1 for status, _ in answers if status == 200) == 40
+    refused = next(body["error"] for status, body in answers if status == 429)
+    assert refused["code"] == "rate_limited" and "client token 'mallory'" in refused["message"]
+    assert "--client-rate-limit" in refused["message"]
+    assert len(fake.received("callTool")) == 40
+    # The owner's token has no such bucket, and another client token has its own.
+    assert {status for status, _ in await burst({}, "o")} == {200}
+    assert sum(1 for status, _ in await burst(bearer("alice"), "a") if status == 200) == 40

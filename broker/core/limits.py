@@ -1,9 +1,10 @@
 """How much a session may ask, and when a tool that keeps timing out is left alone for a while.
 
-- :class:`RateLimiter`: a token bucket per session. Each call to the browser takes a token; the
-  bucket refills at ``rate`` a second up to ``burst``. An empty bucket refuses the call with
-  :class:`~broker.core.errors.RateLimited`, saying when to try again. Other sessions have buckets
-  of their own.
+- :class:`RateLimiter`: a token bucket per session, and one per client token shared by all of
+  its sessions (so a client cannot multiply its rate by opening sessions; the broker's own token
+  has none, so clients cannot use up the owner's calls). Each call to the browser takes a token
+  from both; a bucket refills at its ``rate`` a second up to its ``burst``. An empty bucket
+  refuses the call with :class:`~broker.core.errors.RateLimited`, saying when to try again.
 - :class:`Breakers`: a circuit breaker per tab and tool. After ``failures`` timeouts in a row,
   calls to that tool on that tab fail at once with :class:`~broker.core.errors.CircuitOpen` for
   ``cooldown`` seconds; then one trial call goes through, and its outcome closes the breaker or
@@ -31,29 +32,79 @@ class _Bucket:
     filled_at: float
 
 
-class RateLimiter:
+class _Buckets:
+    """A token bucket per key, refilled at ``rate`` a second up to ``burst``; a rate of 0 is none."""
+
     def __init__(self, rate: float, burst: int) -> None:
         self.rate = rate
         self.burst = max(burst, 1)
-        self._buckets: dict[SessionId, _Bucket] = {}
+        self._buckets: dict[str, _Bucket] = {}
+        self._prune_at = 64
 
-    def take(self, session_id: SessionId, now: float) -> None:
-        """Raises: RateLimited, when the session has used its calls for now."""
+    def fill(self, key: str, now: float) -> _Bucket | None:
+        """The key's bucket refilled to ``now``, or None when this limit is off."""
         if self.rate <= 0:
-            return
-        bucket = self._buckets.setdefault(session_id, _Bucket(self.burst, now))
+            return None
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self._prune_at:
+                self._prune(now)
+            bucket = self._buckets[key] = _Bucket(self.burst, now)
         bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.filled_at) * self.rate)
         bucket.filled_at = now
-        if bucket.tokens < 1:
-            wait = (1 - bucket.tokens) / self.rate
+        return bucket
+
+    def wait(self, bucket: _Bucket) -> float:
+        return (1 - bucket.tokens) / self.rate
+
+    def forget(self, key: str) -> None:
+        self._buckets.pop(key, None)
+
+    def _prune(self, now: float) -> None:
+        # A bucket full again is the same as none: forgetting it changes no answer.
+        refill = self.burst / self.rate
+        for key in [k for k, b in self._buckets.items() if now - b.filled_at >= refill]:
+            del self._buckets[key]
+        self._prune_at = max(64, 2 * len(self._buckets))
+
+
+class RateLimiter:
+    """Calls a second per session, and per client token across all of its sessions."""
+
+    def __init__(self, rate: float, burst: int, client_rate: float = 0.0, client_burst: int = 1) -> None:
+        self._sessions = _Buckets(rate, burst)
+        self._clients = _Buckets(client_rate, client_burst)
+
+    def take(self, session_id: SessionId, now: float, credential: str | None = None) -> None:
+        """Take a call from the session's bucket and from its client token's (``credential``).
+
+        Raises:
+            RateLimited: either bucket is empty; neither is then taken from.
+        """
+        session = self._sessions.fill(session_id, now)
+        client = None if credential is None else self._clients.fill(credential, now)
+        if session is not None and session.tokens < 1:
+            limit = self._sessions
+            wait = limit.wait(session)
             raise RateLimited(
-                f"more than {self.rate:g} calls a second (bursts of {self.burst}): retry in {wait:.2f} s",
+                f"more than {limit.rate:g} calls a second (bursts of {limit.burst}): retry in {wait:.2f} s",
                 retry_after=wait,
             )
-        bucket.tokens -= 1
+        if client is not None and client.tokens < 1:
+            limit = self._clients
+            wait = limit.wait(client)
+            raise RateLimited(
+                f"client token {credential!r} made more than {limit.rate:g} calls a second across its"
+                f" sessions (bursts of {limit.burst}; --client-rate-limit): retry in {wait:.2f} s",
+                retry_after=wait,
+            )
+        for bucket in (session, client):
+            if bucket is not None:
+                bucket.tokens -= 1
 
     def forget(self, session_id: SessionId) -> None:
-        self._buckets.pop(session_id, None)
+        # A client token's bucket stays: ending its sessions must not give it a fresh burst.
+        self._sessions.forget(session_id)
 
 
 @attrs.define

@@ -367,7 +367,7 @@ class BrowserLinks:
         tool_key = None if tab_id is None or tool_name is None else (browser.key, tab_id, tool_name)
         if tool_key is not None and kind in (CallKind.TOOL, CallKind.ACTION):
             self._breakers.admit(tool_key, now)
-        self._rates.take(session.id, now)
+        self._rates.take(session.id, now, session.credential)
         timeout = self.config.call_timeout if timeout is None else timeout
         session.used(now)
         pending = self._pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)

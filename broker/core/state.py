@@ -98,9 +98,11 @@ class Broker(BrowserRequests):
         self.config = config
         self._links: dict[LinkId, Link] = {}
         self._browsers = Browsers()
-        self._sessions = Sessions(config.session_idle, config.max_sessions)
+        self._sessions = Sessions(config.session_idle, config.max_sessions, config.client_max_sessions)
         self._pending = PendingCalls()
-        self._rates = RateLimiter(config.rate_limit, config.rate_burst)
+        self._rates = RateLimiter(
+            config.rate_limit, config.rate_burst, config.client_rate_limit, config.client_rate_burst
+        )
         self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
         self.once_keys = OnceKeys(config.idempotency_keep_for, config.idempotency_keys_per_session)
         self._ended_by_person: dict[SessionId, str] = {}
@@ -158,7 +160,7 @@ class Broker(BrowserRequests):
         """End a session: its pending calls are withdrawn (``why`` tells their callers) and its
         tabs released, not closed."""
         self._ended_by_person.pop(session_id, None)
-        session = self._sessions.pop(session_id, None)
+        session = self._sessions.close(session_id)
         if session is None:
             return []
         self._rates.forget(session_id)
