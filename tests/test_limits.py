@@ -33,6 +33,10 @@ def never_answer_slow(fake: FakeExtension) -> None:
     fake.on_call = hold
 
 
+def bearer(label: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {client_token(TOKEN, label)}"}
+
+
 # Rate limits
 
 
@@ -91,6 +95,39 @@ async def test_an_answer_even_an_error_keeps_a_breaker_closed(make_broker: MakeB
     assert (await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.05"}))[0] == 504
     # One timeout in a row again, not two: the call goes out.
     assert (await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.05"}))[0] == 504
+    assert len(fake.received("callTool")) == 4
+
+
+async def test_timeouts_one_client_causes_rest_the_tool_for_that_client_only(make_broker: MakeBroker) -> None:
+    broker = await make_broker(breaker_failures=2, breaker_cooldown=600)
+    fake = await broker.extension(shop())
+    never_answer_slow(fake)
+    hasty, patient = {"X-Session-Id": "hasty"}, {"X-Session-Id": "patient"}
+    for _ in range(2):
+        status, _ = await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.001"}, headers=hasty)
+        assert status == 504
+    status, body = await broker.post("/tabs/7/tools/slow", {}, headers=hasty)
+    assert status == 503 and body["error"]["code"] == "circuit_open"
+    assert "for session hasty" in body["error"]["message"]
+    fake.on_call = fake.answer_call
+    assert await broker.post("/tabs/7/tools/slow", {}, headers=patient) == (200, {"result": {"hits": 1}})
+    assert (await broker.post("/tabs/7/tools/slow", {}, headers=hasty))[0] == 503
+    assert len(fake.received("callTool")) == 3
+
+
+async def test_a_client_tokens_sessions_share_one_breaker(make_broker: MakeBroker) -> None:
+    broker = await make_broker(breaker_failures=2, breaker_cooldown=600)
+    fake = await broker.extension(shop())
+    never_answer_slow(fake)
+    mallory = bearer("mallory")
+    for session in ("m1", "m2"):
+        headers = {**mallory, "X-Session-Id": session}
+        assert (await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.001"}, headers=headers))[0] == 504
+    status, body = await broker.post("/tabs/7/tools/slow", {}, headers={**mallory, "X-Session-Id": "m3"})
+    assert status == 503 and "for client token mallory" in body["error"]["message"]
+    fake.on_call = fake.answer_call
+    assert (await broker.post("/tabs/7/tools/slow", {}, headers=bearer("alice")))[0] == 200
+    assert (await broker.post("/tabs/7/tools/slow", {}))[0] == 200
     assert len(fake.received("callTool")) == 4
 
 
@@ -208,10 +245,6 @@ async def test_keyed_calls_stop_at_the_sessions_cap_and_keep_no_tracebacks(make_
 
 
 # Quotas per credential
-
-
-def bearer(label: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {client_token(TOKEN, label)}"}
 
 
 async def test_one_client_token_cannot_take_every_session_from_the_owner_and_other_clients(

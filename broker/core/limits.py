@@ -5,10 +5,15 @@
   has none, so clients cannot use up the owner's calls). Each call to the browser takes a token
   from both; a bucket refills at its ``rate`` a second up to its ``burst``. An empty bucket
   refuses the call with :class:`~broker.core.errors.RateLimited`, saying when to try again.
-- :class:`Breakers`: a circuit breaker per tab and tool. After ``failures`` timeouts in a row,
-  calls to that tool on that tab fail at once with :class:`~broker.core.errors.CircuitOpen` for
-  ``cooldown`` seconds; then one trial call goes through, and its outcome closes the breaker or
-  opens it again. Any answer (a result or the page's error) counts as the tool working.
+- :class:`Breakers`: a circuit breaker per tab, tool and client. After ``failures`` timeouts in a
+  row, that client's calls to that tool on that tab fail at once with
+  :class:`~broker.core.errors.CircuitOpen` for ``cooldown`` seconds; then one trial call goes
+  through, and its outcome closes the breaker or opens it again. Any answer (a result or the
+  page's error) counts as the tool working. Per client, because a client can make its own calls
+  time out (``?timeout=0.001``): that must not rest the tool for everyone else. A client is a
+  client token (all its sessions are one agent, which must not escape its breaker by opening
+  another session), or, for the broker's own token, a session (every stdio relay and the CLI
+  share that token, and each is a client of its own); see :func:`client_of`.
 """
 
 from __future__ import annotations
@@ -20,10 +25,16 @@ import attrs
 from .effects import CallId, SessionId
 from .errors import CircuitOpen, RateLimited
 
-__all__ = ["Breakers", "RateLimiter", "ToolKey"]
+__all__ = ["Breakers", "RateLimiter", "ToolKey", "client_of"]
 
-# The browser's key, the tab id and the tool's name (``browser_click`` for a built-in one).
-ToolKey = tuple[str, int, str]
+# The browser's key, the tab id, the tool's name (``browser_click`` for a built-in one) and the
+# client calling it (:func:`client_of`).
+ToolKey = tuple[str, int, str, str]
+
+
+def client_of(session_id: SessionId, credential: str | None) -> str:
+    """Who a breaker counts the timeouts of: a client token, else the session (see the docstring)."""
+    return f"session {session_id}" if credential is None else f"client token {credential}"
 
 
 @attrs.define
@@ -129,16 +140,17 @@ class Breakers:
         breaker = self._breakers.get(key)
         if breaker is None or breaker.open_until is None:
             return
-        browser, tab_id, tool = key
+        browser, tab_id, tool, client = key
         if now < breaker.open_until:
             raise CircuitOpen(
-                f"tool {tool!r} on tab {browser}:{tab_id} timed out {breaker.timeouts} times in a row: calls"
-                f" to it fail at once until it is tried again in {math.ceil(breaker.open_until - now)} s"
+                f"tool {tool!r} on tab {browser}:{tab_id} timed out {breaker.timeouts} times in a row for"
+                f" {client}: its calls to it fail at once until it is tried again in"
+                f" {math.ceil(breaker.open_until - now)} s (other clients' calls go on)"
             )
         if breaker.trial is not None:
             raise CircuitOpen(
-                f"tool {tool!r} on tab {browser}:{tab_id} timed out {breaker.timeouts} times in a row, and a"
-                " trial call to it is in flight: try again when it has answered"
+                f"tool {tool!r} on tab {browser}:{tab_id} timed out {breaker.timeouts} times in a row for"
+                f" {client}, and a trial call to it is in flight: try again when it has answered"
             )
 
     def started(self, key: ToolKey, call_id: CallId, now: float) -> None:
