@@ -128,6 +128,18 @@ class Hub:
         await self.run(self.core.close_session(session_id))
         return existed
 
+    def hold_session(self, key: SessionId, credential: str | None) -> None:
+        """Count a connection that will carry session ``key`` as one of ``credential``'s sessions
+        from when it opens, until :meth:`release_session`.
+
+        Raises:
+            TooManySessions: the credential holds as many sessions as it may.
+        """
+        self.core.hold_session(key, credential)
+
+    def release_session(self, key: SessionId) -> None:
+        self.core.release_session(key)
+
     def session_used(self, session_id: SessionId) -> None:
         """Note a use of a session that ends when idle; one that has ended stays ended."""
         self.core.session_used(session_id, self._loop.time())

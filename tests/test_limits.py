@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
+import aiohttp
+import pytest
+
+from broker.connections import CONNECTIONS
 from broker.core.security import client_token
 
 from .conftest import TOKEN, MakeBroker
 from .fakes import FakeExtension, FakeTab, PageError
-from .mcp_clients import MODERN, text
+from .mcp_clients import MODERN, initialize_request, text
 
 
 def shop(tab_id: int = 7) -> FakeTab:
@@ -31,6 +36,9 @@ def never_answer_slow(fake: FakeExtension) -> None:
             await fake.answer_call(message)
 
     fake.on_call = hold
+
+
+OWNER = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def bearer(label: str) -> dict[str, str]:
@@ -307,3 +315,82 @@ async def test_a_client_token_gets_its_rate_whatever_the_number_of_its_sessions(
     # The owner's token has no such bucket, and another client token has its own.
     assert {status for status, _ in await burst({}, "o")} == {200}
     assert sum(1 for status, _ in await burst(bearer("alice"), "a") if status == 200) == 40
+
+
+# Connections and MCP tunnels
+
+
+async def test_a_flood_of_idle_sockets_cannot_keep_out_the_browser_link_or_real_clients(
+    make_broker: MakeBroker,
+) -> None:
+    cap = 10
+    broker = await make_broker(max_unproven_connections=cap)
+    fake = await broker.extension(shop())
+    port = broker.server.port
+    idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2 * cap)]
+    # Half of them are closed by the broker: which ones, the order of accepting decides.
+    ended = [asyncio.ensure_future(reader.read()) for reader, _ in idle]
+    async with asyncio.timeout(5):
+        while sum(1 for read in ended if read.done()) < cap:
+            await asyncio.wait([read for read in ended if not read.done()], return_when=asyncio.FIRST_COMPLETED)
+    assert all(read.result() == b"" for read in ended if read.done())
+    gate = broker.app[CONNECTIONS]
+    assert len(gate.unproven) == cap
+    # A real client on a new connection, the extension's link and a new extension link still work.
+    async with (
+        aiohttp.ClientSession(headers=OWNER) as client,
+        client.post(broker.server.make_url("/tabs/7/tools/search"), json={}) as response,
+    ):
+        assert response.status == 200 and await response.json() == {"result": {"hits": 1}}
+    await broker.settled(fake)
+    second = await broker.extension(FakeTab(9, "https://news.example/", "News"), instance_id="second")
+    await broker.settled(second)
+    assert len(gate.unproven) <= cap
+    for _, writer in idle:
+        writer.close()
+
+
+async def test_a_client_tokens_mcp_tunnels_count_as_its_sessions(
+    make_broker: MakeBroker, session: aiohttp.ClientSession
+) -> None:
+    broker = await make_broker(client_max_sessions=3)
+    url = broker.server.make_url("/mcp/stream")
+    tunnels = [await session.ws_connect(url, headers=bearer("mallory")) for _ in range(3)]
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await session.ws_connect(url, headers=bearer("mallory"))
+    assert refused.value.status == 429
+    status, body = await broker.post("/tabs/7/claim", headers={**bearer("mallory"), "X-Session-Id": "one-more"})
+    assert status == 429 and "client token 'mallory' holds 3 live sessions" in body["error"]["message"]
+    # The owner and another client token still get theirs.
+    tunnels += [await session.ws_connect(url, headers=bearer("alice")), await session.ws_connect(url, headers=OWNER)]
+    for tunnel in tunnels:
+        await tunnel.close()
+
+
+async def test_an_mcp_tunnel_that_brings_no_message_is_closed(
+    make_broker: MakeBroker, session: aiohttp.ClientSession
+) -> None:
+    broker = await make_broker(header_timeout=0.2)
+    # Answering the broker's pings does not keep it open.
+    tunnel = await session.ws_connect(broker.server.make_url("/mcp/stream"), headers=bearer("mallory"), heartbeat=0.05)
+    async with asyncio.timeout(5):
+        message = await tunnel.receive()
+    assert message.type is aiohttp.WSMsgType.CLOSE and message.extra == "no MCP message within 0.2 s of opening"
+    await tunnel.close()
+
+
+async def test_an_mcp_tunnel_whose_client_stops_answering_pings_is_closed(
+    make_broker: MakeBroker, session: aiohttp.ClientSession
+) -> None:
+    broker = await make_broker(ping_interval=0.1)
+    url = broker.server.make_url("/mcp/stream")
+    tunnel = await session.ws_connect(url, headers=bearer("mallory"), autoping=False)
+    await tunnel.send_str(json.dumps(initialize_request("Quiet")))
+    async with asyncio.timeout(5):
+        answer = await tunnel.receive()
+        assert answer.type is aiohttp.WSMsgType.TEXT and json.loads(answer.data)["id"] == 1
+        ping = await tunnel.receive()
+        assert ping.type is aiohttp.WSMsgType.PING
+        closed = await tunnel.receive()
+    assert closed.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+    await tunnel.close()

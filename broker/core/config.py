@@ -46,6 +46,8 @@ class Config:
     max_tabs_per_browser: int = 10_000
     # Seconds a connection may take to bring a whole request's headers (and may idle between requests).
     header_timeout: float = 10.0
+    # Open connections that have not shown a token; a new one past this closes the oldest of them.
+    max_unproven_connections: int = 256
     # The largest frame or request body accepted, in bytes.
     frame_limit: int = 32 * 1024 * 1024
     # Whether browser_evaluate (any JavaScript in a client's tab) is offered at all.

@@ -5,6 +5,12 @@
   has none, so clients cannot use up the owner's calls). Each call to the browser takes a token
   from both; a bucket refills at its ``rate`` a second up to its ``burst``. An empty bucket
   refuses the call with :class:`~broker.core.errors.RateLimited`, saying when to try again.
+- :class:`Unproven`: connections that have not yet shown a token. At most ``limit``; each one past
+  it pushes out the oldest, which the adapter closes. The oldest goes, not the newcomer, so a
+  flood of idle sockets cannot keep a real client out: it sends its request at once and is proven
+  before ``limit`` more have come, and a proven connection (any valid token, or the extension
+  link) is no longer counted. So idle sockets cannot take the file descriptors the browser's link
+  and real clients need.
 - :class:`Breakers`: a circuit breaker per tab, tool and client. After ``failures`` timeouts in a
   row, that client's calls to that tool on that tab fail at once with
   :class:`~broker.core.errors.CircuitOpen` for ``cooldown`` seconds; then one trial call goes
@@ -19,13 +25,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
+from typing import Generic, TypeVar
 
 import attrs
 
 from .effects import CallId, SessionId
 from .errors import CircuitOpen, RateLimited
 
-__all__ = ["Breakers", "RateLimiter", "ToolKey", "client_of"]
+__all__ = ["Breakers", "RateLimiter", "ToolKey", "Unproven", "client_of"]
 
 # The browser's key, the tab id, the tool's name (``browser_click`` for a built-in one) and the
 # client calling it (:func:`client_of`).
@@ -179,3 +187,30 @@ class Breakers:
     def forget_tab(self, browser: str, tab_id: int) -> None:
         for key in [k for k in self._breakers if k[:2] == (browser, tab_id)]:
             del self._breakers[key]
+
+
+Connection = TypeVar("Connection", bound=Hashable)
+
+
+class Unproven(Generic[Connection]):
+    def __init__(self, limit: int) -> None:
+        self.limit = max(limit, 1)
+        self._open: dict[Connection, None] = {}  # oldest first
+
+    def opened(self, connection: Connection) -> Connection | None:
+        """Count a new connection; returns the oldest unproven one to close when past the limit."""
+        self._open[connection] = None
+        if len(self._open) <= self.limit:
+            return None
+        oldest = next(iter(self._open))
+        del self._open[oldest]
+        return oldest
+
+    def proven(self, connection: Connection) -> None:
+        self._open.pop(connection, None)
+
+    def closed(self, connection: Connection) -> None:
+        self._open.pop(connection, None)
+
+    def __len__(self) -> int:
+        return len(self._open)

@@ -138,6 +138,18 @@ class Broker(BrowserRequests):
             return []
         return [SendToExtension(link.id, self._connect_message(session_id, name)) for link in self._links.values()]
 
+    def hold_session(self, key: SessionId, credential: str | None) -> None:
+        """Count a connection that will carry session ``key`` (an MCP tunnel or HTTP session) against
+        ``credential``'s sessions from when it opens, until :meth:`release_session`.
+
+        Raises:
+            TooManySessions: the credential holds as many sessions as it may.
+        """
+        self._sessions.hold(key, credential)
+
+    def release_session(self, key: SessionId) -> None:
+        self._sessions.release(key)
+
     def check_session_end(self, session_id: SessionId, credential: str | None) -> None:
         """Raises: Forbidden, when a client token would end a session another credential opened."""
         self._sessions.check_end(session_id, credential)
