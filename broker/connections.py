@@ -25,7 +25,6 @@ logger = logging.getLogger(__name__)
 class ConnectionGate:
     def __init__(self, limit: int) -> None:
         self.unproven = Unproven[web.RequestHandler](limit)
-        self.pushed_out = 0
 
     def watch(self, server: web.Server) -> None:
         """Hear each connection of ``server`` open and close; call once, before it accepts any."""
@@ -35,7 +34,6 @@ class ConnectionGate:
             opened(handler, transport)
             oldest = self.unproven.opened(handler)
             if oldest is not None:
-                self.pushed_out += 1
                 logger.debug("%d connections without a token: closing the oldest", self.unproven.limit + 1)
                 oldest.force_close()
 

@@ -1,4 +1,5 @@
-"""Per-session rate limits, circuit breakers per tab and tool, and idempotent REST calls."""
+"""Rate limits per session and per client token, session quotas per credential, circuit breakers per
+tab, tool and client, idempotent REST calls, and bounds on idle connections and MCP tunnels."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import aiohttp
 import pytest
 
 from broker.connections import CONNECTIONS
+from broker.core.errors import RateLimited, TooManySessions
+from broker.core.limits import RateLimiter, Unproven
 from broker.core.security import client_token
+from broker.core.sessions import Sessions
 
 from .conftest import TOKEN, MakeBroker
 from .fakes import FakeExtension, FakeTab, PageError
@@ -394,3 +398,47 @@ async def test_an_mcp_tunnel_whose_client_stops_answering_pings_is_closed(
         closed = await tunnel.receive()
     assert closed.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
     await tunnel.close()
+
+
+# The same limits in the core, without an event loop
+
+
+def test_a_call_refused_by_one_bucket_takes_nothing_from_the_other() -> None:
+    rates = RateLimiter(rate=1, burst=1, client_rate=1, client_burst=2)
+    rates.take("s1", 0.0, "mallory")
+    with pytest.raises(RateLimited, match="more than 1 calls a second"):
+        rates.take("s1", 0.0, "mallory")  # the session's bucket is empty: the client's keeps its token
+    rates.take("s2", 0.0, "mallory")
+    with pytest.raises(RateLimited, match="client token 'mallory'"):
+        rates.take("s3", 0.0, "mallory")
+    # Ending its sessions gives a client token no fresh burst.
+    for session in ("s1", "s2", "s3"):
+        rates.forget(session)
+    with pytest.raises(RateLimited, match="client token 'mallory'"):
+        rates.take("s4", 0.5, "mallory")
+    rates.take("s4", 1.0, "mallory")
+    rates.take("owner-session", 1.0)  # the broker's own token has no client bucket
+
+
+def test_a_held_connection_counts_as_a_session_once_and_until_both_are_gone() -> None:
+    sessions = Sessions(idle=600, limit=10, client_limit=2)
+    sessions.hold("mcp-1", "mallory")
+    sessions.open("mcp-1", "Agent", 0.0, ends_when_idle=False, credential="mallory")  # not counted again
+    sessions.open("rest-1", "Script", 0.0, ends_when_idle=True, credential="mallory")
+    with pytest.raises(TooManySessions, match="client token 'mallory' holds 2 live sessions"):
+        sessions.hold("mcp-2", "mallory")
+    sessions.close("mcp-1")  # its connection still holds the slot
+    with pytest.raises(TooManySessions):
+        sessions.open("rest-2", "Script", 0.0, ends_when_idle=True, credential="mallory")
+    sessions.release("mcp-1")
+    sessions.open("rest-2", "Script", 0.0, ends_when_idle=True, credential="mallory")
+
+
+def test_unproven_connections_past_the_limit_push_out_the_oldest() -> None:
+    unproven = Unproven[str](2)
+    assert unproven.opened("a") is None and unproven.opened("b") is None
+    unproven.proven("b")
+    assert unproven.opened("c") is None
+    assert unproven.opened("d") == "a"
+    unproven.closed("c")
+    assert len(unproven) == 1
