@@ -354,15 +354,30 @@ async def test_a_flood_of_idle_sockets_cannot_keep_out_the_browser_link_or_real_
         writer.close()
 
 
-async def test_a_client_tokens_mcp_tunnels_count_as_its_sessions(
+async def test_a_client_tokens_mcp_connections_count_as_its_sessions_from_the_start(
     make_broker: MakeBroker, session: aiohttp.ClientSession
 ) -> None:
     broker = await make_broker(client_max_sessions=3)
     url = broker.server.make_url("/mcp/stream")
-    tunnels = [await session.ws_connect(url, headers=bearer("mallory")) for _ in range(3)]
+    tunnels = [await session.ws_connect(url, headers=bearer("mallory")) for _ in range(2)]
+    # One that started its MCP session (a broker session under the same key) still counts once.
+    await tunnels[0].send_str(json.dumps(initialize_request("Agent")))
+    await tunnels[0].send_str(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    await tunnels[0].send_str(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+    async with asyncio.timeout(5):
+        while json.loads((await tunnels[0].receive()).data).get("id") != 2:
+            pass
+    assert [s.credential for s in broker.hub.sessions()] == ["mallory"]
+    # So does a 2025-11-25 HTTP session, from its initialize.
+    headers = {**bearer("mallory"), "Accept": "application/json, text/event-stream"}
+    async with session.post(broker.mcp_url, json=initialize_request("Agent"), headers=headers) as response:
+        assert response.status == 200
     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
         await session.ws_connect(url, headers=bearer("mallory"))
     assert refused.value.status == 429
+    async with session.post(broker.mcp_url, json=initialize_request("Agent"), headers=headers) as response:
+        assert response.status == 429
+        assert "client token 'mallory' holds 3 live sessions" in (await response.json())["error"]["message"]
     status, body = await broker.post("/tabs/7/claim", headers={**bearer("mallory"), "X-Session-Id": "one-more"})
     assert status == 429 and "client token 'mallory' holds 3 live sessions" in body["error"]["message"]
     # The owner and another client token still get theirs.
