@@ -126,8 +126,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for flag, metavar, help_text in (
         ("--call-timeout", "SECONDS", "default: {}"),
-        ("--max-sessions", "N", "live sessions at once, REST and MCP (default: {})"),
+        (
+            "--max-sessions",
+            "N",
+            "live sessions at once, REST and MCP: the broker's token and all client tokens"
+            " together have as many each (default: {})",
+        ),
+        ("--client-max-sessions", "N", "live sessions each client token may hold (default: {})"),
         ("--rate-limit", "N", "calls a second each session may make, in bursts of 2N (default: {}; 0 = off)"),
+        (
+            "--client-rate-limit",
+            "N",
+            "calls a second each client token may make across its sessions, in bursts of 2N (default: {}; 0 = off)",
+        ),
     ):
         default = getattr(DEFAULTS, flag[2:].replace("-", "_"))
         serve.add_argument(
@@ -229,8 +240,11 @@ def _serve(args: argparse.Namespace) -> int:
         raise ClientError("--call-timeout must be positive")
     if args.max_sessions < 1:
         raise ClientError("--max-sessions must be at least 1")
-    if args.rate_limit < 0:
-        raise ClientError("--rate-limit must be 0 (off) or more")
+    if args.client_max_sessions < 1:
+        raise ClientError("--client-max-sessions must be at least 1")
+    for flag, rate in (("--rate-limit", args.rate_limit), ("--client-rate-limit", args.client_rate_limit)):
+        if rate < 0:
+            raise ClientError(f"{flag} must be 0 (off) or more")
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     settings = Settings(
@@ -242,8 +256,11 @@ def _serve(args: argparse.Namespace) -> int:
             call_timeout=args.call_timeout,
             allow_evaluate=not args.no_evaluate,
             max_sessions=args.max_sessions,
+            client_max_sessions=args.client_max_sessions,
             rate_limit=args.rate_limit,
             rate_burst=max(1, round(2 * args.rate_limit)),
+            client_rate_limit=args.client_rate_limit,
+            client_rate_burst=max(1, round(2 * args.client_rate_limit)),
         ),
     )
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)

@@ -20,6 +20,7 @@ from pathlib import Path
 from aiohttp import web
 
 from . import discovery
+from .connections import CONNECTIONS, ConnectionGate
 from .core.errors import BrokerError, Forbidden, RateLimited, error_to_wire
 from .core.security import check_bearer, check_host, is_allowed_origin
 from .extension_ws import check_extension_request, extension_link
@@ -29,7 +30,7 @@ from .rest import json_response, setup_rest
 from .runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime
 from .version import BROKER_HEADER
 
-__all__ = ["PORT_RANGE", "bind_socket", "make_app", "serve"]
+__all__ = ["PORT_RANGE", "bind_socket", "gate_connections", "make_app", "serve"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions, runtime.port):
                 raise Forbidden(f"requests from web pages are refused (Origin {origin!r})")
             request[CLIENT_LABEL] = check_bearer(request.headers.get("Authorization"), settings.token)
+        request.app[CONNECTIONS].proven(request)
         return await handler(request)
     except BrokerError as exc:
         if exc.status >= 500:
@@ -95,6 +97,7 @@ def make_app(runtime: Runtime) -> web.Application:
     )
     app[HUB] = hub
     app[RUNTIME] = runtime
+    app[CONNECTIONS] = ConnectionGate(settings.limits.max_unproven_connections)
 
     async def identify(request: web.Request, response: web.StreamResponse) -> None:
         response.headers[BROKER_HEADER] = VERSION
@@ -114,6 +117,13 @@ def make_app(runtime: Runtime) -> web.Application:
 
     app.on_shutdown.append(going_away)
     return app
+
+
+def gate_connections(app: web.Application, runner: web.BaseRunner) -> None:
+    """Bound ``app``'s connections that show no token (:mod:`broker.connections`) as ``runner``
+    serves it; call once ``runner`` is set up, before it accepts connections."""
+    assert runner.server is not None
+    app[CONNECTIONS].watch(runner.server)
 
 
 def bind_socket(port: int | None) -> socket.socket:
@@ -147,6 +157,7 @@ async def serve(runtime: Runtime, port: int | None, discovery_dir: Path, announc
     app = make_app(runtime)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
+    gate_connections(app, runner)
     site = web.SockSite(runner, sock, shutdown_timeout=2.0)
     await site.start()
     # Everything loaded so far lives as long as the process: keep it out of every collection, or

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -41,14 +42,12 @@ from .core.effects import (
     WindowOpened,
     WindowView,
 )
-from .core.errors import BrokerError, InvalidMessage, InvalidRequest, PageToolFailed, Unavailable
-from .core.messages import Arguments, ErrorReply, JsonObject, Tool
+from .core.errors import BrokerError, InternalError, InvalidMessage, InvalidRequest, PageToolFailed, Unavailable
+from .core.messages import Arguments, ErrorReply, JsonObject, RawJson, Tool
+from .core.once import Outcome
 from .core.state import Broker
 
-__all__ = ["ONCE_FOR", "Hub", "LinkSender", "OnWait"]
-
-# How long after a call with an idempotency key ended a repeat still gets its outcome.
-ONCE_FOR = 60.0
+__all__ = ["Hub", "LinkSender", "OnWait"]
 
 logger = logging.getLogger(__name__)
 frames_logger = logging.getLogger("broker.frames")
@@ -84,7 +83,7 @@ class Hub:
         self.session_expired_listeners: list[Callable[[SessionId], Awaitable[None]]] = []
         # Notified when a caller gives up on a call (cancelled), so one can wait for the withdrawal.
         self.call_withdrawn = asyncio.Condition()
-        # Tool calls made with an idempotency key: (session, key) -> the one call's task.
+        # Tool calls with an idempotency key while they run: (session, key) -> the one call's task.
         self._once: dict[tuple[SessionId, str], asyncio.Task[Any]] = {}
         # Callers that want to hear when their call waits for the person: call id -> listener.
         self._on_wait: dict[CallId, OnWait] = {}
@@ -128,6 +127,18 @@ class Hub:
         existed = self.core.has_session(session_id)
         await self.run(self.core.close_session(session_id))
         return existed
+
+    def hold_session(self, key: SessionId, credential: str | None) -> None:
+        """Count a connection that will carry session ``key`` as one of ``credential``'s sessions
+        from when it opens, until :meth:`release_session`.
+
+        Raises:
+            TooManySessions: the credential holds as many sessions as it may.
+        """
+        self.core.hold_session(key, credential)
+
+    def release_session(self, key: SessionId) -> None:
+        self.core.release_session(key)
 
     def session_used(self, session_id: SessionId) -> None:
         """Note a use of a session that ends when idle; one that has ended stays ended."""
@@ -252,10 +263,14 @@ class Hub:
     ) -> Any:
         """Call a page tool; with ``once_key``, at most once per session and key.
 
-        A repeat with the same key, while the first runs or up to ``ONCE_FOR`` seconds after it
-        ended, gets the first call's result or error instead of running the tool again. Such a call
+        A repeat with the same key while the first call runs waits for it; one after it ended
+        gets its outcome, as :class:`~broker.core.once.OnceKeys` keeps it. A call with a key
         runs to its end even when its caller gives up, since another may be waiting on it.
         ``on_wait`` hears when the call waits for the person's approval.
+
+        Raises:
+            IdempotencyKeyReused: ``once_key`` named another call.
+            TooManyCalls: the session holds as many keys as it may.
         """
 
         def start(now: float) -> tuple[CallId, list[Effect]]:
@@ -263,21 +278,26 @@ class Hub:
 
         if once_key is None:
             return await self._request(start, on_wait)
-        task = self._once.get((session_id, once_key))
+        place = (session_id, once_key)
+        known = self.core.once_keys.begin(session_id, once_key, _fingerprint(ref, tool, args), self._loop.time())
+        if isinstance(known, Outcome):
+            return known.replay()
+        task = self._once.get(place) if known else None
         if task is None:
             task = self._loop.create_task(self._request(start, on_wait))
-            self._once[(session_id, once_key)] = task
-            task.add_done_callback(lambda done: self._remember_once(session_id, once_key, done))
+            self._once[place] = task
+            task.add_done_callback(lambda done: self._once_ended(session_id, once_key, done))
         return await asyncio.shield(task)
 
-    def _remember_once(self, session_id: SessionId, key: str, task: asyncio.Task[Any]) -> None:
-        if not task.cancelled():
-            task.exception()  # retrieved here: whoever repeats the call sees it again
-        self._loop.call_later(ONCE_FOR, self._forget_once, session_id, key, task)
-
-    def _forget_once(self, session_id: SessionId, key: str, task: asyncio.Task[Any]) -> None:
-        if self._once.get((session_id, key)) is task:
-            del self._once[(session_id, key)]
+    def _once_ended(self, session_id: SessionId, key: str, task: asyncio.Task[Any]) -> None:
+        if self._once.get((session_id, key)) is not task:
+            return  # its session ended meanwhile, and a call of a new one took the key
+        del self._once[(session_id, key)]
+        error = Unavailable("the broker is shutting down") if task.cancelled() else task.exception()
+        if error is not None and not isinstance(error, BrokerError):
+            error = InternalError("internal error in the broker")
+        # The core keeps the result, or a copy of the error with no traceback.
+        self.core.once_keys.end(session_id, key, self._loop.time(), None if error else task.result(), error)
 
     async def act(
         self,
@@ -481,3 +501,9 @@ class Hub:
             if not waiter.done():
                 waiter.set_exception(Unavailable("the broker is shutting down"))
         self._waiters.clear()
+
+
+def _fingerprint(ref: str | int, tool: str, args: Arguments) -> bytes:
+    """What an idempotency key is bound to: the tab as named, the tool and the arguments' bytes."""
+    body = args.text if isinstance(args, RawJson) else codec.dumps(args)
+    return hashlib.sha256(b"\0".join((str(ref).encode(), tool.encode(), body))).digest()

@@ -42,6 +42,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 
 from .asgi import Message, Scope, serve_asgi
+from .core.errors import TooManySessions
 from .hub import Hub
 from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, McpSurface
 from .runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
@@ -119,12 +120,13 @@ class LegacySessions:
                     self._task_group.start_soon(self._end_if_gone, session_id)
 
     async def _open(self, scope: Scope, receive: Any, send: Any) -> None:
-        limit = self.surface.hub.config.max_sessions
-        if len(self.transports) >= limit:
-            message = f"too_many_sessions: {limit} MCP sessions are open, the most this broker keeps (--max-sessions)"
-            await _jsonrpc_error(429, message)(scope, receive, send)
-            return
         session_id = uuid.uuid4().hex
+        try:
+            # Counted as one of its credential's sessions from here, before its first request.
+            self.surface.hub.hold_session(legacy_key(session_id), CLIENT_LABEL.get())
+        except TooManySessions as exc:
+            await _jsonrpc_error(429, f"{exc.code}: {exc.message}")(scope, receive, send)
+            return
         # Plain JSON answers: the SDK client refuses a server-sent event over 1 MiB, and a tool list
         # of many tabs is larger; notifications travel on the session's GET stream either way.
         transport = StreamableHTTPServerTransport(
@@ -177,6 +179,7 @@ class LegacySessions:
             with anyio.CancelScope(shield=True):
                 await self.surface.end(legacy_key(session_id), "MCP session closed")
                 await transport.terminate()
+            self.surface.hub.release_session(legacy_key(session_id))
 
 
 def _jsonrpc_error(status: int, message: str) -> JSONResponse:
@@ -254,10 +257,29 @@ class McpEndpoint:
         return await serve_asgi(self.legacy, request, self.surface.hub.frame_limit)
 
     async def tunnel(self, request: web.Request) -> web.StreamResponse:
-        """One WebSocket = one MCP connection (either era; the client's first request decides)."""
-        ws = web.WebSocketResponse(max_msg_size=64 * 1024 * 1024, compress=False)
-        await ws.prepare(request)
+        """One WebSocket = one MCP connection (either era; the client's first request decides).
+
+        It counts as one of its credential's sessions from the upgrade on (refused with 429
+        ``too_many_sessions`` before it, past the limit). It is closed when it brings no MCP
+        message within the header time of opening, and when its peer stops answering the
+        broker's WebSocket pings (sent after the link ping interval without a frame): a vanished
+        client does not hold its slot. A client that stays quiet but answers pings keeps its
+        tunnel and its session, as a person's idle AI client must; the quota bounds how many.
+
+        Raises:
+            TooManySessions: the credential holds as many sessions as it may.
+        """
+        hub = self.surface.hub
         key = McpSurface.new_connection_key()
+        hub.hold_session(key, request.get(CLIENT_LABEL_KEY))
+        try:
+            return await self._tunnel(request, key, hub.config.header_timeout, hub.config.ping_interval)
+        finally:
+            hub.release_session(key)
+
+    async def _tunnel(self, request: web.Request, key: str, first_within: float, ping: float) -> web.StreamResponse:
+        ws = web.WebSocketResponse(max_msg_size=64 * 1024 * 1024, compress=False, heartbeat=ping)
+        await ws.prepare(request)
         CONNECTION_KEY.set(key)
         CLIENT_LABEL.set(request.get(CLIENT_LABEL_KEY))
         inbound_send, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](16)
@@ -265,7 +287,18 @@ class McpEndpoint:
 
         async def pump_in() -> None:
             async with inbound_send:
-                async for frame in ws:
+                waited = False
+                while True:
+                    try:
+                        # A deadline, not a receive timeout: pings do not put it off.
+                        async with asyncio.timeout(None if waited else first_within):
+                            frame = await ws.receive()
+                    except TimeoutError:
+                        why = f"no MCP message within {first_within:g} s of opening"
+                        logger.info("MCP tunnel %s: %s, closed", key, why)
+                        await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=why.encode())
+                        break
+                    waited = True
                     if frame.type is not WSMsgType.TEXT:
                         break
                     try:

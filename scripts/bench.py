@@ -58,8 +58,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--broker-cmd",
-        # The per-session rate limit is off: the bench drives one session as hard as it can.
-        default=f"{BROWSER_MCP} serve --rate-limit 0",
+        # The rate limits are off: the bench drives one session (and one client token) as hard as it can.
+        default=f"{BROWSER_MCP} serve --rate-limit 0 --client-rate-limit 0",
         help="how to start the broker; --port and --discovery-dir are appended (default: %(default)s)",
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")

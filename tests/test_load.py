@@ -11,19 +11,31 @@ and the fake extension records every ``callTool`` it is sent, so the test can ch
 - nothing is misrouted: each answer came from the caller's own tab, and each call reached the
   browser for that tab under the session that owns it.
 
-Per-session rate limits (the core's ``Config.rate_limit``) are turned off here: this much traffic
-from one session is what they exist to refuse.
+Then ten client tokens, each holding ten sessions (its quota here), make 25 keyed calls in each
+session (5 past the cap of keys a session holds, here 20) and repeat the first 20, all at once
+(4,500 calls): past the cap is refused, every repeat is answered from what was kept without
+reaching the browser, no session holds more keys than the cap, and what the broker keeps of it all
+stays under a stated bound of memory.
+
+Rate limits per session and per client token (``Config.rate_limit``, ``client_rate_limit``) are
+turned off here: this much traffic from one session is what they exist to refuse.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import gc
 import json
+import tracemalloc
 from typing import Any
 
-from .conftest import BrokerUnderTest, MakeBroker
-from .fakes import FakeExtension, FakeTab
+import aiohttp
+
+from broker.core.security import client_token
+
+from .conftest import TOKEN, BrokerUnderTest, MakeBroker
+from .fakes import FakeExtension, FakeTab, PageError
 from .mcp_clients import LEGACY, MODERN, text
 
 Json = dict[str, Any]
@@ -138,3 +150,92 @@ async def test_many_sessions_calling_at_once_lose_duplicate_and_misroute_nothing
     assert broker.hub.pending_count == 0
     # It was a crowd: most sessions had calls waiting on the browser at the same moment.
     assert max(busy_sessions) > (REST_SESSIONS + MCP_CLIENTS) // 2
+
+
+# Ten client tokens, each holding many sessions and many keyed calls.
+CLIENTS = 10
+SESSIONS_PER_CLIENT = 10
+KEYS_PER_SESSION = 20  # the broker's cap for this test (1,000 by default)
+PAST_THE_CAP = 5
+# Half the calls fail in the page, each sent with 8 KiB of arguments: a kept error must not hold
+# the request it came in, as its traceback once did.
+PADDING = "x" * 8192
+# What the broker may keep of it all, measured by tracemalloc: about 5 MiB are expected (the
+# outcomes of 2,000 keys, 100 sessions, 100 open connections); when each kept error held its
+# traceback, 36 MiB.
+RETAINED_BOUND = 12 * 1024 * 1024
+
+
+def failing_load_tab(tab_id: int) -> FakeTab:
+    def fail(args: Json) -> Any:
+        raise PageError(f"no stock for {args['nonce']}")
+
+    return FakeTab(
+        tab_id, f"https://load{tab_id}.example/", f"Load {tab_id}", {"echo": lambda args: args, "fail": fail}
+    )
+
+
+async def test_ten_clients_with_many_sessions_and_keyed_calls_stay_within_their_bounds(
+    make_broker: MakeBroker,
+) -> None:
+    broker = await make_broker(
+        **broker_settings(),
+        client_rate_limit=0,
+        client_max_sessions=SESSIONS_PER_CLIENT,
+        idempotency_keys_per_session=KEYS_PER_SESSION,
+    )
+    fake = await broker.extension(failing_load_tab(1))
+    sessions = [
+        (f"c{client}", f"c{client}-s{number}") for client in range(CLIENTS) for number in range(SESSIONS_PER_CLIENT)
+    ]
+
+    # A client session of its own: the test client keeps every response it made.
+    http = aiohttp.ClientSession(base_url=broker.server.make_url("/"))
+
+    async def call(client: str, session: str, key: int) -> tuple[int, Json]:
+        headers = {**bearer_of(client), "X-Session-Id": session, "Idempotency-Key": f"k{key}"}
+        nonce = f"{session}/{key}"
+        tool, body = ("fail", {"nonce": nonce, "padding": PADDING}) if key % 2 else ("echo", {"nonce": nonce})
+        async with http.post(f"/tabs/1/tools/{tool}", json=body, headers=headers) as response:
+            return response.status, await response.json()
+
+    Call = tuple[str, str, int]
+    calls: list[Call] = [(c, s, key) for key in range(KEYS_PER_SESSION + PAST_THE_CAP) for c, s in sessions]
+
+    async def every_call(which: list[Call]) -> dict[Call, tuple[int, Json]]:
+        return dict(zip(which, await asyncio.gather(*(call(*each) for each in which)), strict=True))
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        async with asyncio.timeout(120):
+            first = await every_call(calls)
+            # Which keys a session got past its cap, the order they reached the broker decided.
+            kept = {each: answer for each, answer in first.items() if answer[0] != 429}
+            repeats = await every_call(list(kept))
+        refused = [body["error"]["code"] for status, body in first.values() if status == 429]
+        assert refused == ["too_many_calls"] * len(sessions) * PAST_THE_CAP
+        assert len(kept) == len(sessions) * KEYS_PER_SESSION
+        assert {status for status, _ in kept.values()} == {200, 502}
+        # Repeats are answered from what was kept: each call reached the browser once.
+        assert repeats == kept
+        assert len(fake.received("callTool")) == len(sessions) * KEYS_PER_SESSION
+        once_keys = broker.hub.core.once_keys
+        assert {once_keys.count(session) for _, session in sessions} == {KEYS_PER_SESSION}
+        # A client token's next session is refused: it holds its quota.
+        status, body = await broker.get("/tabs/1/tools", headers={**bearer_of("c0"), "X-Session-Id": "one-more"})
+        assert status == 429 and body["error"]["code"] == "too_many_sessions"
+        del first, kept, repeats, body
+        fake.inbox.clear()
+        gc.collect()
+        retained = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        await http.close()
+    assert retained < RETAINED_BOUND, f"the broker kept {retained / 2**20:.1f} MiB"
+    assert broker.hub.pending_count == 0
+
+
+def bearer_of(client: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {client_token(TOKEN, client)}"}

@@ -27,15 +27,27 @@ class Config:
     # Calls a second each session may make, in bursts of up to rate_burst; 0 turns it off.
     rate_limit: float = 20.0
     rate_burst: int = 40
+    # Calls a second each client token may make across all its sessions, in bursts of up to
+    # client_rate_burst; 0 turns it off. The broker's own token has no such limit of its own.
+    client_rate_limit: float = 20.0
+    client_rate_burst: int = 40
     # A tool that times out this many times in a row on a tab is not called for breaker_cooldown s.
     breaker_failures: int = 3
     breaker_cooldown: float = 30.0
     # Live sessions at once; a new one past this is refused, and the browser hears nothing of it.
+    # The broker's own token and the client tokens together have this many each, so clients
+    # cannot take the owner's room; each client token has at most client_max_sessions of them.
     max_sessions: int = 1000
+    client_max_sessions: int = 100
+    # Idempotency-Keys one session holds (calls running or ended within idempotency_keep_for s).
+    idempotency_keys_per_session: int = 1000
+    idempotency_keep_for: float = 60.0
     # Tabs one browser may report; more are refused with an error frame.
     max_tabs_per_browser: int = 10_000
     # Seconds a connection may take to bring a whole request's headers (and may idle between requests).
     header_timeout: float = 10.0
+    # Open connections that have not shown a token; a new one past this closes the oldest of them.
+    max_unproven_connections: int = 256
     # The largest frame or request body accepted, in bytes.
     frame_limit: int = 32 * 1024 * 1024
     # Whether browser_evaluate (any JavaScript in a client's tab) is offered at all.

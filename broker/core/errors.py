@@ -17,6 +17,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── TabOwnedByOther           409 tab_owned
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
     │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
+    │   ├── IdempotencyKeyReused      422 idempotency_key_reused (the key named another call)
     │   ├── TooManyCalls              429 too_many_calls
     │   ├── RateLimited               429 rate_limited (``retry_after`` seconds)
     │   └── TooManySessions           429 too_many_sessions
@@ -44,7 +45,7 @@ know becomes ``internal_error`` and is logged with its traceback. This module do
 from __future__ import annotations
 
 import logging
-from typing import ClassVar
+from typing import ClassVar, Self
 
 __all__ = [
     "AmbiguousTab",
@@ -57,6 +58,7 @@ __all__ = [
     "ExtensionError",
     "ExtensionNotConnected",
     "Forbidden",
+    "IdempotencyKeyReused",
     "InternalError",
     "InvalidMessage",
     "InvalidRequest",
@@ -107,6 +109,12 @@ class BrokerError(Exception):
         super().__init__(message)
         self.message = message
 
+    def anew(self) -> Self:
+        """A copy never raised: one kept to be raised again must not hold the frames it was raised in."""
+        copy = type(self).__new__(type(self), *self.args)
+        copy.__dict__.update(self.__dict__)
+        return copy
+
 
 class RequestError(BrokerError, code="invalid_request", status=400):
     """The caller asked for something that cannot be done."""
@@ -151,6 +159,9 @@ class TabNotClaimed(RequestError, code="tab_not_claimed", status=409): ...
 
 class WindowNotOwned(RequestError, code="window_not_owned", status=409):
     """A window may be focused or closed only by the session owning every tab in it."""
+
+
+class IdempotencyKeyReused(RequestError, code="idempotency_key_reused", status=422): ...
 
 
 class TooManyCalls(RequestError, code="too_many_calls", status=429): ...

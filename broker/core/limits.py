@@ -1,28 +1,48 @@
 """How much a session may ask, and when a tool that keeps timing out is left alone for a while.
 
-- :class:`RateLimiter`: a token bucket per session. Each call to the browser takes a token; the
-  bucket refills at ``rate`` a second up to ``burst``. An empty bucket refuses the call with
-  :class:`~broker.core.errors.RateLimited`, saying when to try again. Other sessions have buckets
-  of their own.
-- :class:`Breakers`: a circuit breaker per tab and tool. After ``failures`` timeouts in a row,
-  calls to that tool on that tab fail at once with :class:`~broker.core.errors.CircuitOpen` for
-  ``cooldown`` seconds; then one trial call goes through, and its outcome closes the breaker or
-  opens it again. Any answer (a result or the page's error) counts as the tool working.
+- :class:`RateLimiter`: a token bucket per session, and one per client token shared by all of
+  its sessions (so a client cannot multiply its rate by opening sessions; the broker's own token
+  has none, so clients cannot use up the owner's calls). Each call to the browser takes a token
+  from both; a bucket refills at its ``rate`` a second up to its ``burst``. An empty bucket
+  refuses the call with :class:`~broker.core.errors.RateLimited`, saying when to try again.
+- :class:`Unproven`: connections that have not yet shown a token. At most ``limit``; each one past
+  it pushes out the oldest, which the adapter closes. The oldest goes, not the newcomer, so a
+  flood of idle sockets cannot keep a real client out: it sends its request at once and is proven
+  before ``limit`` more have come, and a proven connection (any valid token, or the extension
+  link) is no longer counted. So idle sockets cannot take the file descriptors the browser's link
+  and real clients need.
+- :class:`Breakers`: a circuit breaker per tab, tool and client. After ``failures`` timeouts in a
+  row, that client's calls to that tool on that tab fail at once with
+  :class:`~broker.core.errors.CircuitOpen` for ``cooldown`` seconds; then one trial call goes
+  through, and its outcome closes the breaker or opens it again. Any answer (a result or the
+  page's error) counts as the tool working. Per client, because a client can make its own calls
+  time out (``?timeout=0.001``): that must not rest the tool for everyone else. A client is a
+  client token (all its sessions are one agent, which must not escape its breaker by opening
+  another session), or, for the broker's own token, a session (every stdio relay and the CLI
+  share that token, and each is a client of its own); see :func:`client_of`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
+from typing import Generic, TypeVar
 
 import attrs
 
 from .effects import CallId, SessionId
 from .errors import CircuitOpen, RateLimited
 
-__all__ = ["Breakers", "RateLimiter", "ToolKey"]
+__all__ = ["Breakers", "RateLimiter", "ToolKey", "Unproven", "client_of"]
 
-# The browser's key, the tab id and the tool's name (``browser_click`` for a built-in one).
-ToolKey = tuple[str, int, str]
+# The browser's key, the tab id, the tool's name (``browser_click`` for a built-in one) and the
+# client calling it (:func:`client_of`).
+ToolKey = tuple[str, int, str, str]
+
+
+def client_of(session_id: SessionId, credential: str | None) -> str:
+    """Who a breaker counts the timeouts of: a client token, else the session (see the docstring)."""
+    return f"session {session_id}" if credential is None else f"client token {credential}"
 
 
 @attrs.define
@@ -31,29 +51,79 @@ class _Bucket:
     filled_at: float
 
 
-class RateLimiter:
+class _Buckets:
+    """A token bucket per key, refilled at ``rate`` a second up to ``burst``; a rate of 0 is none."""
+
     def __init__(self, rate: float, burst: int) -> None:
         self.rate = rate
         self.burst = max(burst, 1)
-        self._buckets: dict[SessionId, _Bucket] = {}
+        self._buckets: dict[str, _Bucket] = {}
+        self._prune_at = 64
 
-    def take(self, session_id: SessionId, now: float) -> None:
-        """Raises: RateLimited, when the session has used its calls for now."""
+    def fill(self, key: str, now: float) -> _Bucket | None:
+        """The key's bucket refilled to ``now``, or None when this limit is off."""
         if self.rate <= 0:
-            return
-        bucket = self._buckets.setdefault(session_id, _Bucket(self.burst, now))
+            return None
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self._prune_at:
+                self._prune(now)
+            bucket = self._buckets[key] = _Bucket(self.burst, now)
         bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.filled_at) * self.rate)
         bucket.filled_at = now
-        if bucket.tokens < 1:
-            wait = (1 - bucket.tokens) / self.rate
+        return bucket
+
+    def wait(self, bucket: _Bucket) -> float:
+        return (1 - bucket.tokens) / self.rate
+
+    def forget(self, key: str) -> None:
+        self._buckets.pop(key, None)
+
+    def _prune(self, now: float) -> None:
+        # A bucket full again is the same as none: forgetting it changes no answer.
+        refill = self.burst / self.rate
+        for key in [k for k, b in self._buckets.items() if now - b.filled_at >= refill]:
+            del self._buckets[key]
+        self._prune_at = max(64, 2 * len(self._buckets))
+
+
+class RateLimiter:
+    """Calls a second per session, and per client token across all of its sessions."""
+
+    def __init__(self, rate: float, burst: int, client_rate: float = 0.0, client_burst: int = 1) -> None:
+        self._sessions = _Buckets(rate, burst)
+        self._clients = _Buckets(client_rate, client_burst)
+
+    def take(self, session_id: SessionId, now: float, credential: str | None = None) -> None:
+        """Take a call from the session's bucket and from its client token's (``credential``).
+
+        Raises:
+            RateLimited: either bucket is empty; neither is then taken from.
+        """
+        session = self._sessions.fill(session_id, now)
+        client = None if credential is None else self._clients.fill(credential, now)
+        if session is not None and session.tokens < 1:
+            limit = self._sessions
+            wait = limit.wait(session)
             raise RateLimited(
-                f"more than {self.rate:g} calls a second (bursts of {self.burst}): retry in {wait:.2f} s",
+                f"more than {limit.rate:g} calls a second (bursts of {limit.burst}): retry in {wait:.2f} s",
                 retry_after=wait,
             )
-        bucket.tokens -= 1
+        if client is not None and client.tokens < 1:
+            limit = self._clients
+            wait = limit.wait(client)
+            raise RateLimited(
+                f"client token {credential!r} made more than {limit.rate:g} calls a second across its"
+                f" sessions (bursts of {limit.burst}; --client-rate-limit): retry in {wait:.2f} s",
+                retry_after=wait,
+            )
+        for bucket in (session, client):
+            if bucket is not None:
+                bucket.tokens -= 1
 
     def forget(self, session_id: SessionId) -> None:
-        self._buckets.pop(session_id, None)
+        # A client token's bucket stays: ending its sessions must not give it a fresh burst.
+        self._sessions.forget(session_id)
 
 
 @attrs.define
@@ -78,16 +148,17 @@ class Breakers:
         breaker = self._breakers.get(key)
         if breaker is None or breaker.open_until is None:
             return
-        browser, tab_id, tool = key
+        browser, tab_id, tool, client = key
         if now < breaker.open_until:
             raise CircuitOpen(
-                f"tool {tool!r} on tab {browser}:{tab_id} timed out {breaker.timeouts} times in a row: calls"
-                f" to it fail at once until it is tried again in {math.ceil(breaker.open_until - now)} s"
+                f"tool {tool!r} on tab {browser}:{tab_id} timed out {breaker.timeouts} times in a row for"
+                f" {client}: its calls to it fail at once until it is tried again in"
+                f" {math.ceil(breaker.open_until - now)} s (other clients' calls go on)"
             )
         if breaker.trial is not None:
             raise CircuitOpen(
-                f"tool {tool!r} on tab {browser}:{tab_id} timed out {breaker.timeouts} times in a row, and a"
-                " trial call to it is in flight: try again when it has answered"
+                f"tool {tool!r} on tab {browser}:{tab_id} timed out {breaker.timeouts} times in a row for"
+                f" {client}, and a trial call to it is in flight: try again when it has answered"
             )
 
     def started(self, key: ToolKey, call_id: CallId, now: float) -> None:
@@ -116,3 +187,30 @@ class Breakers:
     def forget_tab(self, browser: str, tab_id: int) -> None:
         for key in [k for k in self._breakers if k[:2] == (browser, tab_id)]:
             del self._breakers[key]
+
+
+Connection = TypeVar("Connection", bound=Hashable)
+
+
+class Unproven(Generic[Connection]):
+    def __init__(self, limit: int) -> None:
+        self.limit = max(limit, 1)
+        self._open: dict[Connection, None] = {}  # oldest first
+
+    def opened(self, connection: Connection) -> Connection | None:
+        """Count a new connection; returns the oldest unproven one to close when past the limit."""
+        self._open[connection] = None
+        if len(self._open) <= self.limit:
+            return None
+        oldest = next(iter(self._open))
+        del self._open[oldest]
+        return oldest
+
+    def proven(self, connection: Connection) -> None:
+        self._open.pop(connection, None)
+
+    def closed(self, connection: Connection) -> None:
+        self._open.pop(connection, None)
+
+    def __len__(self) -> int:
+        return len(self._open)

@@ -44,7 +44,7 @@ from .errors import (
     TooManyCalls,
     WindowNotOwned,
 )
-from .limits import Breakers, RateLimiter
+from .limits import Breakers, RateLimiter, client_of
 from .messages import (
     CallTool,
     Connect,
@@ -364,14 +364,17 @@ class BrowserLinks:
                 f" (limit {self.config.max_pending_per_session})"
             )
         assert browser.link_id is not None
-        tool_key = None if tab_id is None or tool_name is None else (browser.key, tab_id, tool_name)
-        if tool_key is not None and kind in (CallKind.TOOL, CallKind.ACTION):
+        tool_key = None
+        # A tool call (or one waiting for the tab's tools first) or a browser action.
+        if tab_id is not None and tool_name is not None:
+            tool_key = (browser.key, tab_id, tool_name, client_of(session.id, session.credential))
             self._breakers.admit(tool_key, now)
-        self._rates.take(session.id, now)
+        self._rates.take(session.id, now, session.credential)
         timeout = self.config.call_timeout if timeout is None else timeout
         session.used(now)
         pending = self._pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)
-        if tool_key is not None and kind in (CallKind.TOOL, CallKind.ACTION):
+        if tool_key is not None:
+            pending.breaker = tool_key
             self._breakers.started(tool_key, pending.call_id, now)
         return pending
 
@@ -394,8 +397,8 @@ class BrowserLinks:
         session = self._sessions.get(pending.session_id)
         if session is not None and now is not None:
             session.used(now)
-        if pending.kind in (CallKind.TOOL, CallKind.ACTION) and pending.tool_name and pending.tab_id is not None:
-            key = (pending.browser, pending.tab_id, pending.tool_name)
+        key = pending.breaker
+        if key is not None:
             if isinstance(error, CallTimedOut) and now is not None:
                 self._breakers.ended(key, call_id, True, now)
             elif not withdrawn and (error is None or isinstance(error, ExtensionError)) and now is not None:

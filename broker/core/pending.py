@@ -19,6 +19,7 @@ from typing import TypeVar
 import attrs
 
 from .effects import CallId, LinkId, SessionId
+from .limits import ToolKey
 from .messages import Arguments
 
 __all__ = ["CallKind", "Pending", "PendingCalls"]
@@ -50,6 +51,8 @@ class Pending:
     then_call: Arguments | None = None
     # The extension said the call waits for the person's approval (its deadline was moved).
     awaiting_person: bool = False
+    # The circuit breaker a tool call or browser action goes through, and whose outcome it tells.
+    breaker: ToolKey | None = None
 
     @property
     def place(self) -> str:

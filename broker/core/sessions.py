@@ -41,16 +41,29 @@ class Session:
 
 
 class Sessions(dict[SessionId, Session]):
-    """Every live session by id, and when the next of them may have gone idle."""
+    """Every live session by id, how many each credential holds, and when the next may have gone idle.
 
-    def __init__(self, idle: float, limit: int = 1000) -> None:
+    How many may live: ``limit`` of the broker's own token, and ``limit`` of all client tokens
+    together, each client token at most ``client_limit``. The owner's are apart so that clients,
+    however many sessions they open, never lock out the owner (the CLI, the stdio relays).
+    A connection that will carry one session (an MCP tunnel) is counted from when it opens
+    (:meth:`hold`), so idle connections cannot pile up past the limits either.
+    """
+
+    def __init__(self, idle: float, limit: int = 1000, client_limit: int = 100) -> None:
         super().__init__()
         self.idle_time = idle
         self.limit = limit
+        self.client_limit = client_limit
         # No session that ends when idle can have gone idle before this (None: there is none).
         # A use only moves a session's end later, so the bound stays true without being
         # recomputed on every request; it is recomputed when it passes.
         self.check_idle_at: float | None = None
+        # What counts against each credential (None: the broker's own token): live sessions and
+        # held connections, by id.
+        self._counted: dict[str | None, set[SessionId]] = {}
+        self._client_count = 0
+        self._held: dict[SessionId, str | None] = {}
 
     def open(
         self, session_id: SessionId, name: str, now: float, ends_when_idle: bool, credential: str | None = None
@@ -59,22 +72,85 @@ class Sessions(dict[SessionId, Session]):
 
         Raises:
             Forbidden: a client token names a session it did not open.
-            TooManySessions: the session is new and as many as the limit are live.
+            TooManySessions: the session is new, not held, and its credential holds its limit.
         """
         session = self.get(session_id)
         if session is not None:
             self.check_use(session_id, credential)
             session.used(now)
             return False
-        if len(self) >= self.limit:
-            raise TooManySessions(
-                f"{len(self)} sessions are live, the most this broker keeps (--max-sessions); end one"
-                " (DELETE /sessions/{id}) or wait for idle ones to end"
-            )
+        if session_id not in self._held:
+            self._admit(credential)
+            self._count(session_id, credential)
         self[session_id] = Session(session_id, name, ends_when_idle, last_used=now, credential=credential)
         if ends_when_idle:
             self.check_idle_at = _earliest(self.check_idle_at, now + self.idle_time)
         return True
+
+    def close(self, session_id: SessionId) -> Session | None:
+        """Take a session out; None when there was none by that id."""
+        session = self.pop(session_id, None)
+        if session is not None and session_id not in self._held:
+            self._uncount(session_id, session.credential)
+        return session
+
+    def hold(self, key: SessionId, credential: str | None) -> None:
+        """Count a connection that will carry session ``key`` against ``credential``'s limits.
+
+        Raises:
+            TooManySessions: the credential holds its limit.
+        """
+        if key in self._held:
+            return
+        if key not in self:
+            self._admit(credential)
+            self._count(key, credential)
+        self._held[key] = credential
+
+    def release(self, key: SessionId) -> None:
+        """The connection held by :meth:`hold` closed."""
+        if key not in self._held:
+            return
+        credential = self._held.pop(key)
+        if key not in self:
+            self._uncount(key, credential)
+
+    def _admit(self, credential: str | None) -> None:
+        """Raises: TooManySessions, when ``credential`` may not open another session."""
+        mine = len(self._counted.get(credential, ()))
+        if credential is None:
+            if mine >= self.limit:
+                raise TooManySessions(
+                    f"{mine} sessions of the broker's own token are live, the most this broker keeps"
+                    " (--max-sessions); end one (DELETE /sessions/{id}) or wait for idle ones to end"
+                )
+            return
+        if mine >= self.client_limit:
+            raise TooManySessions(
+                f"client token {credential!r} holds {mine} live sessions, the most one client token may"
+                " (--client-max-sessions); end one (DELETE /sessions/{id}) or wait for idle ones to end"
+            )
+        if self._client_count >= self.limit:
+            raise TooManySessions(
+                f"client tokens hold {self._client_count} live sessions, the most this broker gives them"
+                " together (--max-sessions; the broker's own token has as many of its own); end one"
+                " (DELETE /sessions/{id}) or wait for idle ones to end"
+            )
+
+    def _count(self, key: SessionId, credential: str | None) -> None:
+        self._counted.setdefault(credential, set()).add(key)
+        if credential is not None:
+            self._client_count += 1
+
+    def _uncount(self, key: SessionId, credential: str | None) -> None:
+        keys = self._counted.get(credential)
+        if keys is None or key not in keys:
+            return
+        keys.discard(key)
+        if not keys:
+            del self._counted[credential]
+        if credential is not None:
+            self._client_count -= 1
 
     def check_use(self, session_id: SessionId, credential: str | None) -> None:
         """Raises: Forbidden, when ``session_id`` is a live session another credential opened."""

@@ -80,6 +80,7 @@ from .messages import (
     TabReleased,
     Tool,
 )
+from .once import OnceKeys
 from .pending import CallKind, PendingCalls
 from .sessions import Session, Sessions
 
@@ -97,10 +98,13 @@ class Broker(BrowserRequests):
         self.config = config
         self._links: dict[LinkId, Link] = {}
         self._browsers = Browsers()
-        self._sessions = Sessions(config.session_idle, config.max_sessions)
+        self._sessions = Sessions(config.session_idle, config.max_sessions, config.client_max_sessions)
         self._pending = PendingCalls()
-        self._rates = RateLimiter(config.rate_limit, config.rate_burst)
+        self._rates = RateLimiter(
+            config.rate_limit, config.rate_burst, config.client_rate_limit, config.client_rate_burst
+        )
         self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
+        self.once_keys = OnceKeys(config.idempotency_keep_for, config.idempotency_keys_per_session)
         self._ended_by_person: dict[SessionId, str] = {}
 
     # Sessions
@@ -134,6 +138,18 @@ class Broker(BrowserRequests):
             return []
         return [SendToExtension(link.id, self._connect_message(session_id, name)) for link in self._links.values()]
 
+    def hold_session(self, key: SessionId, credential: str | None) -> None:
+        """Count a connection that will carry session ``key`` (an MCP tunnel or HTTP session) against
+        ``credential``'s sessions from when it opens, until :meth:`release_session`.
+
+        Raises:
+            TooManySessions: the credential holds as many sessions as it may.
+        """
+        self._sessions.hold(key, credential)
+
+    def release_session(self, key: SessionId) -> None:
+        self._sessions.release(key)
+
     def check_session_end(self, session_id: SessionId, credential: str | None) -> None:
         """Raises: Forbidden, when a client token would end a session another credential opened."""
         self._sessions.check_end(session_id, credential)
@@ -156,10 +172,11 @@ class Broker(BrowserRequests):
         """End a session: its pending calls are withdrawn (``why`` tells their callers) and its
         tabs released, not closed."""
         self._ended_by_person.pop(session_id, None)
-        session = self._sessions.pop(session_id, None)
+        session = self._sessions.close(session_id)
         if session is None:
             return []
         self._rates.forget(session_id)
+        self.once_keys.forget(session_id)
         effects: list[Effect] = []
         for call_id in self._pending.of_session(session_id):
             effects += self._finish(call_id, None, SessionEnded(why or f"session {session.name!r} ended"))
