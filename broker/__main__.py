@@ -128,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("--call-timeout", "SECONDS", "default: {}"),
         ("--max-sessions", "N", "live sessions at once, REST and MCP (default: {})"),
         ("--rate-limit", "N", "calls a second each session may make, in bursts of 2N (default: {}; 0 = off)"),
+        ("--max-links", "N", "extension links open at once; one more is refused (default: {})"),
+        ("--max-tabs", "N", "tabs of all browsers together; more are ignored (default: {})"),
     ):
         default = getattr(DEFAULTS, flag[2:].replace("-", "_"))
         serve.add_argument(
@@ -231,6 +233,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise ClientError("--max-sessions must be at least 1")
     if args.rate_limit < 0:
         raise ClientError("--rate-limit must be 0 (off) or more")
+    if args.max_links < 1 or args.max_tabs < 1:
+        raise ClientError("--max-links and --max-tabs must be at least 1")
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     settings = Settings(
@@ -244,6 +248,8 @@ def _serve(args: argparse.Namespace) -> int:
             max_sessions=args.max_sessions,
             rate_limit=args.rate_limit,
             rate_burst=max(1, round(2 * args.rate_limit)),
+            max_links=args.max_links,
+            max_tabs=args.max_tabs,
         ),
     )
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)

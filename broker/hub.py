@@ -339,10 +339,16 @@ class Hub:
 
     # Extension links
 
+    def check_link_room(self) -> None:
+        """Raises: TooManyLinks, when no more extension links may open."""
+        self.core.check_link_room()
+
     async def link_opened(self, sender: LinkSender) -> LinkId:
+        """Raises: TooManyLinks, when as many links as the limit opened meanwhile."""
         link_id = next(self._link_ids)
+        effects = self.core.link_opened(link_id, self._loop.time())
         self._links[link_id] = sender
-        await self.run(self.core.link_opened(link_id, self._loop.time()))
+        await self.run(effects)
         return link_id
 
     async def link_frame(self, link_id: LinkId, frame: bytes) -> None:

@@ -427,3 +427,69 @@ async def test_extension_without_session_ids_is_served(broker: BrokerUnderTest) 
     await broker.settled(fake)
     status, body = await call(broker, 7, "search", {"q": "q"})
     assert status == 200 and body["result"] == {"hits": ["q 1", "q 2"]}
+
+
+# Frames about tabs never created, and how many links and tabs the broker keeps
+
+
+async def test_tab_updated_for_a_tab_never_announced_adds_no_ghost(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    start = len(fake.inbox)
+    await fake.send({"type": "tabUpdated", "tab": {"id": 99, "title": "Ghost", "url": "https://ghost.example/"}})
+    refusal = await fake.wait_for("error", start=start)
+    assert refusal["code"] == "unknown_tab" and "tabUpdated names tab 99" in refusal["message"]
+    status, body = await broker.get("/tabs")
+    assert [t["id"] for t in body["tabs"]] == [7]
+    status, _ = await call(broker, 7, "search")
+    assert status == 200
+
+
+async def test_tabs_with_negative_ids_are_refused(broker: BrokerUnderTest) -> None:
+    fake = FakeExtension([shop(), FakeTab(-5, "https://minus.example/")])
+    await fake.connect(broker.client.session, broker.ws_url)
+    broker.fakes.append(fake)
+    await fake.send({"type": "tabCreated", "tab": {"id": -1, "title": "None", "url": "https://none.example/"}})
+    await broker.settled(fake)
+    refusals = fake.received("error")
+    assert [r["code"] for r in refusals] == ["invalid_message", "invalid_message"]
+    assert "connected names tab -5" in refusals[0]["message"] and "tabCreated names tab -1" in refusals[1]["message"]
+    assert [t["id"] for t in (await broker.get("/tabs"))[1]["tabs"]] == [7]
+
+
+async def test_links_past_the_limit_are_refused_with_a_clear_error(
+    make_broker: MakeBroker, session: aiohttp.ClientSession
+) -> None:
+    broker = await make_broker(max_links=2)
+    first = await broker.extension(shop())
+    await broker.extension(FakeTab(8, "https://second.example/"), browser_name="Second")
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN})
+    assert refused.value.status == 429
+    handshake = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13"}
+    handshake |= {"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": EXTENSION_ORIGIN}
+    async with session.get(broker.ws_url, headers=handshake) as answer:
+        body = await answer.json()
+    assert body["error"]["code"] == "too_many_links" and "--max-links" in body["error"]["message"]
+    # The links that were open are untouched, and a closed one makes room.
+    status, _ = await call(broker, 7, "search")
+    assert status == 200
+    closed = asyncio.Event()
+    broker.hub.tabs_changed_listeners.append(lambda sessions: closed.set())
+    await first.close()
+    async with asyncio.timeout(5):
+        await closed.wait()
+    await broker.extension(shop(), browser_name="Third")
+
+
+async def test_tabs_are_bounded_across_all_browsers(make_broker: MakeBroker) -> None:
+    broker = await make_broker(max_tabs=3, max_tabs_per_browser=2)
+    await broker.extension(shop(1), shop(2))
+    second = await broker.extension(shop(3), shop(4), browser_name="Second")
+    [refusal] = second.received("error")
+    assert refusal["code"] == "too_many_tabs"
+    assert "over 3 tabs across all browsers: 1 more ignored" in refusal["message"]
+    start = len(second.inbox)
+    await second.add_tab(shop(5))
+    assert (await second.wait_for("error", start=start))["code"] == "too_many_tabs"
+    _, body = await broker.get("/tabs")
+    assert sorted(t["ref"] for t in body["tabs"]) == ["b1:1", "b1:2", "b2:3"]

@@ -344,9 +344,15 @@ def judge(frame: Frame, tabs: set[int]) -> tuple[str | None, set[int], bool]:
         return None, tabs, False
     if kind in NAMES_A_KNOWN_TAB and value["tabId"] not in tabs:
         return "unknown_tab", tabs, True
+    if kind == "tabUpdated" and value["tab"]["id"] not in tabs:
+        return "unknown_tab", tabs, True
+    if kind == "tabCreated" and value["tab"]["id"] < 0:
+        return "invalid_message", tabs, True
     if kind == "connected":
-        tabs = {tab["id"] for tab in value.get("tabs", [])}
-    elif kind in ("tabCreated", "tabUpdated"):
+        listed = {tab["id"] for tab in value.get("tabs", [])}
+        tabs = {tab_id for tab_id in listed if tab_id >= 0}
+        return ("invalid_message" if tabs != listed else None), tabs, True
+    if kind == "tabCreated":
         tabs = tabs | {value["tab"]["id"]}
     elif kind == "tabClosed":
         tabs = tabs - {value["tabId"]}

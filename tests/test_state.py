@@ -830,3 +830,31 @@ def test_consent_required_from_the_extension_is_the_persons_refusal() -> None:
     refusal = ToolResult(call_id, error=WireError("turn on sharing in the options page", "consent_required"))
     rejected = only(core.extension_message(1, refusal, 0.0), RejectCall)
     assert isinstance(rejected.error, errors.ConsentRequired) and "options page" in rejected.error.message
+
+
+def test_tab_updated_for_an_unannounced_tab_is_refused() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(7),))
+    effects = core.extension_message(1, TabUpdated(TabInfo(9, "Ghost", "https://ghost.example/")), 1.0)
+    assert [m.code for m in sent(effects)] == ["unknown_tab"]
+    assert [tab.id for tab in core.tabs()] == [7]
+
+
+def test_links_are_bounded_in_number() -> None:
+    core = make_core(max_links=2)
+    connect(core, 1)
+    connect(core, 2)
+    with pytest.raises(errors.TooManyLinks, match="2 extension links are open"):
+        core.link_opened(3, 0.0)
+    core.link_closed(1, 1.0)
+    core.link_opened(3, 1.0)
+
+
+def test_browsers_kept_for_their_reconnect_are_bounded_too() -> None:
+    core = make_core(max_links=2)
+    for link in range(1, 5):
+        connect(core, link, tabs=(shop_tab(link),), instance_id=f"profile-{link}")
+        core.link_closed(link, float(link))
+    assert [(b.key, b.connected) for b in core.browsers()] == [("b3", False), ("b4", False)]
+    connect(core, 5, tabs=(shop_tab(4),), instance_id="profile-4")
+    assert [(b.key, b.connected) for b in core.browsers()] == [("b3", False), ("b4", True)]

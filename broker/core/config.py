@@ -32,8 +32,12 @@ class Config:
     breaker_cooldown: float = 30.0
     # Live sessions at once; a new one past this is refused, and the browser hears nothing of it.
     max_sessions: int = 1000
-    # Tabs one browser may report; more are refused with an error frame.
+    # Tabs one browser may report, and all browsers together (those within their grace time
+    # included); more are refused with an error frame.
     max_tabs_per_browser: int = 10_000
+    max_tabs: int = 20_000
+    # Extension links open at once; one more is refused before its WebSocket opens.
+    max_links: int = 16
     # Seconds a connection may take to bring a whole request's headers (and may idle between requests).
     header_timeout: float = 10.0
     # The largest frame or request body accepted, in bytes.

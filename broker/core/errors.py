@@ -23,6 +23,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     ├── ExtensionError                the extension or the page answered wrongly or failed
     │   ├── InvalidMessage            400 invalid_message (a frame the broker cannot read)
     │   ├── MessageTooLarge           413 message_too_large
+    │   ├── TooManyLinks              429 too_many_links (``--max-links`` extension links are open)
     │   └── PageToolFailed            502 tool_failed (the page's own code and message ride along)
     ├── NotSupported                  501 not_supported (the browser's extension cannot do it)
     ├── PersonDeclined                the person in charge of the browser said no
@@ -74,6 +75,7 @@ __all__ = [
     "TabOwnedByOther",
     "ToolNotFound",
     "TooManyCalls",
+    "TooManyLinks",
     "TooManySessions",
     "Unauthorized",
     "Unavailable",
@@ -173,6 +175,9 @@ class InvalidMessage(ExtensionError, code="invalid_message", status=400): ...
 
 
 class MessageTooLarge(ExtensionError, code="message_too_large", status=413): ...
+
+
+class TooManyLinks(ExtensionError, code="too_many_links", status=429): ...
 
 
 class PageToolFailed(ExtensionError, code="tool_failed", status=502):

@@ -42,6 +42,7 @@ from .errors import (
     TabNotFound,
     ToolNotFound,
     TooManyCalls,
+    TooManyLinks,
     WindowNotOwned,
 )
 from .limits import Breakers, RateLimiter
@@ -108,7 +109,21 @@ class BrowserLinks:
     _rates: RateLimiter
     _breakers: Breakers
 
+    def check_link_room(self) -> None:
+        """Raises: TooManyLinks, when as many extension links as ``Config.max_links`` are open."""
+        if len(self._links) >= self.config.max_links:
+            raise TooManyLinks(
+                f"{len(self._links)} extension links are open, the most this broker takes (--max-links):"
+                " close a browser's link (or its extension) first"
+            )
+
     def link_opened(self, link_id: LinkId, now: float) -> list[Effect]:
+        """A link opened: it gets the first ``connect``.
+
+        Raises:
+            TooManyLinks: as many links as ``Config.max_links`` are open.
+        """
+        self.check_link_room()
         browser = self._browsers.add(link_id)
         self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
         hello = Connect(self.config.server_version, session_ids=tuple(self._sessions))
@@ -131,6 +146,10 @@ class BrowserLinks:
         else:
             browser.link_id = None
             browser.detached_at = now
+            # Links that come and go under ever new instance ids must not pile up browsers.
+            detached = [b for b in self._browsers.values() if b.detached_at is not None]
+            for oldest in sorted(detached, key=lambda b: b.detached_at or 0.0)[: -self.config.max_links]:
+                del self._browsers[oldest.key]
         effects.append(TabsChanged())
         return effects
 
@@ -194,9 +213,13 @@ class BrowserLinks:
         owners = {tab_id: tab.owner for tab_id, tab in browser.tabs.items()}
         gone = set(browser.tabs) - {info.id for info in message.tabs}
         browser.tabs = {}
-        kept = message.tabs[: self.config.max_tabs_per_browser]
-        if len(kept) < len(message.tabs):
-            effects.append(self._too_many_tabs(link, len(message.tabs) - len(kept)))
+        listed = [info for info in message.tabs if info.id >= 0]
+        if len(listed) < len(message.tabs):
+            effects.append(self._negative_tab_id(link, "connected", next(i.id for i in message.tabs if i.id < 0)))
+        capacity, limit = self._tab_capacity(browser)
+        kept = listed[:capacity]
+        if len(kept) < len(listed):
+            effects.append(self._too_many_tabs(link, len(listed) - len(kept), limit))
         for info in kept:
             tab = Tab(info.id, owner=owners.get(info.id))
             tab.update(info)
@@ -210,8 +233,12 @@ class BrowserLinks:
 
     def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
-        if message.tab.id not in browser.tabs and len(browser.tabs) >= self.config.max_tabs_per_browser:
-            return [self._too_many_tabs(link, 1)]
+        if message.tab.id < 0:
+            return [self._negative_tab_id(link, "tabCreated", message.tab.id)]
+        if message.tab.id not in browser.tabs:
+            capacity, limit = self._tab_capacity(browser)
+            if len(browser.tabs) >= capacity:
+                return [self._too_many_tabs(link, 1, limit)]
         tab = browser.tabs.get(message.tab.id) or Tab(message.tab.id)
         tab.update(message.tab)
         browser.tabs[tab.id] = tab
@@ -219,10 +246,7 @@ class BrowserLinks:
         return effects + self._changed(browser, tab)
 
     def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        if message.tab.id not in browser.tabs and len(browser.tabs) >= self.config.max_tabs_per_browser:
-            return [self._too_many_tabs(link, 1)]
-        tab = browser.tabs.setdefault(message.tab.id, Tab(message.tab.id))
+        browser, tab = self._announced_tab(link, message.tab.id)
         tab.update(message.tab)
         return self._changed(browser, tab)
 
@@ -314,10 +338,22 @@ class BrowserLinks:
         logger.info("link %s: %s", link.id, text)
         return SendToExtension(link.id, ErrorReply("unknown_tab", text))
 
-    def _too_many_tabs(self, link: Link, ignored: int) -> SendToExtension:
-        text = f"over {self.config.max_tabs_per_browser} tabs in one browser: {ignored} more ignored"
+    def _tab_capacity(self, browser: Browser) -> tuple[int, str]:
+        """How many tabs ``browser`` may hold beside the others', and the limit that says so."""
+        others = sum(len(b.tabs) for b in self._browsers.values() if b is not browser)
+        if self.config.max_tabs - others < self.config.max_tabs_per_browser:
+            return max(self.config.max_tabs - others, 0), f"{self.config.max_tabs} tabs across all browsers"
+        return self.config.max_tabs_per_browser, f"{self.config.max_tabs_per_browser} tabs in one browser"
+
+    def _too_many_tabs(self, link: Link, ignored: int, limit: str) -> SendToExtension:
+        text = f"over {limit}: {ignored} more ignored"
         logger.warning("link %s: %s", link.id, text)
         return SendToExtension(link.id, ErrorReply("too_many_tabs", text))
+
+    def _negative_tab_id(self, link: Link, kind: str, tab_id: int) -> SendToExtension:
+        text = f"{kind} names tab {tab_id}: a browser's tab ids are never negative; that tab is ignored"
+        logger.info("link %s: %s", link.id, text)
+        return SendToExtension(link.id, ErrorReply("invalid_message", text))
 
     def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
         link.last_sent = now
