@@ -102,10 +102,10 @@ class Hub:
     async def open_session(
         self, session_id: SessionId, name: str, *, ends_when_idle: bool = False, credential: str | None = None
     ) -> None:
-        """Open the session if it is new (announcing it to the browsers), else note its use.
+        """Open the session if it is new, else note its use.
 
-        Awaited, so the ``connect`` naming the session reaches each browser before anything the
-        session then asks for (a tab opened for it is grouped under its client's name).
+        A browser hears of the session (``connect``) with the first frame about it sent there,
+        so a tab opened for it is grouped under its client's name (:mod:`broker.core.links`).
 
         Raises:
             Forbidden: the session was opened with another credential than ``credential``.

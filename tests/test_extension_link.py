@@ -382,6 +382,71 @@ async def test_same_browser_reconnecting_replaces_its_old_link(broker: BrokerUnd
     assert status == 200 and len(new.received("callTool")) == 1
 
 
+async def test_a_browser_link_ends_only_its_own_browsers_sessions(broker: BrokerUnderTest) -> None:
+    mine = await broker.extension(shop(7))
+    other = await broker.extension(shop(8), browser_name="Other")
+    agent = {"X-Session-Id": "agent", "X-Session-Name": "Agent"}
+    assert (await broker.post("/tabs/b1:7/claim", headers=agent))[0] == 200
+    assert (await call(broker, "b1:7", "search", headers=agent))[0] == 200
+    # The other browser never heard of the session, so it cannot end it, nor learn it exists.
+    start = len(other.inbox)
+    await other.send({"type": "personEndedSession", "sessionId": "agent"})
+    refusal = await other.wait_for("error", start=start)
+    assert refusal["code"] == "unknown_session"
+    await other.send({"type": "personEndedSession", "sessionId": "no-such-session"})
+    assert (await other.wait_for("error", start=other.inbox.index(refusal) + 1))["message"] == refusal[
+        "message"
+    ].replace("'agent'", "'no-such-session'")
+    status, body = await call(broker, "b1:7", "search", headers=agent)
+    assert status == 200
+    # Its own browser may; the other hears neither its connect nor its disconnect.
+    await mine.send({"type": "personEndedSession", "sessionId": "agent"})
+    await mine.wait_for("disconnect", lambda m: m["sessionId"] == "agent")
+    status, body = await call(broker, "b1:7", "search", headers=agent)
+    assert status == 410 and "the person ended session 'Agent'" in body["error"]["message"]
+    await broker.settled(other)
+    assert [m for m in other.inbox if m.get("sessionId") == "agent"] == []
+
+
+async def test_a_browser_hears_only_the_sessions_that_act_in_it(broker: BrokerUnderTest) -> None:
+    first = await broker.extension(shop(7))
+    second = await broker.extension(shop(8), browser_name="Second")
+    for session, tab in (("one", "b1:7"), ("two", "b2:8")):
+        assert (await call(broker, tab, "search", headers={"X-Session-Id": session, "X-Session-Name": session}))[
+            0
+        ] == 200
+    # A third lists tabs and tools everywhere and opens a tab in the second browser.
+    third = {"X-Session-Id": "three"}
+    assert (await broker.get("/tabs", headers=third))[0] == 200
+    assert (await broker.get("/tabs/b1:7/tools", headers=third))[0] == 200
+    assert (await broker.post("/tabs", {"url": "https://new.example/", "browser": "b2"}, headers=third))[0] == 200
+    await broker.delete("/sessions/three")
+    await broker.settled(first)
+    await broker.settled(second)
+
+    def named(fake: FakeExtension) -> list[tuple[str, str]]:
+        return [
+            (m["type"], m["sessionId"])
+            for m in fake.inbox
+            if m["type"] in ("connect", "disconnect") and "sessionId" in m
+        ]
+
+    assert named(first) == [("connect", "one")]
+    assert named(second) == [("connect", "two"), ("connect", "three"), ("disconnect", "three")]
+
+
+async def test_a_restarted_worker_hears_again_the_sessions_of_its_browser(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop(7), instance_id="profile-1")
+    await broker.extension(shop(8), browser_name="Other", instance_id="profile-2")
+    assert (await broker.post("/tabs/b1:7/claim", headers={"X-Session-Id": "mine", "X-Session-Name": "Mine"}))[0] == 200
+    assert (await broker.post("/tabs/b2:8/claim", headers={"X-Session-Id": "theirs"}))[0] == 200
+    restarted = await broker.extension(shop(7), instance_id="profile-1")
+    listing = await restarted.wait_for("connect", lambda m: "sessionIds" in m)
+    assert listing["sessionIds"] == ["mine"]
+    named = [m for m in restarted.inbox if m["type"] == "connect" and m.get("sessionId")]
+    assert [(m["sessionId"], m["clientName"]) for m in named] == [("mine", "Mine")]
+
+
 # Keepalive
 
 

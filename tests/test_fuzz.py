@@ -342,12 +342,9 @@ def judge(frame: Frame, tabs: set[int]) -> tuple[str | None, set[int], bool]:
         return "invalid_message", tabs, True
     if verdict is None:
         return None, tabs, False
-    if kind in NAMES_A_KNOWN_TAB and value["tabId"] not in tabs:
-        return "unknown_tab", tabs, True
-    if kind == "tabUpdated" and value["tab"]["id"] not in tabs:
-        return "unknown_tab", tabs, True
-    if kind == "tabCreated" and value["tab"]["id"] < 0:
-        return "invalid_message", tabs, True
+    refusal = refused_for_what_it_names(kind, value, tabs)
+    if refusal is not None:
+        return refusal, tabs, True
     if kind == "connected":
         listed = {tab["id"] for tab in value.get("tabs", [])}
         tabs = {tab_id for tab_id in listed if tab_id >= 0}
@@ -357,6 +354,20 @@ def judge(frame: Frame, tabs: set[int]) -> tuple[str | None, set[int], bool]:
     elif kind == "tabClosed":
         tabs = tabs - {value["tabId"]}
     return None, tabs, True
+
+
+def refused_for_what_it_names(kind: str, value: Json, tabs: set[int]) -> str | None:
+    """The error a well-formed frame gets for naming what is not its browser's to name."""
+    if kind in NAMES_A_KNOWN_TAB and value["tabId"] not in tabs:
+        return "unknown_tab"
+    if kind == "tabUpdated" and value["tab"]["id"] not in tabs:
+        return "unknown_tab"
+    if kind == "tabCreated" and value["tab"]["id"] < 0:
+        return "invalid_message"
+    if kind == "personEndedSession":
+        # Only the checks' session was announced to this browser, and ending it is left out.
+        return "unknown_session"
+    return None
 
 
 def ends_the_checks_session(frame: Frame) -> bool:
@@ -524,8 +535,9 @@ async def link_fuzz(make_broker: MakeBroker) -> LinkUnderFuzz:
     # Its browser is b2 and has no instance id, so no frame of the fuzzer can take its place.
     bystander = await broker.extension(echo_tab(9), browser_name="Bystander")
     link = LinkUnderFuzz(broker, fuzzer, bystander)
-    # The REST session the checks call in is announced to every link now, not during an example.
+    # The REST session the checks call in is announced to both links now, not during an example.
     await link.echo("b1:7")
+    await link.echo("b2:9")
     return link
 
 

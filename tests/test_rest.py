@@ -250,9 +250,13 @@ async def test_ended_session_releases_its_tabs(broker: BrokerUnderTest) -> None:
     assert body["tabs"][0]["owner"] is None
 
 
-async def test_new_session_is_announced_to_the_extension_with_its_name(broker: BrokerUnderTest) -> None:
+async def test_a_session_is_announced_to_a_browser_only_once_it_acts_there(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(shop())
-    await broker.get("/tabs/7/tools", headers={"X-Session-Id": "agent-2", "X-Session-Name": "Cursor"})
+    headers = {"X-Session-Id": "agent-2", "X-Session-Name": "Cursor"}
+    assert (await broker.get("/tabs/7/tools", headers=headers))[0] == 200
+    await broker.settled(fake)
+    assert [m for m in fake.received("connect") if "sessionId" in m] == []
+    assert (await broker.post("/tabs/7/claim", headers=headers))[0] == 200
     announced = await fake.wait_for("connect", lambda m: m.get("sessionId") == "agent-2")
     assert announced["clientName"] == "Cursor"
 

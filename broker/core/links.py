@@ -5,6 +5,16 @@ extensions: a link opening and closing, each message an extension sends (tabs ap
 changing and closing, tools changing, the answers to calls), and how a call ends. The other
 half, what sessions ask for and when time runs out, is in :mod:`broker.core.state`; both work
 on the same registries, which the Broker makes.
+
+What a link hears of sessions: only those that act in its browser. A session's ``connect``
+(its id and client name) goes to a browser right before the first frame about it the broker
+sends there (a tab opened, closed, focused, claimed or released, a call, a request), and its
+``disconnect`` only to the browsers that heard that ``connect``. A link's first ``connect`` names
+no session; once its first ``connected`` shows which browser it is, the broker sends
+``connect {sessionIds}`` listing the live sessions that browser heard of (none for a browser new
+to it; a restarted service worker's browser keeps its own), and each one's ``connect`` again.
+A frame from a link may name only its own browser's tabs, its own calls and the sessions its
+browser heard of: anything else is answered with an error frame and changes nothing.
 """
 
 from __future__ import annotations
@@ -47,17 +57,25 @@ from .errors import (
 )
 from .limits import Breakers, RateLimiter
 from .messages import (
+    BrowserAction,
+    BrowserRequest,
     CallTool,
+    CloseTab,
     Connect,
     Connected,
     Disconnected,
+    DiscoverTools,
     ErrorReply,
     ExtensionMessage,
+    FocusTab,
+    OpenTab,
     Ping,
     Pong,
+    TabClaimed,
     TabClosed,
     TabCreated,
     TabFocused,
+    TabReleased,
     TabUpdated,
     ToolResult,
     ToolsChanged,
@@ -96,6 +114,14 @@ class Link:
     browser: str
     last_received: float
     last_sent: float
+    # Its browser's sessions were listed to it (after its first snapshot).
+    sessions_listed: bool = False
+
+
+# What the broker sends about one session: its session is introduced to a browser before the first.
+SessionMessage = (
+    OpenTab | CloseTab | FocusTab | TabClaimed | TabReleased | CallTool | BrowserAction | BrowserRequest | DiscoverTools
+)
 
 
 class BrowserLinks:
@@ -126,10 +152,8 @@ class BrowserLinks:
         self.check_link_room()
         browser = self._browsers.add(link_id)
         self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
-        hello = Connect(self.config.server_version, session_ids=tuple(self._sessions))
-        effects: list[Effect] = [SendToExtension(link_id, hello)]
-        effects += [SendToExtension(link_id, self._connect_message(s.id, s.name)) for s in self._sessions.values()]
-        return effects
+        # Which browser this is, and so which sessions it may hear of, its snapshot will say.
+        return [SendToExtension(link_id, Connect(self.config.server_version))]
 
     def link_closed(self, link_id: LinkId, now: float, reason: str = "") -> list[Effect]:
         """The link is gone: its calls fail at once and its browser leaves the listing."""
@@ -229,6 +253,28 @@ class BrowserLinks:
         for tab_id in gone:
             effects += self._tab_gone(link, tab_id, now)
         effects.append(TabsChanged())
+        if not link.sessions_listed:
+            link.sessions_listed = True
+            effects += self._list_sessions(link, browser)
+        return effects
+
+    def _list_sessions(self, link: Link, browser: Browser) -> list[Effect]:
+        told = sorted(browser.told)
+        effects: list[Effect] = [SendToExtension(link.id, Connect(self.config.server_version, session_ids=tuple(told)))]
+        for session_id in told:
+            session = self._sessions[session_id]
+            effects.append(SendToExtension(link.id, self._connect_message(session.id, session.name)))
+        return effects
+
+    def _tell(self, browser: Browser, message: SessionMessage) -> list[Effect]:
+        """``message`` for ``browser``, after its session's ``connect`` when the browser has not heard of it."""
+        assert browser.link_id is not None
+        effects: list[Effect] = []
+        session = self._sessions.get(message.session_id)
+        if session is not None and session.id not in browser.told:
+            browser.told.add(session.id)
+            effects.append(SendToExtension(browser.link_id, self._connect_message(session.id, session.name)))
+        effects.append(SendToExtension(browser.link_id, message))
         return effects
 
     def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
@@ -289,7 +335,7 @@ class BrowserLinks:
             return effects + self._finish(pending.call_id, now, missing)
         pending.kind = CallKind.TOOL
         call = CallTool(pending.session_id, pending.call_id, tab.id, pending.tool_name, pending.then_call)
-        return [*effects, SendToExtension(link.id, call)]
+        return effects + self._tell(browser, call)
 
     def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
         # An openTab the browser could not carry out is reported as a toolResult error too.
