@@ -128,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("--call-timeout", "SECONDS", "default: {}"),
         ("--max-sessions", "N", "live sessions at once, REST and MCP (default: {})"),
         ("--rate-limit", "N", "calls a second each session may make, in bursts of 2N (default: {}; 0 = off)"),
+        ("--ping-interval", "SECONDS", "a quiet extension link is pinged after this long (default: {})"),
+        ("--silence-timeout", "SECONDS", "a link silent this long is closed, its calls failed (default: {})"),
         ("--max-links", "N", "extension links open at once; one more is refused (default: {})"),
         ("--max-tabs", "N", "tabs of all browsers together; more are ignored (default: {})"),
     ):
@@ -233,6 +235,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise ClientError("--max-sessions must be at least 1")
     if args.rate_limit < 0:
         raise ClientError("--rate-limit must be 0 (off) or more")
+    if not 0 < args.ping_interval < args.silence_timeout:
+        raise ClientError("--ping-interval must be positive and shorter than --silence-timeout")
     if args.max_links < 1 or args.max_tabs < 1:
         raise ClientError("--max-links and --max-tabs must be at least 1")
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
@@ -248,6 +252,8 @@ def _serve(args: argparse.Namespace) -> int:
             max_sessions=args.max_sessions,
             rate_limit=args.rate_limit,
             rate_burst=max(1, round(2 * args.rate_limit)),
+            ping_interval=args.ping_interval,
+            silence_timeout=args.silence_timeout,
             max_links=args.max_links,
             max_tabs=args.max_tabs,
         ),

@@ -49,6 +49,8 @@ __all__ = ["ONCE_FOR", "Hub", "LinkSender", "OnWait"]
 
 # How long after a call with an idempotency key ended a repeat still gets its outcome.
 ONCE_FOR = 60.0
+# A timer that fires this many seconds late says the broker itself stood still (see _on_timer).
+STOOD_STILL = 1.0
 
 logger = logging.getLogger(__name__)
 frames_logger = logging.getLogger("broker.frames")
@@ -473,7 +475,15 @@ class Hub:
 
     def _on_timer(self) -> None:
         self._timer = None
-        effects = self.core.expire(self._loop.time())
+        now = self._loop.time()
+        effects: list[Effect] = []
+        # A timer this late means the whole process stood still (SIGSTOP, a suspended machine):
+        # what peers sent meanwhile is still unread, and is not to be taken for their silence.
+        late = now - self._timer_when
+        if late >= STOOD_STILL:
+            logger.warning("the broker did not run for %.1f s or more; links and calls get that time back", late)
+            effects += self.core.resumed(now, late)
+        effects += self.core.expire(now)
         if effects:
             self._apply_soon(effects)
         else:

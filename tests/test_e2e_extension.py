@@ -707,9 +707,9 @@ async def test_a_restarted_service_worker_rebuilds_tabs_and_tools(world: World) 
 
     await eventually(rejoined, "the new worker to rejoin as the same browser")
     await world.tab_at(world.url("modern.html", "restart"), {"echo", "fail", "temporary"})
-    status, body = await world.post(f"/tabs/{tab['ref']}/tools/echo", {"text": "again"})
-    assert status == 200, body
-    assert body["result"] == {"echoed": "again", "from": "/modern.html"}
+    async with world.http.post(f"/tabs/{tab['ref']}/tools/echo", json={"text": "again"}, headers=headers) as answer:
+        assert answer.status == 200, await answer.text()
+        assert (await answer.json())["result"] == {"echoed": "again", "from": "/modern.html"}
     # The broker listed the session to the new worker as its browser's: its group stays.
     popup = await world.context.new_page()
     await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from typing import Any
 
 import aiohttp
@@ -11,7 +12,8 @@ import pytest
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from .conftest import TOKEN, BrokerUnderTest, MakeBroker
+from .cli_helpers import Brokers
+from .conftest import TOKEN, BrokerUnderTest, ConnectFake, MakeBroker
 from .fakes import EXTENSION_ORIGIN, FakeExtension, FakeTab, PageError
 
 OTHER_EXTENSION = "abcdefghijklmnopabcdefghijklmnop"
@@ -558,3 +560,47 @@ async def test_tabs_are_bounded_across_all_browsers(make_broker: MakeBroker) -> 
     assert (await second.wait_for("error", start=start))["code"] == "too_many_tabs"
     _, body = await broker.get("/tabs")
     assert sorted(t["ref"] for t in body["tabs"]) == ["b1:1", "b1:2", "b2:3"]
+
+
+async def test_a_live_link_survives_the_broker_standing_still_and_its_call_completes(
+    brokers: Brokers, connect_fake: ConnectFake, session: aiohttp.ClientSession
+) -> None:
+    """The broker is stopped (SIGSTOP) past its silence deadline while the extension keeps pinging
+    and answers the call in flight: once it runs again it reads those frames before judging."""
+    broker = await brokers.start("--ping-interval", "0.5", "--silence-timeout", "2")
+    fake = await connect_fake(broker, shop())
+    in_flight = asyncio.Event()
+    held: list[dict[str, Any]] = []
+
+    async def hold(message: dict[str, Any]) -> None:
+        held.append(message)
+        in_flight.set()
+
+    fake.on_call = hold
+    headers = {"Authorization": f"Bearer {broker.token}"}
+    url = f"http://127.0.0.1:{broker.port}/tabs/7/tools/search?timeout=60"
+    answer = asyncio.ensure_future(session.post(url, json={"q": "stall"}, headers=headers))
+    async with asyncio.timeout(10):
+        await in_flight.wait()
+
+    broker.send_signal(signal.SIGSTOP)
+    try:
+        # Standing still for twice the silence deadline, the extension pinging all along; the
+        # call's answer goes out meanwhile too, and waits in the broker's socket with the pings.
+        for beat in range(8):
+            await fake.send({"type": "ping"})
+            if beat == 4:
+                await fake.send(fake.outcome(held[0]))
+            await asyncio.sleep(0.5)
+    finally:
+        broker.send_signal(signal.SIGCONT)
+
+    async with asyncio.timeout(10):
+        response = await answer
+        assert response.status == 200, await response.text()
+        assert (await response.json())["result"] == {"hits": ["stall 1", "stall 2"]}
+    assert not fake.closed.is_set()
+    fake.on_call = fake.answer_call
+    async with session.post(url, json={"q": "after"}, headers=headers) as again:
+        assert again.status == 200
+    assert not fake.closed.is_set()

@@ -909,3 +909,18 @@ def test_browsers_kept_for_their_reconnect_are_bounded_too() -> None:
     assert [(b.key, b.connected) for b in core.browsers()] == [("b3", False), ("b4", False)]
     connect(core, 5, tabs=(shop_tab(4),), instance_id="profile-4")
     assert [(b.key, b.connected) for b in core.browsers()] == [("b3", False), ("b4", True)]
+
+
+def test_time_the_broker_stood_still_is_held_against_no_link_or_call() -> None:
+    core = make_core(ping_interval=20.0, silence_timeout=45.0)
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core)  # due at 10 s
+    # The broker ran again at 100 s, its timer due at 9 s: 91 s lost.
+    assert sent(core.resumed(100.0, 91.0)) == [Ping()]
+    assert core.expire(100.0) == []
+    assert core.next_wakeup() == 101.0  # the call's deadline, 91 s later
+    answered = core.extension_message(1, ToolResult(call_id, result="late but fine"), 100.5)
+    assert only(answered, ResolveCall).value == "late but fine"
+    # Silence after it still counts: the link is closed 45 s after its last frame.
+    closing = core.expire(145.5)
+    assert only(closing, CloseLink).reason == "no message for 45 s"

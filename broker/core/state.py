@@ -410,6 +410,22 @@ class Broker(BrowserRequests):
             effects.append(SessionExpired(session.id, reason))
         return effects
 
+    def resumed(self, now: float, stood_still: float) -> list[Effect]:
+        """The broker itself did not run for at least ``stood_still`` seconds before ``now``
+        (stopped, suspended, starved of CPU), as its adapter saw from a timer that fired late.
+
+        Frames that came meanwhile still wait unread in its sockets, so that time is held against
+        no one: each link's silence counts from ``now`` (and it is pinged at once, so a link that
+        did die is still found within ``Config.silence_timeout``), and each call's deadline moves
+        ``stood_still`` later. Call it before :meth:`expire`.
+        """
+        effects: list[Effect] = []
+        for link in self._links.values():
+            link.last_received = link.last_sent = now
+            effects.append(SendToExtension(link.id, Ping()))
+        self._pending.postpone_all(stood_still)
+        return effects
+
     def next_wakeup(self) -> float | None:
         """When :meth:`expire` next has something to do, or None when nothing is waiting."""
         deadline = self._pending.next_deadline()
