@@ -225,6 +225,21 @@ def _allowed_extensions(flags: list[str]) -> frozenset[str]:
     return frozenset(ids)
 
 
+def _broker_token() -> str:
+    """The broker's token, made and written on first use.
+
+    Raises:
+        ClientError: the token file cannot be read or written (a full disk, a read-only folder).
+    """
+    path = paths.token_file()
+    try:
+        return load_or_create_token(path)
+    except OSError as exc:
+        raise ClientError(
+            f"cannot write the token file {path}: {exc.strerror or exc} ({paths.ENV_TOKEN_FILE} names another place)"
+        ) from None
+
+
 def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
@@ -242,7 +257,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     settings = Settings(
-        token=load_or_create_token(paths.token_file()),
+        token=_broker_token(),
         allowed_extensions=_allowed_extensions(args.allow_extension),
         require_extension_token=args.require_extension_token,
         limits=Config(
@@ -543,7 +558,7 @@ def _stop(args: argparse.Namespace) -> int:
 
 def _mcp_config(args: argparse.Namespace) -> int:
     try:
-        token = client_token(load_or_create_token(paths.token_file()), args.client)
+        token = client_token(_broker_token(), args.client)
     except ValueError as exc:
         raise ClientError(str(exc)) from None
     port = args.port

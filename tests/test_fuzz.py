@@ -978,11 +978,12 @@ def malformed_faults(request: RestRequest, route: str) -> tuple[set[str], bool]:
 
 
 def well_formed_open(body: Any) -> bool:
-    """``{"url", "focus": true, "browser": "b1"?}`` with a url."""
+    """``{"url", "focus": true, "browser": "b1"?}`` with an http:, https: or about:blank url."""
     if type(body) is not dict:
         return False
     url, focus, browser = body.get("url"), body.get("focus"), body.get("browser")
-    return bool(type(url) is str and url) and type(focus) in (type(None), bool) and type(browser) in (type(None), str)
+    web = type(url) is str and (url == "about:blank" or url.lower().startswith(("http://", "https://")))
+    return web and type(focus) in (type(None), bool) and type(browser) in (type(None), str)
 
 
 def as_javascript(value: Any) -> Any:

@@ -17,6 +17,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── TabOwnedByOther           409 tab_owned
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
     │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
+    │   ├── UnsupportedEncoding       415 unsupported_encoding (a compressed request body)
     │   ├── TooManyCalls              429 too_many_calls
     │   ├── RateLimited               429 rate_limited (``retry_after`` seconds)
     │   └── TooManySessions           429 too_many_sessions
@@ -79,6 +80,7 @@ __all__ = [
     "TooManySessions",
     "Unauthorized",
     "Unavailable",
+    "UnsupportedEncoding",
     "WebSocketRequired",
     "WindowNotFound",
     "WindowNotOwned",
@@ -153,6 +155,9 @@ class TabNotClaimed(RequestError, code="tab_not_claimed", status=409): ...
 
 class WindowNotOwned(RequestError, code="window_not_owned", status=409):
     """A window may be focused or closed only by the session owning every tab in it."""
+
+
+class UnsupportedEncoding(RequestError, code="unsupported_encoding", status=415): ...
 
 
 class TooManyCalls(RequestError, code="too_many_calls", status=429): ...
