@@ -924,3 +924,16 @@ def test_time_the_broker_stood_still_is_held_against_no_link_or_call() -> None:
     # Silence after it still counts: the link is closed 45 s after its last frame.
     closing = core.expire(145.5)
     assert only(closing, CloseLink).reason == "no message for 45 s"
+
+
+def test_an_opened_tab_the_broker_refuses_fails_its_open_at_once() -> None:
+    core = make_core(max_tabs_per_browser=1)
+    connect(core, tabs=(shop_tab(1),))
+    core.open_session("s1", "s1")
+    for refused, code in ((TabInfo(-1, "", "about:blank"), "invalid_message"), (shop_tab(2), "too_many_tabs")):
+        call_id, _ = core.open_tab("s1", "https://shop.example/", True, 0.0)
+        effects = core.extension_message(1, TabCreated(refused, request_id=call_id), 1.0)
+        assert [m.code for m in sent(effects)] == [code]
+        failed = only(effects, RejectCall)
+        assert failed.call_id == call_id and "the broker refused it" in failed.error.message
+    assert core.pending_count == 0

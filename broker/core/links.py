@@ -280,11 +280,13 @@ class BrowserLinks:
     def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
         if message.tab.id < 0:
-            return [self._negative_tab_id(link, "tabCreated", message.tab.id)]
+            return self._refused_tab(
+                link, message.request_id, now, self._negative_tab_id(link, "tabCreated", message.tab.id)
+            )
         if message.tab.id not in browser.tabs:
             capacity, limit = self._tab_capacity(browser)
             if len(browser.tabs) >= capacity:
-                return [self._too_many_tabs(link, 1, limit)]
+                return self._refused_tab(link, message.request_id, now, self._too_many_tabs(link, 1, limit))
         tab = browser.tabs.get(message.tab.id) or Tab(message.tab.id)
         tab.update(message.tab)
         browser.tabs[tab.id] = tab
@@ -383,6 +385,15 @@ class BrowserLinks:
         text = f"{kind} names tab {tab_id}, which this browser never announced (tabCreated or connected)"
         logger.info("link %s: %s", link.id, text)
         return SendToExtension(link.id, ErrorReply("unknown_tab", text))
+
+    def _refused_tab(self, link: Link, request_id: str | None, now: float, refusal: SendToExtension) -> list[Effect]:
+        """A tab event refused with ``refusal``; the ``openTab`` it answers fails at once, saying why."""
+        pending = self._reply_to(link, request_id, CallKind.OPEN_TAB) if request_id else None
+        if pending is None:
+            return [refusal]
+        assert isinstance(refusal.message, ErrorReply)
+        why = PageToolFailed(f"the browser opened the tab, but the broker refused it: {refusal.message.message}")
+        return [refusal, *self._finish(pending.call_id, now, why)]
 
     def _tab_capacity(self, browser: Browser) -> tuple[int, str]:
         """How many tabs ``browser`` may hold beside the others', and the limit that says so."""
