@@ -170,9 +170,11 @@ class BrowserLinks:
         else:
             browser.link_id = None
             browser.detached_at = now
-            # Links that come and go under ever new instance ids must not pile up browsers.
-            detached = [b for b in self._browsers.values() if b.detached_at is not None]
-            for oldest in sorted(detached, key=lambda b: b.detached_at or 0.0)[: -self.config.max_links]:
+            # Links that come and go under ever new instance ids must not pile up browsers: this
+            # one and the latest others lost are kept, up to one per link this broker takes.
+            others = [b for b in self._browsers.values() if b.detached_at is not None and b is not browser]
+            others.sort(key=lambda b: b.detached_at or 0.0)
+            for oldest in others[: max(len(others) - self.config.max_links + 1, 0)]:
                 del self._browsers[oldest.key]
         effects.append(TabsChanged())
         return effects
