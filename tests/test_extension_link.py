@@ -410,6 +410,28 @@ async def test_a_browser_link_ends_only_its_own_browsers_sessions(broker: Broker
     assert [m for m in other.inbox if m.get("sessionId") == "agent"] == []
 
 
+async def test_a_browser_link_cannot_release_another_browsers_tab_or_hold_its_call(broker: BrokerUnderTest) -> None:
+    mine = await broker.extension(shop(7))
+    other = await broker.extension(shop(8), browser_name="Other")
+    agent = {"X-Session-Id": "agent"}
+    assert (await broker.post("/tabs/b1:7/claim", headers=agent))[0] == 200
+    start = len(other.inbox)
+    await other.send({"type": "personReleasedTab", "tabId": 7})
+    assert (await other.wait_for("error", start=start))["code"] == "unknown_tab"
+    _, listing = await broker.get("/tabs")
+    assert {t["ref"]: (t["owner"] or {}).get("sessionId") for t in listing["tabs"]} == {"b1:7": "agent", "b2:8": None}
+
+    async def never(message: dict[str, Any]) -> None:
+        # The other link claims the call waits for its person, for ten minutes.
+        await other.send({"type": "approvalPending", "callId": message["callId"], "timeout": 600})
+
+    mine.on_call = never
+    async with asyncio.timeout(5):
+        status, body = await call(broker, "b1:7", "search", headers=agent, params={"timeout": "0.5"})
+    assert status == 504 and body["error"]["code"] == "timeout"
+    assert "approval" not in body["error"]["message"]
+
+
 async def test_a_browser_hears_only_the_sessions_that_act_in_it(broker: BrokerUnderTest) -> None:
     first = await broker.extension(shop(7))
     second = await broker.extension(shop(8), browser_name="Second")
