@@ -937,3 +937,15 @@ def test_an_opened_tab_the_broker_refuses_fails_its_open_at_once() -> None:
         failed = only(effects, RejectCall)
         assert failed.call_id == call_id and "the broker refused it" in failed.error.message
     assert core.pending_count == 0
+
+
+def test_a_broker_that_keeps_falling_behind_still_judges_links_and_calls() -> None:
+    core = make_core(ping_interval=20.0, silence_timeout=45.0)
+    connect(core, tabs=(shop_tab(),))
+    start_call(core)  # due at 10 s
+    assert sent(core.resumed(12.0, 2.0)) == [Ping()]
+    # Late again soon after: no more time given back, so the call times out and the link is closed.
+    assert core.resumed(14.0, 2.0) == []
+    assert isinstance(only(core.expire(14.0), RejectCall).error, errors.CallTimedOut)
+    assert core.resumed(58.0, 1.5) == []
+    only(core.expire(58.0), CloseLink)

@@ -103,6 +103,8 @@ class Broker(BrowserRequests):
         self._rates = RateLimiter(config.rate_limit, config.rate_burst)
         self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
         self._ended_by_person: dict[SessionId, str] = {}
+        # When the broker last gave links and calls back the time it stood still (resumed).
+        self._resumed_at: float | None = None
 
     # Sessions
 
@@ -418,7 +420,13 @@ class Broker(BrowserRequests):
         no one: each link's silence counts from ``now`` (and it is pinged at once, so a link that
         did die is still found within ``Config.silence_timeout``), and each call's deadline moves
         ``stood_still`` later. Call it before :meth:`expire`.
+
+        Granted at most once in twice ``Config.silence_timeout``: a broker that keeps falling
+        behind (starved of CPU rather than stopped) still times calls out and closes dead links.
         """
+        if self._resumed_at is not None and now - self._resumed_at < 2 * self.config.silence_timeout:
+            return []
+        self._resumed_at = now
         effects: list[Effect] = []
         for link in self._links.values():
             link.last_received = link.last_sent = now
