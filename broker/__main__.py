@@ -139,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
             "N",
             "calls a second each client token may make across its sessions, in bursts of 2N (default: {}; 0 = off)",
         ),
+        ("--ping-interval", "SECONDS", "a quiet extension link is pinged after this long (default: {})"),
+        ("--silence-timeout", "SECONDS", "a link silent this long is closed, its calls failed (default: {})"),
+        ("--max-links", "N", "extension links open at once; one more is refused (default: {})"),
+        ("--max-tabs", "N", "tabs of all browsers together; more are ignored (default: {})"),
     ):
         default = getattr(DEFAULTS, flag[2:].replace("-", "_"))
         serve.add_argument(
@@ -232,6 +236,21 @@ def _allowed_extensions(flags: list[str]) -> frozenset[str]:
     return frozenset(ids)
 
 
+def _broker_token() -> str:
+    """The broker's token, made and written on first use.
+
+    Raises:
+        ClientError: the token file cannot be read or written (a full disk, a read-only folder).
+    """
+    path = paths.token_file()
+    try:
+        return load_or_create_token(path)
+    except OSError as exc:
+        raise ClientError(
+            f"cannot write the token file {path}: {exc.strerror or exc} ({paths.ENV_TOKEN_FILE} names another place)"
+        ) from None
+
+
 def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
@@ -245,10 +264,14 @@ def _serve(args: argparse.Namespace) -> int:
     for flag, rate in (("--rate-limit", args.rate_limit), ("--client-rate-limit", args.client_rate_limit)):
         if rate < 0:
             raise ClientError(f"{flag} must be 0 (off) or more")
+    if not 0 < args.ping_interval < args.silence_timeout:
+        raise ClientError("--ping-interval must be positive and shorter than --silence-timeout")
+    if args.max_links < 1 or args.max_tabs < 1:
+        raise ClientError("--max-links and --max-tabs must be at least 1")
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     settings = Settings(
-        token=load_or_create_token(paths.token_file()),
+        token=_broker_token(),
         allowed_extensions=_allowed_extensions(args.allow_extension),
         require_extension_token=args.require_extension_token,
         limits=Config(
@@ -261,6 +284,10 @@ def _serve(args: argparse.Namespace) -> int:
             rate_burst=max(1, round(2 * args.rate_limit)),
             client_rate_limit=args.client_rate_limit,
             client_rate_burst=max(1, round(2 * args.client_rate_limit)),
+            ping_interval=args.ping_interval,
+            silence_timeout=args.silence_timeout,
+            max_links=args.max_links,
+            max_tabs=args.max_tabs,
         ),
     )
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)
@@ -548,7 +575,7 @@ def _stop(args: argparse.Namespace) -> int:
 
 def _mcp_config(args: argparse.Namespace) -> int:
     try:
-        token = client_token(load_or_create_token(paths.token_file()), args.client)
+        token = client_token(_broker_token(), args.client)
     except ValueError as exc:
         raise ClientError(str(exc)) from None
     port = args.port

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from . import discovery
 from .connections import CONNECTIONS, ConnectionGate
-from .core.errors import BrokerError, Forbidden, RateLimited, error_to_wire
+from .core.errors import BrokerError, Forbidden, RateLimited, UnsupportedEncoding, error_to_wire
 from .core.security import check_bearer, check_host, is_allowed_origin
 from .extension_ws import check_extension_request, extension_link
 from .hub import Hub
@@ -65,6 +65,7 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions, runtime.port):
                 raise Forbidden(f"requests from web pages are refused (Origin {origin!r})")
             request[CLIENT_LABEL] = check_bearer(request.headers.get("Authorization"), settings.token)
+            check_no_content_coding(request.headers.get("Content-Encoding"))
         request.app[CONNECTIONS].proven(request)
         return await handler(request)
     except BrokerError as exc:
@@ -85,6 +86,19 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         return _error_response(500, error_to_wire(exc))
 
 
+def check_no_content_coding(coding: str | None) -> None:
+    """Raises: UnsupportedEncoding, for a body sent compressed (or in any coding but identity).
+
+    Bodies come over loopback, where compression buys nothing: the broker reads them as sent
+    (``auto_decompress`` off), so a body that only claims a coding, one in a coding aiohttp cannot
+    read and one that would inflate past the size limit are all refused alike, before reading.
+    """
+    if coding is not None and coding.strip().lower() not in ("", "identity"):
+        raise UnsupportedEncoding(
+            f"request bodies are taken uncompressed: drop Content-Encoding: {coding[:40]} and send the body as is"
+        )
+
+
 def make_app(runtime: Runtime) -> web.Application:
     settings = runtime.settings
     hub = Hub(settings.limits)
@@ -93,7 +107,7 @@ def make_app(runtime: Runtime) -> web.Application:
     app = web.Application(
         middlewares=[guard],
         client_max_size=settings.limits.frame_limit,
-        handler_args={"keepalive_timeout": settings.limits.header_timeout},
+        handler_args={"keepalive_timeout": settings.limits.header_timeout, "auto_decompress": False},
     )
     app[HUB] = hub
     app[RUNTIME] = runtime

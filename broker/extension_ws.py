@@ -13,7 +13,7 @@ import logging
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from .core.errors import Forbidden, Unauthorized, WebSocketRequired
+from .core.errors import Forbidden, TooManyLinks, Unauthorized, WebSocketRequired
 from .core.security import check_bearer, check_host, is_allowed_origin
 from .hub import Hub
 
@@ -87,8 +87,15 @@ async def extension_link(request: web.Request, hub: Hub) -> web.WebSocketRespons
             "this is a browser-mcp broker's extension link: open a WebSocket here;"
             " scripts use the REST API (GET /status, GET /tabs) or MCP at /mcp"
         )
+    # Refused before the upgrade, so a flood of links costs an HTTP answer each and nothing kept.
+    hub.check_link_room()
     await ws.prepare(request)
-    link_id = await hub.link_opened(WebSocketLink(ws))
+    try:
+        link_id = await hub.link_opened(WebSocketLink(ws))
+    except TooManyLinks as exc:
+        # Others opened while this one upgraded: told in its close frame instead.
+        await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=exc.message[:120].encode())
+        return ws
     logger.info("extension link %s opened from %s", link_id, request.headers.get("Origin", "a script"))
     reason = "closed by the extension"
     try:

@@ -49,6 +49,9 @@ from .core.state import Broker
 
 __all__ = ["Hub", "LinkSender", "OnWait"]
 
+# A timer that fires this many seconds late says the broker itself stood still (see _on_timer).
+STOOD_STILL = 1.0
+
 logger = logging.getLogger(__name__)
 frames_logger = logging.getLogger("broker.frames")
 
@@ -101,10 +104,10 @@ class Hub:
     async def open_session(
         self, session_id: SessionId, name: str, *, ends_when_idle: bool = False, credential: str | None = None
     ) -> None:
-        """Open the session if it is new (announcing it to the browsers), else note its use.
+        """Open the session if it is new, else note its use.
 
-        Awaited, so the ``connect`` naming the session reaches each browser before anything the
-        session then asks for (a tab opened for it is grouped under its client's name).
+        A browser hears of the session (``connect``) with the first frame about it sent there,
+        so a tab opened for it is grouped under its client's name (:mod:`broker.core.links`).
 
         Raises:
             Forbidden: the session was opened with another credential than ``credential``.
@@ -359,10 +362,16 @@ class Hub:
 
     # Extension links
 
+    def check_link_room(self) -> None:
+        """Raises: TooManyLinks, when no more extension links may open."""
+        self.core.check_link_room()
+
     async def link_opened(self, sender: LinkSender) -> LinkId:
+        """Raises: TooManyLinks, when as many links as the limit opened meanwhile."""
         link_id = next(self._link_ids)
+        effects = self.core.link_opened(link_id, self._loop.time())
         self._links[link_id] = sender
-        await self.run(self.core.link_opened(link_id, self._loop.time()))
+        await self.run(effects)
         return link_id
 
     async def link_frame(self, link_id: LinkId, frame: bytes) -> None:
@@ -487,7 +496,15 @@ class Hub:
 
     def _on_timer(self) -> None:
         self._timer = None
-        effects = self.core.expire(self._loop.time())
+        now = self._loop.time()
+        effects: list[Effect] = []
+        # A timer this late means the whole process stood still (SIGSTOP, a suspended machine):
+        # what peers sent meanwhile is still unread, and is not to be taken for their silence.
+        late = now - self._timer_when
+        if late >= STOOD_STILL:
+            logger.warning("the broker did not run for %.1f s or more; links and calls get that time back", late)
+            effects += self.core.resumed(now, late)
+        effects += self.core.expire(now)
         if effects:
             self._apply_soon(effects)
         else:

@@ -22,9 +22,12 @@ export async function handleBrokerMessage(link, message) {
       if (message.sessionId) {
         rememberSession(link.port, message.sessionId, message.clientName || message.sessionId);
       } else if (Array.isArray(message.sessionIds)) {
-        // A broker that restarted on this port has none of the sessions stored for it.
+        // The sessions this broker told this browser of that live on: the others ended, or are
+        // of a broker that restarted on this port.
         const ended = (sessionId) => !message.sessionIds.includes(sessionId);
         await Promise.all([forgetSessions(link.port, ended), releaseSessions(link.port, ended)]);
+        // The broker sends that list once it has this link's first snapshot: it needs no other.
+        if (link.ready) break;
       }
       await sendSnapshot(link, message.sessionId);
       break;

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from broker.core import arguments
+from broker.core.browser_wide import windows_call
 from broker.core.errors import InvalidRequest
 
 
@@ -78,3 +79,35 @@ def test_tab_change() -> None:
     assert arguments.tab_change("claim") is arguments.TabChange.CLAIM
     with pytest.raises(InvalidRequest, match="claim, release or focus"):
         arguments.tab_change("steal")
+
+
+@pytest.mark.parametrize(
+    "url", ["https://shop.example/", "http://127.0.0.1:8000/x", "HTTPS://A.EXAMPLE/", "about:blank"]
+)
+def test_web_pages_and_the_blank_page_may_be_opened(url: str) -> None:
+    assert arguments.page_url(url) == url
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:alert(document.cookie)",
+        " javascript:alert(1)",
+        "JaVaScRiPt:alert(1)",
+        "file:///etc/passwd",
+        "data:text/html,<script>alert(1)</script>",
+        "chrome://settings/passwords",
+        "chrome-extension://abcdefghijklmnopabcdefghijklmnop/popup.html",
+        "view-source:https://shop.example/",
+        "about:config",
+        "ht\ttps://shop.example/",
+        "//shop.example/",
+    ],
+)
+def test_other_schemes_are_refused_by_every_door(url: str) -> None:
+    for check in (
+        lambda: arguments.open_tab_request({"url": url}),
+        lambda: windows_call("create", url=url),
+    ):
+        with pytest.raises(InvalidRequest, match="http: and https: pages or about:blank only"):
+            check()

@@ -15,13 +15,16 @@ from typing import Any
 import aiohttp
 import pytest
 
+from broker.paths import ENV_TOKEN_FILE
 from broker.runtime import VERSION
 
 from .cli_helpers import (
+    CLI,
     BrokerProcess,
     Brokers,
     CliResult,
     broker_process_fixtures,
+    cli_env,
     connect_extension,
     discovery_files,
     run_cli,
@@ -480,3 +483,51 @@ async def test_history_and_bookmarks_say_where_to_share_them(discovery_dir: Path
     assert added.returncode == 0 and json.loads(added.stdout)["bookmark"]["title"] == "Shoes to buy"
     searched = await cli(discovery_dir, "bookmarks", "Shoes")
     assert [row["TITLE"] for row in table_rows(searched.stdout)] == ["Shoes to buy"]
+
+
+# The token file
+
+
+def _token_files(folder: Path) -> list[Path]:
+    return list(folder.glob("*token*"))
+
+
+async def _run_without_room(command: list[str], discovery_dir: Path, token_file: Path) -> CliResult:
+    """Run ``browser-mcp COMMAND`` where no file may grow (``ulimit -f 0``): every write to a file
+    fails as on a full disk (EFBIG), while its output still goes to pipes."""
+    process = await asyncio.create_subprocess_exec(
+        "bash",
+        "-c",
+        'ulimit -f 0 && exec "$@"',
+        "bash",
+        *CLI,
+        *command,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=cli_env(discovery_dir, **{ENV_TOKEN_FILE: str(token_file)}),
+    )
+    async with asyncio.timeout(30):
+        out, err = await process.communicate()
+    return CliResult(process.returncode, out.decode(), err.decode())
+
+
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["mcp-config"]])
+async def test_a_token_file_that_cannot_be_written_is_one_clear_line(
+    discovery_dir: Path, tmp_path: Path, command: list[str]
+) -> None:
+    full = await _run_without_room(command, discovery_dir, tmp_path / "token")
+    full.assert_failed_saying(f"cannot write the token file {tmp_path / 'token'}: File too large")
+    assert len(full.stderr.strip().splitlines()) == 1, full.stderr
+    assert _token_files(tmp_path) == []  # nor a temp file left behind
+    # A folder that is a file: the write fails before any byte, whatever the user may do.
+    nowhere = await _run_without_room(command, discovery_dir, Path(__file__) / "token")
+    nowhere.assert_failed_saying("cannot write the token file", "Not a directory")
+
+
+async def test_a_window_of_another_scheme_than_the_webs_is_refused(
+    discovery_dir: Path, windowed: FakeExtension
+) -> None:
+    refused = await cli(discovery_dir, "windows", "open", "file:///etc/passwd")
+    refused.assert_failed_saying("invalid_request", "cannot open 'file:///etc/passwd'")
+    assert windowed.received("openTab") == []

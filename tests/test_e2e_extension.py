@@ -655,9 +655,11 @@ async def _listed(broker: BrokerProcess, url: str) -> dict[str, Any] | None:
 
 
 async def test_the_popup_shows_brokers_sessions_tabs_and_tools(world: World) -> None:
-    page, _ = await world.open_page("modern.html", "popup", {"echo", "fail", "temporary"})
+    page, tab = await world.open_page("modern.html", "popup", {"echo", "fail", "temporary"})
     popup = await world.context.new_page()
-    async with world.mcp("Popup Client"):
+    async with world.mcp("Popup Client") as client:
+        # A browser hears of a session once it acts there (README, "The extension link").
+        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
         await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")
         body = popup.locator("body")
 
@@ -691,6 +693,10 @@ async def test_a_restarted_service_worker_rebuilds_tabs_and_tools(world: World) 
     Last in the module: Playwright does not hand out the new worker, so ``world.worker`` is stale.
     """
     page, tab = await world.open_page("modern.html", "restart", {"echo", "fail", "temporary"})
+    headers = {"X-Session-Id": "kept-client", "X-Session-Name": "Kept Client"}
+    async with world.http.post(f"/tabs/{tab['ref']}/claim", headers=headers) as response:
+        assert response.status == 200, await response.text()
+    await eventually(lambda: _grouped_as(world, tab["id"], "Kept Client"), "the claimed tab to be grouped")
     await stop_worker(world, page)
     # Any tab event wakes the worker again.
     other, _ = await world.open_page("plain.html", "restart-wake")
@@ -701,8 +707,17 @@ async def test_a_restarted_service_worker_rebuilds_tabs_and_tools(world: World) 
 
     await eventually(rejoined, "the new worker to rejoin as the same browser")
     await world.tab_at(world.url("modern.html", "restart"), {"echo", "fail", "temporary"})
-    status, body = await world.post(f"/tabs/{tab['ref']}/tools/echo", {"text": "again"})
-    assert status == 200, body
-    assert body["result"] == {"echoed": "again", "from": "/modern.html"}
+    async with world.http.post(f"/tabs/{tab['ref']}/tools/echo", json={"text": "again"}, headers=headers) as answer:
+        assert answer.status == 200, await answer.text()
+        assert (await answer.json())["result"] == {"echoed": "again", "from": "/modern.html"}
+    # The broker listed the session to the new worker as its browser's: its group stays.
+    popup = await world.context.new_page()
+    await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")
+    await eventually(lambda: _popup_lists_session(popup, "Kept Client"), "the popup to list the kept session")
+    group = await popup.evaluate(
+        "async (id) => (await chrome.tabGroups.get((await chrome.tabs.get(id)).groupId)).title", tab["id"]
+    )
+    assert group == "Kept Client"
+    await popup.close()
     await page.close()
     await other.close()

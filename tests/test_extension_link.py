@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from typing import Any
 
 import aiohttp
@@ -11,7 +12,8 @@ import pytest
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from .conftest import TOKEN, BrokerUnderTest, MakeBroker
+from .cli_helpers import Brokers
+from .conftest import TOKEN, BrokerUnderTest, ConnectFake, MakeBroker
 from .fakes import EXTENSION_ORIGIN, FakeExtension, FakeTab, PageError
 
 OTHER_EXTENSION = "abcdefghijklmnopabcdefghijklmnop"
@@ -382,6 +384,93 @@ async def test_same_browser_reconnecting_replaces_its_old_link(broker: BrokerUnd
     assert status == 200 and len(new.received("callTool")) == 1
 
 
+async def test_a_browser_link_ends_only_its_own_browsers_sessions(broker: BrokerUnderTest) -> None:
+    mine = await broker.extension(shop(7))
+    other = await broker.extension(shop(8), browser_name="Other")
+    agent = {"X-Session-Id": "agent", "X-Session-Name": "Agent"}
+    assert (await broker.post("/tabs/b1:7/claim", headers=agent))[0] == 200
+    assert (await call(broker, "b1:7", "search", headers=agent))[0] == 200
+    # The other browser never heard of the session, so it cannot end it, nor learn it exists.
+    start = len(other.inbox)
+    await other.send({"type": "personEndedSession", "sessionId": "agent"})
+    refusal = await other.wait_for("error", start=start)
+    assert refusal["code"] == "unknown_session"
+    await other.send({"type": "personEndedSession", "sessionId": "no-such-session"})
+    assert (await other.wait_for("error", start=other.inbox.index(refusal) + 1))["message"] == refusal[
+        "message"
+    ].replace("'agent'", "'no-such-session'")
+    status, body = await call(broker, "b1:7", "search", headers=agent)
+    assert status == 200
+    # Its own browser may; the other hears neither its connect nor its disconnect.
+    await mine.send({"type": "personEndedSession", "sessionId": "agent"})
+    await mine.wait_for("disconnect", lambda m: m["sessionId"] == "agent")
+    status, body = await call(broker, "b1:7", "search", headers=agent)
+    assert status == 410 and "the person ended session 'Agent'" in body["error"]["message"]
+    await broker.settled(other)
+    assert [m for m in other.inbox if m.get("sessionId") == "agent"] == []
+
+
+async def test_a_browser_link_cannot_release_another_browsers_tab_or_hold_its_call(broker: BrokerUnderTest) -> None:
+    mine = await broker.extension(shop(7))
+    other = await broker.extension(shop(8), browser_name="Other")
+    agent = {"X-Session-Id": "agent"}
+    assert (await broker.post("/tabs/b1:7/claim", headers=agent))[0] == 200
+    start = len(other.inbox)
+    await other.send({"type": "personReleasedTab", "tabId": 7})
+    assert (await other.wait_for("error", start=start))["code"] == "unknown_tab"
+    _, listing = await broker.get("/tabs")
+    assert {t["ref"]: (t["owner"] or {}).get("sessionId") for t in listing["tabs"]} == {"b1:7": "agent", "b2:8": None}
+
+    async def never(message: dict[str, Any]) -> None:
+        # The other link claims the call waits for its person, for ten minutes.
+        await other.send({"type": "approvalPending", "callId": message["callId"], "timeout": 600})
+
+    mine.on_call = never
+    async with asyncio.timeout(5):
+        status, body = await call(broker, "b1:7", "search", headers=agent, params={"timeout": "0.5"})
+    assert status == 504 and body["error"]["code"] == "timeout"
+    assert "approval" not in body["error"]["message"]
+
+
+async def test_a_browser_hears_only_the_sessions_that_act_in_it(broker: BrokerUnderTest) -> None:
+    first = await broker.extension(shop(7))
+    second = await broker.extension(shop(8), browser_name="Second")
+    for session, tab in (("one", "b1:7"), ("two", "b2:8")):
+        assert (await call(broker, tab, "search", headers={"X-Session-Id": session, "X-Session-Name": session}))[
+            0
+        ] == 200
+    # A third lists tabs and tools everywhere and opens a tab in the second browser.
+    third = {"X-Session-Id": "three"}
+    assert (await broker.get("/tabs", headers=third))[0] == 200
+    assert (await broker.get("/tabs/b1:7/tools", headers=third))[0] == 200
+    assert (await broker.post("/tabs", {"url": "https://new.example/", "browser": "b2"}, headers=third))[0] == 200
+    await broker.delete("/sessions/three")
+    await broker.settled(first)
+    await broker.settled(second)
+
+    def named(fake: FakeExtension) -> list[tuple[str, str]]:
+        return [
+            (m["type"], m["sessionId"])
+            for m in fake.inbox
+            if m["type"] in ("connect", "disconnect") and "sessionId" in m
+        ]
+
+    assert named(first) == [("connect", "one")]
+    assert named(second) == [("connect", "two"), ("connect", "three"), ("disconnect", "three")]
+
+
+async def test_a_restarted_worker_hears_again_the_sessions_of_its_browser(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop(7), instance_id="profile-1")
+    await broker.extension(shop(8), browser_name="Other", instance_id="profile-2")
+    assert (await broker.post("/tabs/b1:7/claim", headers={"X-Session-Id": "mine", "X-Session-Name": "Mine"}))[0] == 200
+    assert (await broker.post("/tabs/b2:8/claim", headers={"X-Session-Id": "theirs"}))[0] == 200
+    restarted = await broker.extension(shop(7), instance_id="profile-1")
+    listing = await restarted.wait_for("connect", lambda m: "sessionIds" in m)
+    assert listing["sessionIds"] == ["mine"]
+    named = [m for m in restarted.inbox if m["type"] == "connect" and m.get("sessionId")]
+    assert [(m["sessionId"], m["clientName"]) for m in named] == [("mine", "Mine")]
+
+
 # Keepalive
 
 
@@ -427,3 +516,113 @@ async def test_extension_without_session_ids_is_served(broker: BrokerUnderTest) 
     await broker.settled(fake)
     status, body = await call(broker, 7, "search", {"q": "q"})
     assert status == 200 and body["result"] == {"hits": ["q 1", "q 2"]}
+
+
+# Frames about tabs never created, and how many links and tabs the broker keeps
+
+
+async def test_tab_updated_for_a_tab_never_announced_adds_no_ghost(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    start = len(fake.inbox)
+    await fake.send({"type": "tabUpdated", "tab": {"id": 99, "title": "Ghost", "url": "https://ghost.example/"}})
+    refusal = await fake.wait_for("error", start=start)
+    assert refusal["code"] == "unknown_tab" and "tabUpdated names tab 99" in refusal["message"]
+    status, body = await broker.get("/tabs")
+    assert [t["id"] for t in body["tabs"]] == [7]
+    status, _ = await call(broker, 7, "search")
+    assert status == 200
+
+
+async def test_tabs_with_negative_ids_are_refused(broker: BrokerUnderTest) -> None:
+    fake = FakeExtension([shop(), FakeTab(-5, "https://minus.example/")])
+    await fake.connect(broker.client.session, broker.ws_url)
+    broker.fakes.append(fake)
+    await fake.send({"type": "tabCreated", "tab": {"id": -1, "title": "None", "url": "https://none.example/"}})
+    await broker.settled(fake)
+    refusals = fake.received("error")
+    assert [r["code"] for r in refusals] == ["invalid_message", "invalid_message"]
+    assert "connected names tab -5" in refusals[0]["message"] and "tabCreated names tab -1" in refusals[1]["message"]
+    assert [t["id"] for t in (await broker.get("/tabs"))[1]["tabs"]] == [7]
+
+
+async def test_links_past_the_limit_are_refused_with_a_clear_error(
+    make_broker: MakeBroker, session: aiohttp.ClientSession
+) -> None:
+    broker = await make_broker(max_links=2)
+    first = await broker.extension(shop())
+    await broker.extension(FakeTab(8, "https://second.example/"), browser_name="Second")
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN})
+    assert refused.value.status == 429
+    handshake = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13"}
+    handshake |= {"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": EXTENSION_ORIGIN}
+    async with session.get(broker.ws_url, headers=handshake) as answer:
+        body = await answer.json()
+    assert body["error"]["code"] == "too_many_links" and "--max-links" in body["error"]["message"]
+    # The links that were open are untouched, and a closed one makes room.
+    status, _ = await call(broker, 7, "search")
+    assert status == 200
+    closed = asyncio.Event()
+    broker.hub.tabs_changed_listeners.append(lambda sessions: closed.set())
+    await first.close()
+    async with asyncio.timeout(5):
+        await closed.wait()
+    await broker.extension(shop(), browser_name="Third")
+
+
+async def test_tabs_are_bounded_across_all_browsers(make_broker: MakeBroker) -> None:
+    broker = await make_broker(max_tabs=3, max_tabs_per_browser=2)
+    await broker.extension(shop(1), shop(2))
+    second = await broker.extension(shop(3), shop(4), browser_name="Second")
+    [refusal] = second.received("error")
+    assert refusal["code"] == "too_many_tabs"
+    assert "over 3 tabs across all browsers: 1 more ignored" in refusal["message"]
+    start = len(second.inbox)
+    await second.add_tab(shop(5))
+    assert (await second.wait_for("error", start=start))["code"] == "too_many_tabs"
+    _, body = await broker.get("/tabs")
+    assert sorted(t["ref"] for t in body["tabs"]) == ["b1:1", "b1:2", "b2:3"]
+
+
+async def test_a_live_link_survives_the_broker_standing_still_and_its_call_completes(
+    brokers: Brokers, connect_fake: ConnectFake, session: aiohttp.ClientSession
+) -> None:
+    """The broker is stopped (SIGSTOP) past its silence deadline while the extension keeps pinging
+    and answers the call in flight: once it runs again it reads those frames before judging."""
+    broker = await brokers.start("--ping-interval", "0.5", "--silence-timeout", "2")
+    fake = await connect_fake(broker, shop())
+    in_flight = asyncio.Event()
+    held: list[dict[str, Any]] = []
+
+    async def hold(message: dict[str, Any]) -> None:
+        held.append(message)
+        in_flight.set()
+
+    fake.on_call = hold
+    headers = {"Authorization": f"Bearer {broker.token}"}
+    url = f"http://127.0.0.1:{broker.port}/tabs/7/tools/search?timeout=60"
+    answer = asyncio.ensure_future(session.post(url, json={"q": "stall"}, headers=headers))
+    async with asyncio.timeout(10):
+        await in_flight.wait()
+
+    broker.send_signal(signal.SIGSTOP)
+    try:
+        # Standing still for twice the silence deadline, the extension pinging all along; the
+        # call's answer goes out meanwhile too, and waits in the broker's socket with the pings.
+        for beat in range(8):
+            await fake.send({"type": "ping"})
+            if beat == 4:
+                await fake.send(fake.outcome(held[0]))
+            await asyncio.sleep(0.5)
+    finally:
+        broker.send_signal(signal.SIGCONT)
+
+    async with asyncio.timeout(10):
+        response = await answer
+        assert response.status == 200, await response.text()
+        assert (await response.json())["result"] == {"hits": ["stall 1", "stall 2"]}
+    assert not fake.closed.is_set()
+    fake.on_call = fake.answer_call
+    async with session.post(url, json={"q": "after"}, headers=headers) as again:
+        assert again.status == 200
+    assert not fake.closed.is_set()

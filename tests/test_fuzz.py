@@ -342,15 +342,32 @@ def judge(frame: Frame, tabs: set[int]) -> tuple[str | None, set[int], bool]:
         return "invalid_message", tabs, True
     if verdict is None:
         return None, tabs, False
-    if kind in NAMES_A_KNOWN_TAB and value["tabId"] not in tabs:
-        return "unknown_tab", tabs, True
+    refusal = refused_for_what_it_names(kind, value, tabs)
+    if refusal is not None:
+        return refusal, tabs, True
     if kind == "connected":
-        tabs = {tab["id"] for tab in value.get("tabs", [])}
-    elif kind in ("tabCreated", "tabUpdated"):
+        listed = {tab["id"] for tab in value.get("tabs", [])}
+        tabs = {tab_id for tab_id in listed if tab_id >= 0}
+        return ("invalid_message" if tabs != listed else None), tabs, True
+    if kind == "tabCreated":
         tabs = tabs | {value["tab"]["id"]}
     elif kind == "tabClosed":
         tabs = tabs - {value["tabId"]}
     return None, tabs, True
+
+
+def refused_for_what_it_names(kind: str, value: Json, tabs: set[int]) -> str | None:
+    """The error a well-formed frame gets for naming what is not its browser's to name."""
+    if kind in NAMES_A_KNOWN_TAB and value["tabId"] not in tabs:
+        return "unknown_tab"
+    if kind == "tabUpdated" and value["tab"]["id"] not in tabs:
+        return "unknown_tab"
+    if kind == "tabCreated" and value["tab"]["id"] < 0:
+        return "invalid_message"
+    if kind == "personEndedSession":
+        # Only the checks' session was announced to this browser, and ending it is left out.
+        return "unknown_session"
+    return None
 
 
 def ends_the_checks_session(frame: Frame) -> bool:
@@ -518,8 +535,9 @@ async def link_fuzz(make_broker: MakeBroker) -> LinkUnderFuzz:
     # Its browser is b2 and has no instance id, so no frame of the fuzzer can take its place.
     bystander = await broker.extension(echo_tab(9), browser_name="Bystander")
     link = LinkUnderFuzz(broker, fuzzer, bystander)
-    # The REST session the checks call in is announced to every link now, not during an example.
+    # The REST session the checks call in is announced to both links now, not during an example.
     await link.echo("b1:7")
+    await link.echo("b2:9")
     return link
 
 
@@ -960,11 +978,12 @@ def malformed_faults(request: RestRequest, route: str) -> tuple[set[str], bool]:
 
 
 def well_formed_open(body: Any) -> bool:
-    """``{"url", "focus": true, "browser": "b1"?}`` with a url."""
+    """``{"url", "focus": true, "browser": "b1"?}`` with an http:, https: or about:blank url."""
     if type(body) is not dict:
         return False
     url, focus, browser = body.get("url"), body.get("focus"), body.get("browser")
-    return bool(type(url) is str and url) and type(focus) in (type(None), bool) and type(browser) in (type(None), str)
+    web = type(url) is str and (url == "about:blank" or url.lower().startswith(("http://", "https://")))
+    return web and type(focus) in (type(None), bool) and type(browser) in (type(None), str)
 
 
 def as_javascript(value: Any) -> Any:

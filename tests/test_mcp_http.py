@@ -390,3 +390,12 @@ async def test_the_stateless_tools_list_is_written_from_ready_json(broker: Broke
         assert list(tools) == [*FIXED, "t7_search", "t7_checkout"]
         assert tools["t7_search"].description == "the search tool (tab b1:7, shop7.example)"
     assert (await broker.mcp_running()).surface.unwritten_tool_lists == 0
+
+
+async def test_opening_a_tab_of_another_scheme_is_a_tool_error(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(shop(7))
+    async with broker.mcp("Claude Code", era) as client:
+        refused = await client.call("tabs", {"action": "open", "url": "javascript:alert(1)"})
+        assert refused.is_error and text(refused).startswith("invalid_request: cannot open 'javascript:alert(1)'")
+    await broker.settled(fake)
+    assert fake.received("openTab") == []

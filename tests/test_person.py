@@ -120,7 +120,8 @@ def test_a_session_the_person_ended_is_closed_and_its_client_hears_why_once() ->
     with pytest.raises(errors.SessionEnded, match="does not exist or has ended"):
         core.call_tool("s1", 7, "search", {}, 2.0)
     # After hearing it, the client may start again.
-    assert core.open_session("s1", "s1")
+    core.open_session("s1", "s1")
+    assert core.has_session("s1")
     core.call_tool("s1", 7, "search", {}, 3.0)
 
 
@@ -128,27 +129,47 @@ def test_a_request_that_opens_its_session_hears_the_person_ended_it() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(),))
     core.open_session("rest", "rest", ends_when_idle=True)
+    core.claim_tab("rest", 7)
     core.extension_message(1, PersonEndedSession("rest"), 1.0)
     with pytest.raises(errors.SessionEnded, match="the person ended"):
         core.open_session("rest", "rest", 2.0, ends_when_idle=True)
-    assert core.open_session("rest", "rest", 3.0, ends_when_idle=True)
+    core.open_session("rest", "rest", 3.0, ends_when_idle=True)
+    assert core.has_session("rest")
 
 
 def test_a_client_that_ends_its_session_itself_forgets_what_the_person_did() -> None:
     core = make_core()
-    connect(core)
+    connect(core, tabs=(shop_tab(),))
     core.open_session("s1", "s1")
+    core.claim_tab("s1", 7)
     core.extension_message(1, PersonEndedSession("s1"), 1.0)
     core.close_session("s1")
     assert not core.ended_by_person("s1")
-    assert core.extension_message(1, PersonEndedSession("gone"), 1.0) == []
+
+
+def test_a_browser_ends_only_the_sessions_it_was_told_of() -> None:
+    core = make_core()
+    connect(core, 1, tabs=(shop_tab(7),))
+    connect(core, 2, tabs=(shop_tab(8),))
+    core.open_session("rest", "rest", ends_when_idle=True)
+    core.claim_tab("rest", "b1:7")
+    for ended in ("rest", "gone"):
+        effects = core.extension_message(2, PersonEndedSession(ended), 1.0)
+        [refusal] = sent(effects)
+        assert refusal.code == "unknown_session" and "not told of (connect) or which has ended" in refusal.message
+    assert core.has_session("rest") and core.tab("b1:7").owner == "rest"
+    assert not core.ended_by_person("rest")
+    # Its own browser may.
+    core.extension_message(1, PersonEndedSession("rest"), 1.0)
+    assert not core.has_session("rest")
 
 
 def test_the_sessions_the_person_ended_are_remembered_within_the_session_limit() -> None:
     core = make_core(max_sessions=2)
-    connect(core)
+    connect(core, tabs=(shop_tab(),))
     for name in ("a", "b", "c"):
         core.open_session(name, name)
+        core.claim_tab(name, 7)
         core.extension_message(1, PersonEndedSession(name), 1.0)
     assert [core.ended_by_person(name) for name in ("a", "b", "c")] == [False, True, True]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 from typing import Any
 
 import aiohttp
@@ -250,9 +251,13 @@ async def test_ended_session_releases_its_tabs(broker: BrokerUnderTest) -> None:
     assert body["tabs"][0]["owner"] is None
 
 
-async def test_new_session_is_announced_to_the_extension_with_its_name(broker: BrokerUnderTest) -> None:
+async def test_a_session_is_announced_to_a_browser_only_once_it_acts_there(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(shop())
-    await broker.get("/tabs/7/tools", headers={"X-Session-Id": "agent-2", "X-Session-Name": "Cursor"})
+    headers = {"X-Session-Id": "agent-2", "X-Session-Name": "Cursor"}
+    assert (await broker.get("/tabs/7/tools", headers=headers))[0] == 200
+    await broker.settled(fake)
+    assert [m for m in fake.received("connect") if "sessionId" in m] == []
+    assert (await broker.post("/tabs/7/claim", headers=headers))[0] == 200
     announced = await fake.wait_for("connect", lambda m: m.get("sessionId") == "agent-2")
     assert announced["clientName"] == "Cursor"
 
@@ -365,3 +370,43 @@ async def test_a_request_trickling_its_headers_is_dropped(make_broker: MakeBroke
         writer.close()
     assert asyncio.get_running_loop().time() - started < 5
     assert (await broker.get("/status"))[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("coding", "body"),
+    [
+        ("gzip", b'{"q": "plain, not gzip"}'),
+        ("gzip", gzip.compress(b'{"q": "gzip indeed"}')),
+        ("br", b'{"q": "plain"}'),
+        ("deflate", b"\x00\x01 not deflate"),
+        ("zstd", b"{}"),
+        ("x-unknown", b"{}"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/tabs/7/tools/search", "/mcp"])
+async def test_a_compressed_body_is_refused_with_415_and_the_connection_serves_on(
+    broker: BrokerUnderTest, coding: str, body: bytes, path: str
+) -> None:
+    await broker.extension(shop())
+    headers = {"Content-Encoding": coding, "Content-Type": "application/json"}
+    headers["Accept"] = "application/json, text/event-stream"
+    async with broker.client.post(path, data=body, headers=headers) as response:
+        assert response.status == 415
+        assert response.headers[BROKER_HEADER] == VERSION
+        error = (await response.json())["error"]
+    assert error["code"] == "unsupported_encoding" and f"Content-Encoding: {coding}" in error["message"]
+    status, answer = await broker.post("/tabs/7/tools/search", {"q": "after"}, headers={"Content-Encoding": "identity"})
+    assert status == 200, answer
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(document.cookie)", "file:///etc/passwd", "data:text/html,hi"])
+async def test_a_tab_or_window_of_another_scheme_than_the_webs_is_refused(broker: BrokerUnderTest, url: str) -> None:
+    fake = await broker.extension(shop(), features=["windows"])
+    for path in ("/tabs", "/windows"):
+        status, body = await broker.post(path, {"url": url})
+        assert status == 400 and body["error"]["code"] == "invalid_request", body
+        assert "http: and https: pages or about:blank only" in body["error"]["message"]
+    await broker.settled(fake)
+    assert fake.received("openTab") == []
+    status, _ = await broker.post("/tabs", {"url": "about:blank"})
+    assert status == 200

@@ -68,7 +68,24 @@ def shop_tab(tab_id: int = 7, tools: tuple[Tool, ...] | None = (SEARCH, CART)) -
 
 
 def sent(effects: list[Effect], link: int | None = None) -> list[Any]:
-    return [e.message for e in effects if isinstance(e, SendToExtension) and (link is None or e.link_id == link)]
+    """The frames sent (to ``link``), without the ``connect`` that introduces a session to a
+    browser before its first frame there: the tests of "Which sessions a browser hears of" see those."""
+    return [
+        e.message
+        for e in effects
+        if isinstance(e, SendToExtension)
+        and (link is None or e.link_id == link)
+        and not (isinstance(e.message, Connect) and e.message.session_id)
+    ]
+
+
+def introduced(effects: list[Effect]) -> list[tuple[int, str | None]]:
+    """The (link, session) of each ``connect`` in ``effects`` that introduces a session."""
+    return [
+        (e.link_id, e.message.session_id)
+        for e in effects
+        if isinstance(e, SendToExtension) and isinstance(e.message, Connect) and e.message.session_id
+    ]
 
 
 def only(effects: list[Effect], kind: type) -> Any:
@@ -87,14 +104,15 @@ def start_call(core: Broker, session: str = "s1", tab: str | int = 7, tool: str 
 # Links and snapshots
 
 
-def test_link_gets_connect_and_every_existing_session() -> None:
+def test_a_link_hears_of_no_session_until_it_says_which_browser_it_is() -> None:
     core = make_core()
     core.open_session("s1", "Claude Code")
-    effects = core.link_opened(1, 0.0)
-    assert sent(effects) == [
-        Connect("test", session_ids=("s1",)),
-        Connect("test", session_id="s1", client_name="Claude Code"),
-    ]
+    assert core.link_opened(1, 0.0) == [SendToExtension(1, Connect("test"))]
+    effects = core.extension_message(1, Connected(BrowserInfo("Chrome", "156")), 0.0)
+    assert [e.message for e in effects if isinstance(e, SendToExtension)] == [Connect("test", session_ids=())]
+    # Only the first snapshot of a link is answered with the list.
+    again = core.extension_message(1, Connected(BrowserInfo("Chrome", "156")), 1.0)
+    assert [e for e in again if isinstance(e, SendToExtension)] == []
 
 
 def test_a_link_that_said_nothing_yet_is_no_browser() -> None:
@@ -110,13 +128,46 @@ def test_a_link_that_said_nothing_yet_is_no_browser() -> None:
     core.open_tab("s1", "https://shop.example/", True, 0.0)
 
 
-def test_new_session_is_announced_to_every_link() -> None:
+def test_a_session_is_introduced_to_a_browser_before_its_first_frame_there() -> None:
     core = make_core()
-    connect(core, 1)
-    connect(core, 2)
-    effects = core.open_session("s1", "Cursor")
-    assert [e.link_id for e in effects if isinstance(e, SendToExtension)] == [1, 2]
+    connect(core, 1, tabs=(shop_tab(7),))
+    connect(core, 2, tabs=(shop_tab(8),))
     assert core.open_session("s1", "Cursor") == []
+    _, effects = core.call_tool("s1", "b1:7", "search", {}, 0.0)
+    assert introduced(effects) == [(1, "s1")]
+    messages = [e.message for e in effects if isinstance(e, SendToExtension)]
+    assert messages[0] == Connect("test", session_id="s1", client_name="Cursor")
+    assert isinstance(messages[1], CallTool)
+    _, effects = core.call_tool("s1", "b1:7", "search", {}, 0.0)
+    assert introduced(effects) == []
+    _, effects = core.claim_tab("s1", "b2:8")
+    assert introduced(effects) == [(2, "s1")]
+    assert sent(effects) == [TabClaimed("s1", 8)]
+    # Another session, which acts only in b2, is never named to b1.
+    core.open_session("s2", "Other")
+    _, effects = core.open_tab("s2", "https://shop.example/", True, 0.0, "b2")
+    assert introduced(effects) == [(2, "s2")]
+    effects = core.close_session("s2")
+    assert [(e.link_id, e.message) for e in effects if isinstance(e, SendToExtension)] == [(2, Disconnect("s2"))]
+
+
+def test_a_returning_browser_hears_again_of_the_live_sessions_it_knew() -> None:
+    core = make_core()
+    connect(core, 1, tabs=(shop_tab(7),), instance_id="profile-1")
+    connect(core, 2, tabs=(shop_tab(8),), instance_id="profile-2")
+    for session in ("a", "b", "c"):
+        core.open_session(session, session.upper())
+    core.call_tool("b", "b1:7", "search", {}, 0.0)
+    core.claim_tab("a", "b1:7")
+    core.claim_tab("c", "b2:8")
+    core.close_session("b")
+    effects = connect(core, 3, tabs=(shop_tab(7),), instance_id="profile-1", now=1.0)
+    messages = [e.message for e in effects if isinstance(e, SendToExtension) and e.link_id == 3]
+    assert messages == [
+        Connect("test"),
+        Connect("test", session_ids=("a",)),
+        Connect("test", session_id="a", client_name="A"),
+    ]
 
 
 def test_snapshot_lists_tabs_with_their_tools() -> None:
@@ -314,7 +365,7 @@ def test_same_tab_id_in_two_browsers_needs_the_browser_named() -> None:
     with pytest.raises(errors.AmbiguousTab, match="b1:7, b2:7"):
         core.call_tool("s1", 7, "search", {}, 0.0)
     _, effects = core.call_tool("s1", "b2:7", "search", {}, 0.0)
-    assert only(effects, SendToExtension).link_id == 2
+    assert {e.link_id for e in effects if isinstance(e, SendToExtension)} == {2}
 
 
 def test_session_limit_on_calls_in_flight() -> None:
@@ -830,3 +881,71 @@ def test_consent_required_from_the_extension_is_the_persons_refusal() -> None:
     refusal = ToolResult(call_id, error=WireError("turn on sharing in the options page", "consent_required"))
     rejected = only(core.extension_message(1, refusal, 0.0), RejectCall)
     assert isinstance(rejected.error, errors.ConsentRequired) and "options page" in rejected.error.message
+
+
+def test_tab_updated_for_an_unannounced_tab_is_refused() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(7),))
+    effects = core.extension_message(1, TabUpdated(TabInfo(9, "Ghost", "https://ghost.example/")), 1.0)
+    assert [m.code for m in sent(effects)] == ["unknown_tab"]
+    assert [tab.id for tab in core.tabs()] == [7]
+
+
+def test_links_are_bounded_in_number() -> None:
+    core = make_core(max_links=2)
+    connect(core, 1)
+    connect(core, 2)
+    with pytest.raises(errors.TooManyLinks, match="2 extension links are open"):
+        core.link_opened(3, 0.0)
+    core.link_closed(1, 1.0)
+    core.link_opened(3, 1.0)
+
+
+def test_browsers_kept_for_their_reconnect_are_bounded_too() -> None:
+    core = make_core(max_links=2)
+    for link in range(1, 5):
+        connect(core, link, tabs=(shop_tab(link),), instance_id=f"profile-{link}")
+        core.link_closed(link, float(link))
+    assert [(b.key, b.connected) for b in core.browsers()] == [("b3", False), ("b4", False)]
+    connect(core, 5, tabs=(shop_tab(4),), instance_id="profile-4")
+    assert [(b.key, b.connected) for b in core.browsers()] == [("b3", False), ("b4", True)]
+
+
+def test_time_the_broker_stood_still_is_held_against_no_link_or_call() -> None:
+    core = make_core(ping_interval=20.0, silence_timeout=45.0)
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core)  # due at 10 s
+    # The broker ran again at 100 s, its timer due at 9 s: 91 s lost.
+    assert sent(core.resumed(100.0, 91.0)) == [Ping()]
+    assert core.expire(100.0) == []
+    assert core.next_wakeup() == 101.0  # the call's deadline, 91 s later
+    answered = core.extension_message(1, ToolResult(call_id, result="late but fine"), 100.5)
+    assert only(answered, ResolveCall).value == "late but fine"
+    # Silence after it still counts: the link is closed 45 s after its last frame.
+    closing = core.expire(145.5)
+    assert only(closing, CloseLink).reason == "no message for 45 s"
+
+
+def test_an_opened_tab_the_broker_refuses_fails_its_open_at_once() -> None:
+    core = make_core(max_tabs_per_browser=1)
+    connect(core, tabs=(shop_tab(1),))
+    core.open_session("s1", "s1")
+    for refused, code in ((TabInfo(-1, "", "about:blank"), "invalid_message"), (shop_tab(2), "too_many_tabs")):
+        call_id, _ = core.open_tab("s1", "https://shop.example/", True, 0.0)
+        effects = core.extension_message(1, TabCreated(refused, request_id=call_id), 1.0)
+        assert [m.code for m in sent(effects)] == [code]
+        failed = only(effects, RejectCall)
+        assert failed.call_id == call_id and "the broker refused it" in failed.error.message
+    assert core.pending_count == 0
+
+
+def test_a_broker_that_keeps_falling_behind_still_judges_links_and_calls() -> None:
+    core = make_core(ping_interval=20.0, silence_timeout=45.0)
+    connect(core, tabs=(shop_tab(),))
+    start_call(core)  # due at 10 s
+    assert sent(core.resumed(12.0, 2.0)) == [Ping()]
+    # Late again soon after: no more time given back, so the call times out and the link is closed.
+    assert core.resumed(14.0, 2.0) == []
+    assert isinstance(only(core.expire(14.0), RejectCall).error, errors.CallTimedOut)
+    assert core.resumed(58.0, 1.5) == []
+    only(core.expire(58.0), CloseLink)

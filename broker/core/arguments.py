@@ -22,6 +22,7 @@ __all__ = [
     "call_timeout",
     "flag",
     "open_tab_request",
+    "page_url",
     "query_flag",
     "tab_change",
     "tab_ref",
@@ -64,7 +65,27 @@ def open_tab_request(value: Any) -> OpenTabRequest:
         raise InvalidRequest('"browser" names a connected browser, such as b1')
     if window_id is not None and (isinstance(window_id, bool) or not isinstance(window_id, int)):
         raise InvalidRequest('"windowId" must be a window\'s id, a number from the list of windows')
-    return OpenTabRequest(value["url"], focus, browser, window_id, pinned=flag("pinned", value.get("pinned")))
+    url = page_url(value["url"])
+    return OpenTabRequest(url, focus, browser, window_id, pinned=flag("pinned", value.get("pinned")))
+
+
+def page_url(url: str) -> str:
+    """A page a client may open in a tab or window: http:, https: or about:blank.
+
+    Other schemes reach past the web's origins into the person's browser: javascript: and data:
+    run code of the client's making, file: reads their disk, chrome: and extension pages their
+    settings. Checked as written, so no whitespace or letter case slips another scheme by.
+
+    Raises:
+        InvalidRequest: any other URL.
+    """
+    if url == "about:blank" or url.lower().startswith(("http://", "https://")):
+        return url
+    shown = url if len(url) <= 80 else url[:80] + "..."
+    raise InvalidRequest(
+        f"cannot open {shown!r}: tabs and windows open http: and https: pages or about:blank only"
+        " (not javascript:, file:, data:, chrome: or any other scheme)"
+    )
 
 
 def tab_ref(value: Any) -> str | int:

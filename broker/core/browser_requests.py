@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .browser_wide import REQUESTS, WideCall
 from .browsers import NO_EXTENSION, Browser, Tab, parse_ref
-from .effects import CallId, Effect, SendToExtension, SessionId, WindowView
+from .effects import CallId, Effect, SessionId, WindowView
 from .errors import AmbiguousTab, ExtensionNotConnected, NotSupported, PageToolFailed, WindowNotFound, WindowNotOwned
 from .messages import BrowserRequest
 from .pending import CallKind
@@ -75,7 +75,7 @@ class BrowserRequests(PersonInCharge):
         self.check_feature(browser, REQUESTS[call.request])
         pending = self._add_pending(session, browser, CallKind.BROWSER, now, timeout, tool_name=call.request)
         message = BrowserRequest(session_id, pending.call_id, call.request, args)
-        return browser.key, pending.call_id, [SendToExtension(pending.link_id, message)]
+        return browser.key, pending.call_id, self._tell(browser, message)
 
     def describe_windows(self, session_id: SessionId, browser_key: str, answer: Any) -> list[WindowView]:
         """The windows a ``listWindows`` answer names, with their tabs as the broker knows them.

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from .arguments import page_url
 from .errors import InvalidRequest
 from .messages import JsonObject
 
@@ -180,7 +181,7 @@ def windows_call(action: Any, window: Any = None, url: Any = None, browser: Any 
     if action == "create":
         if url is not None and (not isinstance(url, str) or not url):
             raise InvalidRequest("`url` of a new window must be a non-empty string, such as https://example.com/")
-        return WideCall(CREATE_WINDOW, browser=browser, url=url or "about:blank")
+        return WideCall(CREATE_WINDOW, browser=browser, url=page_url(url or "about:blank"))
     if action in ("focus", "close"):
         if isinstance(window, bool) or not isinstance(window, (int, str)):
             raise InvalidRequest(f"action={action} needs `windowId`: a window id from action=list, such as 7")

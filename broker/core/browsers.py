@@ -91,6 +91,9 @@ class Browser:
     paused: bool = False
     # What it carries out beyond tabs: "windows", "history", "bookmarks" (browser_wide.py).
     features: frozenset[str] = frozenset()
+    # The live sessions it was told of (``connect``): those that opened, claimed or acted on
+    # something in it. Only these may it name, and only these hear of it ending.
+    told: set[SessionId] = attrs.Factory(set)
 
     def window_tabs(self, window_id: int) -> list[Tab]:
         """The tabs known to be in one of its windows, left to right."""

@@ -42,8 +42,12 @@ class Config:
     # Idempotency-Keys one session holds (calls running or ended within idempotency_keep_for s).
     idempotency_keys_per_session: int = 1000
     idempotency_keep_for: float = 60.0
-    # Tabs one browser may report; more are refused with an error frame.
+    # Tabs one browser may report, and all browsers together (those within their grace time
+    # included); more are refused with an error frame.
     max_tabs_per_browser: int = 10_000
+    max_tabs: int = 20_000
+    # Extension links open at once; one more is refused before its WebSocket opens.
+    max_links: int = 16
     # Seconds a connection may take to bring a whole request's headers (and may idle between requests).
     header_timeout: float = 10.0
     # Open connections that have not shown a token; a new one past this closes the oldest of them.

@@ -18,12 +18,14 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
     │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
     │   ├── IdempotencyKeyReused      422 idempotency_key_reused (the key named another call)
+    │   ├── UnsupportedEncoding       415 unsupported_encoding (a compressed request body)
     │   ├── TooManyCalls              429 too_many_calls
     │   ├── RateLimited               429 rate_limited (``retry_after`` seconds)
     │   └── TooManySessions           429 too_many_sessions
     ├── ExtensionError                the extension or the page answered wrongly or failed
     │   ├── InvalidMessage            400 invalid_message (a frame the broker cannot read)
     │   ├── MessageTooLarge           413 message_too_large
+    │   ├── TooManyLinks              429 too_many_links (``--max-links`` extension links are open)
     │   └── PageToolFailed            502 tool_failed (the page's own code and message ride along)
     ├── NotSupported                  501 not_supported (the browser's extension cannot do it)
     ├── PersonDeclined                the person in charge of the browser said no
@@ -76,9 +78,11 @@ __all__ = [
     "TabOwnedByOther",
     "ToolNotFound",
     "TooManyCalls",
+    "TooManyLinks",
     "TooManySessions",
     "Unauthorized",
     "Unavailable",
+    "UnsupportedEncoding",
     "WebSocketRequired",
     "WindowNotFound",
     "WindowNotOwned",
@@ -162,6 +166,7 @@ class WindowNotOwned(RequestError, code="window_not_owned", status=409):
 
 
 class IdempotencyKeyReused(RequestError, code="idempotency_key_reused", status=422): ...
+class UnsupportedEncoding(RequestError, code="unsupported_encoding", status=415): ...
 
 
 class TooManyCalls(RequestError, code="too_many_calls", status=429): ...
@@ -184,6 +189,9 @@ class InvalidMessage(ExtensionError, code="invalid_message", status=400): ...
 
 
 class MessageTooLarge(ExtensionError, code="message_too_large", status=413): ...
+
+
+class TooManyLinks(ExtensionError, code="too_many_links", status=429): ...
 
 
 class PageToolFailed(ExtensionError, code="tool_failed", status=502):

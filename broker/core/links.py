@@ -5,6 +5,16 @@ extensions: a link opening and closing, each message an extension sends (tabs ap
 changing and closing, tools changing, the answers to calls), and how a call ends. The other
 half, what sessions ask for and when time runs out, is in :mod:`broker.core.state`; both work
 on the same registries, which the Broker makes.
+
+What a link hears of sessions: only those that act in its browser. A session's ``connect``
+(its id and client name) goes to a browser right before the first frame about it the broker
+sends there (a tab opened, closed, focused, claimed or released, a call, a request), and its
+``disconnect`` only to the browsers that heard that ``connect``. A link's first ``connect`` names
+no session; once its first ``connected`` shows which browser it is, the broker sends
+``connect {sessionIds}`` listing the live sessions that browser heard of (none for a browser new
+to it; a restarted service worker's browser keeps its own), and each one's ``connect`` again.
+A frame from a link may name only its own browser's tabs, its own calls and the sessions its
+browser heard of: anything else is answered with an error frame and changes nothing.
 """
 
 from __future__ import annotations
@@ -42,21 +52,30 @@ from .errors import (
     TabNotFound,
     ToolNotFound,
     TooManyCalls,
+    TooManyLinks,
     WindowNotOwned,
 )
 from .limits import Breakers, RateLimiter, client_of
 from .messages import (
+    BrowserAction,
+    BrowserRequest,
     CallTool,
+    CloseTab,
     Connect,
     Connected,
     Disconnected,
+    DiscoverTools,
     ErrorReply,
     ExtensionMessage,
+    FocusTab,
+    OpenTab,
     Ping,
     Pong,
+    TabClaimed,
     TabClosed,
     TabCreated,
     TabFocused,
+    TabReleased,
     TabUpdated,
     ToolResult,
     ToolsChanged,
@@ -95,6 +114,14 @@ class Link:
     browser: str
     last_received: float
     last_sent: float
+    # Its browser's sessions were listed to it (after its first snapshot).
+    sessions_listed: bool = False
+
+
+# What the broker sends about one session: its session is introduced to a browser before the first.
+SessionMessage = (
+    OpenTab | CloseTab | FocusTab | TabClaimed | TabReleased | CallTool | BrowserAction | BrowserRequest | DiscoverTools
+)
 
 
 class BrowserLinks:
@@ -108,13 +135,25 @@ class BrowserLinks:
     _rates: RateLimiter
     _breakers: Breakers
 
+    def check_link_room(self) -> None:
+        """Raises: TooManyLinks, when as many extension links as ``Config.max_links`` are open."""
+        if len(self._links) >= self.config.max_links:
+            raise TooManyLinks(
+                f"{len(self._links)} extension links are open, the most this broker takes (--max-links):"
+                " close a browser's link (or its extension) first"
+            )
+
     def link_opened(self, link_id: LinkId, now: float) -> list[Effect]:
+        """A link opened: it gets the first ``connect``.
+
+        Raises:
+            TooManyLinks: as many links as ``Config.max_links`` are open.
+        """
+        self.check_link_room()
         browser = self._browsers.add(link_id)
         self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
-        hello = Connect(self.config.server_version, session_ids=tuple(self._sessions))
-        effects: list[Effect] = [SendToExtension(link_id, hello)]
-        effects += [SendToExtension(link_id, self._connect_message(s.id, s.name)) for s in self._sessions.values()]
-        return effects
+        # Which browser this is, and so which sessions it may hear of, its snapshot will say.
+        return [SendToExtension(link_id, Connect(self.config.server_version))]
 
     def link_closed(self, link_id: LinkId, now: float, reason: str = "") -> list[Effect]:
         """The link is gone: its calls fail at once and its browser leaves the listing."""
@@ -131,6 +170,12 @@ class BrowserLinks:
         else:
             browser.link_id = None
             browser.detached_at = now
+            # Links that come and go under ever new instance ids must not pile up browsers: this
+            # one and the latest others lost are kept, up to one per link this broker takes.
+            others = [b for b in self._browsers.values() if b.detached_at is not None and b is not browser]
+            others.sort(key=lambda b: b.detached_at or 0.0)
+            for oldest in others[: max(len(others) - self.config.max_links + 1, 0)]:
+                del self._browsers[oldest.key]
         effects.append(TabsChanged())
         return effects
 
@@ -194,9 +239,13 @@ class BrowserLinks:
         owners = {tab_id: tab.owner for tab_id, tab in browser.tabs.items()}
         gone = set(browser.tabs) - {info.id for info in message.tabs}
         browser.tabs = {}
-        kept = message.tabs[: self.config.max_tabs_per_browser]
-        if len(kept) < len(message.tabs):
-            effects.append(self._too_many_tabs(link, len(message.tabs) - len(kept)))
+        listed = [info for info in message.tabs if info.id >= 0]
+        if len(listed) < len(message.tabs):
+            effects.append(self._negative_tab_id(link, "connected", next(i.id for i in message.tabs if i.id < 0)))
+        capacity, limit = self._tab_capacity(browser)
+        kept = listed[:capacity]
+        if len(kept) < len(listed):
+            effects.append(self._too_many_tabs(link, len(listed) - len(kept), limit))
         for info in kept:
             tab = Tab(info.id, owner=owners.get(info.id))
             tab.update(info)
@@ -206,12 +255,40 @@ class BrowserLinks:
         for tab_id in gone:
             effects += self._tab_gone(link, tab_id, now)
         effects.append(TabsChanged())
+        if not link.sessions_listed:
+            link.sessions_listed = True
+            effects += self._list_sessions(link, browser)
+        return effects
+
+    def _list_sessions(self, link: Link, browser: Browser) -> list[Effect]:
+        told = sorted(browser.told)
+        effects: list[Effect] = [SendToExtension(link.id, Connect(self.config.server_version, session_ids=tuple(told)))]
+        for session_id in told:
+            session = self._sessions[session_id]
+            effects.append(SendToExtension(link.id, self._connect_message(session.id, session.name)))
+        return effects
+
+    def _tell(self, browser: Browser, message: SessionMessage) -> list[Effect]:
+        """``message`` for ``browser``, after its session's ``connect`` when the browser has not heard of it."""
+        assert browser.link_id is not None
+        effects: list[Effect] = []
+        session = self._sessions.get(message.session_id)
+        if session is not None and session.id not in browser.told:
+            browser.told.add(session.id)
+            effects.append(SendToExtension(browser.link_id, self._connect_message(session.id, session.name)))
+        effects.append(SendToExtension(browser.link_id, message))
         return effects
 
     def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
-        if message.tab.id not in browser.tabs and len(browser.tabs) >= self.config.max_tabs_per_browser:
-            return [self._too_many_tabs(link, 1)]
+        if message.tab.id < 0:
+            return self._refused_tab(
+                link, message.request_id, now, self._negative_tab_id(link, "tabCreated", message.tab.id)
+            )
+        if message.tab.id not in browser.tabs:
+            capacity, limit = self._tab_capacity(browser)
+            if len(browser.tabs) >= capacity:
+                return self._refused_tab(link, message.request_id, now, self._too_many_tabs(link, 1, limit))
         tab = browser.tabs.get(message.tab.id) or Tab(message.tab.id)
         tab.update(message.tab)
         browser.tabs[tab.id] = tab
@@ -219,10 +296,7 @@ class BrowserLinks:
         return effects + self._changed(browser, tab)
 
     def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
-        browser = self._browsers[link.browser]
-        if message.tab.id not in browser.tabs and len(browser.tabs) >= self.config.max_tabs_per_browser:
-            return [self._too_many_tabs(link, 1)]
-        tab = browser.tabs.setdefault(message.tab.id, Tab(message.tab.id))
+        browser, tab = self._announced_tab(link, message.tab.id)
         tab.update(message.tab)
         return self._changed(browser, tab)
 
@@ -265,7 +339,7 @@ class BrowserLinks:
             return effects + self._finish(pending.call_id, now, missing)
         pending.kind = CallKind.TOOL
         call = CallTool(pending.session_id, pending.call_id, tab.id, pending.tool_name, pending.then_call)
-        return [*effects, SendToExtension(link.id, call)]
+        return effects + self._tell(browser, call)
 
     def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
         # An openTab the browser could not carry out is reported as a toolResult error too.
@@ -314,10 +388,31 @@ class BrowserLinks:
         logger.info("link %s: %s", link.id, text)
         return SendToExtension(link.id, ErrorReply("unknown_tab", text))
 
-    def _too_many_tabs(self, link: Link, ignored: int) -> SendToExtension:
-        text = f"over {self.config.max_tabs_per_browser} tabs in one browser: {ignored} more ignored"
+    def _refused_tab(self, link: Link, request_id: str | None, now: float, refusal: SendToExtension) -> list[Effect]:
+        """A tab event refused with ``refusal``; the ``openTab`` it answers fails at once, saying why."""
+        pending = self._reply_to(link, request_id, CallKind.OPEN_TAB) if request_id else None
+        if pending is None:
+            return [refusal]
+        assert isinstance(refusal.message, ErrorReply)
+        why = PageToolFailed(f"the browser opened the tab, but the broker refused it: {refusal.message.message}")
+        return [refusal, *self._finish(pending.call_id, now, why)]
+
+    def _tab_capacity(self, browser: Browser) -> tuple[int, str]:
+        """How many tabs ``browser`` may hold beside the others', and the limit that says so."""
+        others = sum(len(b.tabs) for b in self._browsers.values() if b is not browser)
+        if self.config.max_tabs - others < self.config.max_tabs_per_browser:
+            return max(self.config.max_tabs - others, 0), f"{self.config.max_tabs} tabs across all browsers"
+        return self.config.max_tabs_per_browser, f"{self.config.max_tabs_per_browser} tabs in one browser"
+
+    def _too_many_tabs(self, link: Link, ignored: int, limit: str) -> SendToExtension:
+        text = f"over {limit}: {ignored} more ignored"
         logger.warning("link %s: %s", link.id, text)
         return SendToExtension(link.id, ErrorReply("too_many_tabs", text))
+
+    def _negative_tab_id(self, link: Link, kind: str, tab_id: int) -> SendToExtension:
+        text = f"{kind} names tab {tab_id}: a browser's tab ids are never negative; that tab is ignored"
+        logger.info("link %s: %s", link.id, text)
+        return SendToExtension(link.id, ErrorReply("invalid_message", text))
 
     def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
         link.last_sent = now

@@ -109,6 +109,13 @@ class PendingCalls:
         pending.deadline = deadline
         heapq.heappush(self._deadlines, (deadline, call_id))
 
+    def postpone_all(self, by: float) -> None:
+        """Move every call's deadline ``by`` seconds later."""
+        for pending in self._calls.values():
+            pending.deadline += by
+        self._deadlines = [(pending.deadline, pending.call_id) for pending in self._calls.values()]
+        heapq.heapify(self._deadlines)
+
     def get(self, call_id: CallId) -> Pending | None:
         return self._calls.get(call_id)
 

@@ -30,7 +30,14 @@ from .browsers import Browser, Tab
 from .effects import CallWaiting, Effect, SendToExtension, SessionId
 from .errors import Paused
 from .links import BrowserLinks, Link
-from .messages import ApprovalPending, PauseChanged, PersonEndedSession, PersonReleasedTab, TabReleased
+from .messages import (
+    ApprovalPending,
+    ErrorReply,
+    PauseChanged,
+    PersonEndedSession,
+    PersonReleasedTab,
+    TabReleased,
+)
 from .pending import CallKind
 from .sessions import Session
 
@@ -76,11 +83,17 @@ class PersonInCharge(BrowserLinks):
     # Extension message handlers
 
     def _on_person_ended_session(self, link: Link, message: PersonEndedSession, now: float) -> list[Effect]:
-        session = self._sessions.get(message.session_id)
-        if session is None:
-            logger.debug("the person ended session %s, which had already ended", message.session_id)
-            return []
         browser = self._browsers[link.browser]
+        session = self._sessions.get(message.session_id)
+        if session is None or session.id not in browser.told:
+            # Ended already, or never this browser's to end: the same answer, so a link learns
+            # nothing of other browsers' sessions by asking.
+            text = (
+                f"personEndedSession names session {message.session_id!r}, which this browser was not told of"
+                " (connect) or which has ended"
+            )
+            logger.info("link %s: %s", link.id, text)
+            return [SendToExtension(link.id, ErrorReply("unknown_session", text))]
         note = (
             f"the person ended session {session.name!r} from the browser ({browser.name or browser.key}):"
             " its calls were withdrawn and its tabs given back to them; your next request starts a new session"
@@ -106,7 +119,7 @@ class PersonInCharge(BrowserLinks):
                 session.current = None
         logger.info("the person took tab %s:%s back from session %s", browser.key, tab.id, owner)
         # Told back like any release, so the extension ungroups the tab in one place.
-        return [SendToExtension(link.id, TabReleased(owner, tab.id)), *self._changed(browser, tab, owner)]
+        return [*self._tell(browser, TabReleased(owner, tab.id)), *self._changed(browser, tab, owner)]
 
     def _on_pause_changed(self, link: Link, message: PauseChanged, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]

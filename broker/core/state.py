@@ -19,7 +19,8 @@ third's, in :mod:`.browser_requests`):
   reconnect finds its tabs still owned. A browser without an instance id is forgotten with it.
 - Sessions (:mod:`.sessions`) and tab ownership: a tab opened or claimed by a session is its
   own; tabs the person opened belong to nobody until claimed. Sessions without a connection end
-  when left idle.
+  when left idle. A browser hears of a session (``connect``, ``disconnect``) only once the
+  session acts in it, and may speak only of those (:mod:`.links`).
 - Each session's current tab, the one built-in browser tools (:mod:`.browser_tools`) act on when
   none is named: the one it last opened, focused or claimed. Built-in tools act only on tabs the
   session owns, and only in browsers whose extension said it carries them out.
@@ -106,6 +107,8 @@ class Broker(BrowserRequests):
         self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
         self.once_keys = OnceKeys(config.idempotency_keep_for, config.idempotency_keys_per_session)
         self._ended_by_person: dict[SessionId, str] = {}
+        # When the broker last gave links and calls back the time it stood still (resumed).
+        self._resumed_at: float | None = None
 
     # Sessions
 
@@ -134,9 +137,9 @@ class Broker(BrowserRequests):
             note = self._heard_ending(session_id)
             if note is not None:
                 raise SessionEnded(note)
-        if not self._sessions.open(session_id, name, now, ends_when_idle, credential):
-            return []
-        return [SendToExtension(link.id, self._connect_message(session_id, name)) for link in self._links.values()]
+        # Browsers hear of it when it first acts in them (links.py), not before.
+        self._sessions.open(session_id, name, now, ends_when_idle, credential)
+        return []
 
     def hold_session(self, key: SessionId, credential: str | None) -> None:
         """Count a connection that will carry session ``key`` (an MCP tunnel or HTTP session) against
@@ -185,7 +188,10 @@ class Broker(BrowserRequests):
                 if tab.owner == session_id:
                     tab.owner = None
                     effects += self._changed(browser, tab, session_id)
-        effects += [SendToExtension(link.id, Disconnect(session_id)) for link in self._links.values()]
+            if session_id in browser.told:
+                browser.told.discard(session_id)
+                if browser.link_id is not None:
+                    effects.append(SendToExtension(browser.link_id, Disconnect(session_id)))
         return effects
 
     # Calls from sessions
@@ -215,12 +221,10 @@ class Broker(BrowserRequests):
             # Ask the page first; the call goes out if it has the tool (links.py).
             pending = self._add_pending(session, browser, CallKind.DISCOVER, now, timeout, tab.id, tool_name)
             pending.then_call = args
-            return pending.call_id, [
-                SendToExtension(pending.link_id, DiscoverTools(session_id, pending.call_id, tab.id))
-            ]
+            return pending.call_id, self._tell(browser, DiscoverTools(session_id, pending.call_id, tab.id))
         pending = self._add_pending(session, browser, CallKind.TOOL, now, timeout, tab.id, tool_name)
         message = CallTool(session_id, pending.call_id, tab.id, tool_name, args)
-        return pending.call_id, [SendToExtension(pending.link_id, message)]
+        return pending.call_id, self._tell(browser, message)
 
     def request_tools(
         self, session_id: SessionId, tab_ref: str | int, now: float, refresh: bool = False
@@ -239,8 +243,7 @@ class Broker(BrowserRequests):
             call_id = self._pending.new_id()
             return call_id, [ResolveCall(call_id, tab.tools)]
         pending = self._add_pending(session, browser, CallKind.DISCOVER, now, None, tab.id)
-        message = DiscoverTools(session_id, pending.call_id, tab.id)
-        return pending.call_id, [SendToExtension(pending.link_id, message)]
+        return pending.call_id, self._tell(browser, DiscoverTools(session_id, pending.call_id, tab.id))
 
     def open_tab(
         self,
@@ -272,7 +275,7 @@ class Broker(BrowserRequests):
             self.check_window_open_to(session, browser, window_id)
         pending = self._add_pending(session, browser, CallKind.OPEN_TAB, now, None)
         message = OpenTab(session_id, url, focus, pending.call_id, window_id, new_window, pinned)
-        return pending.call_id, [SendToExtension(pending.link_id, message)]
+        return pending.call_id, self._tell(browser, message)
 
     def close_tab(self, session_id: SessionId, tab_ref: str | int, now: float) -> tuple[CallId, list[Effect]]:
         """Ask the browser to close a tab; the call ends when the browser reports it closed.
@@ -286,7 +289,7 @@ class Broker(BrowserRequests):
         self._check_owner(session, browser, tab, "close")
         self._check_paused(browser)
         pending = self._add_pending(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
-        return pending.call_id, [SendToExtension(pending.link_id, CloseTab(session_id, tab.id))]
+        return pending.call_id, self._tell(browser, CloseTab(session_id, tab.id))
 
     def call_action(
         self,
@@ -322,7 +325,7 @@ class Broker(BrowserRequests):
             raise NotSupported(self._unsupported(browser, action))
         pending = self._add_pending(session, browser, CallKind.ACTION, now, timeout, tab.id, PREFIX + action)
         message = BrowserAction(session_id, pending.call_id, tab.id, action, args)
-        return pending.call_id, [SendToExtension(pending.link_id, message)]
+        return pending.call_id, self._tell(browser, message)
 
     def current_tab(self, session_id: SessionId) -> TabView:
         """The tab built-in tools act on when none is named.
@@ -366,9 +369,10 @@ class Broker(BrowserRequests):
         self._check_owner(session, browser, tab, "focus")
         self._check_paused(browser)
         session.focused = session.current = (browser.key, tab.id)
-        assert browser.link_id is not None
-        focus = SendToExtension(browser.link_id, FocusTab(session_id, tab.id))
-        return self._view(browser, tab), [focus, TabsChanged(frozenset({session_id}))]
+        return self._view(browser, tab), [
+            *self._tell(browser, FocusTab(session_id, tab.id)),
+            TabsChanged(frozenset({session_id})),
+        ]
 
     def session_tools(self, session_id: SessionId) -> list[tuple[TabView, Tool]]:
         """The page tools a session sees: those of the tabs it owns, then of its focused tab.
@@ -423,6 +427,28 @@ class Broker(BrowserRequests):
             logger.info("session %s (%s) ended: %s", session.id, session.name, reason)
             effects += self.close_session(session.id)
             effects.append(SessionExpired(session.id, reason))
+        return effects
+
+    def resumed(self, now: float, stood_still: float) -> list[Effect]:
+        """The broker itself did not run for at least ``stood_still`` seconds before ``now``
+        (stopped, suspended, starved of CPU), as its adapter saw from a timer that fired late.
+
+        Frames that came meanwhile still wait unread in its sockets, so that time is held against
+        no one: each link's silence counts from ``now`` (and it is pinged at once, so a link that
+        did die is still found within ``Config.silence_timeout``), and each call's deadline moves
+        ``stood_still`` later. Call it before :meth:`expire`.
+
+        Granted at most once in twice ``Config.silence_timeout``: a broker that keeps falling
+        behind (starved of CPU rather than stopped) still times calls out and closes dead links.
+        """
+        if self._resumed_at is not None and now - self._resumed_at < 2 * self.config.silence_timeout:
+            return []
+        self._resumed_at = now
+        effects: list[Effect] = []
+        for link in self._links.values():
+            link.last_received = link.last_sent = now
+            effects.append(SendToExtension(link.id, Ping()))
+        self._pending.postpone_all(stood_still)
         return effects
 
     def next_wakeup(self) -> float | None:
@@ -540,9 +566,5 @@ class Broker(BrowserRequests):
         if tab.owner == owner:
             return self._view(browser, tab), []
         previous, tab.owner = tab.owner, owner
-        assert browser.link_id is not None
-        told = TabClaimed(session_id, tab.id) if owner else TabReleased(session_id, tab.id)
-        return self._view(browser, tab), [
-            SendToExtension(browser.link_id, told),
-            *self._changed(browser, tab, previous),
-        ]
+        change = TabClaimed(session_id, tab.id) if owner else TabReleased(session_id, tab.id)
+        return self._view(browser, tab), [*self._tell(browser, change), *self._changed(browser, tab, previous)]
