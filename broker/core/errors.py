@@ -166,6 +166,8 @@ class WindowNotOwned(RequestError, code="window_not_owned", status=409):
 
 
 class IdempotencyKeyReused(RequestError, code="idempotency_key_reused", status=422): ...
+
+
 class UnsupportedEncoding(RequestError, code="unsupported_encoding", status=415): ...
 
 
