@@ -28,6 +28,11 @@ def shop(tab_id: int = 7) -> FakeTab:
 
 
 async def call(broker: BrokerUnderTest, tab: str | int, tool: str, args: Any = None, **kwargs: Any) -> tuple[int, Any]:
+    """Call a page tool through REST, its tab claimed first by the calling session, as calls need.
+
+    A claim that fails (an unknown or ambiguous tab) leaves the call to say why.
+    """
+    await broker.post(f"/tabs/{tab}/claim", headers=kwargs.get("headers"))
     return await broker.post(f"/tabs/{tab}/tools/{tool}", args if args is not None else {}, **kwargs)
 
 
@@ -301,11 +306,24 @@ async def test_open_tab_answered_by_tab_created_belongs_to_the_session(broker: B
     assert fake.received("openTab")[0]["focus"] is True
 
 
-async def test_open_tab_answered_by_tab_focused(broker: BrokerUnderTest) -> None:
+async def test_open_tab_answered_by_focusing_an_own_tab(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(shop())
+    await broker.claim(7)
     fake.answer_open_with = "tabFocused"
     status, body = await broker.post("/tabs", {"url": "https://shop.example/", "focus": False})
     assert status == 200 and body["tab"]["id"] == 7 and body["tab"]["active"] is True
+
+
+async def test_open_tab_answered_by_focusing_the_persons_tab_does_not_make_it_the_sessions(
+    broker: BrokerUnderTest,
+) -> None:
+    fake = await broker.extension(shop())
+    fake.answer_open_with = "tabFocused"
+    status, body = await broker.post("/tabs", {"url": "https://shop.example/"})
+    assert status == 409 and body["error"]["code"] == "tab_not_claimed"
+    assert "brought its tab b1:7" in body["error"]["message"]
+    assert (await broker.get("/tabs"))[1]["tabs"][0]["owner"] is None
+    assert (await broker.delete("/tabs/7"))[1]["error"]["code"] == "tab_not_claimed"
 
 
 async def test_tools_are_discovered_from_an_extension_that_never_pushes_them(broker: BrokerUnderTest) -> None:

@@ -36,8 +36,10 @@ def never_answer_slow(fake: FakeExtension) -> None:
 
 async def test_a_session_past_its_rate_is_told_when_to_retry_and_others_go_on(make_broker: MakeBroker) -> None:
     broker = await make_broker(rate_limit=1, rate_burst=3)
-    fake = await broker.extension(shop())
+    fake = await broker.extension(shop(), shop(8), shop(9))
     agent = {"X-Session-Id": "agent"}
+    await broker.claim(7, session="agent")
+    await broker.claim(8, session="other")
     for _ in range(3):
         assert (await broker.post("/tabs/7/tools/search", {}, headers=agent))[0] == 200
     async with broker.client.post("/tabs/7/tools/search", json={}, headers=agent) as response:
@@ -46,17 +48,19 @@ async def test_a_session_past_its_rate_is_told_when_to_retry_and_others_go_on(ma
         assert response.headers["Retry-After"] == "1"
         assert "retry in" in body["error"]["message"]
     assert len(fake.received("callTool")) == 3
-    assert (await broker.post("/tabs/7/tools/search", {}, headers={"X-Session-Id": "other"}))[0] == 200
+    assert (await broker.post("/tabs/8/tools/search", {}, headers={"X-Session-Id": "other"}))[0] == 200
     async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 9})
         for _ in range(3):
-            await client.call("call_page_tool", {"tab": 7, "tool": "search"})
-        limited = await client.call("call_page_tool", {"tab": 7, "tool": "search"})
+            await client.call("call_page_tool", {"tab": 9, "tool": "search"})
+        limited = await client.call("call_page_tool", {"tab": 9, "tool": "search"})
         assert limited.is_error and text(limited).startswith("rate_limited:")
 
 
 async def test_a_rate_limit_of_zero_is_off(make_broker: MakeBroker) -> None:
     broker = await make_broker(rate_limit=0)
     await broker.extension(shop())
+    await broker.claim(7)
     statuses = await asyncio.gather(*(broker.post("/tabs/7/tools/search", {}) for _ in range(60)))
     assert {status for status, _ in statuses} == {200}
 
@@ -67,6 +71,7 @@ async def test_a_rate_limit_of_zero_is_off(make_broker: MakeBroker) -> None:
 async def test_a_tool_that_keeps_timing_out_fails_at_once_and_its_neighbours_do_not(make_broker: MakeBroker) -> None:
     broker = await make_broker(breaker_failures=2, breaker_cooldown=600)
     fake = await broker.extension(shop())
+    await broker.claim(7)
     never_answer_slow(fake)
     for _ in range(2):
         status, body = await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.05"})
@@ -81,6 +86,7 @@ async def test_a_tool_that_keeps_timing_out_fails_at_once_and_its_neighbours_do_
 async def test_an_answer_even_an_error_keeps_a_breaker_closed(make_broker: MakeBroker) -> None:
     broker = await make_broker(breaker_failures=2, breaker_cooldown=600)
     fake = await broker.extension(shop())
+    await broker.claim(7)
     never_answer_slow(fake)
     assert (await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.05"}))[0] == 504
     fake.on_call = fake.answer_call
@@ -97,7 +103,9 @@ async def test_an_answer_even_an_error_keeps_a_breaker_closed(make_broker: MakeB
 
 async def test_a_repeated_idempotency_key_runs_the_tool_once(make_broker: MakeBroker) -> None:
     broker = await make_broker()
-    fake = await broker.extension(shop())
+    fake = await broker.extension(shop(), shop(8))
+    await broker.claim(7)
+    await broker.claim(8, session="other")
     held: list[dict[str, Any]] = []
     arrived = asyncio.Event()
 
@@ -121,12 +129,13 @@ async def test_a_repeated_idempotency_key_runs_the_tool_once(make_broker: MakeBr
         "result": {"hits": 2}
     }
     other = {"Idempotency-Key": "order-42", "X-Session-Id": "other"}
-    assert (await broker.post("/tabs/7/tools/search", {}, headers=other))[1] == {"result": {"hits": 3}}
+    assert (await broker.post("/tabs/8/tools/search", {}, headers=other))[1] == {"result": {"hits": 1}}
 
 
 async def test_a_repeated_key_gets_the_first_calls_error_too(make_broker: MakeBroker) -> None:
     broker = await make_broker()
     fake = await broker.extension(shop())
+    await broker.claim(7)
     once = {"Idempotency-Key": "refuse-1"}
     for _ in range(2):
         status, body = await broker.post("/tabs/7/tools/refuse", {}, headers=once)

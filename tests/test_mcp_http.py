@@ -155,6 +155,7 @@ async def test_timeout_names_the_tab_and_tool(make_broker: MakeBroker, era: str)
 
     fake.on_call = never
     async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
         result = await client.call("call_page_tool", {"tab": 7, "tool": "search", "arguments": {}})
         assert result.is_error and "timeout" in text(result)
         assert "'search'" in text(result) and "b1:7" in text(result)
@@ -207,15 +208,26 @@ async def test_two_clients_are_kept_in_their_own_tabs(broker: BrokerUnderTest, e
         assert text(await first.call("t7_search", {"q": "mine"})) == '{"hits":["mine 7"]}'
 
 
-async def test_focused_tab_adds_its_tools(broker: BrokerUnderTest, era: str) -> None:
+async def test_the_persons_tab_is_neither_focused_nor_closed_nor_called_until_claimed(
+    broker: BrokerUnderTest, era: str
+) -> None:
     fake = await broker.extension(shop(7))
     async with broker.mcp("Claude Code", era) as client:
-        heard = client.changes.count
+        for attempt in (
+            client.call("tabs", {"action": "focus", "tab": 7}),
+            client.call("tabs", {"action": "close", "tab": 7}),
+            client.call("call_page_tool", {"tab": 7, "tool": "search", "arguments": {}}),
+        ):
+            refused = await attempt
+            assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
+            assert "claim it first" in text(refused)
+        listed = await client.call_json("page_tools", {"tab": 7})
+        assert [t["name"] for t in listed["tools"]] == ["search", "checkout"], "listing stays open"
+        assert [m for m in fake.inbox if m["type"] in ("focusTab", "closeTab", "callTool")] == []
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
         focused = await client.call_json("tabs", {"action": "focus", "tab": 7})
-        assert focused["focus"]["owner"] is None
+        assert focused["focus"]["owner"]["name"] == "Claude Code"
         assert (await fake.wait_for("focusTab"))["tabId"] == 7
-        await client.changes.next(heard)
-        assert "t7_search" in await client.tool_names()
 
 
 async def test_client_leaving_mid_call_withdraws_its_call_and_ends_its_session(
@@ -230,6 +242,7 @@ async def test_client_leaving_mid_call_withdraws_its_call_and_ends_its_session(
     fake.on_call = hold
     surface = (await broker.mcp_running()).surface
     async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
         call = asyncio.create_task(client.call("call_page_tool", {"tab": 7, "tool": "search", "arguments": {}}))
         async with asyncio.timeout(5):
             await arrived.wait()
