@@ -304,6 +304,21 @@ async def test_the_persons_tab_is_not_closed_focused_or_called_until_claimed(bro
     assert (await broker.delete("/tabs/7")) == (200, {"closed": "b1:7"})
 
 
+async def test_answers_name_the_fields_whose_text_a_web_page_chose(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop())
+    tab_fields = ["title", "url", "tools"]
+    status, body = await broker.get("/tabs")
+    assert status == 200 and body["untrusted"] == [f"tabs[].{name}" for name in tab_fields]
+    status, body = await broker.get("/tabs/7/tools")
+    assert status == 200 and body["untrusted"] == ["tools"]
+    status, body = await broker.post("/tabs/7/claim")
+    assert status == 200 and body["untrusted"] == [f"tab.{name}" for name in tab_fields]
+    status, body = await broker.post("/tabs", {"url": "https://news.example/"})
+    assert status == 200 and body["untrusted"] == [f"tab.{name}" for name in tab_fields]
+    assert "untrusted" not in (await broker.get("/status"))[1]
+    assert await broker.delete("/tabs/7") == (200, {"closed": "b1:7"})
+
+
 async def test_an_unused_session_ends_and_gives_its_tabs_back(make_broker: MakeBroker) -> None:
     broker = await make_broker(session_idle=0.2)
     fake = await broker.extension(shop(), FakeTab(8, "https://news.example/", "News", {"read": lambda args: "read"}))
