@@ -526,13 +526,15 @@ async def _tab_gone(world: World, tab_id: int) -> bool:
     return not exists
 
 
-async def test_a_client_focuses_a_tab(world: World) -> None:
+async def test_a_client_focuses_and_closes_only_its_own_tabs(world: World) -> None:
     first, first_tab = await world.open_page("plain.html", "focus-1")
     second, second_tab = await world.open_page("plain.html", "focus-2")
     assert await _active(world, second_tab["id"])
     async with world.mcp("Focusing Client") as client:
-        refused = await client.call("tabs", {"action": "focus", "tab": first_tab["ref"]})
-        assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
+        for action in ("focus", "close"):
+            refused = await client.call("tabs", {"action": action, "tab": first_tab["ref"]})
+            assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
+        assert not await _tab_gone(world, first_tab["id"]), "the person's tab stays open"
         await client.call_json("tabs", {"action": "claim", "tab": first_tab["ref"]})
         assert await _active(world, second_tab["id"]), "neither the refusal nor the claim brings a tab forward"
         await client.call_json("tabs", {"action": "focus", "tab": first_tab["ref"]})
