@@ -306,6 +306,12 @@ class McpSurface:
             return browser_tools.ACTIONS[action][2]
         if mcp_name in browser_wide.TOOLS:
             return browser_wide.TOOLS[mcp_name][2]
+        found = self._page_tool_named(mcp_name)
+        return None if found is None else _input_schema(found[1].input_schema)
+
+    def _page_tool_named(self, mcp_name: str) -> tuple[TabView, Tool] | None:
+        """The tab and page tool an MCP name stands for in any session (``t12_search``); None when
+        no tab has it."""
         ref = tab_of_page_tool(mcp_name)
         if ref is None:
             return None
@@ -317,7 +323,7 @@ class McpSurface:
         names = name_page_tools([(view.browser, view.id, t.name) for t in tools], self.hub.shared_tab_ids())
         for name, tool in zip(names, tools, strict=True):
             if name == mcp_name:
-                return _input_schema(tool.input_schema)
+                return view, tool
         return None
 
     # Handlers
@@ -475,10 +481,17 @@ class McpSurface:
         raise InvalidRequest("action must be one of list, open, close, focus, claim, release")
 
     def _resolve_page_tool(self, session: McpSession, mcp_name: str) -> tuple[str, str]:
-        """Raises: TabNotFound, when the tool's tab is gone; ToolNotFound otherwise."""
+        """The tab and page tool an MCP name stands for: one of the session's, or a tool of a tab
+        it does not own, which the core then refuses saying whose the tab is.
+
+        Raises: TabNotFound, when the tool's tab is gone; ToolNotFound otherwise.
+        """
         for name, view, tool in self._page_tools(session):
             if name == mcp_name:
                 return view.ref, tool.name
+        found = self._page_tool_named(mcp_name)
+        if found is not None:
+            return found[0].ref, found[1].name
         ref = tab_of_page_tool(mcp_name)
         if ref is not None:
             try:

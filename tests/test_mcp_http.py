@@ -312,7 +312,10 @@ async def test_stateless_clients_with_their_own_tokens_are_kept_apart(broker: Br
         assert "t7_search" not in await second.tool_names()
         assert second.changes.count == 0
         refused = await second.call("t7_search", {})
-        assert refused.is_error
+        assert refused.is_error and text(refused).startswith("tab_owned:"), text(refused)
+        refused = await second.call("t8_search", {})
+        assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
+        assert "claim it first" in text(refused)
     sessions = {s.id for s in broker.hub.core.sessions()}
     assert sessions == {"mcp-client:laptop-a", "mcp-client:laptop-b"}
 
