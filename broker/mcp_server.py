@@ -556,7 +556,10 @@ def _unwritable(exc: Exception, ref: str) -> types.CallToolResult:
 
 
 def _error_result(exc: BrokerError) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=f"{exc.code}: {exc.message}")], is_error=True)
+    meta = {UNTRUSTED: True} if exc.page_text else None
+    return types.CallToolResult(
+        content=[types.TextContent(text=f"{exc.code}: {exc.message}")], is_error=True, _meta=meta
+    )
 
 
 def _page_result(value: Any, ref: str) -> types.CallToolResult:

@@ -134,6 +134,11 @@ async def test_page_tool_failure_passes_its_message_on(broker: BrokerUnderTest) 
     status, body = await call(broker, 7, "checkout")
     assert status == 502
     assert body["error"] == {"code": "tool_failed", "message": "the cart is empty", "pageCode": "empty_cart"}
+    assert body["untrusted"] == ["error.message"], "the page wrote it"
+    status, body = await broker.post("/tabs/7/tools/nope", {})
+    assert status == 404 and body["untrusted"] == ["error.message"], "it lists the tools the page declared"
+    status, body = await broker.delete("/tabs/99")
+    assert status == 404 and "untrusted" not in body
 
 
 @pytest.mark.parametrize("error", [None, "plain string failure"])

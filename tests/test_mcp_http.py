@@ -161,6 +161,9 @@ async def test_page_tool_failure_is_an_error_result(broker: BrokerUnderTest, era
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         result = await client.call("t7_checkout")
         assert result.is_error and text(result) == "tool_failed: payment declined"
+        assert result.meta is not None and result.meta["browser-mcp/untrusted"] is True, "the page wrote it"
+        refused = await client.call("tabs", {"action": "close", "tab": 99})
+        assert refused.is_error and not (refused.meta or {}).get("browser-mcp/untrusted")
 
 
 async def test_no_browser_explains_how_to_load_the_extension(broker: BrokerUnderTest, era: str) -> None:

@@ -442,7 +442,7 @@ class BrowserLinks:
 
     def _focused_instead(self, browser: Browser, tab: Tab) -> TabNotClaimed | TabOwnedByOther:
         ref = f"{browser.key}:{tab.id}"
-        done = f"the browser opened no new tab: it brought its tab {ref} ({tab.url[:100]}) to the front, which"
+        done = f"the browser opened no new tab: it brought its tab {ref} to the front, which"
         if tab.owner is None:
             return TabNotClaimed(f"{done} is the person's; claim it (`tabs` with action=claim) to work in it")
         owner = self._sessions.get(tab.owner)
