@@ -54,8 +54,10 @@ def _tab_command(commands: Any, name: str, about: str, runs: tuple[str, str] | N
 
 def _add_tab_commands(commands: Any) -> None:
     """call, claim, release, snapshot, screenshot and act: a tab's tools from a shell."""
-    _tab_command(commands, "call", "call a page tool and print its result", ("tool", "the page tool's name"))
-    _tab_command(commands, "claim", "make a tab the command line's own (browser-mcp snapshot and act need that)")
+    _tab_command(
+        commands, "call", "call a page tool in a claimed tab, print its result", ("tool", "the page tool's name")
+    )
+    _tab_command(commands, "claim", "make a tab the command line's own (call, snapshot and act need that)")
     _tab_command(commands, "release", "give a claimed tab back to the person")
     snapshot = _tab_command(commands, "snapshot", "print a claimed tab's page as an accessibility snapshot")
     snapshot.add_argument("--target", help="only this element's subtree (a ref from an earlier snapshot)")

@@ -46,8 +46,11 @@ _HTTP_CODES = {
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _error_response(status: int, error: dict[str, str]) -> web.Response:
-    return json_response({"error": error}, status=status)
+def _error_response(status: int, error: dict[str, str], page_text: bool = False) -> web.Response:
+    """An error answer; one quoting what a web page wrote names the field, as other answers do."""
+    return json_response(
+        {"error": error, "untrusted": ["error.message"]} if page_text else {"error": error}, status=status
+    )
 
 
 @web.middleware
@@ -71,7 +74,7 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     except BrokerError as exc:
         if exc.status >= 500:
             logger.info("%s %s: %s", request.method, request.path, exc.message)
-        response = _error_response(exc.status, error_to_wire(exc))
+        response = _error_response(exc.status, error_to_wire(exc), exc.page_text)
         if isinstance(exc, RateLimited):
             response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
         return response

@@ -30,7 +30,7 @@ from .core.errors import Forbidden, InvalidRequest, PageToolFailed, ToolNotFound
 from .core.messages import Arguments, RawJson
 from .hub import Hub
 from .runtime import CLIENT_LABEL, HUB, RUNTIME
-from .views import browser_call_json, browser_json, session_json, tab_json, tab_tools_json
+from .views import browser_call_json, browser_json, page_text_fields, session_json, tab_json, tab_tools_json
 
 __all__ = ["DEFAULT_SESSION", "json_response", "setup_rest"]
 
@@ -47,6 +47,12 @@ def setup_rest(app: web.Application) -> None:
 
 def json_response(value: Any, status: int = 200) -> web.Response:
     return web.Response(body=codec.dumps(value), status=status, content_type="application/json")
+
+
+def _answer(value: dict[str, Any]) -> web.Response:
+    """``value`` as JSON, with ``untrusted`` naming the fields whose text a web page chose, if any."""
+    fields = page_text_fields(value)
+    return json_response({**value, "untrusted": fields} if fields else value)
 
 
 def _result_response(result: Any) -> web.Response:
@@ -138,7 +144,7 @@ async def status(request: web.Request) -> web.Response:
 
 @routes.get("/tabs")
 async def list_tabs(request: web.Request) -> web.Response:
-    return json_response({"tabs": [tab_json(tab) for tab in _hub(request).tabs()]})
+    return _answer({"tabs": [tab_json(tab) for tab in _hub(request).tabs()]})
 
 
 @routes.post("/tabs")
@@ -146,7 +152,7 @@ async def open_tab(request: web.Request) -> web.Response:
     session_id = await _session(request)
     wanted = arguments.open_tab_request(await _json_body(request))
     tab = await _hub(request).open_tab(session_id, wanted)
-    return json_response({"tab": tab_json(tab)})
+    return _answer({"tab": tab_json(tab)})
 
 
 @routes.delete("/tabs/{tab}")
@@ -160,7 +166,7 @@ async def tab_tools(request: web.Request) -> web.Response:
     session_id = await _session(request)
     refresh = arguments.query_flag("refresh", request.query.get("refresh"))
     tab, tools = await _hub(request).tab_tools(session_id, request.match_info["tab"], refresh)
-    return json_response(tab_tools_json(tab.ref, tools))
+    return _answer(tab_tools_json(tab.ref, tools))
 
 
 @routes.post("/tabs/{tab}/tools/{tool}")
@@ -193,11 +199,11 @@ async def change_ownership(request: web.Request) -> web.Response:
     session_id = await _session(request)
     change = arguments.tab_change(request.match_info["action"])
     tab = await _hub(request).change_tab(session_id, change, request.match_info["tab"])
-    return json_response({"tab": tab_json(tab)})
+    return _answer({"tab": tab_json(tab)})
 
 
 async def _browser_call(request: web.Request, call: browser_wide.WideCall) -> web.Response:
-    return json_response(browser_call_json(await _hub(request).browser_call(await _session(request), call)))
+    return _answer(browser_call_json(await _hub(request).browser_call(await _session(request), call)))
 
 
 @routes.get("/windows")

@@ -1,7 +1,10 @@
 """Tabs, browsers, sessions and tool lists as JSON: one shape for REST, MCP and the command line.
 
 These are the objects a client reads (``GET /tabs``, the ``tabs`` MCP tool, ``browser-mcp tabs``),
-so their field names are part of the public API the README documents.
+so their field names are part of the public API the README documents. Which of their fields hold
+text a web page chose (a tab's title, its address, the tools its page declares, the titles of
+pages in the person's history) is said by :func:`page_text_fields`: MCP marks such results
+untrusted in ``_meta``, REST lists those fields in ``untrusted``.
 """
 
 from __future__ import annotations
@@ -13,14 +16,37 @@ from .core.effects import BrowserCallOutcome, BrowserView, SessionView, TabView,
 from .core.messages import Tool
 
 __all__ = [
+    "PAGE_FIELDS",
     "browser_call_json",
     "browser_json",
+    "page_text_fields",
     "session_json",
     "tab_json",
     "tab_tools_json",
     "tools_json",
     "window_json",
 ]
+
+
+# A tab's fields whose text its web page sets: its title, its address, the tools it declares.
+PAGE_FIELDS = ("title", "url", "tools")
+# A record of the person's history or bookmarks: the title and address of a page they visited.
+_RECORD_FIELDS = ("title", "url")
+
+
+def page_text_fields(answer: dict[str, Any]) -> list[str]:
+    """The fields of an answer of these shapes whose text a web page chose, named as paths
+    (``tabs[].title``, ``tab.url``, ``tools``), for REST's ``untrusted``; empty when none."""
+    fields: list[str] = []
+    for key, value in answer.items():
+        if key in ("tabs", "tab", "opened", "claim", "release", "focus") and isinstance(value, (dict, list)):
+            where = f"{key}[]" if isinstance(value, list) else key
+            fields += [f"{where}.{name}" for name in PAGE_FIELDS]
+        elif key == "tools":
+            fields.append("tools")
+        elif key == "results":
+            fields += [f"results[].{name}" for name in _RECORD_FIELDS]
+    return fields
 
 
 def tools_json(tools: tuple[Tool, ...] | None) -> list[Any] | None:

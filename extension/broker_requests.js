@@ -1,8 +1,9 @@
 // What a broker asks of this browser, each message routed to the module that owns its subject:
 // the one switch over protocol.js's FromBroker types. A new capability is a module of its own
-// that handles its requests; wiring it in is one more case here. Whatever would reach a page (a
-// page tool, a built-in browser tool) first passes the person's say (approvals.js): the pause,
-// and their approval where the call needs it.
+// that handles its requests; wiring it in is one more case here. Whatever acts in a tab or window
+// first passes the ownership rule (ownership.js): only in tabs the asking session holds. Whatever
+// would reach a page (a page tool, a built-in browser tool) then passes the person's say
+// (approvals.js): the pause, and their approval where the call needs it.
 
 import { FromBroker, PersonRefusal, ToBroker } from "./protocol.js";
 import { admit, cancelApprovals } from "./approvals.js";
@@ -10,6 +11,7 @@ import { releaseSessions, releaseTab } from "./actions/debugger.js";
 import { runBrowserAction } from "./actions/run.js";
 import { runBrowserRequest } from "./browser_wide.js";
 import { reply } from "./links.js";
+import { unclaimed } from "./ownership.js";
 import { callTool, discoverTools } from "./page_tools.js";
 import { forgetSessions, groupTab, rememberSession, ungroupTab } from "./sessions.js";
 import { sendSnapshot } from "./snapshot.js";
@@ -45,10 +47,10 @@ export async function handleBrokerMessage(link, message) {
       await openTab(link, message);
       break;
     case FromBroker.CLOSE_TAB:
-      await closeTab(link, message);
+      if (await held(link, message)) await closeTab(link, message);
       break;
     case FromBroker.FOCUS_TAB:
-      await focusTab(link, message);
+      if (await held(link, message)) await focusTab(link, message);
       break;
     case FromBroker.TAB_CLAIMED:
       await groupTab(link.port, message.sessionId, message.tabId);
@@ -81,9 +83,19 @@ export async function handleBrokerMessage(link, message) {
   }
 }
 
-/** `run()`'s toolResult, or a refusal when the person paused agents or did not approve the call. */
+/** Whether the session holds the tab a closeTab or focusTab names; these have no answer to refuse with. */
+async function held(link, message) {
+  const refused = await unclaimed(link, message);
+  if (refused) console.warn(`browser-mcp: broker on port ${link.port} asked for ${message.type}: ${refused.message}`);
+  return !refused;
+}
+
+/**
+ * `run()`'s toolResult, or a refusal: the tab is not the session's, or the person paused agents or
+ * did not approve the call.
+ */
 async function admitted(link, message, run) {
-  const refused = await admit(link, message);
+  const refused = (await unclaimed(link, message)) ?? (await admit(link, message));
   if (refused) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error: refused });
   return run();
 }

@@ -28,6 +28,14 @@ export const PersonRefusal = Object.freeze({
   CONSENT_REQUIRED: "consent_required",
 });
 
+/**
+ * toolResult error codes of the extension's own checks that name one of the broker's errors
+ * (broker/core/links.py maps them): the broker's rules, kept by this browser too.
+ */
+export const Refusal = Object.freeze({
+  TAB_NOT_CLAIMED: "tab_not_claimed",
+});
+
 /** Extension -> broker. */
 export const ToBroker = Object.freeze({
   CONNECTED: "connected",

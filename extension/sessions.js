@@ -53,6 +53,16 @@ export function ownerOf(tabId) {
 }
 
 /**
+ * Whether the broker on `port` told this browser that its live session `sessionId` holds tab
+ * `tabId`: it opened the tab for the session or said the session claimed it (tabClaimed), and
+ * neither released it, nor ended the session, nor did the person take it back.
+ */
+export function holds(port, sessionId, tabId) {
+  const key = `${port}/${sessionId}`;
+  return Boolean(sessionId) && owners[tabId] === key && Object.hasOwn(sessions, key);
+}
+
+/**
  * The colour of the session's tab group that `groupId` names, else of any of its live groups (the
  * person may recolour one), else the one chosen for it.
  */
@@ -131,15 +141,18 @@ export async function ungroupTab(port, sessionId, tabId) {
 export async function forgetSessions(port, ended) {
   const prefix = `${port}/`;
   const keys = Object.keys(sessions).filter((key) => key.startsWith(prefix) && ended(key.slice(prefix.length)));
+  if (!keys.length) return;
+  // Forgotten at once, before the groups are undone: nothing is done for them meanwhile.
+  const groupIds = keys.flatMap((key) => groups[key] ?? []);
   for (const key of keys) {
-    for (const groupId of groups[key] ?? []) {
-      const tabs = await chrome.tabs.query({ groupId }).catch(() => []);
-      if (tabs.length) await chrome.tabs.ungroup(tabs.map((tab) => tab.id)).catch(() => {});
-    }
     delete sessions[key];
     delete groups[key];
     delete colors[key];
-    for (const [tabId, owner] of Object.entries(owners)) if (owner === key) delete owners[tabId];
   }
-  if (keys.length) saveSessions();
+  for (const [tabId, owner] of Object.entries(owners)) if (keys.includes(owner)) delete owners[tabId];
+  saveSessions();
+  for (const groupId of groupIds) {
+    const tabs = await chrome.tabs.query({ groupId }).catch(() => []);
+    if (tabs.length) await chrome.tabs.ungroup(tabs.map((tab) => tab.id)).catch(() => {});
+  }
 }

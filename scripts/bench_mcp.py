@@ -62,6 +62,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from broker.core.security import client_token
 
 MCP_SERVERS = ("broker", "baseline")
+# The fake's tab the calls go to.
+CALLED_TAB = 1
 
 # The goals.
 CPU_GOAL = 1.0
@@ -125,6 +127,7 @@ async def mcp_session(
             client = await stack.enter_async_context(Client(transport, mode=era, client_info=info))
             if path.startswith("stdio"):
                 pids.append(child_pid(f"{BROWSER_MCP} mcp"))
+            await mcp_claim(client, CALLED_TAB)
         elif path.startswith("http"):
             server, link = await start_mcp_baseline_http(workdir)
             stack.push_async_callback(server.stop)
@@ -167,6 +170,16 @@ def result_text(result: types.CallToolResult) -> str:
     return block.text if isinstance(block, types.TextContent) else ""
 
 
+async def mcp_claim(client: Client, tab: int) -> None:
+    """Claim the called tab (the broker calls page tools only in the client's own), once the
+    fake's snapshot has reached the broker; the baselines have no owners."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    while (result := await client.call_tool("tabs", {"action": "claim", "tab": tab})).is_error:
+        if time.monotonic() > deadline:
+            raise BenchError(f"claiming tab {tab} failed: {result_text(result)[:300]!r}")
+        await asyncio.sleep(0.02)
+
+
 async def mcp_call(client: Client, arguments: dict[str, Any], size: int) -> None:
     result = await client.call_tool("call_page_tool", arguments)
     text = result_text(result)
@@ -194,7 +207,7 @@ async def mcp_drive(client: Client, arguments: dict[str, Any], size: int, concur
 async def run_mcp_scenario(
     kind: str, path: str, size: int, concurrency: int, calls: int, warmup: int, workdir: Path, broker_cmd: list[str]
 ) -> McpRun:
-    arguments = {"tab": 1, "tool": "echo", "arguments": {"data": "x" * size}}
+    arguments = {"tab": CALLED_TAB, "tool": "echo", "arguments": {"data": "x" * size}}
     async with mcp_session(kind, path, workdir, broker_cmd) as (client, pids, _server):
         await mcp_ready(client, arguments, size)
         await mcp_drive(client, arguments, size, concurrency, max(warmup, concurrency))

@@ -44,6 +44,8 @@ from benchlib.servers import start_broker, start_relay
 from benchlib.stats import Medians, call_figures, taking_turns, timed_calls
 
 CALL_PATH = "/tabs/1/tools/echo"
+# The broker calls page tools only in the caller's own tab; the relay has no owners.
+CLAIM_PATH = "/tabs/1/claim"
 SERVERS = ("broker", "relay")
 
 # The goals, checked against the medians.
@@ -67,6 +69,19 @@ class Load:
 async def one_call(session: aiohttp.ClientSession, load: Load) -> tuple[int, bytes]:
     async with session.post(load.url, data=load.body, headers=load.headers) as response:
         return response.status, await response.read()
+
+
+async def claim_ready(session: aiohttp.ClientSession, url: str, headers: dict[str, str]) -> None:
+    """Claim the called tab once the fake's snapshot has reached the broker."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        async with session.post(url, headers=headers) as response:
+            if response.status == 200:
+                return
+            body = await response.read()
+        if time.monotonic() > deadline:
+            raise BenchError(f"claiming the tab still fails after {READY_TIMEOUT:g} s: {body[:300]!r}")
+        await asyncio.sleep(0.02)
 
 
 async def wait_ready(session: aiohttp.ClientSession, load: Load) -> None:
@@ -153,6 +168,8 @@ async def run_scenario(
                 body=orjson.dumps(tool_args(size, shape)),
                 size=size * 9 // 10,
             )
+            if kind == "broker":
+                await claim_ready(session, server.url + CLAIM_PATH, load.headers)
             await wait_ready(session, load)
             idle_rss = status_kib(server.pid, "VmRSS")
             # Every worker calls at least once while warming up, so every connection is open.

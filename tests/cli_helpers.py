@@ -36,6 +36,7 @@ __all__ = [
     "Brokers",
     "CliResult",
     "broker_process_fixtures",
+    "claim",
     "cli_env",
     "connect_extension",
     "discovery_fields",
@@ -243,6 +244,19 @@ async def connect_extension(
     await fake.send({"type": "ping"})
     await fake.wait_for("pong", start=start)
     return fake
+
+
+async def claim(
+    session: aiohttp.ClientSession, broker: BrokerProcess, *refs: str | int, session_id: str = "rest"
+) -> None:
+    """Claim tabs on ``broker`` over REST for a session (the command line's own, ``rest``, by default).
+
+    Page tool calls, like built-in tools, act only in a tab the caller claimed.
+    """
+    headers = {"Authorization": f"Bearer {broker.token}", "X-Session-Id": session_id}
+    for ref in refs:
+        async with session.post(f"http://127.0.0.1:{broker.port}/tabs/{ref}/claim", headers=headers) as answer:
+            assert answer.status == 200, await answer.text()
 
 
 def discovery_files(directory: Path) -> list[str]:

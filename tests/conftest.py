@@ -85,6 +85,13 @@ class BrokerUnderTest:
         async with mcp_client(self.mcp_url, token, name, era, legacy_ready) as client:
             yield client
 
+    async def claim(self, *refs: str | int, session: str | None = None) -> None:
+        """Claim tabs for a REST session (the default one when None), as page tool calls need."""
+        headers = {} if session is None else {"X-Session-Id": session}
+        for ref in refs:
+            status, body = await self.post(f"/tabs/{ref}/claim", headers=headers)
+            assert status == 200, body
+
     async def get(self, path: str, **kwargs: Any) -> tuple[int, Any]:
         async with self.client.get(path, **kwargs) as response:
             return response.status, await response.json()

@@ -216,6 +216,7 @@ async def test_rest_routes_and_their_statuses(broker: BrokerUnderTest) -> None:
     assert status == 200 and [w["id"] for w in body["windows"]] == [1]
     status, body = await broker.post("/windows", {"url": "https://rest.example/"})
     assert status == 200 and body["opened"]["owner"]["sessionId"] == "rest"
+    assert body["untrusted"] == ["opened.title", "opened.url", "opened.tools"]
     window = body["window"]["id"]
     status, body = await broker.delete("/windows/1")
     assert (status, body["error"]["code"]) == (409, "window_not_owned")
@@ -231,6 +232,7 @@ async def test_rest_routes_and_their_statuses(broker: BrokerUnderTest) -> None:
     fake.history = [{"title": "news", "url": "https://news.example/", "time": "2026-05-01T09:00:00.000Z"}]
     status, body = await broker.get("/history?q=news&max=3")
     assert status == 200 and len(body["results"]) == 1
+    assert body["untrusted"] == ["results[].title", "results[].url"], "titles the pages visited chose"
     assert fake.received("browserRequest")[-1]["args"] == {"query": "news", "maxResults": 3}
     status, body = await broker.get("/history?q=news&max=lots")
     assert (status, body["error"]["code"]) == (400, "invalid_request")

@@ -25,6 +25,7 @@ from .cli_helpers import (
     CliResult,
     broker_process_fixtures,
     cli_env,
+    claim,
     connect_extension,
     discovery_files,
     run_cli,
@@ -83,8 +84,9 @@ async def test_status_shows_a_table_of_the_running_broker(
 
 
 async def test_status_lists_the_session_a_call_opened(
-    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension, session: aiohttp.ClientSession
 ) -> None:
+    await claim(session, broker, 7)
     called = await cli(discovery_dir, "call", "7", "greet", '{"name": "Ada"}')
     assert called.returncode == 0, called.stderr
 
@@ -182,7 +184,10 @@ async def test_tabs_without_an_extension_says_so(discovery_dir: Path, broker: Br
 # call
 
 
-async def test_call_prints_the_pages_result(discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension) -> None:
+async def test_call_prints_the_pages_result(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension, session: aiohttp.ClientSession
+) -> None:
+    await claim(session, broker, 7)
     result = await cli(discovery_dir, "call", "7", "search", '{"query": "shoes"}')
 
     assert result.returncode == 0, result.stderr
@@ -192,8 +197,9 @@ async def test_call_prints_the_pages_result(discovery_dir: Path, broker: BrokerP
 
 
 async def test_call_prints_a_text_result_as_text(
-    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension, session: aiohttp.ClientSession
 ) -> None:
+    await claim(session, broker, 7)
     result = await cli(discovery_dir, "call", "7", "greet", '{"name": "Ada"}')
 
     assert result.returncode == 0, result.stderr
@@ -201,8 +207,9 @@ async def test_call_prints_a_text_result_as_text(
 
 
 async def test_call_without_args_sends_an_empty_object(
-    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension, session: aiohttp.ClientSession
 ) -> None:
+    await claim(session, broker, 7)
     result = await cli(discovery_dir, "call", "7", "greet")
 
     assert result.returncode == 0, result.stderr
@@ -210,7 +217,10 @@ async def test_call_without_args_sends_an_empty_object(
     assert shop.received("callTool")[0]["args"] == {}
 
 
-async def test_call_json_wraps_the_result(discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension) -> None:
+async def test_call_json_wraps_the_result(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension, session: aiohttp.ClientSession
+) -> None:
+    await claim(session, broker, 7)
     result = await cli(discovery_dir, "call", "7", "greet", '{"name": "Ada"}', "--json")
 
     assert result.returncode == 0, result.stderr
@@ -218,8 +228,9 @@ async def test_call_json_wraps_the_result(discovery_dir: Path, broker: BrokerPro
 
 
 async def test_call_page_error_exits_1_with_the_message_on_stderr(
-    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension, session: aiohttp.ClientSession
 ) -> None:
+    await claim(session, broker, 7)
     result = await cli(discovery_dir, "call", "7", "buy", '{"size": 42}')
 
     result.assert_failed_saying("size 42 is out of stock")
@@ -240,6 +251,17 @@ async def test_call_with_bad_json_args_is_refused_before_reaching_the_page(
 
     result.assert_failed_saying(message, "ARGS")
     assert shop.received("callTool") == []
+
+
+async def test_call_on_the_persons_tab_says_to_claim_it_first(
+    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+) -> None:
+    refused = await cli(discovery_dir, "call", "7", "greet")
+
+    refused.assert_failed_saying("claim it first", "browser-mcp claim b1:7", "tab_not_claimed")
+    assert shop.received("callTool") == []
+    assert (await cli(discovery_dir, "claim", "7")).returncode == 0
+    assert (await cli(discovery_dir, "call", "7", "greet")).stdout == "hello nobody\n"
 
 
 async def test_call_on_an_unknown_tab_names_the_tab(
@@ -295,6 +317,7 @@ async def test_call_with_two_brokers_alive_reaches_the_chosen_one(
     busy = await brokers.start()
     fake = await connect_extension(session, busy, *shop_tabs())
     fakes.append(fake)
+    await claim(session, busy, 7)
 
     result = await cli(discovery_dir, "call", "7", "greet", '{"name": "Bo"}', "--port", str(busy.port))
 

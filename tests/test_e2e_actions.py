@@ -153,16 +153,33 @@ class World:
     def url(self, page: str) -> str:
         return f"{self.site}/pages/{page}"
 
-    async def open(self, page: str, active: bool = True) -> tuple[int, Page]:
-        """A new tab at ``page``, claimed by the session: its id and its Playwright page."""
+    async def open(self, page: str, active: bool = True, claimed: bool = True) -> tuple[int, Page]:
+        """A new tab at ``page``, claimed by the session unless not ``claimed`` (then it is the
+        person's): its id and its Playwright page."""
         async with self.context.expect_page() as opening:
             tab_id = await self.worker.evaluate(
                 "([url, active]) => chrome.tabs.create({url, active}).then((tab) => tab.id)", [self.url(page), active]
             )
         browser_page = await opening.value
         await browser_page.wait_for_load_state()
-        await self.link.send({"type": "tabClaimed", "sessionId": SESSION, "tabId": tab_id})
+        if claimed:
+            await self.claim(tab_id)
         return tab_id, browser_page
+
+    async def claim(self, tab_id: int, session: str = SESSION) -> None:
+        """Tell the extension the session holds the tab, and wait until it has heard."""
+        await self.link.send({"type": "tabClaimed", "sessionId": session, "tabId": tab_id})
+        await self.settled()
+
+    async def settled(self) -> None:
+        """Wait until the extension has taken in every frame sent so far (it reads them in order)."""
+
+        def pongs() -> int:
+            return sum(1 for m in self.link.inbox if m.get("type") == "pong")
+
+        before = pongs()
+        await self.link.send({"type": "ping"})
+        await self.link.wait_for("a pong", lambda _: pongs() > before)
 
     async def act(self, tab_id: int, action: str, **args: Any) -> dict[str, Any]:
         """Send a browserAction and return its toolResult."""
@@ -632,7 +649,7 @@ async def test_bad_requests_are_answered_once_with_an_error(world: World, form: 
     assert (await world.fails(tab, "fly"))["code"] == "invalid_arguments"
     assert (await world.fails(tab, "click"))["code"] == "invalid_arguments"
     assert (await world.fails(tab, "click", target="#nothing-here"))["code"] == "action_failed"
-    assert (await world.fails(987654, "snapshot"))["code"] == "action_failed"
+    assert (await world.fails(987654, "snapshot"))["code"] == "tab_not_claimed"
     assert (await world.fails(tab, "take_screenshot", type="gif"))["code"] == "invalid_arguments"
     call = {"type": "browserAction", "sessionId": SESSION, "callId": "odd", "tabId": "x", "action": "click", "args": 3}
     await world.link.send(call)
@@ -657,8 +674,9 @@ async def test_the_debugger_leaves_a_tab_its_session_releases_or_ends(world: Wor
     assert await attached(world, tab)
     await world.link.send({"type": "tabReleased", "sessionId": SESSION, "tabId": tab})
     await eventually(lambda: not_attached(world, tab), "the debugger to leave the released tab")
+    await world.claim(tab)
     await world.ok(tab, "snapshot")
-    assert await attached(world, tab), "the next action attaches again"
+    assert await attached(world, tab), "the next action, claimed again, attaches again"
 
     # A debugger session that ends unannounced (as when the person cancels Chromium's bar).
     await world.worker.evaluate("(tabId) => chrome.debugger.detach({tabId})", tab)
@@ -668,6 +686,7 @@ async def test_the_debugger_leaves_a_tab_its_session_releases_or_ends(world: Wor
 
     other = "session-ending"
     await world.link.send({"type": "connect", "sessionId": other, "serverVersion": "fake"})
+    await world.claim(tab, other)
     action = {"type": "browserAction", "sessionId": other, "callId": "other", "tabId": tab, "action": "snapshot"}
     await world.link.send({**action, "args": {}})
     await world.link.wait_for("the other session's snapshot", lambda m: m.get("callId") == "other")
@@ -685,6 +704,7 @@ async def test_a_window_that_gained_a_tab_since_the_broker_checked_it_stays_open
     window = await world.worker.evaluate(
         "chrome.windows.create({url: 'about:blank', focused: false}).then((w) => ({id: w.id, tab: w.tabs[0].id}))"
     )
+    await world.claim(window["tab"])
     # The broker checked the window when it held one tab; the person opened another since.
     arrived = await world.worker.evaluate(
         "(id) => chrome.tabs.create({windowId: id, url: 'about:blank', active: false}).then((tab) => tab.id)",
@@ -697,5 +717,51 @@ async def test_a_window_that_gained_a_tab_since_the_broker_checked_it_stays_open
     assert sorted(await world.worker.evaluate(open_tabs, window["id"])) == sorted([window["tab"], arrived])
 
     answer = await world.request("closeWindow", windowId=window["id"], tabIds=[window["tab"], arrived])
+    assert answer["error"]["code"] == "tab_not_claimed", "the person's tab, though the broker named it"
+    await world.claim(arrived)
+    answer = await world.request("closeWindow", windowId=window["id"], tabIds=[window["tab"], arrived])
     assert answer.get("error") is None, answer
     assert await world.worker.evaluate(open_tabs, window["id"]) == []
+
+
+async def test_the_extension_acts_only_in_tabs_the_broker_said_the_session_holds(world: World) -> None:
+    """Whatever a server on the link sends, the person's tabs are not read, called, closed or focused."""
+    tab, page = await world.open("form.html", active=False, claimed=False)
+    before_url = page.url
+
+    refused = await world.fails(tab, "snapshot")
+    assert refused["code"] == "tab_not_claimed", refused
+    assert f"tab {tab} is not held by session" in refused["message"] and "claimed first" in refused["message"]
+    assert (await world.fails(tab, "navigate", url=world.url("b.html")))["code"] == "tab_not_claimed"
+    call_id = f"c{next(world.calls)}"
+    await world.link.send(
+        {"type": "callTool", "sessionId": SESSION, "callId": call_id, "tabId": tab, "toolName": "x", "args": {}}
+    )
+    called = await world.link.wait_for("callTool's answer", lambda m: m.get("callId") == call_id)
+    assert called["error"]["code"] == "tab_not_claimed", called
+    window = await world.worker.evaluate("(id) => chrome.tabs.get(id).then((t) => t.windowId)", tab)
+    for request in ("focusWindow", "closeWindow"):
+        answer = await world.request(request, windowId=window, tabIds=[tab])
+        assert answer["error"]["code"] == "tab_not_claimed", answer
+    await world.link.send({"type": "focusTab", "sessionId": SESSION, "tabId": tab})
+    await world.link.send({"type": "closeTab", "sessionId": SESSION, "tabId": tab})
+    await world.settled()
+    assert not await attached(world, tab), "nothing attached the debugger to the person's tab"
+    state = "(id) => chrome.tabs.get(id).then((t) => ({active: t.active, url: t.url}), () => null)"
+    assert await world.worker.evaluate(state, tab) == {"active": False, "url": before_url}
+
+    # Another session's tab is refused alike, to the session that does not hold it.
+    other = "session-bystander"
+    await world.link.send({"type": "connect", "sessionId": other, "serverVersion": "fake"})
+    await world.claim(tab, other)
+    assert (await world.fails(tab, "snapshot"))["code"] == "tab_not_claimed"
+    await world.link.send({"type": "disconnect", "sessionId": other})
+    await world.link.wait_for("disconnected", lambda m: m.get("type") == "disconnected" and m.get("sessionId") == other)
+
+    # Claimed, the same requests go through; released, the tab is the person's again.
+    await world.claim(tab)
+    assert "Order form" in await world.ok(tab, "snapshot")
+    await world.link.send({"type": "tabReleased", "sessionId": SESSION, "tabId": tab})
+    await world.settled()
+    assert (await world.fails(tab, "snapshot"))["code"] == "tab_not_claimed"
+    await page.close()

@@ -185,6 +185,11 @@ class World:
 
         return await eventually(find, f"a tab at {url} with tools {tools}")
 
+    async def claim(self, ref: str) -> None:
+        """Make a tab the default REST session's, as calling its page tools needs."""
+        status, body = await self.post(f"/tabs/{ref}/claim", {})
+        assert status == 200, body
+
     async def open_page(self, page: str, tag: str, tools: set[str] | None = None) -> tuple[Page, dict[str, Any]]:
         browser_page = await self.context.new_page()
         await browser_page.goto(self.url(page, tag))
@@ -391,6 +396,7 @@ async def _with(client: McpClient, name: str) -> bool:
 
 async def test_the_older_navigator_api_works_through_rest(world: World) -> None:
     page, tab = await world.open_page("legacy.html", "rest", {"add", "shout"})
+    await world.claim(tab["ref"])
     status, body = await world.post(f"/tabs/{tab['ref']}/tools/add", {"a": 2, "b": 3})
     assert status == 200, body
     assert body["result"] == {"content": [{"type": "text", "text": "5"}]}
@@ -405,6 +411,7 @@ async def test_the_older_navigator_api_works_through_rest(world: World) -> None:
 
 async def test_a_call_fails_when_its_page_navigates_away(world: World) -> None:
     page, tab = await world.open_page("slow.html", "away", {"wait"})
+    await world.claim(tab["ref"])
     call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/wait", {}))
     await eventually(lambda: page.evaluate("window.waiting === true"), "the tool to start running")
     await page.goto(world.url("plain.html", "away"))
@@ -519,11 +526,17 @@ async def _tab_gone(world: World, tab_id: int) -> bool:
     return not exists
 
 
-async def test_a_client_focuses_a_tab(world: World) -> None:
+async def test_a_client_focuses_and_closes_only_its_own_tabs(world: World) -> None:
     first, first_tab = await world.open_page("plain.html", "focus-1")
     second, second_tab = await world.open_page("plain.html", "focus-2")
     assert await _active(world, second_tab["id"])
     async with world.mcp("Focusing Client") as client:
+        for action in ("focus", "close"):
+            refused = await client.call("tabs", {"action": action, "tab": first_tab["ref"]})
+            assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
+        assert not await _tab_gone(world, first_tab["id"]), "the person's tab stays open"
+        await client.call_json("tabs", {"action": "claim", "tab": first_tab["ref"]})
+        assert await _active(world, second_tab["id"]), "neither the refusal nor the claim brings a tab forward"
         await client.call_json("tabs", {"action": "focus", "tab": first_tab["ref"]})
         await eventually(lambda: _active(world, first_tab["id"]), "the browser to bring the tab to the front")
 
@@ -556,6 +569,8 @@ async def test_the_extension_joins_every_broker_in_the_port_range(world: World, 
 
             # The extension probes the range again with backoff (at most 2 s apart).
             tab = await eventually(listed, "the extension to join a second broker", within=WAIT * 2)
+            async with http.post(f"/tabs/{tab['ref']}/claim") as response:
+                assert response.status == 200, await response.text()
             async with http.post(f"/tabs/{tab['ref']}/tools/echo", json={"text": "both"}) as response:
                 assert response.status == 200, await response.text()
                 assert (await response.json())["result"] == {"echoed": "both", "from": "/modern.html"}
@@ -693,6 +708,7 @@ async def test_a_restarted_service_worker_rebuilds_tabs_and_tools(world: World) 
     Last in the module: Playwright does not hand out the new worker, so ``world.worker`` is stale.
     """
     page, tab = await world.open_page("modern.html", "restart", {"echo", "fail", "temporary"})
+    # Claimed before the worker stops: the new one must still know whose tab it is and its group.
     headers = {"X-Session-Id": "kept-client", "X-Session-Name": "Kept Client"}
     async with world.http.post(f"/tabs/{tab['ref']}/claim", headers=headers) as response:
         assert response.status == 200, await response.text()

@@ -57,6 +57,8 @@ async def test_an_idle_browser_stays_joined_and_its_page_tools_answer(tmp_path: 
                     ours, "plain Chromium's extension to join with the page's tools", within=WAIT * 2
                 )
                 key = tab["browser"]
+                async with http.post(f"/tabs/{tab['ref']}/claim") as response:
+                    assert response.status == 200, await response.text()
                 started = time.monotonic()
                 while time.monotonic() - started < IDLE:
                     status = await get("/status")

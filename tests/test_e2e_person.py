@@ -188,6 +188,7 @@ async def test_the_person_ends_a_session_from_the_popup(world: World) -> None:
         ended = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
         assert ended.is_error, text(ended)
         assert text(ended).startswith("session_ended: the person ended session 'Ended Agent' from the browser")
+        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
         again = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
         assert not again.is_error and text(again) == "12 EUR", text(again)
         await popup.close()
@@ -205,6 +206,7 @@ async def test_pause_fails_every_call_at_once_and_resume_lets_them_through(world
     async with world.mcp("Paused Agent") as client:
         tab = await open_shop_for(client, world, "pause")
         persons_page, persons = await world.open_page("shop.html", "pause-person", {"buy", "look"})
+        await world.claim(persons["ref"])
         popup = await open_popup(world)
         await eventually(lambda: shows(popup, "#sessions", "Paused Agent"), "the popup to list the session")
         await popup.get_by_role("button", name="Pause agents").click()
@@ -298,6 +300,7 @@ async def test_a_destructive_page_tool_runs_once_the_person_allows_it(world: Wor
 
 async def test_an_approval_nobody_answers_fails_when_its_time_runs_out(world: World) -> None:
     page, tab = await world.open_page("shop.html", "timeout", {"buy", "look"})
+    await world.claim(tab["ref"])
     await change_settings(world, approvalTimeoutMs=SHORT_APPROVAL_MS)
     call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "hat"}))
     window = await approval_window(world, call)
@@ -318,6 +321,7 @@ async def _closed(page: Page) -> bool:
 
 async def test_always_allow_on_a_site_stops_asking_and_the_options_page_removes_it(world: World) -> None:
     page, tab = await world.open_page("shop.html", "always", {"buy", "look"})
+    await world.claim(tab["ref"])
     call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "one"}))
     window = await approval_window(world, call)
     await answer(window, f"Always allow on {world.site}")
@@ -409,6 +413,7 @@ async def test_the_pause_survives_a_service_worker_restart(world: World) -> None
     await popup.get_by_role("button", name="Pause agents").click()
     await eventually(_paused_in(world, True), "the broker to hear of the pause")
     page, tab = await world.open_page("shop.html", "restart", {"buy", "look"})
+    await world.claim(tab["ref"])
     await stop_worker(world, page)
     other, _ = await world.open_page("person.html", "restart-wake")  # a tab event wakes the worker
 

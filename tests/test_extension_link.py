@@ -30,6 +30,11 @@ def shop(tab_id: int = 7) -> FakeTab:
 
 
 async def call(broker: BrokerUnderTest, tab: str | int, tool: str, args: Any = None, **kwargs: Any) -> tuple[int, Any]:
+    """Call a page tool through REST, its tab claimed first by the calling session, as calls need.
+
+    A claim that fails (an unknown or ambiguous tab) leaves the call to say why.
+    """
+    await broker.post(f"/tabs/{tab}/claim", headers=kwargs.get("headers"))
     return await broker.post(f"/tabs/{tab}/tools/{tool}", args if args is not None else {}, **kwargs)
 
 
@@ -131,6 +136,11 @@ async def test_page_tool_failure_passes_its_message_on(broker: BrokerUnderTest) 
     status, body = await call(broker, 7, "checkout")
     assert status == 502
     assert body["error"] == {"code": "tool_failed", "message": "the cart is empty", "pageCode": "empty_cart"}
+    assert body["untrusted"] == ["error.message"], "the page wrote it"
+    status, body = await broker.post("/tabs/7/tools/nope", {})
+    assert status == 404 and body["untrusted"] == ["error.message"], "it lists the tools the page declared"
+    status, body = await broker.delete("/tabs/99")
+    assert status == 404 and "untrusted" not in body
 
 
 @pytest.mark.parametrize("error", [None, "plain string failure"])
@@ -303,11 +313,24 @@ async def test_open_tab_answered_by_tab_created_belongs_to_the_session(broker: B
     assert fake.received("openTab")[0]["focus"] is True
 
 
-async def test_open_tab_answered_by_tab_focused(broker: BrokerUnderTest) -> None:
+async def test_open_tab_answered_by_focusing_an_own_tab(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(shop())
+    await broker.claim(7)
     fake.answer_open_with = "tabFocused"
     status, body = await broker.post("/tabs", {"url": "https://shop.example/", "focus": False})
     assert status == 200 and body["tab"]["id"] == 7 and body["tab"]["active"] is True
+
+
+async def test_open_tab_answered_by_focusing_the_persons_tab_does_not_make_it_the_sessions(
+    broker: BrokerUnderTest,
+) -> None:
+    fake = await broker.extension(shop())
+    fake.answer_open_with = "tabFocused"
+    status, body = await broker.post("/tabs", {"url": "https://shop.example/"})
+    assert status == 409 and body["error"]["code"] == "tab_not_claimed"
+    assert "brought its tab b1:7" in body["error"]["message"]
+    assert (await broker.get("/tabs"))[1]["tabs"][0]["owner"] is None
+    assert (await broker.delete("/tabs/7"))[1]["error"]["code"] == "tab_not_claimed"
 
 
 async def test_tools_are_discovered_from_an_extension_that_never_pushes_them(broker: BrokerUnderTest) -> None:
@@ -404,7 +427,7 @@ async def test_a_browser_link_ends_only_its_own_browsers_sessions(broker: Broker
     # Its own browser may; the other hears neither its connect nor its disconnect.
     await mine.send({"type": "personEndedSession", "sessionId": "agent"})
     await mine.wait_for("disconnect", lambda m: m["sessionId"] == "agent")
-    status, body = await call(broker, "b1:7", "search", headers=agent)
+    status, body = await broker.post("/tabs/b1:7/tools/search", {}, headers=agent)
     assert status == 410 and "the person ended session 'Agent'" in body["error"]["message"]
     await broker.settled(other)
     assert [m for m in other.inbox if m.get("sessionId") == "agent"] == []
@@ -600,6 +623,8 @@ async def test_a_live_link_survives_the_broker_standing_still_and_its_call_compl
 
     fake.on_call = hold
     headers = {"Authorization": f"Bearer {broker.token}"}
+    async with session.post(f"http://127.0.0.1:{broker.port}/tabs/7/claim", headers=headers) as claimed:
+        assert claimed.status == 200, await claimed.text()
     url = f"http://127.0.0.1:{broker.port}/tabs/7/tools/search?timeout=60"
     answer = asyncio.ensure_future(session.post(url, json={"q": "stall"}, headers=headers))
     async with asyncio.timeout(10):

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from broker import codec
+from broker.core import links
 from broker.core.messages import BrokerMessage, ExtensionMessage
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
@@ -16,11 +17,11 @@ from broker.version import BROKER_HEADER
 EXTENSION = Path(__file__).resolve().parent.parent / "extension"
 
 
-def _names(block: str) -> set[str]:
+def _names(block: str, name: str = "[A-Za-z]+") -> set[str]:
     source = (EXTENSION / "protocol.js").read_text()
     found = re.search(rf"export const {block} = Object\.freeze\(\{{(.*?)\}}\);", source, re.S)
     assert found is not None, f"protocol.js has no {block}"
-    return set(re.findall(r':\s*"([A-Za-z]+)"', found.group(1)))
+    return set(re.findall(rf':\s*"({name})"', found.group(1)))
 
 
 def test_protocol_js_names_every_message_the_broker_sends() -> None:
@@ -29,6 +30,11 @@ def test_protocol_js_names_every_message_the_broker_sends() -> None:
 
 def test_protocol_js_names_every_message_the_broker_accepts() -> None:
     assert _names("ToBroker") == {codec.TAGS[cls] for cls in ExtensionMessage.__args__}
+
+
+def test_the_extensions_refusal_codes_are_the_ones_the_broker_maps_to_its_errors() -> None:
+    assert _names("PersonRefusal", "[a-z_]+") == set(links._DECLINED)
+    assert _names("Refusal", "[a-z_]+") == set(links._REFUSED)
 
 
 def test_protocol_js_knows_the_header_that_marks_a_brokers_answers() -> None:

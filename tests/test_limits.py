@@ -16,7 +16,7 @@ from broker.core.limits import RateLimiter, Unproven
 from broker.core.security import client_token
 from broker.core.sessions import Sessions
 
-from .conftest import TOKEN, MakeBroker
+from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import FakeExtension, FakeTab, PageError
 from .mcp_clients import MODERN, initialize_request, text
 
@@ -54,8 +54,10 @@ def bearer(label: str) -> dict[str, str]:
 
 async def test_a_session_past_its_rate_is_told_when_to_retry_and_others_go_on(make_broker: MakeBroker) -> None:
     broker = await make_broker(rate_limit=1, rate_burst=3)
-    fake = await broker.extension(shop())
+    fake = await broker.extension(shop(), shop(8), shop(9))
     agent = {"X-Session-Id": "agent"}
+    await broker.claim(7, session="agent")
+    await broker.claim(8, session="other")
     for _ in range(3):
         assert (await broker.post("/tabs/7/tools/search", {}, headers=agent))[0] == 200
     async with broker.client.post("/tabs/7/tools/search", json={}, headers=agent) as response:
@@ -64,17 +66,19 @@ async def test_a_session_past_its_rate_is_told_when_to_retry_and_others_go_on(ma
         assert response.headers["Retry-After"] == "1"
         assert "retry in" in body["error"]["message"]
     assert len(fake.received("callTool")) == 3
-    assert (await broker.post("/tabs/7/tools/search", {}, headers={"X-Session-Id": "other"}))[0] == 200
+    assert (await broker.post("/tabs/8/tools/search", {}, headers={"X-Session-Id": "other"}))[0] == 200
     async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 9})
         for _ in range(3):
-            await client.call("call_page_tool", {"tab": 7, "tool": "search"})
-        limited = await client.call("call_page_tool", {"tab": 7, "tool": "search"})
+            await client.call("call_page_tool", {"tab": 9, "tool": "search"})
+        limited = await client.call("call_page_tool", {"tab": 9, "tool": "search"})
         assert limited.is_error and text(limited).startswith("rate_limited:")
 
 
 async def test_a_rate_limit_of_zero_is_off(make_broker: MakeBroker) -> None:
     broker = await make_broker(rate_limit=0)
     await broker.extension(shop())
+    await broker.claim(7)
     statuses = await asyncio.gather(*(broker.post("/tabs/7/tools/search", {}) for _ in range(60)))
     assert {status for status, _ in statuses} == {200}
 
@@ -85,6 +89,7 @@ async def test_a_rate_limit_of_zero_is_off(make_broker: MakeBroker) -> None:
 async def test_a_tool_that_keeps_timing_out_fails_at_once_and_its_neighbours_do_not(make_broker: MakeBroker) -> None:
     broker = await make_broker(breaker_failures=2, breaker_cooldown=600)
     fake = await broker.extension(shop())
+    await broker.claim(7)
     never_answer_slow(fake)
     for _ in range(2):
         status, body = await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.05"})
@@ -99,6 +104,7 @@ async def test_a_tool_that_keeps_timing_out_fails_at_once_and_its_neighbours_do_
 async def test_an_answer_even_an_error_keeps_a_breaker_closed(make_broker: MakeBroker) -> None:
     broker = await make_broker(breaker_failures=2, breaker_cooldown=600)
     fake = await broker.extension(shop())
+    await broker.claim(7)
     never_answer_slow(fake)
     assert (await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.05"}))[0] == 504
     fake.on_call = fake.answer_call
@@ -115,6 +121,7 @@ async def test_timeouts_one_client_causes_rest_the_tool_for_that_client_only(mak
     fake = await broker.extension(shop())
     never_answer_slow(fake)
     hasty, patient = {"X-Session-Id": "hasty"}, {"X-Session-Id": "patient"}
+    await broker.claim(7, session="hasty")
     for _ in range(2):
         status, _ = await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.001"}, headers=hasty)
         assert status == 504
@@ -122,7 +129,10 @@ async def test_timeouts_one_client_causes_rest_the_tool_for_that_client_only(mak
     assert status == 503 and body["error"]["code"] == "circuit_open"
     assert "for session hasty" in body["error"]["message"]
     fake.on_call = fake.answer_call
+    # The tab passes to another client, whose calls go on; back with hasty, the tool still rests.
+    await hand_over(broker, 7, hasty, patient)
     assert await broker.post("/tabs/7/tools/slow", {}, headers=patient) == (200, {"result": {"hits": 1}})
+    await hand_over(broker, 7, patient, hasty)
     assert (await broker.post("/tabs/7/tools/slow", {}, headers=hasty))[0] == 503
     assert len(fake.received("callTool")) == 3
 
@@ -132,15 +142,28 @@ async def test_a_client_tokens_sessions_share_one_breaker(make_broker: MakeBroke
     fake = await broker.extension(shop())
     never_answer_slow(fake)
     mallory = bearer("mallory")
-    for session in ("m1", "m2"):
-        headers = {**mallory, "X-Session-Id": session}
-        assert (await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.001"}, headers=headers))[0] == 504
-    status, body = await broker.post("/tabs/7/tools/slow", {}, headers={**mallory, "X-Session-Id": "m3"})
+    m1, m2, m3 = ({**mallory, "X-Session-Id": session} for session in ("m1", "m2", "m3"))
+    await hand_over(broker, 7, None, m1)
+    assert (await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.001"}, headers=m1))[0] == 504
+    await hand_over(broker, 7, m1, m2)
+    assert (await broker.post("/tabs/7/tools/slow", {}, params={"timeout": "0.001"}, headers=m2))[0] == 504
+    await hand_over(broker, 7, m2, m3)
+    status, body = await broker.post("/tabs/7/tools/slow", {}, headers=m3)
     assert status == 503 and "for client token mallory" in body["error"]["message"]
     fake.on_call = fake.answer_call
+    await hand_over(broker, 7, m3, bearer("alice"))
     assert (await broker.post("/tabs/7/tools/slow", {}, headers=bearer("alice")))[0] == 200
+    await hand_over(broker, 7, bearer("alice"), {})
     assert (await broker.post("/tabs/7/tools/slow", {}))[0] == 200
     assert len(fake.received("callTool")) == 4
+
+
+async def hand_over(broker: BrokerUnderTest, tab: int, giver: dict[str, str] | None, taker: dict[str, str]) -> None:
+    """The tab passes from one client's session (None: nobody's) to another's, which claims it."""
+    if giver is not None:
+        assert (await broker.post(f"/tabs/{tab}/release", headers=giver))[0] == 200
+    status, body = await broker.post(f"/tabs/{tab}/claim", headers=taker)
+    assert status == 200, body
 
 
 # Idempotent calls
@@ -148,7 +171,9 @@ async def test_a_client_tokens_sessions_share_one_breaker(make_broker: MakeBroke
 
 async def test_a_repeated_idempotency_key_runs_the_tool_once(make_broker: MakeBroker) -> None:
     broker = await make_broker()
-    fake = await broker.extension(shop())
+    fake = await broker.extension(shop(), shop(8))
+    await broker.claim(7)
+    await broker.claim(8, session="other")
     held: list[dict[str, Any]] = []
     arrived = asyncio.Event()
 
@@ -172,12 +197,13 @@ async def test_a_repeated_idempotency_key_runs_the_tool_once(make_broker: MakeBr
         "result": {"hits": 2}
     }
     other = {"Idempotency-Key": "order-42", "X-Session-Id": "other"}
-    assert (await broker.post("/tabs/7/tools/search", {}, headers=other))[1] == {"result": {"hits": 3}}
+    assert (await broker.post("/tabs/8/tools/search", {}, headers=other))[1] == {"result": {"hits": 1}}
 
 
 async def test_a_repeated_key_gets_the_first_calls_error_too(make_broker: MakeBroker) -> None:
     broker = await make_broker()
     fake = await broker.extension(shop())
+    await broker.claim(7)
     once = {"Idempotency-Key": "refuse-1"}
     for _ in range(2):
         status, body = await broker.post("/tabs/7/tools/refuse", {}, headers=once)
@@ -190,6 +216,7 @@ async def test_a_repeated_key_gets_the_first_calls_error_too(make_broker: MakeBr
 async def test_a_key_reused_for_another_tab_tool_or_arguments_is_refused(make_broker: MakeBroker) -> None:
     broker = await make_broker()
     fake = await broker.extension(shop(7), shop(8))
+    await broker.claim(7, 8)
     once = {"Idempotency-Key": "order-42"}
     assert await broker.post("/tabs/7/tools/search", {"q": 1}, headers=once) == (200, {"result": {"hits": 1}})
     for path, body in (
@@ -206,6 +233,7 @@ async def test_a_key_reused_for_another_tab_tool_or_arguments_is_refused(make_br
 async def test_a_refused_call_is_not_kept_so_its_repeat_can_succeed(make_broker: MakeBroker) -> None:
     broker = await make_broker()
     fake = await broker.extension(shop())
+    await broker.claim(7)
     once = {"Idempotency-Key": "order-1"}
     # Paused: refused before it reached the page.
     await fake.send({"type": "pauseChanged", "paused": True})
@@ -223,9 +251,9 @@ async def test_a_refused_call_is_not_kept_so_its_repeat_can_succeed(make_broker:
     assert (await broker.post("/tabs/7/tools/search", {}, headers=once))[1]["error"]["code"] == "not_approved"
     fake.on_call = fake.answer_call
     # Another session owns the tab, then lets it go.
-    assert (await broker.post("/tabs/7/claim", headers={"X-Session-Id": "other"}))[0] == 200
+    await hand_over(broker, 7, {}, {"X-Session-Id": "other"})
     assert (await broker.post("/tabs/7/tools/search", {}, headers=once))[1]["error"]["code"] == "tab_owned"
-    assert (await broker.post("/tabs/7/release", headers={"X-Session-Id": "other"}))[0] == 200
+    await hand_over(broker, 7, {"X-Session-Id": "other"}, {})
     assert await broker.post("/tabs/7/tools/search", {}, headers=once) == (200, {"result": {"hits": 1}})
     assert await broker.post("/tabs/7/tools/search", {}, headers=once) == (200, {"result": {"hits": 1}})
     assert len(fake.received("callTool")) == 2  # the one denied, and the one that ran
@@ -236,6 +264,7 @@ async def test_keyed_calls_stop_at_the_sessions_cap_and_keep_no_tracebacks(make_
     broker = await make_broker(idempotency_keys_per_session=cap, rate_limit=0, client_rate_limit=0)
     fake = await broker.extension(shop())
     mallory = {"Authorization": f"Bearer {client_token(TOKEN, 'mallory')}"}
+    await hand_over(broker, 7, None, mallory)
     for number in range(cap):
         tool = "refuse" if number % 2 else "search"
         status, _ = await broker.post(f"/tabs/7/tools/{tool}", {}, headers={**mallory, "Idempotency-Key": f"k{number}"})
@@ -302,24 +331,31 @@ async def test_clients_filling_the_brokers_sessions_leave_the_owners_own(make_br
 async def test_a_client_token_gets_its_rate_whatever_the_number_of_its_sessions(make_broker: MakeBroker) -> None:
     # A bucket of 40 that refills at 0.01 a second: a burst gets 40 calls through, not one more.
     broker = await make_broker(client_rate_limit=0.01, client_rate_burst=40)
-    fake = await broker.extension(shop())
+    # Each session calls in a tab of its own: tabs 100-124 for mallory's, 200-224 and 300-324.
+    fake = await broker.extension(*(shop(first + n) for first in (100, 200, 300) for n in range(25)))
 
-    async def burst(headers: dict[str, str], prefix: str) -> list[tuple[int, Any]]:
+    async def burst(headers: dict[str, str], first_tab: int) -> list[tuple[int, Any]]:
+        for n in range(25):
+            await hand_over(broker, first_tab + n, None, {**headers, "X-Session-Id": f"s{first_tab + n}"})
         calls = [
-            broker.post("/tabs/7/tools/search", {}, headers={**headers, "X-Session-Id": f"{prefix}{n % 25}"})
+            broker.post(
+                f"/tabs/{first_tab + n % 25}/tools/search",
+                {},
+                headers={**headers, "X-Session-Id": f"s{first_tab + n % 25}"},
+            )
             for n in range(100)
         ]
         return await asyncio.gather(*calls)
 
-    answers = await burst(bearer("mallory"), "m")
+    answers = await burst(bearer("mallory"), 100)
     assert sum(1 for status, _ in answers if status == 200) == 40
     refused = next(body["error"] for status, body in answers if status == 429)
     assert refused["code"] == "rate_limited" and "client token 'mallory'" in refused["message"]
     assert "--client-rate-limit" in refused["message"]
     assert len(fake.received("callTool")) == 40
     # The owner's token has no such bucket, and another client token has its own.
-    assert {status for status, _ in await burst({}, "o")} == {200}
-    assert sum(1 for status, _ in await burst(bearer("alice"), "a") if status == 200) == 40
+    assert {status for status, _ in await burst({}, 200)} == {200}
+    assert sum(1 for status, _ in await burst(bearer("alice"), 300) if status == 200) == 40
 
 
 # Connections and MCP tunnels
@@ -331,6 +367,7 @@ async def test_a_flood_of_idle_sockets_cannot_keep_out_the_browser_link_or_real_
     cap = 10
     broker = await make_broker(max_unproven_connections=cap)
     fake = await broker.extension(shop())
+    await broker.claim(7)
     port = broker.server.port
     idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2 * cap)]
     # Half of them are closed by the broker: which ones, the order of accepting decides.

@@ -184,10 +184,17 @@ async def test_ten_clients_with_many_sessions_and_keyed_calls_stay_within_their_
         client_max_sessions=SESSIONS_PER_CLIENT,
         idempotency_keys_per_session=KEYS_PER_SESSION,
     )
-    fake = await broker.extension(failing_load_tab(1))
     sessions = [
         (f"c{client}", f"c{client}-s{number}") for client in range(CLIENTS) for number in range(SESSIONS_PER_CLIENT)
     ]
+    # Each session calls in a tab of its own, claimed first, as page tool calls need.
+    fake = await broker.extension(*(failing_load_tab(index + 1) for index in range(len(sessions))))
+    tab_of = {session: index + 1 for index, (_, session) in enumerate(sessions)}
+    for client, session in sessions:
+        status, body = await broker.post(
+            f"/tabs/{tab_of[session]}/claim", headers={**bearer_of(client), "X-Session-Id": session}
+        )
+        assert status == 200, body
 
     # A client session of its own: the test client keeps every response it made.
     http = aiohttp.ClientSession(base_url=broker.server.make_url("/"))
@@ -196,7 +203,7 @@ async def test_ten_clients_with_many_sessions_and_keyed_calls_stay_within_their_
         headers = {**bearer_of(client), "X-Session-Id": session, "Idempotency-Key": f"k{key}"}
         nonce = f"{session}/{key}"
         tool, body = ("fail", {"nonce": nonce, "padding": PADDING}) if key % 2 else ("echo", {"nonce": nonce})
-        async with http.post(f"/tabs/1/tools/{tool}", json=body, headers=headers) as response:
+        async with http.post(f"/tabs/{tab_of[session]}/tools/{tool}", json=body, headers=headers) as response:
             return response.status, await response.json()
 
     Call = tuple[str, str, int]

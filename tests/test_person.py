@@ -67,6 +67,7 @@ def test_a_browser_that_joins_paused_is_paused() -> None:
     core = make_core()
     with_actions(core, paused=True)
     core.open_session("s1", "s1")
+    core.claim_tab("s1", 7)
     with pytest.raises(errors.Paused):
         core.call_tool("s1", 7, "search", {}, 0.0)
 
@@ -122,6 +123,7 @@ def test_a_session_the_person_ended_is_closed_and_its_client_hears_why_once() ->
     # After hearing it, the client may start again.
     core.open_session("s1", "s1")
     assert core.has_session("s1")
+    core.claim_tab("s1", 7)
     core.call_tool("s1", 7, "search", {}, 3.0)
 
 

@@ -26,6 +26,7 @@ def shop() -> FakeTab:
 
 async def test_rest_calls_fail_at_once_while_paused_and_work_once_resumed(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(shop())
+    await broker.claim(7)
     await fake.send({"type": "pauseChanged", "paused": True})
     await broker.settled(fake)
     status, body = await broker.post("/tabs/7/tools/buy", {"item": "shoes"})
@@ -50,6 +51,7 @@ async def test_rest_hears_a_refusal_the_extension_sends(broker: BrokerUnderTest)
         await fake.send({"type": "toolResult", "callId": message["callId"], "error": error})
 
     fake.on_call = deny
+    await broker.claim(7)
     status, body = await broker.post("/tabs/7/tools/buy", {})
     assert status == 403
     assert body["error"] == {"code": "not_approved", "message": "the person denied buy on shop.example"}
@@ -68,6 +70,9 @@ async def test_a_rest_session_the_person_ended_is_told_once_then_starts_anew(bro
     assert status == 410
     assert body["error"]["code"] == "session_ended"
     assert "the person ended session 'Nightly script' from the browser" in body["error"]["message"]
+    status, body = await broker.post("/tabs/7/tools/buy", {"item": "socks"}, headers=headers)
+    assert status == 409 and body["error"]["code"] == "tab_not_claimed", "the new session claims it first"
+    await broker.claim(7, session="script-1")
     status, body = await broker.post("/tabs/7/tools/buy", {"item": "socks"}, headers=headers)
     assert status == 200, body
 
@@ -96,6 +101,7 @@ async def test_an_mcp_session_the_person_ended_hears_it_on_its_next_call(broker:
         ended = await client.call("call_page_tool", {"tab": 7, "tool": "buy", "arguments": {}})
         assert ended.is_error
         assert text(ended).startswith("session_ended: the person ended session 'Claude Code' from the browser")
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
         again = await client.call("call_page_tool", {"tab": 7, "tool": "buy", "arguments": {"item": "hat"}})
         assert not again.is_error, text(again)
         assert (await broker.get("/status"))[1]["sessions"][0]["name"] == "Claude Code"

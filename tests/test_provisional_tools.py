@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .conftest import BrokerUnderTest, MakeBroker
-from .fakes import FakeTab
+from .fakes import FakeExtension, FakeTab
 from .mcp_clients import MODERN, text
 
 
@@ -19,6 +19,15 @@ def quiet_shop(tab_id: int = 7) -> FakeTab:
     tab = FakeTab(tab_id, "https://shop.example/", "Shop", {"search": lambda args: {"hits": [args.get("q")]}})
     tab.announce_empty = True
     return tab
+
+
+async def opened_shop(broker: BrokerUnderTest, fake: FakeExtension) -> int:
+    """A tab the REST session opened, announced with ``"tools": []``, whose page has a search tool."""
+    status, body = await broker.post("/tabs", {"url": "https://shop.example/new"})
+    assert status == 200 and body["tab"]["tools"] == [], body
+    tab_id: int = body["tab"]["id"]
+    fake.tabs[tab_id].functions["search"] = lambda args: {"hits": [args.get("q")]}
+    return tab_id
 
 
 async def test_listing_a_tabs_tools_asks_the_page(broker: BrokerUnderTest) -> None:
@@ -33,19 +42,21 @@ async def test_listing_a_tabs_tools_asks_the_page(broker: BrokerUnderTest) -> No
 
 async def test_a_call_to_a_tool_not_yet_heard_of_asks_the_page_first(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(quiet_shop())
-    status, body = await broker.post("/tabs/7/tools/search", {"q": "shoes"})
+    tab = await opened_shop(broker, fake)
+    status, body = await broker.post(f"/tabs/{tab}/tools/search", {"q": "shoes"})
     assert status == 200 and body["result"] == {"hits": ["shoes"]}
     [asked] = fake.received("discoverTools")
     [called] = fake.received("callTool")
     assert called["callId"] == asked["callId"]
-    status, body = await broker.post("/tabs/7/tools/teleport", {})
+    status, body = await broker.post(f"/tabs/{tab}/tools/teleport", {})
     assert status == 404 and body["error"]["code"] == "tool_not_found"
     assert len(fake.received("discoverTools")) == 1
 
 
 async def test_a_tool_the_page_really_lacks_is_still_404(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(quiet_shop())
-    status, body = await broker.post("/tabs/7/tools/teleport", {})
+    tab = await opened_shop(broker, fake)
+    status, body = await broker.post(f"/tabs/{tab}/tools/teleport", {})
     assert status == 404 and body["error"]["code"] == "tool_not_found" and "search" in body["error"]["message"]
     assert len(fake.received("discoverTools")) == 1 and fake.received("callTool") == []
 
@@ -68,6 +79,7 @@ async def test_an_extension_that_pushes_pays_nothing_extra(broker: BrokerUnderTe
     fake = await broker.extension(pushing, empty)
     await fake.send({"type": "toolsChanged", "tabId": 8, "tools": []})
     await broker.settled(fake)
+    await broker.claim(7, 8)
     assert (await broker.post("/tabs/7/tools/search", {}))[0] == 200
     assert (await broker.get("/tabs/8/tools"))[1]["tools"] == []
     status, _ = await broker.post("/tabs/8/tools/anything", {})
@@ -78,8 +90,9 @@ async def test_an_extension_that_pushes_pays_nothing_extra(broker: BrokerUnderTe
 async def test_a_page_that_never_answers_fails_the_call_in_time(make_broker: MakeBroker) -> None:
     broker = await make_broker(call_timeout=0.3)
     fake = await broker.extension(quiet_shop())
+    tab = await opened_shop(broker, fake)
     fake.reply_to_discover = False
-    status, body = await broker.post("/tabs/7/tools/search", {}, params={"timeout": "0.2"})
+    status, body = await broker.post(f"/tabs/{tab}/tools/search", {}, params={"timeout": "0.2"})
     assert status == 504 and body["error"]["code"] == "timeout" and "'search'" in body["error"]["message"]
     # The claim still stands when the page cannot say.
     status, body = await broker.post("/tabs/7/claim", headers={"X-Session-Id": "other"})

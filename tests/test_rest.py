@@ -124,12 +124,14 @@ async def test_result_is_the_pages_result_unchanged(broker: BrokerUnderTest) -> 
     fake.tabs[7].push_tools = False
     await fake.send_snapshot()
     await broker.settled(fake)
+    await broker.claim(7)
     status, body = await broker.post("/tabs/7/tools/echo", payload)
     assert (status, body) == (200, {"result": payload})
 
 
 async def test_empty_body_calls_the_tool_with_no_arguments(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(shop())
+    await broker.claim(7)
     async with broker.client.post("/tabs/7/tools/search") as response:
         assert response.status == 200
     assert fake.received("callTool")[0]["args"] == {}
@@ -141,6 +143,7 @@ async def test_empty_body_calls_the_tool_with_no_arguments(broker: BrokerUnderTe
 )
 async def test_unknown_tab_tool_or_route_is_404(broker: BrokerUnderTest, path: str, code: str) -> None:
     await broker.extension(shop())
+    await broker.claim(7)
     status, body = await broker.post(path, {})
     assert status == 404 and body["error"]["code"] == code
 
@@ -159,6 +162,7 @@ async def test_bad_request_is_400_and_costs_nothing(
     broker: BrokerUnderTest, kwargs: dict[str, Any], words: str
 ) -> None:
     await broker.extension(shop())
+    await broker.claim(7)
     async with broker.client.post("/tabs/7/tools/search", **kwargs) as response:
         body = await response.json()
         assert response.status == 400 and words in body["error"]["message"]
@@ -237,6 +241,9 @@ async def test_person_tab_can_be_claimed_and_released(broker: BrokerUnderTest) -
     status, body = await broker.post("/tabs/7/release", headers=agent)
     assert body["tab"]["owner"] is None
     assert await fake.wait_for("tabReleased") == {"type": "tabReleased", "sessionId": "agent-1", "tabId": 7}
+    status, body = await broker.post("/tabs/7/tools/search", {})
+    assert status == 409 and body["error"]["code"] == "tab_not_claimed", "the person's again"
+    await broker.claim(7)
     status, _ = await broker.post("/tabs/7/tools/search", {})
     assert status == 200
 
@@ -279,9 +286,42 @@ async def test_two_sessions_calling_at_once_each_get_their_own_answer(broker: Br
 
 async def test_focus_brings_the_tab_forward(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(shop())
+    await broker.claim(7, session="agent-1")
     status, body = await broker.post("/tabs/7/focus", headers={"X-Session-Id": "agent-1"})
     assert status == 200 and body["tab"]["ref"] == "b1:7"
     assert (await fake.wait_for("focusTab"))["sessionId"] == "agent-1"
+
+
+async def test_the_persons_tab_is_not_closed_focused_or_called_until_claimed(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(shop())
+    start = len(fake.inbox)
+    for method, path in [("DELETE", "/tabs/7"), ("POST", "/tabs/7/focus"), ("POST", "/tabs/7/tools/search")]:
+        async with broker.client.request(method, path, json={}) as response:
+            answer = await response.json()
+            assert response.status == 409 and answer["error"]["code"] == "tab_not_claimed", path
+            assert "claim it first" in answer["error"]["message"] and "claim b1:7" in answer["error"]["message"]
+    status, body = await broker.get("/tabs/7/tools")
+    assert status == 200 and [t["name"] for t in body["tools"]] == ["search"], "listing its tools stays open"
+    await broker.settled(fake)
+    assert {m["type"] for m in fake.inbox[start:]} == {"pong"}, "nothing reached the browser, not even the session"
+    await broker.claim(7)
+    assert (await broker.post("/tabs/7/focus"))[0] == 200
+    assert (await broker.delete("/tabs/7")) == (200, {"closed": "b1:7"})
+
+
+async def test_answers_name_the_fields_whose_text_a_web_page_chose(broker: BrokerUnderTest) -> None:
+    await broker.extension(shop())
+    tab_fields = ["title", "url", "tools"]
+    status, body = await broker.get("/tabs")
+    assert status == 200 and body["untrusted"] == [f"tabs[].{name}" for name in tab_fields]
+    status, body = await broker.get("/tabs/7/tools")
+    assert status == 200 and body["untrusted"] == ["tools"]
+    status, body = await broker.post("/tabs/7/claim")
+    assert status == 200 and body["untrusted"] == [f"tab.{name}" for name in tab_fields]
+    status, body = await broker.post("/tabs", {"url": "https://news.example/"})
+    assert status == 200 and body["untrusted"] == [f"tab.{name}" for name in tab_fields]
+    assert "untrusted" not in (await broker.get("/status"))[1]
+    assert await broker.delete("/tabs/7") == (200, {"closed": "b1:7"})
 
 
 async def test_an_unused_session_ends_and_gives_its_tabs_back(make_broker: MakeBroker) -> None:
@@ -294,6 +334,7 @@ async def test_an_unused_session_ends_and_gives_its_tabs_back(make_broker: MakeB
 
     fake.on_call = hold
     # "busy" waits on a call the page has not answered; "script" claims a tab and exits.
+    await broker.claim(8, session="busy")
     busy = asyncio.ensure_future(
         broker.post("/tabs/8/tools/read", {}, headers={"X-Session-Id": "busy"}, params={"timeout": "30"})
     )
@@ -304,7 +345,7 @@ async def test_an_unused_session_ends_and_gives_its_tabs_back(make_broker: MakeB
     ended = await fake.wait_for("disconnect")
     assert ended["sessionId"] == "script"
     status, body = await broker.get("/tabs")
-    assert [t["owner"] for t in body["tabs"]] == [None, None]
+    assert [t["owner"] and t["owner"]["sessionId"] for t in body["tabs"]] == [None, "busy"]
     # The older session is still there: it waits on its call.
     assert "busy" in {s["sessionId"] for s in (await broker.get("/status"))[1]["sessions"]}
     await fake.send(fake.outcome(held[0]))
@@ -388,6 +429,7 @@ async def test_a_compressed_body_is_refused_with_415_and_the_connection_serves_o
     broker: BrokerUnderTest, coding: str, body: bytes, path: str
 ) -> None:
     await broker.extension(shop())
+    await broker.claim(7)
     headers = {"Content-Encoding": coding, "Content-Type": "application/json"}
     headers["Accept"] = "application/json, text/event-stream"
     async with broker.client.post(path, data=body, headers=headers) as response:

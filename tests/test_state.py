@@ -94,8 +94,15 @@ def only(effects: list[Effect], kind: type) -> Any:
     return matching[0]
 
 
-def start_call(core: Broker, session: str = "s1", tab: str | int = 7, tool: str = "search", now: float = 0.0) -> str:
+def claimed(core: Broker, session: str = "s1", tab: str | int = 7) -> None:
+    """The session's own tab, as page tools, actions, closing and focusing need (opened if new)."""
     core.open_session(session, session)
+    if core.tab(tab).owner is None:
+        core.claim_tab(session, tab)
+
+
+def start_call(core: Broker, session: str = "s1", tab: str | int = 7, tool: str = "search", now: float = 0.0) -> str:
+    claimed(core, session, tab)
     call_id, effects = core.call_tool(session, tab, tool, {"q": "shoes"}, now)
     assert sent(effects) == [CallTool(session, call_id, core.tab(tab).id, tool, {"q": "shoes"})]
     return call_id
@@ -133,13 +140,13 @@ def test_a_session_is_introduced_to_a_browser_before_its_first_frame_there() -> 
     connect(core, 1, tabs=(shop_tab(7),))
     connect(core, 2, tabs=(shop_tab(8),))
     assert core.open_session("s1", "Cursor") == []
-    _, effects = core.call_tool("s1", "b1:7", "search", {}, 0.0)
+    _, effects = core.claim_tab("s1", "b1:7")
     assert introduced(effects) == [(1, "s1")]
     messages = [e.message for e in effects if isinstance(e, SendToExtension)]
-    assert messages[0] == Connect("test", session_id="s1", client_name="Cursor")
-    assert isinstance(messages[1], CallTool)
+    assert messages == [Connect("test", session_id="s1", client_name="Cursor"), TabClaimed("s1", 7)]
     _, effects = core.call_tool("s1", "b1:7", "search", {}, 0.0)
     assert introduced(effects) == []
+    assert isinstance(sent(effects)[0], CallTool)
     _, effects = core.claim_tab("s1", "b2:8")
     assert introduced(effects) == [(2, "s1")]
     assert sent(effects) == [TabClaimed("s1", 8)]
@@ -157,7 +164,8 @@ def test_a_returning_browser_hears_again_of_the_live_sessions_it_knew() -> None:
     connect(core, 2, tabs=(shop_tab(8),), instance_id="profile-2")
     for session in ("a", "b", "c"):
         core.open_session(session, session.upper())
-    core.call_tool("b", "b1:7", "search", {}, 0.0)
+    core.claim_tab("b", "b1:7")
+    core.release_tab("b", "b1:7")
     core.claim_tab("a", "b1:7")
     core.claim_tab("c", "b2:8")
     core.close_session("b")
@@ -257,7 +265,7 @@ def test_reply_from_another_link_is_dropped() -> None:
 def test_per_call_timeout_overrides_the_default() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(),))
-    core.open_session("s1", "s1")
+    claimed(core)
     core.call_tool("s1", 7, "search", {}, 0.0, timeout=2.0)
     assert core.next_wakeup() == 2.0
     assert core.expire(1.9) == []
@@ -338,7 +346,7 @@ def test_call_without_a_browser_says_how_to_connect_one() -> None:
 def test_unknown_tab_and_unknown_tool_are_refused() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(),))
-    core.open_session("s1", "s1")
+    claimed(core)
     with pytest.raises(errors.TabNotFound):
         core.call_tool("s1", 99, "search", {}, 0.0)
     with pytest.raises(errors.ToolNotFound, match="it has: search, cart"):
@@ -352,7 +360,7 @@ def test_unknown_tab_and_unknown_tool_are_refused() -> None:
 def test_tool_of_a_tab_whose_tools_are_unknown_is_forwarded() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(tools=None),))
-    core.open_session("s1", "s1")
+    claimed(core)
     _, effects = core.call_tool("s1", 7, "anything", {}, 0.0)
     assert isinstance(sent(effects)[0], CallTool)
 
@@ -361,7 +369,7 @@ def test_same_tab_id_in_two_browsers_needs_the_browser_named() -> None:
     core = make_core()
     connect(core, 1, tabs=(shop_tab(),))
     connect(core, 2, tabs=(shop_tab(),))
-    core.open_session("s1", "s1")
+    claimed(core, tab="b2:7")
     with pytest.raises(errors.AmbiguousTab, match="b1:7, b2:7"):
         core.call_tool("s1", 7, "search", {}, 0.0)
     _, effects = core.call_tool("s1", "b2:7", "search", {}, 0.0)
@@ -375,8 +383,8 @@ def test_session_limit_on_calls_in_flight() -> None:
     start_call(core)
     with pytest.raises(errors.TooManyCalls):
         core.call_tool("s1", 7, "search", {}, 0.0)
-    core.open_session("s2", "s2")
-    core.call_tool("s2", 7, "search", {}, 0.0)
+    connect(core, 2, tabs=(shop_tab(8),))
+    start_call(core, "s2", 8)
 
 
 def test_unknown_session_is_refused() -> None:
@@ -399,13 +407,29 @@ def test_opened_tab_belongs_to_the_session_that_asked() -> None:
     assert (answer.value.ref, answer.value.owner, answer.value.owner_name) == ("b1:7", "s1", "Claude Code")
 
 
-def test_open_tab_answered_by_tab_focused() -> None:
+def test_open_tab_answered_by_focusing_an_own_tab() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(),))
-    core.open_session("s1", "s1")
+    claimed(core)
     call_id, _ = core.open_tab("s1", "https://shop.example/", True, 0.0)
     answer = only(core.extension_message(1, TabFocused(7, request_id=call_id), 1.0), ResolveCall)
     assert answer.value.owner == "s1" and answer.value.active
+
+
+def test_open_tab_answered_by_focusing_a_tab_not_the_sessions_gives_it_no_owner() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(), shop_tab(8)))
+    core.open_session("s1", "s1")
+    claimed(core, "s2", 8)
+    call_id, _ = core.open_tab("s1", "https://shop.example/", True, 0.0)
+    refused = only(core.extension_message(1, TabFocused(7, request_id=call_id), 1.0), RejectCall)
+    assert isinstance(refused.error, errors.TabNotClaimed) and "brought its tab b1:7" in refused.error.message
+    call_id, _ = core.open_tab("s1", "https://shop.example/", True, 0.0)
+    refused = only(core.extension_message(1, TabFocused(8, request_id=call_id), 1.0), RejectCall)
+    assert isinstance(refused.error, errors.TabOwnedByOther) and refused.error.owner_session_id == "s2"
+    assert [(t.id, t.owner) for t in core.tabs()] == [(7, None), (8, "s2")]
+    with pytest.raises(errors.InvalidRequest, match="no current tab"):
+        core.current_tab("s1")
 
 
 def test_other_sessions_tab_is_refused_naming_the_owner() -> None:
@@ -453,7 +477,7 @@ def test_claiming_an_own_tab_again_or_releasing_a_free_one_tells_nobody() -> Non
 def test_close_tab_ends_when_the_browser_reports_it_closed() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(),))
-    core.open_session("s1", "s1")
+    claimed(core)
     call_id, effects = core.close_tab("s1", 7, 0.0)
     assert sent(effects) == [CloseTab("s1", 7)]
     answer = only(core.extension_message(1, TabClosed(7), 1.0), ResolveCall)
@@ -550,7 +574,7 @@ def test_quiet_link_is_pinged_and_silent_link_is_closed() -> None:
 # What a session sees
 
 
-def test_session_sees_tools_of_its_tabs_and_its_focused_tab() -> None:
+def test_session_sees_the_tools_of_its_own_tabs_only() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(7), shop_tab(8, tools=(SEARCH,)), shop_tab(9)))
     core.open_session("s1", "s1")
@@ -558,25 +582,36 @@ def test_session_sees_tools_of_its_tabs_and_its_focused_tab() -> None:
     core.claim_tab("s1", 7)
     core.claim_tab("s2", 9)
     assert [(v.ref, t.name) for v, t in core.session_tools("s1")] == [("b1:7", "search"), ("b1:7", "cart")]
-    view, effects = core.focus_tab("s1", 8)
-    assert view.ref == "b1:8"
-    assert FocusTab("s1", 8) in sent(effects) and TabsChanged(frozenset({"s1"})) in effects
-    assert [(v.ref, t.name) for v, t in core.session_tools("s1")][-1] == ("b1:8", "search")
+    view, effects = core.focus_tab("s1", 7)
+    assert view.ref == "b1:7" and sent(effects) == [FocusTab("s1", 7)]
     assert [v.ref for v, _ in core.session_tools("s2")] == ["b1:9", "b1:9"]
     with pytest.raises(errors.TabOwnedByOther):
         core.focus_tab("s1", 9)
+    _, claimed_8 = core.claim_tab("s1", 8)
+    assert TabsChanged(frozenset({"s1"})) in claimed_8
+    assert [(v.ref, t.name) for v, t in core.session_tools("s1")][-1] == ("b1:8", "search")
+    core.release_tab("s1", 8)
+    assert [v.ref for v, _ in core.session_tools("s1")] == ["b1:7", "b1:7"]
 
 
-def test_focused_tab_claimed_by_another_session_leaves_the_list() -> None:
+def test_the_persons_tab_is_neither_closed_nor_focused_nor_called_until_claimed() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(7),))
     core.open_session("s1", "s1")
-    core.open_session("s2", "s2")
+    for attempt in (
+        lambda: core.close_tab("s1", 7, 0.0),
+        lambda: core.focus_tab("s1", 7),
+        lambda: core.call_tool("s1", 7, "search", {}, 0.0),
+    ):
+        with pytest.raises(errors.TabNotClaimed, match="claim it first"):
+            attempt()
+    assert core.pending_count == 0
+    _, tools_effects = core.request_tools("s1", 7, 0.0)  # listing its tools stays open
+    assert only(tools_effects, ResolveCall).value == (SEARCH, CART)
+    core.claim_tab("s1", 7)
     core.focus_tab("s1", 7)
-    core.claim_tab("s2", 7)
-    assert core.session_tools("s1") == []
-    core.extension_message(1, TabClosed(7), 1.0)
-    assert core.session_tools("s2") == []
+    core.call_tool("s1", 7, "search", {}, 0.0)
+    core.close_tab("s1", 7, 0.0)
 
 
 def test_open_tab_the_browser_refuses_fails_with_its_message() -> None:
@@ -624,6 +659,7 @@ def test_a_call_in_flight_keeps_a_session_and_its_answer_counts_as_a_use() -> No
     core = idle_core(ping_interval=1000.0, silence_timeout=2000.0)
     connect(core, tabs=(shop_tab(),))
     core.open_session("s1", "s1", 0.0, ends_when_idle=True)
+    core.claim_tab("s1", 7)
     call_id, _ = core.call_tool("s1", 7, "search", {}, 0.0, timeout=60.0)
     assert core.expire(30.0) == []
     assert core.has_session("s1")
@@ -679,6 +715,9 @@ def test_the_current_tab_is_the_one_last_opened_focused_or_claimed() -> None:
     call_id, _ = core.open_tab("s1", "https://new.example/", True, 0.0)
     core.extension_message(1, TabCreated(TabInfo(20, "New", "https://new.example/"), request_id=call_id), 0.0)
     assert core.current_tab("s1").id == 20
+    core.claim_tab("s1", 8)
+    core.focus_tab("s1", 7)
+    assert core.current_tab("s1").id == 7
     core.focus_tab("s1", 8)
     assert core.current_tab("s1").id == 8
     core.release_tab("s1", 8)
@@ -759,7 +798,7 @@ def test_a_browser_keeps_at_most_its_tab_limit() -> None:
 def test_an_empty_tool_list_from_a_snapshot_is_checked_with_the_page() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(7, tools=()),))
-    core.open_session("s1", "s1")
+    claimed(core)
     call_id, effects = core.call_tool("s1", 7, "search", {"q": "x"}, 0.0)
     assert sent(effects) == [DiscoverTools("s1", call_id, 7)]
     answered = core.extension_message(1, ToolsDiscovered(call_id, 7, (SEARCH,)), 1.0)
@@ -772,7 +811,7 @@ def test_an_empty_tool_list_from_a_snapshot_is_checked_with_the_page() -> None:
 def test_a_breaker_opens_after_timeouts_in_a_row_then_lets_one_trial_through() -> None:
     core = make_core(breaker_failures=2, breaker_cooldown=30.0, ping_interval=1e6, silence_timeout=1e6)
     connect(core, tabs=(shop_tab(),))
-    core.open_session("s1", "s1")
+    claimed(core)
     for start in (0.0, 10.0):
         core.call_tool("s1", 7, "search", {}, start, timeout=1.0)
         assert isinstance(only(core.expire(start + 1.0), RejectCall).error, errors.CallTimedOut)
@@ -788,30 +827,31 @@ def test_a_breaker_opens_after_timeouts_in_a_row_then_lets_one_trial_through() -
 
 def test_a_sessions_calls_are_rate_limited_without_touching_others() -> None:
     core = make_core(rate_limit=2.0, rate_burst=2)
-    connect(core, tabs=(shop_tab(),))
-    core.open_session("s1", "s1")
-    core.open_session("s2", "s2")
+    connect(core, tabs=(shop_tab(), shop_tab(8)))
+    claimed(core)
+    claimed(core, "s2", 8)
     core.call_tool("s1", 7, "search", {}, 0.0)
     core.call_tool("s1", 7, "search", {}, 0.0)
     with pytest.raises(errors.RateLimited) as limited:
         core.call_tool("s1", 7, "search", {}, 0.1)
     assert limited.value.retry_after == pytest.approx(0.4)
-    core.call_tool("s2", 7, "search", {}, 0.1)
+    core.call_tool("s2", 8, "search", {}, 0.1)
     core.call_tool("s1", 7, "search", {}, 0.5)  # a token back after half a second
 
 
-def test_a_change_touches_the_lists_of_the_tabs_owner_and_focusers_only() -> None:
+def test_a_change_touches_the_lists_of_the_tabs_owner_only() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(7), shop_tab(8)))
-    for session in ("owner", "focuser", "bystander"):
+    for session in ("owner", "former", "bystander"):
         core.open_session(session, session)
     core.claim_tab("owner", 7)
-    core.focus_tab("focuser", 8)
     changed = core.extension_message(1, ToolsChanged(7, (SEARCH,)), 1.0)
     assert only(changed, TabsChanged) == TabsChanged(frozenset({"owner"}))
-    _, claimed = core.claim_tab("owner", 8)
-    assert only(claimed, TabsChanged) == TabsChanged(frozenset({"owner", "focuser"}))
-    # A tab nobody holds or looks at touches no list; a browser that goes touches every one.
+    core.claim_tab("former", 8)
+    _, released = core.release_tab("former", 8)
+    assert only(released, TabsChanged) == TabsChanged(frozenset({"former"}))
+    # A tab nobody holds touches no list; a browser that goes touches every one.
+    assert not any(isinstance(e, TabsChanged) for e in core.extension_message(1, ToolsChanged(8, ()), 1.0))
     assert not any(isinstance(e, TabsChanged) for e in core.extension_message(1, TabCreated(shop_tab(9)), 1.0))
     assert TabsChanged() in core.link_closed(1, 2.0)
 
@@ -949,3 +989,26 @@ def test_a_broker_that_keeps_falling_behind_still_judges_links_and_calls() -> No
     assert isinstance(only(core.expire(14.0), RejectCall).error, errors.CallTimedOut)
     assert core.resumed(58.0, 1.5) == []
     only(core.expire(58.0), CloseLink)
+
+
+def test_closing_tabs_one_by_one_never_empties_a_window_the_session_may_not_close() -> None:
+    core = make_core()
+    windowed(core, placed(7, 1, 0), placed(8, 1, 1))
+    core.open_session("s1", "s1")
+    core.claim_tab("s1", 8)
+    with pytest.raises(errors.WindowNotOwned):
+        core.browser_request("s1", windows_call("close", 1), 0.0)
+    core.close_tab("s1", 8, 0.0)
+    core.extension_message(1, TabClosed(8), 1.0)
+    with pytest.raises(errors.TabNotClaimed):
+        core.close_tab("s1", 7, 1.0)
+    assert [(t.id, t.window_id) for t in core.tabs()] == [(7, 1)]
+
+
+def test_the_extensions_own_ownership_refusal_is_the_brokers_tab_not_claimed() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    call_id = start_call(core)
+    refusal = ToolResult(call_id, error=WireError("tab 7 is not claimed by this session", "tab_not_claimed"))
+    rejected = only(core.extension_message(1, refusal, 1.0), RejectCall)
+    assert isinstance(rejected.error, errors.TabNotClaimed) and "not claimed" in rejected.error.message

@@ -40,6 +40,9 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   └── CircuitOpen               503 circuit_open (a tool that keeps timing out is rested)
     └── InternalError                 500 internal_error
 
+A class whose message quotes what a web page wrote (the page's own error, the names of its tools,
+tab titles) says so with ``page_text``, so the doors mark it untrusted as they mark page results.
+
 Only :func:`error_to_wire` turns exceptions into ``{"code", "message"}``; anything it does not
 know becomes ``internal_error`` and is logged with its traceback. This module does no I/O.
 """
@@ -101,6 +104,7 @@ class BrokerError(Exception):
 
     code: ClassVar[str] = "internal_error"
     status: ClassVar[int] = 500
+    page_text: ClassVar[bool] = False
 
     def __init_subclass__(cls, code: str | None = None, status: int | None = None) -> None:
         super().__init_subclass__()
@@ -139,7 +143,8 @@ class WebSocketRequired(RequestError, code="websocket_required", status=426): ..
 class TabNotFound(RequestError, code="tab_not_found", status=404): ...
 
 
-class ToolNotFound(RequestError, code="tool_not_found", status=404): ...
+class ToolNotFound(RequestError, code="tool_not_found", status=404):
+    page_text = True  # it lists the tools the page declared
 
 
 class BrowserNotFound(RequestError, code="browser_not_found", status=404): ...
@@ -163,6 +168,8 @@ class TabNotClaimed(RequestError, code="tab_not_claimed", status=409): ...
 
 class WindowNotOwned(RequestError, code="window_not_owned", status=409):
     """A window may be focused or closed only by the session owning every tab in it."""
+
+    page_text = True  # it names the tabs in the way by their titles
 
 
 class IdempotencyKeyReused(RequestError, code="idempotency_key_reused", status=422): ...
@@ -198,6 +205,8 @@ class TooManyLinks(ExtensionError, code="too_many_links", status=429): ...
 
 class PageToolFailed(ExtensionError, code="tool_failed", status=502):
     """The page's tool threw or reported an error; ``page_code`` is the page's own code, if any."""
+
+    page_text = True
 
     def __init__(self, message: str, page_code: str | None = None) -> None:
         super().__init__(message)

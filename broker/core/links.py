@@ -49,7 +49,9 @@ from .errors import (
     PageToolFailed,
     Paused,
     PersonDeclined,
+    TabNotClaimed,
     TabNotFound,
+    TabOwnedByOther,
     ToolNotFound,
     TooManyCalls,
     TooManyLinks,
@@ -95,6 +97,9 @@ _DECLINED: dict[str, type[PersonDeclined]] = {
     NotApproved.code: NotApproved,
     ConsentRequired.code: ConsentRequired,
 }
+# toolResult error codes that name one of the broker's own refusals: the extension checks a
+# tab's owner too, and refuses a call for a tab it was not told its session holds.
+_REFUSED: dict[str, type[BrokerError]] = {TabNotClaimed.code: TabNotClaimed}
 # A browserRequest's error codes that name one of the broker's own errors: a window to close
 # gained a tab that is not the session's after the broker checked it.
 _BROWSER_REFUSALS: dict[str, type[BrokerError]] = {"window_changed": WindowNotOwned}
@@ -292,7 +297,7 @@ class BrowserLinks:
         tab = browser.tabs.get(message.tab.id) or Tab(message.tab.id)
         tab.update(message.tab)
         browser.tabs[tab.id] = tab
-        effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
+        effects = self._answer_open_tab(link, message.request_id, browser, tab, now, created=True)
         return effects + self._changed(browser, tab)
 
     def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
@@ -315,7 +320,7 @@ class BrowserLinks:
         if message.tools is not None:
             tab.set_tools(message.tools)
         browser.active_tab = tab.id
-        effects = self._answer_open_tab(link, message.request_id, browser, tab, now)
+        effects = self._answer_open_tab(link, message.request_id, browser, tab, now, created=False)
         return effects + self._changed(browser, tab)
 
     def _on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
@@ -360,17 +365,19 @@ class BrowserLinks:
         failure: BrokerError
         if isinstance(error, WireError):
             code = error.code or ""
-            known = _DECLINED.get(code) or (_BROWSER_REFUSALS.get(code) if pending.kind is CallKind.BROWSER else None)
+            known = (
+                _DECLINED.get(code)
+                or _REFUSED.get(code)
+                or (_BROWSER_REFUSALS.get(code) if pending.kind is CallKind.BROWSER else None)
+            )
             failure = known(error.message) if known else PageToolFailed(error.message, page_code=error.code)
         else:
             failure = PageToolFailed(error)
         return self._finish(pending.call_id, now, failure)
 
     def _changed(self, browser: Browser, tab: Tab, *also: SessionId | None) -> list[Effect]:
-        """The tool lists a change of ``tab`` may touch: its owner's, its focusers', ``also``'s."""
-        key = (browser.key, tab.id)
-        focusers = {s.id for s in self._sessions.values() if s.focused == key}
-        sessions = frozenset(s for s in (tab.owner, *also) if s is not None) | focusers
+        """The tool lists a change of ``tab`` may touch: its owner's and ``also``'s."""
+        sessions = frozenset(s for s in (tab.owner, *also) if s is not None)
         return [TabsChanged(sessions)] if sessions else []
 
     def _announced_tab(self, link: Link, tab_id: int) -> tuple[Browser, Tab]:
@@ -512,19 +519,35 @@ class BrowserLinks:
         return pending
 
     def _answer_open_tab(
-        self, link: Link, request_id: str | None, browser: Browser, tab: Tab, now: float
+        self, link: Link, request_id: str | None, browser: Browser, tab: Tab, now: float, *, created: bool
     ) -> list[Effect]:
+        """An ``openTab`` answered: a tab it ``created`` is the session's; one it focused instead
+        (as the original protocol allows) is only if it already was, so no client gains the
+        person's tab, or another's, by asking to open its address."""
         if request_id is None:
             return []
         pending = self._reply_to(link, request_id, CallKind.OPEN_TAB)
         if pending is None:
             return []
-        if tab.owner is None:
+        if tab.owner is None and created:
             tab.owner = pending.session_id
+        if tab.owner != pending.session_id:
+            return self._finish(pending.call_id, now, self._focused_instead(browser, tab))
         session = self._sessions.get(pending.session_id)
-        if session is not None and tab.owner == session.id:
+        if session is not None:
             session.current = (browser.key, tab.id)
         return self._finish(pending.call_id, now, value=self._view(browser, tab))
+
+    def _focused_instead(self, browser: Browser, tab: Tab) -> TabNotClaimed | TabOwnedByOther:
+        ref = f"{browser.key}:{tab.id}"
+        done = f"the browser opened no new tab: it brought its tab {ref} to the front, which"
+        if tab.owner is None:
+            return TabNotClaimed(f"{done} is the person's; claim it (`tabs` with action=claim) to work in it")
+        owner = self._sessions.get(tab.owner)
+        name = owner.name if owner else tab.owner
+        return TabOwnedByOther(
+            f"{done} belongs to session {name!r} ({tab.owner})", owner_session_id=tab.owner, owner_name=name
+        )
 
     def _tab_gone(self, link: Link, tab_id: int, now: float) -> list[Effect]:
         effects: list[Effect] = []

@@ -30,7 +30,6 @@ class Session:
     listeners: int = 0
     # The client token's name that opened it; None for the broker's own token.
     credential: str | None = None
-    focused: tuple[str, int] | None = None
     # The tab built-in browser tools act on when none is named: the one last opened, focused or claimed.
     current: tuple[str, int] | None = None
     # Tabs the person took back from it in the browser, until it claims them again: errors say so.

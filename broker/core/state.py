@@ -18,9 +18,11 @@ third's, in :mod:`.browser_requests`):
   closed. When its link is lost it is kept out of sight for ``browser_grace`` seconds so a
   reconnect finds its tabs still owned. A browser without an instance id is forgotten with it.
 - Sessions (:mod:`.sessions`) and tab ownership: a tab opened or claimed by a session is its
-  own; tabs the person opened belong to nobody until claimed. Sessions without a connection end
-  when left idle. A browser hears of a session (``connect``, ``disconnect``) only once the
-  session acts in it, and may speak only of those (:mod:`.links`).
+  own; tabs the person opened belong to nobody until claimed. A session calls page tools on,
+  acts in, closes and focuses only tabs it owns (the person's must be claimed first, which the
+  person sees); anyone may list a tab and its tools. Sessions without a connection end when
+  left idle. A browser hears of a session (``connect``, ``disconnect``) only once the session
+  acts in it, and may speak only of those (:mod:`.links`).
 - Each session's current tab, the one built-in browser tools (:mod:`.browser_tools`) act on when
   none is named: the one it last opened, focused or claimed. Built-in tools act only on tabs the
   session owns, and only in browsers whose extension said it carries them out.
@@ -52,7 +54,6 @@ from .effects import (
     SessionExpired,
     SessionId,
     SessionView,
-    TabsChanged,
     TabView,
 )
 from .errors import (
@@ -205,15 +206,15 @@ class Broker(BrowserRequests):
         now: float,
         timeout: float | None = None,
     ) -> tuple[CallId, list[Effect]]:
-        """Send a page tool call to the tab's browser.
+        """Send a page tool call to a tab the session owns.
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
-            TabOwnedByOther, ToolNotFound, Paused.
+            TabOwnedByOther, TabNotClaimed, ToolNotFound, Paused.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
-        self._check_owner(session, browser, tab, "call tools on")
+        self._check_yours(session, browser, tab, "call tools on")
         self._check_paused(browser)
         if tab.tools is not None and not any(t.name == tool_name for t in tab.tools):
             if not tab.tools_provisional:
@@ -278,15 +279,18 @@ class Broker(BrowserRequests):
         return pending.call_id, self._tell(browser, message)
 
     def close_tab(self, session_id: SessionId, tab_ref: str | int, now: float) -> tuple[CallId, list[Effect]]:
-        """Ask the browser to close a tab; the call ends when the browser reports it closed.
+        """Ask the browser to close a tab the session owns; the call ends when the browser reports it closed.
+
+        Only its own: so no client closes the person's tabs, nor empties, tab by tab, a window
+        it may not close (:meth:`check_window_yours`).
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
-            TabOwnedByOther, Paused.
+            TabOwnedByOther, TabNotClaimed, Paused.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
-        self._check_owner(session, browser, tab, "close")
+        self._check_yours(session, browser, tab, "close")
         self._check_paused(browser)
         pending = self._add_pending(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
         return pending.call_id, self._tell(browser, CloseTab(session_id, tab.id))
@@ -312,14 +316,7 @@ class Broker(BrowserRequests):
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(self._current_tab(session) if tab_ref is None else tab_ref)
-        self._check_owner(session, browser, tab, f"use {PREFIX}{action} in")
-        if tab.owner is None:
-            ref = f"{browser.key}:{tab.id}"
-            raise TabNotClaimed(
-                f"tab {ref} is the person's, not yours: claim it first (MCP: `tabs` with action=claim;"
-                f" REST: POST /tabs/{ref}/claim; CLI: browser-mcp claim {ref}), which puts it in your"
-                " tab group where the person can see it." + self._taken_back(session, browser, tab)
-            )
+        self._check_yours(session, browser, tab, f"use {PREFIX}{action} in")
         self._check_paused(browser)
         if action not in self._actions_of(browser):
             raise NotSupported(self._unsupported(browser, action))
@@ -359,42 +356,34 @@ class Broker(BrowserRequests):
         return self._set_owner(session_id, tab_ref, "release", None)
 
     def focus_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
-        """Make a tab the session's focused tab (its tools join the session's) and bring it to front.
+        """Bring a tab the session owns to the front, and make it the session's current tab.
 
         Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, Paused.
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther,
+            TabNotClaimed, Paused.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
-        self._check_owner(session, browser, tab, "focus")
+        self._check_yours(session, browser, tab, "focus")
         self._check_paused(browser)
-        session.focused = session.current = (browser.key, tab.id)
-        return self._view(browser, tab), [
-            *self._tell(browser, FocusTab(session_id, tab.id)),
-            TabsChanged(frozenset({session_id})),
-        ]
+        session.current = (browser.key, tab.id)
+        return self._view(browser, tab), self._tell(browser, FocusTab(session_id, tab.id))
 
     def session_tools(self, session_id: SessionId) -> list[tuple[TabView, Tool]]:
-        """The page tools a session sees: those of the tabs it owns, then of its focused tab.
+        """The page tools a session sees: those of the tabs it owns, the only ones it may call.
 
         Raises:
             SessionEnded (but not for a session the person ended: that is for its next call to hear).
         """
         if session_id in self._ended_by_person:
             return []
-        session = self._session(session_id)
+        self._session(session_id)
         seen: list[tuple[TabView, Tool]] = []
-        focused: tuple[Browser, Tab] | None = None
         for browser in self._browsers.attached():
             for tab in browser.tabs.values():
-                if tab.owner == session_id:
+                if tab.owner == session_id and tab.tools:
                     view = self._view(browser, tab)
-                    seen += [(view, t) for t in tab.tools or ()]
-                elif session.focused == (browser.key, tab.id):
-                    focused = (browser, tab)
-        if focused is not None and focused[1].owner in (None, session_id):
-            view = self._view(*focused)
-            seen += [(view, t) for t in focused[1].tools or ()]
+                    seen += [(view, t) for t in tab.tools]
         return seen
 
     def cancel(self, call_id: CallId, now: float) -> None:
@@ -551,6 +540,21 @@ class Broker(BrowserRequests):
             owner_session_id=tab.owner,
             owner_name=owner_name,
         )
+
+    def _check_yours(self, session: Session, browser: Browser, tab: Tab, action: str) -> None:
+        """Acting on a tab (calling its tools, acting in it, closing or focusing it) is for its owner.
+
+        A tab nobody claimed is the person's: a session claims it first, which puts it in the
+        session's tab group where the person sees it, so nothing is done to it unseen.
+        """
+        self._check_owner(session, browser, tab, action)
+        if tab.owner is None:
+            ref = f"{browser.key}:{tab.id}"
+            raise TabNotClaimed(
+                f"cannot {action} tab {ref}: it is the person's, not yours: claim it first (MCP: `tabs` with"
+                f" action=claim; REST: POST /tabs/{ref}/claim; CLI: browser-mcp claim {ref}), which puts it in"
+                " your tab group where the person can see it." + self._taken_back(session, browser, tab)
+            )
 
     def _set_owner(
         self, session_id: SessionId, tab_ref: str | int, action: str, owner: SessionId | None
