@@ -87,13 +87,15 @@ def start_call(core: Broker, session: str = "s1", tab: str | int = 7, tool: str 
 # Links and snapshots
 
 
-def test_link_gets_connect_and_every_existing_session() -> None:
+def test_link_gets_connect_and_every_existing_session_with_its_credential() -> None:
     core = make_core()
     core.open_session("s1", "Claude Code")
+    core.open_session("s2", "Claude Code", credential="alice")
     effects = core.link_opened(1, 0.0)
     assert sent(effects) == [
-        Connect("test", session_ids=("s1",)),
-        Connect("test", session_id="s1", client_name="Claude Code"),
+        Connect("test", session_ids=("s1", "s2")),
+        Connect("test", session_id="s1", client_name="Claude Code", credential="owner"),
+        Connect("test", session_id="s2", client_name="Claude Code", credential="alice"),
     ]
 
 

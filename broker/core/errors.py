@@ -17,6 +17,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── TabOwnedByOther           409 tab_owned
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
     │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
+    │   ├── TabBusy                   409 tab_busy (a call in it waits for the person's approval)
     │   ├── TooManyCalls              429 too_many_calls
     │   ├── RateLimited               429 rate_limited (``retry_after`` seconds)
     │   └── TooManySessions           429 too_many_sessions
@@ -69,6 +70,7 @@ __all__ = [
     "RateLimited",
     "RequestError",
     "SessionEnded",
+    "TabBusy",
     "TabNotClaimed",
     "TabNotFound",
     "TabOwnedByOther",
@@ -151,6 +153,11 @@ class TabNotClaimed(RequestError, code="tab_not_claimed", status=409): ...
 
 class WindowNotOwned(RequestError, code="window_not_owned", status=409):
     """A window may be focused or closed only by the session owning every tab in it."""
+
+
+class TabBusy(RequestError, code="tab_busy", status=409):
+    """A call in the tab waits for the person's approval: the tab takes nothing else until it ends,
+    so nothing a client does meanwhile changes what the person is approving."""
 
 
 class TooManyCalls(RequestError, code="too_many_calls", status=429): ...

@@ -64,7 +64,7 @@ from .messages import (
     WireError,
 )
 from .pending import CallKind, Pending, PendingCalls
-from .sessions import Session, Sessions
+from .sessions import OWNER_CREDENTIAL, Session, Sessions
 
 __all__ = ["BrowserLinks", "Link"]
 
@@ -113,7 +113,7 @@ class BrowserLinks:
         self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
         hello = Connect(self.config.server_version, session_ids=tuple(self._sessions))
         effects: list[Effect] = [SendToExtension(link_id, hello)]
-        effects += [SendToExtension(link_id, self._connect_message(s.id, s.name)) for s in self._sessions.values()]
+        effects += [SendToExtension(link_id, self._connect_message(s)) for s in self._sessions.values()]
         return effects
 
     def link_closed(self, link_id: LinkId, now: float, reason: str = "") -> list[Effect]:
@@ -344,8 +344,9 @@ class BrowserLinks:
         Disconnected: _on_disconnected,
     }
 
-    def _connect_message(self, session_id: SessionId, name: str) -> Connect:
-        return Connect(self.config.server_version, session_id=session_id, client_name=name)
+    def _connect_message(self, session: Session) -> Connect:
+        credential = OWNER_CREDENTIAL if session.credential is None else session.credential
+        return Connect(self.config.server_version, session.id, session.name, credential=credential)
 
     def _add_pending(
         self,

@@ -132,7 +132,8 @@ class Broker(BrowserRequests):
                 raise SessionEnded(note)
         if not self._sessions.open(session_id, name, now, ends_when_idle, credential):
             return []
-        return [SendToExtension(link.id, self._connect_message(session_id, name)) for link in self._links.values()]
+        connect = self._connect_message(self._sessions[session_id])
+        return [SendToExtension(link.id, connect) for link in self._links.values()]
 
     def check_session_end(self, session_id: SessionId, credential: str | None) -> None:
         """Raises: Forbidden, when a client token would end a session another credential opened."""
@@ -186,12 +187,13 @@ class Broker(BrowserRequests):
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
-            TabOwnedByOther, ToolNotFound, Paused.
+            TabOwnedByOther, ToolNotFound, Paused, TabBusy.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "call tools on")
         self._check_paused(browser)
+        self._check_not_busy(browser, tab, f"call {tool_name!r} in")
         if tab.tools is not None and not any(t.name == tool_name for t in tab.tools):
             if not tab.tools_provisional:
                 raise ToolNotFound(no_such_tool(browser.key, tab, tool_name))
@@ -262,12 +264,13 @@ class Broker(BrowserRequests):
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
-            TabOwnedByOther, Paused.
+            TabOwnedByOther, Paused, TabBusy.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "close")
         self._check_paused(browser)
+        self._check_not_busy(browser, tab, "close")
         pending = self._add_pending(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
         return pending.call_id, [SendToExtension(pending.link_id, CloseTab(session_id, tab.id))]
 
@@ -288,7 +291,7 @@ class Broker(BrowserRequests):
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
             InvalidRequest (no tab named and no current one), TabOwnedByOther, TabNotClaimed,
-            NotSupported, Paused.
+            NotSupported, Paused, TabBusy.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(self._current_tab(session) if tab_ref is None else tab_ref)
@@ -301,6 +304,7 @@ class Broker(BrowserRequests):
                 " tab group where the person can see it." + self._taken_back(session, browser, tab)
             )
         self._check_paused(browser)
+        self._check_not_busy(browser, tab, f"use {PREFIX}{action} in")
         if action not in self._actions_of(browser):
             raise NotSupported(self._unsupported(browser, action))
         pending = self._add_pending(session, browser, CallKind.ACTION, now, timeout, tab.id, PREFIX + action)
@@ -326,7 +330,7 @@ class Broker(BrowserRequests):
         """Make a tab the session's own.
 
         Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy.
         """
         return self._set_owner(session_id, tab_ref, "claim", session_id)
 
@@ -334,7 +338,7 @@ class Broker(BrowserRequests):
         """Give a tab back to the person.
 
         Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy.
         """
         return self._set_owner(session_id, tab_ref, "release", None)
 
@@ -342,12 +346,13 @@ class Broker(BrowserRequests):
         """Make a tab the session's focused tab (its tools join the session's) and bring it to front.
 
         Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, Paused.
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, Paused, TabBusy.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, "focus")
         self._check_paused(browser)
+        self._check_not_busy(browser, tab, "focus")
         session.focused = session.current = (browser.key, tab.id)
         assert browser.link_id is not None
         focus = SendToExtension(browser.link_id, FocusTab(session_id, tab.id))
@@ -515,6 +520,7 @@ class Broker(BrowserRequests):
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, action)
+        self._check_not_busy(browser, tab, action, but_for=session_id)
         if owner is not None:
             session.current = (browser.key, tab.id)
             session.taken_back.discard((browser.key, tab.id))
