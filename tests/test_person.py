@@ -79,6 +79,7 @@ def test_the_extensions_own_refusals_become_the_persons_errors() -> None:
     expected = {
         "paused": errors.Paused,
         "not_approved": errors.NotApproved,
+        "tab_busy": errors.TabBusy,
         "page_error": errors.PageToolFailed,
     }
     for code, kind in expected.items():

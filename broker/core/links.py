@@ -39,6 +39,7 @@ from .errors import (
     PageToolFailed,
     Paused,
     PersonDeclined,
+    TabBusy,
     TabNotFound,
     ToolNotFound,
     TooManyCalls,
@@ -79,6 +80,9 @@ _DECLINED: dict[str, type[PersonDeclined]] = {
 # A browserRequest's error codes that name one of the broker's own errors: a window to close
 # gained a tab that is not the session's after the broker checked it.
 _BROWSER_REFUSALS: dict[str, type[BrokerError]] = {"window_changed": WindowNotOwned}
+# The extension's own tab_busy: a call reached a tab where another waits for the person (sent by
+# another broker, or before this one heard of the approval).
+_TAB_REFUSALS: dict[str, type[BrokerError]] = {TabBusy.code: TabBusy}
 
 
 class _UnannouncedTab(Exception):
@@ -286,7 +290,11 @@ class BrowserLinks:
         failure: BrokerError
         if isinstance(error, WireError):
             code = error.code or ""
-            known = _DECLINED.get(code) or (_BROWSER_REFUSALS.get(code) if pending.kind is CallKind.BROWSER else None)
+            known = (
+                _DECLINED.get(code)
+                or _TAB_REFUSALS.get(code)
+                or (_BROWSER_REFUSALS.get(code) if pending.kind is CallKind.BROWSER else None)
+            )
             failure = known(error.message) if known else PageToolFailed(error.message, page_code=error.code)
         else:
             failure = PageToolFailed(error)
