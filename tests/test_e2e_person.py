@@ -517,11 +517,25 @@ async def test_an_approval_does_not_carry_over_to_a_page_that_replaced_the_one_a
         assert await page.evaluate("window.bought ?? 0") == 0
 
 
-async def test_arguments_too_large_to_show_whole_are_refused_without_asking(world: World) -> None:
+async def test_a_huge_function_is_shown_whole_and_one_too_large_to_show_is_refused(world: World) -> None:
+    async with world.mcp("Scripting Agent") as client:
+        tab = await open_shop_for(client, world, "huge")
+        large = "() => [\n" + "".join(f"  'line {i:06d} of a large function',\n" for i in range(12_000)) + "].length"
+        assert len(large) > 400_000
+        call = asyncio.ensure_future(client.call("browser_evaluate", {"function": large, "tab": tab["ref"]}))
+        window = await approval_window(world, call)
+        code = window.locator("#code")
+        assert await code.evaluate("(pre) => pre.textContent.length") == len(large)
+        assert await code.evaluate("(pre) => pre.scrollHeight > pre.clientHeight")
+        await answer(window, "Deny")
+        async with asyncio.timeout(WAIT):
+            denied = await call
+        assert denied.is_error and "they denied it" in text(denied), text(denied)
+
     windows: list[str] = []
     world.context.on("page", lambda page: windows.append(page.url))
     async with world.mcp("Scripting Agent") as client:
-        tab = await open_shop_for(client, world, "huge")
+        tab = await open_shop_for(client, world, "too-huge")
         huge = "() => '" + "x" * (1024 * 1024) + "'"
         refused = await client.call("browser_evaluate", {"function": huge, "tab": tab["ref"]})
         assert refused.is_error and text(refused).startswith("not_approved:"), text(refused)[:300]
