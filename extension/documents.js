@@ -29,7 +29,8 @@ export async function documentIn(tabId) {
 
 function same(approved, now) {
   if (!now) return false;
-  if (approved.documentId && now.documentId) return approved.documentId === now.documentId;
+  // A document known by its id must still be found by it: a frame Chromium cannot name now is not it.
+  if (approved.documentId) return approved.documentId === now.documentId;
   return approved.url === now.url;
 }
 

@@ -516,6 +516,26 @@ async def test_an_approval_does_not_carry_over_to_a_page_that_replaced_the_one_a
         assert result.is_error and "the page changed after they approved it" in text(result), text(result)
         assert await page.evaluate("window.bought ?? 0") == 0
 
+        # The document is known by Chromium's own id for it, which a move within it keeps.
+        document_id = "async (id) => (await chrome.webNavigation.getFrame({tabId: id, frameId: 0})).documentId"
+        before = await world.worker.evaluate(document_id, tab["id"])
+        assert isinstance(before, str) and before
+        call = asyncio.ensure_future(
+            client.call("call_page_tool", {"tab": tab["ref"], "tool": "buy", "arguments": {"item": "a hat"}})
+        )
+        window = await approval_window(world, call)
+        await page.evaluate("location.hash = '#details'")
+        await eventually(lambda: _hash_is(page, "#details"), "the page to move within itself")
+        assert await world.worker.evaluate(document_id, tab["id"]) == before
+        await answer(window, "Allow once")
+        async with asyncio.timeout(WAIT):
+            result = await call
+        assert not result.is_error and text(result) == "bought a hat", text(result)
+
+
+async def _hash_is(page: Page, value: str) -> bool:
+    return bool(await page.evaluate("location.hash") == value)
+
 
 async def test_a_huge_function_is_shown_whole_and_one_too_large_to_show_is_refused(world: World) -> None:
     async with world.mcp("Scripting Agent") as client:
