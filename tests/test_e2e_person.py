@@ -214,7 +214,7 @@ async def test_pause_fails_every_call_at_once_and_resume_lets_them_through(world
         assert await world.worker.evaluate("chrome.action.getBadgeText({})") == "II"
         await eventually(_paused_in(world, True), "the broker to hear of the pause")
 
-        page = next(p for p in world.context.pages if p.url == world.url("shop.html", "pause"))
+        page = await _page_at(world, world.url("shop.html", "pause"))
         started = asyncio.get_running_loop().time()
         for name, args in (("call_page_tool", {"tab": tab["ref"], "tool": "look"}), ("browser_snapshot", {})):
             refused = await client.call(name, args)
@@ -438,8 +438,14 @@ def client_mcp(world: World, name: str, credential: str | None = None) -> Any:
     return mcp_client(f"http://127.0.0.1:{world.broker.port}/mcp", token, name, LEGACY)
 
 
-def _page_at(world: World, url: str) -> Page:
-    return next(p for p in world.context.pages if p.url == url)
+async def _page_at(world: World, url: str) -> Page:
+    """The Playwright page of the tab at ``url``; Playwright may hear of its address after the broker."""
+
+    async def find() -> Page | None:
+        return next((p for p in world.context.pages if p.url == url), None)
+
+    page: Page = await eventually(find, f"Playwright to see the page at {url}")
+    return page
 
 
 # A function far longer than a line or two, whose end the person must see too.
@@ -486,7 +492,7 @@ async def test_an_evaluate_waiting_for_the_person_is_shown_whole_and_holds_its_t
 async def test_an_approval_does_not_carry_over_to_a_page_that_replaced_the_one_approved(world: World) -> None:
     async with world.mcp("Scripting Agent") as client:
         tab = await open_shop_for(client, world, "moved")
-        page = _page_at(world, world.url("shop.html", "moved"))
+        page = await _page_at(world, world.url("shop.html", "moved"))
         function = "() => { window.ranHere = true; return document.title; }"
         call = asyncio.ensure_future(client.call("browser_evaluate", {"function": function, "tab": tab["ref"]}))
         window = await approval_window(world, call)
@@ -587,20 +593,25 @@ async def _count_is(locator: Any, count: int) -> bool:
 async def test_a_site_allowed_before_credentials_counted_is_allowed_for_the_owner_only(world: World) -> None:
     """An "always allow" entry of an earlier version (a bare origin) is kept for the broker's own token."""
     page, tab = await world.open_page("shop.html", "migrated", {"buy", "look"})
+    carols_page, carols_tab = await world.open_page("shop.html", "migrated-carol", {"buy", "look"})
     await change_settings(world, alwaysAllow=[world.site])
+    assert (await world.post(f"/tabs/{tab['ref']}/claim", None))[0] == 200
     status, body = await world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "old"})
     assert status == 200 and body["result"] == "bought old", body
     async with client_http(world, "carol") as carol:
-        async with carol.post(f"/tabs/{tab['ref']}/claim") as claimed:
+        async with carol.post(f"/tabs/{carols_tab['ref']}/claim") as claimed:
             assert claimed.status == 200, await claimed.text()
-        call = asyncio.ensure_future(_post_json(carol, f"/tabs/{tab['ref']}/tools/buy", {"item": "new"}))
+        call = asyncio.ensure_future(_post_json(carol, f"/tabs/{carols_tab['ref']}/tools/buy", {"item": "new"}))
         window = await approval_window(world, call)
         await answer(window, "Deny")
         async with asyncio.timeout(WAIT):
             status, body = await call
     assert status == 403 and body["error"]["code"] == "not_approved", body
+    assert await carols_page.evaluate("window.bought ?? 0") == 0
+    await world.post(f"/tabs/{tab['ref']}/release", None)
     await change_settings(world, alwaysAllow=[])
     await page.close()
+    await carols_page.close()
 
 
 async def test_the_pause_survives_a_service_worker_restart(world: World) -> None:
