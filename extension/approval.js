@@ -1,5 +1,5 @@
-// The approval window: shows one request the worker holds (approvals.js) and sends back the
-// person's answer. Closing the window is a no; so is letting the countdown run out.
+// The approval window: shows one request the worker holds (approvals.js), whole, and sends back
+// the person's answer. Closing the window is a no; so is letting the countdown run out.
 
 import { Approval } from "./protocol.js";
 
@@ -15,6 +15,20 @@ function gone() {
   document.getElementById("gone").hidden = false;
 }
 
+/** The credential the agent connected with: its name is its own choice, this is not. */
+function showCredential(name) {
+  const credential = document.getElementById("credential");
+  if (!name) {
+    credential.textContent = "(its broker did not name its credential)";
+    return;
+  }
+  credential.textContent = `via ${name}`;
+  credential.title =
+    name === "owner"
+      ? "Connected with the broker's own token"
+      : `Connected with the client token "${name}" (browser-mcp mcp-config --client ${name})`;
+}
+
 async function show() {
   const details = await chrome.runtime.sendMessage({ kind: Approval.DETAILS, id }).catch(() => null);
   if (!details) {
@@ -22,13 +36,22 @@ async function show() {
     return;
   }
   document.getElementById("agent").textContent = details.agent;
+  showCredential(details.credential);
   document.getElementById("tool").textContent = details.tool;
-  const site = document.getElementById("site");
-  site.textContent = details.site;
-  if (details.title) site.append(document.createElement("br"), details.title);
+  document.getElementById("site").textContent = details.site;
+  document.getElementById("title").textContent = details.title;
+  document.getElementById("url").textContent = details.url === details.site ? "" : details.url;
+  const hasCode = details.code !== "";
+  for (const id of ["code-label", "code-box"]) document.getElementById(id).hidden = !hasCode;
+  for (const id of ["args-label", "args-box"]) document.getElementById(id).hidden = hasCode && details.args === "";
+  document.getElementById("code").textContent = details.code;
   document.getElementById("args").textContent = details.args;
+  const lines = `${details.code}\n${details.args}`.trim().split("\n").length;
+  // More lines than the box holds scroll: the person is told so, since nothing is cut.
+  const scrolls = lines > 15 ? ", scroll to read them all" : "";
+  document.getElementById("size").textContent = `Shown whole: ${lines} line${lines === 1 ? "" : "s"}${scrolls}.`;
   const always = document.getElementById("always");
-  always.textContent = `Always allow on ${details.site}`;
+  always.textContent = `Always allow ${details.credential} on ${details.site}`;
   always.hidden = !details.perSite;
   const ends = Date.now() + details.timeoutMs;
   const countdown = document.getElementById("countdown");

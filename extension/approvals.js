@@ -1,21 +1,28 @@
 // Approvals: what may run in a page, asked of the person before a broker's request runs. A call
 // they must allow (a page tool declaring destructiveHint, browser_evaluate, or under the stricter
 // policy every tool not declared read-only) waits for their answer in an approval window, an
-// extension page naming the agent, the tool, its arguments and the site. The broker hears that the
+// extension page naming the agent and the credential it connected with, the tool, its arguments
+// whole (a function's source as written), and the tab's site and title. The broker hears that the
 // call waits (approvalPending), so it does not time the call out meanwhile. Deny, closing the
-// window, or no answer within the approval time fails the call with `not_approved`; "always allow
-// on this site" adds the site to the options' list. Read-only tools never ask.
+// window, or no answer within the approval time fails the call with `not_approved`; "always allow"
+// adds that credential on that site to the options' list. Read-only tools never ask.
+//
+// An approval is for what then runs: the tab takes no other call while one waits for the person or
+// runs with their approval (`tab_busy`, as the broker refuses them too), and the approved call runs
+// only if the tab still shows the document the person saw (documents.js); else `not_approved`.
+// Arguments too large to show whole (over 1 MiB) are refused, never shown in part.
 //
 // Waiting approvals live only in this worker: if it stops, its links close and the broker fails
 // their calls at once, so nothing is left to rebuild.
 
-import { FromBroker, PersonRefusal, ToBroker } from "./protocol.js";
+import { FromBroker, PersonRefusal, Refusal, ToBroker } from "./protocol.js";
 import { reply } from "./links.js";
 import { toolsOf } from "./page_tools.js";
 import { isPaused, pausedError } from "./person.js";
 import { RECORD_REQUESTS, notShared } from "./records.js";
-import { sessionName } from "./sessions.js";
-import { Policy, settings, settingsReady, updateSettings } from "./settings.js";
+import { documentIn } from "./documents.js";
+import { sessionCredential, sessionName } from "./sessions.js";
+import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "./settings.js";
 
 // Playwright MCP's read-only built-in tools; every other one changes the page. The broker knows
 // this too (broker/core/browser_tools.py), but the person's safeguard takes no broker's word for it.
@@ -29,31 +36,30 @@ const BROWSER_REQUESTS = Object.freeze({
   searchBookmarks: { tool: "browser_bookmarks search", readOnly: true },
   createBookmark: { tool: "browser_bookmarks create", readOnly: false },
 });
-const ARGS_SHOWN = 600;
-const WINDOW = { type: "popup", width: 480, height: 520, focused: true };
+// Far above any function or arguments a person could read; a call past it is refused, not cut.
+const MAX_SHOWN = 1024 * 1024;
+const WINDOW = { type: "popup", width: 600, height: 700, focused: true };
 
 let nextId = 1;
 /** id -> {details, owner: "port/sessionId", windowId, timer, finish(outcome)} */
 const waiting = new Map();
+/** tab id -> how many calls there wait for the person or run with their approval */
+const busyTabs = new Map();
 
-function originOf(url) {
-  try {
-    const { origin } = new URL(url);
-    return origin === "null" ? "" : origin;
-  } catch {
-    return "";
+/** What the window shows of a call's arguments: a function's source as written, the rest as JSON. */
+function shownArguments(message) {
+  const args = message.args ?? {};
+  if (message.type === FromBroker.BROWSER_ACTION && typeof args.function === "string") {
+    const { function: code, ...rest } = args;
+    return { code, args: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "" };
   }
+  return { code: "", args: JSON.stringify(args, null, 2) ?? "" };
 }
 
-function shorten(args) {
-  const text = JSON.stringify(args ?? {}, null, 2);
-  return text.length > ARGS_SHOWN ? `${text.slice(0, ARGS_SHOWN)}…` : text;
-}
-
-function needsApproval(annotations, origin) {
-  const { approvalPolicy, alwaysAllow } = settings();
+function needsApproval(annotations, origin, credential) {
+  const { approvalPolicy } = settings();
   if (approvalPolicy === Policy.NEVER || annotations?.readOnlyHint === true) return false;
-  if (origin && alwaysAllow.includes(origin)) return false;
+  if (alwaysAllowed(credential, origin)) return false;
   if (approvalPolicy === Policy.NOT_READ_ONLY) return true;
   return annotations?.destructiveHint === true;
 }
@@ -89,45 +95,85 @@ async function describe(message) {
   return { name: `browser_${message.action}`, annotations };
 }
 
-/** The tab a call acts in: its URL and title; null when the call names no tab there is. */
-async function placeOf(message) {
-  if (!Number.isInteger(message.tabId)) return null;
-  const tab = await chrome.tabs.get(message.tabId).catch(() => null);
-  return tab && { url: tab.url || tab.pendingUrl || "", title: tab.title ?? "" };
+function busyError(tabId) {
+  return {
+    code: Refusal.TAB_BUSY,
+    message:
+      `cannot act in tab ${tabId} now: an approval is waiting there (another call waits for the person's` +
+      " approval, or runs with it); the tab takes no other action until that call ends",
+  };
+}
+
+function holdTab(tabId) {
+  busyTabs.set(tabId, (busyTabs.get(tabId) ?? 0) + 1);
+}
+
+/** The approved call ended (`admit`'s `approved`): its tab takes other calls again. */
+export function approvalEnded(approved) {
+  if (!Number.isInteger(approved?.tabId)) return;
+  const left = (busyTabs.get(approved.tabId) ?? 1) - 1;
+  if (left > 0) busyTabs.set(approved.tabId, left);
+  else busyTabs.delete(approved.tabId);
 }
 
 /**
- * Whether a broker's callTool, browserAction or browserRequest may run now: null when it may,
- * else the error {code, message} to answer it with. Waits for the person when the call needs
- * their approval.
+ * Whether a broker's callTool, browserAction or browserRequest may run now: `{error}` when it may
+ * not, else `{approved}`, where `approved` is what the person approved (the tab's document, the
+ * tool and the site; `pageChanged` checks it right before the call runs, and `approvalEnded`
+ * frees the tab once it has run), or undefined when no approval was asked. Waits for the person
+ * when the call needs their approval.
  */
 export async function admit(link, message) {
-  if (isPaused()) return pausedError();
+  if (isPaused()) return { error: pausedError() };
+  if (busyTabs.has(message.tabId)) return { error: busyError(message.tabId) };
   await settingsReady;
   const { name, annotations, refused, wholeBrowser } = await describe(message);
-  if (refused) return refused;
-  const place = wholeBrowser ? { url: "", title: "" } : await placeOf(message);
+  if (refused) return { error: refused };
+  const place = wholeBrowser ? null : await documentIn(message.tabId);
   // A request without a proper tab is answered by the call itself, which says what is wrong.
-  if (!place) return null;
-  const { url, title } = place;
-  const origin = originOf(url);
-  if (!needsApproval(annotations, origin)) return null;
+  if (!wholeBrowser && !place) return {};
+  const origin = place?.origin ?? "";
+  const credential = sessionCredential(link.port, message.sessionId);
+  if (!needsApproval(annotations, origin, credential)) return {};
+  const site = origin || place?.url || "the whole browser";
+  const { code, args } = shownArguments(message);
+  if (code.length + args.length > MAX_SHOWN) {
+    const size = Math.ceil((code.length + args.length) / 1024);
+    return {
+      error: notApproved(
+        { tool: name, site },
+        `its arguments (${size} KiB) are over the 1 MiB an approval window shows whole`,
+      ),
+    };
+  }
+  const approved = place ? { ...place, tool: name } : { tool: name };
+  if (place) holdTab(place.tabId);
   const timeoutMs = settings().approvalTimeoutMs;
   link.send(reply(ToBroker.APPROVAL_PENDING, message, { callId: message.callId, timeout: timeoutMs / 1000 }));
   const details = {
     agent: sessionName(link.port, message.sessionId),
+    credential,
     tool: name,
-    args: shorten(message.args),
-    site: origin || url || "the whole browser",
-    // "Always allow" is for a site; a request of the whole browser is allowed once at a time.
-    perSite: Boolean(origin),
-    title,
+    code,
+    args,
+    site,
+    url: place?.url ?? "",
+    title: place?.title ?? "",
+    // "Always allow" is for one credential on one site; a request of the whole browser, or of a
+    // session whose credential the broker did not name, is allowed once at a time.
+    perSite: Boolean(origin && credential),
     timeoutMs,
   };
   const answer = await ask(details, `${link.port}/${message.sessionId}`);
-  if (answer === "always" && origin) await updateSettings({ alwaysAllow: [...settings().alwaysAllow, origin] });
-  if (answer === "once" || answer === "always") return isPaused() ? pausedError() : null;
-  return answer;
+  if (answer === "always" && details.perSite) {
+    await updateSettings({ alwaysAllow: [...settings().alwaysAllow, { credential, origin }] });
+  }
+  const outcome = answer === "once" || answer === "always" ? (isPaused() ? pausedError() : null) : answer;
+  if (outcome) {
+    approvalEnded(approved);
+    return { error: outcome };
+  }
+  return { approved };
 }
 
 function notApproved(details, why) {

@@ -6,7 +6,7 @@
 // (approvals.js): the pause, and their approval where the call needs it.
 
 import { FromBroker, PersonRefusal, ToBroker } from "./protocol.js";
-import { admit, cancelApprovals } from "./approvals.js";
+import { admit, approvalEnded, cancelApprovals } from "./approvals.js";
 import { releaseSessions, releaseTab } from "./actions/debugger.js";
 import { runBrowserAction } from "./actions/run.js";
 import { runBrowserRequest } from "./browser_wide.js";
@@ -22,7 +22,8 @@ export async function handleBrokerMessage(link, message) {
   switch (message?.type) {
     case FromBroker.CONNECT:
       if (message.sessionId) {
-        rememberSession(link.port, message.sessionId, message.clientName || message.sessionId);
+        const credential = typeof message.credential === "string" ? message.credential : null;
+        rememberSession(link.port, message.sessionId, message.clientName || message.sessionId, credential);
       } else if (Array.isArray(message.sessionIds)) {
         // The sessions this broker told this browser of that live on: the others ended, or are
         // of a broker that restarted on this port.
@@ -59,13 +60,13 @@ export async function handleBrokerMessage(link, message) {
       await Promise.all([ungroupTab(link.port, message.sessionId, message.tabId), releaseTab(message.tabId)]);
       break;
     case FromBroker.CALL_TOOL:
-      link.send(await admitted(link, message, () => callTool(message)));
+      link.send(await admitted(link, message, (approved) => callTool(message, approved)));
       break;
     case FromBroker.DISCOVER_TOOLS:
       link.send(await discoverTools(message));
       break;
     case FromBroker.BROWSER_ACTION:
-      link.send(await admitted(link, message, () => runBrowserAction(link.port, message)));
+      link.send(await admitted(link, message, (approved) => runBrowserAction(link.port, message, approved)));
       break;
     case FromBroker.BROWSER_REQUEST:
       link.send(await admitted(link, message, () => runBrowserRequest(message)));
@@ -91,11 +92,18 @@ async function held(link, message) {
 }
 
 /**
- * `run()`'s toolResult, or a refusal: the tab is not the session's, or the person paused agents or
- * did not approve the call.
+ * `run(approved)`'s toolResult, or a refusal: the tab is not the session's, or the person paused
+ * agents or did not approve the call; `approved` (what they approved, when they were asked) binds
+ * the run to the page they saw.
  */
 async function admitted(link, message, run) {
-  const refused = (await unclaimed(link, message)) ?? (await admit(link, message));
-  if (refused) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error: refused });
-  return run();
+  const unheld = await unclaimed(link, message);
+  if (unheld) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error: unheld });
+  const { error, approved } = await admit(link, message);
+  if (error) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error });
+  try {
+    return await run(approved);
+  } finally {
+    approvalEnded(approved);
+  }
 }

@@ -1,7 +1,7 @@
 // The options page: reads and writes the settings in chrome.storage.local (settings.js decides
 // what they mean and their defaults); the worker hears every change through storage events.
 
-import { DEFAULTS, normalize } from "./settings.js";
+import { DEFAULTS, OWNER, normalize } from "./settings.js";
 
 async function load() {
   const { settings } = await chrome.storage.local.get("settings");
@@ -15,27 +15,29 @@ async function save(change) {
   return settings;
 }
 
-function showSites(sites) {
+function showSites(allowances) {
   const list = document.getElementById("sites");
-  if (sites.length === 0) {
+  if (allowances.length === 0) {
     const none = document.createElement("li");
     none.className = "note";
-    none.textContent = "None yet: an approval window's “Always allow on this site” adds one.";
+    none.textContent = "None yet: an approval window's “Always allow” adds one, for one client on one site.";
     list.replaceChildren(none);
     return;
   }
   list.replaceChildren(
-    ...sites.map((site) => {
+    ...allowances.map(({ credential, origin }) => {
       const li = document.createElement("li");
-      const name = document.createElement("span");
-      name.textContent = site;
+      const site = document.createElement("span");
+      site.textContent = origin;
+      const who = document.createElement("span");
+      who.className = "allowed-for";
+      who.textContent = credential === OWNER ? "for owner (the broker's own token)" : `for client “${credential}”`;
       const remove = document.createElement("button");
       remove.type = "button";
       remove.textContent = "Remove";
-      remove.addEventListener("click", async () =>
-        save({ alwaysAllow: (await load()).alwaysAllow.filter((s) => s !== site) }),
-      );
-      li.append(name, remove);
+      const other = (allowed) => allowed.credential !== credential || allowed.origin !== origin;
+      remove.addEventListener("click", async () => save({ alwaysAllow: (await load()).alwaysAllow.filter(other) }));
+      li.append(site, who, remove);
       return li;
     }),
   );

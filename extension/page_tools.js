@@ -3,6 +3,7 @@
 // open before the extension came. What runs inside the page is polyfill.js and bridge.js.
 
 import { Bridge, ToBroker } from "./protocol.js";
+import { pageChanged } from "./documents.js";
 import { broadcast, reply } from "./links.js";
 
 const BRIDGE_TIMEOUT_MS = 2_000;
@@ -121,19 +122,26 @@ export async function injectBridges() {
   }
 }
 
-export async function callTool(message) {
+/**
+ * Run a broker's callTool in its tab's page. `approved`, when the person approved the call, is the
+ * document they saw (documents.js): the call goes to that document alone, or fails not_approved.
+ */
+export async function callTool(message, approved) {
   const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
   const tab = await chrome.tabs.get(message.tabId).catch(() => null);
   if (!tab) return { ...answer, error: { code: "tab_not_found", message: `tab ${message.tabId} does not exist` } };
   if (!isScriptable(tab.url)) {
     return { ...answer, error: { code: "no_page_tools", message: `the page ${tab.url} cannot have page tools` } };
   }
+  const changed = approved ? await pageChanged(approved) : null;
+  if (changed) return { ...answer, error: changed };
   let outcome;
   try {
     outcome = await chrome.tabs.sendMessage(
       message.tabId,
       { kind: Bridge.CALL, name: message.toolName, args: message.args ?? {} },
-      { frameId: 0 },
+      // A message addressed to the approved document never reaches one that replaced it since.
+      approved?.documentId ? { documentId: approved.documentId } : { frameId: 0 },
     );
   } catch (error) {
     // The bridge's context died before it answered: the page navigated, reloaded or closed.

@@ -42,11 +42,26 @@ function button(label, className, request) {
   return node;
 }
 
-/** The agent's name in its tab group's colour. */
+/**
+ * The agent's name in its tab group's colour, and the credential it connected with: the name is
+ * the client's own choice, the credential is not, so two agents calling themselves alike differ here.
+ */
 function agent(owner) {
+  const who = element("span", "who");
   const chip = element("span", "agent", owner.clientName);
   chip.style.setProperty("--group", GROUP_COLORS[owner.color] ?? GROUP_COLORS.grey);
-  return chip;
+  who.append(chip);
+  if (owner.credential) who.append(credential(owner.credential));
+  return who;
+}
+
+function credential(name) {
+  const badge = element("span", "credential", `via ${name}`);
+  badge.title =
+    name === "owner"
+      ? "Connected with the broker's own token"
+      : `Connected with the client token "${name}" (browser-mcp mcp-config --client ${name})`;
+  return badge;
 }
 
 function showPause(paused) {

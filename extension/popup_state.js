@@ -1,20 +1,22 @@
 // The popup's view of this worker, in plain data it shows as it is: whether the person paused AI
-// agents, each broker with its state and AI sessions (client name, tab group colour, tabs held),
-// each tab with its tools and the session holding it, and how brokers are found.
+// agents, each broker with its state and AI sessions (client name, the credential that opened it,
+// tab group colour, tabs held), each tab with its tools and the session holding it, and how
+// brokers are found.
 
 import { knownPorts, namedBrokers, nativeHostStatus } from "./discovery.js";
 import { isJoined } from "./links.js";
 import { toolsOf } from "./page_tools.js";
 import { isPaused, pauseReady } from "./person.js";
 import { ready } from "./rebuild.js";
-import { ownerOf, sessionColor, sessionName, sessionsOf } from "./sessions.js";
+import { ownerOf, sessionColor, sessionCredential, sessionName, sessionsOf } from "./sessions.js";
 import { settings, settingsReady } from "./settings.js";
 
 async function holder(tab) {
   const owner = ownerOf(tab.id);
   if (!owner) return null;
   const color = await sessionColor(owner.port, owner.sessionId, tab.groupId);
-  return { ...owner, clientName: sessionName(owner.port, owner.sessionId), color };
+  const { port, sessionId } = owner;
+  return { ...owner, clientName: sessionName(port, sessionId), credential: sessionCredential(port, sessionId), color };
 }
 
 export async function popupState() {

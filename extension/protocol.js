@@ -34,6 +34,7 @@ export const PersonRefusal = Object.freeze({
  */
 export const Refusal = Object.freeze({
   TAB_NOT_CLAIMED: "tab_not_claimed",
+  TAB_BUSY: "tab_busy",
 });
 
 /** Extension -> broker. */

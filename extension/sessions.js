@@ -1,10 +1,14 @@
-// AI sessions, their tabs and their tab groups: the client name each broker gave a session, which
+// AI sessions, their tabs and their tab groups: the client name each broker gave a session and the
+// credential that opened it (the client token's name, or "owner" for the broker's own), which
 // session holds which tab (as the broker said: a tab it opened or claimed for the session), and the
 // groups that show a session's tabs, one per session and window, titled with that name. Keys are
 // "port/sessionId" because two brokers mint their session ids independently. All three are
 // mirrored in chrome.storage.session so that a restarted worker keeps using the groups it made.
 
-/** "port/sessionId" -> client name; "port/sessionId" -> its tab group ids; tab id -> "port/sessionId". */
+/**
+ * "port/sessionId" -> {name, credential}; "port/sessionId" -> its tab group ids; tab id -> "port/sessionId".
+ * A credential is null when the broker did not name it (one older than connect.credential).
+ */
 let sessions = {};
 let groups = {};
 let owners = {};
@@ -16,7 +20,7 @@ const PALETTE = ["blue", "red", "green", "purple", "orange", "cyan", "pink", "ye
 
 export async function restoreSessions() {
   const stored = await chrome.storage.session.get(["sessions", "groups", "owners", "colors"]).catch(() => ({}));
-  sessions = stored.sessions ?? {};
+  sessions = Object.fromEntries(Object.entries(stored.sessions ?? {}).map(([key, held]) => [key, asSession(held)]));
   groups = stored.groups ?? {};
   owners = stored.owners ?? {};
   colors = stored.colors ?? {};
@@ -28,20 +32,38 @@ function saveSessions() {
     .catch((error) => console.warn("browser-mcp: cannot save", error));
 }
 
-export function rememberSession(port, sessionId, clientName) {
-  sessions[`${port}/${sessionId}`] = clientName;
+/** A stored session; a worker of an earlier version stored the name alone. */
+function asSession(held) {
+  if (typeof held === "string") return { name: held, credential: null };
+  return {
+    name: String(held?.name ?? "AI client"),
+    credential: typeof held?.credential === "string" ? held.credential : null,
+  };
+}
+
+export function rememberSession(port, sessionId, clientName, credential) {
+  sessions[`${port}/${sessionId}`] = asSession({ name: clientName, credential });
   saveSessions();
 }
 
 export function sessionName(port, sessionId) {
-  return sessions[`${port}/${sessionId}`] ?? "AI client";
+  return sessions[`${port}/${sessionId}`]?.name ?? "AI client";
+}
+
+/** The credential that opened the session ("owner", or a client token's name); null when not known. */
+export function sessionCredential(port, sessionId) {
+  return sessions[`${port}/${sessionId}`]?.credential ?? null;
 }
 
 /** The sessions of the broker on `port`, as the popup lists them. */
 export function sessionsOf(port) {
   return Object.entries(sessions)
     .filter(([key]) => key.startsWith(`${port}/`))
-    .map(([key, clientName]) => ({ sessionId: key.slice(key.indexOf("/") + 1), clientName }));
+    .map(([key, { name, credential }]) => ({
+      sessionId: key.slice(key.indexOf("/") + 1),
+      clientName: name,
+      credential,
+    }));
 }
 
 /** The session holding a tab, as {port, sessionId}, or null when it is the person's. */

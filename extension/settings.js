@@ -6,6 +6,9 @@
 
 import { PORT_FIRST, PORT_LAST } from "./protocol.js";
 
+/** The credential name the broker gives its own token (connect.credential). */
+export const OWNER = "owner";
+
 export const Policy = Object.freeze({
   DESTRUCTIVE: "destructive", // ask before tools that declare destructiveHint, and browser_evaluate
   NOT_READ_ONLY: "notReadOnly", // ask before every tool that does not declare readOnlyHint
@@ -14,7 +17,9 @@ export const Policy = Object.freeze({
 
 export const DEFAULTS = Object.freeze({
   approvalPolicy: Policy.DESTRUCTIVE,
-  alwaysAllow: [], // origins, such as "https://shop.example"
+  // {credential, origin}: the client credential ("owner" or a client token's name) the person
+  // always allows on the site, such as {credential: "alice", origin: "https://shop.example"}.
+  alwaysAllow: [],
   portFirst: PORT_FIRST,
   portLast: PORT_LAST,
   ignoredPorts: [],
@@ -32,9 +37,7 @@ export function normalize(stored) {
   const given = stored && typeof stored === "object" ? stored : {};
   const settings = { ...DEFAULTS };
   if (Object.values(Policy).includes(given.approvalPolicy)) settings.approvalPolicy = given.approvalPolicy;
-  if (Array.isArray(given.alwaysAllow)) {
-    settings.alwaysAllow = [...new Set(given.alwaysAllow.filter((site) => typeof site === "string"))];
-  }
+  if (Array.isArray(given.alwaysAllow)) settings.alwaysAllow = allowances(given.alwaysAllow);
   if (isPort(given.portFirst) && isPort(given.portLast) && given.portFirst <= given.portLast) {
     // A range past 100 ports would make each sweep a burst of failing requests.
     settings.portFirst = given.portFirst;
@@ -49,6 +52,23 @@ export function normalize(stored) {
   return settings;
 }
 
+/**
+ * The "always allow" list as {credential, origin} pairs, each once. An entry of an earlier
+ * version is a bare origin, from when allowing a site allowed every client there: it is kept for
+ * the broker's own token ("owner"), whose clients (the CLI, the stdio relay) are the person's own,
+ * so a client with a token of its own is asked again on that site.
+ */
+function allowances(list) {
+  const seen = new Map();
+  for (const entry of list) {
+    const allowed = typeof entry === "string" ? { credential: OWNER, origin: entry } : entry;
+    if (typeof allowed?.credential !== "string" || typeof allowed?.origin !== "string") continue;
+    const { credential, origin } = allowed;
+    if (credential && origin) seen.set(JSON.stringify([credential, origin]), { credential, origin });
+  }
+  return [...seen.values()];
+}
+
 let current = { ...DEFAULTS };
 
 export const settingsReady = chrome.storage.local
@@ -60,6 +80,12 @@ export const settingsReady = chrome.storage.local
 
 export function settings() {
   return current;
+}
+
+/** Whether the person always allows `credential`'s calls on `origin` (an unknown credential: never). */
+export function alwaysAllowed(credential, origin) {
+  if (!credential || !origin) return false;
+  return current.alwaysAllow.some((allowed) => allowed.credential === credential && allowed.origin === origin);
 }
 
 export async function updateSettings(change) {

@@ -8,6 +8,8 @@ power it had.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from typing import Any
 
@@ -130,3 +132,14 @@ async def test_status_shows_a_client_token_no_other_sessions_and_no_instance_ids
         status, body = await broker.get("/status")
         assert len(body["sessions"]) == 1 and body["browsers"][0]["instanceId"] == "profile-1"
     assert json.dumps(body)
+
+
+async def test_no_client_token_bears_the_owners_name(broker: BrokerUnderTest) -> None:
+    """The person tells the broker's own sessions by the credential name "owner" (connect.credential)."""
+    for name in ("owner", "Owner", "OWNER"):
+        with pytest.raises(ValueError, match="other than 'owner'"):
+            client_token(TOKEN, name)
+        # Made the way client_token would, had it let the name through: the broker refuses it.
+        mac = hmac.new(TOKEN.encode(), f"client:{name}".encode(), hashlib.sha256).hexdigest()[:32]
+        status, body = await broker.get("/tabs", headers={"Authorization": f"Bearer bmcp_{name}_{mac}"})
+        assert status == 401 and body["error"]["code"] == "unauthorized", body

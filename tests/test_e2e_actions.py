@@ -765,3 +765,35 @@ async def test_the_extension_acts_only_in_tabs_the_broker_said_the_session_holds
     await world.settled()
     assert (await world.fails(tab, "snapshot"))["code"] == "tab_not_claimed"
     await page.close()
+
+
+async def test_the_extension_itself_refuses_a_call_in_a_tab_whose_call_waits_for_the_person(world: World) -> None:
+    """Whatever a broker sends while an approval waits in a tab (another broker's call, or one sent
+    before the broker heard of the approval), the extension refuses it with ``tab_busy``."""
+    tab, page = await world.open("form.html")
+    policy = """async (policy) => {
+        const {settings} = await chrome.storage.local.get("settings");
+        await chrome.storage.local.set({settings: {...settings, approvalPolicy: policy, approvalTimeoutMs: 20000}});
+    }"""
+    await world.worker.evaluate(policy, "destructive")
+    try:
+        evaluate = asyncio.ensure_future(world.act(tab, "evaluate", function="() => 41 + 1"))
+        window = await world.context.wait_for_event(
+            "page", lambda opened: "/approval.html" in opened.url, timeout=WAIT * 1000
+        )
+        await window.wait_for_selector("#agent:not(:empty)")
+        # This broker never named the session's credential: the window says so and offers no "always".
+        assert "did not name its credential" in await window.locator("#credential").inner_text()
+        assert await window.locator("#always").is_hidden()
+        busy = await world.act(tab, "navigate", url=world.url("a.html"))
+        assert busy["error"]["code"] == "tab_busy", busy
+        assert "an approval is waiting" in busy["error"]["message"]
+        assert page.url == world.url("form.html")
+        with contextlib.suppress(Exception):  # the window closes itself as it answers
+            await window.get_by_role("button", name="Allow once").click()
+        answered = await evaluate
+        assert answered["error"] is None and "42" in json.dumps(answered["result"]), answered
+        assert (await world.act(tab, "navigate", url=world.url("a.html")))["error"] is None
+    finally:
+        await world.worker.evaluate(policy, "never")
+        await page.close()

@@ -16,14 +16,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import pytest_asyncio
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from broker.core.security import PROJECT_EXTENSION_ID
+from broker.core.security import PROJECT_EXTENSION_ID, client_token
 
-from .mcp_clients import McpClient, text
+from .mcp_clients import LEGACY, McpClient, mcp_client, text
 from .test_e2e_extension import (
     WAIT,
     World,
@@ -215,7 +216,7 @@ async def test_pause_fails_every_call_at_once_and_resume_lets_them_through(world
         assert await world.worker.evaluate("chrome.action.getBadgeText({})") == "II"
         await eventually(_paused_in(world, True), "the broker to hear of the pause")
 
-        page = next(p for p in world.context.pages if p.url == world.url("shop.html", "pause"))
+        page = await _page_at(world, world.url("shop.html", "pause"))
         started = asyncio.get_running_loop().time()
         for name, args in (("call_page_tool", {"tab": tab["ref"], "tool": "look"}), ("browser_snapshot", {})):
             refused = await client.call(name, args)
@@ -281,7 +282,7 @@ async def test_a_destructive_page_tool_runs_once_the_person_allows_it(world: Wor
         shown = await window.locator("body").inner_text()
         assert "Shopping Agent" in shown and "buy" in shown and world.site in shown and '"shoes"' in shown
         # The size the extension opens it at; headless Playwright gives its pages another.
-        await window.set_viewport_size({"width": 480, "height": 520})
+        await window.set_viewport_size({"width": 600, "height": 700})
         await picture(window, "approval-window")
         await answer(window, "Allow once")
         async with asyncio.timeout(WAIT):
@@ -324,18 +325,35 @@ async def test_always_allow_on_a_site_stops_asking_and_the_options_page_removes_
     await world.claim(tab["ref"])
     call = asyncio.ensure_future(world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "one"}))
     window = await approval_window(world, call)
-    await answer(window, f"Always allow on {world.site}")
+    await answer(window, f"Always allow owner on {world.site}")
     async with asyncio.timeout(WAIT):
         status, body = await call
     assert status == 200 and body["result"] == "bought one", body
-    # No window this time: the site is allowed.
+    # No window this time: the site is allowed, for the broker's own token.
     status, body = await world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "two"})
     assert status == 200 and body["result"] == "bought two", body
+
+    # Another client's credential is still asked on that site.
+    bob_page, bob_tab = await world.open_page("shop.html", "always-bob", {"buy", "look"})
+    async with client_http(world, "bob") as bob:
+        async with bob.post(f"/tabs/{bob_tab['ref']}/claim") as claimed:
+            assert claimed.status == 200, await claimed.text()
+        call = asyncio.ensure_future(_post_json(bob, f"/tabs/{bob_tab['ref']}/tools/buy", {"item": "bob's"}))
+        window = await approval_window(world, call)
+        assert "via bob" in await window.locator("#credential").inner_text()
+        assert await window.get_by_role("button", name=f"Always allow bob on {world.site}").is_visible()
+        await answer(window, "Deny")
+        async with asyncio.timeout(WAIT):
+            status, body = await call
+    assert status == 403 and body["error"]["code"] == "not_approved", body
+    assert await bob_page.evaluate("window.bought ?? 0") == 0
+    await bob_page.close()
 
     options = await world.context.new_page()
     await options.goto(f"{EXTENSION_URL}/options.html")
     site = options.locator("#sites li", has_text=world.site)
     await eventually(lambda: _text_has(site, world.site), "the options page to list the site")
+    assert "for owner" in await site.inner_text()
     await options.locator("body").screenshot(path=str(OUTPUT / "options.png"))
     await site.get_by_role("button", name="Remove").click()
     await eventually(lambda: _gone(options, "#sites", world.site), "the site to leave the list")
@@ -370,7 +388,7 @@ async def test_browser_evaluate_asks_and_can_be_turned_off(world: World) -> None
         call = asyncio.ensure_future(client.call("browser_evaluate", {"function": "() => document.title"}))
         window = await approval_window(world, call)
         assert "browser_evaluate" in await window.locator("#tool").inner_text()
-        assert "document.title" in await window.locator("#args").inner_text()
+        assert await window.locator("#code").inner_text() == "() => document.title"
         await answer(window, "Allow once")
         async with asyncio.timeout(WAIT):
             result = await call
@@ -405,6 +423,199 @@ async def test_a_broker_the_person_ignores_is_left_until_they_take_it_back(world
 
     await eventually(back, "the extension to join the broker again")
     await options.close()
+
+
+def client_http(world: World, name: str) -> aiohttp.ClientSession:
+    """REST as the client holding the token ``mcp-config --client NAME`` would give it."""
+    token = client_token(world.token, name)
+    return aiohttp.ClientSession(f"http://127.0.0.1:{world.broker.port}", headers={"Authorization": f"Bearer {token}"})
+
+
+async def _post_json(http: aiohttp.ClientSession, path: str, body: Any) -> tuple[int, Any]:
+    async with http.post(path, json=body) as response:
+        return response.status, await response.json()
+
+
+def client_mcp(world: World, name: str, credential: str | None = None) -> Any:
+    """An MCP client named ``name``, with the broker's token or the client token of ``credential``."""
+    token = world.token if credential is None else client_token(world.token, credential)
+    return mcp_client(f"http://127.0.0.1:{world.broker.port}/mcp", token, name, LEGACY)
+
+
+async def _page_at(world: World, url: str) -> Page:
+    """The Playwright page of the tab at ``url``; Playwright may hear of its address after the broker."""
+
+    async def find() -> Page | None:
+        return next((p for p in world.context.pages if p.url == url), None)
+
+    page: Page = await eventually(find, f"Playwright to see the page at {url}")
+    return page
+
+
+# A function far longer than a line or two, whose end the person must see too.
+LONG_FUNCTION = (
+    "() => {\n"
+    + "".join(f"  const step{i} = {i}; // step {i} of a long function the person reads to the end\n" for i in range(60))
+    + '  return document.title + " / whole";\n}'
+)
+
+
+async def test_an_evaluate_waiting_for_the_person_is_shown_whole_and_holds_its_tab(world: World) -> None:
+    async with world.mcp("Scripting Agent") as client:
+        tab = await open_shop_for(client, world, "whole")
+        call = asyncio.ensure_future(client.call("browser_evaluate", {"function": LONG_FUNCTION, "tab": tab["ref"]}))
+        window = await approval_window(world, call)
+        code = window.locator("#code")
+        assert await code.inner_text() == LONG_FUNCTION
+        assert await code.evaluate("(pre) => pre.scrollHeight > pre.clientHeight"), "the function scrolls in its box"
+        assert "via owner" in await window.locator("#credential").inner_text()
+        assert world.site in await window.locator("#site").inner_text()
+        assert await window.locator("#title").inner_text() == "Tiny shop"
+        await window.set_viewport_size({"width": 600, "height": 700})
+        await picture(window, "approval-long-function")
+
+        # While the person reads, the client cannot send the tab elsewhere, nor act in it.
+        for name, args in (
+            ("browser_navigate", {"url": world.url("person.html", "elsewhere"), "tab": tab["ref"]}),
+            ("browser_click", {"target": "e1", "element": "the title", "tab": tab["ref"]}),
+            ("call_page_tool", {"tab": tab["ref"], "tool": "buy", "arguments": {}}),
+        ):
+            refused = await client.call(name, args)
+            assert refused.is_error and text(refused).startswith("tab_busy:"), (name, text(refused))
+            assert "an approval is waiting" in text(refused)
+        await code.evaluate("(pre) => { pre.scrollTop = pre.scrollHeight; }")
+        await picture(window, "approval-long-function-end")
+        await answer(window, "Allow once")
+        async with asyncio.timeout(WAIT):
+            result = await call
+        assert not result.is_error and "Tiny shop / whole" in text(result), text(result)
+        moved = await client.call("browser_navigate", {"url": world.url("person.html", "after"), "tab": tab["ref"]})
+        assert not moved.is_error, text(moved)
+
+
+async def test_an_approval_does_not_carry_over_to_a_page_that_replaced_the_one_approved(world: World) -> None:
+    async with world.mcp("Scripting Agent") as client:
+        tab = await open_shop_for(client, world, "moved")
+        page = await _page_at(world, world.url("shop.html", "moved"))
+        function = "() => { window.ranHere = true; return document.title; }"
+        call = asyncio.ensure_future(client.call("browser_evaluate", {"function": function, "tab": tab["ref"]}))
+        window = await approval_window(world, call)
+        assert world.url("shop.html", "moved") in await window.locator("#url").inner_text()
+        # The tab goes elsewhere (the person, or the page itself) while the window waits.
+        await page.goto(world.url("person.html", "moved-on"))
+        await answer(window, "Allow once")
+        async with asyncio.timeout(WAIT):
+            result = await call
+        assert result.is_error and text(result).startswith("not_approved: "), text(result)
+        assert "the page changed after they approved it" in text(result)
+        assert await page.evaluate("window.ranHere ?? false") is False
+
+        # A destructive page tool alike: the page navigates itself to a page with the same tool.
+        await page.goto(world.url("shop.html", "moved-back"))
+        await world.tab_at(world.url("shop.html", "moved-back"), {"buy", "look"})
+        call = asyncio.ensure_future(
+            client.call("call_page_tool", {"tab": tab["ref"], "tool": "buy", "arguments": {"item": "a car"}})
+        )
+        window = await approval_window(world, call)
+        await page.evaluate("setTimeout(() => { location.href = location.pathname + '?moved-itself'; })")
+        # The new page has the same tool, where the approved call would buy without the check.
+        await world.tab_at(world.url("shop.html", "moved-itself"), {"buy", "look"})
+        await answer(window, "Allow once")
+        async with asyncio.timeout(WAIT):
+            result = await call
+        assert result.is_error and "the page changed after they approved it" in text(result), text(result)
+        assert await page.evaluate("window.bought ?? 0") == 0
+
+        # The document is known by Chromium's own id for it, which a move within it keeps.
+        document_id = "async (id) => (await chrome.webNavigation.getFrame({tabId: id, frameId: 0})).documentId"
+        before = await world.worker.evaluate(document_id, tab["id"])
+        assert isinstance(before, str) and before
+        call = asyncio.ensure_future(
+            client.call("call_page_tool", {"tab": tab["ref"], "tool": "buy", "arguments": {"item": "a hat"}})
+        )
+        window = await approval_window(world, call)
+        await page.evaluate("location.hash = '#details'")
+        await eventually(lambda: _hash_is(page, "#details"), "the page to move within itself")
+        assert await world.worker.evaluate(document_id, tab["id"]) == before
+        await answer(window, "Allow once")
+        async with asyncio.timeout(WAIT):
+            result = await call
+        assert not result.is_error and text(result) == "bought a hat", text(result)
+
+
+async def _hash_is(page: Page, value: str) -> bool:
+    return bool(await page.evaluate("location.hash") == value)
+
+
+async def test_a_huge_function_is_shown_whole_and_one_too_large_to_show_is_refused(world: World) -> None:
+    async with world.mcp("Scripting Agent") as client:
+        tab = await open_shop_for(client, world, "huge")
+        large = "() => [\n" + "".join(f"  'line {i:06d} of a large function',\n" for i in range(12_000)) + "].length"
+        assert len(large) > 400_000
+        call = asyncio.ensure_future(client.call("browser_evaluate", {"function": large, "tab": tab["ref"]}))
+        window = await approval_window(world, call)
+        code = window.locator("#code")
+        assert await code.evaluate("(pre) => pre.textContent.length") == len(large)
+        assert await code.evaluate("(pre) => pre.scrollHeight > pre.clientHeight")
+        await answer(window, "Deny")
+        async with asyncio.timeout(WAIT):
+            denied = await call
+        assert denied.is_error and "they denied it" in text(denied), text(denied)
+
+    windows: list[str] = []
+    world.context.on("page", lambda page: windows.append(page.url))
+    async with world.mcp("Scripting Agent") as client:
+        tab = await open_shop_for(client, world, "too-huge")
+        huge = "() => '" + "x" * (1024 * 1024) + "'"
+        refused = await client.call("browser_evaluate", {"function": huge, "tab": tab["ref"]})
+        assert refused.is_error and text(refused).startswith("not_approved:"), text(refused)[:300]
+        assert "over the 1 MiB an approval window shows whole" in text(refused)
+    assert not [url for url in windows if "approval.html" in url]
+
+
+async def test_the_popup_tells_two_same_named_agents_apart_by_credential(world: World) -> None:
+    async with client_mcp(world, "Twin Agent") as owners, client_mcp(world, "Twin Agent", "alice") as alices:
+        await open_shop_for(owners, world, "twin-owner")
+        await open_shop_for(alices, world, "twin-alice")
+        popup = await open_popup(world)
+        rows = popup.locator("#sessions li", has_text="Twin Agent")
+        await eventually(lambda: _count_is(rows, 2), "the popup to list both sessions")
+        credentials = sorted([await row.locator(".credential").inner_text() for row in await rows.all()])
+        assert credentials == ["via alice", "via owner"], credentials
+        for tag, credential in (("twin-owner", "via owner"), ("twin-alice", "via alice")):
+            held = tab_row(popup, world.url("shop.html", tag))
+            assert credential in await held.inner_text()
+            assert await held.locator(".credential").is_visible()
+        await picture(popup, "popup-credentials")
+        await popup.close()
+
+
+async def _count_is(locator: Any, count: int) -> bool:
+    return await locator.count() == count
+
+
+async def test_a_site_allowed_before_credentials_counted_is_allowed_for_the_owner_only(world: World) -> None:
+    """An "always allow" entry of an earlier version (a bare origin) is kept for the broker's own token."""
+    page, tab = await world.open_page("shop.html", "migrated", {"buy", "look"})
+    carols_page, carols_tab = await world.open_page("shop.html", "migrated-carol", {"buy", "look"})
+    await change_settings(world, alwaysAllow=[world.site])
+    assert (await world.post(f"/tabs/{tab['ref']}/claim", None))[0] == 200
+    status, body = await world.post(f"/tabs/{tab['ref']}/tools/buy", {"item": "old"})
+    assert status == 200 and body["result"] == "bought old", body
+    async with client_http(world, "carol") as carol:
+        async with carol.post(f"/tabs/{carols_tab['ref']}/claim") as claimed:
+            assert claimed.status == 200, await claimed.text()
+        call = asyncio.ensure_future(_post_json(carol, f"/tabs/{carols_tab['ref']}/tools/buy", {"item": "new"}))
+        window = await approval_window(world, call)
+        await answer(window, "Deny")
+        async with asyncio.timeout(WAIT):
+            status, body = await call
+    assert status == 403 and body["error"]["code"] == "not_approved", body
+    assert await carols_page.evaluate("window.bought ?? 0") == 0
+    await world.post(f"/tabs/{tab['ref']}/release", None)
+    await change_settings(world, alwaysAllow=[])
+    await page.close()
+    await carols_page.close()
 
 
 async def test_the_pause_survives_a_service_worker_restart(world: World) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from broker.core import errors
+from broker.core.browser_wide import WideCall
 from broker.core.effects import CallWaiting, RejectCall, ResolveCall, TabsChanged
 from broker.core.messages import (
     ApprovalPending,
@@ -18,6 +19,7 @@ from broker.core.messages import (
     PauseChanged,
     PersonEndedSession,
     PersonReleasedTab,
+    TabInfo,
     TabReleased,
     ToolResult,
     WireError,
@@ -25,7 +27,7 @@ from broker.core.messages import (
 from broker.core.person import MAX_APPROVAL_WAIT
 from broker.core.state import Broker
 
-from .test_state import connect, make_core, only, sent, shop_tab, start_call
+from .test_state import SEARCH, connect, make_core, only, sent, shop_tab, start_call
 
 ACTIONS = ("snapshot", "click", "evaluate")
 
@@ -78,6 +80,7 @@ def test_the_extensions_own_refusals_become_the_persons_errors() -> None:
     expected = {
         "paused": errors.Paused,
         "not_approved": errors.NotApproved,
+        "tab_busy": errors.TabBusy,
         "page_error": errors.PageToolFailed,
     }
     for code, kind in expected.items():
@@ -234,6 +237,57 @@ def test_a_call_waiting_too_long_times_out_saying_it_waited_for_the_person() -> 
     [timed_out] = [e for e in core.expire(1.0 + MAX_APPROVAL_WAIT + 10.0) if isinstance(e, RejectCall)]
     assert isinstance(timed_out.error, errors.CallTimedOut)
     assert "after waiting for the person's approval" in timed_out.error.message
+
+
+def test_a_tab_whose_call_waits_for_the_person_takes_nothing_else_until_the_call_ends() -> None:
+    core = make_core()
+    core.link_opened(1, 0.0)
+    tabs = (TabInfo(7, "Shop", "https://shop.example/", (SEARCH,), window_id=1), shop_tab(8))
+    snapshot = Connected(BrowserInfo("Chrome", "156"), tabs, actions=(*ACTIONS, "navigate"), features=("windows",))
+    core.extension_message(1, snapshot, 0.0)
+    core.open_session("s1", "Agent A")
+    core.open_session("s2", "Agent B")
+    core.claim_tab("s1", 7)
+    core.claim_tab("s1", 8)
+    call_id, _ = core.call_action("s1", 7, "evaluate", {"function": "() => document.cookie"}, 0.0)
+    core.extension_message(1, ApprovalPending(call_id, 60.0), 1.0)
+    before = core.pending_count
+    for attempt in (
+        lambda: core.call_action("s1", 7, "navigate", {"url": "https://bank.example/"}, 2.0),
+        lambda: core.call_action("s1", 7, "click", {"target": "e1"}, 2.0),
+        lambda: core.call_action("s1", 7, "evaluate", {"function": "() => 2"}, 2.0),
+        lambda: core.call_tool("s1", 7, "search", {}, 2.0),
+        lambda: core.close_tab("s1", 7, 2.0),
+        lambda: core.focus_tab("s1", 7),
+        lambda: core.browser_request("s1", WideCall("closeWindow", window=1), 2.0),
+        lambda: core.browser_request("s1", WideCall("focusWindow", window=1), 2.0),
+    ):
+        with pytest.raises(errors.TabBusy, match=r"tab b1:7 now: an approval is waiting there") as refused:
+            attempt()
+        assert refused.value.status == 409
+        assert "browser_evaluate of session 'Agent A'" in refused.value.message
+    core.release_tab("s1", 7)  # its own claim: the call stays its own
+    with pytest.raises(errors.TabBusy):
+        core.claim_tab("s2", 7)
+    assert core.pending_count == before
+    # Another tab is not held up, nor is listing this one.
+    _, effects = core.call_action("s1", 8, "navigate", {"url": "https://shop.example/2"}, 2.0)
+    assert sent(effects)
+    assert core.request_tools("s2", 7, 2.0)[1]
+
+    core.extension_message(1, ToolResult(call_id, error=WireError("not_approved", "denied")), 3.0)
+    _, effects = core.call_action("s1", 8, "navigate", {"url": "https://shop.example/3"}, 3.0)
+    core.claim_tab("s2", 7)
+    _, effects = core.call_action("s2", 7, "navigate", {"url": "https://shop.example/"}, 3.0)
+    assert isinstance(sent(effects)[0], BrowserAction)
+
+
+def test_a_call_not_yet_waiting_for_the_person_keeps_its_tab_free() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    start_call(core)
+    _, effects = core.call_tool("s1", 7, "search", {}, 1.0)
+    assert sent(effects)
 
 
 def test_approval_news_of_a_call_that_ended_is_dropped() -> None:

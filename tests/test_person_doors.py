@@ -10,7 +10,9 @@ import asyncio
 
 import pytest
 
-from .conftest import BrokerUnderTest, MakeBroker
+from broker.core.security import client_token
+
+from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import FakeExtension, FakeTab, Json
 from .mcp_clients import ERAS, text
 
@@ -173,3 +175,111 @@ async def test_an_http_client_hears_progress_while_its_call_waits(make_broker: M
         assert not result.is_error, text(result)
     assert heard and heard[0][1] == 60
     assert (heard[0][2] or "").startswith("waiting for the person to approve buy on tab b1:7")
+
+
+def two_shops() -> list[FakeTab]:
+    return [shop(), FakeTab(8, "https://shop.example/2", "Shop 2", {"buy": lambda args: {"bought": 2}})]
+
+
+class WaitingPerson:
+    """A fake extension's person: every browser_evaluate waits for their answer, which the test gives."""
+
+    def __init__(self, fake: FakeExtension) -> None:
+        self.fake = fake
+        self.asked: asyncio.Queue[Json] = asyncio.Queue()
+        self.answer = asyncio.Event()
+        fake.on_action = self.on_action
+
+    async def on_action(self, message: Json) -> None:
+        if message["action"] != "evaluate":
+            await self.fake.answer_action(message)
+            return
+        await self.fake.send({"type": "approvalPending", "callId": message["callId"], "timeout": 60})
+        await self.asked.put(message)
+        await self.answer.wait()
+        await self.fake.answer_action(message)
+
+    async def waiting(self, broker: BrokerUnderTest) -> None:
+        """Until the broker heard that the call waits for the person."""
+        async with asyncio.timeout(5):
+            await self.asked.get()
+        await broker.settled(self.fake)
+
+
+async def test_a_rest_client_cannot_act_in_a_tab_while_its_call_waits_for_the_person(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(*two_shops(), actions=["snapshot", "click", "navigate", "evaluate"])
+    person = WaitingPerson(fake)
+    for tab in (7, 8):
+        assert (await broker.post(f"/tabs/{tab}/claim"))[0] == 200
+    call = asyncio.ensure_future(broker.post("/tabs/7/actions/evaluate", {"function": "() => document.cookie"}))
+    await person.waiting(broker)
+    for refused in (
+        await broker.post("/tabs/7/actions/navigate", {"url": "https://bank.example/"}),
+        await broker.post("/tabs/7/actions/click", {"target": "e1"}),
+        await broker.post("/tabs/7/tools/buy", {"item": "shoes"}),
+        await broker.post("/tabs/7/focus"),
+        await broker.delete("/tabs/7"),
+    ):
+        status, body = refused
+        assert status == 409 and body["error"]["code"] == "tab_busy", body
+        assert "tab b1:7" in body["error"]["message"] and "an approval is waiting" in body["error"]["message"]
+    assert [m["action"] for m in fake.received("browserAction")] == ["evaluate"]
+    assert fake.received("callTool") == [] and fake.received("closeTab") == []
+    # Another tab is not held up.
+    status, body = await broker.post("/tabs/8/actions/navigate", {"url": "https://shop.example/3"})
+    assert status == 200, body
+
+    person.answer.set()
+    async with asyncio.timeout(5):
+        status, body = await call
+    assert status == 200, body
+    status, body = await broker.post("/tabs/7/actions/navigate", {"url": "https://shop.example/"})
+    assert status == 200, body
+
+
+async def test_an_mcp_client_cannot_navigate_or_call_in_a_tab_while_its_call_waits(
+    broker: BrokerUnderTest, era: str
+) -> None:
+    fake = await broker.extension(*two_shops(), actions=["snapshot", "click", "navigate", "evaluate"])
+    person = WaitingPerson(fake)
+    async with broker.mcp("Claude Code", era) as client, broker.mcp("Other Agent", era) as other:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        call = asyncio.ensure_future(client.call("browser_evaluate", {"function": "() => 1", "tab": "7"}))
+        await person.waiting(broker)
+        for name, args in (
+            ("browser_navigate", {"url": "https://bank.example/", "tab": "7"}),
+            ("call_page_tool", {"tab": 7, "tool": "buy", "arguments": {}}),
+            ("tabs", {"action": "close", "tab": 7}),
+        ):
+            refused = await client.call(name, args)
+            assert refused.is_error and text(refused).startswith("tab_busy: cannot"), (name, text(refused))
+        # Another session cannot take the tab over meanwhile either (the claim is refused as the
+        # tab is owned; once released by its owner, as busy).
+        await client.call_json("tabs", {"action": "release", "tab": 7})
+        taken = await other.call("tabs", {"action": "claim", "tab": 7})
+        assert taken.is_error and text(taken).startswith("tab_busy:"), text(taken)
+        person.answer.set()
+        async with asyncio.timeout(5):
+            result = await call
+        assert not result.is_error, text(result)
+        await other.call_json("tabs", {"action": "claim", "tab": 7})
+        moved = await other.call("browser_navigate", {"url": "https://shop.example/", "tab": "7"})
+        assert not moved.is_error, text(moved)
+
+
+async def test_connect_names_each_sessions_credential(broker: BrokerUnderTest, era: str) -> None:
+    tabs = [FakeTab(n, f"https://shop{n}.example/", "Shop", {}) for n in (7, 8, 9, 10)]
+    fake = await broker.extension(*tabs)
+    alice = {"Authorization": f"Bearer {client_token(TOKEN, 'alice')}"}
+    # Each session is named to the browser as it first acts there: here, by claiming a tab.
+    await broker.post("/tabs/7/claim")
+    await broker.post("/tabs/8/claim", headers={**alice, "X-Session-Name": "Claude Code"})
+    async with (
+        broker.mcp("Claude Code", era) as owners,
+        broker.mcp("Claude Code", era, token=client_token(TOKEN, "alice")) as alices,
+    ):
+        await owners.call_json("tabs", {"action": "claim", "tab": 9})
+        await alices.call_json("tabs", {"action": "claim", "tab": 10})
+    connects = [m for m in fake.received("connect") if m.get("sessionId")]
+    named = sorted((m["credential"], m["sessionId"].startswith("mcp")) for m in connects)
+    assert named == [("alice", False), ("alice", True), ("owner", False), ("owner", True)], connects

@@ -122,6 +122,22 @@ def test_a_link_hears_of_no_session_until_it_says_which_browser_it_is() -> None:
     assert [e for e in again if isinstance(e, SendToExtension)] == []
 
 
+def test_a_sessions_connect_names_its_credential() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(7), shop_tab(8)))
+    core.open_session("s1", "Claude Code")
+    core.open_session("s2", "Claude Code", credential="alice")
+    _, owner = core.claim_tab("s1", 7)
+    _, alice = core.claim_tab("s2", 8)
+    introduced = [
+        e.message for e in (*owner, *alice) if isinstance(e, SendToExtension) and isinstance(e.message, Connect)
+    ]
+    assert introduced == [
+        Connect("test", session_id="s1", client_name="Claude Code", credential="owner"),
+        Connect("test", session_id="s2", client_name="Claude Code", credential="alice"),
+    ]
+
+
 def test_a_link_that_said_nothing_yet_is_no_browser() -> None:
     core = make_core()
     core.link_opened(1, 0.0)
@@ -143,7 +159,7 @@ def test_a_session_is_introduced_to_a_browser_before_its_first_frame_there() -> 
     _, effects = core.claim_tab("s1", "b1:7")
     assert introduced(effects) == [(1, "s1")]
     messages = [e.message for e in effects if isinstance(e, SendToExtension)]
-    assert messages == [Connect("test", session_id="s1", client_name="Cursor"), TabClaimed("s1", 7)]
+    assert messages == [Connect("test", session_id="s1", client_name="Cursor", credential="owner"), TabClaimed("s1", 7)]
     _, effects = core.call_tool("s1", "b1:7", "search", {}, 0.0)
     assert introduced(effects) == []
     assert isinstance(sent(effects)[0], CallTool)
@@ -174,7 +190,7 @@ def test_a_returning_browser_hears_again_of_the_live_sessions_it_knew() -> None:
     assert messages == [
         Connect("test"),
         Connect("test", session_ids=("a",)),
-        Connect("test", session_id="a", client_name="A"),
+        Connect("test", session_id="a", client_name="A", credential="owner"),
     ]
 
 

@@ -58,7 +58,8 @@ class BrowserRequests(PersonInCharge):
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, BrowserNotFound, WindowNotFound,
-            AmbiguousTab (a window id several browsers have), WindowNotOwned, Paused, NotSupported.
+            AmbiguousTab (a window id several browsers have), WindowNotOwned, Paused, NotSupported,
+            TabBusy (a tab of the window to focus or close has a call waiting for the person).
         """
         session = self._session(session_id)
         args = call.args
@@ -67,6 +68,8 @@ class BrowserRequests(PersonInCharge):
         else:
             browser, window_id = self._resolve_window(call.window, call.browser)
             checked = self.check_window_yours(session, browser, window_id, call.request.removesuffix("Window"))
+            for tab in checked:
+                self._check_not_busy(browser, tab, f"{call.request.removesuffix('Window')} the window of")
             args = {**args, "windowId": window_id}
             if call.request == "closeWindow":
                 # The tabs checked: a tab that reaches the window before it closes keeps it open.

@@ -17,8 +17,9 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── TabOwnedByOther           409 tab_owned
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
     │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
-    │   ├── IdempotencyKeyReused      422 idempotency_key_reused (the key named another call)
+    │   ├── TabBusy                   409 tab_busy (a call in it waits for the person's approval)
     │   ├── UnsupportedEncoding       415 unsupported_encoding (a compressed request body)
+    │   ├── IdempotencyKeyReused      422 idempotency_key_reused (the key named another call)
     │   ├── TooManyCalls              429 too_many_calls
     │   ├── RateLimited               429 rate_limited (``retry_after`` seconds)
     │   └── TooManySessions           429 too_many_sessions
@@ -76,6 +77,7 @@ __all__ = [
     "RateLimited",
     "RequestError",
     "SessionEnded",
+    "TabBusy",
     "TabNotClaimed",
     "TabNotFound",
     "TabOwnedByOther",
@@ -176,6 +178,11 @@ class IdempotencyKeyReused(RequestError, code="idempotency_key_reused", status=4
 
 
 class UnsupportedEncoding(RequestError, code="unsupported_encoding", status=415): ...
+
+
+class TabBusy(RequestError, code="tab_busy", status=409):
+    """A call in the tab waits for the person's approval: the tab takes nothing else until it ends,
+    so nothing a client does meanwhile changes what the person is approving."""
 
 
 class TooManyCalls(RequestError, code="too_many_calls", status=429): ...

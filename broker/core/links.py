@@ -49,6 +49,7 @@ from .errors import (
     PageToolFailed,
     Paused,
     PersonDeclined,
+    TabBusy,
     TabNotClaimed,
     TabNotFound,
     TabOwnedByOther,
@@ -85,7 +86,7 @@ from .messages import (
     WireError,
 )
 from .pending import CallKind, Pending, PendingCalls
-from .sessions import Session, Sessions
+from .sessions import OWNER_CREDENTIAL, Session, Sessions
 
 __all__ = ["BrowserLinks", "Link"]
 
@@ -97,9 +98,10 @@ _DECLINED: dict[str, type[PersonDeclined]] = {
     NotApproved.code: NotApproved,
     ConsentRequired.code: ConsentRequired,
 }
-# toolResult error codes that name one of the broker's own refusals: the extension checks a
-# tab's owner too, and refuses a call for a tab it was not told its session holds.
-_REFUSED: dict[str, type[BrokerError]] = {TabNotClaimed.code: TabNotClaimed}
+# toolResult error codes that name one of the broker's own refusals, which the extension checks
+# too: a call for a tab it was not told its session holds, and one that reached a tab where
+# another call waits for the person (sent by another broker, or before this one heard of it).
+_REFUSED: dict[str, type[BrokerError]] = {TabNotClaimed.code: TabNotClaimed, TabBusy.code: TabBusy}
 # A browserRequest's error codes that name one of the broker's own errors: a window to close
 # gained a tab that is not the session's after the broker checked it.
 _BROWSER_REFUSALS: dict[str, type[BrokerError]] = {"window_changed": WindowNotOwned}
@@ -270,7 +272,7 @@ class BrowserLinks:
         effects: list[Effect] = [SendToExtension(link.id, Connect(self.config.server_version, session_ids=tuple(told)))]
         for session_id in told:
             session = self._sessions[session_id]
-            effects.append(SendToExtension(link.id, self._connect_message(session.id, session.name)))
+            effects.append(SendToExtension(link.id, self._connect_message(session)))
         return effects
 
     def _tell(self, browser: Browser, message: SessionMessage) -> list[Effect]:
@@ -280,7 +282,7 @@ class BrowserLinks:
         session = self._sessions.get(message.session_id)
         if session is not None and session.id not in browser.told:
             browser.told.add(session.id)
-            effects.append(SendToExtension(browser.link_id, self._connect_message(session.id, session.name)))
+            effects.append(SendToExtension(browser.link_id, self._connect_message(session)))
         effects.append(SendToExtension(browser.link_id, message))
         return effects
 
@@ -446,8 +448,9 @@ class BrowserLinks:
         Disconnected: _on_disconnected,
     }
 
-    def _connect_message(self, session_id: SessionId, name: str) -> Connect:
-        return Connect(self.config.server_version, session_id=session_id, client_name=name)
+    def _connect_message(self, session: Session) -> Connect:
+        credential = OWNER_CREDENTIAL if session.credential is None else session.credential
+        return Connect(self.config.server_version, session.id, session.name, credential=credential)
 
     def _add_pending(
         self,

@@ -267,12 +267,17 @@ class Connect:
     ``session_ids``, on the link's first ``connect`` only, lists the sessions alive at that moment
     (each is then announced with its own ``connect``), so an extension can forget the sessions of
     a broker that restarted. Not in the seed protocol; extensions that do not know it ignore it.
+
+    ``credential``, with a session: the name of the client token that opened it
+    (``mcp-config --client NAME``), or ``"owner"`` for the broker's own token. The client chose
+    its name; the credential it could not, so the person tells two same-named clients apart by it.
     """
 
     server_version: str
     session_id: str | None = None
     client_name: str | None = None
     session_ids: tuple[str, ...] | None = None
+    credential: str | None = None
 
 
 @attrs.frozen

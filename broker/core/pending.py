@@ -5,7 +5,8 @@ gets a broker-minted id and a deadline. The table answers what the core asks of 
 id, the calls of a session or of a link, the overdue ones, the next deadline. Deadlines live in
 a heap whose entries for calls already gone, or whose deadline was moved (a call waiting for
 the person's approval), are skipped when they surface, so ending or postponing a call costs no
-search. Rules about what a call means stay in :mod:`broker.core.state`.
+search. It also knows which tabs hold a call that waits for the person's approval. Rules about
+what a call means stay in :mod:`broker.core.state`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import enum
 import heapq
 import itertools
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from typing import TypeVar
 
 import attrs
@@ -24,7 +25,7 @@ from .messages import Arguments
 
 __all__ = ["CallKind", "Pending", "PendingCalls"]
 
-Key = TypeVar("Key", str, int)
+Key = TypeVar("Key", bound=Hashable)
 
 
 class CallKind(enum.Enum):
@@ -76,6 +77,8 @@ class PendingCalls:
         self._by_session: dict[SessionId, set[CallId]] = {}
         self._by_link: dict[LinkId, set[CallId]] = {}
         self._deadlines: list[tuple[float, CallId]] = []
+        # (browser, tab id) -> its calls that the extension said wait for the person.
+        self._awaiting: dict[tuple[str, int], set[CallId]] = {}
         self._ids = itertools.count(1)
 
     def new_id(self) -> CallId:
@@ -119,6 +122,20 @@ class PendingCalls:
     def get(self, call_id: CallId) -> Pending | None:
         return self._calls.get(call_id)
 
+    def await_person(self, call_id: CallId) -> None:
+        """Note that a call waits for the person's approval, until it ends."""
+        pending = self._calls.get(call_id)
+        if pending is None:
+            return
+        pending.awaiting_person = True
+        if pending.tab_id is not None:
+            self._awaiting.setdefault((pending.browser, pending.tab_id), set()).add(call_id)
+
+    def awaiting_in(self, browser: str, tab_id: int) -> Pending | None:
+        """A call in the tab that waits (or waited, and now runs) with the person's approval."""
+        calls = self._awaiting.get((browser, tab_id))
+        return self._calls[min(calls)] if calls else None
+
     def pop(self, call_id: CallId) -> Pending | None:
         """Take a call out of the table; None when it had already ended."""
         pending = self._calls.pop(call_id, None)
@@ -126,6 +143,8 @@ class PendingCalls:
             return None
         _discard(self._by_session, pending.session_id, call_id)
         _discard(self._by_link, pending.link_id, call_id)
+        if pending.awaiting_person and pending.tab_id is not None:
+            _discard(self._awaiting, (pending.browser, pending.tab_id), call_id)
         return pending
 
     def of_session(self, session_id: SessionId) -> list[CallId]:

@@ -15,7 +15,12 @@ this module turns each report into the broker's state and into errors a client c
   ``paused`` back; the broker's own check spares the round trip.
 - ``approvalPending``: the call's deadline moves by the approval's time, so the broker never
   times a call out while the person decides, and its caller is told the call waits
-  (:class:`~broker.core.effects.CallWaiting`).
+  (:class:`~broker.core.effects.CallWaiting`). Until that call ends, its tab takes nothing else
+  from any client (page tools, built-in actions, navigation included, closing, focusing, its
+  window focused or closed, another session's claim or release): each is refused at once with
+  ``tab_busy``, so what the person sees in the approval window stays what they approve. The
+  extension checks too, right before the call runs, that the tab still shows the document they
+  approved (the person, or the page itself, may still navigate it).
 
 Sessions, tabs and calls themselves are :mod:`broker.core.state`'s; this is one more part of the
 same Broker, kept apart because these rules answer to the person rather than to clients.
@@ -28,7 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .browsers import Browser, Tab
 from .effects import CallWaiting, Effect, SendToExtension, SessionId
-from .errors import Paused
+from .errors import Paused, TabBusy
 from .links import BrowserLinks, Link
 from .messages import (
     ApprovalPending,
@@ -74,6 +79,20 @@ class PersonInCharge(BrowserLinks):
                 f"the person paused AI agents in this browser ({browser.key}, {browser.name or 'unnamed'}):"
                 " nothing reaches its pages until they resume them from the browser-mcp popup"
             )
+
+    def _check_not_busy(self, browser: Browser, tab: Tab, action: str, but_for: SessionId | None = None) -> None:
+        """Raises: TabBusy, while a call in the tab waits for the person's approval (or runs with it),
+        unless it is ``but_for``'s own."""
+        waiting = self._pending.awaiting_in(browser.key, tab.id)
+        if waiting is None or waiting.session_id == but_for:
+            return
+        session = self._sessions.get(waiting.session_id)
+        raise TabBusy(
+            f"cannot {action} tab {browser.key}:{tab.id} now: an approval is waiting there (the person is asked"
+            f" in the browser to allow {waiting.tool_name} of session"
+            f" {session.name if session else waiting.session_id!r}); the tab takes no other action until that"
+            " call ends"
+        )
 
     def _taken_back(self, session: Session, browser: Browser, tab: Tab) -> str:
         if (browser.key, tab.id) not in session.taken_back:
@@ -132,7 +151,7 @@ class PersonInCharge(BrowserLinks):
         if pending is None:
             return []
         wait = min(max(message.timeout, 0.0), MAX_APPROVAL_WAIT)
-        pending.awaiting_person = True
+        self._pending.await_person(pending.call_id)
         self._pending.postpone(pending.call_id, now + wait + pending.timeout)
         note = (
             f"waiting for the person to approve {pending.tool_name} on {pending.place} in the browser"

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 
 from .errors import Forbidden, Unauthorized
+from .sessions import OWNER_CREDENTIAL
 
 __all__ = [
     "PROJECT_EXTENSION_ID",
@@ -90,14 +91,22 @@ CLIENT_TOKEN_PREFIX = "bmcp_"
 _CLIENT_LABEL = re.compile(r"^[A-Za-z0-9-]{1,48}$")
 
 
+def _is_client_label(label: str) -> bool:
+    # The person tells the owner's sessions by this name: a client token may not bear it.
+    return bool(_CLIENT_LABEL.match(label)) and label.lower() != OWNER_CREDENTIAL
+
+
 def client_token(token: str, label: str) -> str:
     """A token naming one client, derived from the broker's: the broker checks it without storing it.
 
     Raises:
         ValueError: ``label`` is not 1-48 letters, digits or dashes.
     """
-    if not _CLIENT_LABEL.match(label):
-        raise ValueError(f"a client name for a token is 1-48 letters, digits or dashes, not {label!r}")
+    if not _is_client_label(label):
+        raise ValueError(
+            f"a client name for a token is 1-48 letters, digits or dashes, other than {OWNER_CREDENTIAL!r}"
+            f" (the broker's own token), not {label!r}"
+        )
     mac = hmac.new(token.encode(), f"client:{label}".encode(), hashlib.sha256).hexdigest()[:32]
     return f"{CLIENT_TOKEN_PREFIX}{label}_{mac}"
 
@@ -120,8 +129,6 @@ def check_bearer(authorization: str | None, token: str) -> str | None:
             return None
         if presented.startswith(CLIENT_TOKEN_PREFIX):
             label = presented[len(CLIENT_TOKEN_PREFIX) :].rpartition("_")[0]
-            if _CLIENT_LABEL.match(label) and hmac.compare_digest(
-                presented.encode(), client_token(token, label).encode()
-            ):
+            if _is_client_label(label) and hmac.compare_digest(presented.encode(), client_token(token, label).encode()):
                 return label
     raise Unauthorized("wrong bearer token")

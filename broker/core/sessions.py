@@ -18,7 +18,11 @@ import attrs
 from .effects import SessionId
 from .errors import Forbidden, TooManySessions
 
-__all__ = ["Session", "Sessions"]
+__all__ = ["OWNER_CREDENTIAL", "Session", "Sessions"]
+
+# How the broker's own token is named to the person (``connect.credential``); no client token may
+# bear this name (:func:`broker.core.security.client_token`), so none can pose as the owner.
+OWNER_CREDENTIAL = "owner"
 
 
 @attrs.define

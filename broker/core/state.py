@@ -210,12 +210,13 @@ class Broker(BrowserRequests):
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
-            TabOwnedByOther, TabNotClaimed, ToolNotFound, Paused.
+            TabOwnedByOther, TabNotClaimed, ToolNotFound, Paused, TabBusy.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_yours(session, browser, tab, "call tools on")
         self._check_paused(browser)
+        self._check_not_busy(browser, tab, f"call {tool_name!r} in")
         if tab.tools is not None and not any(t.name == tool_name for t in tab.tools):
             if not tab.tools_provisional:
                 raise ToolNotFound(no_such_tool(browser.key, tab, tool_name))
@@ -286,12 +287,13 @@ class Broker(BrowserRequests):
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
-            TabOwnedByOther, TabNotClaimed, Paused.
+            TabOwnedByOther, TabNotClaimed, Paused, TabBusy.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_yours(session, browser, tab, "close")
         self._check_paused(browser)
+        self._check_not_busy(browser, tab, "close")
         pending = self._add_pending(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
         return pending.call_id, self._tell(browser, CloseTab(session_id, tab.id))
 
@@ -312,12 +314,13 @@ class Broker(BrowserRequests):
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
             InvalidRequest (no tab named and no current one), TabOwnedByOther, TabNotClaimed,
-            NotSupported, Paused.
+            NotSupported, Paused, TabBusy.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(self._current_tab(session) if tab_ref is None else tab_ref)
         self._check_yours(session, browser, tab, f"use {PREFIX}{action} in")
         self._check_paused(browser)
+        self._check_not_busy(browser, tab, f"use {PREFIX}{action} in")
         if action not in self._actions_of(browser):
             raise NotSupported(self._unsupported(browser, action))
         pending = self._add_pending(session, browser, CallKind.ACTION, now, timeout, tab.id, PREFIX + action)
@@ -343,7 +346,7 @@ class Broker(BrowserRequests):
         """Make a tab the session's own.
 
         Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy.
         """
         return self._set_owner(session_id, tab_ref, "claim", session_id)
 
@@ -351,7 +354,7 @@ class Broker(BrowserRequests):
         """Give a tab back to the person.
 
         Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther.
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy.
         """
         return self._set_owner(session_id, tab_ref, "release", None)
 
@@ -360,12 +363,13 @@ class Broker(BrowserRequests):
 
         Raises:
             SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther,
-            TabNotClaimed, Paused.
+            TabNotClaimed, Paused, TabBusy.
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_yours(session, browser, tab, "focus")
         self._check_paused(browser)
+        self._check_not_busy(browser, tab, "focus")
         session.current = (browser.key, tab.id)
         return self._view(browser, tab), self._tell(browser, FocusTab(session_id, tab.id))
 
@@ -562,6 +566,7 @@ class Broker(BrowserRequests):
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, action)
+        self._check_not_busy(browser, tab, action, but_for=session_id)
         if owner is not None:
             session.current = (browser.key, tab.id)
             session.taken_back.discard((browser.key, tab.id))

@@ -8,6 +8,7 @@
 import { BROWSER_ACTIONS, ToBroker } from "../protocol.js";
 import { reply } from "../links.js";
 import { isScriptable } from "../page_tools.js";
+import { pageChanged } from "../documents.js";
 import { attach, ownTab, serialized } from "./debugger.js";
 import { elementFor, releaseHandles } from "./elements.js";
 import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
@@ -23,6 +24,8 @@ import { waitFor } from "./wait.js";
 // Below the broker's default 30 s deadline, so that a slow action still gets its own answer.
 const ACTION_TIMEOUT_MS = 28_000;
 const RESTRICTED_LOAD_MS = 15_000;
+// Pages the debugger may act in beside http(s) ones.
+const OPEN_PAGE = /^(about:blank|data:)/;
 
 /** The page after an action; a page that is still moving on gets a moment and a second look. */
 async function pageAfter(tabId, result = []) {
@@ -100,12 +103,30 @@ async function leaveRestrictedPage(tabId, args) {
   }
 }
 
-async function run(tabId, action, args, owner) {
+async function stillApproved(approved) {
+  const changed = await pageChanged(approved);
+  if (changed) throw new ActionError(changed.code, changed.message);
+}
+
+/**
+ * Throws not_approved unless the tab still shows the document the person approved the action in;
+ * looked at again once attached, so that nothing slow stands between the last look and the action.
+ */
+async function checkApproved(tabId, url, approved) {
+  await stillApproved(approved);
+  if (isScriptable(url) || OPEN_PAGE.test(url)) {
+    await attach(tabId);
+    await stillApproved(approved);
+  }
+}
+
+async function run(tabId, action, args, owner, approved) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) throw new ActionError(Code.ACTION_FAILED, `tab ${tabId} does not exist`);
   if (owner) ownTab(tabId, owner);
   const url = tab.url || tab.pendingUrl || "";
-  if (!isScriptable(url) && !/^(about:blank|data:)/.test(url)) {
+  if (approved) await checkApproved(tabId, url, approved);
+  if (!isScriptable(url) && !OPEN_PAGE.test(url)) {
     if (action !== "navigate") {
       throw new ActionError(Code.ACTION_FAILED, `the tab shows ${url}, a page Chromium keeps extensions out of`);
     }
@@ -124,8 +145,11 @@ function errorOf(error) {
   return { code: Code.ACTION_FAILED, message: error?.message ? String(error.message) : String(error) };
 }
 
-/** Carry out a broker's browserAction; the toolResult to send back. */
-export async function runBrowserAction(port, message) {
+/**
+ * Carry out a broker's browserAction; the toolResult to send back. `approved`, when the person
+ * approved it: the document they saw, the only one it may run in.
+ */
+export async function runBrowserAction(port, message, approved) {
   const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
   try {
     const { tabId, action } = message;
@@ -135,7 +159,7 @@ export async function runBrowserAction(port, message) {
     if (typeof args !== "object" || Array.isArray(args)) throw invalidArguments("args must be an object");
     const owner = message.sessionId ? `${port}/${message.sessionId}` : null;
     const result = await withTimeout(
-      serialized(tabId, () => run(tabId, action, args, owner)),
+      serialized(tabId, () => run(tabId, action, args, owner, approved)),
       ACTION_TIMEOUT_MS,
       `browser_${action}`,
     );
