@@ -17,6 +17,8 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── TabOwnedByOther           409 tab_owned
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
     │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
+    │   ├── NoPairingCode             409 no_pairing_code (run browser-mcp pair first)
+    │   ├── PairingFailed             403 pairing_failed (a wrong pairing code)
     │   ├── TooManyCalls              429 too_many_calls
     │   ├── RateLimited               429 rate_limited (``retry_after`` seconds)
     │   └── TooManySessions           429 too_many_sessions
@@ -61,9 +63,11 @@ __all__ = [
     "InvalidMessage",
     "InvalidRequest",
     "MessageTooLarge",
+    "NoPairingCode",
     "NotApproved",
     "NotSupported",
     "PageToolFailed",
+    "PairingFailed",
     "Paused",
     "PersonDeclined",
     "RateLimited",
@@ -151,6 +155,14 @@ class TabNotClaimed(RequestError, code="tab_not_claimed", status=409): ...
 
 class WindowNotOwned(RequestError, code="window_not_owned", status=409):
     """A window may be focused or closed only by the session owning every tab in it."""
+
+
+class NoPairingCode(RequestError, code="no_pairing_code", status=409):
+    """An extension asked to pair while the broker has no code out (or it expired)."""
+
+
+class PairingFailed(RequestError, code="pairing_failed", status=403):
+    """An extension's proof of the pairing code was wrong."""
 
 
 class TooManyCalls(RequestError, code="too_many_calls", status=429): ...
