@@ -116,6 +116,17 @@ async def start_probed_broker(brokers: Brokers) -> BrokerProcess:
     raise AssertionError(f"no free port in {PROBED_PORTS.start}-{PROBED_PORTS.stop - 1} for the test broker")
 
 
+async def serve_on_probed_port(runner: web.AppRunner) -> int:
+    """Serve ``runner``'s app on a free port of 8765-8785 (another test run may take one first); its port."""
+    for port in free_probed_ports():
+        try:
+            await web.TCPSite(runner, "127.0.0.1", port).start()
+        except OSError:
+            continue
+        return port
+    raise AssertionError(f"no free port in {PROBED_PORTS.start}-{PROBED_PORTS.stop - 1}")
+
+
 def tool_prefix(names: list[str], tab: dict[str, Any]) -> str:
     """How the broker's MCP names start for ``tab``: ``t12_``, or ``b2_t12_`` when ids are shared."""
     short = f"t{tab['id']}_"
@@ -581,12 +592,7 @@ async def test_another_programs_server_in_the_port_range_gets_no_websocket(world
     runner = web.AppRunner(app)
     await runner.setup()
     try:
-        for port in free_probed_ports():
-            try:
-                await web.TCPSite(runner, "127.0.0.1", port).start()
-                break
-            except OSError:
-                continue
+        await serve_on_probed_port(runner)
         # The extension sweeps the range at least every 2 s.
         async with asyncio.timeout(WAIT):
             await three.wait()

@@ -22,7 +22,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import BrowserContext, Page, async_playwright
 
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.paths import ENV_DISCOVERY_DIR
@@ -122,6 +122,16 @@ async def test_the_extension_joins_and_leaves_the_brokers_the_native_host_names(
             await context.close()
 
 
+async def launched(stack: contextlib.AsyncExitStack, env: dict[str, str], tmp_path: Path) -> BrowserContext:
+    """Chromium with the extension and the installed host, closed with ``stack``."""
+    playwright = await stack.enter_async_context(async_playwright())
+    context = await playwright.chromium.launch_persistent_context(
+        str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, env=env, args=chromium_args()
+    )
+    stack.push_async_callback(context.close)
+    return context
+
+
 async def _no_browser(broker: BrokerProcess, token: str) -> bool:
     return await joined_browsers(broker, token) is None
 
@@ -146,11 +156,7 @@ async def test_the_readme_path_a_client_started_with_browser_mcp_mcp_calls_a_pag
     assert env[ENV_DISCOVERY_DIR] == str(discovery_dir)
     async with contextlib.AsyncExitStack() as stack:
         site = await stack.enter_async_context(serve_pages({"tools.html": MODERN_PAGE}))
-        playwright = await stack.enter_async_context(async_playwright())
-        context = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, env=env, args=chromium_args()
-        )
-        stack.push_async_callback(context.close)
+        context = await launched(stack, env, tmp_path)
         # No broker runs yet: the relay starts one in the background.
         client = await stack.enter_async_context(
             sdk_client(stdio_relay(discovery_dir, state_dir), "Claude Code", LEGACY)
@@ -180,11 +186,7 @@ async def test_a_planted_discovery_file_leads_the_extension_to_nothing(
     discovery_dir = Path(env[ENV_DISCOVERY_DIR])
     async with contextlib.AsyncExitStack() as stack:
         site = await stack.enter_async_context(serve_pages({"secret.html": SECRET_PAGE}))
-        playwright = await stack.enter_async_context(async_playwright())
-        context = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, env=env, args=chromium_args()
-        )
-        stack.push_async_callback(context.close)
+        context = await launched(stack, env, tmp_path)
         secret = await context.new_page()
         await secret.goto(f"{site}/secret.html?account=9876")
         real = await brokers.start()

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import re
 import signal
 from collections.abc import AsyncIterator
@@ -29,16 +28,24 @@ import aiohttp
 import pytest
 import pytest_asyncio
 from aiohttp import WSMsgType, web
-from playwright.async_api import BrowserContext, Page, Worker, async_playwright
+from playwright.async_api import Page
 
 from broker.core import link_auth
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
 
-from .chromium import CHROMIUM, answer_challenge, chromium_args, trust_broker
+from .chromium import answer_challenge
 from .cli_helpers import BrokerProcess, Brokers, run_cli
 from .fakes import EXTENSION_ORIGIN
-from .test_e2e_extension import WAIT, eventually, free_probed_ports, serve_pages, start_probed_broker
+from .test_e2e_extension import (
+    WAIT,
+    World,
+    eventually,
+    open_world,
+    serve_on_probed_port,
+    serve_pages,
+    start_probed_broker,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -47,16 +54,18 @@ SECRET_PAGE = f"<!doctype html><title>{SECRET_TITLE}</title><p>account 9876</p>"
 POPUP = f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html"
 
 
-class Browser:
-    def __init__(
-        self, context: BrowserContext, worker: Worker, broker: BrokerProcess, secret_url: str, home: Path, instance: str
-    ):
-        self.instance = instance
-        self.context = context
-        self.worker = worker
-        self.broker = broker
-        self.secret_url = secret_url
-        self.home = home
+class Browser(World):
+    """The module's browser, trusting its broker, with a page whose title and address are secrets."""
+
+    secret_url = ""
+
+    @property
+    def instance(self) -> str:
+        return self.instance_id
+
+    @property
+    def home(self) -> Path:
+        return Path(self.broker.discovery_file).parent.parent
 
     async def popup(self) -> Page:
         page = await self.context.new_page()
@@ -78,40 +87,12 @@ async def joined(broker: BrokerProcess, instance_id: str) -> list[dict[str, Any]
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def browser(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Browser]:
-    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
     home = tmp_path_factory.mktemp("e2e-pairing")
-    async with (
-        Brokers(home / "discovery") as brokers,
-        serve_pages({"secret.html": SECRET_PAGE}) as site,
-        async_playwright() as playwright,
-    ):
-        broker = await start_probed_broker(brokers)
-        context = await playwright.chromium.launch_persistent_context(
-            str(home / "profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
-            args=chromium_args(),
-        )
-        try:
-            worker = context.service_workers[0] if context.service_workers else None
-            if worker is None:
-                worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
-            await trust_broker(worker, broker.token)
-
-            async def stored() -> str | None:
-                found: str | None = await worker.evaluate(
-                    "chrome.storage.local.get('instanceId').then((v) => v.instanceId ?? null)"
-                )
-                return found
-
-            instance = await eventually(stored, "the extension to choose its instance id")
-            await eventually(lambda: joined(broker, instance), "the extension to join the trusted broker")
-            secret = await context.new_page()
-            await secret.goto(f"{site}/secret.html?account=9876")
-            yield Browser(context, worker, broker, f"{site}/secret.html?account=9876", home, instance)
-        finally:
-            await context.close()
+    async with serve_pages({"secret.html": SECRET_PAGE}) as site, open_world(home, site, Browser) as world:
+        world.secret_url = f"{site}/secret.html?account=9876"
+        secret = await world.context.new_page()
+        await secret.goto(world.secret_url)
+        yield world
 
 
 async def popup_text(page: Page) -> str:
@@ -265,15 +246,7 @@ async def squatting(answer: str, real: BrokerProcess) -> AsyncIterator[Squatter]
     runner = web.AppRunner(app)
     await runner.setup()
     try:
-        for port in free_probed_ports():
-            try:
-                await web.TCPSite(runner, "127.0.0.1", port).start()
-            except OSError:
-                continue
-            squatter.port = port
-            break
-        else:
-            raise AssertionError("no free probed port for the squatter")
+        squatter.port = await serve_on_probed_port(runner)
         yield squatter
     finally:
         # A link waiting to be paired stays open until the server goes: close it first.

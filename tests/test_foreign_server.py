@@ -21,8 +21,9 @@ from aiohttp import web
 
 from broker.version import BROKER_HEADER
 
-from .cli_helpers import CLI, Brokers, cli_env, discovery_fields, lookalike_broker, plant, run_cli
+from .cli_helpers import Brokers, discovery_fields, lookalike_broker, plant, run_cli
 from .test_e2e_extension import serve_app
+from .test_mcp_stdio import raw_relay
 from .test_native_host import Host
 
 
@@ -68,6 +69,21 @@ def process(kind: str) -> Iterator[int]:
 TOKEN = "the-owners-token-0123456789abcdef"
 
 
+async def relay_until(relay: asyncio.subprocess.Process, phrase: str) -> str:
+    """What ``browser-mcp mcp`` logged up to ``phrase``; its stdin is then closed, and it ends."""
+    assert relay.stdin is not None and relay.stderr is not None
+    heard = b""
+    async with asyncio.timeout(20):
+        while phrase.encode() not in heard:
+            line = await relay.stderr.readline()
+            assert line, f"the relay ended without saying {phrase!r}: {heard.decode()}"
+            heard += line
+    relay.stdin.close()
+    async with asyncio.timeout(20):
+        await relay.communicate()
+    return heard.decode()
+
+
 @pytest.mark.parametrize("kind", ["other-program", "broker-lookalike"])
 async def test_the_command_line_never_sends_the_token_to_a_server_that_did_not_prove_it_is_the_broker(
     discovery_dir: Path, foreign: tuple[Recorder, int], kind: str
@@ -98,30 +114,10 @@ async def test_the_stdio_relay_never_sends_the_token_to_a_server_that_did_not_pr
     recorder, port = foreign
     with process(kind) as pid:
         plant(discovery_dir, f"server-{pid}.json", discovery_fields(pid, port, token=TOKEN))
-        relay = await asyncio.create_subprocess_exec(
-            *CLI,
-            "mcp",
-            "--pid",
-            str(pid),
-            "--discovery-dir",
-            str(discovery_dir),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=cli_env(discovery_dir, XDG_STATE_HOME=str(tmp_path / "state")),
-        )
-        assert relay.stdin is not None and relay.stderr is not None
+        relay = await raw_relay(discovery_dir, tmp_path / "state", "--pid", str(pid))
         expected = "no live broker has pid" if kind == "other-program" else "did not prove it is the broker"
-        heard = b""
-        async with asyncio.timeout(20):
-            while expected.encode() not in heard:
-                line = await relay.stderr.readline()
-                assert line, f"the relay ended without saying {expected!r}: {heard.decode()}"
-                heard += line
-        relay.stdin.close()
-        async with asyncio.timeout(20):
-            await relay.communicate()
-    assert "Traceback" not in heard.decode()
+        heard = await relay_until(relay, expected)
+    assert "Traceback" not in heard
     assert recorder.saw(TOKEN) == []
     assert all(path == "/auth/challenge" for _, path, _ in recorder.requests)
 
@@ -154,24 +150,6 @@ async def test_the_command_line_and_the_relay_never_go_through_a_proxy(
     for command in (["status"], ["tabs"], ["pair"]):
         result = await run_cli(*command, discovery_dir=discovery_dir, env=env)
         assert result.returncode == 0, (command, result)
-    relay = await asyncio.create_subprocess_exec(
-        *CLI,
-        "mcp",
-        "--discovery-dir",
-        str(discovery_dir),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=cli_env(discovery_dir, XDG_STATE_HOME=str(tmp_path / "state"), LOG_LEVEL="debug", **env),
-    )
-    assert relay.stdin is not None and relay.stderr is not None
-    heard = b""
-    async with asyncio.timeout(20):
-        while f"using the broker (pid {broker.pid}".encode() not in heard:
-            line = await relay.stderr.readline()
-            assert line, heard.decode()
-            heard += line
-    relay.stdin.close()
-    async with asyncio.timeout(20):
-        await relay.communicate()
+    relay = await raw_relay(discovery_dir, tmp_path / "state", LOG_LEVEL="debug", **env)
+    await relay_until(relay, f"using the broker (pid {broker.pid}")
     assert proxy.requests == []
