@@ -5,8 +5,9 @@ the module's broker is trusted the way pairing leaves it (:func:`tests.chromium.
 and a page whose title and address are secrets is open. Then:
 
 - a second broker, never paired, is found, told nothing, shown in the popup as "not paired", and
-  paired by the person: ``browser-mcp pair`` prints a code, typed into the popup (screenshots of
-  both moments are taken and looked at); it survives the broker's restart (the token persists);
+  paired by the person: ``browser-mcp pair`` prints a code, typed into the popup (pictures of
+  both moments go to ``tests/output/e2e_pairing/``); it survives the broker's restart (the token
+  persists);
 - servers squatting on a probed port, speaking the old protocol and sending the broker header,
   learn nothing (no tab title, no address, no answer to an action), whether they ignore the
   challenge, answer it with a key of their own, name the paired broker with a wrong key, or
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import signal
 from collections.abc import AsyncIterator
@@ -52,6 +54,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 SECRET_TITLE = "Bank of Secrets: balance 1234"
 SECRET_PAGE = f"<!doctype html><title>{SECRET_TITLE}</title><p>account 9876</p>"
 POPUP = f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html"
+# Where the popup's pictures go, to be looked at: tests/output/e2e_pairing (or $BROWSER_MCP_E2E_OUTPUT).
+OUTPUT = Path(os.environ.get("BROWSER_MCP_E2E_OUTPUT") or Path(__file__).parent / "output") / "e2e_pairing"
 
 
 class Browser(World):
@@ -123,14 +127,15 @@ async def test_an_unpaired_broker_learns_nothing_until_the_person_pairs_it_in_th
 
         item = popup.locator(".pair-broker", has_text=f"port {second.port}")
         await item.locator("input").fill(code.lower())
-        await popup.screenshot(path=str(browser.home / "popup-pairing.png"))
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        await popup.screenshot(path=str(OUTPUT / "popup_pairing.png"))
         await item.locator("button").click()
         [joined_browser] = await eventually(
             lambda: joined(second, browser.instance), "the extension to join the paired broker"
         )
         await eventually(lambda: _shows(popup, f"Port {second.port}: connected"), "the popup to show it connected")
         assert notice not in await popup_text(popup)
-        await popup.screenshot(path=str(browser.home / "popup-paired.png"))
+        await popup.screenshot(path=str(OUTPUT / "popup_paired.png"))
 
         # The token persists: the broker started again on its port is still believed, unpaired anew.
         port = second.port
