@@ -1,7 +1,8 @@
 """The ``browser-mcp`` command line: ``serve`` runs a broker; the rest talk to live ones.
 
-``status``, ``tabs``, ``call`` and ``stop`` find brokers through the discovery files (port and
-token), choose one with ``--pid`` / ``--port`` when several are alive, and print tables for a
+``status``, ``tabs``, ``call``, ``pair`` and ``stop`` find brokers through the discovery files
+(port and token; :mod:`broker.client` sends the token only to a server that proved it is that
+broker), choose one with ``--pid`` / ``--port`` when several are alive, and print tables for a
 person or JSON with ``--json``. This module only parses arguments and prints; the broker is
 :mod:`broker.app` and talking to it is :mod:`broker.client`.
 """
@@ -24,6 +25,7 @@ from typing import Any
 from . import codec, loop, paths
 from .client import BrokerClient, ClientError, select_broker
 from .core.config import DEFAULTS, Config
+from .core.link_auth import pairing_text
 from .core.security import PROJECT_EXTENSION_ID, client_token, refuse_extension_ids
 from .discovery import BrokerRecord, live_brokers, load_or_create_token
 from .version import VERSION
@@ -123,8 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--require-extension-token",
         action="store_true",
-        help="refuse extension links without the token, which the extension has only through the native host"
-        " (then another local user cannot pose as the extension; probing extensions cannot join)",
+        help="hear an extension link only once the extension has proven it holds this broker's link key (from the"
+        " native host or pairing): then another local user cannot pose as the extension",
     )
     for flag, metavar, help_text in (
         ("--call-timeout", "SECONDS", "default: {}"),
@@ -170,6 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_tab_commands(commands)
     _add_browser_wide_commands(commands)
+
+    pair = commands.add_parser(
+        "pair", help="show a code to type into the browser extension's popup, so it trusts this broker"
+    )
+    _add_broker_choice(pair)
 
     stop = commands.add_parser("stop", help="stop a broker")
     _add_broker_choice(stop)
@@ -272,6 +279,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise ClientError("--max-links and --max-tabs must be at least 1")
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
+    first_run = not paths.token_file().exists()
     settings = Settings(
         token=_broker_token(),
         allowed_extensions=_allowed_extensions(args.allow_extension),
@@ -302,7 +310,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .app import serve  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     try:
-        loop.run(serve(Runtime(settings), args.port, directory, announce))
+        loop.run(serve(Runtime(settings), args.port, directory, announce, pair=first_run))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise ClientError(
@@ -560,6 +568,16 @@ def _records(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pair(args: argparse.Namespace) -> int:
+    client = _client(args)
+    issued = client.post("/pairing", {})
+    if args.json:
+        _print_json(issued)
+        return 0
+    print(pairing_text(client.record.port, issued["code"], issued["expiresIn"]))
+    return 0
+
+
 def _stop(args: argparse.Namespace) -> int:
     client = _client(args)
     client.post("/shutdown", {})
@@ -623,6 +641,7 @@ _CLIENT_COMMANDS = {
     "windows": _windows,
     "history": _records,
     "bookmarks": _records,
+    "pair": _pair,
     "stop": _stop,
     "mcp-config": _mcp_config,
 }

@@ -20,8 +20,10 @@ from pathlib import Path
 from aiohttp import web
 
 from . import discovery
+from .broker_auth import OPEN_PATHS, issue_code, setup_auth_routes
 from .connections import CONNECTIONS, ConnectionGate
 from .core.errors import BrokerError, Forbidden, RateLimited, UnsupportedEncoding, error_to_wire
+from .core.link_auth import pairing_text
 from .core.security import check_bearer, check_host, is_allowed_origin
 from .extension_ws import check_extension_request, extension_link
 from .hub import Hub
@@ -59,17 +61,18 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     settings = runtime.settings
     try:
         if request.path == "/":
-            check_extension_request(
-                request, settings.allowed_extensions, settings.token, settings.require_extension_token
-            )
+            check_extension_request(request, settings.allowed_extensions, settings.token)
         else:
             check_host(request.headers.get("Host"))
             origin = request.headers.get("Origin")
             if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions, runtime.port):
                 raise Forbidden(f"requests from web pages are refused (Origin {origin!r})")
-            request[CLIENT_LABEL] = check_bearer(request.headers.get("Authorization"), settings.token)
+            if request.path not in OPEN_PATHS:
+                request[CLIENT_LABEL] = check_bearer(request.headers.get("Authorization"), settings.token)
             check_no_content_coding(request.headers.get("Content-Encoding"))
-        request.app[CONNECTIONS].proven(request)
+        if request.path not in OPEN_PATHS:
+            # An open path asks for no token: its connection stays among the unproven ones.
+            request.app[CONNECTIONS].proven(request)
         return await handler(request)
     except BrokerError as exc:
         if exc.status >= 500:
@@ -122,10 +125,11 @@ def make_app(runtime: Runtime) -> web.Application:
     app.on_response_prepare.append(identify)
 
     async def websocket(request: web.Request) -> web.StreamResponse:
-        return await extension_link(request, hub)
+        return await extension_link(request, hub, runtime)
 
     app.router.add_get("/", websocket)
     setup_rest(app)
+    setup_auth_routes(app)
     setup_mcp(app, hub)
 
     async def going_away(app: web.Application) -> None:
@@ -167,8 +171,13 @@ def bind_socket(port: int | None) -> socket.socket:
     raise last_error
 
 
-async def serve(runtime: Runtime, port: int | None, discovery_dir: Path, announce: Callable[[str], None]) -> None:
-    """Run a broker until SIGINT, SIGTERM or ``POST /shutdown``; the discovery file goes with it."""
+async def serve(
+    runtime: Runtime, port: int | None, discovery_dir: Path, announce: Callable[[str], None], pair: bool = False
+) -> None:
+    """Run a broker until SIGINT, SIGTERM or ``POST /shutdown``; the discovery file goes with it.
+
+    ``pair`` (a first run, whose token is new): a pairing code is issued and announced as well.
+    """
     sock = bind_socket(port)
     runtime.port = sock.getsockname()[1]
     app = make_app(runtime)
@@ -187,6 +196,13 @@ async def serve(runtime: Runtime, port: int | None, discovery_dir: Path, announc
     path = discovery.publish(discovery_dir, runtime.discovery_fields())
     try:
         announce(f"browser-mcp broker {VERSION} listening on http://127.0.0.1:{runtime.port} (discovery file {path})")
+        if pair:
+            issued = issue_code(runtime)
+            announce(
+                "A browser extension without the native host must be paired with this broker once.\n"
+                + pairing_text(runtime.port, issued["code"], issued["expiresIn"])
+                + "\nLater: browser-mcp pair"
+            )
         await runtime.stop_requested.wait()
         logger.info("stopping")
     finally:

@@ -39,12 +39,22 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from .core import messages as wire
 from .core.errors import InvalidMessage
-from .core.messages import Arguments, BrokerMessage, ExtensionMessage, JsonObject, RawJson, WireError
+from .core.messages import (
+    Arguments,
+    BrokerMessage,
+    ExtensionMessage,
+    HandshakeMessage,
+    HandshakeReply,
+    JsonObject,
+    RawJson,
+    WireError,
+)
 
 __all__ = [
     "JSONDecodeError",
     "JSONEncodeError",
     "decode_extension_message",
+    "decode_handshake",
     "dumps",
     "dumps_pretty",
     "dumps_text",
@@ -90,9 +100,18 @@ TAGS: dict[type, str] = {
     wire.DiscoverTools: "discoverTools",
     wire.Disconnect: "disconnect",
     wire.ErrorReply: "error",
+    wire.AuthChallenge: "authChallenge",
+    wire.AuthProof: "authProof",
+    wire.AuthResponse: "authResponse",
+    wire.PairChallenge: "pairChallenge",
+    wire.PairNonce: "pairNonce",
+    wire.PairProof: "pairProof",
+    wire.PairKey: "pairKey",
 }
 # The class each ``type`` an extension may send names.
 EXTENSION_CLASSES: dict[str, type[ExtensionMessage]] = {TAGS[cls]: cls for cls in get_args(ExtensionMessage)}
+# The link handshake's, which the adapter answers before the hub hears anything.
+HANDSHAKE_CLASSES: dict[str, type[HandshakeMessage]] = {TAGS[cls]: cls for cls in get_args(HandshakeMessage)}
 
 
 def _camel(name: str) -> str:
@@ -279,7 +298,28 @@ def decode_extension_message(frame: str | bytes) -> ExtensionMessage:
     return message
 
 
-def encode_broker_message(message: BrokerMessage) -> bytes:
+def decode_handshake(frame: str | bytes) -> HandshakeMessage | str | None:
+    """A handshake frame, else the ``type`` of any other frame (None when it has none).
+
+    Raises:
+        InvalidMessage: a handshake frame with a field missing or of the wrong type.
+    """
+    try:
+        data = loads_object(frame, "frame")
+    except ValueError:
+        return None
+    kind = data.get("type")
+    cls = HANDSHAKE_CLASSES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        return kind if isinstance(kind, str) else None
+    try:
+        message: HandshakeMessage = converter.structure(data, cls)
+    except (cattrs.BaseValidationError, KeyError, TypeError, ValueError) as exc:
+        raise InvalidMessage(f"bad {kind} message: {_describe(exc)}") from None
+    return message
+
+
+def encode_broker_message(message: BrokerMessage | HandshakeReply) -> bytes:
     fields = converter.unstructure(message)
     fields["type"] = TAGS[type(message)]
     return _exact(orjson.dumps(fields))

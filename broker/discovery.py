@@ -4,19 +4,27 @@ Each broker writes ``server-<pid>.json`` (``port``, ``pid``, ``startedAt``, ``ve
 ``protocol``, ``token``; extra keys allowed) with :func:`broker.files.write_atomic`, so a reader
 sees the old file, the new one or none, never half of one. The file is 0600 and a folder the
 broker creates is 0700, because the token in it opens the broker. Readers trust only regular
-files owned by the current user whose pid is alive, and anyone who finds a file of a dead pid
-deletes it. :func:`matching_brokers` is the one rule for which live brokers ``--pid`` and
-``--port`` name; what to do when several or none match is the caller's (the CLI refuses to guess,
-the stdio relay takes the oldest). Watching the folders is the native host's.
+files owned by the current user that no one else may read or write (others are ignored, with a
+log line), whose pid is alive and is a browser-mcp broker of this user
+(:func:`is_broker_process`: ``/proc/<pid>`` on Linux, ``ps`` elsewhere); anyone who finds a file
+of a dead pid deletes it. A file whose pid was reused by another program is ignored, not deleted:
+that program may be anything. None of this proves the server on the file's port is the broker;
+readers that send the token check that first (:mod:`broker.client`).
+
+:func:`matching_brokers` is the one rule for which live brokers ``--pid`` and ``--port`` name;
+what to do when several or none match is the caller's (the CLI refuses to guess, the stdio relay
+takes the oldest). Watching the folders is the native host's.
 """
 
 from __future__ import annotations
 
 import errno
+import itertools
 import logging
 import os
 import re
 import secrets
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -29,6 +37,7 @@ from .files import is_own_file, owned_by_this_user, private_dir, write_atomic
 
 __all__ = [
     "BrokerRecord",
+    "is_broker_process",
     "load_or_create_token",
     "live_brokers",
     "matching_brokers",
@@ -69,6 +78,60 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True  # alive, another user's; the owner check keeps its file out
     return True
+
+
+_PROC = Path("/proc")
+
+
+def _command_line(pid: int) -> tuple[int, list[str]] | None:
+    """The owner (uid) and arguments of process ``pid``, or None when they cannot be read."""
+    if (_PROC / "self").is_dir():
+        proc = _PROC / str(pid)
+        try:
+            uid = proc.stat().st_uid
+            arguments = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return None
+        return uid, [a.decode(errors="replace") for a in arguments if a]
+    # macOS and the BSDs have no /proc: ps gives the owner and the command line, split on spaces
+    # (a path with a space in it then reads as two words, which only makes the check stricter).
+    try:
+        shown = subprocess.run(
+            ["ps", "-o", "uid=", "-o", "command=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if not shown or not shown[0].isdigit():
+        return None
+    return int(shown[0]), shown[1:]
+
+
+def is_broker_process(pid: int) -> bool:
+    """Whether ``pid`` is this user's ``browser-mcp serve`` (or ``python -m broker serve``), or this process."""
+    if pid == os.getpid():
+        return True
+    found = _command_line(pid)
+    if found is None:
+        return False
+    uid, arguments = found
+    if uid != os.getuid() or "serve" not in arguments:
+        return False
+    pairs = itertools.pairwise(arguments)
+    return any(Path(a).name == "browser-mcp" for a in arguments[:2]) or ("-m", "broker") in pairs
+
+
+_warned: set[tuple[Path, str]] = set()
+
+
+def _ignore(path: Path, why: str) -> None:
+    """Say once per file and reason why it is not trusted (the native host rescans every second)."""
+    if (path, why) not in _warned:
+        _warned.add((path, why))
+        logger.warning("ignoring %s: %s", path, why)
 
 
 def publish(directory: Path, fields: dict[str, Any]) -> Path:
@@ -122,11 +185,18 @@ def read_record(path: Path) -> BrokerRecord | None:
     if match is None:
         return None
     if not is_own_file(path):
-        logger.debug("ignoring %s: not a regular file of this user", path)
+        _ignore(path, "not a regular file of this user")
         return None
-    if not pid_alive(int(match.group(1))):
+    pid = int(match.group(1))
+    if not pid_alive(pid):
         logger.debug("removing %s: its broker is gone", path)
         remove(path)
+        return None
+    if not is_own_file(path, private=True):
+        _ignore(path, "other users may read or write it (a broker writes it 0600)")
+        return None
+    if not is_broker_process(pid):
+        _ignore(path, f"pid {pid} is not a browser-mcp broker of this user (a stale file whose pid was reused?)")
         return None
     try:
         data = codec.loads(path.read_bytes())

@@ -3,19 +3,27 @@
 Thin: checks who is knocking, upgrades, feeds every text frame to the :class:`~broker.hub.Hub`
 and tells it when the socket ends. Frames up to the limit are read; a larger frame (up to twice
 the limit) is refused with an error frame and the link stays up; anything larger still is cut by
-aiohttp with close code 1009. Keepalive is the protocol's JSON ``ping``/``pong``, driven by the
+aiohttp with close code 1009. Before the hub hears a frame, the link's handshake (the broker
+proves it holds the link key, the extension proves it back, or pairs) is answered here by
+:class:`_Door`. Keepalive is the protocol's JSON ``ping``/``pong``, driven by the
 core, because WebSocket-level pings do not keep an MV3 service worker awake.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from .core.errors import Forbidden, TooManyLinks, Unauthorized, WebSocketRequired
+from . import codec
+from .broker_auth import LinkHandshake, local_port
+from .core.effects import LinkId
+from .core.errors import BrokerError, Forbidden, InvalidMessage, TooManyLinks, Unauthorized, WebSocketRequired
+from .core.messages import ErrorReply, HandshakeMessage, HandshakeReply, Pong
 from .core.security import check_bearer, check_host, is_allowed_origin
 from .hub import Hub
+from .runtime import Runtime
 
 __all__ = ["WebSocketLink", "extension_link"]
 
@@ -33,22 +41,20 @@ class WebSocketLink:
         await self._ws.close(code=WSCloseCode.GOING_AWAY, message=reason[:120].encode())
 
 
-def check_extension_request(
-    request: web.Request, allowed_extensions: frozenset[str], token: str, require_token: bool = False
-) -> None:
-    """An allowed extension origin, or (for scripts and tests without one) the bearer token.
+def check_extension_request(request: web.Request, allowed_extensions: frozenset[str], token: str) -> None:
+    """An allowed extension origin, or (for scripts and tests without one) the broker's own token.
 
-    A token, when presented (``Authorization`` or ``?token=``; the extension has it from the native
-    host), must be right whatever the origin. ``require_token`` demands it of extensions too:
-    another local user can forge an ``Origin``, not read the token.
+    An extension proves it holds the link key on the link itself (:class:`LinkHandshake`); the
+    token never travels in the URL. A token presented in ``Authorization`` must be right
+    whatever the origin.
 
     Raises:
         Forbidden: a foreign Host, an Origin that is not an allowed extension, or a client token.
-        Unauthorized: a wrong token, or none where one is needed.
+        Unauthorized: a wrong token, or none and no origin.
     """
     check_host(request.headers.get("Host"))
     origin = request.headers.get("Origin")
-    presented = request.headers.get("Authorization") or _query_token(request)
+    presented = request.headers.get("Authorization")
     if origin is not None:
         if not is_allowed_origin(origin, allowed_extensions):
             raise Forbidden(
@@ -57,25 +63,111 @@ def check_extension_request(
                 " (add one with --allow-extension)"
             )
         if presented is None:
-            if require_token:
-                raise Unauthorized(
-                    "this broker requires the token on the extension link (--require-extension-token):"
-                    " the extension has it only through the native host (browser-mcp install-native-host)"
-                )
             return
     if check_bearer(presented, token) is not None:
-        raise Forbidden(
-            "a client token cannot open the extension link: only the broker's own token can"
-            " (the extension has it through the native host)"
-        )
+        raise Forbidden("a client token cannot open the extension link: only the broker's own token can")
 
 
-def _query_token(request: web.Request) -> str | None:
-    token = request.query.get("token")
-    return f"Bearer {token}" if token else None
+# Frames larger than this are never handshake frames: they are passed on unread.
+_HANDSHAKE_FRAME_LIMIT = 4096
+_KEEPALIVE = frozenset({"ping", "pong"})
 
 
-async def extension_link(request: web.Request, hub: Hub) -> web.WebSocketResponse:
+class _Door:
+    """What the adapter does with a link's frames until the extension has proven itself or moved on.
+
+    A link whose extension proved the link key (or that came with the broker's token) is
+    *settled*: every frame goes to the hub. One whose first frame is neither handshake nor
+    keepalive settles too (an extension that does not prove itself; allowed unless the broker
+    requires proof). With ``--require-extension-token`` the hub hears of the link only once the
+    extension has proven itself, so it is sent nothing before then.
+    """
+
+    def __init__(self, ws: web.WebSocketResponse, hub: Hub, handshake: LinkHandshake, require_proof: bool) -> None:
+        self.ws = ws
+        self.hub = hub
+        self.handshake = handshake
+        self.require_proof = require_proof
+        self.link_id: LinkId | None = None
+        self.settled = False
+
+    async def open(self, proven: bool) -> None:
+        """Raises: _Refused, when as many links as the broker takes are open."""
+        self.settled = proven
+        if proven or not self.require_proof:
+            await self._open_link()
+
+    async def _open_link(self) -> None:
+        try:
+            self.link_id = await self.hub.link_opened(WebSocketLink(self.ws))
+        except TooManyLinks as exc:
+            # Others opened while this one upgraded (or proved itself): told in its close frame.
+            raise _Refused(exc.message) from None
+
+    async def frame(self, data: bytes) -> None:
+        """Handle one frame from the extension.
+
+        Raises:
+            _Refused: the link is to close, and why.
+        """
+        if not self.settled and len(data) <= _HANDSHAKE_FRAME_LIMIT:
+            try:
+                message = codec.decode_handshake(data)
+            except InvalidMessage as exc:
+                await self._reply(ErrorReply(exc.code, exc.message))
+                return
+            if message is not None and not isinstance(message, str):
+                await self._handshake(message)
+                return
+            if message not in _KEEPALIVE:
+                await self._settle()
+            elif self.link_id is None:
+                if message == "ping":
+                    await self._reply(Pong())
+                return
+        elif not self.settled:
+            await self._settle()
+        assert self.link_id is not None
+        await self.hub.link_frame(self.link_id, data)
+
+    async def _settle(self) -> None:
+        if self.link_id is None:
+            await self._reply(
+                ErrorReply(
+                    Unauthorized.code,
+                    "this broker requires extensions to prove its link key first (--require-extension-token):"
+                    " send authChallenge, then authResponse",
+                )
+            )
+            raise _Refused("the extension did not prove the link key")
+        self.settled = True
+
+    async def _handshake(self, message: HandshakeMessage) -> None:
+        try:
+            reply = await self.handshake.answer(message, asyncio.get_running_loop().time())
+        except Unauthorized as exc:
+            await self._reply(ErrorReply(exc.code, exc.message))
+            raise _Refused(exc.message) from None
+        except BrokerError as exc:
+            await self._reply(ErrorReply(exc.code, exc.message))
+            return
+        if reply is not None:
+            await self._reply(reply)
+        if self.handshake.extension_proven:
+            logger.info("the extension proved this broker's link key")
+            self.settled = True
+            if self.link_id is None:
+                await self._open_link()
+
+    async def _reply(self, message: HandshakeReply) -> None:
+        await self.ws.send_frame(codec.encode_broker_message(message), WSMsgType.TEXT)
+
+
+class _Refused(Exception):
+    """The link closes: the extension failed to prove itself where it had to."""
+
+
+async def extension_link(request: web.Request, hub: Hub, runtime: Runtime) -> web.WebSocketResponse:
     ws = web.WebSocketResponse(
         max_msg_size=2 * hub.frame_limit,
         decode_text=False,
@@ -90,22 +182,29 @@ async def extension_link(request: web.Request, hub: Hub) -> web.WebSocketRespons
     # Refused before the upgrade, so a flood of links costs an HTTP answer each and nothing kept.
     hub.check_link_room()
     await ws.prepare(request)
+    settings = runtime.settings
+    handshake = LinkHandshake(settings.token, local_port(request, runtime.port), runtime.pairing)
+    door = _Door(ws, hub, handshake, settings.require_extension_token)
     try:
-        link_id = await hub.link_opened(WebSocketLink(ws))
-    except TooManyLinks as exc:
-        # Others opened while this one upgraded: told in its close frame instead.
-        await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=exc.message[:120].encode())
+        # The guard checked a presented token: a script with the broker's token needs no handshake.
+        await door.open(proven="Authorization" in request.headers)
+    except _Refused as exc:
+        await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=str(exc)[:120].encode())
         return ws
-    logger.info("extension link %s opened from %s", link_id, request.headers.get("Origin", "a script"))
+    logger.info("extension link %s opened from %s", door.link_id, request.headers.get("Origin", "a script"))
     reason = "closed by the extension"
     try:
         async for message in ws:
             # Binary frames are read as JSON too: some clients send UTF-8 JSON that way.
             if message.type is WSMsgType.TEXT or message.type is WSMsgType.BINARY:
-                await hub.link_frame(link_id, message.data)
+                await door.frame(message.data)
             elif message.type is WSMsgType.ERROR:
                 reason = f"socket error: {ws.exception()}"
+    except _Refused as exc:
+        reason = str(exc)
+        await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=reason[:120].encode())
     finally:
-        await hub.link_closed(link_id, reason)
-        logger.info("extension link %s closed: %s", link_id, reason)
+        if door.link_id is not None:
+            await hub.link_closed(door.link_id, reason)
+        logger.info("extension link %s closed: %s", door.link_id, reason)
     return ws

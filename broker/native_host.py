@@ -25,15 +25,18 @@ How it notices changes:
   appear, disappear or are replaced later: the watcher is restarted on the folders that exist
   then. The host never creates a discovery folder (that is the broker's job, with its mode) and
   does not watch their parent, since watching ``/tmp`` would wake it for every file there.
-- Every file is judged by :func:`broker.discovery.read_record`: a regular file of this user,
-  well formed, whose pid is alive.
+- Every file is judged by :func:`broker.discovery.read_record`: a regular 0600 file of this user,
+  well formed, whose pid is alive and is this user's broker (a file that fails is named once on
+  stderr).
 
 Stdin and stdout are handled by :mod:`broker.stdio` (stdout protected before anything else runs,
 stdin read in a thread); this module owns the framing on them. A list that would exceed Chrome's
 1 MB limit for messages to the extension is cut (newest brokers dropped) and the cut logged.
 Messages from the extension larger than :data:`MAX_FROM_BROWSER` are skipped.
 
-What it leaves out: connecting to brokers (the extension does that with the port and token), and
+What it leaves out: connecting to brokers (the extension does that with the port, and makes the
+broker prove the link key derived from the token before it tells it anything; the token itself
+never leaves the extension), and
 Windows registration (see :mod:`broker.native_install`). This module imports neither aiohttp nor
 the ``mcp`` SDK: Chrome starts a host for every ``connectNative``.
 """

@@ -16,6 +16,7 @@ import attrs
 from aiohttp import web
 
 from .core.config import DEFAULTS, Config
+from .core.link_auth import PairingDesk
 from .hub import Hub
 from .version import PROTOCOL_VERSION, VERSION
 
@@ -28,6 +29,8 @@ class Settings:
 
     token: str
     allowed_extensions: frozenset[str]
+    # Extension links must prove they hold the link key before the hub hears them (the origin alone
+    # is not enough: another local user can forge it).
     require_extension_token: bool = False
     limits: Config = attrs.field(factory=lambda: attrs.evolve(DEFAULTS, server_version=VERSION))
 
@@ -40,6 +43,8 @@ class Runtime:
     started_at: datetime = attrs.Factory(lambda: datetime.now(UTC))
     _started_monotonic: float = attrs.Factory(time.monotonic)
     stop_requested: asyncio.Event = attrs.Factory(asyncio.Event)
+    # The pairing code out, if any (browser-mcp pair).
+    pairing: PairingDesk = attrs.Factory(PairingDesk)
 
     @property
     def started_at_iso(self) -> str:

@@ -19,7 +19,9 @@ This module is the adapter gluing three parts:
 
 What it owns itself: JSON parsing (lines that are not JSON are dropped, as the SDK's stdio server
 drops them; a long request line or answer frame is routed by its head and passed on unparsed),
-the aiohttp WebSocket to the broker with its heartbeat, and reconnecting: each attempt re-reads
+the aiohttp WebSocket to the broker with its heartbeat (opened only once the server on the
+record's port proved it holds the record's token, ``POST /auth/challenge``; never through a
+proxy), and reconnecting: each attempt re-reads
 the discovery files (a restarted broker has a new port and token), backing off up to
 :data:`RETRY_MAX` seconds; it never starts a broker itself after the first one, so
 ``browser-mcp stop`` stays stopped. After stdin closes, requests already read get
@@ -32,12 +34,15 @@ import asyncio
 import contextlib
 import logging
 import re
+import secrets
 from pathlib import Path
 
 import aiohttp
 
 from . import codec, loop, stdio
 from .broker_finder import find_broker, find_or_start_broker
+from .client import ClientError, check_broker_proof
+from .core import link_auth
 from .core.relay_state import READS_PARAMS, Effect, RelayState, RequestId, SendToClient
 from .discovery import BrokerRecord
 
@@ -146,7 +151,8 @@ class Relay:
         loop = asyncio.get_running_loop()
         delay = RETRY_FIRST
         failures = 0
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http:
+        # trust_env stays off: a proxy of the environment must never see the link or the token.
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10), trust_env=False) as http:
             while True:
                 ws = await self._connect(http, record, loud=failures == 0) if record is not None else None
                 if ws is not None and record is not None:
@@ -174,6 +180,8 @@ class Relay:
         self, http: aiohttp.ClientSession, record: BrokerRecord, loud: bool
     ) -> aiohttp.ClientWebSocketResponse | None:
         try:
+            if not await self._proven(http, record, loud):
+                return None
             return await http.ws_connect(
                 f"ws://127.0.0.1:{record.port}/mcp/stream",
                 headers={"Authorization": f"Bearer {record.token}"},
@@ -186,6 +194,25 @@ class Relay:
                 logging.WARNING if loud else logging.DEBUG, "cannot reach the broker on port %d: %s", record.port, exc
             )
             return None
+
+    async def _proven(self, http: aiohttp.ClientSession, record: BrokerRecord, loud: bool) -> bool:
+        """Whether the server on the record's port proved it holds the record's token (before the token goes).
+
+        Raises:
+            aiohttp.ClientError, OSError, TimeoutError: it cannot be reached.
+        """
+        nonce = link_auth.b64(secrets.token_bytes(32))
+        async with http.post(f"{record.url}/auth/challenge", json={"nonce": nonce}) as response:
+            try:
+                answer = await response.json(content_type=None) if response.status == 200 else None
+            except ValueError:
+                answer = None
+        try:
+            check_broker_proof(record, nonce, answer)
+        except ClientError as exc:
+            logger.log(logging.WARNING if loud else logging.DEBUG, "%s", exc)
+            return False
+        return True
 
     async def _serve_link(self, ws: aiohttp.ClientWebSocketResponse, record: BrokerRecord) -> None:
         """Carry frames both ways until the link closes.

@@ -13,7 +13,8 @@ import { debuggerDetached, debuggerEvent, tabGone } from "./actions/debugger.js"
 import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./approvals.js";
 import { handleBrokerMessage } from "./broker_requests.js";
 import { WAKE_ALARM, discoverSoon, discoverySettingsChanged, startDiscovery, wakeDiscovery } from "./discovery.js";
-import { joinedLinks, onLinkLost, onLinkMessage, startKeepalive } from "./links.js";
+import { joinedLinks, onLinkLost, onLinkMessage, pairLink, retryUnpaired, startKeepalive } from "./links.js";
+import { pairingChanged } from "./broker_auth.js";
 import { injectBridges, toolsReported } from "./page_tools.js";
 import { endSession, pausedError, setPaused, takeBack } from "./person.js";
 import { popupState } from "./popup_state.js";
@@ -64,6 +65,18 @@ async function personRequest(message) {
   return popupState();
 }
 
+/** The person typed a pairing code for the broker on `port`: the popup's state, and how it went. */
+async function pairRequest(message) {
+  const port = Number(message.port);
+  let error = null;
+  try {
+    await pairLink(port, String(message.code ?? ""));
+  } catch (failure) {
+    error = failure.message;
+  }
+  return { ...(await popupState()), paired: { port, error } };
+}
+
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   const answer = (promise) => {
     promise.then(sendResponse, (error) => sendResponse({ error: String(error) }));
@@ -80,6 +93,9 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     case Popup.RELEASE_TAB:
       if (!fromExtensionPage(sender)) break;
       return answer(personRequest(message));
+    case Popup.PAIR:
+      if (!fromExtensionPage(sender)) break;
+      return answer(pairRequest(message));
     case Approval.DETAILS:
       if (!fromExtensionPage(sender)) break;
       sendResponse(approvalDetails(message.id));
@@ -95,6 +111,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 });
 
 chrome.storage.onChanged.addListener((changes, area) => {
+  if (pairingChanged(changes, area)) retryUnpaired();
   const changed = settingsChanged(changes, area);
   if (changed.some((key) => ["portFirst", "portLast", "ignoredPorts"].includes(key))) discoverySettingsChanged();
   // The brokers list browser_evaluate by what the snapshot says this browser carries out.

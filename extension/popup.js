@@ -3,6 +3,7 @@
 // every two seconds while open and after every button; the worker owns all state and acts.
 
 import { Popup } from "./protocol.js";
+import { showPairing } from "./popup_pairing.js";
 
 const REFRESH_MS = 2_000;
 
@@ -158,6 +159,7 @@ function show(state) {
   showTabs(state.tabs);
   showNative(state);
   showBrokers(state.brokers, state.probing);
+  showPairing(state, ask);
 }
 
 /** Send `request` to the worker and show the state it answers with. */

@@ -4,7 +4,7 @@
 // brokers are found.
 
 import { knownPorts, namedBrokers, nativeHostStatus } from "./discovery.js";
-import { isJoined } from "./links.js";
+import { isJoined, untrusted } from "./links.js";
 import { toolsOf } from "./page_tools.js";
 import { isPaused, pauseReady } from "./person.js";
 import { ready } from "./rebuild.js";
@@ -58,5 +58,7 @@ export async function popupState() {
     probing: nativeHost.installed ? null : { first: portFirst, last: portLast },
     brokers,
     tabs,
+    // Brokers found but not believed: waiting to be paired, or dropped for a failed proof.
+    pairing: untrusted(),
   };
 }

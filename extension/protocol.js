@@ -16,6 +16,10 @@ export const FromBroker = Object.freeze({
   PONG: "pong",
   DISCONNECT: "disconnect",
   ERROR: "error",
+  // The link handshake (broker_auth.js): the broker proves itself before anything else is heard.
+  AUTH_PROOF: "authProof",
+  PAIR_NONCE: "pairNonce",
+  PAIR_KEY: "pairKey",
 });
 
 /**
@@ -55,6 +59,11 @@ export const ToBroker = Object.freeze({
   PERSON_RELEASED_TAB: "personReleasedTab",
   PAUSE_CHANGED: "pauseChanged",
   APPROVAL_PENDING: "approvalPending",
+  // The link handshake (broker_auth.js).
+  AUTH_CHALLENGE: "authChallenge",
+  AUTH_RESPONSE: "authResponse",
+  PAIR_CHALLENGE: "pairChallenge",
+  PAIR_PROOF: "pairProof",
 });
 
 /**
@@ -111,6 +120,7 @@ export const Popup = Object.freeze({
   PAUSE: "browser-mcp/pause", // {kind, paused}
   END_SESSION: "browser-mcp/endSession", // {kind, port, sessionId}
   RELEASE_TAB: "browser-mcp/releaseTab", // {kind, tabId}
+  PAIR: "browser-mcp/pair", // {kind, port, code}, answered with the state and {paired: {port, error?}}
 });
 
 /** Between an approval window and the service worker. */

@@ -53,14 +53,13 @@ import orjson
 from bench_mcp_list import big_snapshot
 from benchlib import CALL_TIMEOUT, READY_TIMEOUT, ROOT, BenchError, progress
 from benchlib.fake_extension import FakeExtension
-from benchlib.mcp_clients import CLIENT_LABEL, LEGACY, LEGACY_VERSION, RawHttp
+from benchlib.mcp_clients import CLIENT_LABEL, LEGACY, LEGACY_VERSION, RawHttp, loopback_http
 from benchlib.proc import run_seconds, status_kib
 from benchlib.report import Verdict
 from benchlib.servers import Server, announcement, start_broker, wait_for_tabs
 from benchlib.stats import Timings
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from broker.core.security import client_token
 
@@ -224,7 +223,7 @@ async def bench_definition(workdir: Path, broker_cmd: list[str]) -> DefinitionRe
         stack.push_async_callback(fake.close)
         await wait_for_tabs(session, broker, 1)
         http = await stack.enter_async_context(
-            create_mcp_http_client(headers={"Authorization": f"Bearer {client_token(broker.token, CLIENT_LABEL)}"})
+            loopback_http({"Authorization": f"Bearer {client_token(broker.token, CLIENT_LABEL)}"})
         )
         transport = streamable_http_client(broker.url + "/mcp", http_client=http)
         info = types.Implementation(name="bench", version="1")

@@ -49,7 +49,7 @@ import orjson
 from bench_mcp_list import LIST_PATHS, TABS, TOOLS_PER_TAB, ListResult, bench_tools_list
 from benchlib import LARGE, READY_TIMEOUT, ROOT, START_TIMEOUT, BenchError, progress
 from benchlib.fake_extension import FakeExtension
-from benchlib.mcp_clients import CLIENT_LABEL, INITIALIZE, era_of, mcp_env, relay_command
+from benchlib.mcp_clients import CLIENT_LABEL, INITIALIZE, era_of, loopback_http, mcp_env, relay_command
 from benchlib.proc import child_pid, status_kib, total_cpu
 from benchlib.report import Verdict, size_label
 from benchlib.servers import BROWSER_MCP, MCP_RELAY, Server, start_broker, start_mcp_baseline_http
@@ -57,7 +57,6 @@ from benchlib.stats import Medians, Timings, call_figures, taking_turns, timed_c
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from broker.core.security import client_token
 
@@ -113,9 +112,7 @@ async def mcp_session(
             stack.push_async_callback(fake.close)
             if path.startswith("http"):
                 http = await stack.enter_async_context(
-                    create_mcp_http_client(
-                        headers={"Authorization": f"Bearer {client_token(server.token, CLIENT_LABEL)}"}
-                    )
+                    loopback_http({"Authorization": f"Bearer {client_token(server.token, CLIENT_LABEL)}"})
                 )
                 transport: Any = streamable_http_client(server.url + "/mcp", http_client=http)
                 pids = [server.pid]
@@ -133,9 +130,7 @@ async def mcp_session(
             stack.push_async_callback(server.stop)
             await fake.connect(fake_session, link)
             stack.push_async_callback(fake.close)
-            http = await stack.enter_async_context(
-                create_mcp_http_client(headers={"Authorization": f"Bearer {server.token}"})
-            )
+            http = await stack.enter_async_context(loopback_http({"Authorization": f"Bearer {server.token}"}))
             transport = streamable_http_client(server.url + "/mcp", http_client=http)
             client = await stack.enter_async_context(Client(transport, mode=era, client_info=info))
             pids = [server.pid]

@@ -5,12 +5,21 @@ discovery benchmark (``scripts/bench_discovery.py``, which imports this as ``tes
 with the project's root on ``sys.path``, where it already is for ``broker``). It lives with the
 tests rather than under ``scripts/`` because the tests are where this recipe is proven, and pytest
 and tox run them without ``scripts/`` on the path; the bench reaching into ``tests/`` costs
-nothing. Standard library only, so importing it pulls in no test tools.
+nothing. It pulls in no test tools: the standard library and :mod:`broker.core.link_auth` only.
+
+The extension believes only brokers that prove they hold their link key: a test broker on a
+probed port is trusted the way pairing would leave it (:func:`trust_broker` stores its key in the
+extension's storage through the service worker; ``tests/test_e2e_pairing.py`` runs the real
+pairing through the popup), and a fake broker answers the challenge (:func:`answer_challenge`).
 """
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
+from typing import Any, Protocol
+
+from broker.core import link_auth
 
 CHROMIUM = "/usr/bin/chromium"
 EXTENSION = Path(__file__).resolve().parent.parent / "extension"
@@ -32,3 +41,28 @@ def chromium_args(*extra: str) -> list[str]:
         f"--load-extension={EXTENSION}",
         *extra,
     ]
+
+
+class _Worker(Protocol):
+    async def evaluate(self, expression: str, arg: Any = None) -> Any: ...
+
+
+async def trust_broker(worker: _Worker, token: str) -> None:
+    """Store the link key of the broker holding ``token`` in the extension, as pairing does."""
+    await worker.evaluate(
+        """([id, key]) => chrome.storage.local.get("pairedBrokers").then(({pairedBrokers}) =>
+            chrome.storage.local.set({pairedBrokers: {...(pairedBrokers ?? {}), [id]: key}}))""",
+        [link_auth.broker_id(token), link_auth.b64(link_auth.link_key(token))],
+    )
+
+
+def answer_challenge(token: str, port: int, nonce: str) -> dict[str, Any]:
+    """The ``authProof`` a broker holding ``token`` on ``port`` answers ``authChallenge {nonce}`` with."""
+    ours = link_auth.b64(secrets.token_bytes(32))
+    key = link_auth.link_key(token)
+    return {
+        "type": "authProof",
+        "brokerId": link_auth.broker_id(token),
+        "nonce": ours,
+        "proof": link_auth.proof(key, link_auth.Role.BROKER, port, nonce, ours),
+    }

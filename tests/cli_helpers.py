@@ -14,6 +14,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,7 @@ __all__ = [
     "cli_env",
     "connect_extension",
     "discovery_fields",
+    "lookalike_broker",
     "plant",
     "discovery_files",
     "run_cli",
@@ -85,6 +87,21 @@ def discovery_fields(pid: int, port: int = 8765, **extra: Any) -> dict[str, Any]
     }
 
 
+def lookalike_broker() -> subprocess.Popen[bytes]:
+    """A live process of this user whose command line is a broker's (``-m broker serve``); it serves nothing.
+
+    What readers see when a broker's pid was reused by another broker-looking process, or what a
+    planted file names to pass the process check: only the server's proof can tell.
+    """
+    code = "import time; print('ready', flush=True); time.sleep(300)"
+    process = subprocess.Popen([sys.executable, "-c", code, "-m", "broker", "serve"], stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    # Its command line is in place once it runs Python's code (it is empty while it starts).
+    assert process.stdout.readline() == b"ready\n"
+    process.stdout.close()
+    return process
+
+
 def plant(directory: Path, name: str, content: Any) -> Path:
     """A discovery file written by someone else (not through ``publish``)."""
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -117,10 +134,13 @@ async def finish(process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
             await process.communicate()
 
 
-async def run_cli(*args: str, discovery_dir: Path, as_flag: bool = True) -> CliResult:
+async def run_cli(
+    *args: str, discovery_dir: Path, as_flag: bool = True, env: dict[str, str] | None = None
+) -> CliResult:
     """Run ``browser-mcp ARGS`` and wait for it to exit.
 
-    ``discovery_dir`` is always in the environment; ``as_flag`` also passes it as ``--discovery-dir``.
+    ``discovery_dir`` is always in the environment (with ``env`` on top); ``as_flag`` also passes
+    it as ``--discovery-dir``.
     """
     command = [*CLI, *args]
     if as_flag:
@@ -130,7 +150,7 @@ async def run_cli(*args: str, discovery_dir: Path, as_flag: bool = True) -> CliR
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=cli_env(discovery_dir),
+        env=cli_env(discovery_dir, **(env or {})),
     )
     async with asyncio.timeout(COMMAND_TIMEOUT):
         out, err = await finish(process)

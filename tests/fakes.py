@@ -14,11 +14,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
+from yarl import URL
 
+from broker.core import link_auth
 from broker.core.security import PROJECT_EXTENSION_ID
 
 EXTENSION_ORIGIN = f"chrome-extension://{PROJECT_EXTENSION_ID}"
@@ -121,13 +124,35 @@ class FakeExtension:
     # Connecting
 
     async def connect(
-        self, session: aiohttp.ClientSession, url: str, headers: dict[str, str] | None = None, snapshot: bool = True
+        self,
+        session: aiohttp.ClientSession,
+        url: str,
+        headers: dict[str, str] | None = None,
+        snapshot: bool = True,
+        link_key: bytes | None = None,
     ) -> None:
+        """Open the link; with ``link_key``, run the handshake as the real extension does first."""
         self.ws = await session.ws_connect(url, headers={"Origin": EXTENSION_ORIGIN} if headers is None else headers)
         self._reader = asyncio.create_task(self._read())
+        if link_key is not None:
+            await self.prove(link_key, int(URL(url).port or 80))
         await self.wait_for("connect")
         if snapshot:
             await self.send_snapshot()
+
+    async def prove(self, key: bytes, port: int) -> None:
+        """Check the broker's proof of ``key`` and prove it back (README, "The extension link").
+
+        Raises:
+            AssertionError: the broker's proof is wrong.
+        """
+        nonce = link_auth.b64(secrets.token_bytes(32))
+        start = len(self.inbox)
+        await self.send({"type": "authChallenge", "nonce": nonce})
+        answer = await self.wait_for("authProof", start=start)
+        assert link_auth.check_proof(answer["proof"], key, link_auth.Role.BROKER, port, nonce, answer["nonce"])
+        proof = link_auth.proof(key, link_auth.Role.EXTENSION, port, nonce, answer["nonce"])
+        await self.send({"type": "authResponse", "proof": proof})
 
     async def send_snapshot(self) -> None:
         browser: Json = {"name": self.browser_name, "version": "1.0"}

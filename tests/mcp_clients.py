@@ -15,11 +15,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
 
@@ -93,6 +93,11 @@ def text(result: types.CallToolResult) -> str:
     return block.text
 
 
+def loopback_http(headers: dict[str, str]) -> httpx2.AsyncClient:
+    """The SDK's HTTP client settings, minus the environment's proxies: loopback never goes through one."""
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0), trust_env=False)
+
+
 @contextlib.asynccontextmanager
 async def mcp_client(
     url: str, token: str, name: str, era: str, legacy_ready: Callable[[], Awaitable[None]] | None = None
@@ -103,7 +108,7 @@ async def mcp_client(
     client opens after the handshake: a change before that would reach nobody.
     """
     async with (
-        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+        loopback_http({"Authorization": f"Bearer {token}"}) as http,
         sdk_client(streamable_http_client(url, http_client=http), name, era, legacy_ready) as client,
     ):
         yield client

@@ -107,9 +107,9 @@ async def test_a_client_token_cannot_open_the_extension_link(
     broker = await make_broker(require_extension_token=True)
     real = await broker.extension(shop(), instance_id="profile-1")
     mallory_token = MALLORY["Authorization"].removeprefix("Bearer ")
-    url = str(broker.server.make_url(f"/?token={mallory_token}"))
+    url = str(broker.server.make_url("/"))
     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-        await session.ws_connect(url, headers={"Origin": EXTENSION_ORIGIN})
+        await session.ws_connect(url, headers={"Origin": EXTENSION_ORIGIN, "Authorization": f"Bearer {mallory_token}"})
     assert refused.value.status == 403
     assert not real.closed.is_set()
     [browser] = broker.hub.core.browsers()

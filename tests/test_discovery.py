@@ -8,6 +8,7 @@ monkeypatched ``broker.paths.DEFAULT_DISCOVERY_DIR``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import stat
@@ -24,7 +25,7 @@ from broker import discovery, paths
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.runtime import PROTOCOL_VERSION, VERSION, Runtime, Settings
 
-from .cli_helpers import Brokers, discovery_fields, discovery_files, plant, run_cli
+from .cli_helpers import Brokers, discovery_fields, discovery_files, lookalike_broker, plant, run_cli
 
 ANOTHER_UID = 12345
 
@@ -48,8 +49,8 @@ def dead_pid() -> int:
 
 @pytest.fixture
 def live_pid() -> Iterator[int]:
-    """The pid of a live process other than this one."""
-    child = subprocess.Popen(["sleep", "120"])
+    """The pid of a live process other than this one, whose command line is a broker's."""
+    child = lookalike_broker()
     try:
         yield child.pid
     finally:
@@ -429,3 +430,41 @@ async def test_serve_prunes_a_stale_file_when_it_starts(brokers: Brokers, dead_p
 
     assert not stale.exists()
     assert discovery_files(brokers.discovery_dir) == [broker.discovery_file.name]
+
+
+def test_a_file_others_may_read_is_ignored_with_a_log_line(
+    tmp_path: Path, live_pid: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = plant(tmp_path, f"server-{live_pid}.json", fields(live_pid))
+    path.chmod(0o644)
+    with caplog.at_level(logging.WARNING, "broker.discovery"):
+        assert discovery.live_brokers([tmp_path]) == []
+    assert f"ignoring {path}: other users may read or write it" in caplog.text
+    path.chmod(0o600)
+    assert [r.pid for r in discovery.live_brokers([tmp_path])] == [live_pid]
+
+
+def test_a_file_whose_pid_is_now_another_program_is_ignored_with_a_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    other = subprocess.Popen(["sleep", "120"])
+    try:
+        path = plant(tmp_path, f"server-{other.pid}.json", fields(other.pid))
+        with caplog.at_level(logging.WARNING, "broker.discovery"):
+            assert discovery.live_brokers([tmp_path]) == []
+        assert f"pid {other.pid} is not a browser-mcp broker of this user" in caplog.text
+        assert path.exists(), "that program may be anything: its file is left alone"
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_only_a_broker_command_line_of_this_user_passes_the_process_check() -> None:
+    assert discovery.is_broker_process(os.getpid())
+    lookalike = lookalike_broker()
+    try:
+        assert discovery.is_broker_process(lookalike.pid)
+    finally:
+        lookalike.kill()
+        lookalike.wait()
+    assert not discovery.is_broker_process(1)  # init: another user's (root's) and not a broker

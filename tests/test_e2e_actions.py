@@ -35,7 +35,7 @@ from broker.core import browser_tools
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
 
-from .chromium import CHROMIUM, chromium_args
+from .chromium import CHROMIUM, answer_challenge, chromium_args, trust_broker
 from .test_e2e_extension import PROBED_PORTS, eventually, free_probed_ports, serve_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -45,13 +45,16 @@ WAIT = 20.0
 # What the extension must announce: every built-in tool the broker knows.
 ACTIONS = list(browser_tools.ACTIONS)
 SESSION = "session-actions"
+# The fake broker's token: the extension is paired with it, and it proves it on every link.
+FAKE_TOKEN = "fake-broker-token-0123456789abcdef"
 
 
 class Link:
     """One extension's WebSocket to the fake broker, with everything it sent, in order."""
 
-    def __init__(self, ws: web.WebSocketResponse):
+    def __init__(self, ws: web.WebSocketResponse, port: int):
         self.ws = ws
+        self.port = port
         self.inbox: list[dict[str, Any]] = []
         self.changed = asyncio.Condition()
 
@@ -62,6 +65,8 @@ class Link:
             message = json.loads(frame.data)
             if message.get("type") == "ping":
                 await self.ws.send_json({"type": "pong"})
+            elif message.get("type") == "authChallenge":
+                await self.ws.send_json(answer_challenge(FAKE_TOKEN, self.port, message["nonce"]))
             async with self.changed:
                 self.inbox.append(message)
                 self.changed.notify_all()
@@ -95,7 +100,7 @@ class FakeBroker:
             return web.Response(status=426, text="a WebSocket, please", headers={BROKER_HEADER: "fake"})
         ws = web.WebSocketResponse(heartbeat=None)
         await ws.prepare(request)
-        link = Link(ws)
+        link = Link(ws, self.port)
         self.links.append(link)
         await ws.send_json({"type": "connect", "serverVersion": "fake", "sessionIds": []})
         await link.receive()
@@ -260,6 +265,7 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
                 if worker is None:
                     worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
                 assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
+                await trust_broker(worker, FAKE_TOKEN)
 
                 async def stored() -> str | None:
                     found: str | None = await worker.evaluate(

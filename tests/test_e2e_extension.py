@@ -30,7 +30,7 @@ from playwright.async_api import BrowserContext, Page, Worker, async_playwright
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from .chromium import CHROMIUM, chromium_args
+from .chromium import CHROMIUM, chromium_args, trust_broker
 from .cli_helpers import BrokerProcess, Brokers
 from .mcp_clients import LEGACY, McpClient, mcp_client, text
 
@@ -114,6 +114,17 @@ async def start_probed_broker(brokers: Brokers) -> BrokerProcess:
         except AssertionError:
             continue
     raise AssertionError(f"no free port in {PROBED_PORTS.start}-{PROBED_PORTS.stop - 1} for the test broker")
+
+
+async def serve_on_probed_port(runner: web.AppRunner) -> int:
+    """Serve ``runner``'s app on a free port of 8765-8785 (another test run may take one first); its port."""
+    for port in free_probed_ports():
+        try:
+            await web.TCPSite(runner, "127.0.0.1", port).start()
+        except OSError:
+            continue
+        return port
+    raise AssertionError(f"no free port in {PROBED_PORTS.start}-{PROBED_PORTS.stop - 1}")
 
 
 def tool_prefix(names: list[str], tab: dict[str, Any]) -> str:
@@ -269,6 +280,7 @@ async def open_world(
                 if worker is None:
                     worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
                 assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
+                await trust_broker(worker, broker.token)
                 world = kind(context, worker, broker, broker.token, site, flavour)
                 try:
                     await world.joined()
@@ -552,12 +564,13 @@ async def _active(world: World, tab_id: int) -> bool:
     return bool(await world.worker.evaluate("async (id) => (await chrome.tabs.get(id)).active", tab_id))
 
 
-async def test_the_extension_joins_every_broker_in_the_port_range(world: World, tmp_path: Path) -> None:
+async def test_the_extension_joins_every_paired_broker_in_the_port_range(world: World, tmp_path: Path) -> None:
     url = world.url("modern.html", "second-broker")
     page, _ = await world.open_page("modern.html", "second-broker", {"echo", "fail", "temporary"})
     async with Brokers(tmp_path / "discovery") as brokers:
         second = await start_probed_broker(brokers)
         token = second.token
+        await trust_broker(world.worker, token)
         async with aiohttp.ClientSession(
             f"http://127.0.0.1:{second.port}", headers={"Authorization": f"Bearer {token}"}
         ) as http:
@@ -594,12 +607,7 @@ async def test_another_programs_server_in_the_port_range_gets_no_websocket(world
     runner = web.AppRunner(app)
     await runner.setup()
     try:
-        for port in free_probed_ports():
-            try:
-                await web.TCPSite(runner, "127.0.0.1", port).start()
-                break
-            except OSError:
-                continue
+        await serve_on_probed_port(runner)
         # The extension sweeps the range at least every 2 s.
         async with asyncio.timeout(WAIT):
             await three.wait()
@@ -614,6 +622,8 @@ async def test_the_extension_rejoins_a_broker_restarted_on_its_port(world: World
     page, _ = await world.open_page("legacy.html", "broker-restart", {"add", "shout"})
     async with Brokers(tmp_path / "discovery") as brokers:
         before = await start_probed_broker(brokers)
+        # Paired once: the restarted broker keeps its token (the token file), so it is believed too.
+        await trust_broker(world.worker, before.token)
         tab = await eventually(lambda: _listed(before, url), "the extension to join the broker")
         # A script's session (REST) claims the tab: the browser groups it under the session's name.
         claimed = await _claim(before, tab["ref"], "Old Client")

@@ -5,7 +5,8 @@ this test runs plain ``/usr/bin/chromium`` as a subprocess, the way a person run
 stops a worker after about 30 s without events; the link lives on only because messages keep
 flowing (the extension's ``ping`` every 20 s, the broker's own). The broker must see the same
 browser connected, without a gap, for 70 s, and then a page tool must still answer. It takes
-that long by design.
+that long by design. With no DevTools on the worker to store a pairing, the extension learns
+the broker's token from the native messaging host, installed into the profile.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import aiohttp
 import pytest
 
 from .chromium import CHROMIUM, chromium_args
-from .cli_helpers import Brokers
+from .cli_helpers import CLI, Brokers, cli_env
 from .test_e2e_extension import (
     MODERN_PAGE,
     WAIT,
@@ -38,6 +39,7 @@ async def test_an_idle_browser_stays_joined_and_its_page_tools_answer(tmp_path: 
     async with Brokers(tmp_path / "discovery") as brokers, serve_pages({"modern.html": MODERN_PAGE}) as site:
         broker = await start_probed_broker(brokers)
         token = broker.token
+        await _install_native_host(tmp_path, brokers.discovery_dir)
         # A page only this browser shows tells it apart from browsers of other test runs.
         marker = f"{site}/modern.html?idle={uuid.uuid4().hex}"
         process = await _start_chromium(tmp_path, marker)
@@ -76,6 +78,23 @@ async def test_an_idle_browser_stays_joined_and_its_page_tools_answer(tmp_path: 
             except TimeoutError:
                 process.kill()
                 await process.wait()
+
+
+async def _install_native_host(tmp_path: Path, discovery_dir: Path) -> None:
+    installer = await asyncio.create_subprocess_exec(
+        *CLI,
+        "install-native-host",
+        "--user-data-dir",
+        str(tmp_path / "profile"),
+        "--discovery-dir",
+        str(discovery_dir),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=cli_env(discovery_dir),
+    )
+    async with asyncio.timeout(60):
+        output, _ = await installer.communicate()
+    assert installer.returncode == 0, output.decode()
 
 
 async def _start_chromium(tmp_path: Path, url: str) -> asyncio.subprocess.Process:

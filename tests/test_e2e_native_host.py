@@ -11,6 +11,7 @@ client that spawns ``browser-mcp mcp`` (which starts a broker), a page with tool
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -21,15 +22,17 @@ from typing import Any
 
 import aiohttp
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import BrowserContext, Page, async_playwright
 
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.paths import ENV_DISCOVERY_DIR
 
 from .chromium import CHROMIUM, chromium_args
-from .cli_helpers import CLI, BrokerProcess, Brokers, cli_env
+from .cli_helpers import CLI, BrokerProcess, Brokers, cli_env, discovery_fields, plant
 from .mcp_clients import LEGACY, mcp_client, sdk_client, stdio_relay, text
-from .test_e2e_extension import MODERN_PAGE, eventually, serve_pages
+from .test_e2e_extension import MODERN_PAGE, WAIT, eventually, serve_pages
+from .test_e2e_pairing import SECRET_PAGE, SECRET_TITLE, squatting
+from .test_foreign_server import process
 
 
 @pytest.fixture
@@ -119,6 +122,16 @@ async def test_the_extension_joins_and_leaves_the_brokers_the_native_host_names(
             await context.close()
 
 
+async def launched(stack: contextlib.AsyncExitStack, env: dict[str, str], tmp_path: Path) -> BrowserContext:
+    """Chromium with the extension and the installed host, closed with ``stack``."""
+    playwright = await stack.enter_async_context(async_playwright())
+    context = await playwright.chromium.launch_persistent_context(
+        str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, env=env, args=chromium_args()
+    )
+    stack.push_async_callback(context.close)
+    return context
+
+
 async def _no_browser(broker: BrokerProcess, token: str) -> bool:
     return await joined_browsers(broker, token) is None
 
@@ -143,11 +156,7 @@ async def test_the_readme_path_a_client_started_with_browser_mcp_mcp_calls_a_pag
     assert env[ENV_DISCOVERY_DIR] == str(discovery_dir)
     async with contextlib.AsyncExitStack() as stack:
         site = await stack.enter_async_context(serve_pages({"tools.html": MODERN_PAGE}))
-        playwright = await stack.enter_async_context(async_playwright())
-        context = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, env=env, args=chromium_args()
-        )
-        stack.push_async_callback(context.close)
+        context = await launched(stack, env, tmp_path)
         # No broker runs yet: the relay starts one in the background.
         client = await stack.enter_async_context(
             sdk_client(stdio_relay(discovery_dir, state_dir), "Claude Code", LEGACY)
@@ -167,3 +176,43 @@ async def test_the_readme_path_a_client_started_with_browser_mcp_mcp_calls_a_pag
         result = await client.call(echo, {"text": "from the README"})
         assert not result.is_error, text(result)
         assert json.loads(text(result)) == {"echoed": "from the README", "from": "/tools.html"}
+
+
+@pytest.mark.parametrize("planted", ["pid-of-another-program", "readable-by-others", "token-the-server-lacks"])
+async def test_a_planted_discovery_file_leads_the_extension_to_nothing(
+    brokers: Brokers, env: dict[str, str], host: None, tmp_path: Path, planted: str
+) -> None:
+    """A file naming a squatter's port: ignored by the host, or the squatter cannot prove the token."""
+    discovery_dir = Path(env[ENV_DISCOVERY_DIR])
+    async with contextlib.AsyncExitStack() as stack:
+        site = await stack.enter_async_context(serve_pages({"secret.html": SECRET_PAGE}))
+        context = await launched(stack, env, tmp_path)
+        secret = await context.new_page()
+        await secret.goto(f"{site}/secret.html?account=9876")
+        real = await brokers.start()
+        await eventually(lambda: joined_browsers(real), "the extension to join the real broker")
+        squatter = await stack.enter_async_context(squatting("own-key", real))
+        pid = stack.enter_context(process("broker-lookalike" if planted == "token-the-server-lacks" else "other"))
+        fields = discovery_fields(pid, squatter.port, token="a-token-the-squatter-does-not-know-0123")
+        path = plant(discovery_dir, f"server-{pid}.json", fields)
+        if planted == "readable-by-others":
+            path.chmod(0o644)
+        if planted == "token-the-server-lacks":
+            # The host names it; the extension asks it to prove the token, and it cannot.
+            async with asyncio.timeout(WAIT):
+                await squatter.connected.wait()
+            popup = await context.new_page()
+            await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")
+            said = f"Dropped the server on port {squatter.port}"
+            await eventually(lambda: _popup_shows(popup, said), f"the popup to say {said!r}")
+        else:
+            # A broker started after the planted file is joined once the host has judged both files.
+            later = await brokers.start()
+            await eventually(lambda: joined_browsers(later), "the extension to join the later broker")
+            assert not any(link and link[0].get("type") == "authChallenge" for link in squatter.links)
+        instance = await context.service_workers[0].evaluate(
+            "chrome.storage.local.get('instanceId').then((v) => v.instanceId)"
+        )
+        assert squatter.told(instance) == []
+        everything = json.dumps(squatter.frames)
+        assert SECRET_TITLE not in everything and "account=9876" not in everything

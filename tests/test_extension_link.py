@@ -10,6 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from broker.core import link_auth
 from broker.core.security import PROJECT_EXTENSION_ID
 
 from .cli_helpers import Brokers
@@ -90,28 +91,33 @@ async def test_a_wrong_token_is_refused_even_with_the_extensions_origin(
     broker: BrokerUnderTest, session: aiohttp.ClientSession
 ) -> None:
     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-        await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN}, "/?token=wrong")
+        await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN, "Authorization": "Bearer wrong"})
     assert refused.value.status == 401
-    ws = await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN}, f"/?token={TOKEN}")
+    ws = await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN, "Authorization": f"Bearer {TOKEN}"})
     assert json.loads((await ws.receive()).data)["type"] == "connect"
     await ws.close()
 
 
-async def test_a_broker_may_require_the_token_of_the_extension_too(
+async def test_a_broker_that_requires_proof_hears_an_extension_only_once_it_proved_the_link_key(
     make_broker: MakeBroker, session: aiohttp.ClientSession
 ) -> None:
     broker = await make_broker(require_extension_token=True)
-    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-        await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN})
-    assert refused.value.status == 401
-    async with session.get(str(broker.server.make_url("/")), headers={"Origin": EXTENSION_ORIGIN}) as response:
-        message = (await response.json())["error"]["message"]
-    assert "--require-extension-token" in message and "install-native-host" in message
+    # The origin opens the socket, and nothing more: no connect, and a snapshot is refused.
+    ws = await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN})
+    await ws.send_json({"type": "connected", "browser": {"name": "Mallory", "version": "1"}, "tabs": []})
+    refusal = json.loads((await ws.receive()).data)
+    assert refusal["type"] == "error" and refusal["code"] == "unauthorized"
+    assert "--require-extension-token" in refusal["message"]
+    assert (await ws.receive()).type is aiohttp.WSMsgType.CLOSE
     assert broker.hub.core.browsers() == []
-    # The extension presents the token the native host gave it.
-    ws = await connect_ws(broker, session, {"Origin": EXTENSION_ORIGIN}, f"/?token={TOKEN}")
-    assert json.loads((await ws.receive()).data)["type"] == "connect"
-    await ws.close()
+    # The extension proves the link key the native host's token or pairing gave it.
+    fake = FakeExtension([shop()], instance_id="profile-1")
+    await fake.connect(session, broker.ws_url, link_key=link_auth.link_key(TOKEN))
+    await broker.settled(fake)
+    broker.fakes.append(fake)
+    [browser] = broker.hub.core.browsers()
+    assert browser.connected and browser.instance_id == "profile-1"
+    assert fake.inbox[0]["type"] == "authProof" and fake.inbox[1]["type"] == "connect"
 
 
 async def test_foreign_host_cannot_open_the_link(broker: BrokerUnderTest, session: aiohttp.ClientSession) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from broker import codec
 from broker.core import links
-from broker.core.messages import BrokerMessage, ExtensionMessage
+from broker.core.messages import BrokerMessage, ExtensionMessage, HandshakeMessage, HandshakeReply
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
 
@@ -25,11 +25,13 @@ def _names(block: str, name: str = "[A-Za-z]+") -> set[str]:
 
 
 def test_protocol_js_names_every_message_the_broker_sends() -> None:
-    assert _names("FromBroker") == {codec.TAGS[cls] for cls in BrokerMessage.__args__}
+    sent = {*BrokerMessage.__args__, *HandshakeReply.__args__}
+    assert _names("FromBroker") == {codec.TAGS[cls] for cls in sent}
 
 
 def test_protocol_js_names_every_message_the_broker_accepts() -> None:
-    assert _names("ToBroker") == {codec.TAGS[cls] for cls in ExtensionMessage.__args__}
+    accepted = {*ExtensionMessage.__args__, *HandshakeMessage.__args__}
+    assert _names("ToBroker") == {codec.TAGS[cls] for cls in accepted}
 
 
 def test_the_extensions_refusal_codes_are_the_ones_the_broker_maps_to_its_errors() -> None:

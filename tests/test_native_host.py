@@ -26,7 +26,16 @@ from broker.discovery import BrokerRecord, pid_alive
 from broker.native_host import HOST_NAME, MAX_TO_BROWSER, brokers_message
 from broker.runtime import PROTOCOL_VERSION, VERSION
 
-from .cli_helpers import CLI, EXIT_TIMEOUT, START_TIMEOUT, Brokers, cli_env, discovery_fields, plant
+from .cli_helpers import (
+    CLI,
+    EXIT_TIMEOUT,
+    START_TIMEOUT,
+    Brokers,
+    cli_env,
+    discovery_fields,
+    lookalike_broker,
+    plant,
+)
 
 ORIGIN = f"chrome-extension://{PROJECT_EXTENSION_ID}/"
 OTHER_ID = "abcdefghijklmnopabcdefghijklmnop"
@@ -208,21 +217,26 @@ async def test_broker_killed_without_removing_its_file_disappears(brokers: Broke
 
 async def test_untrusted_files_are_not_listed(tmp_path: Path, hosts: Any, dead_pid: int) -> None:
     directory = tmp_path / "discovery"
-    plant(directory, f"server-{os.getpid()}.json", fields(os.getpid()))
+    broker = lookalike_broker()
     stale = plant(directory, f"server-{dead_pid}.json", fields(dead_pid))
     live = await asyncio.create_subprocess_exec("sleep", "60")
     try:
+        plant(directory, f"server-{broker.pid}.json", fields(broker.pid))
         plant(directory, f"server-{live.pid}.json", '{"port": 8765, "pid": ')
-        (directory / "server-1.json").symlink_to(directory / f"server-{os.getpid()}.json")
+        (directory / "server-1.json").symlink_to(directory / f"server-{broker.pid}.json")
+        # A well-formed file whose pid is another program (this test's).
+        plant(directory, f"server-{os.getpid()}.json", fields(os.getpid()))
 
         host = await hosts(directory)
 
         [listed] = await host.brokers()
-        assert listed == {k: v for k, v in fields(os.getpid()).items() if k != "extra"}
+        assert listed == {k: v for k, v in fields(broker.pid).items() if k != "extra"}
         assert not stale.exists()
     finally:
         live.kill()
         await live.wait()
+        broker.kill()
+        broker.wait()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
@@ -397,15 +411,19 @@ async def test_the_launcher_starts_the_host(home: dict[str, str], tmp_path: Path
     result = install(home, "--browser", "chromium", "--discovery-dir", str(discovery_dir))
     assert result.returncode == 0, result.stderr
     launcher = check_installed(hosts_dir(home, "chromium"), [ORIGIN])
-    plant(discovery_dir, f"server-{os.getpid()}.json", fields(os.getpid()))
-
-    host = await Host.start(tmp_path / "elsewhere", command=(str(launcher),))
+    broker = lookalike_broker()
     try:
-        [listed] = await host.brokers()
+        plant(discovery_dir, f"server-{broker.pid}.json", fields(broker.pid))
+        host = await Host.start(tmp_path / "elsewhere", command=(str(launcher),))
+        try:
+            [listed] = await host.brokers()
+        finally:
+            returncode, after, stderr = await host.close()
     finally:
-        returncode, after, stderr = await host.close()
+        broker.kill()
+        broker.wait()
 
-    assert listed["pid"] == os.getpid(), "the launcher passes its --discovery-dir"
+    assert listed["pid"] == broker.pid, "the launcher passes its --discovery-dir"
     assert (returncode, after) == (0, []), stderr
 
 

@@ -20,6 +20,8 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── TabBusy                   409 tab_busy (a call in it waits for the person's approval)
     │   ├── UnsupportedEncoding       415 unsupported_encoding (a compressed request body)
     │   ├── IdempotencyKeyReused      422 idempotency_key_reused (the key named another call)
+    │   ├── NoPairingCode             409 no_pairing_code (run browser-mcp pair first)
+    │   ├── PairingFailed             403 pairing_failed (a wrong pairing code)
     │   ├── TooManyCalls              429 too_many_calls
     │   ├── RateLimited               429 rate_limited (``retry_after`` seconds)
     │   └── TooManySessions           429 too_many_sessions
@@ -69,9 +71,11 @@ __all__ = [
     "InvalidMessage",
     "InvalidRequest",
     "MessageTooLarge",
+    "NoPairingCode",
     "NotApproved",
     "NotSupported",
     "PageToolFailed",
+    "PairingFailed",
     "Paused",
     "PersonDeclined",
     "RateLimited",
@@ -183,6 +187,14 @@ class UnsupportedEncoding(RequestError, code="unsupported_encoding", status=415)
 class TabBusy(RequestError, code="tab_busy", status=409):
     """A call in the tab waits for the person's approval: the tab takes nothing else until it ends,
     so nothing a client does meanwhile changes what the person is approving."""
+
+
+class NoPairingCode(RequestError, code="no_pairing_code", status=409):
+    """An extension asked to pair while the broker has no code out (or it expired)."""
+
+
+class PairingFailed(RequestError, code="pairing_failed", status=403):
+    """An extension's proof of the pairing code was wrong."""
 
 
 class TooManyCalls(RequestError, code="too_many_calls", status=429): ...

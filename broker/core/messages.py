@@ -45,6 +45,15 @@ __all__ = [
     "ToolsChanged",
     "ToolsDiscovered",
     "BrokerMessage",
+    "AuthChallenge",
+    "AuthProof",
+    "AuthResponse",
+    "HandshakeMessage",
+    "HandshakeReply",
+    "PairChallenge",
+    "PairKey",
+    "PairNonce",
+    "PairProof",
     "WireError",
     "Arguments",
     "RawJson",
@@ -409,3 +418,65 @@ BrokerMessage = (
     | Disconnect
     | ErrorReply
 )
+
+
+# The link handshake (broker.core.link_auth): who is at the other end, before anything else.
+# Not part of the two unions above: the adapter answers these itself, before the hub hears the link.
+
+
+@attrs.frozen
+class AuthChallenge:
+    """Extension -> broker, first on a new link: prove you hold the link key, over ``nonce``."""
+
+    nonce: str
+
+
+@attrs.frozen
+class AuthProof:
+    """Broker -> extension: its id (which key to check with), its own nonce, and the proof."""
+
+    broker_id: str
+    nonce: str
+    proof: str
+
+
+@attrs.frozen
+class AuthResponse:
+    """Extension -> broker, once the broker's proof held: the extension's proof over both nonces."""
+
+    proof: str
+
+
+@attrs.frozen
+class PairChallenge:
+    """Extension -> broker: start pairing with the code the person typed (which is not sent)."""
+
+    nonce: str
+
+
+@attrs.frozen
+class PairNonce:
+    """Broker -> extension: a code is out; here are its id and nonce to derive the code's keys with."""
+
+    broker_id: str
+    nonce: str
+
+
+@attrs.frozen
+class PairProof:
+    """Extension -> broker: proof that it knows the code."""
+
+    proof: str
+
+
+@attrs.frozen
+class PairKey:
+    """Broker -> extension: proof that the broker knows the code, and the link key wrapped (AES-GCM)."""
+
+    proof: str
+    iv: str
+    wrapped_key: str
+
+
+HandshakeMessage = AuthChallenge | AuthResponse | PairChallenge | PairProof
+HandshakeReply = AuthProof | PairNonce | PairKey | ErrorReply | Connect | Pong

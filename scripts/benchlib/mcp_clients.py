@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import httpx2
 import orjson
 
 from benchlib import CALL_TIMEOUT, BenchError
@@ -32,6 +33,11 @@ INITIALIZE = {
         "clientInfo": {"name": "bench", "version": "1"},
     },
 }
+
+
+def loopback_http(headers: dict[str, str]) -> httpx2.AsyncClient:
+    """The SDK's HTTP client settings, minus the environment's proxies: loopback never goes through one."""
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0), trust_env=False)
 
 
 def era_of(path: str) -> str:
