@@ -101,7 +101,11 @@ async def test_the_extension_joins_and_leaves_the_brokers_the_native_host_names(
             second = await brokers.start("--require-extension-token")
             [again] = await eventually(lambda: joined_browsers(second), "the extension to join the second broker")
             assert again["instanceId"] == browser["instanceId"]
-            async with mcp_client(f"http://127.0.0.1:{second.port}/mcp", second.token, "Native Client", LEGACY):
+            async with mcp_client(
+                f"http://127.0.0.1:{second.port}/mcp", second.token, "Native Client", LEGACY
+            ) as client:
+                # A browser hears of a session once it acts there: here, by opening a tab.
+                await client.call_json("tabs", {"action": "open", "url": "about:blank"})
                 for line in (f"Port {first.port}: connected", f"Port {second.port}: connected", "Native Client"):
                     await eventually(lambda line=line: _popup_shows(popup, line), f"the popup to show {line!r}")
 
