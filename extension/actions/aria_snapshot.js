@@ -23,6 +23,14 @@ const POINTER_EVENTS = new Set(
 );
 /** Beyond this many listening shapes (a scatter plot of thousands), the rest show by their looks alone. */
 const MAX_LISTENING_SHAPES = 2000;
+/**
+ * Drawings no larger than this on both sides (CSS pixels) are icons, whose handlers sit on the
+ * button or the drawing around them: asking for each of the hundreds a page may have would cost
+ * several times the snapshot itself.
+ */
+const ICON_SIZE = 32;
+/** Drawings asked about per snapshot, the largest first. */
+const MAX_DRAWINGS = 50;
 
 const navigated = () => new ActionError(Code.NAVIGATED, "the page navigated away while its snapshot was taken");
 
@@ -57,15 +65,24 @@ export async function captureSnapshot(tabId, { root, depth, limit }) {
   return snapshot;
 }
 
-/** The elements of the SVG drawings in the page (or in `root`) that listen for clicks: handles in `world`. */
+/**
+ * The elements of the SVG drawings in the page (or in `root`) that listen for clicks or hovers:
+ * handles in `world`. Icons are left to their looks (see ICON_SIZE).
+ */
 async function listeningShapes(tabId, world, root) {
   const { result, exceptionDetails } = await send(tabId, "Runtime.callFunctionOn", {
-    functionDeclaration: `function () {
+    functionDeclaration: `function (iconSize, most) {
       const scope = this instanceof Element ? this : document;
       if (scope.ownerSVGElement || scope.localName === "svg") return [scope];
-      return [...scope.querySelectorAll("svg")].filter((svg) => !svg.ownerSVGElement);
+      const sized = [...scope.querySelectorAll("svg")]
+        .filter((svg) => !svg.ownerSVGElement)
+        .map((svg) => ({ svg, box: svg.getBoundingClientRect() }))
+        .filter(({ box }) => box.width > iconSize || box.height > iconSize);
+      sized.sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height);
+      return sized.slice(0, most).map(({ svg }) => svg);
     }`,
     ...(root ? { objectId: root.objectId } : { executionContextId: world }),
+    arguments: [{ value: ICON_SIZE }, { value: MAX_DRAWINGS }],
     objectGroup: OBJECT_GROUP,
   });
   if (exceptionDetails || !result.objectId || result.description === "Array(0)") return [];
