@@ -4,11 +4,33 @@
 // protocol round trip, whatever the page's size. Asking Chromium for its accessibility tree
 // instead (Accessibility.getFullAXTree) took several times as long on a large page, most of it
 // in building and sending every node's properties.
+//
+// Charts drawn with SVG (d3 and the like) add click handlers by script, which the agent cannot
+// see from its world; Chromium lists them (DOMDebugger.getEventListeners, given the drawing as the
+// page's own world sees it, as listeners belong to the world that added them), so their shapes
+// are found here, drawing by drawing, and handed to the agent with the snapshot's call.
 
-import { documentOf, utilityWorld } from "./debugger.js";
+import { OBJECT_GROUP, documentOf, send, utilityWorld } from "./debugger.js";
 import { callAgent } from "./agent.js";
 import { ActionError, Code } from "./errors.js";
 import { refsFor } from "./refs.js";
+
+/** Events whose listeners make a shape or a group of a drawing something to click or hover (a tooltip). */
+const POINTER_EVENTS = new Set(
+  "click dblclick mousedown mouseup pointerdown pointerup touchstart mouseover mouseenter pointerover pointerenter".split(
+    " ",
+  ),
+);
+/** Beyond this many listening shapes (a scatter plot of thousands), the rest show by their looks alone. */
+const MAX_LISTENING_SHAPES = 2000;
+/**
+ * Drawings no larger than this on both sides (CSS pixels) are icons, whose handlers sit on the
+ * button or the drawing around them: asking for each of the hundreds a page may have would cost
+ * several times the snapshot itself.
+ */
+const ICON_SIZE = 32;
+/** Drawings asked about per snapshot, the largest first. */
+const MAX_DRAWINGS = 50;
 
 const navigated = () => new ActionError(Code.NAVIGATED, "the page navigated away while its snapshot was taken");
 
@@ -26,9 +48,11 @@ export async function captureSnapshot(tabId, { root, depth, limit }) {
   const options = { depth, limit, lastRef: refs.lastRef, partial: root !== undefined || depth !== undefined };
   let snapshot;
   try {
+    const listening = await listeningShapes(tabId, world, root);
     snapshot = await callAgent(tabId, world, "snapshot", [
       root ? { objectId: root.objectId } : { value: null },
       { value: options },
+      ...listening,
     ]);
   } catch (error) {
     // The document's world goes with it: a navigation that was starting as the call went out.
@@ -39,4 +63,55 @@ export async function captureSnapshot(tabId, { root, depth, limit }) {
   if (snapshot.error) throw new ActionError(Code.ACTION_FAILED, snapshot.error);
   refs.update(snapshot.lastRef);
   return snapshot;
+}
+
+/**
+ * The elements of the SVG drawings in the page (or in `root`) that listen for clicks or hovers:
+ * handles in `world`. Icons are left to their looks (see ICON_SIZE).
+ */
+async function listeningShapes(tabId, world, root) {
+  const { result, exceptionDetails } = await send(tabId, "Runtime.callFunctionOn", {
+    functionDeclaration: `function (iconSize, most) {
+      const scope = this instanceof Element ? this : document;
+      if (scope.ownerSVGElement || scope.localName === "svg") return [scope];
+      const sized = [...scope.querySelectorAll("svg")]
+        .filter((svg) => !svg.ownerSVGElement)
+        .map((svg) => ({ svg, box: svg.getBoundingClientRect() }))
+        .filter(({ box }) => box.width > iconSize || box.height > iconSize);
+      sized.sort((a, b) => b.box.width * b.box.height - a.box.width * a.box.height);
+      return sized.slice(0, most).map(({ svg }) => svg);
+    }`,
+    ...(root ? { objectId: root.objectId } : { executionContextId: world }),
+    arguments: [{ value: ICON_SIZE }, { value: MAX_DRAWINGS }],
+    objectGroup: OBJECT_GROUP,
+  });
+  if (exceptionDetails || !result.objectId || result.description === "Array(0)") return [];
+  const { result: entries } = await send(tabId, "Runtime.getProperties", {
+    objectId: result.objectId,
+    ownProperties: true,
+  });
+  const drawings = entries.filter((entry) => /^\d+$/.test(entry.name) && entry.value?.objectId);
+  const listenersOf = async (drawing) => {
+    const { node } = await send(tabId, "DOM.describeNode", { objectId: drawing.value.objectId });
+    const { object } = await send(tabId, "DOM.resolveNode", {
+      backendNodeId: node.backendNodeId,
+      objectGroup: OBJECT_GROUP,
+    });
+    const { listeners } = await send(tabId, "DOMDebugger.getEventListeners", { objectId: object.objectId, depth: -1 });
+    return listeners;
+  };
+  // A drawing removed in the meantime has nothing to show.
+  const listed = await Promise.all(drawings.map((drawing) => listenersOf(drawing).catch(() => [])));
+  const nodes = new Set();
+  for (const listener of listed.flat()) {
+    if (POINTER_EVENTS.has(listener.type) && listener.backendNodeId) nodes.add(listener.backendNodeId);
+  }
+  const resolved = await Promise.all(
+    [...nodes].slice(0, MAX_LISTENING_SHAPES).map((backendNodeId) =>
+      send(tabId, "DOM.resolveNode", { backendNodeId, executionContextId: world, objectGroup: OBJECT_GROUP }).catch(
+        () => null, // gone since it was listed
+      ),
+    ),
+  );
+  return resolved.filter(Boolean).map(({ object }) => ({ objectId: object.objectId }));
 }

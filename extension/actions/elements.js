@@ -66,16 +66,62 @@ export async function pointFor(element) {
   for (let attempt = 0; attempt < HIT_RETRIES; attempt++) {
     if (attempt) await sleep(HIT_RETRY_MS);
     await send(element.tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
-    const point = await visiblePoint(element);
+    let point = await visiblePoint(element);
     if (!point) {
       lastProblem = "it has no visible box (hidden, empty or outside the page)";
       continue;
     }
-    const covering = await coveringElement(element, point);
+    let covering = await coveringElement(element, point);
+    const drawn = covering ? await pointInsideDrawn(element, point) : null;
+    if (drawn) [point, covering] = [drawn, await coveringElement(element, drawn)];
     if (!covering) return point;
     lastProblem = `${covering} covers it at (${Math.round(point.x)}, ${Math.round(point.y)})`;
   }
   throw new ActionError(Code.ACTION_FAILED, `cannot reach ${await describe(element)}: ${lastProblem}`);
+}
+
+/**
+ * For a part of an SVG drawing whose box's middle misses it (a donut's slice, a line, a group with
+ * gaps): the point nearest that middle where the part itself is hit, on a grid over its box or
+ * along its shapes' outlines; null when there is none on screen or it is not drawn.
+ */
+async function pointInsideDrawn(element, middle) {
+  return callOn(
+    element,
+    `function (middle) {
+      if (!this.ownerSVGElement) return null;
+      const box = this.getBoundingClientRect();
+      const candidates = [];
+      const STEPS = 16;
+      for (let i = 0; i <= STEPS; i++) {
+        for (let j = 0; j <= STEPS; j++) {
+          candidates.push({ x: box.left + (box.width * i) / STEPS, y: box.top + (box.height * j) / STEPS });
+        }
+      }
+      const shapes = this instanceof SVGGeometryElement ? [this] : [...this.querySelectorAll("*")]
+        .filter((part) => part instanceof SVGGeometryElement).slice(0, 20);
+      for (const shape of shapes) {
+        const matrix = shape.getScreenCTM();
+        const length = shape.getTotalLength();
+        if (!matrix || !length) continue;
+        for (let k = 0; k < 32; k++) {
+          const { x, y } = shape.getPointAtLength((length * (k + 0.5)) / 32).matrixTransform(matrix);
+          candidates.push({ x, y });
+        }
+      }
+      const distance = (point) => Math.hypot(point.x - middle.x, point.y - middle.y);
+      candidates.sort((a, b) => distance(a) - distance(b));
+      for (const candidate of candidates) {
+        const x = Math.round(candidate.x);
+        const y = Math.round(candidate.y);
+        if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
+        const hit = document.elementFromPoint(x, y);
+        if (hit && this.contains(hit)) return { x, y };
+      }
+      return null;
+    }`,
+    middle,
+  );
 }
 
 async function visiblePoint(element) {

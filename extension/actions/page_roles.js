@@ -119,6 +119,8 @@ export function ariaRules() {
       case "img":
         return element.getAttribute("alt") === "" && !element.hasAttribute("aria-label") ? "none" : "img";
       case "svg":
+        // As Chromium and Playwright show it; one drawn for looks alone is left out of snapshots.
+        return "img";
       case "canvas":
         return attribute(element, "aria-label") || element.querySelector(":scope > title") ? "img" : "none";
       case "input":
@@ -251,7 +253,9 @@ export function ariaRules() {
       const caption = element.querySelector(":scope > caption");
       return caption ? contentText(caption) : "";
     }
-    if (tag === "svg") return element.querySelector(":scope > title")?.textContent.trim() ?? "";
+    const drawn = tag === "svg" || element.ownerSVGElement;
+    const title = drawn ? element.querySelector(":scope > title")?.textContent.trim() : "";
+    if (title || tag === "svg") return title ?? "";
     if (tag === "option") return attribute(element, "label") || contentText(element);
     if (NAMED_BY_CONTENT.has(role)) return contentText(element);
     return "";

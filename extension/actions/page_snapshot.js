@@ -10,6 +10,10 @@
 // element shown gets a ref, except the options of a closed drop-down, which browser_select_option
 // reaches by value. Frames show as `- iframe`, without their content.
 //
+// An inline SVG drawing shows as `img` (Playwright's shape): its text labels, and the shapes and
+// groups a person may click or point at (a handler, their own pointer cursor, focusable) as
+// `generic`; the rest of the drawing, and a drawing for looks alone, show nothing.
+//
 // Refs: an element keeps its ref for as long as this world (one document, one debugger session)
 // lives; a ref counts while the latest snapshot showed it (a partial snapshot adds its refs to
 // those of the full one before it). Numbers go on from `lastRef`, which the extension keeps per
@@ -18,7 +22,10 @@
 // Runs in the page: snapshotAgent is sent as source with ariaRules (page_roles.js) and
 // yamlRenderer (page_yaml.js), so it may use nothing from this module's scope.
 
-/** The agent one world keeps: `snapshot(root, options)` and `element(ref)`. */
+/**
+ * The agent one world keeps: `snapshot(root, options, ...listening)` (`listening`: the drawings'
+ * elements with pointer handlers, which this world cannot see) and `element(ref)`.
+ */
 export function snapshotAgent(ariaRules, yamlRenderer) {
   /** Roles whose text is their value: what Chromium lists inside them is not shown. */
   const VALUE_ROLES = new Set(["textbox", "searchbox", "spinbutton", "slider", "combobox"]);
@@ -32,13 +39,26 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
     "video",
     "audio",
     "canvas",
-    "svg",
     "object",
     "embed",
     "iframe",
     "frame",
     "img",
     "math",
+  ]);
+  /** What an SVG drawing holds that never shows: definitions, descriptions, effects. */
+  const SVG_SILENT = new Set([
+    "desc",
+    "metadata",
+    "defs",
+    "symbol",
+    "clipPath",
+    "mask",
+    "marker",
+    "pattern",
+    "filter",
+    "linearGradient",
+    "radialGradient",
   ]);
   const render = yamlRenderer();
   const refOf = new WeakMap();
@@ -75,7 +95,8 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
     );
   }
 
-  function walker(rules) {
+  /** `listening`: the elements of SVG drawings with pointer handlers (found by the extension). */
+  function walker(rules, listening) {
     const focused = rules.focusedElement();
     const origin = location.origin === "null" ? "" : location.origin;
     const shortUrl = (url) => (origin && url.startsWith(origin + "/") ? url.slice(origin.length) : url);
@@ -90,11 +111,27 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
       );
     }
 
-    function childContext(element, style, context) {
+    /**
+     * Whether an element of an SVG drawing shows: a shape or a group a person may click (its own
+     * handler, its own pointer cursor, focusable), or a text label, unless a control around it
+     * shows already (then its text is that control's).
+     */
+    function drawnControl(element, style, context) {
+      if (listening.has(element) || actionable(element, style, context)) return true;
+      return element.localName === "text" && !context.inDrawnControl && normalize(element.textContent) !== "";
+    }
+
+    function childContext(element, style, context, inDrawnControl) {
       const quiet = element.localName === "label" && ["checkbox", "radio"].includes(element.control?.type);
       const inert = element.getAttribute("aria-disabled") === "true";
-      if (style.cursor === context.cursor && !quiet && !inert) return context;
-      return { ...context, cursor: style.cursor, quiet: context.quiet || quiet, inert: context.inert || inert };
+      if (style.cursor === context.cursor && !quiet && !inert && !inDrawnControl) return context;
+      return {
+        ...context,
+        cursor: style.cursor,
+        quiet: context.quiet || quiet,
+        inert: context.inert || inert,
+        inDrawnControl: context.inDrawnControl || inDrawnControl,
+      };
     }
 
     function childItems(element, context, textShows) {
@@ -132,16 +169,23 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
     function build(element, context) {
       const tag = element.localName;
       if (rules.SILENT.has(tag) || rules.isHidden(element)) return [];
+      if (element.ownerSVGElement && SVG_SILENT.has(tag)) return [];
       if (tag === "br") return [{ text: " ", gap: true }];
       const style = rules.styleOf(element);
       const visible = style.visibility === "visible";
-      const role = visible ? rules.roleOf(element) : "none";
-      const inline = style.display === "inline" || style.display === "contents";
-      const keep = role === "generic" && actionable(element, style, context);
-      const inner = childContext(element, style, context);
+      let role = visible ? rules.roleOf(element) : "none";
+      // An image marked as decoration (alt="") that the page made a control, an icon to click.
+      if (role === "none" && tag === "img" && visible && actionable(element, style, context)) role = "img";
+      // A drawing's parts are laid out by their coordinates, not as blocks: none holds text as a block.
+      const inline = style.display === "inline" || style.display === "contents" || Boolean(element.ownerSVGElement);
+      const drawing = Boolean(element.ownerSVGElement) && tag !== "svg";
+      const drawn = drawing && drawnControl(element, style, context);
+      const keep = role === "generic" && (drawn || actionable(element, style, context));
+      const control = drawing && tag !== "text" && (drawn || (role !== "generic" && role !== "none"));
+      const inner = childContext(element, style, context, control);
       if (role === "none" || (role === "generic" && inline && !keep && tag !== "label")) {
         const items = REPLACED.has(tag) ? [] : childItems(element, inner, visible);
-        return inline ? items : items.map(asGap);
+        return inline && !element.ownerSVGElement ? items : items.map(asGap);
       }
       const item = {
         role,
@@ -151,12 +195,15 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
         children: [],
       };
       if (tag === "select") item.children = optionItems(element, role === "combobox", inner);
-      else if (!REPLACED.has(tag) && role !== "img" && role !== "iframe") {
+      else if (!REPLACED.has(tag) && (role !== "img" || tag === "svg") && role !== "iframe") {
         item.children = mergeTexts(childItems(element, inner, true));
       }
       const value = VALUE_ROLES.has(role) && !item.children.length ? rules.valueOf(element, role) : "";
       if (value !== "") item.children = [{ text: value }];
-      if (role === "link" && typeof element.href === "string" && element.href) item.url = shortUrl(element.href);
+      if (role === "link") {
+        const href = typeof element.href === "string" ? element.href : hrefOfDrawnLink(element);
+        if (href) item.url = shortUrl(href);
+      }
       const elements = item.children.filter((child) => child.text === undefined);
       if (item.name && item.name === contentText(item.children)) {
         // Say it once: as the name when only text is inside, else through the elements inside.
@@ -166,9 +213,18 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
       if (role === "generic" && !item.name && !keep && item.children.length <= 1 && !item.children[0]?.text) {
         return item.children;
       }
-      // An empty paragraph (spacing between blocks) says nothing.
+      // An empty paragraph (spacing between blocks) says nothing, nor does an icon drawn for looks.
       if (role === "paragraph" && !item.name && !item.children.length) return [];
+      if (tag === "svg" && role === "img" && !item.name && !item.children.length && !listening.has(element)) {
+        if (!actionable(element, style, context)) return [];
+      }
       return [item];
+    }
+
+    /** The target of an SVG drawing's link, whose `href` is an animated value rather than a URL. */
+    function hrefOfDrawnLink(element) {
+      const href = element.href?.baseVal ?? "";
+      return href ? new URL(href, document.baseURI).href : "";
     }
 
     /** The context an element starts from when a snapshot starts at it rather than at the page. */
@@ -185,8 +241,8 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
   }
 
   /** The items of the snapshot: the page from its body, or `root` and what is inside it. */
-  function itemsOf(root) {
-    const walk = walker(ariaRules());
+  function itemsOf(root, listening) {
+    const walk = walker(ariaRules(), listening);
     if (!root) {
       const top = document.body ?? document.documentElement;
       return top ? mergeTexts(walk.build(top, { cursor: "auto", quiet: false, inert: false })) : [];
@@ -207,8 +263,8 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
    * {url, title, yaml, length, lastRef}, or {error} when `root` is not rendered. `yaml` is cut at
    * a line's end within `limit` characters; `length` is the whole snapshot's.
    */
-  function snapshot(root, { depth, limit, lastRef, partial }) {
-    const items = itemsOf(root);
+  function snapshot(root, { depth, limit, lastRef, partial }, ...listening) {
+    const items = itemsOf(root, new Set(listening));
     if (!items) return { error: "the element is not rendered, so it has no snapshot" };
     last = Math.max(last, lastRef);
     const given = new Map();
