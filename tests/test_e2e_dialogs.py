@@ -20,7 +20,7 @@ import pytest_asyncio
 from playwright.async_api import Dialog, Page
 
 from . import test_e2e_actions
-from .test_e2e_actions import WAIT, World, ref_of
+from .test_e2e_actions import SESSION, WAIT, World, ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -61,6 +61,17 @@ async def click(world: World, tab_id: int, button: str) -> str:
     return await world.ok(tab_id, "click", target=ref)
 
 
+async def call_page_tool(world: World, tab_id: int, tool: str) -> dict[str, Any]:
+    """Send a callTool for one of the page's own tools and return its toolResult."""
+    call_id = f"c{next(world.calls)}"
+    await world.link.send(
+        {"type": "callTool", "sessionId": SESSION, "callId": call_id, "tabId": tab_id, "toolName": tool, "args": {}}
+    )
+    return await world.link.wait_for(
+        f"the answer to {tool}", lambda m: m.get("type") == "toolResult" and m.get("callId") == call_id
+    )
+
+
 async def set_dialog_timeout(world: World, timeout_ms: int) -> None:
     await world.worker.evaluate(
         """async (dialogTimeoutMs) => {
@@ -86,11 +97,15 @@ async def test_an_alert_ends_the_call_and_holds_the_tab_until_answered(world: Wo
             in (refused["message"])
         )
         assert "answer it with browser_handle_dialog" in refused["message"]
+    # The page's own tools could not run either: refused at once rather than left to time out.
+    tool = await call_page_tool(world, tab_id, "read_answer")
+    assert tool["error"]["code"] == "dialog_open" and "read_answer cannot run" in tool["error"]["message"], tool
 
     answered = await world.ok(tab_id, "handle_dialog", accept=True)
     assert answered.startswith('### Result\nAccepted the "alert" dialog with message "Saved"\n### Page'), answered
     assert "alert closed" in answered  # the page after the dialog, its script run on
     await answer(page, "alert closed")
+    assert (await call_page_tool(world, tab_id, "read_answer"))["result"] == "alert closed"
 
 
 @pytest.mark.parametrize(("accept", "expected"), [(True, "confirmed"), (False, "declined")])

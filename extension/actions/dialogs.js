@@ -4,7 +4,8 @@
 // A dialog stops the page's scripts, and with them whatever a tool was doing there, until someone
 // answers it. One that opens during a call ends that call with a result naming it (the action
 // does not wait for the page); one that opens between calls (a timer) is held the same way. While
-// one is open the tab takes no other built-in tool (`dialog_open`, naming it), and one left
+// one is open the tab takes no other built-in tool or page tool (`dialog_open`, naming it; the
+// page could not run them), and one left
 // unanswered for the `dialogTimeoutMs` setting (60 s) is dismissed, which the tab's next result
 // says. Only tabs the debugger is attached to are heard, so a dialog in a tab no client acts on
 // is the person's, shown by Chromium and left to them; so is one whose tab the client lets go.
@@ -76,15 +77,22 @@ export function takeDialogNotes(tabId) {
   return (tabs.get(tabId)?.notes.splice(0) ?? []).map((note) => `- [${note}]`);
 }
 
+/** The dialog_open error {code, message} for `what` in the tab while a dialog waits there, else null. */
+export function dialogOpenError(tabId, what) {
+  const dialog = tabs.get(tabId)?.open;
+  if (!dialog) return null;
+  return {
+    code: Refusal.DIALOG_OPEN,
+    message:
+      `${what} cannot run in tab ${tabId}: a ${describe(dialog)} is open there; answer it with` +
+      " browser_handle_dialog (accept true or false, promptText for a prompt) first",
+  };
+}
+
 /** Throws dialog_open while a dialog waits in the tab: nothing else can run there until it is answered. */
 export function refuseWhileDialogOpen(tabId, action) {
-  const dialog = tabs.get(tabId)?.open;
-  if (!dialog) return;
-  throw new ActionError(
-    Refusal.DIALOG_OPEN,
-    `browser_${action} cannot run in tab ${tabId}: a ${describe(dialog)} is open there; answer it with` +
-      " browser_handle_dialog (accept true or false, promptText for a prompt) first",
-  );
+  const refusal = dialogOpenError(tabId, `browser_${action}`);
+  if (refusal) throw new ActionError(refusal.code, refusal.message);
 }
 
 /**
