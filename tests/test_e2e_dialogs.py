@@ -135,6 +135,7 @@ async def test_a_leave_page_prompt_is_answered_and_the_page_leaves(world: World,
     assert '- ["beforeunload" dialog with message ' in clicked, clicked
     left = await world.ok(tab_id, "handle_dialog", accept=True)
     assert 'Accepted the "beforeunload" dialog' in left
+    assert f"- Page URL: {world.url('dialogs_left.html')}" in left, left  # the page it went to
     await page.wait_for_url(world.url("dialogs_left.html"))
 
 
@@ -150,7 +151,7 @@ async def test_handle_dialog_without_a_dialog_or_twice_is_a_clear_error(world: W
     await world.ok(tab_id, "handle_dialog", accept=False)
     twice = await world.fails(tab_id, "handle_dialog", accept=True)
     assert twice["code"] == "no_dialog"
-    assert 'the "confirm" dialog with message "Delete it?" was already answered' in twice["message"], twice
+    assert 'the "confirm" dialog with message "Delete it?" was answered already' in twice["message"], twice
     await answer(page, "declined")
     assert "declined" in await world.ok(tab_id, "snapshot")  # the tab works as before
 
@@ -182,6 +183,8 @@ async def test_a_dialog_between_calls_is_held_then_dismissed_after_the_timeout_a
         dismissed = f'- ["confirm" dialog with message "Still there?": dismissed after {SHORT_TIMEOUT_MS // 1000} s'
         assert f"### Modal state\n{dismissed} without an answer]" in after, after
         assert "Modal state" not in await world.ok(tab_id, "snapshot")  # said once
+        late = await world.fails(tab_id, "handle_dialog", accept=True)
+        assert late["code"] == "no_dialog" and "was dismissed after 4 s without an answer" in late["message"], late
 
         # The person's dialog opened first and is still open: only the person answers it.
         await persons_dialog.accept()

@@ -15,13 +15,13 @@ import { settings } from "../settings.js";
 import { onTabEvent, onTabForgotten, send } from "./debugger.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 
-/** tab id -> {open: {type, message, timer} | null, answered: the last one closed, notes: [], waiters} */
+/** tab id -> {open: {type, message, timer} | null, last: how the last one closed, notes: [], waiters} */
 const tabs = new Map();
 
 function stateOf(tabId) {
   let state = tabs.get(tabId);
   if (!state) {
-    state = { open: null, answered: null, notes: [], waiters: new Set() };
+    state = { open: null, last: null, notes: [], waiters: new Set() };
     tabs.set(tabId, state);
   }
   return state;
@@ -31,9 +31,9 @@ function describe(dialog) {
   return `"${dialog.type}" dialog with message "${dialog.message}"`;
 }
 
-function closed(state) {
-  clearTimeout(state.open?.timer);
-  state.answered = state.open;
+function closed(state, how) {
+  clearTimeout(state.open.timer);
+  state.last = `the ${describe(state.open)} was ${how}`;
   state.open = null;
 }
 
@@ -50,15 +50,17 @@ function opened(tabId, params) {
 async function expire(tabId, dialog, timeoutMs) {
   const state = tabs.get(tabId);
   if (state?.open !== dialog) return;
-  closed(state);
-  state.notes.push(`${describe(dialog)}: dismissed after ${timeoutMs / 1000} s without an answer`);
+  const how = `dismissed after ${timeoutMs / 1000} s without an answer`;
+  closed(state, how);
+  state.notes.push(`${describe(dialog)}: ${how}`);
   await send(tabId, "Page.handleJavaScriptDialog", { accept: false }).catch(() => {});
 }
 
 onTabEvent((tabId, method, params) => {
   if (method === "Page.javascriptDialogOpening") opened(tabId, params);
   // Answered by anyone: this module, the person at a visible dialog, or the page going away.
-  else if (method === "Page.javascriptDialogClosed" && tabs.get(tabId)?.open) closed(tabs.get(tabId));
+  else if (method === "Page.javascriptDialogClosed" && tabs.get(tabId)?.open)
+    closed(tabs.get(tabId), "closed in the browser");
 });
 
 // Detached (released) or closed: a dialog still open there is the person's now.
@@ -119,13 +121,18 @@ export async function answerDialog(tabId, args) {
   const state = tabs.get(tabId);
   const dialog = state?.open;
   if (!dialog) {
-    const earlier = state?.answered ? `: the ${describe(state.answered)} was already answered` : "";
+    const earlier = state?.last ? `: ${state.last}` : "";
     throw new ActionError(Code.NO_DIALOG, `no dialog is open in tab ${tabId}${earlier}`);
   }
   const params = { accept: args.accept };
   if (args.promptText !== undefined) params.promptText = args.promptText;
-  closed(state);
-  await send(tabId, "Page.handleJavaScriptDialog", params);
+  closed(state, "answered already");
+  await send(tabId, "Page.handleJavaScriptDialog", params).catch((error) => {
+    // Closed in between by the person (a visible dialog) or by the page going away.
+    if (/no dialog/i.test(error.message))
+      throw new ActionError(Code.NO_DIALOG, `the ${describe(dialog)} closed before the answer came`);
+    throw error;
+  });
   const typed = dialog.type === "prompt" && args.accept && args.promptText !== undefined;
   return `${args.accept ? "Accepted" : "Dismissed"} the ${describe(dialog)}${typed ? `, answering "${args.promptText}"` : ""}`;
 }

@@ -1,7 +1,7 @@
 // What a tab's pages did while the tools were attached: console messages and uncaught errors,
-// and network requests. Kept per tab, the last MAX_ENTRIES of each, each
-// entry marked with the document it came from (the tools list the current page's unless asked
-// for all); dropped when the tab is detached or closed.
+// and network requests. Kept per tab, the last MAX_ENTRIES of each, each entry marked with the
+// document it came from (the tools list the current page's unless asked for all); dropped when
+// the tab is detached or closed.
 //
 // The debugger attaches on a tab's first action, after the page loaded. Console messages from
 // before come anyway (Runtime.enable replays what V8 kept); requests from before are taken from
