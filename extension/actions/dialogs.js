@@ -5,10 +5,10 @@
 // answers it. One that opens during a call ends that call with a result naming it (the action
 // does not wait for the page); one that opens between calls (a timer) is held the same way. While
 // one is open the tab takes no other built-in tool or page tool (`dialog_open`, naming it; the
-// page could not run them), and one left
-// unanswered for the `dialogTimeoutMs` setting (60 s) is dismissed, which the tab's next result
-// says. Only tabs the debugger is attached to are heard, so a dialog in a tab no client acts on
-// is the person's, shown by Chromium and left to them; so is one whose tab the client lets go.
+// page could not run them), and one left unanswered for the `dialogTimeoutMs` setting (60 s) is
+// dismissed, which the tab's next result says. Only tabs the debugger is attached to are heard,
+// so a dialog in a tab no client acts on is the person's, shown by Chromium and left to them; so
+// is one whose tab the client lets go.
 
 import { Refusal } from "../protocol.js";
 import { settings } from "../settings.js";
@@ -58,7 +58,7 @@ async function expire(tabId, dialog, timeoutMs) {
 
 onTabEvent((tabId, method, params) => {
   if (method === "Page.javascriptDialogOpening") opened(tabId, params);
-  // Answered by anyone: this module, the person at a visible dialog, or the page going away.
+  // Closed by someone else: the person at a visible dialog, or the page going away.
   else if (method === "Page.javascriptDialogClosed" && tabs.get(tabId)?.open)
     closed(tabs.get(tabId), "closed in the browser");
 });
