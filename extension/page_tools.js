@@ -2,6 +2,7 @@
 // where none reported, running a tool in its page for a broker, and the bridges of tabs that were
 // open before the extension came. What runs inside the page is polyfill.js and bridge.js.
 
+import { dialogOpenError } from "./actions/dialogs.js";
 import { Bridge, ToBroker } from "./protocol.js";
 import { pageChanged } from "./documents.js";
 import { broadcast, reply } from "./links.js";
@@ -135,6 +136,8 @@ export async function callTool(message, approved) {
   }
   const changed = approved ? await pageChanged(approved) : null;
   if (changed) return { ...answer, error: changed };
+  const dialog = dialogOpenError(message.tabId, message.toolName);
+  if (dialog) return { ...answer, error: dialog };
   let outcome;
   try {
     outcome = await chrome.tabs.sendMessage(

@@ -34,11 +34,13 @@ export const PersonRefusal = Object.freeze({
 
 /**
  * toolResult error codes of the extension's own checks that name one of the broker's errors
- * (broker/core/links.py maps them): the broker's rules, kept by this browser too.
+ * (broker/core/links.py maps them): the broker's rules, kept by this browser too, and a dialog
+ * waiting in the tab for browser_handle_dialog, which only the browser knows of.
  */
 export const Refusal = Object.freeze({
   TAB_NOT_CLAIMED: "tab_not_claimed",
   TAB_BUSY: "tab_busy",
+  DIALOG_OPEN: "dialog_open",
 });
 
 /** Extension -> broker. */
@@ -87,6 +89,7 @@ export const BROWSER_ACTIONS = Object.freeze([
   "console_messages",
   "network_requests",
   "evaluate",
+  "handle_dialog",
 ]);
 
 /**

@@ -28,6 +28,9 @@ export const DEFAULTS = Object.freeze({
   shareRecords: false,
   // How long an approval window waits for the person; not on the options page (tests shorten it).
   approvalTimeoutMs: 60_000,
+  // How long a page's dialog waits for a client's browser_handle_dialog before it is dismissed
+  // (actions/dialogs.js); not on the options page.
+  dialogTimeoutMs: 60_000,
 });
 
 const isPort = (value) => Number.isInteger(value) && value > 0 && value < 65536;
@@ -48,6 +51,9 @@ export function normalize(stored) {
   if (typeof given.shareRecords === "boolean") settings.shareRecords = given.shareRecords;
   if (Number.isInteger(given.approvalTimeoutMs) && given.approvalTimeoutMs > 0) {
     settings.approvalTimeoutMs = Math.min(given.approvalTimeoutMs, 600_000);
+  }
+  if (Number.isInteger(given.dialogTimeoutMs) && given.dialogTimeoutMs > 0) {
+    settings.dialogTimeoutMs = Math.min(given.dialogTimeoutMs, 600_000);
   }
   return settings;
 }

@@ -204,3 +204,50 @@ async def test_status_shows_what_each_browser_carries_out(broker: BrokerUnderTes
     status, body = await broker.get("/status")
     assert status == 200 and body["browsers"][0]["actions"] == ["click", "snapshot"]
     assert json.dumps(body)  # plain JSON all the way down
+
+
+async def test_handle_dialog_is_listed_with_playwrights_arguments_and_routed_to_the_tab(
+    broker: BrokerUnderTest,
+) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        tool = (await client.tools())["browser_handle_dialog"]
+        assert tool.input_schema["required"] == ["accept"]
+        assert {"accept", "promptText", "tab"} <= set(tool.input_schema["properties"])
+        assert tool.annotations is not None and tool.annotations.read_only_hint is False
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        for bad in ({}, {"accept": "yes"}):
+            refused = await client.call("browser_handle_dialog", bad)
+            assert refused.is_error and "needs `accept`" in text(refused)
+        assert fake.received("browserAction") == []
+        answered = await client.call("browser_handle_dialog", {"accept": True, "promptText": "Ada"})
+        assert not answered.is_error, text(answered)
+        sent = await fake.wait_for("browserAction")
+        assert (sent["tabId"], sent["action"], sent["args"]) == (
+            7,
+            "handle_dialog",
+            {"accept": True, "promptText": "Ada"},
+        )
+
+
+async def test_a_call_refused_for_an_open_dialog_is_the_brokers_dialog_open_error(broker: BrokerUnderTest) -> None:
+    """Only the extension knows a dialog waits in the tab; its refusal reaches MCP and REST clients
+    as ``dialog_open`` (409), not as a failed page tool."""
+    fake = await broker.extension(page(7), page(8), actions=ALL_ACTIONS)
+
+    async def dialog_open(message: dict[str, Any]) -> None:
+        error = {
+            "code": "dialog_open",
+            "message": 'a "confirm" dialog with message "Sure?" is open there; answer it with browser_handle_dialog',
+        }
+        await fake.send({"type": "toolResult", "callId": message["callId"], "error": error})
+
+    fake.on_action = dialog_open
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call("browser_snapshot", {})
+        assert refused.is_error and text(refused).startswith("dialog_open:")
+        assert "browser_handle_dialog" in text(refused) and '"Sure?"' in text(refused)
+    await broker.post("/tabs/8/claim")
+    status, body = await broker.post("/tabs/8/actions/click", {"ref": "e2"})
+    assert (status, body["error"]["code"]) == (409, "dialog_open")

@@ -578,15 +578,6 @@ async def test_evaluate_runs_a_function_in_the_page(world: World, form: tuple[in
     assert (await world.fails(tab, "evaluate", function="() => {"))["code"] == "evaluate_failed"
 
 
-async def test_a_dialog_is_answered_and_reported(world: World) -> None:
-    tab, page = await world.open("activity.html")
-    ask = ref_of(await world.ok(tab, "snapshot"), 'button "Ask"')
-    after = await world.ok(tab, "click", target=ask)
-    assert '### Modal state\n- ["confirm" dialog with message "Really?": dismissed]' in after, after
-    assert await page.text_content("#result") == "declined"
-    await page.close()
-
-
 async def test_wait_for_text_to_appear_and_to_go(world: World) -> None:
     tab, page = await world.open("activity.html")
     later = ref_of(await world.ok(tab, "snapshot"), 'button "Show later"')

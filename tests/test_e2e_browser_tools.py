@@ -35,13 +35,17 @@ SHOP = """<!doctype html><title>Tiny shop</title>
   (event.isTrusted ? 'Bought ' : 'Scripted ') + document.getElementById('q').value">Buy</button>
 <p id="status">Nothing bought</p>"""
 PERSON = "<!doctype html><title>The person's page</title><p>reading</p>"
+ASK = """<!doctype html><title>Ask</title>
+<button onclick="document.getElementById('said').textContent =
+  confirm('Delete it?') ? 'deleted' : 'kept'">Delete</button>
+<p id="said">nothing yet</p>"""
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolsWorld]:
     home = tmp_path_factory.mktemp("e2e-tools")
     async with (
-        serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site,
+        serve_pages({"shop.html": SHOP, "person.html": PERSON, "ask.html": ASK}) as site,
         open_world(home, site, ToolsWorld, no_viewport=True) as world,
     ):
         world.home = home
@@ -119,3 +123,19 @@ async def test_the_person_keeps_their_tab_in_front_while_a_client_works(world: W
     )
     assert active.endswith("person.html?front")
     await person_page.close()
+
+
+async def test_a_dialog_ends_the_click_and_waits_for_browser_handle_dialog(world: World) -> None:
+    # Playwright answers a dialog itself unless someone listens: this listener answers nothing.
+    world.context.on("dialog", lambda dialog: None)
+    async with world.mcp("dialog-client") as client:
+        await client.call_json("tabs", {"action": "open", "url": f"{world.site}/ask.html", "focus": False})
+        page = text(await client.call("browser_snapshot", {}))
+        clicked = await client.call("browser_click", {"element": "Delete", "target": ref_of(page, 'button "Delete"')})
+        assert not clicked.is_error and '["confirm" dialog with message "Delete it?"]' in text(clicked), text(clicked)
+        refused = await client.call("browser_snapshot", {})
+        assert refused.is_error and text(refused).startswith("dialog_open:"), text(refused)
+        answered = await client.call("browser_handle_dialog", {"accept": True})
+        assert not answered.is_error and "deleted" in text(answered), text(answered)
+        again = await client.call("browser_handle_dialog", {"accept": True})
+        assert again.is_error and "no dialog is open" in text(again), text(again)

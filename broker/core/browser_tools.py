@@ -162,6 +162,19 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
         _schema(function={"type": "string"}, element=_ELEMENT, target=_TARGET),
         False,
     ),
+    "handle_dialog": (
+        "Handle a dialog",
+        "Answer the dialog (alert, confirm, prompt, leave-page) the tab's page opened. A call during"
+        " which a dialog opens ends by naming it, and the tab takes nothing else until it is answered.",
+        {
+            **_schema(
+                accept={"type": "boolean", "description": "accept (OK) or dismiss (Cancel) the dialog"},
+                promptText={"type": "string", "description": "the text to answer a prompt dialog with"},
+            ),
+            "required": ["accept"],
+        },
+        False,
+    ),
 }
 
 # Actions whose argument names an element: a ref is needed and `ref` is taken for `target`.
@@ -182,7 +195,7 @@ def action_arguments(action: str, args: JsonObject) -> tuple[Any, JsonObject]:
     Older Playwright MCP spells ``target`` as ``ref``; both are taken.
 
     Raises:
-        InvalidRequest: an element the action needs is not named.
+        InvalidRequest: an element the action needs is not named, or a dialog's answer is not given.
     """
     own = {name: value for name, value in args.items() if name not in ("tab", "ref")}
     if "target" not in own and "ref" in args:
@@ -191,6 +204,8 @@ def action_arguments(action: str, args: JsonObject) -> tuple[Any, JsonObject]:
         raise InvalidRequest(
             f"{PREFIX}{action} needs `target`: the element's ref from the tab's latest browser_snapshot, such as e7"
         )
+    if action == "handle_dialog" and not isinstance(own.get("accept"), bool):
+        raise InvalidRequest(f"{PREFIX}handle_dialog needs `accept`: true to accept the dialog, false to dismiss it")
     return args.get("tab"), own
 
 

@@ -18,6 +18,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
     │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
     │   ├── TabBusy                   409 tab_busy (a call in it waits for the person's approval)
+    │   ├── DialogOpen                409 dialog_open (its page's dialog waits for browser_handle_dialog)
     │   ├── UnsupportedEncoding       415 unsupported_encoding (a compressed request body)
     │   ├── IdempotencyKeyReused      422 idempotency_key_reused (the key named another call)
     │   ├── NoPairingCode             409 no_pairing_code (run browser-mcp pair first)
@@ -62,6 +63,7 @@ __all__ = [
     "CallTimedOut",
     "CircuitOpen",
     "ConsentRequired",
+    "DialogOpen",
     "ExtensionDisconnected",
     "ExtensionError",
     "ExtensionNotConnected",
@@ -187,6 +189,13 @@ class UnsupportedEncoding(RequestError, code="unsupported_encoding", status=415)
 class TabBusy(RequestError, code="tab_busy", status=409):
     """A call in the tab waits for the person's approval: the tab takes nothing else until it ends,
     so nothing a client does meanwhile changes what the person is approving."""
+
+
+class DialogOpen(RequestError, code="dialog_open", status=409):
+    """A dialog the tab's page opened waits for the client's browser_handle_dialog; the extension,
+    which alone knows of it, refuses every other built-in tool there until it is answered."""
+
+    page_text = True  # it quotes the dialog's message
 
 
 class NoPairingCode(RequestError, code="no_pairing_code", status=409):

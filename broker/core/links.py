@@ -42,6 +42,7 @@ from .errors import (
     BrokerError,
     CallTimedOut,
     ConsentRequired,
+    DialogOpen,
     ExtensionDisconnected,
     ExtensionError,
     MessageTooLarge,
@@ -100,8 +101,13 @@ _DECLINED: dict[str, type[PersonDeclined]] = {
 }
 # toolResult error codes that name one of the broker's own refusals, which the extension checks
 # too: a call for a tab it was not told its session holds, and one that reached a tab where
-# another call waits for the person (sent by another broker, or before this one heard of it).
-_REFUSED: dict[str, type[BrokerError]] = {TabNotClaimed.code: TabNotClaimed, TabBusy.code: TabBusy}
+# another call waits for the person (sent by another broker, or before this one heard of it);
+# and a call that reached a tab whose page's dialog waits for browser_handle_dialog.
+_REFUSED: dict[str, type[BrokerError]] = {
+    TabNotClaimed.code: TabNotClaimed,
+    TabBusy.code: TabBusy,
+    DialogOpen.code: DialogOpen,
+}
 # A browserRequest's error codes that name one of the broker's own errors: a window to close
 # gained a tab that is not the session's after the broker checked it.
 _BROWSER_REFUSALS: dict[str, type[BrokerError]] = {"window_changed": WindowNotOwned}

@@ -10,6 +10,8 @@ export const Code = Object.freeze({
   CAPTURE_FAILED: "capture_failed",
   EVALUATE_FAILED: "evaluate_failed",
   ACTION_FAILED: "action_failed",
+  // browser_handle_dialog found no dialog to answer (a dialog that is open is Refusal.DIALOG_OPEN).
+  NO_DIALOG: "no_dialog",
 });
 
 export class ActionError extends Error {

@@ -7,7 +7,7 @@
 // worth reading every time (AFTER_ACTION_LIMIT) and is otherwise left to browser_snapshot.
 
 import { captureSnapshot } from "./aria_snapshot.js";
-import { consoleSummary, takeDialogs } from "./telemetry.js";
+import { consoleSummary } from "./telemetry.js";
 
 export const SNAPSHOT_LIMIT = 100_000;
 export const AFTER_ACTION_LIMIT = 25_000;
@@ -24,17 +24,13 @@ export function sections(...parts) {
     .join("\n");
 }
 
-/** The page's address and title, its console trouble, and the dialogs answered for it. */
+/** The page's address and title, and its console trouble. */
 function pageSections(tabId, snapshot) {
   const page = [`- Page URL: ${snapshot.url}`];
   if (snapshot.title) page.push(`- Page Title: ${snapshot.title}`);
   const console = consoleSummary(tabId);
   if (console) page.push(`- Console: ${console}`);
-  const dialogs = takeDialogs(tabId).map((dialog) => `- [${dialog}]`);
-  return [
-    ["Page", page],
-    ["Modal state", dialogs],
-  ];
+  return [["Page", page]];
 }
 
 /**

@@ -10,6 +10,7 @@ import { reply } from "../links.js";
 import { isScriptable } from "../page_tools.js";
 import { pageChanged } from "../documents.js";
 import { attach, ownTab, serialized } from "./debugger.js";
+import { answerDialog, modalLine, refuseWhileDialogOpen, takeDialogNotes, untilDialog } from "./dialogs.js";
 import { elementFor, releaseHandles } from "./elements.js";
 import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
 import { evaluate } from "./evaluate.js";
@@ -120,7 +121,7 @@ async function checkApproved(tabId, url, approved) {
   }
 }
 
-async function run(tabId, action, args, owner, approved) {
+async function run(tabId, action, args, owner, approved, handler = HANDLERS[action]) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) throw new ActionError(Code.ACTION_FAILED, `tab ${tabId} does not exist`);
   if (owner) ownTab(tabId, owner);
@@ -134,10 +135,51 @@ async function run(tabId, action, args, owner, approved) {
     return pageAfter(tabId);
   }
   try {
-    return await HANDLERS[action](tabId, args);
+    return await handler(tabId, args);
   } finally {
     await releaseHandles(tabId);
   }
+}
+
+/**
+ * The call's result, telling of the dialogs dismissed for want of an answer since the tab's last
+ * one. Taken here, not where the page is reported, so that an action a dialog cut short (which
+ * runs on once it is answered, its result unread) takes nothing.
+ */
+function withDialogNotes(tabId, result) {
+  const notes = takeDialogNotes(tabId);
+  if (!notes.length) return result;
+  const said = sections(["Modal state", notes]);
+  const [first, ...rest] = result.content;
+  if (first?.type !== "text") return { ...result, content: [{ type: "text", text: said }, ...result.content] };
+  return { ...result, content: [{ ...first, text: `${first.text}\n${said}` }, ...rest] };
+}
+
+/** The answer of a call that a dialog in its page cut short: the dialog, left open for the client. */
+async function dialogResult(tabId, dialog) {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  const page = tab?.url ? [`- Page URL: ${tab.url}`] : [];
+  return textResult(sections(["Page", page], ["Modal state", [modalLine(dialog)]]));
+}
+
+/**
+ * Run the action after the tab's earlier ones, ending it early if the page opens a dialog. An open
+ * dialog holds the tab's queue (the page waits for it, and so does the action that opened it), so
+ * browser_handle_dialog answers it at once and only then waits its turn to report the page.
+ */
+async function perform(tabId, action, args, owner, approved) {
+  let handler = HANDLERS[action];
+  if (action === "handle_dialog") {
+    const answered = await answerDialog(tabId, args);
+    handler = () => pageAfter(tabId, [answered]);
+  } else {
+    refuseWhileDialogOpen(tabId, action);
+  }
+  const ended = await untilDialog(
+    tabId,
+    serialized(tabId, () => run(tabId, action, args, owner, approved, handler)),
+  );
+  return withDialogNotes(tabId, ended.dialog ? await dialogResult(tabId, ended.dialog) : ended.value);
 }
 
 function errorOf(error) {
@@ -159,7 +201,7 @@ export async function runBrowserAction(port, message, approved) {
     if (typeof args !== "object" || Array.isArray(args)) throw invalidArguments("args must be an object");
     const owner = message.sessionId ? `${port}/${message.sessionId}` : null;
     const result = await withTimeout(
-      serialized(tabId, () => run(tabId, action, args, owner, approved)),
+      perform(tabId, action, args, owner, approved),
       ACTION_TIMEOUT_MS,
       `browser_${action}`,
     );

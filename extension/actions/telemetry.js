@@ -1,17 +1,13 @@
 // What a tab's pages did while the tools were attached: console messages and uncaught errors,
-// network requests, and the dialogs they opened. Kept per tab, the last MAX_ENTRIES of each, each
-// entry marked with the document it came from (the tools list the current page's unless asked
-// for all); dropped when the tab is detached or closed.
+// and network requests. Kept per tab, the last MAX_ENTRIES of each, each entry marked with the
+// document it came from (the tools list the current page's unless asked for all); dropped when
+// the tab is detached or closed.
 //
 // The debugger attaches on a tab's first action, after the page loaded. Console messages from
 // before come anyway (Runtime.enable replays what V8 kept); requests from before are taken from
 // the page's Performance timeline, which records their address and status but not their method.
-//
-// A dialog stops the page's scripts, and with them every tool, until someone answers it; with no
-// person to ask, an alert or a leave-page prompt is accepted, a confirm or prompt dismissed, and
-// the next result says so.
 
-import { documentOf, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
+import { documentOf, onTabAttached, onTabEvent, onTabForgotten } from "./debugger.js";
 import { invalidArguments } from "./errors.js";
 
 const MAX_ENTRIES = 1_000;
@@ -31,13 +27,13 @@ const LEVEL_OF_TYPE = {
 };
 const FETCH_TYPES = new Set(["Fetch", "XHR", "fetch", "xmlhttprequest"]);
 
-/** tab id -> {console: [], requests: [], byRequestId: Map, dialogs: []} */
+/** tab id -> {console: [], requests: [], byRequestId: Map} */
 const logs = new Map();
 
 function logOf(tabId) {
   let log = logs.get(tabId);
   if (!log) {
-    log = { console: [], requests: [], byRequestId: new Map(), dialogs: [] };
+    log = { console: [], requests: [], byRequestId: new Map() };
     logs.set(tabId, log);
   }
   return log;
@@ -90,14 +86,6 @@ function onRequest(tabId, params) {
   });
 }
 
-function onDialog(tabId, params) {
-  const accept = params.type === "alert" || params.type === "beforeunload";
-  send(tabId, "Page.handleJavaScriptDialog", { accept }).catch(() => {});
-  logOf(tabId).dialogs.push(
-    `"${params.type}" dialog with message "${params.message}": ${accept ? "accepted" : "dismissed"}`,
-  );
-}
-
 onTabEvent((tabId, method, params) => {
   const entry = () => logs.get(tabId)?.byRequestId.get(params.requestId);
   switch (method) {
@@ -115,9 +103,6 @@ onTabEvent((tabId, method, params) => {
       break;
     case "Network.loadingFailed":
       if (entry()) entry().failure = params.canceled ? "canceled" : params.errorText;
-      break;
-    case "Page.javascriptDialogOpening":
-      onDialog(tabId, params);
       break;
   }
 });
@@ -153,11 +138,6 @@ export function consoleSummary(tabId) {
   const errors = current.filter((entry) => entry.level === "error").length;
   const warnings = current.filter((entry) => entry.level === "warning").length;
   return errors || warnings ? `${errors} errors, ${warnings} warnings` : "";
-}
-
-/** The dialogs answered since the last call. */
-export function takeDialogs(tabId) {
-  return logs.get(tabId)?.dialogs.splice(0) ?? [];
 }
 
 /** browser_console_messages {level?, all?} */
