@@ -162,3 +162,11 @@ async def test_items_of_an_infinite_feed_can_be_clicked_as_it_grows(world: World
     await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Item 35"'))
     assert await clicks(page) == ["item9", "item20", "item35"]
     await page.close()
+
+
+async def test_a_redirect_by_script_a_moment_after_a_click_is_reported_with_the_new_page(world: World) -> None:
+    tab, page = await world.open("correct_redirect.html")
+    text = await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Sign in"'))
+    assert f"- Page URL: {world.url('done.html?signed=in')}\n" in text, text
+    assert 'heading "Thank you"' in text, text
+    await page.close()

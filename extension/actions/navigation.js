@@ -1,10 +1,19 @@
 // Moving a tab between pages (navigate, back, forward, reload) and waiting for a page to be ready
 // to use: its document parsed, and its load event for up to LOAD_WAIT_MS more, as Playwright MCP
 // waits (a page whose images never finish still answers). Also what every input action waits
-// for: a navigation it set off (a link, a form) to arrive before the result describes the page,
-// and only then; no fixed pause.
+// for: a navigation it set off (a link, a form, a script a moment later) to arrive before the
+// result describes the page, and only then; no fixed pause.
 
-import { attach, documentOf, mainFrameOf, send, utilityWorld, waitForEvent } from "./debugger.js";
+import {
+  OBJECT_GROUP,
+  attach,
+  documentOf,
+  mainFrameOf,
+  onTabEvent,
+  send,
+  utilityWorld,
+  waitForEvent,
+} from "./debugger.js";
 import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
 
 const COMMIT_WAIT_MS = 15_000;
@@ -13,6 +22,10 @@ const LOAD_WAIT_MS = 5_000;
 const POLL_MS = 100;
 // How long the page may take to catch up with an input before the result is taken anyway.
 const CATCH_UP_MS = 1_000;
+// How long after an input whose handling set a timer a navigation may still start and be reported
+// as the input's (a "Signing you in..." page that moves on after 300 ms). Chromium runs the timers
+// of a tab in the background about once a second, so the window is a second long.
+const SETTLE_MS = 1_000;
 
 async function readyState(tabId) {
   try {
@@ -135,6 +148,45 @@ async function pageCaughtUp(tabId) {
   await withTimeout(caughtUp, CATCH_UP_MS, "the page").catch(() => {});
 }
 
+/** tab id -> {breakpointId, timerSet}: the tabs whose page is watched for setting a timer. */
+const timerWatches = new Map();
+
+onTabEvent((tabId, method, params) => {
+  if (method !== "Debugger.paused") return;
+  const watch = timerWatches.get(tabId);
+  if (watch && params.hitBreakpoints?.includes(watch.breakpointId)) watch.timerSet = true;
+  // Nothing else may keep the page stopped: a `debugger` statement runs on, as with no debugger.
+  send(tabId, "Debugger.resume").catch(() => {});
+});
+
+/**
+ * Start noting whether the page calls setTimeout, the sign that it may act a moment after an
+ * input; stop() says whether it did. The debugger stops the page at each call, resumed at once,
+ * only while the input is handled: the page runs at full speed otherwise. (Chromium keeps its
+ * timer instrumentation breakpoints from extensions; a breakpoint on the function is allowed.)
+ */
+async function watchTimers(tabId) {
+  const watch = { breakpointId: null, timerSet: false };
+  const [, { result }] = await Promise.all([
+    send(tabId, "Debugger.enable"),
+    send(tabId, "Runtime.evaluate", { expression: "setTimeout", objectGroup: OBJECT_GROUP }),
+  ]);
+  if (result.type === "function") {
+    ({ breakpointId: watch.breakpointId } = await send(tabId, "Debugger.setBreakpointOnFunctionCall", {
+      objectId: result.objectId,
+    }));
+    timerWatches.set(tabId, watch);
+  }
+  return {
+    async stop() {
+      // Disabling the debugger drops its breakpoints; a page that went away took them along.
+      await send(tabId, "Debugger.disable").catch(() => {});
+      if (timerWatches.get(tabId) === watch) timerWatches.delete(tabId);
+      return watch.timerSet;
+    },
+  };
+}
+
 /**
  * Run `act()`, some input to the page, let the page handle it, and if that set off a navigation
  * of the tab (a link, a submitted form, a script that changed location), wait for the new page to
@@ -164,10 +216,17 @@ export async function withNavigationWatch(tabId, act) {
   );
   let started = null;
   starting.then((params) => (started = params));
+  let timers;
   try {
+    timers = await watchTimers(tabId);
     await act();
     await pageCaughtUp(tabId);
+    // A timer set in answer to the input may navigate a moment later: given SETTLE_MS to start.
+    if ((await timers.stop()) && !started && documentOf(tabId) === document) {
+      await Promise.race([starting, sleep(SETTLE_MS)]);
+    }
   } catch (error) {
+    await timers?.stop();
     arriving.cancel();
     throw error;
   } finally {
