@@ -236,9 +236,22 @@ async def serve_site() -> AsyncIterator[str]:
     async def items(request: web.Request) -> web.Response:
         return web.json_response({"items": ["apple", "pear"], "query": request.query_string})
 
+    # Answered only once /api/release is asked for: a request the page keeps in flight meanwhile.
+    released = asyncio.Event()
+
+    async def slow(request: web.Request) -> web.Response:
+        await released.wait()
+        return web.json_response({"items": ["late"], "query": request.query_string})
+
+    async def release(request: web.Request) -> web.Response:
+        released.set()
+        return web.Response(text="released")
+
     app = web.Application()
     app.router.add_static("/pages/", PAGES)
     app.router.add_route("*", "/api/items", items)
+    app.router.add_get("/api/slow", slow)
+    app.router.add_get("/api/release", release)
     async with serve_app(app) as url:
         yield url
 

@@ -170,3 +170,14 @@ async def test_a_redirect_by_script_a_moment_after_a_click_is_reported_with_the_
     assert f"- Page URL: {world.url('done.html?signed=in')}\n" in text, text
     assert 'heading "Thank you"' in text, text
     await page.close()
+
+
+async def test_a_request_in_flight_as_the_tools_attach_is_listed_once_answered(world: World) -> None:
+    tab, page = await world.open("correct_fetch.html")
+    # The first tool call attaches the debugger while the page's fetch waits for its answer.
+    await world.ok(tab, "network_requests")
+    await page.evaluate("fetch('/api/release')")
+    await page.wait_for_function("document.getElementById('result').textContent === 'Got late'")
+    text = await world.ok(tab, "network_requests")
+    assert f"{world.site}/api/slow?load => [200]" in text, text
+    await page.close()
