@@ -659,7 +659,7 @@ async def test_a_snapshot_of_a_large_page_is_no_bigger_than_playwrights(world: W
     cut = await world.ok(tab, "snapshot")
     yaml, note = cut.split("```yaml\n")[1].split("\n```\n")
     assert len(yaml) <= 100_000
-    assert "cut at 100000 characters" in note and "target" in note
+    assert "cut at 100000 of its" in note and "target set to the ref" in note
     await page.close()
 
 
