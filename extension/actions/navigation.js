@@ -154,7 +154,8 @@ const timerWatches = new Map();
 onTabEvent((tabId, method, params) => {
   if (method !== "Debugger.paused") return;
   const watch = timerWatches.get(tabId);
-  if (watch && params.hitBreakpoints?.includes(watch.breakpointId)) watch.timerSet = true;
+  if (!watch) return;
+  if (params.hitBreakpoints?.includes(watch.breakpointId)) watch.timerSet = true;
   // Nothing else may keep the page stopped: a `debugger` statement runs on, as with no debugger.
   send(tabId, "Debugger.resume").catch(() => {});
 });
@@ -167,15 +168,20 @@ onTabEvent((tabId, method, params) => {
  */
 async function watchTimers(tabId) {
   const watch = { breakpointId: null, timerSet: false };
-  const [, { result }] = await Promise.all([
-    send(tabId, "Debugger.enable"),
-    send(tabId, "Runtime.evaluate", { expression: "setTimeout", objectGroup: OBJECT_GROUP }),
-  ]);
-  if (result.type === "function") {
-    ({ breakpointId: watch.breakpointId } = await send(tabId, "Debugger.setBreakpointOnFunctionCall", {
-      objectId: result.objectId,
-    }));
-    timerWatches.set(tabId, watch);
+  timerWatches.set(tabId, watch);
+  try {
+    const [, { result }] = await Promise.all([
+      send(tabId, "Debugger.enable"),
+      send(tabId, "Runtime.evaluate", { expression: "setTimeout", objectGroup: OBJECT_GROUP }),
+    ]);
+    if (result.type === "function") {
+      ({ breakpointId: watch.breakpointId } = await send(tabId, "Debugger.setBreakpointOnFunctionCall", {
+        objectId: result.objectId,
+      }));
+    }
+  } catch (error) {
+    // Not watched, the input still goes; its answer then waits for no timer.
+    console.warn("browser-mcp: cannot watch the page's timers", error);
   }
   return {
     async stop() {
