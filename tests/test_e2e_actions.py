@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import contextlib
 import itertools
 import json
@@ -236,15 +237,16 @@ async def serve_site() -> AsyncIterator[str]:
     async def items(request: web.Request) -> web.Response:
         return web.json_response({"items": ["apple", "pear"], "query": request.query_string})
 
-    # Answered only once /api/release is asked for: a request the page keeps in flight meanwhile.
-    released = asyncio.Event()
+    # /api/slow?KEY is answered only once /api/release?KEY is asked for: a request the page keeps
+    # in flight meanwhile.
+    released: dict[str, asyncio.Event] = collections.defaultdict(asyncio.Event)
 
     async def slow(request: web.Request) -> web.Response:
-        await released.wait()
+        await released[request.query_string].wait()
         return web.json_response({"items": ["late"], "query": request.query_string})
 
     async def release(request: web.Request) -> web.Response:
-        released.set()
+        released[request.query_string].set()
         return web.Response(text="released")
 
     app = web.Application()

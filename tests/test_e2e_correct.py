@@ -9,6 +9,7 @@ as the tools attach; the way into a snapshot cut at its size limit.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -172,11 +173,22 @@ async def test_a_redirect_by_script_a_moment_after_a_click_is_reported_with_the_
     await page.close()
 
 
+async def test_a_redirect_once_a_fetch_the_click_started_is_answered_is_reported(world: World) -> None:
+    tab, page = await world.open("correct_redirect.html")
+    snapshot = await world.ok(tab, "snapshot")
+    async with page.expect_request("**/api/slow?signin"):
+        click = asyncio.create_task(world.ok(tab, "click", target=ref_of(snapshot, 'button "Sign in by fetch"')))
+    await page.evaluate("fetch('/api/release?signin')")
+    text = await click
+    assert f"- Page URL: {world.url('done.html?signed=fetch')}\n" in text, text
+    await page.close()
+
+
 async def test_a_request_in_flight_as_the_tools_attach_is_listed_once_answered(world: World) -> None:
     tab, page = await world.open("correct_fetch.html")
     # The first tool call attaches the debugger while the page's fetch waits for its answer.
     await world.ok(tab, "network_requests")
-    await page.evaluate("fetch('/api/release')")
+    await page.evaluate("fetch('/api/release?load')")
     await page.wait_for_function("document.getElementById('result').textContent === 'Got late'")
     text = await world.ok(tab, "network_requests")
     assert f"{world.site}/api/slow?load => [200]" in text, text

@@ -26,6 +26,8 @@ const CATCH_UP_MS = 1_000;
 // as the input's (a "Signing you in..." page that moves on after 300 ms). Chromium runs the timers
 // of a tab in the background about once a second, so the window is a second long.
 const SETTLE_MS = 1_000;
+// How long the fetches an input started may take to end before the answer is given anyway.
+const FETCH_SETTLE_MS = 5_000;
 
 async function readyState(tabId) {
   try {
@@ -148,27 +150,34 @@ async function pageCaughtUp(tabId) {
   await withTimeout(caughtUp, CATCH_UP_MS, "the page").catch(() => {});
 }
 
-/** tab id -> {breakpointId, timerSet}: the tabs whose page is watched for setting a timer. */
-const timerWatches = new Map();
+/** tab id -> what an input's watch has seen: {breakpointId, timerSet, fetches, onFetchesDone}. */
+const watches = new Map();
+const FETCH_TYPES = new Set(["Fetch", "XHR"]);
 
 onTabEvent((tabId, method, params) => {
-  if (method !== "Debugger.paused") return;
-  const watch = timerWatches.get(tabId);
+  const watch = watches.get(tabId);
   if (!watch) return;
-  if (params.hitBreakpoints?.includes(watch.breakpointId)) watch.timerSet = true;
-  // Nothing else may keep the page stopped: a `debugger` statement runs on, as with no debugger.
-  send(tabId, "Debugger.resume").catch(() => {});
+  if (method === "Debugger.paused") {
+    if (params.hitBreakpoints?.includes(watch.breakpointId)) watch.timerSet = true;
+    // Nothing else may keep the page stopped: a `debugger` statement runs on, as with no debugger.
+    send(tabId, "Debugger.resume").catch(() => {});
+  } else if (method === "Network.requestWillBeSent" && FETCH_TYPES.has(params.type) && watch.listening) {
+    watch.fetches.add(params.requestId);
+  } else if (method === "Network.loadingFinished" || method === "Network.loadingFailed") {
+    if (watch.fetches.delete(params.requestId) && !watch.fetches.size) watch.onFetchesDone?.();
+  }
 });
 
 /**
- * Start noting whether the page calls setTimeout, the sign that it may act a moment after an
- * input; stop() says whether it did. The debugger stops the page at each call, resumed at once,
- * only while the input is handled: the page runs at full speed otherwise. (Chromium keeps its
- * timer instrumentation breakpoints from extensions; a breakpoint on the function is allowed.)
+ * Watch what the page does in answer to an input that may lead it elsewhere a moment later: the
+ * fetches it starts, and whether it calls setTimeout. The debugger stops the page at each such
+ * call, resumed at once, only until stopTimers(): the page runs at full speed otherwise.
+ * (Chromium keeps its timer instrumentation breakpoints from extensions; a breakpoint on the
+ * function is allowed.) end() forgets the watch.
  */
-async function watchTimers(tabId) {
-  const watch = { breakpointId: null, timerSet: false };
-  timerWatches.set(tabId, watch);
+async function watchPage(tabId) {
+  const watch = { breakpointId: null, timerSet: false, fetches: new Set(), listening: true, onFetchesDone: null };
+  watches.set(tabId, watch);
   try {
     const [, { result }] = await Promise.all([
       send(tabId, "Debugger.enable"),
@@ -184,11 +193,21 @@ async function watchTimers(tabId) {
     console.warn("browser-mcp: cannot watch the page's timers", error);
   }
   return {
-    async stop() {
+    /** Stop watching for timers and new fetches; whether the page set a timer. */
+    async stopTimers() {
+      watch.listening = false;
       // Disabling the debugger drops its breakpoints; a page that went away took them along.
       await send(tabId, "Debugger.disable").catch(() => {});
-      if (timerWatches.get(tabId) === watch) timerWatches.delete(tabId);
       return watch.timerSet;
+    },
+    /** Wait for the fetches the page started to end, for up to `ms`; whether there were any. */
+    async fetchesDone(ms) {
+      if (!watch.fetches.size) return false;
+      await Promise.race([new Promise((resolve) => (watch.onFetchesDone = resolve)), sleep(ms)]);
+      return true;
+    },
+    end() {
+      if (watches.get(tabId) === watch) watches.delete(tabId);
     },
   };
 }
@@ -222,20 +241,23 @@ export async function withNavigationWatch(tabId, act) {
   );
   let started = null;
   starting.then((params) => (started = params));
-  let timers;
+  const stays = () => !started && documentOf(tabId) === document;
+  let watch;
   try {
-    timers = await watchTimers(tabId);
+    watch = await watchPage(tabId);
     await act();
     await pageCaughtUp(tabId);
-    // A timer set in answer to the input may navigate a moment later: given SETTLE_MS to start.
-    if ((await timers.stop()) && !started && documentOf(tabId) === document) {
-      await Promise.race([starting, sleep(SETTLE_MS)]);
-    }
+    const timerSet = await watch.stopTimers();
+    // A fetch started in answer to the input may lead elsewhere once answered (a sign-in), and
+    // a timer a moment later: the first gets FETCH_SETTLE_MS to end, the second SETTLE_MS to start.
+    if (stays() && (await watch.fetchesDone(FETCH_SETTLE_MS))) await pageCaughtUp(tabId);
+    if (stays() && timerSet) await Promise.race([starting, sleep(SETTLE_MS)]);
   } catch (error) {
-    await timers?.stop();
+    await watch?.stopTimers();
     arriving.cancel();
     throw error;
   } finally {
+    watch?.end();
     starting.cancel();
   }
   if (!started && documentOf(tabId) === document) {
