@@ -170,7 +170,7 @@ onTabEvent((tabId, method, params) => {
 
 /**
  * Watch what the page does in answer to an input that may lead it elsewhere a moment later: the
- * fetches it starts, and whether it calls setTimeout. The debugger stops the page at each such
+ * fetches it starts, and whether it sets a timer due within SETTLE_MS. The debugger stops the page at each such
  * call, resumed at once, only until stopTimers(): the page runs at full speed otherwise.
  * (Chromium keeps its timer instrumentation breakpoints from extensions; a breakpoint on the
  * function is allowed.) end() forgets the watch.
@@ -186,6 +186,8 @@ async function watchPage(tabId) {
     if (result.type === "function") {
       ({ breakpointId: watch.breakpointId } = await send(tabId, "Debugger.setBreakpointOnFunctionCall", {
         objectId: result.objectId,
+        // Only timers due within SETTLE_MS: the condition sees setTimeout's own arguments.
+        condition: `!(arguments[1] > ${SETTLE_MS})`,
       }));
     }
   } catch (error) {
