@@ -151,6 +151,13 @@ async def test_an_overlay_shown_after_scrolling_is_named_and_nothing_under_it_is
     await page.close()
 
 
+async def test_a_code_editors_unseen_text_area_is_typed_into_though_its_drawing_covers_it(world: World) -> None:
+    tab, page = await world.open("correct_editor.html")
+    await world.ok(tab, "type", target=ref_named(await world.ok(tab, "snapshot"), "Code"), text="print(1)")
+    assert await page.evaluate("document.getElementById('lines').textContent") == "print(1)"
+    await page.close()
+
+
 async def test_items_of_an_infinite_feed_can_be_clicked_as_it_grows(world: World) -> None:
     tab, page = await world.open("correct_feed.html")
     # Scrolled a little, as a reader leaves it: the items on screen are at other places in the

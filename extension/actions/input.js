@@ -124,9 +124,29 @@ async function setPicked(element, value) {
   if (problem) throw new ActionError(Code.ACTION_FAILED, `cannot set ${await describe(element)}: ${problem}`);
 }
 
+/**
+ * Whether the field is a code editor's input proxy: a text area it keeps unseen (transparent, or
+ * a pixel wide) under the text it draws itself, which is always "covered" and still where typing
+ * goes once the editor is focused.
+ */
+async function isInputProxy(element) {
+  return callOn(
+    element,
+    `function () {
+      const box = this.getBoundingClientRect();
+      return this.localName === "textarea" &&
+        (getComputedStyle(this).opacity === "0" || box.width <= 1 || box.height <= 1);
+    }`,
+  );
+}
+
 /** Replace the field's text with `text`: one insertion, or key by key when `slowly`. */
 async function fill(tabId, element, text, slowly) {
-  await pointFor(element);
+  if (await isInputProxy(element)) {
+    await send(tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+  } else {
+    await pointFor(element);
+  }
   const picked = await focusForTyping(element);
   checkSameDocument(element);
   if (picked) await setPicked(element, text);
