@@ -13,6 +13,7 @@ import asyncio
 import re
 from typing import Any
 
+import aiohttp
 import pytest
 from playwright.async_api import Page
 
@@ -180,14 +181,29 @@ async def test_a_redirect_by_script_a_moment_after_a_click_is_reported_with_the_
     await page.close()
 
 
+async def release(world: World, key: str) -> None:
+    """Let the server answer the page's /api/slow?KEY."""
+    async with aiohttp.ClientSession() as http, http.get(f"{world.site}/api/release?{key}") as response:
+        assert response.status == 200
+
+
 async def test_a_redirect_once_a_fetch_the_click_started_is_answered_is_reported(world: World) -> None:
     tab, page = await world.open("correct_redirect.html")
     snapshot = await world.ok(tab, "snapshot")
     async with page.expect_request("**/api/slow?signin"):
         click = asyncio.create_task(world.ok(tab, "click", target=ref_of(snapshot, 'button "Sign in by fetch"')))
-    await page.evaluate("fetch('/api/release?signin')")
+    await release(world, "signin")
     text = await click
     assert f"- Page URL: {world.url('done.html?signed=fetch')}\n" in text, text
+    await page.close()
+
+
+async def test_debugger_statements_stop_the_page_neither_during_an_action_nor_after(world: World) -> None:
+    tab, page = await world.open("correct_redirect.html")
+    check = ref_of(await world.ok(tab, "snapshot"), 'button "Check"')
+    for _ in range(2):
+        assert "Checked" in await world.ok(tab, "click", target=check)
+    assert await page.evaluate("() => { debugger; return 'ran on'; }") == "ran on"
     await page.close()
 
 
@@ -195,7 +211,7 @@ async def test_a_request_in_flight_as_the_tools_attach_is_listed_once_answered(w
     tab, page = await world.open("correct_fetch.html")
     # The first tool call attaches the debugger while the page's fetch waits for its answer.
     await world.ok(tab, "network_requests")
-    await page.evaluate("fetch('/api/release?load')")
+    await release(world, "load")
     await page.wait_for_function("document.getElementById('result').textContent === 'Got late'")
     text = await world.ok(tab, "network_requests")
     assert f"{world.site}/api/slow?load => [200]" in text, text

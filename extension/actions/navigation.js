@@ -10,6 +10,7 @@ import {
   documentOf,
   mainFrameOf,
   onTabEvent,
+  onTabForgotten,
   send,
   utilityWorld,
   waitForEvent,
@@ -168,20 +169,37 @@ onTabEvent((tabId, method, params) => {
   }
 });
 
+/** The tabs whose Debugger domain is on, since their debugger attached. */
+const debuggerOn = new Set();
+onTabForgotten((tabId) => debuggerOn.delete(tabId));
+
+/**
+ * Turn the Debugger domain on, once per attaching: turning it on makes Chromium send a message
+ * for every script of the page, which on a page of many scripts takes longer than a click. Off a
+ * watch it skips every pause, so the page's `debugger` statements and breakpoints stop nothing.
+ */
+async function debuggerDomain(tabId) {
+  if (debuggerOn.has(tabId)) return;
+  await send(tabId, "Debugger.enable");
+  await send(tabId, "Debugger.setSkipAllPauses", { skip: true });
+  debuggerOn.add(tabId);
+}
+
 /**
  * Watch what the page does in answer to an input that may lead it elsewhere a moment later: the
- * fetches it starts, and whether it sets a timer due within SETTLE_MS. The debugger stops the page at each such
- * call, resumed at once, only until stopTimers(): the page runs at full speed otherwise.
- * (Chromium keeps its timer instrumentation breakpoints from extensions; a breakpoint on the
- * function is allowed.) end() forgets the watch.
+ * fetches it starts, and whether it sets a timer due within SETTLE_MS. The debugger stops the
+ * page at each such setTimeout call, resumed at once, only until stopTimers(): the page runs at
+ * full speed otherwise. (Chromium keeps its timer instrumentation breakpoints from extensions; a
+ * breakpoint on the function is allowed.) end() forgets the watch.
  */
 async function watchPage(tabId) {
   const watch = { breakpointId: null, timerSet: false, fetches: new Set(), listening: true, onFetchesDone: null };
   watches.set(tabId, watch);
   try {
-    const [, { result }] = await Promise.all([
-      send(tabId, "Debugger.enable"),
+    await debuggerDomain(tabId);
+    const [{ result }] = await Promise.all([
       send(tabId, "Runtime.evaluate", { expression: "setTimeout", objectGroup: OBJECT_GROUP }),
+      send(tabId, "Debugger.setSkipAllPauses", { skip: false }),
     ]);
     if (result.type === "function") {
       ({ breakpointId: watch.breakpointId } = await send(tabId, "Debugger.setBreakpointOnFunctionCall", {
@@ -198,8 +216,11 @@ async function watchPage(tabId) {
     /** Stop watching for timers and new fetches; whether the page set a timer. */
     async stopTimers() {
       watch.listening = false;
-      // Disabling the debugger drops its breakpoints; a page that went away took them along.
-      await send(tabId, "Debugger.disable").catch(() => {});
+      // A page that went away took its breakpoint along.
+      await Promise.all([
+        watch.breakpointId && send(tabId, "Debugger.removeBreakpoint", { breakpointId: watch.breakpointId }),
+        send(tabId, "Debugger.setSkipAllPauses", { skip: true }),
+      ]).catch(() => {});
       return watch.timerSet;
     },
     /** Wait for the fetches the page started to end, for up to `ms`; whether there were any. */
