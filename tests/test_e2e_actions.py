@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import contextlib
 import itertools
 import json
@@ -236,9 +237,23 @@ async def serve_site() -> AsyncIterator[str]:
     async def items(request: web.Request) -> web.Response:
         return web.json_response({"items": ["apple", "pear"], "query": request.query_string})
 
+    # /api/slow?KEY is answered only once /api/release?KEY is asked for: a request the page keeps
+    # in flight meanwhile.
+    released: dict[str, asyncio.Event] = collections.defaultdict(asyncio.Event)
+
+    async def slow(request: web.Request) -> web.Response:
+        await released[request.query_string].wait()
+        return web.json_response({"items": ["late"], "query": request.query_string})
+
+    async def release(request: web.Request) -> web.Response:
+        released[request.query_string].set()
+        return web.Response(text="released")
+
     app = web.Application()
     app.router.add_static("/pages/", PAGES)
     app.router.add_route("*", "/api/items", items)
+    app.router.add_get("/api/slow", slow)
+    app.router.add_get("/api/release", release)
     async with serve_app(app) as url:
         yield url
 
@@ -637,7 +652,7 @@ async def test_a_snapshot_of_a_large_page_is_no_bigger_than_playwrights(world: W
     cut = await world.ok(tab, "snapshot")
     yaml, note = cut.split("```yaml\n")[1].split("\n```\n")
     assert len(yaml) <= 100_000
-    assert "cut at 100000 characters" in note and "target" in note
+    assert "cut at 100000 of its" in note and "target set to the ref" in note
     await page.close()
 
 

@@ -74,7 +74,7 @@ export async function pointFor(element) {
     let covering = await coveringElement(element, point);
     const drawn = covering ? await pointInsideDrawn(element, point) : null;
     if (drawn) [point, covering] = [drawn, await coveringElement(element, drawn)];
-    if (!covering) return point;
+    if (!covering) return { x: point.x, y: point.y };
     lastProblem = `${covering} covers it at (${Math.round(point.x)}, ${Math.round(point.y)})`;
   }
   throw new ActionError(Code.ACTION_FAILED, `cannot reach ${await describe(element)}: ${lastProblem}`);
@@ -140,7 +140,11 @@ async function visiblePoint(element) {
     const right = Math.min(Math.max(...xs), view.clientWidth);
     const top = Math.max(Math.min(...ys), 0);
     const bottom = Math.min(Math.max(...ys), view.clientHeight);
-    if (right - left >= 1 && bottom - top >= 1) return { x: (left + right) / 2, y: (top + bottom) / 2 };
+    if (right - left >= 1 && bottom - top >= 1) {
+      // In the viewport, where input goes; the hit test wants it in the document, past the scroll.
+      const [x, y] = [(left + right) / 2, (top + bottom) / 2];
+      return { x, y, inDocument: { x: x + view.pageX, y: y + view.pageY } };
+    }
   }
   return null;
 }
@@ -150,8 +154,8 @@ async function coveringElement(element, point) {
   let hit;
   try {
     hit = await send(element.tabId, "DOM.getNodeForLocation", {
-      x: Math.round(point.x),
-      y: Math.round(point.y),
+      x: Math.round(point.inDocument.x),
+      y: Math.round(point.inDocument.y),
       includeUserAgentShadowDOM: false,
       ignorePointerEventsNone: true,
     });

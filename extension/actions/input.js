@@ -52,15 +52,33 @@ export async function hover(tabId, args) {
   await mouse(tabId, "mouseMoved", point);
 }
 
-/** Focus an editable element and select what it holds, so typed text replaces it. */
+// Fields whose value the browser's own picker sets (a calendar, a colour chooser, a slider): keys
+// typed into them do not spell a value, so their value is set and read back, with the events the
+// picker fires; a value the field does not take fails rather than leaving it empty.
+const PICKED_FORMATS = {
+  date: "YYYY-MM-DD",
+  time: "HH:MM or HH:MM:SS",
+  "datetime-local": "YYYY-MM-DDTHH:MM",
+  month: "YYYY-MM",
+  week: "YYYY-Www",
+  color: "#rrggbb",
+  range: "a number within its min and max, on its step",
+};
+
+/** Focus an editable element and select what it holds, so typed text replaces it; "picked" for a picker's field. */
 async function focusForTyping(element) {
   const problem = await callOn(
     element,
-    `function () {
+    `function (picked) {
+      if (this.localName === "input" && picked.includes(this.type)) {
+        if (this.disabled) return "is disabled";
+        if (this.readOnly) return "is read-only";
+        return "picked";
+      }
       const editable = this.isContentEditable ||
         (this.localName === "textarea" && !this.readOnly) ||
         (this.localName === "input" && !this.readOnly && !["checkbox", "radio", "button", "submit", "reset",
-          "file", "image", "range", "color", "hidden"].includes(this.type));
+          "file", "image", "hidden"].includes(this.type));
       if (!editable) return "is not a text field";
       if (this.disabled) return "is disabled";
       this.focus();
@@ -74,16 +92,65 @@ async function focusForTyping(element) {
       }
       return "";
     }`,
+    Object.keys(PICKED_FORMATS),
   );
+  if (problem === "picked") return true;
   if (problem) throw new ActionError(Code.ACTION_FAILED, `cannot type into ${await describe(element)}: it ${problem}`);
+  return false;
+}
+
+/** Set a picker's field to `value` as its picker would, or fail saying which values it takes. */
+async function setPicked(element, value) {
+  const problem = await callOn(
+    element,
+    `function (value, formats) {
+      const format = formats[this.type];
+      if (this.localName !== "input" || !format) return "it is not a date, time, colour or range field";
+      this.focus();
+      const before = this.value;
+      this.value = value;
+      const same = this.type === "color" ? this.value === value.toLowerCase() : this.value === value;
+      if (!same) {
+        this.value = before;
+        return JSON.stringify(value) + " is not a value it takes (" + this.type + ": " + format + ")";
+      }
+      this.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+      this.dispatchEvent(new Event("change", { bubbles: true }));
+      return "";
+    }`,
+    value.trim(),
+    PICKED_FORMATS,
+  );
+  if (problem) throw new ActionError(Code.ACTION_FAILED, `cannot set ${await describe(element)}: ${problem}`);
+}
+
+/**
+ * Whether the field is a code editor's input proxy: a text area it keeps unseen (transparent, or
+ * a pixel wide) under the text it draws itself, which is always "covered" and still where typing
+ * goes once the editor is focused.
+ */
+async function isInputProxy(element) {
+  return callOn(
+    element,
+    `function () {
+      const box = this.getBoundingClientRect();
+      return this.localName === "textarea" &&
+        (getComputedStyle(this).opacity === "0" || box.width <= 1 || box.height <= 1);
+    }`,
+  );
 }
 
 /** Replace the field's text with `text`: one insertion, or key by key when `slowly`. */
 async function fill(tabId, element, text, slowly) {
-  await send(tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
-  await focusForTyping(element);
+  if (await isInputProxy(element)) {
+    await send(tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+  } else {
+    await pointFor(element);
+  }
+  const picked = await focusForTyping(element);
   checkSameDocument(element);
-  if (text === "") await pressKey(tabId, "Delete");
+  if (picked) await setPicked(element, text);
+  else if (text === "") await pressKey(tabId, "Delete");
   else if (slowly) await typeKeys(tabId, text);
   else await insertText(tabId, text);
 }
@@ -124,7 +191,9 @@ export async function selectOption(tabId, args) {
   if (!Array.isArray(args.values) || args.values.some((value) => typeof value !== "string")) {
     throw invalidArguments("values must be a list of option values or labels");
   }
-  await choose(await elementFor(tabId, args.target), args.values);
+  const element = await elementFor(tabId, args.target);
+  await pointFor(element);
+  await choose(element, args.values);
 }
 
 async function setChecked(tabId, element, wanted) {
@@ -149,21 +218,6 @@ async function setChecked(tabId, element, wanted) {
   }
 }
 
-async function setSlider(element, value) {
-  const problem = await callOn(
-    element,
-    `function (value) {
-      if (this.localName !== "input" || this.type !== "range") return "it is not a slider";
-      this.value = value;
-      this.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
-      this.dispatchEvent(new Event("change", { bubbles: true }));
-      return "";
-    }`,
-    value,
-  );
-  if (problem) throw new ActionError(Code.ACTION_FAILED, `cannot set ${await describe(element)}: ${problem}`);
-}
-
 /** browser_fill_form {fields: [{name, type, target (or ref), value}]} */
 export async function fillForm(tabId, args) {
   if (!Array.isArray(args.fields) || !args.fields.length) throw invalidArguments("fields must be a non-empty list");
@@ -177,8 +231,8 @@ export async function fillForm(tabId, args) {
   for (const field of args.fields) {
     const element = await elementFor(tabId, field.target ?? field.ref);
     if (field.type === "textbox") await fill(tabId, element, field.value, false);
-    else if (field.type === "slider") await setSlider(element, field.value);
-    else if (field.type === "combobox") await choose(element, [field.value]);
+    else if (field.type === "slider") await pointFor(element).then(() => setPicked(element, field.value));
+    else if (field.type === "combobox") await pointFor(element).then(() => choose(element, [field.value]));
     else await setChecked(tabId, element, field.value === "true");
   }
 }

@@ -1,10 +1,20 @@
 // Moving a tab between pages (navigate, back, forward, reload) and waiting for a page to be ready
 // to use: its document parsed, and its load event for up to LOAD_WAIT_MS more, as Playwright MCP
 // waits (a page whose images never finish still answers). Also what every input action waits
-// for: a navigation it set off (a link, a form) to arrive before the result describes the page,
-// and only then; no fixed pause.
+// for: a navigation it set off (a link, a form, a script a moment later) to arrive before the
+// result describes the page, and only then; no fixed pause.
 
-import { attach, documentOf, mainFrameOf, send, utilityWorld, waitForEvent } from "./debugger.js";
+import {
+  OBJECT_GROUP,
+  attach,
+  documentOf,
+  mainFrameOf,
+  onTabEvent,
+  onTabForgotten,
+  send,
+  utilityWorld,
+  waitForEvent,
+} from "./debugger.js";
 import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
 
 const COMMIT_WAIT_MS = 15_000;
@@ -13,6 +23,12 @@ const LOAD_WAIT_MS = 5_000;
 const POLL_MS = 100;
 // How long the page may take to catch up with an input before the result is taken anyway.
 const CATCH_UP_MS = 1_000;
+// How long after an input whose handling set a timer a navigation may still start and be reported
+// as the input's (a "Signing you in..." page that moves on after 300 ms). Chromium runs the timers
+// of a tab in the background about once a second, so the window is a second long.
+const SETTLE_MS = 1_000;
+// How long the fetches an input started may take to end before the answer is given anyway.
+const FETCH_SETTLE_MS = 5_000;
 
 async function readyState(tabId) {
   try {
@@ -135,6 +151,90 @@ async function pageCaughtUp(tabId) {
   await withTimeout(caughtUp, CATCH_UP_MS, "the page").catch(() => {});
 }
 
+/** tab id -> what an input's watch has seen: {breakpointId, timerSet, fetches, onFetchesDone}. */
+const watches = new Map();
+const FETCH_TYPES = new Set(["Fetch", "XHR"]);
+
+onTabEvent((tabId, method, params) => {
+  const watch = watches.get(tabId);
+  if (!watch) return;
+  if (method === "Debugger.paused") {
+    if (params.hitBreakpoints?.includes(watch.breakpointId)) watch.timerSet = true;
+    // Nothing else may keep the page stopped: a `debugger` statement runs on, as with no debugger.
+    send(tabId, "Debugger.resume").catch(() => {});
+  } else if (method === "Network.requestWillBeSent" && FETCH_TYPES.has(params.type) && watch.listening) {
+    watch.fetches.add(params.requestId);
+  } else if (method === "Network.loadingFinished" || method === "Network.loadingFailed") {
+    if (watch.fetches.delete(params.requestId) && !watch.fetches.size) watch.onFetchesDone?.();
+  }
+});
+
+/** The tabs whose Debugger domain is on, since their debugger attached. */
+const debuggerOn = new Set();
+onTabForgotten((tabId) => debuggerOn.delete(tabId));
+
+/**
+ * Turn the Debugger domain on, once per attaching: turning it on makes Chromium send a message
+ * for every script of the page, which on a page of many scripts takes longer than a click. Off a
+ * watch it skips every pause, so the page's `debugger` statements and breakpoints stop nothing.
+ */
+async function debuggerDomain(tabId) {
+  if (debuggerOn.has(tabId)) return;
+  await send(tabId, "Debugger.enable");
+  await send(tabId, "Debugger.setSkipAllPauses", { skip: true });
+  debuggerOn.add(tabId);
+}
+
+/**
+ * Watch what the page does in answer to an input that may lead it elsewhere a moment later: the
+ * fetches it starts, and whether it sets a timer due within SETTLE_MS. The debugger stops the
+ * page at each such setTimeout call, resumed at once, only until stopTimers(): the page runs at
+ * full speed otherwise. (Chromium keeps its timer instrumentation breakpoints from extensions; a
+ * breakpoint on the function is allowed.) end() forgets the watch.
+ */
+async function watchPage(tabId) {
+  const watch = { breakpointId: null, timerSet: false, fetches: new Set(), listening: true, onFetchesDone: null };
+  watches.set(tabId, watch);
+  try {
+    await debuggerDomain(tabId);
+    const [{ result }] = await Promise.all([
+      send(tabId, "Runtime.evaluate", { expression: "setTimeout", objectGroup: OBJECT_GROUP }),
+      send(tabId, "Debugger.setSkipAllPauses", { skip: false }),
+    ]);
+    if (result.type === "function") {
+      ({ breakpointId: watch.breakpointId } = await send(tabId, "Debugger.setBreakpointOnFunctionCall", {
+        objectId: result.objectId,
+        // Only timers due within SETTLE_MS: the condition sees setTimeout's own arguments.
+        condition: `!(arguments[1] > ${SETTLE_MS})`,
+      }));
+    }
+  } catch (error) {
+    // Not watched, the input still goes; its answer then waits for no timer.
+    console.warn("browser-mcp: cannot watch the page's timers", error);
+  }
+  return {
+    /** Stop watching for timers and new fetches; whether the page set a timer. */
+    async stopTimers() {
+      watch.listening = false;
+      // A page that went away took its breakpoint along.
+      await Promise.all([
+        watch.breakpointId && send(tabId, "Debugger.removeBreakpoint", { breakpointId: watch.breakpointId }),
+        send(tabId, "Debugger.setSkipAllPauses", { skip: true }),
+      ]).catch(() => {});
+      return watch.timerSet;
+    },
+    /** Wait for the fetches the page started to end, for up to `ms`; whether there were any. */
+    async fetchesDone(ms) {
+      if (!watch.fetches.size) return false;
+      await Promise.race([new Promise((resolve) => (watch.onFetchesDone = resolve)), sleep(ms)]);
+      return true;
+    },
+    end() {
+      if (watches.get(tabId) === watch) watches.delete(tabId);
+    },
+  };
+}
+
 /**
  * Run `act()`, some input to the page, let the page handle it, and if that set off a navigation
  * of the tab (a link, a submitted form, a script that changed location), wait for the new page to
@@ -164,13 +264,23 @@ export async function withNavigationWatch(tabId, act) {
   );
   let started = null;
   starting.then((params) => (started = params));
+  const stays = () => !started && documentOf(tabId) === document;
+  let watch;
   try {
+    watch = await watchPage(tabId);
     await act();
     await pageCaughtUp(tabId);
+    const timerSet = await watch.stopTimers();
+    // A fetch started in answer to the input may lead elsewhere once answered (a sign-in), and
+    // a timer a moment later: the first gets FETCH_SETTLE_MS to end, the second SETTLE_MS to start.
+    if (stays() && (await watch.fetchesDone(FETCH_SETTLE_MS))) await pageCaughtUp(tabId);
+    if (stays() && timerSet) await Promise.race([starting, sleep(SETTLE_MS)]);
   } catch (error) {
+    await watch?.stopTimers();
     arriving.cancel();
     throw error;
   } finally {
+    watch?.end();
     starting.cancel();
   }
   if (!started && documentOf(tabId) === document) {

@@ -259,9 +259,62 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
     ];
   }
 
+  const LANDMARKS = new Set([
+    "banner",
+    "complementary",
+    "contentinfo",
+    "form",
+    "main",
+    "navigation",
+    "region",
+    "search",
+  ]);
+  const MAX_PARTS = 40;
+
   /**
-   * {url, title, yaml, length, lastRef}, or {error} when `root` is not rendered. `yaml` is cut at
-   * a line's end within `limit` characters; `length` is the whole snapshot's.
+   * The parts of a cut snapshot that go on past the cut, for a client to snapshot one by one:
+   * landmarks, and the element around each heading (its section), in the page's order, as
+   * {role, name, ref, heading}. `kept`: the refs the cut snapshot still shows; `refs`: element ->
+   * ref of every element the whole snapshot named.
+   */
+  function partsPastCut(items, kept, refs) {
+    const candidates = [];
+    const listed = new Set();
+    const past = new Map();
+    const visit = (item, parent) => {
+      if (item.text !== undefined) return false;
+      const ref = item.element && refs.get(item.element);
+      if (ref && LANDMARKS.has(item.role)) {
+        candidates.push({ item, ref, role: item.role, name: item.name });
+        listed.add(ref);
+      }
+      const section = parent?.element && refs.get(parent.element);
+      if (item.role === "heading" && section && !listed.has(section)) {
+        candidates.push({ item: parent, ref: section, role: parent.role, name: parent.name, heading: item.name });
+        listed.add(section);
+      }
+      let goesOn = Boolean(ref) && !kept.has(ref);
+      for (const child of item.children) goesOn = visit(child, item) || goesOn;
+      past.set(item, goesOn);
+      return goesOn;
+    };
+    for (const item of items) visit(item, null);
+    let parts = candidates.filter((part) => past.get(part.item));
+    if (parts.length > MAX_PARTS) {
+      // Too many to list: the outermost, whose own snapshots list the parts inside them.
+      const elements = parts.map((part) => part.item.element);
+      parts = parts.filter(
+        (part) => !elements.some((other) => other !== part.item.element && other.contains(part.item.element)),
+      );
+    }
+    return parts.map((part) => ({ role: part.role, name: part.name, ref: part.ref, heading: part.heading }));
+  }
+
+  /**
+   * {url, title, yaml, length, lastRef, parts}, or {error} when `root` is not rendered. `yaml` is
+   * cut at a line's end within `limit` characters; `length` is the whole snapshot's; `parts`, of a
+   * cut one, the parts that go on past the cut (partsPastCut), at most MAX_PARTS, and
+   * `partsLeft` how many more there are.
    */
   function snapshot(root, { depth, limit, lastRef, partial }, ...listening) {
     const items = itemsOf(root, new Set(listening));
@@ -279,13 +332,26 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
     };
     let yaml = render(items, depth, refFor);
     const length = yaml.length;
+    let parts = [];
     if (length > limit) {
       const lineEnd = yaml.lastIndexOf("\n", limit);
       yaml = yaml.slice(0, lineEnd > 0 ? lineEnd : limit);
+      const kept = new Set(Array.from(yaml.matchAll(/\[ref=(e\d+)\]/g), (match) => match[1]));
+      const refs = new Map(Array.from(given, ([ref, element]) => [element, ref]));
+      parts = partsPastCut(items, kept, refs);
     }
     if (!partial) shown = given;
     else for (const [ref, element] of given) shown.set(ref, element);
-    return { url: location.href, title: document.title, yaml, length, lastRef: last };
+    const partsLeft = Math.max(0, parts.length - MAX_PARTS);
+    return {
+      url: location.href,
+      title: document.title,
+      yaml,
+      length,
+      lastRef: last,
+      parts: parts.slice(0, MAX_PARTS),
+      partsLeft,
+    };
   }
 
   /** The element the latest snapshots showed as `ref`, or why there is none: "unknown" or "gone". */

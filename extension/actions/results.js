@@ -53,7 +53,27 @@ export async function pageReport(tabId, { limit = SNAPSHOT_LIMIT, root, depth, r
   parts.push(["Snapshot", ["```yaml", snapshot.yaml, "```"]]);
   const text = sections(...parts);
   if (snapshot.length <= limit) return textResult(text);
-  return textResult(
-    `${text}\nThe snapshot was cut at ${limit} characters: call browser_snapshot with target set to a ref above for a part of the page.`,
-  );
+  return textResult([text, ...cutNote(snapshot, limit)].join("\n"));
+}
+
+/** How to read what a cut snapshot left out: the refs of the parts that go on past the cut. */
+function cutNote(snapshot, limit) {
+  const cut = `The snapshot was cut at ${limit} of its ${snapshot.length} characters.`;
+  if (!snapshot.parts?.length) {
+    return [
+      `${cut} The page has no landmarks or headings past the cut: call browser_snapshot with target set to the ref of an element above whose content was cut, or with depth for its outline.`,
+    ];
+  }
+  const lines = snapshot.parts.map((part) => {
+    const line = `- ${part.role}${part.name ? ` ${JSON.stringify(part.name.slice(0, 80))}` : ""} [ref=${part.ref}]`;
+    return part.heading === undefined
+      ? line
+      : `${line}, the part under heading ${JSON.stringify(part.heading.slice(0, 80))}`;
+  });
+  if (snapshot.partsLeft) {
+    lines.push(
+      `- and ${snapshot.partsLeft} more: browser_snapshot with depth set to 3 shows the page's outline with their refs`,
+    );
+  }
+  return [`${cut} To read the rest, call browser_snapshot with target set to the ref of one of these parts:`, ...lines];
 }

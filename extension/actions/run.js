@@ -81,7 +81,7 @@ const HANDLERS = {
   },
   async network_requests(tabId, args) {
     await attach(tabId);
-    return textResult(sections(["Result", [networkRequests(tabId, args)]]));
+    return textResult(sections(["Result", [await networkRequests(tabId, args)]]));
   },
   evaluate,
 };

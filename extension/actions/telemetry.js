@@ -6,8 +6,11 @@
 // The debugger attaches on a tab's first action, after the page loaded. Console messages from
 // before come anyway (Runtime.enable replays what V8 kept); requests from before are taken from
 // the page's Performance timeline, which records their address and status but not their method.
+// A request still in flight as the debugger attaches (a fetch started at load) was announced to
+// no one: it is listed from its response, which the Network domain does report, and the timeline,
+// read again for every listing, adds it once it has finished and says what kind it was.
 
-import { documentOf, onTabAttached, onTabEvent, onTabForgotten } from "./debugger.js";
+import { documentOf, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
 import { invalidArguments } from "./errors.js";
 
 const MAX_ENTRIES = 1_000;
@@ -67,6 +70,13 @@ function onException(tabId, { exceptionDetails: details }) {
   keep(logOf(tabId).console, { document: documentOf(tabId), level: "error", line });
 }
 
+function recordRequest(log, requestId, entry) {
+  log.byRequestId.set(requestId, entry);
+  keep(log.requests, entry, (dropped) => {
+    for (const [id, kept] of log.byRequestId) if (kept === dropped) log.byRequestId.delete(id);
+  });
+}
+
 function onRequest(tabId, params) {
   const log = logOf(tabId);
   const earlier = log.byRequestId.get(params.requestId);
@@ -80,10 +90,20 @@ function onRequest(tabId, params) {
     url: params.request.url,
     type: params.type,
   };
-  log.byRequestId.set(params.requestId, entry);
-  keep(log.requests, entry, (dropped) => {
-    for (const [id, kept] of log.byRequestId) if (kept === dropped) log.byRequestId.delete(id);
-  });
+  recordRequest(log, params.requestId, entry);
+}
+
+/** The answer to a request sent before the debugger attached: its method is not known. */
+function onResponseOfEarlierRequest(tabId, params) {
+  const log = logOf(tabId);
+  const entry = {
+    document: documentOf(tabId),
+    url: params.response.url,
+    type: params.type,
+    status: params.response.status,
+    statusText: params.response.statusText,
+  };
+  recordRequest(log, params.requestId, entry);
 }
 
 onTabEvent((tabId, method, params) => {
@@ -99,7 +119,8 @@ onTabEvent((tabId, method, params) => {
       onRequest(tabId, params);
       break;
     case "Network.responseReceived":
-      if (entry()) Object.assign(entry(), { status: params.response.status, statusText: params.response.statusText });
+      if (!entry()) onResponseOfEarlierRequest(tabId, params);
+      else Object.assign(entry(), { status: params.response.status, statusText: params.response.statusText });
       break;
     case "Network.loadingFailed":
       if (entry()) entry().failure = params.canceled ? "canceled" : params.errorText;
@@ -109,8 +130,12 @@ onTabEvent((tabId, method, params) => {
 
 onTabForgotten((tabId) => logs.delete(tabId));
 
-/** The requests the page made before the debugger came, from its Performance timeline. */
-onTabAttached(async (tabId, command) => {
+/**
+ * The requests of the page's Performance timeline that the Network domain did not tell of: made
+ * before the debugger came, or in flight as it came. `earlier`: put them first, as they all came
+ * before what the debugger saw.
+ */
+async function addFromTimeline(tabId, command, earlier) {
   const document = documentOf(tabId);
   let loaded;
   try {
@@ -123,14 +148,22 @@ onTabAttached(async (tabId, command) => {
   } catch {
     return; // a page that cannot run scripts (an error page) made no requests worth listing
   }
+  if (documentOf(tabId) !== document) return;
   const log = logOf(tabId);
-  const seen = log.requests.filter((request) => request.document === document).map((request) => request.url);
-  const earlier = loaded
-    .filter((request) => !seen.includes(request.url))
-    .map((request) => ({ document, url: request.url, type: request.type, status: request.status || undefined }));
-  log.requests.unshift(...earlier.slice(-MAX_ENTRIES));
-  log.requests.splice(MAX_ENTRIES);
-});
+  const current = log.requests.filter((request) => request.document === document);
+  const added = [];
+  for (const request of loaded) {
+    const known = current.find((seen) => seen.url === request.url);
+    // An answer heard without its request is of a kind the timeline names better ("fetch").
+    if (known && !known.method) known.type = request.type;
+    if (!known) added.push({ document, url: request.url, type: request.type, status: request.status || undefined });
+  }
+  if (earlier) log.requests.unshift(...added.slice(-MAX_ENTRIES));
+  else log.requests.push(...added);
+  log.requests.splice(0, Math.max(0, log.requests.length - MAX_ENTRIES));
+}
+
+onTabAttached((tabId, command) => addFromTimeline(tabId, command, true));
 
 /** "N errors, M warnings" of the current page, or "" when it logged neither. */
 export function consoleSummary(tabId) {
@@ -158,7 +191,7 @@ function shortUrl(url) {
 }
 
 /** browser_network_requests {static?, filter?} */
-export function networkRequests(tabId, args) {
+export async function networkRequests(tabId, args) {
   let filter = null;
   if (args.filter !== undefined && args.filter !== "") {
     try {
@@ -167,6 +200,7 @@ export function networkRequests(tabId, args) {
       throw invalidArguments(`filter is not a valid regular expression: ${error.message}`);
     }
   }
+  await addFromTimeline(tabId, (method, params) => send(tabId, method, params), false);
   const current = (logs.get(tabId)?.requests ?? []).filter((request) => request.document === documentOf(tabId));
   const lines = [];
   let hidden = 0;
