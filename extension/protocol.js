@@ -87,6 +87,13 @@ export const BROWSER_ACTIONS = Object.freeze([
   "console_messages",
   "network_requests",
   "evaluate",
+  "drag",
+  "mouse_click_xy",
+  "mouse_move_xy",
+  "mouse_drag_xy",
+  "mouse_down",
+  "mouse_up",
+  "mouse_wheel",
 ]);
 
 /**

@@ -1,0 +1,266 @@
+// The pointer beyond one click: one element dragged onto another (browser_drag), and the mouse at
+// a point of the viewport (browser_mouse_click_xy, _move_xy, _drag_xy, _down, _up, _wheel) for
+// what has no ref, such as a canvas, a map or a chart. Points are CSS pixels from the viewport's
+// top left corner, the pixels of a viewport screenshot at its default scale, which is also what
+// Input.dispatchMouseEvent takes; a point outside the viewport is refused, not clamped.
+//
+// A drag moves the mouse in steps, so a page that follows pointer events (a sortable list) sees
+// it travel. An HTML5 drag (draggable, dataTransfer) is the browser's own loop, which input sent
+// through the protocol never reaches: with Input.setInterceptDrags on, Chromium hands the drag's
+// data over instead of starting that loop, and Input.dispatchDragEvent carries it across the page
+// and drops it, as Playwright does. A drag the page does not take (no drop event) is an error.
+//
+// Where the mouse is and which buttons it holds is kept per tab, so that down, move and up make
+// one gesture across calls; it is forgotten with the tab's debugger link.
+
+import { OBJECT_GROUP, onTabForgotten, send, utilityWorld, waitForEvent } from "./debugger.js";
+import { checkSameDocument, describe, elementFor, pointFor } from "./elements.js";
+import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
+import { BUTTONS, mouse } from "./input.js";
+
+const DRAG_STEPS = 10;
+// How long Chromium may take to hand over an HTML5 drag the page started.
+const DRAG_HANDOVER_MS = 5_000;
+const MAX_DELAY_MS = 5_000;
+
+/** tab id -> {x, y, buttons}: where the mouse is, and the buttons it holds (a bit each). */
+const mice = new Map();
+onTabForgotten((tabId) => mice.delete(tabId));
+
+function mouseOf(tabId) {
+  if (!mice.has(tabId)) mice.set(tabId, { x: 0, y: 0, buttons: 0 });
+  return mice.get(tabId);
+}
+
+function buttonOf(args) {
+  const button = args.button ?? "left";
+  if (!Object.hasOwn(BUTTONS, button)) throw invalidArguments("button must be left, right or middle");
+  return button;
+}
+
+/** The numbers `names` of args, each a finite number. */
+function numbers(args, names) {
+  for (const name of names) {
+    if (typeof args[name] !== "number" || !Number.isFinite(args[name])) {
+      throw invalidArguments(`${name} must be a number (CSS pixels of the viewport, as in its screenshot)`);
+    }
+  }
+  return names.map((name) => args[name]);
+}
+
+/** Each [x, y] as a point, or invalid_arguments naming the first one outside the tab's viewport. */
+async function inViewport(tabId, ...pairs) {
+  const { cssVisualViewport: view } = await send(tabId, "Page.getLayoutMetrics");
+  const [width, height] = [Math.floor(view.clientWidth), Math.floor(view.clientHeight)];
+  for (const [x, y] of pairs) {
+    if (!(x >= 0 && y >= 0 && x < width && y < height)) {
+      throw invalidArguments(
+        `(${x}, ${y}) is outside the tab's viewport, which is ${width}x${height} CSS pixels` +
+          ` (x from 0 to ${width - 1}, y from 0 to ${height - 1}): take the point from browser_take_screenshot`,
+      );
+    }
+  }
+  return pairs.map(([x, y]) => ({ x, y }));
+}
+
+async function moveTo(tabId, point) {
+  const held = mouseOf(tabId);
+  const button = Object.keys(BUTTONS).find((name) => held.buttons & BUTTONS[name]) ?? "none";
+  await mouse(tabId, "mouseMoved", point, { button, buttons: held.buttons });
+  Object.assign(held, { x: point.x, y: point.y });
+}
+
+async function press(tabId, button, clickCount = 1) {
+  const held = mouseOf(tabId);
+  await mouse(tabId, "mousePressed", held, { button, buttons: held.buttons | BUTTONS[button], clickCount });
+  held.buttons |= BUTTONS[button];
+}
+
+async function release(tabId, button, clickCount = 1) {
+  const held = mouseOf(tabId);
+  await mouse(tabId, "mouseReleased", held, { button, buttons: held.buttons & ~BUTTONS[button], clickCount });
+  held.buttons &= ~BUTTONS[button];
+}
+
+/**
+ * Listen in the page for the HTML5 drag a press and move may start, and for its drop: the
+ * listeners sit in the tools' isolated world, where the page's events reach them unseen.
+ */
+async function watchDrags(tabId) {
+  const { result } = await send(tabId, "Runtime.evaluate", {
+    expression: `(() => {
+      const seen = { start: null, dropped: false };
+      const onStart = (event) => { seen.start = event; };
+      const onDrop = () => { seen.dropped = true; };
+      addEventListener("dragstart", onStart, { capture: true });
+      addEventListener("drop", onDrop, { capture: true });
+      seen.stop = () => {
+        removeEventListener("dragstart", onStart, { capture: true });
+        removeEventListener("drop", onDrop, { capture: true });
+      };
+      return seen;
+    })()`,
+    contextId: await utilityWorld(tabId),
+    objectGroup: OBJECT_GROUP,
+  });
+  const ask = async (question) =>
+    (
+      await send(tabId, "Runtime.callFunctionOn", {
+        objectId: result.objectId,
+        functionDeclaration: `function () { ${question} }`,
+        returnByValue: true,
+      })
+    ).result.value;
+  return {
+    // Input events are answered once the page has handled them: a drag the page started (and did
+    // not cancel) is in `start` by then.
+    started: () => ask("return Boolean(this.start && !this.start.defaultPrevented);"),
+    dropped: () => ask("return this.dropped;"),
+    stop: () => ask("this.stop();").catch(() => {}),
+  };
+}
+
+/**
+ * Press the left button at `start`, move in steps to the point `findEnd()` gives once pressed
+ * (it may scroll the page), and release it there. Whether the page took an HTML5 drop, or null
+ * when no HTML5 drag started (a drag made of pointer events only).
+ */
+async function dragBetween(tabId, start, findEnd) {
+  await moveTo(tabId, start);
+  const drags = await watchDrags(tabId);
+  const handedOver = waitForEvent(tabId, (method) => method === "Input.dragIntercepted", DRAG_HANDOVER_MS);
+  let data = null;
+  let pressed = false;
+  try {
+    await send(tabId, "Input.setInterceptDrags", { enabled: true });
+    await press(tabId, "left");
+    pressed = true;
+    const end = await findEnd();
+    for (let step = 1; step <= DRAG_STEPS; step++) {
+      const point = {
+        x: start.x + ((end.x - start.x) * step) / DRAG_STEPS,
+        y: start.y + ((end.y - start.y) * step) / DRAG_STEPS,
+      };
+      if (data) {
+        await send(tabId, "Input.dispatchDragEvent", { type: "dragOver", ...point, data });
+        continue;
+      }
+      await moveTo(tabId, point);
+      if (!(await drags.started())) continue;
+      data = (await handedOver)?.data;
+      if (!data)
+        throw new ActionError(Code.ACTION_FAILED, "the page started a drag, but Chromium did not hand it over");
+      await send(tabId, "Input.dispatchDragEvent", { type: "dragEnter", ...point, data });
+    }
+    if (!data) {
+      await release(tabId, "left");
+      pressed = false;
+      return null;
+    }
+    await send(tabId, "Input.dispatchDragEvent", { type: "drop", ...end, data });
+    // The drag loop took the release: the page hears no mouseup after a drop.
+    pressed = false;
+    mouseOf(tabId).buttons &= ~BUTTONS.left;
+    return await drags.dropped();
+  } finally {
+    handedOver.cancel();
+    if (pressed && data) {
+      await send(tabId, "Input.dispatchDragEvent", { type: "dragCancel", x: start.x, y: start.y, data }).catch(
+        () => {},
+      );
+      mouseOf(tabId).buttons &= ~BUTTONS.left;
+    } else if (pressed) {
+      await release(tabId, "left").catch(() => {});
+    }
+    await send(tabId, "Input.setInterceptDrags", { enabled: false }).catch(() => {});
+    await drags.stop();
+  }
+}
+
+/** browser_drag {startElement?, startTarget, endElement?, endTarget} */
+export async function drag(tabId, args) {
+  for (const name of ["startTarget", "endTarget"]) {
+    if (typeof args[name] !== "string") {
+      throw invalidArguments(`${name} must be an element's ref from the tab's latest browser_snapshot`);
+    }
+  }
+  const source = await elementFor(tabId, args.startTarget);
+  const target = await elementFor(tabId, args.endTarget);
+  if (source.node === target.node) {
+    throw invalidArguments(
+      `startTarget and endTarget are the same element, ${await describe(source)}: a drag needs two different ones`,
+    );
+  }
+  // Where it ends is checked before any button goes down, and found again once it is held.
+  await pointFor(target);
+  const start = await pointFor(source);
+  checkSameDocument(source);
+  const dropped = await dragBetween(tabId, start, async () => {
+    const end = await pointFor(target);
+    checkSameDocument(target);
+    return end;
+  });
+  if (dropped === false) {
+    throw new ActionError(
+      Code.ACTION_FAILED,
+      `dragged ${await describe(source)} onto ${await describe(target)}, but the page did not take the drop there`,
+    );
+  }
+}
+
+/** browser_mouse_click_xy {x, y, button?, clickCount?, delay?} */
+export async function mouseClickXy(tabId, args) {
+  const button = buttonOf(args);
+  const clickCount = args.clickCount ?? 1;
+  if (!Number.isInteger(clickCount) || clickCount < 1 || clickCount > 3) {
+    throw invalidArguments("clickCount must be 1, 2 or 3");
+  }
+  const delay = args.delay ?? 0;
+  if (typeof delay !== "number" || !(delay >= 0 && delay <= MAX_DELAY_MS)) {
+    throw invalidArguments(`delay must be a number of milliseconds from 0 to ${MAX_DELAY_MS}`);
+  }
+  const [point] = await inViewport(tabId, numbers(args, ["x", "y"]));
+  await moveTo(tabId, point);
+  // As a person's double click: the presses are counted, so the page hears click, click, dblclick.
+  for (let count = 1; count <= clickCount; count++) {
+    await press(tabId, button, count);
+    if (delay) await sleep(delay);
+    await release(tabId, button, count);
+  }
+}
+
+/** browser_mouse_move_xy {x, y} */
+export async function mouseMoveXy(tabId, args) {
+  const [point] = await inViewport(tabId, numbers(args, ["x", "y"]));
+  await moveTo(tabId, point);
+}
+
+/** browser_mouse_drag_xy {startX, startY, endX, endY} */
+export async function mouseDragXy(tabId, args) {
+  const [startX, startY, endX, endY] = numbers(args, ["startX", "startY", "endX", "endY"]);
+  const [start, end] = await inViewport(tabId, [startX, startY], [endX, endY]);
+  const dropped = await dragBetween(tabId, start, async () => end);
+  if (dropped === false) {
+    throw new ActionError(
+      Code.ACTION_FAILED,
+      `dragged from (${startX}, ${startY}) to (${endX}, ${endY}), but nothing there took the drop`,
+    );
+  }
+}
+
+/** browser_mouse_down {button?} */
+export async function mouseDown(tabId, args) {
+  await press(tabId, buttonOf(args));
+}
+
+/** browser_mouse_up {button?} */
+export async function mouseUp(tabId, args) {
+  await release(tabId, buttonOf(args));
+}
+
+/** browser_mouse_wheel {deltaX, deltaY} */
+export async function mouseWheel(tabId, args) {
+  const [deltaX, deltaY] = numbers(args, ["deltaX", "deltaY"]);
+  const held = mouseOf(tabId);
+  await mouse(tabId, "mouseWheel", held, { deltaX, deltaY, buttons: held.buttons });
+}

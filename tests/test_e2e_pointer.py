@@ -1,0 +1,208 @@
+"""End to end: the pointer tools (browser_drag, browser_mouse_*) carried out by the real extension.
+
+The browser, fake broker and page server are ``tests/test_e2e_actions.py``'s (its ``world``); the
+pages are ``tests/pages/pointer_*.html``, which record what reached them. What a drag did is read
+back from the page's lists; a canvas button is found the way a client finds it, by its colour on
+the tab's screenshot.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Page
+
+from . import test_e2e_actions
+from .test_e2e_actions import World, ref_of
+from .test_e2e_extension import eventually
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+# The browser of test_e2e_actions, one for this module.
+world = test_e2e_actions.world
+
+# The colour the canvas page paints its button in, and where it puts both.
+BUTTON_COLOUR = (255, 0, 170)
+CANVAS_AT = (137, 91)
+BUTTON_BOX = (231, 157, 90, 44)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def lists(world: World) -> AsyncIterator[tuple[int, Page]]:
+    tab, page = await world.open("pointer_lists.html")
+    yield tab, page
+    await page.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def canvas(world: World) -> AsyncIterator[tuple[int, Page]]:
+    tab, page = await world.open("pointer_canvas.html")
+    yield tab, page
+    await page.close()
+
+
+def item_ref(snapshot: str, text: str) -> str:
+    """The ref of the list item that reads ``text``."""
+    found = re.search(rf"- listitem \[ref=(e\d+)\]: {re.escape(text)}$", snapshot, re.M)
+    assert found, f"no list item {text!r} in:\n{snapshot}"
+    return found.group(1)
+
+
+async def ids(page: Page, name: str) -> list[str]:
+    found: list[str] = await page.evaluate("(id) => [...document.getElementById(id).children].map((e) => e.id)", name)
+    return found
+
+
+async def page_value(page: Page, expression: str) -> Any:
+    return await page.evaluate(expression)
+
+
+async def test_drag_moves_an_item_between_lists_by_html5_drag_and_drop(world: World, lists: tuple[int, Page]) -> None:
+    tab, page = lists
+    snapshot = await world.ok(tab, "snapshot")
+    apple, basket = item_ref(snapshot, "Apple"), ref_of(snapshot, 'list "Basket"')
+    after = await world.ok(tab, "drag", startElement="Apple", startTarget=apple, endElement="Basket", endTarget=basket)
+    assert "Dropped Apple in basket" in after, after
+    assert await ids(page, "basket") == ["bread", "apple"]
+    assert await ids(page, "shelf") == ["pear"]
+    seen = await page_value(page, "window.events.map((e) => e.type + (e.isTrusted ? '' : ' (untrusted)'))")
+    for kind in ("dragstart", "drop", "dragend"):
+        assert kind in seen, seen
+
+
+async def test_drag_reorders_a_list_sorted_by_pointer_events(world: World, lists: tuple[int, Page]) -> None:
+    tab, page = lists
+    snapshot = await world.ok(tab, "snapshot")
+    three, one = item_ref(snapshot, "Three"), item_ref(snapshot, "One")
+    after = await world.ok(tab, "drag", startTarget=three, endTarget=one)
+    assert await ids(page, "sortable") == ["three", "one", "two"]
+    assert "Sorted Three" in after
+    pointer = "window.events.filter((e) => e.type.startsWith('pointer'))"
+    trusted = await page_value(page, f"{pointer}.map((e) => e.isTrusted)")
+    assert trusted and all(trusted)
+
+
+async def test_a_drag_onto_itself_or_where_no_drop_is_taken_is_an_error(world: World, lists: tuple[int, Page]) -> None:
+    tab, page = lists
+    snapshot = await world.ok(tab, "snapshot")
+    pear, lid = item_ref(snapshot, "Pear"), item_ref(snapshot, "Lid")
+    itself = await world.fails(tab, "drag", startTarget=pear, endTarget=pear)
+    assert itself["code"] == "invalid_arguments" and "same element" in itself["message"], itself
+    assert await page_value(page, "window.events.length") == 0, "nothing reached the page"
+
+    refused = await world.fails(tab, "drag", startTarget=pear, endTarget=lid)
+    assert refused["code"] == "action_failed" and "did not take the drop" in refused["message"], refused
+    assert await ids(page, "shelf") == ["apple", "pear"]
+
+    missing = await world.fails(tab, "drag", startTarget=pear)
+    assert missing["code"] == "invalid_arguments" and "endTarget" in missing["message"]
+    # The tab still works, the mouse let go: the next drag goes through.
+    basket = ref_of(snapshot, 'list "Basket"')
+    await world.ok(tab, "drag", startTarget=pear, endTarget=basket)
+    assert await ids(page, "basket") == ["bread", "pear"]
+
+
+async def button_on_screenshot(world: World, tab: int) -> tuple[float, float]:
+    """The middle of the pixels of the button's colour on the tab's screenshot, decoded by the browser."""
+    answer = await world.act(tab, "take_screenshot")
+    assert answer.get("error") is None, answer
+    png = answer["result"]["content"][1]["data"]
+    (world.tmp / "pointer_canvas.png").write_bytes(base64.b64decode(png))
+    found: list[float] | None = await world.worker.evaluate(
+        """async ([png, [r, g, b]]) => {
+          const image = await createImageBitmap(await (await fetch("data:image/png;base64," + png)).blob());
+          const canvas = new OffscreenCanvas(image.width, image.height);
+          const paint = canvas.getContext("2d");
+          paint.drawImage(image, 0, 0);
+          const { data } = paint.getImageData(0, 0, image.width, image.height);
+          let [left, top, right, bottom] = [Infinity, Infinity, -1, -1];
+          for (let i = 0; i < data.length; i += 4) {
+            if (Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) > 12) continue;
+            const x = (i / 4) % image.width, y = Math.floor(i / 4 / image.width);
+            [left, top, right, bottom] = [Math.min(left, x), Math.min(top, y), Math.max(right, x), Math.max(bottom, y)];
+          }
+          return right < 0 ? null : [(left + right + 1) / 2, (top + bottom + 1) / 2];
+        }""",
+        [png, list(BUTTON_COLOUR)],
+    )
+    assert found, "the button's colour is not on the screenshot"
+    return found[0], found[1]
+
+
+async def test_a_canvas_button_found_on_a_screenshot_is_clicked_at_its_point(
+    world: World, canvas: tuple[int, Page]
+) -> None:
+    tab, page = canvas
+    x, y = await button_on_screenshot(world, tab)
+    left, top, width, height = BUTTON_BOX
+    assert (x, y) == (CANVAS_AT[0] + left + width / 2, CANVAS_AT[1] + top + height / 2)
+    await world.ok(tab, "mouse_click_xy", x=x, y=y)
+    assert await page_value(page, "document.getElementById('status').textContent") == "Button hit"
+    [hit] = await page_value(page, "window.hits")
+    assert hit["hit"] and hit["isTrusted"] and hit["detail"] == 1
+
+    await world.ok(tab, "mouse_click_xy", x=CANVAS_AT[0] + 5, y=CANVAS_AT[1] + 5, clickCount=2)
+    missed = (await page_value(page, "window.hits"))[1:]
+    assert [(h["hit"], h["detail"]) for h in missed] == [(False, 1), (False, 2)]
+
+
+async def test_down_move_and_up_draw_a_stroke_and_drag_xy_draws_another(world: World, canvas: tuple[int, Page]) -> None:
+    tab, page = canvas
+    left, top = CANVAS_AT
+    await world.ok(tab, "mouse_move_xy", x=left + 10, y=top + 10)
+    await world.ok(tab, "mouse_down")
+    await world.ok(tab, "mouse_move_xy", x=left + 50, y=top + 30)
+    await world.ok(tab, "mouse_move_xy", x=left + 90, y=top + 60)
+    await world.ok(tab, "mouse_up")
+    [stroke] = await page_value(page, "window.strokes")
+    assert stroke["isTrusted"]
+    assert stroke["points"] == [[10, 10], [50, 30], [90, 60], [90, 60]]
+
+    await world.ok(tab, "mouse_drag_xy", startX=left + 100, startY=top + 200, endX=left + 300, endY=top + 100)
+    second = (await page_value(page, "window.strokes"))[1]["points"]
+    assert second[0] == [100, 200] and second[-1] == [300, 100] and len(second) > 5, "it travels in steps"
+
+
+async def test_the_wheel_scrolls_the_page_under_the_mouse(world: World, canvas: tuple[int, Page]) -> None:
+    tab, page = canvas
+    await world.ok(tab, "mouse_move_xy", x=50, y=50)
+    await world.ok(tab, "mouse_wheel", deltaX=0, deltaY=400)
+
+    async def scrolled() -> Any:
+        return await page_value(page, "scrollY >= 400 && window.wheels")
+
+    [wheel] = await eventually(scrolled, "the page to scroll by the wheel's turn")
+    assert wheel["isTrusted"] and wheel["deltaY"] == 400
+
+
+@pytest.mark.parametrize(
+    ("action", "args", "says"),
+    [
+        ("mouse_click_xy", {"x": -1, "y": 10}, "outside the tab's viewport"),
+        ("mouse_click_xy", {"x": 10, "y": 100000}, "outside the tab's viewport"),
+        ("mouse_move_xy", {"x": 100000, "y": 10}, "outside the tab's viewport"),
+        ("mouse_drag_xy", {"startX": 10, "startY": 10, "endX": 10, "endY": -5}, "outside the tab's viewport"),
+        ("mouse_click_xy", {"y": 10}, "x must be a number"),
+        ("mouse_click_xy", {"x": "10", "y": 10}, "x must be a number"),
+        ("mouse_click_xy", {"x": 10, "y": 10, "button": "thumb"}, "button must be"),
+        ("mouse_click_xy", {"x": 10, "y": 10, "clickCount": 0}, "clickCount must be"),
+        ("mouse_drag_xy", {"startX": 10, "startY": 10}, "endX must be a number"),
+        ("mouse_wheel", {"deltaY": 10}, "deltaX must be a number"),
+        ("mouse_down", {"button": "thumb"}, "button must be"),
+    ],
+)
+async def test_bad_coordinates_are_refused_and_the_tab_still_works(
+    world: World, canvas: tuple[int, Page], action: str, args: dict[str, Any], says: str
+) -> None:
+    tab, page = canvas
+    refused = await world.fails(tab, action, **args)
+    assert refused["code"] == "invalid_arguments" and says in refused["message"], refused
+    assert await page_value(page, "window.hits.length + window.strokes.length + window.wheels.length") == 0
+    x, y = await button_on_screenshot(world, tab)
+    await world.ok(tab, "mouse_click_xy", x=x, y=y)
+    assert [hit["hit"] for hit in await page_value(page, "window.hits")] == [True]
