@@ -172,12 +172,17 @@ async def test_the_wheel_scrolls_the_page_under_the_mouse(world: World, canvas: 
     tab, page = canvas
     await world.ok(tab, "mouse_move_xy", x=50, y=50)
     await world.ok(tab, "mouse_wheel", deltaX=0, deltaY=400)
+    # Answered once the page heard the wheel and began to scroll.
+    [wheel] = await page_value(page, "window.wheels")
+    assert wheel["isTrusted"] and wheel["deltaY"] == 400
+    assert await page_value(page, "scrollY") > 0
 
     async def scrolled() -> Any:
-        return await page_value(page, "scrollY >= 400 && window.wheels")
+        return await page_value(page, "scrollY >= 400")
 
-    [wheel] = await eventually(scrolled, "the page to scroll by the wheel's turn")
-    assert wheel["isTrusted"] and wheel["deltaY"] == 400
+    await eventually(scrolled, "the page to scroll by the wheel's turn")
+    await world.ok(tab, "mouse_wheel", deltaX=0, deltaY=-10000)
+    assert len(await page_value(page, "window.wheels")) == 2
 
 
 @pytest.mark.parametrize(

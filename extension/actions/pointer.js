@@ -22,6 +22,10 @@ const DRAG_STEPS = 10;
 // How long Chromium may take to hand over an HTML5 drag the page started.
 const DRAG_HANDOVER_MS = 5_000;
 const MAX_DELAY_MS = 5_000;
+// A wheel reaches the page within a frame or two; one that scrolls nothing (the page's end) causes
+// no scroll event, so that wait stays short.
+const WHEEL_ARRIVAL_MS = 1_000;
+const SCROLL_ARRIVAL_MS = 300;
 
 /** tab id -> {x, y, buttons}: where the mouse is, and the buttons it holds (a bit each). */
 const mice = new Map();
@@ -83,40 +87,60 @@ async function release(tabId, button, clickCount = 1) {
 }
 
 /**
- * Listen in the page for the HTML5 drag a press and move may start, and for its drop: the
- * listeners sit in the tools' isolated world, where the page's events reach them unseen.
+ * Listen in the page for events of `types` that input is about to cause: the listeners sit in the
+ * tools' isolated world, where the page's events reach them unseen, passive, so they never hold a
+ * scroll up. `ask(body)` runs `body` with the record of what came as `this`.
  */
-async function watchDrags(tabId) {
+async function watchPage(tabId, types) {
   const { result } = await send(tabId, "Runtime.evaluate", {
-    expression: `(() => {
-      const seen = { start: null, dropped: false };
-      const onStart = (event) => { seen.start = event; };
-      const onDrop = () => { seen.dropped = true; };
-      addEventListener("dragstart", onStart, { capture: true });
-      addEventListener("drop", onDrop, { capture: true });
-      seen.stop = () => {
-        removeEventListener("dragstart", onStart, { capture: true });
-        removeEventListener("drop", onDrop, { capture: true });
+    expression: `((types) => {
+      const seen = {};
+      const waiting = new Set();
+      const record = (event) => {
+        seen[event.type] = event;
+        for (const waiter of [...waiting]) waiter(event);
       };
-      return seen;
-    })()`,
+      for (const type of types) addEventListener(type, record, { capture: true, passive: true });
+      return {
+        seen,
+        came(type, ms) {
+          if (seen[type]) return Promise.resolve(true);
+          return new Promise((done) => {
+            const finish = (came) => { waiting.delete(waiter); clearTimeout(timer); done(came); };
+            const waiter = (event) => { if (event.type === type) finish(true); };
+            const timer = setTimeout(() => finish(false), ms);
+            waiting.add(waiter);
+          });
+        },
+        stop() {
+          for (const type of types) removeEventListener(type, record, { capture: true, passive: true });
+        },
+      };
+    })(${JSON.stringify(types)})`,
     contextId: await utilityWorld(tabId),
     objectGroup: OBJECT_GROUP,
   });
-  const ask = async (question) =>
+  const ask = async (body) =>
     (
       await send(tabId, "Runtime.callFunctionOn", {
         objectId: result.objectId,
-        functionDeclaration: `function () { ${question} }`,
+        functionDeclaration: `function () { ${body} }`,
         returnByValue: true,
+        awaitPromise: true,
       })
     ).result.value;
+  return { ask, stop: () => ask("this.stop();").catch(() => {}) };
+}
+
+/** What a drag's press and moves start in the page: an HTML5 drag (dragstart), and its drop. */
+async function watchDrags(tabId) {
+  const { ask, stop } = await watchPage(tabId, ["dragstart", "drop"]);
   return {
     // Input events are answered once the page has handled them: a drag the page started (and did
-    // not cancel) is in `start` by then.
-    started: () => ask("return Boolean(this.start && !this.start.defaultPrevented);"),
-    dropped: () => ask("return this.dropped;"),
-    stop: () => ask("this.stop();").catch(() => {}),
+    // not cancel) is seen by then.
+    started: () => ask("return Boolean(this.seen.dragstart && !this.seen.dragstart.defaultPrevented);"),
+    dropped: () => ask("return Boolean(this.seen.drop);"),
+    stop,
   };
 }
 
@@ -262,5 +286,17 @@ export async function mouseUp(tabId, args) {
 export async function mouseWheel(tabId, args) {
   const [deltaX, deltaY] = numbers(args, ["deltaX", "deltaY"]);
   const held = mouseOf(tabId);
-  await mouse(tabId, "mouseWheel", held, { deltaX, deltaY, buttons: held.buttons });
+  const page = await watchPage(tabId, ["wheel", "scroll"]);
+  try {
+    await mouse(tabId, "mouseWheel", held, { deltaX, deltaY, buttons: held.buttons });
+    // The wheel reaches the page after its input is answered, and the scroll it causes a frame
+    // later: the answer waits for both, so the page it reports (or a screenshot next) has moved.
+    // Over a frame the wheel goes to the frame's document, unheard here: the wait is bounded.
+    await page.ask(
+      `return this.came("wheel", ${WHEEL_ARRIVAL_MS}).then((came) =>
+        came && !this.seen.wheel.defaultPrevented && this.came("scroll", ${SCROLL_ARRIVAL_MS}));`,
+    );
+  } finally {
+    await page.stop();
+  }
 }
