@@ -107,6 +107,35 @@ async def test_a_drag_onto_itself_or_where_no_drop_is_taken_is_an_error(world: W
     assert await ids(page, "basket") == ["bread", "pear"]
 
 
+async def middle_of(page: Page, selector: str) -> dict[str, float]:
+    box = await page.locator(selector).bounding_box()
+    assert box is not None
+    return {"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}
+
+
+async def test_down_move_and_up_carry_an_html5_drag_across_calls(world: World, lists: tuple[int, Page]) -> None:
+    tab, page = lists
+    await world.ok(tab, "mouse_move_xy", **await middle_of(page, "#pear"))
+    await world.ok(tab, "mouse_down")
+    await world.ok(tab, "mouse_move_xy", **await middle_of(page, "#bread"))
+    await world.ok(tab, "mouse_move_xy", **await middle_of(page, "#basket"))
+    after = await world.ok(tab, "mouse_up")
+    assert "Dropped Pear in basket" in after
+    assert await ids(page, "basket") == ["bread", "pear"]
+
+    await world.ok(tab, "mouse_move_xy", **await middle_of(page, "#apple"))
+    await world.ok(tab, "mouse_down")
+    await world.ok(tab, "mouse_move_xy", **await middle_of(page, "#lid"))
+    refused = await world.fails(tab, "mouse_up")
+    assert refused["code"] == "action_failed" and "did not take the drop" in refused["message"], refused
+    assert await ids(page, "shelf") == ["apple"]
+    # Let go: the mouse holds nothing now, and a plain move is a plain move.
+    await world.ok(tab, "mouse_move_xy", x=5, y=5)
+    start, end = await middle_of(page, "#apple"), await middle_of(page, "#basket")
+    await world.ok(tab, "mouse_drag_xy", startX=start["x"], startY=start["y"], endX=end["x"], endY=end["y"])
+    assert await ids(page, "basket") == ["bread", "pear", "apple"]
+
+
 async def button_on_screenshot(world: World, tab: int) -> tuple[float, float]:
     """The middle of the pixels of the button's colour on the tab's screenshot, decoded by the browser."""
     answer = await world.act(tab, "take_screenshot")

@@ -10,8 +10,9 @@
 // data over instead of starting that loop, and Input.dispatchDragEvent carries it across the page
 // and drops it, as Playwright does. A drag the page does not take (no drop event) is an error.
 //
-// Where the mouse is and which buttons it holds is kept per tab, so that down, move and up make
-// one gesture across calls; it is forgotten with the tab's debugger link.
+// Where the mouse is, which buttons it holds and the HTML5 drag it carries are kept per tab, so
+// that down, move and up make one gesture across calls (a drag and drop too); they are forgotten
+// with the tab's debugger link.
 
 import { OBJECT_GROUP, onTabForgotten, send, utilityWorld, waitForEvent } from "./debugger.js";
 import { checkSameDocument, describe, elementFor, pointFor } from "./elements.js";
@@ -27,12 +28,15 @@ const MAX_DELAY_MS = 5_000;
 const WHEEL_ARRIVAL_MS = 1_000;
 const SCROLL_ARRIVAL_MS = 300;
 
-/** tab id -> {x, y, buttons}: where the mouse is, and the buttons it holds (a bit each). */
+/**
+ * tab id -> {x, y, buttons, drag}: where the mouse is, the buttons it holds (a bit each), and the
+ * data of the HTML5 drag it carries (null when none).
+ */
 const mice = new Map();
 onTabForgotten((tabId) => mice.delete(tabId));
 
 function mouseOf(tabId) {
-  if (!mice.has(tabId)) mice.set(tabId, { x: 0, y: 0, buttons: 0 });
+  if (!mice.has(tabId)) mice.set(tabId, { x: 0, y: 0, buttons: 0, drag: null });
   return mice.get(tabId);
 }
 
@@ -69,9 +73,37 @@ async function inViewport(tabId, ...pairs) {
 
 async function moveTo(tabId, point) {
   const held = mouseOf(tabId);
-  const button = Object.keys(BUTTONS).find((name) => held.buttons & BUTTONS[name]) ?? "none";
-  await mouse(tabId, "mouseMoved", point, { button, buttons: held.buttons });
+  if (held.drag) await send(tabId, "Input.dispatchDragEvent", { type: "dragOver", ...point, data: held.drag });
+  else if (held.buttons & BUTTONS.left) await moveHolding(tabId, point);
+  else {
+    const button = Object.keys(BUTTONS).find((name) => held.buttons & BUTTONS[name]) ?? "none";
+    await mouse(tabId, "mouseMoved", point, { button, buttons: held.buttons });
+  }
   Object.assign(held, { x: point.x, y: point.y });
+}
+
+/**
+ * Move with the left button held, which may start an HTML5 drag: intercepted, it becomes the
+ * tab's drag (its data), entered at `point`, for later moves to carry and a release to drop.
+ */
+async function moveHolding(tabId, point) {
+  const held = mouseOf(tabId);
+  const page = await watchPage(tabId, ["dragstart"]);
+  const handedOver = waitForEvent(tabId, (method) => method === "Input.dragIntercepted", DRAG_HANDOVER_MS);
+  try {
+    await send(tabId, "Input.setInterceptDrags", { enabled: true });
+    await mouse(tabId, "mouseMoved", point, { button: "left", buttons: held.buttons });
+    // Input is answered once the page has handled it: a drag it started (and did not cancel) is seen.
+    if (!(await page.ask("return Boolean(this.seen.dragstart && !this.seen.dragstart.defaultPrevented);"))) return;
+    const data = (await handedOver)?.data;
+    if (!data) throw new ActionError(Code.ACTION_FAILED, "the page started a drag, but Chromium did not hand it over");
+    await send(tabId, "Input.dispatchDragEvent", { type: "dragEnter", ...point, data });
+    held.drag = data;
+  } finally {
+    handedOver.cancel();
+    await send(tabId, "Input.setInterceptDrags", { enabled: false }).catch(() => {});
+    await page.stop();
+  }
 }
 
 async function press(tabId, button, clickCount = 1) {
@@ -80,10 +112,40 @@ async function press(tabId, button, clickCount = 1) {
   held.buttons |= BUTTONS[button];
 }
 
+/**
+ * Release `button` where the mouse is; during an HTML5 drag, drop there. Whether the page took
+ * the drop, or null when no drag was dropped.
+ */
 async function release(tabId, button, clickCount = 1) {
   const held = mouseOf(tabId);
-  await mouse(tabId, "mouseReleased", held, { button, buttons: held.buttons & ~BUTTONS[button], clickCount });
-  held.buttons &= ~BUTTONS[button];
+  if (!(held.drag && button === "left")) {
+    await mouse(tabId, "mouseReleased", held, { button, buttons: held.buttons & ~BUTTONS[button], clickCount });
+    held.buttons &= ~BUTTONS[button];
+    return null;
+  }
+  const page = await watchPage(tabId, ["drop"]);
+  try {
+    await send(tabId, "Input.dispatchDragEvent", { type: "drop", x: held.x, y: held.y, data: held.drag });
+    return await page.ask("return Boolean(this.seen.drop);");
+  } finally {
+    // The drag took the release: the page hears no mouseup after a drop.
+    held.drag = null;
+    held.buttons &= ~BUTTONS.left;
+    await page.stop();
+  }
+}
+
+/** Let go of the left button after a failure: an HTML5 drag is cancelled, a press released. */
+async function letGo(tabId) {
+  const held = mouseOf(tabId);
+  if (held.drag) {
+    const data = held.drag;
+    held.drag = null;
+    held.buttons &= ~BUTTONS.left;
+    await send(tabId, "Input.dispatchDragEvent", { type: "dragCancel", x: held.x, y: held.y, data }).catch(() => {});
+  } else if (held.buttons & BUTTONS.left) {
+    await release(tabId, "left").catch(() => {});
+  }
 }
 
 /**
@@ -132,18 +194,6 @@ async function watchPage(tabId, types) {
   return { ask, stop: () => ask("this.stop();").catch(() => {}) };
 }
 
-/** What a drag's press and moves start in the page: an HTML5 drag (dragstart), and its drop. */
-async function watchDrags(tabId) {
-  const { ask, stop } = await watchPage(tabId, ["dragstart", "drop"]);
-  return {
-    // Input events are answered once the page has handled them: a drag the page started (and did
-    // not cancel) is seen by then.
-    started: () => ask("return Boolean(this.seen.dragstart && !this.seen.dragstart.defaultPrevented);"),
-    dropped: () => ask("return Boolean(this.seen.drop);"),
-    stop,
-  };
-}
-
 /**
  * Press the left button at `start`, move in steps to the point `findEnd()` gives once pressed
  * (it may scroll the page), and release it there. Whether the page took an HTML5 drop, or null
@@ -151,53 +201,19 @@ async function watchDrags(tabId) {
  */
 async function dragBetween(tabId, start, findEnd) {
   await moveTo(tabId, start);
-  const drags = await watchDrags(tabId);
-  const handedOver = waitForEvent(tabId, (method) => method === "Input.dragIntercepted", DRAG_HANDOVER_MS);
-  let data = null;
-  let pressed = false;
   try {
-    await send(tabId, "Input.setInterceptDrags", { enabled: true });
     await press(tabId, "left");
-    pressed = true;
     const end = await findEnd();
     for (let step = 1; step <= DRAG_STEPS; step++) {
-      const point = {
+      await moveTo(tabId, {
         x: start.x + ((end.x - start.x) * step) / DRAG_STEPS,
         y: start.y + ((end.y - start.y) * step) / DRAG_STEPS,
-      };
-      if (data) {
-        await send(tabId, "Input.dispatchDragEvent", { type: "dragOver", ...point, data });
-        continue;
-      }
-      await moveTo(tabId, point);
-      if (!(await drags.started())) continue;
-      data = (await handedOver)?.data;
-      if (!data)
-        throw new ActionError(Code.ACTION_FAILED, "the page started a drag, but Chromium did not hand it over");
-      await send(tabId, "Input.dispatchDragEvent", { type: "dragEnter", ...point, data });
+      });
     }
-    if (!data) {
-      await release(tabId, "left");
-      pressed = false;
-      return null;
-    }
-    await send(tabId, "Input.dispatchDragEvent", { type: "drop", ...end, data });
-    // The drag loop took the release: the page hears no mouseup after a drop.
-    pressed = false;
-    mouseOf(tabId).buttons &= ~BUTTONS.left;
-    return await drags.dropped();
-  } finally {
-    handedOver.cancel();
-    if (pressed && data) {
-      await send(tabId, "Input.dispatchDragEvent", { type: "dragCancel", x: start.x, y: start.y, data }).catch(
-        () => {},
-      );
-      mouseOf(tabId).buttons &= ~BUTTONS.left;
-    } else if (pressed) {
-      await release(tabId, "left").catch(() => {});
-    }
-    await send(tabId, "Input.setInterceptDrags", { enabled: false }).catch(() => {});
-    await drags.stop();
+    return await release(tabId, "left");
+  } catch (error) {
+    await letGo(tabId);
+    throw error;
   }
 }
 
@@ -279,7 +295,13 @@ export async function mouseDown(tabId, args) {
 
 /** browser_mouse_up {button?} */
 export async function mouseUp(tabId, args) {
-  await release(tabId, buttonOf(args));
+  const held = mouseOf(tabId);
+  if ((await release(tabId, buttonOf(args))) === false) {
+    throw new ActionError(
+      Code.ACTION_FAILED,
+      `released the drag at (${held.x}, ${held.y}), but the page did not take the drop there`,
+    );
+  }
 }
 
 /** browser_mouse_wheel {deltaX, deltaY} */
