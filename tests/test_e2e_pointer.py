@@ -8,7 +8,9 @@ the tab's screenshot.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -105,6 +107,21 @@ async def test_a_drag_onto_itself_or_where_no_drop_is_taken_is_an_error(world: W
     basket = ref_of(snapshot, 'list "Basket"')
     await world.ok(tab, "drag", startTarget=pear, endTarget=basket)
     assert await ids(page, "basket") == ["bread", "pear"]
+
+
+async def test_drags_work_in_a_tab_in_the_background(world: World) -> None:
+    tab, page = await world.open("pointer_lists.html", active=False)
+    try:
+        snapshot = await world.ok(tab, "snapshot")
+        await world.ok(
+            tab, "drag", startTarget=item_ref(snapshot, "Apple"), endTarget=ref_of(snapshot, 'list "Basket"')
+        )
+        await world.ok(tab, "drag", startTarget=item_ref(snapshot, "Two"), endTarget=item_ref(snapshot, "One"))
+        assert await ids(page, "basket") == ["bread", "apple"]
+        assert await ids(page, "sortable") == ["two", "one", "three"]
+        assert not await world.worker.evaluate("(tab) => chrome.tabs.get(tab).then((t) => t.active)", tab)
+    finally:
+        await page.close()
 
 
 async def middle_of(page: Page, selector: str) -> dict[str, float]:
@@ -240,3 +257,36 @@ async def test_bad_coordinates_are_refused_and_the_tab_still_works(
     x, y = await button_on_screenshot(world, tab)
     await world.ok(tab, "mouse_click_xy", x=x, y=y)
     assert [hit["hit"] for hit in await page_value(page, "window.hits")] == [True]
+
+
+async def test_the_approval_policy_asks_before_pointer_tools_as_before_clicks(
+    world: World, canvas: tuple[int, Page]
+) -> None:
+    tab, page = canvas
+    policy = """async (policy) => {
+        const {settings} = await chrome.storage.local.get("settings");
+        await chrome.storage.local.set({settings: {...settings, approvalPolicy: policy, approvalTimeoutMs: 20000}});
+    }"""
+    await world.worker.evaluate(policy, "notReadOnly")
+    try:
+        for action, args in [
+            ("mouse_click_xy", {"x": 300, "y": 200}),
+            ("mouse_wheel", {"deltaX": 0, "deltaY": 100}),
+        ]:
+            asked = asyncio.ensure_future(world.act(tab, action, **args))
+            window = await world.context.wait_for_event(
+                "page", lambda opened: "/approval.html" in opened.url, timeout=30_000
+            )
+            await window.wait_for_selector("#agent:not(:empty)")
+            assert f"browser_{action}" in await window.content()
+            with contextlib.suppress(Exception):  # the window closes itself as it answers
+                await window.get_by_role("button", name="Deny").click()
+            denied = await asked
+            assert denied["error"]["code"] == "not_approved", denied
+        assert await page_value(page, "window.hits.length + window.wheels.length") == 0
+        # Under the default policy they run at once, as a click does.
+        await world.worker.evaluate(policy, "destructive")
+        await world.ok(tab, "mouse_click_xy", x=300, y=200)
+        assert len(await page_value(page, "window.hits")) == 1
+    finally:
+        await world.worker.evaluate(policy, "never")
