@@ -263,11 +263,7 @@ async def test_the_approval_policy_asks_before_pointer_tools_as_before_clicks(
     world: World, canvas: tuple[int, Page]
 ) -> None:
     tab, page = canvas
-    policy = """async (policy) => {
-        const {settings} = await chrome.storage.local.get("settings");
-        await chrome.storage.local.set({settings: {...settings, approvalPolicy: policy, approvalTimeoutMs: 20000}});
-    }"""
-    await world.worker.evaluate(policy, "notReadOnly")
+    await world.approval_policy("notReadOnly")
     try:
         for action, args in [
             ("mouse_click_xy", {"x": 300, "y": 200}),
@@ -285,8 +281,8 @@ async def test_the_approval_policy_asks_before_pointer_tools_as_before_clicks(
             assert denied["error"]["code"] == "not_approved", denied
         assert await page_value(page, "window.hits.length + window.wheels.length") == 0
         # Under the default policy they run at once, as a click does.
-        await world.worker.evaluate(policy, "destructive")
+        await world.approval_policy("destructive")
         await world.ok(tab, "mouse_click_xy", x=300, y=200)
         assert len(await page_value(page, "window.hits")) == 1
     finally:
-        await world.worker.evaluate(policy, "never")
+        await world.approval_policy("never")
