@@ -177,7 +177,10 @@ async def button_on_screenshot(world: World, tab: int) -> tuple[float, float]:
         [png, list(BUTTON_COLOUR)],
     )
     assert found, "the button's colour is not on the screenshot"
-    return found[0], found[1]
+    # A large viewport's image is made smaller; its text says how to get back to CSS pixels.
+    scaled = re.search(r"multiply this image's coordinates by ([\d.]+)", answer["result"]["content"][0]["text"])
+    factor = float(scaled.group(1)) if scaled else 1.0
+    return found[0] * factor, found[1] * factor
 
 
 async def test_a_canvas_button_found_on_a_screenshot_is_clicked_at_its_point(
@@ -195,6 +198,32 @@ async def test_a_canvas_button_found_on_a_screenshot_is_clicked_at_its_point(
     await world.ok(tab, "mouse_click_xy", x=CANVAS_AT[0] + 5, y=CANVAS_AT[1] + 5, clickCount=2)
     missed = (await page_value(page, "window.hits"))[1:]
     assert [(h["hit"], h["detail"]) for h in missed] == [(False, 1), (False, 2)]
+
+
+async def test_a_screenshot_of_a_large_viewport_says_how_its_pixels_map_to_the_mouses(
+    world: World, canvas: tuple[int, Page]
+) -> None:
+    tab, page = canvas
+    # A large viewport, set through the extension's own debugger session, which the tools see.
+    emulate = """([tabId, method, params]) => chrome.debugger.sendCommand({tabId}, method, params)"""
+    metrics = {"width": 2400, "height": 1400, "deviceScaleFactor": 1, "mobile": False}
+    await world.ok(tab, "snapshot")  # attaches it
+    await world.worker.evaluate(emulate, [tab, "Emulation.setDeviceMetricsOverride", metrics])
+    try:
+
+        async def grown() -> Any:
+            return await page_value(page, "innerWidth > 2000 && [innerWidth, innerHeight]")
+
+        width, height = await eventually(grown, "the window to grow")
+        x, y = await button_on_screenshot(world, tab)
+        await world.ok(tab, "mouse_click_xy", x=x, y=y)
+        assert [hit["hit"] for hit in await page_value(page, "window.hits")] == [True]
+        # Outside the viewport only beyond its CSS size, not the smaller image's.
+        await world.ok(tab, "mouse_move_xy", x=width - 1, y=height - 1)
+        refused = await world.fails(tab, "mouse_move_xy", x=width, y=10)
+        assert f"{width}x{height} CSS pixels" in refused["message"], refused
+    finally:
+        await world.worker.evaluate(emulate, [tab, "Emulation.clearDeviceMetricsOverride", {}])
 
 
 async def test_down_move_and_up_draw_a_stroke_and_drag_xy_draws_another(world: World, canvas: tuple[int, Page]) -> None:

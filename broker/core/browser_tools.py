@@ -192,8 +192,9 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
     "mouse_click_xy": (
         "Click",
         "Click the mouse at a point of the tab's viewport, in CSS pixels from its top left corner:"
-        " the pixels of a browser_take_screenshot image of the viewport (default scale). For what"
-        " has no ref, such as a canvas, a map or a chart.",
+        " the pixels of a browser_take_screenshot image of the viewport (one of a large viewport is"
+        " smaller, and its result gives the factor to multiply by). For what has no ref, such as a"
+        " canvas, a map or a chart.",
         _needing(
             ("x", "y"),
             x=_X,
