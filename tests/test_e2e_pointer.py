@@ -77,6 +77,14 @@ async def test_drag_moves_an_item_between_lists_by_html5_drag_and_drop(world: Wo
         assert kind in seen, seen
 
 
+async def test_drag_reaches_a_list_out_of_view(world: World, lists: tuple[int, Page]) -> None:
+    tab, page = lists
+    snapshot = await world.ok(tab, "snapshot")
+    await world.ok(tab, "drag", startTarget=item_ref(snapshot, "Pear"), endTarget=ref_of(snapshot, 'list "Cellar"'))
+    assert await ids(page, "cellar") == ["cheese", "pear"]
+    assert await page_value(page, "scrollY") > 1000, "scrolled down to it, as a person would"
+
+
 async def test_drag_reorders_a_list_sorted_by_pointer_events(world: World, lists: tuple[int, Page]) -> None:
     tab, page = lists
     snapshot = await world.ok(tab, "snapshot")

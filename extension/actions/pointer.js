@@ -20,6 +20,8 @@ import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
 import { BUTTONS, mouse } from "./input.js";
 
 const DRAG_STEPS = 10;
+// Beyond Chromium's drag threshold (a few pixels) from where the button went down.
+const NUDGE_PX = 8;
 // How long Chromium may take to hand over an HTML5 drag the page started.
 const DRAG_HANDOVER_MS = 5_000;
 const MAX_DELAY_MS = 5_000;
@@ -196,18 +198,32 @@ async function watchPage(tabId, types) {
 
 /**
  * Press the left button at `start`, move in steps to the point `findEnd()` gives once pressed
- * (it may scroll the page), and release it there. Whether the page took an HTML5 drop, or null
- * when no HTML5 drag started (a drag made of pointer events only).
+ * (it may scroll the page), and release it there; `towards` is where the end was last seen.
+ * Whether the page took an HTML5 drop, or null when no HTML5 drag started (a drag made of
+ * pointer events only).
  */
-async function dragBetween(tabId, start, findEnd) {
+async function dragBetween(tabId, start, towards, findEnd) {
   await moveTo(tabId, start);
   try {
     await press(tabId, "left");
+    // A few pixels towards the end first, past Chromium's drag threshold while the mouse is still
+    // over what it pressed: an HTML5 drag starts there, before scrolling to the end could lose it.
+    const [dx, dy] = [towards.x - start.x, towards.y - start.y];
+    const length = Math.hypot(dx, dy);
+    if (length > NUDGE_PX) {
+      for (const part of [0.5, 1]) {
+        await moveTo(tabId, {
+          x: start.x + (dx / length) * NUDGE_PX * part,
+          y: start.y + (dy / length) * NUDGE_PX * part,
+        });
+      }
+    }
+    const from = { ...mouseOf(tabId) };
     const end = await findEnd();
     for (let step = 1; step <= DRAG_STEPS; step++) {
       await moveTo(tabId, {
-        x: start.x + ((end.x - start.x) * step) / DRAG_STEPS,
-        y: start.y + ((end.y - start.y) * step) / DRAG_STEPS,
+        x: from.x + ((end.x - from.x) * step) / DRAG_STEPS,
+        y: from.y + ((end.y - from.y) * step) / DRAG_STEPS,
       });
     }
     return await release(tabId, "left");
@@ -232,10 +248,10 @@ export async function drag(tabId, args) {
     );
   }
   // Where it ends is checked before any button goes down, and found again once it is held.
-  await pointFor(target);
+  const towards = await pointFor(target);
   const start = await pointFor(source);
   checkSameDocument(source);
-  const dropped = await dragBetween(tabId, start, async () => {
+  const dropped = await dragBetween(tabId, start, towards, async () => {
     const end = await pointFor(target);
     checkSameDocument(target);
     return end;
@@ -279,7 +295,7 @@ export async function mouseMoveXy(tabId, args) {
 export async function mouseDragXy(tabId, args) {
   const [startX, startY, endX, endY] = numbers(args, ["startX", "startY", "endX", "endY"]);
   const [start, end] = await inViewport(tabId, [startX, startY], [endX, endY]);
-  const dropped = await dragBetween(tabId, start, async () => end);
+  const dropped = await dragBetween(tabId, start, end, async () => end);
   if (dropped === false) {
     throw new ActionError(
       Code.ACTION_FAILED,
