@@ -154,6 +154,7 @@ async def test_the_pointer_tools_are_listed_and_change_the_page(broker: BrokerUn
         ("browser_mouse_move_xy", {}, "numbers for `x` and `y`"),
         ("browser_mouse_drag_xy", {"startX": 1, "startY": 2, "endX": 3}, "numbers for `endY`"),
         ("browser_mouse_wheel", {"deltaY": 100}, "numbers for `deltaX`"),
+        ("browser_mouse_wheel", {"deltaX": float("inf"), "deltaY": 10**400}, "numbers for `deltaX`:"),
     ],
 )
 async def test_pointer_tools_without_their_arguments_are_refused_before_the_browser_hears(

@@ -303,7 +303,8 @@ def _check_numbers(action: str, own: JsonObject) -> None:
         for name in _NEEDS_NUMBERS.get(action, ())
         if isinstance(own.get(name), bool)
         or not isinstance(own.get(name), (int, float))
-        or not math.isfinite(own[name])
+        # An int is finite however large (and too large for math.isfinite).
+        or (isinstance(own[name], float) and not math.isfinite(own[name]))
     ]
     if wrong:
         raise InvalidRequest(
