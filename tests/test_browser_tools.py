@@ -247,6 +247,8 @@ async def test_rest_actions_act_on_the_named_tab(broker: BrokerUnderTest) -> Non
     [
         ("/tabs/7/actions/fly", {}, 404, "tool_not_found"),
         ("/tabs/7/actions/click", {"element": "Buy"}, 400, "invalid_request"),
+        ("/tabs/7/actions/mouse_click_xy", {"x": 10}, 400, "invalid_request"),
+        ("/tabs/7/actions/drag", {"startTarget": "e1", "endTarget": "e1"}, 400, "invalid_request"),
         ("/tabs/7/actions/snapshot", [1], 400, "invalid_request"),
         ("/tabs/99/actions/snapshot", {}, 404, "tab_not_found"),
     ],

@@ -268,6 +268,32 @@ async def test_the_wheel_scrolls_the_page_under_the_mouse(world: World, canvas: 
     assert len(await page_value(page, "window.wheels")) == 2
 
 
+async def test_a_click_at_a_point_reaches_into_frames_of_this_site_and_another(world: World) -> None:
+    tab, page = await world.open("pointer_frames.html")
+    try:
+
+        async def loaded() -> Any:
+            return len(page.frames) == 3 and all(
+                await asyncio.gather(*(f.query_selector("#inner") for f in page.frames[1:]))
+            )
+
+        await eventually(loaded, "both frames to load")
+        # Each frame's button is 50, 30 inside a frame at 20, 40 (this site) and 360, 40 (another).
+        await world.ok(tab, "mouse_click_xy", x=20 + 50 + 60, y=40 + 30 + 20)
+        await world.ok(tab, "mouse_click_xy", x=360 + 50 + 60, y=40 + 30 + 20)
+
+        async def clicked() -> Any:
+            found = await page_value(page, "window.clicks.filter((message) => message.frame)")
+            return len(found) == 2 and found
+
+        assert await eventually(clicked, "both frames' buttons to be clicked") == [
+            {"frame": "same", "isTrusted": True},
+            {"frame": "other", "isTrusted": True},
+        ]
+    finally:
+        await page.close()
+
+
 @pytest.mark.parametrize(
     ("action", "args", "says"),
     [
