@@ -35,13 +35,14 @@ SHOP = """<!doctype html><title>Tiny shop</title>
   (event.isTrusted ? 'Bought ' : 'Scripted ') + document.getElementById('q').value">Buy</button>
 <p id="status">Nothing bought</p>"""
 PERSON = "<!doctype html><title>The person's page</title><p>reading</p>"
+LISTS = (Path(__file__).resolve().parent / "pages" / "pointer_lists.html").read_text()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolsWorld]:
     home = tmp_path_factory.mktemp("e2e-tools")
     async with (
-        serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site,
+        serve_pages({"shop.html": SHOP, "person.html": PERSON, "lists.html": LISTS}) as site,
         open_world(home, site, ToolsWorld, no_viewport=True) as world,
     ):
         world.home = home
@@ -119,3 +120,21 @@ async def test_the_person_keeps_their_tab_in_front_while_a_client_works(world: W
     )
     assert active.endswith("person.html?front")
     await person_page.close()
+
+
+async def test_a_client_drags_between_lists_and_is_told_when_a_point_is_off_the_page(world: World) -> None:
+    async with world.mcp("dragger") as client:
+        await client.call_json("tabs", {"action": "open", "url": f"{world.site}/lists.html", "focus": False})
+        page = text(await client.call("browser_snapshot", {}))
+        apple, basket = ref_of(page, r"listitem \[ref=e\d+\]: Apple"), ref_of(page, r'list "Basket"')
+        dragged = await client.call(
+            "browser_drag", {"startElement": "Apple", "startTarget": apple, "endElement": "Basket", "endTarget": basket}
+        )
+        assert not dragged.is_error and "Dropped Apple in basket" in text(dragged), text(dragged)
+        pear = ref_of(page, r"listitem \[ref=e\d+\]: Pear")
+        itself = await client.call("browser_drag", {"startRef": pear, "endRef": pear})
+        assert itself.is_error and "two different elements" in text(itself), text(itself)
+        off = await client.call("browser_mouse_click_xy", {"x": 100000, "y": 5})
+        assert off.is_error and "outside the tab's viewport" in text(off), text(off)
+        older = await client.call("browser_drag", {"startRef": pear, "endRef": basket})
+        assert not older.is_error and "Dropped Pear in basket" in text(older), text(older)
