@@ -90,6 +90,13 @@ export const BROWSER_ACTIONS = Object.freeze([
   "network_requests",
   "evaluate",
   "handle_dialog",
+  "drag",
+  "mouse_click_xy",
+  "mouse_move_xy",
+  "mouse_drag_xy",
+  "mouse_down",
+  "mouse_up",
+  "mouse_wheel",
 ]);
 
 /**

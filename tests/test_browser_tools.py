@@ -22,6 +22,15 @@ from .fakes import TINY_PNG, FakeTab
 from .mcp_clients import ERAS, MODERN, text
 
 ALL_ACTIONS = list(ACTIONS)
+POINTER_TOOLS = [
+    "browser_drag",
+    "browser_mouse_click_xy",
+    "browser_mouse_move_xy",
+    "browser_mouse_drag_xy",
+    "browser_mouse_down",
+    "browser_mouse_up",
+    "browser_mouse_wheel",
+]
 
 
 @pytest.fixture(params=ERAS)
@@ -118,6 +127,61 @@ async def test_an_action_on_an_element_needs_its_ref(broker: BrokerUnderTest) ->
     assert fake.received("browserAction") == []
 
 
+async def test_the_pointer_tools_are_listed_and_change_the_page(broker: BrokerUnderTest) -> None:
+    await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        tools = await client.tools()
+        for name in POINTER_TOOLS:
+            annotations = tools[name].annotations
+            assert annotations is not None and annotations.read_only_hint is False, name
+        assert tools["browser_drag"].input_schema["required"] == ["startTarget", "endTarget"]
+        click = tools["browser_mouse_click_xy"]
+        assert click.input_schema["required"] == ["x", "y"]
+        assert {"button", "clickCount", "delay"} <= set(click.input_schema["properties"])
+        assert "CSS pixels" in click.description and "browser_take_screenshot" in click.description
+        assert tools["browser_mouse_wheel"].input_schema["required"] == ["deltaX", "deltaY"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "says"),
+    [
+        ("browser_drag", {"startTarget": "e3"}, "needs `endTarget`"),
+        ("browser_drag", {"endTarget": "e3", "startTarget": 3}, "needs `startTarget`"),
+        ("browser_drag", {"startTarget": "e3", "endTarget": "e3"}, "two different elements"),
+        ("browser_drag", {"startRef": "e3", "endTarget": "e3"}, "two different elements"),
+        ("browser_mouse_click_xy", {"x": 10}, "numbers for `y`"),
+        ("browser_mouse_click_xy", {"x": "10", "y": True}, "numbers for `x` and `y`"),
+        ("browser_mouse_move_xy", {}, "numbers for `x` and `y`"),
+        ("browser_mouse_drag_xy", {"startX": 1, "startY": 2, "endX": 3}, "numbers for `endY`"),
+        ("browser_mouse_wheel", {"deltaY": 100}, "numbers for `deltaX`"),
+        ("browser_mouse_wheel", {"deltaX": float("inf"), "deltaY": 10**400}, "numbers for `deltaX`:"),
+    ],
+)
+async def test_pointer_tools_without_their_arguments_are_refused_before_the_browser_hears(
+    broker: BrokerUnderTest, tool: str, args: dict[str, Any], says: str
+) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call(tool, args)
+        assert refused.is_error and says in text(refused), text(refused)
+        assert fake.received("browserAction") == []
+        fine = await client.call("browser_mouse_click_xy", {"x": 10, "y": 20.5, "clickCount": 2})
+        assert not fine.is_error, text(fine)
+        sent = await fake.wait_for("browserAction")
+        assert (sent["action"], sent["args"]) == ("mouse_click_xy", {"x": 10, "y": 20.5, "clickCount": 2})
+
+
+async def test_drag_takes_the_older_startref_and_endref(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        result = await client.call("browser_drag", {"startElement": "Apple", "startRef": "e3", "endRef": "e5"})
+        assert not result.is_error, text(result)
+        sent = await fake.wait_for("browserAction")
+        assert sent["args"] == {"startElement": "Apple", "startTarget": "e3", "endTarget": "e5"}
+
+
 async def test_a_screenshot_comes_back_as_an_image(broker: BrokerUnderTest, era: str) -> None:
     await broker.extension(page(), actions=ALL_ACTIONS)
     async with broker.mcp("Claude Code", era) as client:
@@ -183,6 +247,8 @@ async def test_rest_actions_act_on_the_named_tab(broker: BrokerUnderTest) -> Non
     [
         ("/tabs/7/actions/fly", {}, 404, "tool_not_found"),
         ("/tabs/7/actions/click", {"element": "Buy"}, 400, "invalid_request"),
+        ("/tabs/7/actions/mouse_click_xy", {"x": 10}, 400, "invalid_request"),
+        ("/tabs/7/actions/drag", {"startTarget": "e1", "endTarget": "e1"}, 400, "invalid_request"),
         ("/tabs/7/actions/snapshot", [1], 400, "invalid_request"),
         ("/tabs/99/actions/snapshot", {}, 404, "tab_not_found"),
     ],

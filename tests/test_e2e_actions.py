@@ -206,6 +206,17 @@ class World:
             within=40,
         )
 
+    async def approval_policy(self, policy: str) -> None:
+        """Set the extension's approval policy (options page), with 20 s for the person to answer."""
+        await self.worker.evaluate(
+            """async (policy) => {
+                const {settings} = await chrome.storage.local.get("settings");
+                const approvals = {approvalPolicy: policy, approvalTimeoutMs: 20000};
+                await chrome.storage.local.set({settings: {...settings, ...approvals}});
+            }""",
+            policy,
+        )
+
     async def request(self, request: str, **args: Any) -> dict[str, Any]:
         """Send a browserRequest (the browser's windows, history, bookmarks) and return its toolResult."""
         call_id = f"c{next(self.calls)}"
@@ -783,11 +794,7 @@ async def test_the_extension_itself_refuses_a_call_in_a_tab_whose_call_waits_for
     """Whatever a broker sends while an approval waits in a tab (another broker's call, or one sent
     before the broker heard of the approval), the extension refuses it with ``tab_busy``."""
     tab, page = await world.open("form.html")
-    policy = """async (policy) => {
-        const {settings} = await chrome.storage.local.get("settings");
-        await chrome.storage.local.set({settings: {...settings, approvalPolicy: policy, approvalTimeoutMs: 20000}});
-    }"""
-    await world.worker.evaluate(policy, "destructive")
+    await world.approval_policy("destructive")
     try:
         evaluate = asyncio.ensure_future(world.act(tab, "evaluate", function="() => 41 + 1"))
         window = await world.context.wait_for_event(
@@ -807,5 +814,5 @@ async def test_the_extension_itself_refuses_a_call_in_a_tab_whose_call_waits_for
         assert answered["error"] is None and "42" in json.dumps(answered["result"]), answered
         assert (await world.act(tab, "navigate", url=world.url("a.html")))["error"] is None
     finally:
-        await world.worker.evaluate(policy, "never")
+        await world.approval_policy("never")
         await page.close()

@@ -39,13 +39,14 @@ ASK = """<!doctype html><title>Ask</title>
 <button onclick="document.getElementById('said').textContent =
   confirm('Delete it?') ? 'deleted' : 'kept'">Delete</button>
 <p id="said">nothing yet</p>"""
+LISTS = (Path(__file__).resolve().parent / "pages" / "pointer_lists.html").read_text()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolsWorld]:
     home = tmp_path_factory.mktemp("e2e-tools")
     async with (
-        serve_pages({"shop.html": SHOP, "person.html": PERSON, "ask.html": ASK}) as site,
+        serve_pages({"shop.html": SHOP, "person.html": PERSON, "ask.html": ASK, "lists.html": LISTS}) as site,
         open_world(home, site, ToolsWorld, no_viewport=True) as world,
     ):
         world.home = home
@@ -139,3 +140,21 @@ async def test_a_dialog_ends_the_click_and_waits_for_browser_handle_dialog(world
         assert not answered.is_error and "deleted" in text(answered), text(answered)
         again = await client.call("browser_handle_dialog", {"accept": True})
         assert again.is_error and "no dialog is open" in text(again), text(again)
+
+
+async def test_a_client_drags_between_lists_and_is_told_when_a_point_is_off_the_page(world: World) -> None:
+    async with world.mcp("dragger") as client:
+        await client.call_json("tabs", {"action": "open", "url": f"{world.site}/lists.html", "focus": False})
+        page = text(await client.call("browser_snapshot", {}))
+        apple, basket = ref_of(page, r"listitem \[ref=e\d+\]: Apple"), ref_of(page, r'list "Basket"')
+        dragged = await client.call(
+            "browser_drag", {"startElement": "Apple", "startTarget": apple, "endElement": "Basket", "endTarget": basket}
+        )
+        assert not dragged.is_error and "Dropped Apple in basket" in text(dragged), text(dragged)
+        pear = ref_of(page, r"listitem \[ref=e\d+\]: Pear")
+        itself = await client.call("browser_drag", {"startRef": pear, "endRef": pear})
+        assert itself.is_error and "two different elements" in text(itself), text(itself)
+        off = await client.call("browser_mouse_click_xy", {"x": 100000, "y": 5})
+        assert off.is_error and "outside the tab's viewport" in text(off), text(off)
+        older = await client.call("browser_drag", {"startRef": pear, "endRef": basket})
+        assert not older.is_error and "Dropped Pear in basket" in text(older), text(older)

@@ -9,6 +9,7 @@ Which browsers can, and whose tab it may act on, is :mod:`broker.core.state`'s t
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .errors import InvalidRequest
@@ -32,8 +33,20 @@ _MODIFIERS = {
 }
 
 
+_DRAG_TARGETS = ("startTarget", "endTarget")
+_DRAG_POINTS = ("startX", "startY", "endX", "endY")
+_WHEEL = ("deltaX", "deltaY")
+_X = {"type": "number", "description": "CSS pixels from the viewport's left edge"}
+_Y = {"type": "number", "description": "CSS pixels from the viewport's top edge"}
+_BUTTON = {"type": "string", "enum": ["left", "right", "middle"], "description": "default left"}
+
+
 def _schema(**properties: Any) -> JsonObject:
     return {"type": "object", "properties": {"tab": _TAB, **properties}}
+
+
+def _needing(required: tuple[str, ...], **properties: Any) -> JsonObject:
+    return {**_schema(**properties), "required": list(required)}
 
 
 # name without the prefix -> (title, description, input schema, read-only)
@@ -175,10 +188,81 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
         },
         False,
     ),
+    # The pointer: drag and drop between elements, and the mouse at a point of the viewport.
+    "drag": (
+        "Drag mouse",
+        "Drag one element of the tab's page onto another with the mouse, as the person would: HTML5"
+        " drag and drop (draggable) and lists sorted by pointer events alike.",
+        _needing(
+            _DRAG_TARGETS,
+            startElement=_ELEMENT,
+            startTarget={**_TARGET, "description": "the dragged element's ref from the latest browser_snapshot"},
+            endElement=_ELEMENT,
+            endTarget={**_TARGET, "description": "the ref of the element to drop it on"},
+        ),
+        False,
+    ),
+    "mouse_click_xy": (
+        "Click",
+        "Click the mouse at a point of the tab's viewport, in CSS pixels from its top left corner:"
+        " the pixels of a browser_take_screenshot image of the viewport (one of a large viewport is"
+        " smaller, and its result gives the factor to multiply by). For what has no ref, such as a"
+        " canvas, a map or a chart.",
+        _needing(
+            ("x", "y"),
+            x=_X,
+            y=_Y,
+            button=_BUTTON,
+            clickCount={"type": "integer", "minimum": 1, "maximum": 3, "description": "default 1"},
+            delay={"type": "number", "minimum": 0, "maximum": 5000, "description": "ms between press and release"},
+        ),
+        False,
+    ),
+    "mouse_move_xy": (
+        "Move mouse",
+        "Move the mouse to a point of the tab's viewport, in CSS pixels (a screenshot's pixels),"
+        " holding the buttons browser_mouse_down pressed.",
+        _needing(("x", "y"), x=_X, y=_Y),
+        False,
+    ),
+    "mouse_drag_xy": (
+        "Drag mouse",
+        "Press the left button at one point of the tab's viewport, move to another and release it,"
+        " in CSS pixels (a screenshot's pixels).",
+        _needing(_DRAG_POINTS, startX=_X, startY=_Y, endX=_X, endY=_Y),
+        False,
+    ),
+    "mouse_down": (
+        "Press mouse down",
+        "Press a mouse button where the mouse is (browser_mouse_move_xy put it).",
+        _schema(button=_BUTTON),
+        False,
+    ),
+    "mouse_up": (
+        "Press mouse up",
+        "Release a mouse button where the mouse is.",
+        _schema(button=_BUTTON),
+        False,
+    ),
+    "mouse_wheel": (
+        "Scroll mouse wheel",
+        "Turn the mouse wheel where the mouse is, by CSS pixels (positive: down and right).",
+        _needing(_WHEEL, deltaX={"type": "number"}, deltaY={"type": "number"}),
+        False,
+    ),
 }
 
 # Actions whose argument names an element: a ref is needed and `ref` is taken for `target`.
 _NEEDS_TARGET = frozenset({"click", "hover", "type", "select_option"})
+# Actions that need numbers: the pointer's points and the wheel's turn.
+_NEEDS_NUMBERS = {
+    "mouse_click_xy": ("x", "y"),
+    "mouse_move_xy": ("x", "y"),
+    "mouse_drag_xy": _DRAG_POINTS,
+    "mouse_wheel": _WHEEL,
+}
+# Older Playwright MCP names browser_drag's refs startRef and endRef.
+_OLD_DRAG_NAMES = {"startRef": "startTarget", "endRef": "endTarget"}
 
 
 def action_of(mcp_name: str) -> str | None:
@@ -206,7 +290,42 @@ def action_arguments(action: str, args: JsonObject) -> tuple[Any, JsonObject]:
         )
     if action == "handle_dialog" and not isinstance(own.get("accept"), bool):
         raise InvalidRequest(f"{PREFIX}handle_dialog needs `accept`: true to accept the dialog, false to dismiss it")
+    if action == "drag":
+        _check_drag(own)
+    _check_numbers(action, own)
     return args.get("tab"), own
+
+
+def _check_drag(own: JsonObject) -> None:
+    for old, new in _OLD_DRAG_NAMES.items():
+        if old in own:
+            own.setdefault(new, own.pop(old))
+    missing = [name for name in _DRAG_TARGETS if not isinstance(own.get(name), str)]
+    if missing:
+        raise InvalidRequest(
+            f"{PREFIX}drag needs {' and '.join(f'`{name}`' for name in missing)}: the refs of the element to drag"
+            " and of the one to drop it on, from the tab's latest browser_snapshot"
+        )
+    if own["startTarget"] == own["endTarget"]:
+        raise InvalidRequest(
+            f"{PREFIX}drag needs two different elements: startTarget and endTarget are both {own['endTarget']}"
+        )
+
+
+def _check_numbers(action: str, own: JsonObject) -> None:
+    wrong = [
+        name
+        for name in _NEEDS_NUMBERS.get(action, ())
+        if isinstance(own.get(name), bool)
+        or not isinstance(own.get(name), (int, float))
+        # An int is finite however large (and too large for math.isfinite).
+        or (isinstance(own[name], float) and not math.isfinite(own[name]))
+    ]
+    if wrong:
+        raise InvalidRequest(
+            f"{PREFIX}{action} needs numbers for {' and '.join(f'`{name}`' for name in wrong)}:"
+            " CSS pixels of the tab's viewport, as in its screenshot"
+        )
 
 
 def tool_definitions(actions: frozenset[str]) -> list[JsonObject]:

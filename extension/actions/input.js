@@ -9,7 +9,7 @@ import { callOn, checkSameDocument, describe, elementFor, pointFor } from "./ele
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { insertText, pressKey, typeKeys } from "./keyboard.js";
 
-const BUTTONS = { left: 1, right: 2, middle: 4 };
+export const BUTTONS = Object.freeze({ left: 1, right: 2, middle: 4 });
 const MODIFIER_BITS = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
 const IS_MAC = /mac/i.test(navigator.userAgentData?.platform ?? navigator.platform ?? "");
 
@@ -25,7 +25,7 @@ function modifierBits(modifiers = []) {
   return bits;
 }
 
-function mouse(tabId, type, point, extra = {}) {
+export function mouse(tabId, type, point, extra = {}) {
   return send(tabId, "Input.dispatchMouseEvent", { type, x: point.x, y: point.y, ...extra });
 }
 

@@ -17,6 +17,7 @@ import { evaluate } from "./evaluate.js";
 import { click, fillForm, hover, selectOption, type } from "./input.js";
 import { pressKey } from "./keyboard.js";
 import { navigate, navigateBack, navigateForward, reload, waitForReady, withNavigationWatch } from "./navigation.js";
+import { drag, mouseClickXy, mouseDown, mouseDragXy, mouseMoveXy, mouseUp, mouseWheel } from "./pointer.js";
 import { AFTER_ACTION_LIMIT, pageReport, sections, textResult } from "./results.js";
 import { takeScreenshot } from "./screenshot.js";
 import { consoleMessages, networkRequests } from "./telemetry.js";
@@ -84,6 +85,13 @@ const HANDLERS = {
     return textResult(sections(["Result", [await networkRequests(tabId, args)]]));
   },
   evaluate,
+  drag: input(drag),
+  mouse_click_xy: input(mouseClickXy),
+  mouse_move_xy: input(mouseMoveXy),
+  mouse_drag_xy: input(mouseDragXy),
+  mouse_down: input(mouseDown),
+  mouse_up: input(mouseUp),
+  mouse_wheel: input(mouseWheel),
 };
 
 /**

@@ -104,7 +104,14 @@ export async function takeScreenshot(tabId, args) {
     throw new ActionError(Code.CAPTURE_FAILED, `cannot capture the ${label}: ${why}`);
   }
   const size = `${Math.round(width * fit)}x${Math.round(height * fit)}`;
-  const text = sections(["Result", [`- Screenshot of the ${label}, ${size} pixels, ${type.toUpperCase()}`]]);
+  const lines = [`- Screenshot of the ${label}, ${size} pixels, ${type.toUpperCase()}`];
+  const perImagePixel = 1 / (fit * perCssPixel);
+  // The browser_mouse_* tools take CSS pixels of the viewport: say how this image's pixels map to them.
+  if (label === "viewport" && Math.abs(perImagePixel - 1) > 0.001) {
+    const factor = Number(perImagePixel.toFixed(4));
+    lines.push(`- For browser_mouse_* tools, multiply this image's coordinates by ${factor} (CSS pixels)`);
+  }
+  const text = sections(["Result", lines]);
   return {
     content: [
       { type: "text", text },
