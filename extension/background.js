@@ -21,9 +21,20 @@ import { popupState } from "./popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./protocol.js";
 import { settingsChanged } from "./settings.js";
 import { sendSnapshot } from "./snapshot.js";
-import { tabActivated, tabCreated, tabMoved, tabRemoved, tabReplaced, tabUpdated } from "./tabs.js";
+import { frontChanged } from "./new_tabs.js";
+import {
+  navigationTargetCreated,
+  tabActivated,
+  tabCreated,
+  tabMoved,
+  tabRemoved,
+  tabReplaced,
+  tabUpdated,
+} from "./tabs.js";
 
 chrome.tabs.onCreated.addListener(tabCreated);
+chrome.webNavigation.onCreatedNavigationTarget.addListener(navigationTargetCreated);
+chrome.tabs.onActivated.addListener(frontChanged);
 chrome.tabs.onUpdated.addListener(tabUpdated);
 chrome.tabs.onRemoved.addListener(tabRemoved);
 chrome.tabs.onReplaced.addListener(tabReplaced);

@@ -6,6 +6,7 @@ import { ToBroker } from "./protocol.js";
 import { broadcast, reply } from "./links.js";
 import { forgetTools, isScriptable, learnTools, refreshTools, setTools, toolsOf } from "./page_tools.js";
 import { forgetOwner, groupTab } from "./sessions.js";
+import { bornOf, newTabGone, openerOf } from "./new_tabs.js";
 
 /** tab id -> its place as the brokers last heard it; rebuilt by the snapshot after a restart. */
 const places = new Map();
@@ -42,8 +43,23 @@ export async function windowChanged(windowId) {
 
 export function tabCreated(tab) {
   if (tab.id < 0) return;
-  broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab) });
+  const openerTabId = openerOf(tab);
+  broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab), ...(openerTabId === undefined ? {} : { openerTabId }) });
+  if (openerTabId !== undefined) bornOf(tab, openerTabId);
   windowChanged(tab.windowId);
+}
+
+/**
+ * webNavigation.onCreatedNavigationTarget: a page opened a tab. Chromium leaves openerTabId out
+ * for a noopener opening (target=_blank links by default), so the tab is reported again with its
+ * opener; a broker gives it an owner only while it has none.
+ */
+export async function navigationTargetCreated({ sourceTabId, tabId }) {
+  if (!(tabId >= 0) || !(sourceTabId >= 0) || sourceTabId === tabId) return;
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab || openerOf(tab) === sourceTabId) return;
+  broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab), openerTabId: sourceTabId });
+  bornOf(tab, sourceTabId);
 }
 
 export function tabUpdated(tabId, change, tab) {
@@ -61,6 +77,7 @@ export function tabUpdated(tabId, change, tab) {
 export function tabRemoved(tabId, { windowId, isWindowClosing } = {}) {
   forgetTools(tabId);
   forgetOwner(tabId);
+  newTabGone(tabId);
   places.delete(tabId);
   broadcast({ type: ToBroker.TAB_CLOSED, tabId });
   if (!isWindowClosing) windowChanged(windowId);

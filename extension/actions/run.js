@@ -20,6 +20,7 @@ import { AFTER_ACTION_LIMIT, pageReport, sections, textResult } from "./results.
 import { takeScreenshot } from "./screenshot.js";
 import { consoleMessages, networkRequests } from "./telemetry.js";
 import { waitFor } from "./wait.js";
+import { watchingNewTabs } from "../new_tabs.js";
 
 // Below the broker's default 30 s deadline, so that a slow action still gets its own answer.
 const ACTION_TIMEOUT_MS = 28_000;
@@ -134,10 +135,21 @@ async function run(tabId, action, args, owner, approved) {
     return pageAfter(tabId);
   }
   try {
-    return await HANDLERS[action](tabId, args);
+    const { result, opened } = await watchingNewTabs(tabId, () => HANDLERS[action](tabId, args));
+    return withNewTabs(result, opened);
   } finally {
     await releaseHandles(tabId);
   }
+}
+
+/** An action's result, naming the tabs its page opened meanwhile (they are the client's, as it is). */
+function withNewTabs(result, opened) {
+  if (!opened.length) return result;
+  const lines = opened.map(({ id, url }) => `- Tab ${id}: ${url || "about:blank"} (yours; name it with tab: ${id})`);
+  const section = sections(["New tabs", lines]);
+  const [first, ...rest] = result.content;
+  if (first?.type === "text") return { ...result, content: [{ ...first, text: `${first.text}\n${section}` }, ...rest] };
+  return { ...result, content: [...result.content, { type: "text", text: section }] };
 }
 
 function errorOf(error) {

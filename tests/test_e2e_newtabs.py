@@ -1,0 +1,160 @@
+"""End to end: tabs a client's page opens, downloads, and the tabs tools under Playwright MCP's names.
+
+A real broker, the real extension in headless Chromium, and MCP clients (the SDK's). Pages from
+``tests/pages/newtabs_*.html`` open tabs with ``window.open``, a ``target=_blank`` link and a form
+with a target; a small route serves a file to download. What the person would see is read from
+the browser's own tabs API: which tab is in front, which group a tab is in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+from .mcp_clients import McpClient, text
+from .test_e2e_extension import World, eventually, open_world, serve_app
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+PAGES = Path(__file__).resolve().parent / "pages"
+REPORT = b"name,count\napples,3\npears,5\n"
+
+
+@contextlib.asynccontextmanager
+async def serve_site() -> AsyncIterator[str]:
+    """``tests/pages/`` under ``/pages/``, and a file to download under ``/download/``."""
+
+    async def download(request: web.Request) -> web.Response:
+        if request.match_info["name"] != "report.csv":
+            raise web.HTTPNotFound()
+        return web.Response(
+            body=REPORT, content_type="text/csv", headers={"Content-Disposition": 'attachment; filename="report.csv"'}
+        )
+
+    app = web.Application()
+    app.router.add_static("/pages/", PAGES)
+    app.router.add_get("/download/{name}", download)
+    async with serve_app(app) as url:
+        yield url
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
+    home = tmp_path_factory.mktemp("e2e-newtabs")
+    async with serve_site() as site, open_world(home, site, World, no_viewport=True) as world:
+        yield world
+
+
+def ref_of(snapshot: str, pattern: str) -> str:
+    """The ref on the snapshot line matching ``pattern`` (a regular expression)."""
+    for line in snapshot.splitlines():
+        if re.search(pattern, line):
+            found = re.search(r"\[ref=(e\d+)\]", line)
+            if found:
+                return found.group(1)
+    raise AssertionError(f"no line matching {pattern!r} with a ref in:\n{snapshot}")
+
+
+def page_url(world: World, page: str) -> str:
+    return f"{world.site}/pages/{page}"
+
+
+async def active_tab(world: World) -> int:
+    found: int = await world.worker.evaluate(
+        "chrome.tabs.query({active: true, lastFocusedWindow: true}).then(([tab]) => tab.id)"
+    )
+    return found
+
+
+async def group_title(world: World, tab_id: int) -> str | None:
+    title: str | None = await world.worker.evaluate(
+        """async (id) => {
+            const tab = await chrome.tabs.get(id);
+            if (tab.groupId === -1) return null;
+            const group = await chrome.tabGroups.get(tab.groupId).catch(() => null);
+            return group?.title ?? null;
+        }""",
+        tab_id,
+    )
+    return title
+
+
+async def broker_tab(world: World, tab_id: int) -> dict[str, Any] | None:
+    return next((t for t in await world.tabs() if t["id"] == tab_id), None)
+
+
+async def open_opener(client: McpClient, world: World, tag: str) -> tuple[str, str]:
+    """A tab of the client's at the opener page, behind the person's: its ref and its snapshot."""
+    opened = await client.call_json(
+        "tabs", {"action": "open", "url": page_url(world, f"newtabs_opener.html?{tag}"), "focus": False}
+    )
+    snapshot = await client.call("browser_snapshot", {})
+    assert not snapshot.is_error, text(snapshot)
+    return str(opened["opened"]["ref"]), text(snapshot)
+
+
+def new_tab_of(result_text: str, page: str) -> int:
+    """The tab a result's "New tabs" section names at ``page``."""
+    found = re.search(rf"^- Tab (\d+): \S*{re.escape(page)}", result_text, re.M)
+    assert found, f"no new tab at {page} named in:\n{result_text}"
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize(
+    ("control", "opened"),
+    [
+        (r'button "Open a popup"', "newtabs_child.html?popup"),
+        (r'link "Open a link in a new tab"', "newtabs_child.html?link"),
+        (r'button "Send the form to a new tab"', "newtabs_child.html?form=1"),
+    ],
+)
+async def test_a_tab_a_clients_page_opens_is_the_clients_in_its_group_and_named_in_the_result(
+    world: World, control: str, opened: str
+) -> None:
+    person, _ = await world.open_page("pages/newtabs_child.html", f"person-{len(control)}")
+    await person.bring_to_front()
+    person_tab = await active_tab(world)
+    async with world.mcp("Popup Client") as client:
+        _, snapshot = await open_opener(client, world, f"opener-{len(control)}")
+        clicked = await client.call("browser_click", {"element": "opener", "target": ref_of(snapshot, control)})
+        assert not clicked.is_error, text(clicked)
+        new_tab = new_tab_of(text(clicked), opened)
+
+        async def owned() -> bool:
+            tab = await broker_tab(world, new_tab)
+            return tab is not None and (tab["owner"] or {}).get("name") == "Popup Client"
+
+        await eventually(owned, "the broker to give the new tab to the client")
+        await eventually(
+            lambda: _equal(group_title(world, new_tab), "Popup Client"), "the new tab to join the client's group"
+        )
+        assert await active_tab(world) == person_tab, "the person's tab stays in front"
+        # The client works in it at once, with no claim.
+        child = await client.call("browser_snapshot", {"tab": new_tab})
+        assert not child.is_error and 'heading "Child"' in text(child), text(child)
+        await client.call_json("tabs", {"action": "close", "tab": new_tab})
+    await person.close()
+
+
+async def _equal(value: Any, expected: Any) -> bool:
+    return bool(await value == expected)
+
+
+async def test_a_tab_the_persons_page_opens_stays_the_persons(world: World) -> None:
+    page, _ = await world.open_page("pages/newtabs_opener.html", "person-opener")
+    async with world.context.expect_page() as opening:
+        await page.click("text=Open a popup")
+    child = await opening.value
+    await child.wait_for_load_state()
+    listed = await world.tab_at(page_url(world, "newtabs_child.html?popup"))
+    assert listed["owner"] is None
+    assert await group_title(world, listed["id"]) is None
+    await child.close()
+    await page.close()
