@@ -158,3 +158,71 @@ async def test_a_tab_the_persons_page_opens_stays_the_persons(world: World) -> N
     assert await group_title(world, listed["id"]) is None
     await child.close()
     await page.close()
+
+
+def listed_tabs(result_text: str) -> list[tuple[int, bool, str]]:
+    """``browser_tabs``' lines as (index, current, url)."""
+    return [
+        (int(index), bool(current), url)
+        for index, current, url in re.findall(r"^- (\d+): (\(current\) )?\[.*?\] \((\S*)\)", result_text, re.M)
+    ]
+
+
+async def tabs_call(client: McpClient, **args: Any) -> str:
+    result = await client.call("browser_tabs", args)
+    assert not result.is_error, text(result)
+    return text(result)
+
+
+async def test_browser_tabs_lists_opens_selects_and_closes_only_the_clients_tabs(world: World) -> None:
+    person, _ = await world.open_page("pages/newtabs_child.html", "tabs-person")
+    await person.bring_to_front()
+    person_tab = await active_tab(world)
+    first, second = page_url(world, "newtabs_child.html?first"), page_url(world, "newtabs_child.html?second")
+    async with world.mcp("Tabs Client") as client:
+        assert "browser_tabs" in await client.tool_names()
+        assert "- none" in await tabs_call(client, action="list")
+        await tabs_call(client, action="new", url=first)
+        assert listed_tabs(await tabs_call(client, action="new", url=second)) == [(0, False, first), (1, True, second)]
+        assert listed_tabs(await tabs_call(client, action="select", index=0)) == [(0, True, first), (1, False, second)]
+        assert await active_tab(world) == person_tab, "selecting leaves the person's tab in front"
+        snapshot = await client.call("browser_snapshot", {})
+        assert "?first" in text(snapshot), text(snapshot)
+        for bad in ({"action": "select", "index": 5}, {"action": "select"}, {"action": "shuffle"}):
+            refused = await client.call("browser_tabs", bad)
+            assert refused.is_error and text(refused).startswith("invalid_request:"), (bad, text(refused))
+        assert listed_tabs(await tabs_call(client, action="close", index=1)) == [(0, True, first)]
+        closed = await client.call("browser_close", {})
+        assert not closed.is_error and "- none" in text(closed), text(closed)
+        nothing = await client.call("browser_close", {})
+        assert nothing.is_error, text(nothing)
+    assert await active_tab(world) == person_tab
+    await person.close()
+
+
+async def window_size(world: World, window_id: int) -> tuple[int, int]:
+    width, height = await world.worker.evaluate(
+        "(id) => chrome.windows.get(id).then((w) => [w.width, w.height])", window_id
+    )
+    return int(width), int(height)
+
+
+async def test_browser_resize_resizes_only_a_window_whose_every_tab_is_the_clients(world: World) -> None:
+    person, _ = await world.open_page("pages/newtabs_child.html", "resize-person")
+    async with world.mcp("Resizing Client") as client:
+        await client.call_json("tabs", {"action": "open", "url": page_url(world, "newtabs_child.html?beside")})
+        refused = await client.call("browser_resize", {"width": 800, "height": 600})
+        assert refused.is_error and text(refused).startswith("window_not_owned:"), text(refused)
+        assert "the person's tab" in text(refused)
+
+        created = await client.call_json(
+            "browser_windows", {"action": "create", "url": page_url(world, "newtabs_child.html?own")}
+        )
+        window_id = created["window"]["id"]
+        for width, height in ((0, 600), (-5, 600), (800, 100_000), ("wide", 600), (True, 600)):
+            bad = await client.call("browser_resize", {"width": width, "height": height})
+            assert bad.is_error and text(bad).startswith("invalid_request:"), (width, text(bad))
+        resized = await client.call_json("browser_resize", {"width": 900, "height": 700})
+        assert resized["resized"]["id"] == window_id
+        assert await window_size(world, window_id) == (900, 700)
+    await person.close()
