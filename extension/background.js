@@ -10,6 +10,7 @@
 // alarm wakes a worker that found no broker.
 
 import { debuggerDetached, debuggerEvent, tabGone } from "./actions/debugger.js";
+import { downloadCreated } from "./actions/downloads.js";
 import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./approvals.js";
 import { handleBrokerMessage } from "./broker_requests.js";
 import { WAKE_ALARM, discoverSoon, discoverySettingsChanged, startDiscovery, wakeDiscovery } from "./discovery.js";
@@ -46,6 +47,7 @@ chrome.tabs.onDetached.addListener(tabMoved);
 chrome.tabs.onRemoved.addListener(tabGone);
 chrome.debugger.onEvent.addListener(debuggerEvent);
 chrome.debugger.onDetach.addListener(debuggerDetached);
+chrome.downloads.onCreated.addListener(downloadCreated);
 
 chrome.windows.onRemoved.addListener(approvalWindowClosed);
 

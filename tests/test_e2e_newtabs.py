@@ -226,3 +226,26 @@ async def test_browser_resize_resizes_only_a_window_whose_every_tab_is_the_clien
         assert resized["resized"]["id"] == window_id
         assert await window_size(world, window_id) == (900, 700)
     await person.close()
+
+
+async def test_a_download_a_clients_click_starts_is_reported_with_its_name_size_and_place(world: World) -> None:
+    async with world.mcp("Downloading Client") as client:
+        tab, snapshot = await open_opener(client, world, "download")
+        clicked = await client.call(
+            "browser_click", {"element": "report", "target": ref_of(snapshot, r'link "Download the report"')}
+        )
+        assert not clicked.is_error, text(clicked)
+        found = re.search(
+            r"^### Downloads\n- report\.csv: finished, (\d+) bytes, saved to (.+) \(from (\S+)\)$", text(clicked), re.M
+        )
+        assert found, text(clicked)
+        assert int(found.group(1)) == len(REPORT) and found.group(3).endswith("/download/report.csv")
+        assert Path(found.group(2)).read_bytes() == REPORT
+        failed = await client.call(
+            "browser_click", {"element": "missing", "target": ref_of(snapshot, r'link "Download a missing file"')}
+        )
+        assert not failed.is_error and re.search(r"^- missing\.csv: failed \(\w+\)", text(failed), re.M), text(failed)
+        listed = await client.call("browser_network_requests", {})
+        downloads = text(listed).split("### Downloads\n", 1)[1].splitlines()
+        assert [line.split(":", 1)[0] for line in downloads] == ["- report.csv", "- missing.csv"], text(listed)
+        await client.call_json("tabs", {"action": "close", "tab": tab})

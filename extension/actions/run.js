@@ -21,6 +21,7 @@ import { takeScreenshot } from "./screenshot.js";
 import { consoleMessages, networkRequests } from "./telemetry.js";
 import { waitFor } from "./wait.js";
 import { watchingNewTabs } from "../new_tabs.js";
+import { describeDownload, downloadsOf, watchingDownloads } from "./downloads.js";
 
 // Below the broker's default 30 s deadline, so that a slow action still gets its own answer.
 const ACTION_TIMEOUT_MS = 28_000;
@@ -81,7 +82,7 @@ const HANDLERS = {
   },
   async network_requests(tabId, args) {
     await attach(tabId);
-    return textResult(sections(["Result", [networkRequests(tabId, args)]]));
+    return textResult(sections(["Result", [networkRequests(tabId, args)]], ["Downloads", await downloadsOf(tabId)]));
   },
   evaluate,
 };
@@ -135,18 +136,28 @@ async function run(tabId, action, args, owner, approved) {
     return pageAfter(tabId);
   }
   try {
-    const { result, opened } = await watchingNewTabs(tabId, () => HANDLERS[action](tabId, args));
-    return withNewTabs(result, opened);
+    const { result, opened } = await watchingNewTabs(tabId, () =>
+      watchingDownloads(tabId, () => HANDLERS[action](tabId, args)),
+    );
+    return withAftermath(result.result, [
+      [
+        "New tabs",
+        opened.map(({ id, url }) => `- Tab ${id}: ${url || "about:blank"} (yours; name it with tab: ${id})`),
+      ],
+      ["Downloads", result.downloads.map(describeDownload)],
+    ]);
   } finally {
     await releaseHandles(tabId);
   }
 }
 
-/** An action's result, naming the tabs its page opened meanwhile (they are the client's, as it is). */
-function withNewTabs(result, opened) {
-  if (!opened.length) return result;
-  const lines = opened.map(({ id, url }) => `- Tab ${id}: ${url || "about:blank"} (yours; name it with tab: ${id})`);
-  const section = sections(["New tabs", lines]);
+/**
+ * An action's result with what else it did: the tabs its page opened meanwhile (they are the
+ * client's, as the page is) and the downloads it started.
+ */
+function withAftermath(result, parts) {
+  const section = sections(...parts);
+  if (!section) return result;
   const [first, ...rest] = result.content;
   if (first?.type === "text") return { ...result, content: [{ ...first, text: `${first.text}\n${section}` }, ...rest] };
   return { ...result, content: [...result.content, { type: "text", text: section }] };
