@@ -8,6 +8,7 @@ the browser's own tabs API: which tab is in front, which group a tab is in.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections.abc import AsyncIterator
@@ -240,7 +241,7 @@ async def test_a_download_a_clients_click_starts_is_reported_with_its_name_size_
         )
         assert found, text(clicked)
         assert int(found.group(1)) == len(REPORT) and found.group(3).endswith("/download/report.csv")
-        assert Path(found.group(2)).read_bytes() == REPORT
+        assert await asyncio.to_thread(Path(found.group(2)).read_bytes) == REPORT
         failed = await client.call(
             "browser_click", {"element": "missing", "target": ref_of(snapshot, r'link "Download a missing file"')}
         )
