@@ -22,7 +22,7 @@ import { popupState } from "./popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./protocol.js";
 import { settingsChanged } from "./settings.js";
 import { sendSnapshot } from "./snapshot.js";
-import { frontChanged } from "./new_tabs.js";
+import { frontChanged, windowFocusChanged } from "./new_tabs.js";
 import {
   navigationTargetCreated,
   tabActivated,
@@ -36,6 +36,7 @@ import {
 chrome.tabs.onCreated.addListener(tabCreated);
 chrome.webNavigation.onCreatedNavigationTarget.addListener(navigationTargetCreated);
 chrome.tabs.onActivated.addListener(frontChanged);
+chrome.windows.onFocusChanged.addListener(windowFocusChanged);
 chrome.tabs.onUpdated.addListener(tabUpdated);
 chrome.tabs.onRemoved.addListener(tabRemoved);
 chrome.tabs.onReplaced.addListener(tabReplaced);

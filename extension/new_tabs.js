@@ -8,7 +8,8 @@
 //
 // Focus: a tab opened while a client's action runs in its opener was opened by the client, not by
 // the person, so it must not take the person's focus: if Chromium brings it to the front, the tab
-// that was in front before goes back there. A tab the person opens from a client's tab (they
+// that was in front before goes back there, and a popup window it opened in gives the focus back
+// to the window that had it. A tab the person opens from a client's tab (they
 // clicked in it themselves, no action running) is theirs to look at, and is left in front.
 
 /** tab id -> the action watch running in it (actions/run.js): what it opened, while it runs. */
@@ -17,10 +18,16 @@ const watches = new Map();
 const front = new Map();
 /** Tabs opened by an action: if Chromium activates one, its window's tab before goes back in front. */
 const quiet = new Set();
+/** The latest focused windows, newest last: a popup window an action opened gives focus back. */
+let focusedWindows = [];
 
 chrome.tabs
   .query({ active: true })
   .then((tabs) => tabs.forEach((tab) => front.set(tab.windowId, [tab.id])))
+  .catch(() => {});
+chrome.windows
+  .getLastFocused()
+  .then((window) => windowFocusChanged(window.id))
   .catch(() => {});
 
 /**
@@ -56,6 +63,21 @@ export function bornOf(tab, openerId) {
   watch.opened.push(tab.id);
   quiet.add(tab.id);
   if (tab.active) restoreFront(tab.windowId, tab.id);
+  restoreFocusedWindow(tab.windowId);
+}
+
+/** chrome.windows.onFocusChanged: remember the person's windows in focus. */
+export function windowFocusChanged(windowId) {
+  if (windowId === chrome.windows.WINDOW_ID_NONE) return;
+  focusedWindows = [...focusedWindows.filter((id) => id !== windowId), windowId].slice(-2);
+}
+
+/** A window an action's page opened (a popup: window.open with a size) gives focus back to the one before. */
+async function restoreFocusedWindow(windowId) {
+  const tabs = await chrome.tabs.query({ windowId }).catch(() => []);
+  if (tabs.length !== 1) return;
+  const before = focusedWindows.filter((id) => id !== windowId).at(-1);
+  if (before !== undefined) await chrome.windows.update(before, { focused: true }).catch(() => {});
 }
 
 /** chrome.tabs.onActivated: remember the front tab, and put it back if an action's new tab took it. */

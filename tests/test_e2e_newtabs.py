@@ -33,6 +33,8 @@ async def serve_site() -> AsyncIterator[str]:
     """``tests/pages/`` under ``/pages/``, and a file to download under ``/download/``."""
 
     async def download(request: web.Request) -> web.Response:
+        # A slow server: the click is handled well before the download begins (or fails).
+        await asyncio.sleep(0.5)
         if request.match_info["name"] != "report.csv":
             raise web.HTTPNotFound()
         return web.Response(
@@ -74,6 +76,11 @@ async def active_tab(world: World) -> int:
     return found
 
 
+async def is_active(world: World, tab_id: int) -> bool:
+    """Whether the tab is the one in front of its window."""
+    return bool(await world.worker.evaluate("(id) => chrome.tabs.get(id).then((tab) => tab.active)", tab_id))
+
+
 async def group_title(world: World, tab_id: int) -> str | None:
     title: str | None = await world.worker.evaluate(
         """async (id) => {
@@ -92,13 +99,14 @@ async def broker_tab(world: World, tab_id: int) -> dict[str, Any] | None:
 
 
 async def open_opener(client: McpClient, world: World, tag: str) -> tuple[str, str]:
-    """A tab of the client's at the opener page, behind the person's: its ref and its snapshot."""
-    opened = await client.call_json(
-        "tabs", {"action": "open", "url": page_url(world, f"newtabs_opener.html?{tag}"), "focus": False}
-    )
-    snapshot = await client.call("browser_snapshot", {})
-    assert not snapshot.is_error, text(snapshot)
-    return str(opened["opened"]["ref"]), text(snapshot)
+    """A tab of the client's at the opener page, behind the person's: its ref and its snapshot.
+
+    Opened blank and then navigated, as browser_navigate answers once the page has loaded.
+    """
+    opened = await client.call_json("tabs", {"action": "open", "url": "about:blank", "focus": False})
+    loaded = await client.call("browser_navigate", {"url": page_url(world, f"newtabs_opener.html?{tag}")})
+    assert not loaded.is_error and 'heading "Opener"' in text(loaded), text(loaded)
+    return str(opened["opened"]["ref"]), text(loaded)
 
 
 def new_tab_of(result_text: str, page: str) -> int:
@@ -114,6 +122,7 @@ def new_tab_of(result_text: str, page: str) -> int:
         (r'button "Open a popup"', "newtabs_child.html?popup"),
         (r'link "Open a link in a new tab"', "newtabs_child.html?link"),
         (r'button "Send the form to a new tab"', "newtabs_child.html?form=1"),
+        (r'button "Open a popup window"', "newtabs_child.html?window"),
     ],
 )
 async def test_a_tab_a_clients_page_opens_is_the_clients_in_its_group_and_named_in_the_result(
@@ -133,10 +142,14 @@ async def test_a_tab_a_clients_page_opens_is_the_clients_in_its_group_and_named_
             return tab is not None and (tab["owner"] or {}).get("name") == "Popup Client"
 
         await eventually(owned, "the broker to give the new tab to the client")
-        await eventually(
-            lambda: _equal(group_title(world, new_tab), "Popup Client"), "the new tab to join the client's group"
-        )
-        assert await active_tab(world) == person_tab, "the person's tab stays in front"
+        if "window" not in opened:  # a popup window's tab cannot be grouped
+            await eventually(
+                lambda: _equal(group_title(world, new_tab), "Popup Client"), "the new tab to join the client's group"
+            )
+        # Headless Chromium counts every window as focused and ignores focusing one, so a popup
+        # window's giving focus back cannot be seen here; the person's tab in front of its own
+        # window can.
+        assert await is_active(world, person_tab), "the person's tab stays in front"
         # The client works in it at once, with no claim.
         child = await client.call("browser_snapshot", {"tab": new_tab})
         assert not child.is_error and 'heading "Child"' in text(child), text(child)

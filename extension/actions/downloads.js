@@ -8,14 +8,21 @@
 // tab's when the protocol said the tab began one at its address, or, failing that, when it was
 // created while an action ran in the tab and names the tab's page as its referrer.
 
-import { onTabEvent, onTabForgotten } from "./debugger.js";
+import { mainFrameOf, onTabEvent, onTabForgotten, send, utilityWorld } from "./debugger.js";
 import { sleep } from "./errors.js";
 
 // How long an action's result waits for its downloads to end; a longer one is reported under way.
 const FINISH_WAIT_MS = 5_000;
+// How long it waits for a download the page asked for (a `download` link) to begin: the server's
+// answer comes after the click has been handled.
+const BEGIN_WAIT_MS = 5_000;
 const MAX_KEPT = 100;
 
-/** tab id -> {watching: number of actions running, begun: [{url, name}], items: [download ids]} */
+/**
+ * tab id -> {watching: number of actions running, loading: pages requested meanwhile (request id ->
+ * url) that may yet turn out downloads, begun: [{url, name}], items: [download ids], arrived: called
+ * when one is kept or a page loads}
+ */
 const tabs = new Map();
 /** Downloads created before any tab said it began them (the two events come in either order). */
 const unplaced = [];
@@ -23,23 +30,45 @@ const unplaced = [];
 function stateOf(tabId) {
   let state = tabs.get(tabId);
   if (!state) {
-    state = { watching: 0, begun: [], items: [] };
+    state = { watching: 0, loading: new Map(), begun: [], items: [], arrived: null };
     tabs.set(tabId, state);
   }
   return state;
 }
 
 onTabEvent((tabId, method, params) => {
-  if (method !== "Page.downloadWillBegin") return;
-  const state = stateOf(tabId);
-  const created = unplaced.findIndex((item) => item.url === params.url || item.finalUrl === params.url);
+  const state = tabs.get(tabId);
+  switch (method) {
+    // A page the tab loads during an action may turn out to be a download: the action waits to
+    // see it become a page, fail, or begin a download.
+    case "Network.requestWillBeSent":
+      if (state?.watching && params.type === "Document" && params.frameId === mainFrameOf(tabId)) {
+        state.loading.set(params.requestId, params.request.url);
+      }
+      break;
+    case "Page.frameNavigated":
+      state?.loading.delete(params.frame.loaderId);
+      break;
+    case "Network.loadingFailed":
+      // A download cancels the page's request: only another failure ends the wait.
+      if (!params.canceled) state?.loading.delete(params.requestId);
+      break;
+    case "Page.downloadWillBegin":
+      downloadBegan(stateOf(tabId), params);
+      break;
+  }
+});
+
+function downloadBegan(state, { url, suggestedFilename }) {
+  for (const [id, loading] of state.loading) if (loading === url) state.loading.delete(id);
+  const created = unplaced.findIndex((item) => item.url === url || item.finalUrl === url);
   if (created >= 0) {
-    keep(state, unplaced.splice(created, 1)[0].id, params.suggestedFilename);
+    keep(state, unplaced.splice(created, 1)[0].id, suggestedFilename);
     return;
   }
-  state.begun.push({ url: params.url, name: params.suggestedFilename });
+  state.begun.push({ url, name: suggestedFilename });
   state.begun.splice(0, state.begun.length - MAX_KEPT);
-});
+}
 
 onTabForgotten((tabId, closed) => {
   if (closed) tabs.delete(tabId);
@@ -71,24 +100,52 @@ const names = new Map();
 
 function keep(state, id, name) {
   state.items.push(id);
+  state.arrived?.();
   for (const gone of state.items.splice(0, state.items.length - MAX_KEPT)) names.delete(gone);
   if (name) names.set(id, name);
 }
 
 /**
  * Run `task()`, an action in `tabId`; its result, and the downloads its page began meanwhile,
- * waited for (a while) until each finished or failed.
+ * waited for (a while) until each finished or failed. `clicked`: the action clicked (or pressed a
+ * key on) an element, which may have been a `download` link: that starts a download with no sign
+ * in the tab until the server answers.
  */
-export async function watchingDownloads(tabId, task) {
+export async function watchingDownloads(tabId, task, { clicked = false } = {}) {
   const state = stateOf(tabId);
   const before = new Set(state.items);
   state.watching += 1;
   try {
     const result = await task();
+    const started = () => state.items.some((id) => !before.has(id));
+    const expected = clicked && (await onDownloadLink(tabId));
+    const deadline = Date.now() + BEGIN_WAIT_MS;
+    while ((state.loading.size || (expected && !started())) && Date.now() < deadline) {
+      await new Promise((resolve) => {
+        state.arrived = resolve;
+        setTimeout(resolve, Math.min(deadline - Date.now(), 100));
+      });
+    }
+    state.loading.clear();
     const ids = state.items.filter((id) => !before.has(id));
     return { result, downloads: ids.length ? await finished(ids) : [] };
   } finally {
     state.watching -= 1;
+    state.arrived = null;
+  }
+}
+
+/** Whether the element in focus, which a click leaves on the link it clicked, is a `download` link. */
+async function onDownloadLink(tabId) {
+  try {
+    const { result } = await send(tabId, "Runtime.evaluate", {
+      expression: "Boolean(document.activeElement?.closest?.('a[download]'))",
+      contextId: await utilityWorld(tabId),
+      returnByValue: true,
+    });
+    return result.value === true;
+  } catch {
+    return false; // a page gone meanwhile began no download worth waiting for
   }
 }
 

@@ -26,6 +26,8 @@ import { describeDownload, downloadsOf, watchingDownloads } from "./downloads.js
 // Below the broker's default 30 s deadline, so that a slow action still gets its own answer.
 const ACTION_TIMEOUT_MS = 28_000;
 const RESTRICTED_LOAD_MS = 15_000;
+// Actions after which the element in focus is the one they clicked or pressed a key on.
+const CLICKS = new Set(["click", "press_key"]);
 // Pages the debugger may act in beside http(s) ones.
 const OPEN_PAGE = /^(about:blank|data:)/;
 
@@ -137,7 +139,7 @@ async function run(tabId, action, args, owner, approved) {
   }
   try {
     const { result, opened } = await watchingNewTabs(tabId, () =>
-      watchingDownloads(tabId, () => HANDLERS[action](tabId, args)),
+      watchingDownloads(tabId, () => HANDLERS[action](tabId, args), { clicked: CLICKS.has(action) }),
     );
     return withAftermath(result.result, [
       [
