@@ -171,6 +171,19 @@ async def test_a_tab_the_persons_page_opens_stays_the_persons(world: World) -> N
     assert listed["owner"] is None
     assert await group_title(world, listed["id"]) is None
     await child.close()
+    # Once a client claims that tab, what it opens is the client's.
+    opener = await world.tab_at(page_url(world, "newtabs_opener.html?person-opener"))
+    async with world.mcp("Claiming Client") as client:
+        await client.call_json("tabs", {"action": "claim", "tab": opener["ref"]})
+        snapshot = await client.call("browser_snapshot", {})
+        clicked = await client.call(
+            "browser_click", {"element": "popup", "target": ref_of(text(snapshot), r'button "Open a popup"')}
+        )
+        new_tab = new_tab_of(text(clicked), "newtabs_child.html?popup")
+        await eventually(
+            lambda: _equal(group_title(world, new_tab), "Claiming Client"), "the new tab to join the client's group"
+        )
+        assert ((await broker_tab(world, new_tab)) or {}).get("owner", {})["name"] == "Claiming Client"
     await page.close()
 
 
