@@ -9,8 +9,9 @@
 // Focus: a tab opened while a client's action runs in its opener was opened by the client, not by
 // the person, so it must not take the person's focus: if Chromium brings it to the front, the tab
 // that was in front before goes back there, and a popup window it opened in gives the focus back
-// to the window that had it. A tab the person opens from a client's tab (they
-// clicked in it themselves, no action running) is theirs to look at, and is left in front.
+// to the window that had it. A tab the person opens from a client's tab (they clicked in it
+// themselves, no action running) is theirs to look at, and is left in front. (Headless Chromium
+// counts every window as focused, so the end-to-end tests see the tabs, not the windows.)
 
 /** tab id -> the action watch running in it (actions/run.js): what it opened, while it runs. */
 const watches = new Map();
@@ -20,6 +21,8 @@ const front = new Map();
 const quiet = new Set();
 /** The latest focused windows, newest last: a popup window an action opened gives focus back. */
 let focusedWindows = [];
+
+const without = (ids, gone) => ids.filter((id) => id !== gone);
 
 chrome.tabs
   .query({ active: true })
@@ -69,14 +72,14 @@ export function bornOf(tab, openerId) {
 /** chrome.windows.onFocusChanged: remember the person's windows in focus. */
 export function windowFocusChanged(windowId) {
   if (windowId === chrome.windows.WINDOW_ID_NONE) return;
-  focusedWindows = [...focusedWindows.filter((id) => id !== windowId), windowId].slice(-2);
+  focusedWindows = [...without(focusedWindows, windowId), windowId].slice(-2);
 }
 
 /** A window an action's page opened (a popup: window.open with a size) gives focus back to the one before. */
 async function restoreFocusedWindow(windowId) {
   const tabs = await chrome.tabs.query({ windowId }).catch(() => []);
   if (tabs.length !== 1) return;
-  const before = focusedWindows.filter((id) => id !== windowId).at(-1);
+  const before = without(focusedWindows, windowId).at(-1);
   if (before !== undefined) await chrome.windows.update(before, { focused: true }).catch(() => {});
 }
 
@@ -91,16 +94,12 @@ export function frontChanged({ tabId, windowId }) {
 }
 
 function restoreFront(windowId, newTabId) {
-  const before = (front.get(windowId) ?? []).filter((id) => id !== newTabId).at(-1);
+  const before = without(front.get(windowId) ?? [], newTabId).at(-1);
   if (before !== undefined) chrome.tabs.update(before, { active: true }).catch(() => {});
 }
 
 /** A closed tab needs nothing more. */
 export function newTabGone(tabId) {
   quiet.delete(tabId);
-  for (const [windowId, ids] of front)
-    front.set(
-      windowId,
-      ids.filter((id) => id !== tabId),
-    );
+  for (const [windowId, ids] of front) front.set(windowId, without(ids, tabId));
 }

@@ -17,6 +17,8 @@ const FINISH_WAIT_MS = 5_000;
 // answer comes after the click has been handled.
 const BEGIN_WAIT_MS = 5_000;
 const MAX_KEPT = 100;
+// A download created this long before a tab said it began one at its address is another's.
+const RECENT_MS = 10_000;
 
 /**
  * tab id -> {watching: number of actions running, loading: pages requested meanwhile (request id ->
@@ -26,6 +28,8 @@ const MAX_KEPT = 100;
 const tabs = new Map();
 /** Downloads created before any tab said it began them (the two events come in either order). */
 const unplaced = [];
+/** download id -> the name the page gave it (the file saved may be named otherwise: "report (1).csv"). */
+const names = new Map();
 
 function stateOf(tabId) {
   let state = tabs.get(tabId);
@@ -47,7 +51,8 @@ onTabEvent((tabId, method, params) => {
       }
       break;
     case "Page.frameNavigated":
-      state?.loading.delete(params.frame.loaderId);
+      // A new page: whatever the tab was loading before was that page, or was left for it.
+      if (!params.frame.parentId) state?.loading.clear();
       break;
     case "Network.loadingFailed":
       // A download cancels the page's request: only another failure ends the wait.
@@ -61,7 +66,9 @@ onTabEvent((tabId, method, params) => {
 
 function downloadBegan(state, { url, suggestedFilename }) {
   for (const [id, loading] of state.loading) if (loading === url) state.loading.delete(id);
-  const created = unplaced.findIndex((item) => item.url === url || item.finalUrl === url);
+  const created = unplaced.findIndex(
+    (item) => (item.url === url || item.finalUrl === url) && Date.now() - Date.parse(item.startTime) < RECENT_MS,
+  );
   if (created >= 0) {
     keep(state, unplaced.splice(created, 1)[0].id, suggestedFilename);
     return;
@@ -71,7 +78,9 @@ function downloadBegan(state, { url, suggestedFilename }) {
 }
 
 onTabForgotten((tabId, closed) => {
-  if (closed) tabs.delete(tabId);
+  if (!closed) return;
+  for (const id of tabs.get(tabId)?.items ?? []) names.delete(id);
+  tabs.delete(tabId);
 });
 
 /** chrome.downloads.onCreated: the tab whose page began it keeps it. */
@@ -94,9 +103,6 @@ export async function downloadCreated(item) {
   unplaced.push(item);
   unplaced.splice(0, unplaced.length - MAX_KEPT);
 }
-
-/** download id -> the name the page gave it (the file saved may be named otherwise: "report (1).csv"). */
-const names = new Map();
 
 function keep(state, id, name) {
   state.items.push(id);
