@@ -1,10 +1,7 @@
 // Tabs born of other tabs (window.open, a link or form with a target): which tab opened each, so
-// the brokers can give a new tab its opener's owner from birth (tabCreated.openerTabId), and what a
-// built-in action that opened one should say and do about it.
-//
-// Chromium names the opener in chrome.tabs.onCreated (openerTabId) for most openings; where it
-// does not (a link with rel=noopener, as target=_blank is by default), webNavigation's
-// onCreatedNavigationTarget names its source, and the tab is reported again with it.
+// the brokers can give a new tab its opener's owner from birth (tabCreated.openerTabId, from
+// webNavigation.onCreatedNavigationTarget; see tabs.js), and what a built-in action that opened
+// one should say and do about it.
 //
 // Focus: a tab opened while a client's action runs in its opener was opened by the client, not by
 // the person, so it must not take the person's focus: if Chromium brings it to the front, the tab
@@ -52,11 +49,6 @@ export async function watchingNewTabs(tabId, task) {
   } finally {
     if (watches.get(tabId) === watch) watches.delete(tabId);
   }
-}
-
-/** The opener of a tab just created, as chrome.tabs says it; undefined when it names none. */
-export function openerOf(tab) {
-  return Number.isInteger(tab.openerTabId) && tab.openerTabId !== tab.id ? tab.openerTabId : undefined;
 }
 
 /** A tab was born of `openerId`: an action running there owns the news, and the focus stays put. */

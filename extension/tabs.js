@@ -6,7 +6,7 @@ import { ToBroker } from "./protocol.js";
 import { broadcast, reply } from "./links.js";
 import { forgetTools, isScriptable, learnTools, refreshTools, setTools, toolsOf } from "./page_tools.js";
 import { forgetOwner, groupTab } from "./sessions.js";
-import { bornOf, newTabGone, openerOf } from "./new_tabs.js";
+import { bornOf, newTabGone } from "./new_tabs.js";
 
 /** tab id -> its place as the brokers last heard it; rebuilt by the snapshot after a restart. */
 const places = new Map();
@@ -43,21 +43,20 @@ export async function windowChanged(windowId) {
 
 export function tabCreated(tab) {
   if (tab.id < 0) return;
-  const openerTabId = openerOf(tab);
-  broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab), ...(openerTabId === undefined ? {} : { openerTabId }) });
-  if (openerTabId !== undefined) bornOf(tab, openerTabId);
+  broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab) });
   windowChanged(tab.windowId);
 }
 
 /**
- * webNavigation.onCreatedNavigationTarget: a page opened a tab. Chromium leaves openerTabId out
- * for a noopener opening (target=_blank links by default), so the tab is reported again with its
- * opener; a broker gives it an owner only while it has none.
+ * webNavigation.onCreatedNavigationTarget: a page opened a tab (window.open, a link or form with a
+ * target, noopener or not), reported again with its opener; a broker gives it an owner only while
+ * it has none. chrome.tabs' own openerTabId is not taken: Chromium sets it for tabs the person
+ * opens from the tab strip while another tab is in front, which that tab's page did not open.
  */
 export async function navigationTargetCreated({ sourceTabId, tabId }) {
   if (!(tabId >= 0) || !(sourceTabId >= 0) || sourceTabId === tabId) return;
   const tab = await chrome.tabs.get(tabId).catch(() => null);
-  if (!tab || openerOf(tab) === sourceTabId) return;
+  if (!tab) return;
   broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab), openerTabId: sourceTabId });
   bornOf(tab, sourceTabId);
 }

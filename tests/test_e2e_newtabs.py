@@ -276,3 +276,18 @@ async def test_a_download_a_clients_click_starts_is_reported_with_its_name_size_
         downloads = text(listed).split("### Downloads\n", 1)[1].splitlines()
         assert [line.split(":", 1)[0] for line in downloads] == ["- report.csv", "- missing.csv"], text(listed)
         await client.call_json("tabs", {"action": "close", "tab": tab})
+
+
+async def test_a_tab_the_person_opens_while_a_clients_tab_is_in_front_stays_the_persons(world: World) -> None:
+    """Chromium names the tab in front as a new tab's opener (openerTabId) even when its page did
+    not open it: that is no reason to give the tab to the client."""
+    async with world.mcp("Front Client") as client:
+        opened = await client.call_json(
+            "tabs", {"action": "open", "url": page_url(world, "newtabs_child.html?front"), "focus": True}
+        )
+        await eventually(lambda: _equal(active_tab(world), opened["opened"]["id"]), "the client's tab in front")
+        page, tab = await world.open_page("pages/newtabs_child.html", "person-new")
+        assert tab["owner"] is None
+        assert await group_title(world, tab["id"]) is None
+        assert (await broker_tab(world, tab["id"]) or {}).get("owner") is None
+    await page.close()
