@@ -150,7 +150,8 @@ async def test_a_tab_a_clients_page_opens_is_the_clients_in_its_group_and_named_
         # window's giving focus back cannot be seen here; the person's tab in front of its own
         # window can.
         assert await is_active(world, person_tab), "the person's tab stays in front"
-        # The client works in it at once, with no claim.
+        # The client works in it, with no claim.
+        await eventually(lambda: loaded(world, page_url(world, opened)), "the new tab's page to load")
         child = await client.call("browser_snapshot", {"tab": new_tab})
         assert not child.is_error and 'heading "Child"' in text(child), text(child)
         await client.call_json("tabs", {"action": "close", "tab": new_tab})
@@ -195,6 +196,15 @@ def listed_tabs(result_text: str) -> list[tuple[int, bool, str]]:
     ]
 
 
+async def loaded(world: World, url: str) -> bool:
+    """Whether a tab shows ``url``, loaded (a snapshot of a page still loading may be refused)."""
+    return bool(
+        await world.worker.evaluate(
+            "(url) => chrome.tabs.query({url}).then((tabs) => tabs.some((tab) => tab.status === 'complete'))", url
+        )
+    )
+
+
 async def tabs_call(client: McpClient, **args: Any) -> str:
     result = await client.call("browser_tabs", args)
     assert not result.is_error, text(result)
@@ -213,6 +223,7 @@ async def test_browser_tabs_lists_opens_selects_and_closes_only_the_clients_tabs
         assert listed_tabs(await tabs_call(client, action="new", url=second)) == [(0, False, first), (1, True, second)]
         assert listed_tabs(await tabs_call(client, action="select", index=0)) == [(0, True, first), (1, False, second)]
         assert await active_tab(world) == person_tab, "selecting leaves the person's tab in front"
+        await eventually(lambda: loaded(world, first), "the first tab's page to load")
         snapshot = await client.call("browser_snapshot", {})
         assert "?first" in text(snapshot), text(snapshot)
         for bad in ({"action": "select", "index": 5}, {"action": "select"}, {"action": "shuffle"}):
