@@ -23,10 +23,12 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
+import attrs
+
 from . import codec
 from .core import effects as fx
 from .core.arguments import OpenTabRequest, TabChange
-from .core.browser_wide import CREATE_WINDOW, WideCall
+from .core.browser_wide import CREATE_WINDOW, RESIZE_WINDOW, WideCall
 from .core.browsers import parse_ref
 from .core.config import Config
 from .core.effects import (
@@ -42,7 +44,15 @@ from .core.effects import (
     WindowOpened,
     WindowView,
 )
-from .core.errors import BrokerError, InternalError, InvalidMessage, InvalidRequest, PageToolFailed, Unavailable
+from .core.errors import (
+    BrokerError,
+    InternalError,
+    InvalidMessage,
+    InvalidRequest,
+    NotSupported,
+    PageToolFailed,
+    Unavailable,
+)
 from .core.messages import Arguments, ErrorReply, JsonObject, RawJson, Tool
 from .core.once import Outcome
 from .core.state import Broker
@@ -176,6 +186,18 @@ class Hub:
     def browsers(self) -> list[BrowserView]:
         return self.core.browsers()
 
+    def own_tabs(self, session_id: SessionId) -> tuple[list[TabView], TabView | None]:
+        """The session's tabs and its current one. Raises: SessionEnded."""
+        return self.core.own_tabs(session_id)
+
+    def current_tab(self, session_id: SessionId) -> TabView:
+        """Raises: SessionEnded, InvalidRequest (none), ExtensionNotConnected, TabNotFound."""
+        return self.core.current_tab(session_id)
+
+    def select_tab(self, session_id: SessionId, ref: str | int) -> TabView:
+        """Raises: SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabNotClaimed."""
+        return self.core.select_tab(session_id, ref)
+
     def sessions(self) -> list[SessionView]:
         return self.core.sessions()
 
@@ -217,6 +239,11 @@ class Hub:
             assert call.url is not None
             tab = await self.open_tab(session_id, OpenTabRequest(call.url, True, call.browser, new_window=True))
             return WindowOpened(WindowView(tab.browser, tab.window_id or 0, (tab.id,), True), tab)
+        if call.request == RESIZE_WINDOW and call.window is None:
+            view = self.core.current_tab(session_id)
+            if view.window_id is None:
+                raise NotSupported(f"browser {view.browser} does not say which window tab {view.ref} is in")
+            call = attrs.evolve(call, window=f"{view.browser}:{view.window_id}")
         asked: list[str] = []
 
         def start(now: float) -> tuple[CallId, list[Effect]]:
@@ -227,6 +254,12 @@ class Hub:
         answer = await self._request(start)
         if call.request == "listWindows":
             return self.core.describe_windows(session_id, asked[0], answer)
+        if call.request == RESIZE_WINDOW:
+            assert call.window is not None
+            if not isinstance(answer, dict):
+                raise PageToolFailed(f"the extension answered resizeWindow with {type(answer).__name__}, not an object")
+            size = {key: answer.get(key) for key in ("width", "height")}
+            return {"resized": {"browser": asked[0], "id": parse_ref(call.window, "window")[1], **size}}
         if call.window is not None:
             done = {"focusWindow": "focused", "closeWindow": "closed"}[call.request]
             return WindowChanged(done, asked[0], parse_ref(call.window, "window")[1])

@@ -281,6 +281,8 @@ class McpSurface:
         offered = (self.hub.browser_actions(), self.hub.browser_features())
         if self._builtin[0] != offered:
             tools = browser_tools.tool_definitions(offered[0]) + browser_wide.tool_definitions(offered[1])
+            if offered[0]:
+                tools += browser_wide.tab_tool_definitions(offered[1])
             self._builtin = (offered, tools)
         return self._builtin[1]
 
@@ -306,6 +308,8 @@ class McpSurface:
             return browser_tools.ACTIONS[action][2]
         if mcp_name in browser_wide.TOOLS:
             return browser_wide.TOOLS[mcp_name][2]
+        if mcp_name in browser_wide.TAB_TOOLS:
+            return browser_wide.TAB_TOOLS[mcp_name][2]
         found = self._page_tool_named(mcp_name)
         return None if found is None else _input_schema(found[1].input_schema)
 
@@ -451,6 +455,8 @@ class McpSurface:
                 tool_args = arguments.tool_arguments(args.get("arguments"))
                 ref = arguments.tab_ref(args.get("tab"))
                 return await self._call_page_tool(session.key, ref, tool, tool_args, self._progress(ctx, session))
+            if params.name in ("browser_tabs", "browser_close"):
+                return await self._playwright_tabs(session.key, params.name, args)
             wide = browser_wide.call_of(params.name, args)
             if wide is not None:
                 return _json_result(browser_call_json(await self.hub.browser_call(session.key, wide)))
@@ -479,6 +485,27 @@ class McpSurface:
             change = arguments.tab_change(action)
             return {action: tab_json(await self.hub.change_tab(key, change, arguments.tab_ref(args.get("tab"))))}
         raise InvalidRequest("action must be one of list, open, close, focus, claim, release")
+
+    async def _playwright_tabs(self, key: str, tool: str, args: dict[str, Any]) -> types.CallToolResult:
+        """``browser_tabs`` and ``browser_close``, over the session's own tabs; answered with them
+        numbered as ``browser_tabs`` ``index`` takes them, as Playwright MCP answers."""
+        call = browser_wide.TabsCall("close") if tool == "browser_close" else browser_wide.tabs_call(args)
+        tabs, current = self.hub.own_tabs(key)
+        if call.action == "new":
+            await self.hub.open_tab(key, arguments.OpenTabRequest(call.url, focus=False))
+        elif call.action == "close":
+            view = self.hub.current_tab(key) if call.index is None else _tab_at(tabs, call.index)
+            await self.hub.close_tab(key, view.ref)
+        elif call.action == "select":
+            self.hub.select_tab(key, _tab_at(tabs, call.index or 0).ref)
+        tabs, current = self.hub.own_tabs(key)
+        current_ref = current.ref if current else None
+        lines = [
+            f"- {index}: {'(current) ' if view.ref == current_ref else ''}[{view.title}] ({view.url}) tab {view.ref}"
+            for index, view in enumerate(tabs)
+        ]
+        body = "\n".join(["### Open tabs", *(lines or ["- none: browser_tabs action=new opens one"])])
+        return types.CallToolResult(content=[types.TextContent(text=body)], _meta={UNTRUSTED: True})
 
     def _resolve_page_tool(self, session: McpSession, mcp_name: str) -> tuple[str, str]:
         """The tab and page tool an MCP name stands for: one of the session's, or a tool of a tab
@@ -512,6 +539,14 @@ class McpSurface:
     ) -> types.CallToolResult:
         value = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
         return _page_result(value, str(ref))
+
+
+def _tab_at(tabs: list[TabView], index: int) -> TabView:
+    """Raises: InvalidRequest, for an index past the session's tabs."""
+    if index >= len(tabs):
+        have = f"0 to {len(tabs) - 1}" if tabs else "none: browser_tabs action=new opens one"
+        raise InvalidRequest(f"no tab at index {index}: your tabs are numbered {have} (browser_tabs action=list)")
+    return tabs[index]
 
 
 def _input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:

@@ -32,6 +32,7 @@ const BROWSER_REQUESTS = Object.freeze({
   listWindows: { tool: "browser_windows list", readOnly: true },
   focusWindow: { tool: "browser_windows focus", readOnly: false },
   closeWindow: { tool: "browser_windows close", readOnly: false },
+  resizeWindow: { tool: "browser_resize", readOnly: false },
   searchHistory: { tool: "browser_history_search", readOnly: true },
   searchBookmarks: { tool: "browser_bookmarks search", readOnly: true },
   createBookmark: { tool: "browser_bookmarks create", readOnly: false },

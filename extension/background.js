@@ -10,6 +10,7 @@
 // alarm wakes a worker that found no broker.
 
 import { debuggerDetached, debuggerEvent, tabGone } from "./actions/debugger.js";
+import { downloadCreated } from "./actions/downloads.js";
 import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./approvals.js";
 import { handleBrokerMessage } from "./broker_requests.js";
 import { WAKE_ALARM, discoverSoon, discoverySettingsChanged, startDiscovery, wakeDiscovery } from "./discovery.js";
@@ -21,9 +22,21 @@ import { popupState } from "./popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./protocol.js";
 import { settingsChanged } from "./settings.js";
 import { sendSnapshot } from "./snapshot.js";
-import { tabActivated, tabCreated, tabMoved, tabRemoved, tabReplaced, tabUpdated } from "./tabs.js";
+import { frontChanged, windowFocusChanged } from "./new_tabs.js";
+import {
+  navigationTargetCreated,
+  tabActivated,
+  tabCreated,
+  tabMoved,
+  tabRemoved,
+  tabReplaced,
+  tabUpdated,
+} from "./tabs.js";
 
 chrome.tabs.onCreated.addListener(tabCreated);
+chrome.webNavigation.onCreatedNavigationTarget.addListener(navigationTargetCreated);
+chrome.tabs.onActivated.addListener(frontChanged);
+chrome.windows.onFocusChanged.addListener(windowFocusChanged);
 chrome.tabs.onUpdated.addListener(tabUpdated);
 chrome.tabs.onRemoved.addListener(tabRemoved);
 chrome.tabs.onReplaced.addListener(tabReplaced);
@@ -35,6 +48,7 @@ chrome.tabs.onDetached.addListener(tabMoved);
 chrome.tabs.onRemoved.addListener(tabGone);
 chrome.debugger.onEvent.addListener(debuggerEvent);
 chrome.debugger.onDetach.addListener(debuggerDetached);
+chrome.downloads.onCreated.addListener(downloadCreated);
 
 chrome.windows.onRemoved.addListener(approvalWindowClosed);
 

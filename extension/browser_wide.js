@@ -14,6 +14,19 @@ function windowId(args) {
   return args.windowId;
 }
 
+// The broker checks a size too (broker/core/browser_wide.py); these bounds are the same.
+const WINDOW_SIZE = { min: 200, max: 10_000 };
+
+function size(args, name) {
+  const value = args[name];
+  if (!Number.isInteger(value) || value < WINDOW_SIZE.min || value > WINDOW_SIZE.max) {
+    throw invalidArguments(
+      `${name} must be a whole number of CSS pixels from ${WINDOW_SIZE.min} to ${WINDOW_SIZE.max}`,
+    );
+  }
+  return value;
+}
+
 const WINDOW_REQUESTS = Object.freeze({
   async listWindows() {
     const windows = await chrome.windows.getAll({ populate: true });
@@ -31,6 +44,14 @@ const WINDOW_REQUESTS = Object.freeze({
   async focusWindow(args) {
     await chrome.windows.update(windowId(args), { focused: true });
     return { windowId: args.windowId };
+  },
+  async resizeWindow(args) {
+    const id = windowId(args);
+    const wanted = { width: size(args, "width"), height: size(args, "height") };
+    // A maximized, minimized or full-screen window takes no size until it is a normal one again.
+    if ((await chrome.windows.get(id)).state !== "normal") await chrome.windows.update(id, { state: "normal" });
+    const window = await chrome.windows.update(id, wanted);
+    return { windowId: id, width: window.width, height: window.height };
   },
   async closeWindow(args) {
     const id = windowId(args);

@@ -1,6 +1,6 @@
 // The broker's ownership rule, kept by this browser too: whatever a broker asks, a page tool call
-// (callTool), a built-in browser tool (browserAction), focusing or closing a tab, or focusing or
-// closing a window, acts only in tabs the asking session holds, as the broker told this browser
+// (callTool), a built-in browser tool (browserAction), focusing or closing a tab, or focusing,
+// resizing or closing a window, acts only in tabs the asking session holds, as the broker told this browser
 // (sessions.js: the tabs it opened for the session and those it said the session claimed, which
 // the person sees in the session's tab group). Anything else is refused before it reaches a page,
 // so a broker that forgets its rule, or a server that is not the person's broker, still cannot
@@ -34,7 +34,7 @@ async function tabsOf(message) {
     case FromBroker.FOCUS_TAB:
       return [message.tabId];
     case FromBroker.BROWSER_REQUEST:
-      return ["focusWindow", "closeWindow"].includes(message.request) ? windowTabs(message) : [];
+      return ["focusWindow", "closeWindow", "resizeWindow"].includes(message.request) ? windowTabs(message) : [];
     default:
       return [];
   }

@@ -6,6 +6,7 @@ import { ToBroker } from "./protocol.js";
 import { broadcast, reply } from "./links.js";
 import { forgetTools, isScriptable, learnTools, refreshTools, setTools, toolsOf } from "./page_tools.js";
 import { forgetOwner, groupTab } from "./sessions.js";
+import { bornOf, newTabGone } from "./new_tabs.js";
 
 /** tab id -> its place as the brokers last heard it; rebuilt by the snapshot after a restart. */
 const places = new Map();
@@ -46,6 +47,20 @@ export function tabCreated(tab) {
   windowChanged(tab.windowId);
 }
 
+/**
+ * webNavigation.onCreatedNavigationTarget: a page opened a tab (window.open, a link or form with a
+ * target, noopener or not), reported again with its opener; a broker gives it an owner only while
+ * it has none. chrome.tabs' own openerTabId is not taken: Chromium sets it for tabs the person
+ * opens from the tab strip while another tab is in front, which that tab's page did not open.
+ */
+export async function navigationTargetCreated({ sourceTabId, tabId }) {
+  if (!(tabId >= 0) || !(sourceTabId >= 0) || sourceTabId === tabId) return;
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab) return;
+  broadcast({ type: ToBroker.TAB_CREATED, tab: tabInfo(tab), openerTabId: sourceTabId });
+  bornOf(tab, sourceTabId);
+}
+
 export function tabUpdated(tabId, change, tab) {
   if (change.url !== undefined && !isScriptable(change.url)) setTools(tabId, []);
   if (change.url !== undefined || change.title !== undefined || change.status !== undefined) {
@@ -61,6 +76,7 @@ export function tabUpdated(tabId, change, tab) {
 export function tabRemoved(tabId, { windowId, isWindowClosing } = {}) {
   forgetTools(tabId);
   forgetOwner(tabId);
+  newTabGone(tabId);
   places.delete(tabId);
   broadcast({ type: ToBroker.TAB_CLOSED, tabId });
   if (!isWindowClosing) windowChanged(windowId);

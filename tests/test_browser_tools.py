@@ -48,7 +48,8 @@ async def test_built_in_tools_are_listed_while_a_browser_carries_them_out(broker
         await broker.extension(page(), actions=ALL_ACTIONS)
         await client.changes.next(0)
         tools = await client.tools()
-        assert [name for name in tools if name.startswith("browser_")] == [f"browser_{a}" for a in ALL_ACTIONS]
+        listed = [name for name in tools if name.startswith("browser_")]
+        assert listed == [f"browser_{a}" for a in ALL_ACTIONS] + ["browser_tabs", "browser_close"]
         assert tools["browser_snapshot"].annotations is not None
         assert tools["browser_snapshot"].annotations.read_only_hint is True
         assert "target" in tools["browser_click"].input_schema["properties"]
@@ -317,3 +318,66 @@ async def test_a_call_refused_for_an_open_dialog_is_the_brokers_dialog_open_erro
     await broker.post("/tabs/8/claim")
     status, body = await broker.post("/tabs/8/actions/click", {"ref": "e2"})
     assert (status, body["error"]["code"]) == (409, "dialog_open")
+
+
+# Tabs born of a client's tab, and Playwright MCP's tab tools
+
+
+async def test_a_tab_opened_by_a_clients_tab_is_its_own_from_birth_and_the_persons_stays_the_persons(
+    broker: BrokerUnderTest,
+) -> None:
+    fake = await broker.extension(page(7), page(8), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client, broker.mcp("Cursor", MODERN) as other:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        await fake.send({"type": "tabCreated", "tab": page(20).info(), "openerTabId": 7})
+        claimed = await fake.wait_for("tabClaimed", lambda m: m["tabId"] == 20)
+        await fake.send({"type": "tabCreated", "tab": page(21).info(), "openerTabId": 8})
+        await fake.send({"type": "tabCreated", "tab": page(22).info(), "openerTabId": 999})
+        listed = {t["id"]: t["owner"] for t in (await client.call_json("tabs", {"action": "list"}))["tabs"]}
+        assert listed[20] == {"sessionId": claimed["sessionId"], "name": "Claude Code"}
+        assert listed[21] is None and listed[22] is None
+        assert [m["tabId"] for m in fake.received("tabClaimed")] == [7, 20]
+        result = await client.call("browser_snapshot", {"tab": 20})
+        assert not result.is_error, text(result)
+        refused = await other.call("browser_snapshot", {"tab": 20})
+        assert refused.is_error and text(refused).startswith("tab_owned:") and "Claude Code" in text(refused)
+
+
+def numbered(result: types.CallToolResult) -> list[str]:
+    """``browser_tabs``' lines, without the untrusted titles."""
+    return [line.split(" [", 1)[0] + " " + line.rsplit(" ", 1)[1] for line in text(result).splitlines()[1:]]
+
+
+async def test_browser_tabs_numbers_the_clients_own_tabs_and_acts_by_index(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(7), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        empty = await client.call("browser_tabs", {"action": "list"})
+        assert text(empty) == "### Open tabs\n- none: browser_tabs action=new opens one"
+        await client.call("browser_tabs", {"action": "new", "url": "https://one.example/"})
+        made = await client.call("browser_tabs", {"action": "new"})
+        assert [m["url"] for m in fake.received("openTab")] == ["https://one.example/", "about:blank"]
+        assert all(m["focus"] is False for m in fake.received("openTab"))
+        first, second = 1000, 1001  # the fake's ids for the tabs it opens
+        assert numbered(made) == [f"- 0: b1:{first}", f"- 1: (current) b1:{second}"], text(made)
+        assert made.meta is not None and made.meta["browser-mcp/untrusted"] is True
+        selected = await client.call("browser_tabs", {"action": "select", "index": 0})
+        assert numbered(selected) == [f"- 0: (current) b1:{first}", f"- 1: b1:{second}"]
+        await client.call("browser_snapshot", {})
+        assert (await fake.wait_for("browserAction"))["tabId"] == first
+        assert fake.received("focusTab") == [], "selecting brings nothing to the front"
+        for bad, says in (
+            ({"action": "select", "index": 2}, "no tab at index 2"),
+            ({"action": "select", "index": -1}, "whole number"),
+            ({"action": "close", "index": True}, "whole number"),
+            ({"action": "select"}, "needs `index`"),
+            ({"action": "new", "url": "javascript:alert(1)"}, "cannot open"),
+            ({"action": "open"}, "one of list, new, close, select"),
+        ):
+            refused = await client.call("browser_tabs", bad)
+            assert refused.is_error and text(refused).startswith("invalid_request:") and says in text(refused), bad
+        closed = await client.call("browser_tabs", {"action": "close", "index": 1})
+        assert numbered(closed) == [f"- 0: (current) b1:{first}"]
+        gone = await client.call("browser_close", {})
+        assert not gone.is_error and "- none" in text(gone)
+        assert [m["tabId"] for m in fake.received("closeTab")] == [second, first]
+        assert 7 in fake.tabs, "the person's tab is neither listed nor closed"

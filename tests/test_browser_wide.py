@@ -293,3 +293,32 @@ async def test_a_window_that_gained_a_tab_before_it_closed_is_refused_as_not_own
         assert "tab 1001 opened in it" in message
     [close] = [m for m in fake.received("browserRequest") if m["request"] == "closeWindow"]
     assert close["args"]["windowId"] == window and len(close["args"]["tabIds"]) == 1
+
+
+async def test_browser_resize_asks_only_for_a_window_whose_every_tab_is_the_clients(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(persons_tab(7, window_id=1), features=FEATURES, actions=["snapshot"])
+    async with broker.mcp("Claude Code", MODERN) as client:
+        assert "browser_resize" in await client.tool_names()
+        await refused(client, "browser_resize", {"width": 800, "height": 600}, "invalid_request")  # no current tab
+        await client.call_json("tabs", {"action": "open", "url": "https://beside.example/", "windowId": 1})
+        says = await refused(client, "browser_resize", {"width": 800, "height": 600}, "window_not_owned")
+        assert "the person's tab 7" in says and "resized" in says
+        created = await client.call_json("browser_windows", {"action": "create", "url": "https://own.example/"})
+        for bad in (
+            {"width": 0, "height": 600},
+            {"width": -1, "height": 600},
+            {"width": 800, "height": 10_001},
+            {"width": "800", "height": 600},
+            {"width": 800},
+            {"width": None, "height": False},
+        ):
+            says = await refused(client, "browser_resize", bad, "invalid_request")
+            assert "CSS pixels" in says, says
+        assert sent_requests(fake) == []
+        resized = await client.call_json("browser_resize", {"width": 900.4, "height": 700})
+        assert resized == {"resized": {"browser": "b1", "id": created["window"]["id"], "width": None, "height": None}}
+        [asked] = fake.received("browserRequest")
+        assert (asked["request"], asked["args"]) == (
+            "resizeWindow",
+            {"width": 900, "height": 700, "windowId": created["window"]["id"]},
+        )

@@ -423,6 +423,50 @@ def test_opened_tab_belongs_to_the_session_that_asked() -> None:
     assert (answer.value.ref, answer.value.owner, answer.value.owner_name) == ("b1:7", "s1", "Claude Code")
 
 
+def test_a_tab_opened_by_a_sessions_tab_is_that_sessions_from_birth_and_joins_its_group() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    claimed(core)
+    effects = core.extension_message(1, TabCreated(TabInfo(9, "Popup", "https://shop.example/p"), opener_tab_id=7), 1.0)
+    assert sent(effects) == [TabClaimed("s1", 9)]
+    assert TabsChanged(frozenset({"s1"})) in effects
+    assert core.tab(9).owner == "s1"
+    # Its opener stays the session's current tab: the result of the click names the new one.
+    assert core.current_tab("s1").id == 7
+    core.close_tab("s1", 9, 1.0)
+
+
+def test_a_tab_opened_by_the_persons_tab_stays_the_persons() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    core.open_session("s1", "s1")
+    effects = core.extension_message(1, TabCreated(TabInfo(9, "Popup", "https://shop.example/p"), opener_tab_id=7), 1.0)
+    assert sent(effects) == []
+    assert core.tab(9).owner is None
+
+
+def test_an_opener_the_browser_never_announced_or_of_another_browser_gives_the_tab_nobody() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(),))
+    connect(core, link=2, tabs=(shop_tab(40),))
+    claimed(core, "s1", "b2:40")
+    for tab_id, opener in ((9, 40), (10, 12345), (11, 11), (12, -3)):
+        created = TabCreated(TabInfo(tab_id, "Popup", "https://x.example/"), opener_tab_id=opener)
+        effects = core.extension_message(1, created, 1.0)
+        assert sent(effects) == [], opener
+        assert core.tab(f"b1:{tab_id}").owner is None
+    assert core.tab("b2:40").owner == "s1"
+
+
+def test_a_tab_someone_holds_is_not_taken_by_a_later_report_of_its_opener() -> None:
+    core = make_core()
+    connect(core, tabs=(shop_tab(), shop_tab(8)))
+    claimed(core, "s1", 7)
+    claimed(core, "s2", 8)
+    effects = core.extension_message(1, TabCreated(shop_tab(8), opener_tab_id=7), 1.0)
+    assert sent(effects) == [] and core.tab(8).owner == "s2"
+
+
 def test_open_tab_answered_by_focusing_an_own_tab() -> None:
     core = make_core()
     connect(core, tabs=(shop_tab(),))

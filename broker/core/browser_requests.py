@@ -5,7 +5,7 @@ carries out:
 
 - A browser is asked only for what its extension announced (``connected.features``); an older
   extension's browser answers ``not_supported`` without anything being sent.
-- A window is focused or closed only by the session that owns every tab in it: a window holding
+- A window is focused, resized or closed only by the session that owns every tab in it: a window holding
   one of the person's tabs, or another session's, is refused with ``window_not_owned``, naming
   those tabs. A window is known by the tabs its browser reported in it (``windowId``).
 - A tab may be opened in a window holding no other session's tab (the person's are fine): so no
@@ -144,7 +144,8 @@ class BrowserRequests(PersonInCharge):
         if others:
             raise WindowNotOwned(
                 f"cannot {action} window {browser.key}:{window_id}: it holds {self._whose(others)}; only a window"
-                " whose every tab is yours can be focused or closed (browser_windows action=create opens one)"
+                " whose every tab is yours can be focused, resized or closed (browser_windows action=create opens"
+                " one)"
             )
         return tabs
 

@@ -8,6 +8,12 @@ same checks through :func:`windows_call`, :func:`history_call` and :func:`bookma
 - ``browser_history_search {query, maxResults?, startTime?, browser?}``;
 - ``browser_bookmarks {action: search|create, query?, url?, title?, browser?}``.
 
+Three more keep Playwright MCP's names and arguments, over the client's own tabs
+(:data:`TAB_TOOLS`), listed while a browser carries out the built-in browser tools:
+``browser_tabs {action: list|new|close|select, index?, url?}`` (``openTab``, ``closeTab``, and the
+session's current tab), ``browser_close`` (its current tab) and ``browser_resize {width, height}``
+(a ``resizeWindow`` request for the current tab's window, whose every tab must be the client's).
+
 Each becomes one :class:`WideCall`: a ``browserRequest`` to an extension whose
 ``connected.features`` has the request's feature, except ``create``, which is ``openTab`` with
 ``newWindow`` so its tab is the client's own exactly as ``tabs`` ``open`` makes it. Which windows
@@ -28,13 +34,19 @@ from .messages import JsonObject
 
 __all__ = [
     "CREATE_WINDOW",
+    "RESIZE_WINDOW",
     "FEATURES",
     "REQUESTS",
     "TOOLS",
     "WideCall",
     "bookmarks_call",
+    "TAB_TOOLS",
+    "TabsCall",
     "call_of",
     "history_call",
+    "resize_call",
+    "tab_tool_definitions",
+    "tabs_call",
     "tool_definitions",
     "windows_call",
 ]
@@ -47,9 +59,11 @@ REQUESTS = {
     "searchHistory": "history",
     "searchBookmarks": "bookmarks",
     "createBookmark": "bookmarks",
+    "resizeWindow": "windows",
 }
 # Not a browserRequest: an openTab in a new window (see the module docstring).
 CREATE_WINDOW = "createWindow"
+RESIZE_WINDOW = "resizeWindow"
 FEATURES = frozenset(REQUESTS.values())
 
 MAX_RESULTS = 200
@@ -126,6 +140,66 @@ TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
 }
 
 
+# A window's size in CSS pixels: smaller is no window to work in, larger no screen shows.
+MIN_WINDOW_SIZE = 200
+MAX_WINDOW_SIZE = 10_000
+
+# tool name -> (title, description, input schema, read-only, the feature that lists it: None for
+# any browser that carries out the built-in browser tools)
+TAB_TOOLS: dict[str, tuple[str, str, JsonObject, bool, str | None]] = {
+    "browser_tabs": (
+        "Manage tabs",
+        "List, create, close, or select one of your tabs (tabs you opened or claimed, and those their pages"
+        " opened), numbered from 0 by `index`. action=list shows them; new opens `url` (default about:blank) in"
+        " a new tab of yours behind the person's and makes it your current tab; close closes the tab at"
+        " `index` (default: your current tab); select makes the tab at `index` your current tab, the one"
+        " browser_* tools act on, without bringing it in front of the person (`tabs` action=focus does).",
+        {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["list", "new", "close", "select"]},
+                "index": {"type": "integer", "minimum": 0, "description": "for close and select: from action=list"},
+                "url": {"type": "string", "description": "for new: the page to open"},
+            },
+            "required": ["action"],
+        },
+        False,
+        None,
+    ),
+    "browser_close": (
+        "Close tab",
+        "Close your current tab, the one browser_* tools act on.",
+        {"type": "object", "properties": {}},
+        False,
+        None,
+    ),
+    "browser_resize": (
+        "Resize browser window",
+        "Resize the window of your current tab, in CSS pixels (the page's viewport shrinks or grows with it);"
+        " only a window whose every tab is yours (browser_windows action=create opens one).",
+        {
+            "type": "object",
+            "properties": {
+                "width": {"type": "number", "minimum": MIN_WINDOW_SIZE, "maximum": MAX_WINDOW_SIZE},
+                "height": {"type": "number", "minimum": MIN_WINDOW_SIZE, "maximum": MAX_WINDOW_SIZE},
+            },
+            "required": ["width", "height"],
+        },
+        False,
+        "windows",
+    ),
+}
+
+
+@attrs.frozen
+class TabsCall:
+    """A ``browser_tabs`` call, checked: ``index`` None means the current tab (close) or is unused."""
+
+    action: str
+    index: int | None = None
+    url: str = "about:blank"
+
+
 @attrs.frozen
 class WideCall:
     """A browser-wide tool call, checked: what to ask (``request`` and its wire ``args``) of which browser.
@@ -156,6 +230,56 @@ def tool_definitions(features: frozenset[str]) -> list[JsonObject]:
     ]
 
 
+def tab_tool_definitions(features: frozenset[str]) -> list[JsonObject]:
+    """Playwright MCP's tab tools, in wire form, for a browser that carries out built-in browser tools
+    and has ``features``."""
+    return [
+        {
+            "name": name,
+            "title": title,
+            "description": description,
+            "inputSchema": schema,
+            "annotations": {"readOnlyHint": read_only, "openWorldHint": False},
+        }
+        for name, (title, description, schema, read_only, feature) in TAB_TOOLS.items()
+        if feature is None or feature in features
+    ]
+
+
+def tabs_call(args: JsonObject) -> TabsCall:
+    """Raises: InvalidRequest."""
+    action, index, url = args.get("action"), args.get("index"), args.get("url")
+    if action not in ("list", "new", "close", "select"):
+        raise InvalidRequest("`action` must be one of list, new, close, select")
+    if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
+        raise InvalidRequest(f"`index` must be a whole number from 0, as browser_tabs action=list shows; got {index!r}")
+    if action == "select" and index is None:
+        raise InvalidRequest("action=select needs `index`: the tab's number from browser_tabs action=list")
+    if action != "new":
+        return TabsCall(action, index)
+    if url is not None and (not isinstance(url, str) or not url):
+        raise InvalidRequest("`url` of a new tab must be a non-empty string, such as https://example.com/")
+    return TabsCall(action, url=page_url(url or "about:blank"))
+
+
+def resize_call(width: Any, height: Any) -> WideCall:
+    """A ``resizeWindow`` for the session's current tab's window, which the hub names.
+
+    Raises:
+        InvalidRequest: a size that is not a number of CSS pixels a window can have.
+    """
+    size = {}
+    for name, value in (("width", width), ("height", height)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InvalidRequest(f"`{name}` must be a number of CSS pixels, such as 1280; got {value!r}")
+        if not MIN_WINDOW_SIZE <= value <= MAX_WINDOW_SIZE:
+            raise InvalidRequest(
+                f"`{name}` must be from {MIN_WINDOW_SIZE} to {MAX_WINDOW_SIZE} CSS pixels; got {value:g}"
+            )
+        size[name] = round(value)
+    return WideCall(RESIZE_WINDOW, size)
+
+
 def call_of(tool: str, args: JsonObject) -> WideCall | None:
     """The call an MCP tool call stands for; None when ``tool`` is not one of these.
 
@@ -170,6 +294,8 @@ def call_of(tool: str, args: JsonObject) -> WideCall | None:
         return bookmarks_call(
             args.get("action"), args.get("query"), args.get("url"), args.get("title"), args.get("browser")
         )
+    if tool == "browser_resize":
+        return resize_call(args.get("width"), args.get("height"))
     return None
 
 

@@ -306,7 +306,20 @@ class BrowserLinks:
         tab.update(message.tab)
         browser.tabs[tab.id] = tab
         effects = self._answer_open_tab(link, message.request_id, browser, tab, now, created=True)
-        return effects + self._changed(browser, tab)
+        return effects + self._born_of(browser, tab, message.opener_tab_id) + self._changed(browser, tab)
+
+    def _born_of(self, browser: Browser, tab: Tab, opener_id: int | None) -> list[Effect]:
+        """A new tab whose opener is a session's tab is that session's from birth, and joins its
+        tab group (``tabClaimed``): a popup or ``target=_blank`` page the client's click opened is
+        where its work goes on. A tab the person's tab opened stays the person's; an opener this
+        browser never announced, or a tab someone already holds, changes nothing."""
+        opener = browser.tabs.get(opener_id) if opener_id is not None and opener_id != tab.id else None
+        if opener is None or opener.owner is None or tab.owner is not None:
+            return []
+        if opener.owner not in self._sessions:
+            return []
+        tab.owner = opener.owner
+        return self._tell(browser, TabClaimed(opener.owner, tab.id))
 
     def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
         browser, tab = self._announced_tab(link, message.tab.id)

@@ -145,6 +145,10 @@ class TabCreated:
     tab: TabInfo
     request_id: str | None = None
     session_id: str | None = None
+    # The tab whose page opened this one (``window.open``, a link or form with a target): a tab
+    # born of a session's tab is that session's (:mod:`broker.core.links`). None: the person, or
+    # the browser, opened it.
+    opener_tab_id: int | None = None
 
 
 @attrs.frozen

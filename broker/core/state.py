@@ -373,6 +373,35 @@ class Broker(BrowserRequests):
         session.current = (browser.key, tab.id)
         return self._view(browser, tab), self._tell(browser, FocusTab(session_id, tab.id))
 
+    def select_tab(self, session_id: SessionId, tab_ref: str | int) -> TabView:
+        """Make a tab the session owns its current tab, the one built-in tools act on when none is
+        named; unlike :meth:`focus_tab` the browser's front tab stays the person's choice.
+
+        Raises:
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabNotClaimed.
+        """
+        session = self._session(session_id)
+        browser, tab = self._browsers.resolve(tab_ref)
+        self._check_yours(session, browser, tab, "select")
+        session.current = (browser.key, tab.id)
+        return self._view(browser, tab)
+
+    def own_tabs(self, session_id: SessionId) -> tuple[list[TabView], TabView | None]:
+        """The tabs the session owns, in the browsers' order, and its current tab when it has one open.
+
+        Raises:
+            SessionEnded.
+        """
+        session = self._session(session_id)
+        owned = [
+            self._view(browser, tab)
+            for browser in self._browsers.attached()
+            for tab in browser.tabs.values()
+            if tab.owner == session_id
+        ]
+        current = next((v for v in owned if (v.browser, v.id) == session.current), None)
+        return owned, current
+
     def session_tools(self, session_id: SessionId) -> list[tuple[TabView, Tool]]:
         """The page tools a session sees: those of the tabs it owns, the only ones it may call.
 

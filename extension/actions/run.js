@@ -22,10 +22,14 @@ import { AFTER_ACTION_LIMIT, pageReport, sections, textResult } from "./results.
 import { takeScreenshot } from "./screenshot.js";
 import { consoleMessages, networkRequests } from "./telemetry.js";
 import { waitFor } from "./wait.js";
+import { watchingNewTabs } from "../new_tabs.js";
+import { describeDownload, downloadsOf, watchingDownloads } from "./downloads.js";
 
 // Below the broker's default 30 s deadline, so that a slow action still gets its own answer.
 const ACTION_TIMEOUT_MS = 28_000;
 const RESTRICTED_LOAD_MS = 15_000;
+// Actions after which the element in focus is the one they clicked or pressed a key on.
+const CLICKS = new Set(["click", "press_key"]);
 // Pages the debugger may act in beside http(s) ones.
 const OPEN_PAGE = /^(about:blank|data:)/;
 
@@ -82,7 +86,9 @@ const HANDLERS = {
   },
   async network_requests(tabId, args) {
     await attach(tabId);
-    return textResult(sections(["Result", [await networkRequests(tabId, args)]]));
+    return textResult(
+      sections(["Result", [await networkRequests(tabId, args)]], ["Downloads", await downloadsOf(tabId)]),
+    );
   },
   evaluate,
   drag: input(drag),
@@ -143,7 +149,16 @@ async function run(tabId, action, args, owner, approved, handler = HANDLERS[acti
     return pageAfter(tabId);
   }
   try {
-    return await handler(tabId, args);
+    const { result, opened } = await watchingNewTabs(tabId, () =>
+      watchingDownloads(tabId, () => handler(tabId, args), { clicked: CLICKS.has(action) }),
+    );
+    return withAftermath(result.result, [
+      [
+        "New tabs",
+        opened.map(({ id, url }) => `- Tab ${id}: ${url || "about:blank"} (yours; name it with tab: ${id})`),
+      ],
+      ["Downloads", result.downloads.map(describeDownload)],
+    ]);
   } finally {
     await releaseHandles(tabId);
   }
@@ -188,6 +203,18 @@ async function perform(tabId, action, args, owner, approved) {
     serialized(tabId, () => run(tabId, action, args, owner, approved, handler)),
   );
   return withDialogNotes(tabId, ended.dialog ? await dialogResult(tabId, ended.dialog) : ended.value);
+}
+
+/**
+ * An action's result with what else it did: the tabs its page opened meanwhile (they are the
+ * client's, as the page is) and the downloads it started.
+ */
+function withAftermath(result, parts) {
+  const section = sections(...parts);
+  if (!section) return result;
+  const [first, ...rest] = result.content;
+  if (first?.type === "text") return { ...result, content: [{ ...first, text: `${first.text}\n${section}` }, ...rest] };
+  return { ...result, content: [...result.content, { type: "text", text: section }] };
 }
 
 function errorOf(error) {
