@@ -53,7 +53,8 @@ from benchlib.servers import Server, start_broker
 from benchlib.stats import Timings
 from playwright.async_api import Playwright, async_playwright
 
-from tests.chromium import CHROMIUM
+from broker.discovery import load_or_create_token
+from tests.chromium import CHROMIUM, trust_broker
 
 # extension/protocol.js PORT_FIRST..PORT_LAST
 PROBED_PORTS = range(8765, 8786)
@@ -170,7 +171,11 @@ async def bench_probing(
     place.create()
     result = JoinResult("probing")
     ports_of_others: set[int] = set()
+    # Without the host, the extension joins only a broker it was paired with: the bench's brokers
+    # share one token file (start_broker), whose link key is stored as pairing would before any starts.
+    token = load_or_create_token(workdir / "broker-token")
     async with chromium(playwright, place) as browser:
+        await trust_broker(browser.context.service_workers[0], token)
         # The worker's start restarts the backoff, as a departing broker does.
         backoff_restarted = browser.started
         for run in range(runs):
