@@ -40,7 +40,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from . import codec
+from . import codec, uploads
 from .core import arguments, browser_tools, browser_wide
 from .core.effects import TabView
 from .core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
@@ -51,12 +51,16 @@ from .mcp_progress import WaitProgress
 from .runtime import VERSION
 from .views import browser_call_json, page_text_fields, tab_json, tab_tools_json
 
-__all__ = ["CLIENT_LABEL", "CONNECTION_KEY", "McpSession", "McpSurface", "UNTRUSTED"]
+__all__ = ["CLIENT_LABEL", "CONNECTION_KEY", "WORKDIR", "McpSession", "McpSurface", "UNTRUSTED"]
 
 logger = logging.getLogger(__name__)
 
 CONNECTION_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_connection_key", default=None)
 CLIENT_LABEL: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_client_label", default=None)
+# The folder `browser-mcp mcp` was started in, for a connection it relays; files there may be uploaded.
+WORKDIR: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_workdir", default=None)
+# How long a client that declared roots gets to list them.
+ROOTS_TIMEOUT = 5.0
 
 COALESCE = 0.02
 UNTRUSTED = "browser-mcp/untrusted"
@@ -458,6 +462,9 @@ class McpSurface:
             if action is not None:
                 tab, action_args = browser_tools.action_arguments(action, args)
                 tab_ref = None if tab is None else arguments.tab_ref(tab)
+                if action == "file_upload":
+                    folders = [*self.hub.config.upload_dirs, *await _client_folders(ctx)]
+                    action_args = uploads.checked_upload(action_args, folders, self.hub.config.upload_max_bytes)
                 view, value = await self.hub.act(
                     session.key, tab_ref, action, action_args, on_wait=self._progress(ctx, session)
                 )
@@ -512,6 +519,27 @@ class McpSurface:
     ) -> types.CallToolResult:
         value = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
         return _page_result(value, str(ref))
+
+
+async def _client_folders(ctx: ServerRequestContext[Any, Any]) -> list[str]:
+    """The folders this client may upload from: its MCP roots, or for `browser-mcp mcp` without
+    them, the folder it was started in.
+
+    Roots are asked for in the handshake era only: a stateless (2026-07-28) request has no way
+    back to the client for it to answer, and that era drops roots. A client whose roots cannot be
+    listed counts as one without.
+    """
+    capabilities = ctx.session.client_capabilities
+    if capabilities is not None and capabilities.roots is not None:
+        try:
+            async with asyncio.timeout(ROOTS_TIMEOUT):
+                listed = await ctx.session.send_request(types.ListRootsRequest(), types.ListRootsResult)
+        except (MCPError, TimeoutError) as exc:
+            logger.info("the client's roots could not be listed: %s", exc)
+        else:
+            return [folder for root in listed.roots if (folder := uploads.root_folder(str(root.uri)))]
+    workdir = WORKDIR.get()
+    return [workdir] if workdir else []
 
 
 def _input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
