@@ -23,7 +23,7 @@ import { RECORD_REQUESTS, notShared } from "./records.js";
 import { documentIn } from "./documents.js";
 import { sessionCredential, sessionName } from "./sessions.js";
 import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "./settings.js";
-import { sizeOf } from "./actions/file_chooser.js";
+import { uploadedFiles } from "./actions/file_chooser.js";
 
 // Playwright MCP's read-only built-in tools; every other one changes the page. The broker knows
 // this too (broker/core/browser_tools.py), but the person's safeguard takes no broker's word for it.
@@ -62,10 +62,8 @@ function shownArguments(message) {
   }
   if (message.type === FromBroker.BROWSER_ACTION && message.action === "file_upload") {
     const { files, paths, ...rest } = args;
-    const listed = Array.isArray(files) ? files.map((file) => `${file.name}, ${sizeOf(file.size)}: ${file.path}`) : [];
-    const code = listed.length
-      ? listed.join("\n")
-      : (paths ?? []).join("\n") || "(none: the file chooser is cancelled)";
+    const listed = uploadedFiles({ files, paths }).map((file) => `${file.name}, ${file.size}: ${file.path}`);
+    const code = listed.join("\n") || "(none: the file chooser is cancelled)";
     return { code, args: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "", codeLabel: "Files" };
   }
   return { code: "", args: JSON.stringify(args, null, 2) ?? "" };

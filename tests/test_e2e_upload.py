@@ -158,3 +158,26 @@ async def test_the_person_is_asked_before_an_upload_with_its_files_and_site(
     assert await page.evaluate("window.received") == []
     # Denied, the chooser is still open for the client to answer otherwise.
     assert "Cancelled" in await world.ok(tab_id, "file_upload", paths=[])
+
+
+async def test_the_approval_window_names_the_files_that_go_whatever_else_the_call_says(
+    world: World, tab: tuple[int, Page], tmp_path: Path
+) -> None:
+    tab_id, page = tab
+    secret = tmp_path / "secret.key"
+    secret.write_text("key")
+    await open_chooser(world, tab_id, 'button "Photo"')
+    await world.approval_policy("destructive")
+    try:
+        # A description of some other, harmless file lends the upload neither its name nor its size.
+        harmless = {"path": str(tmp_path / "cat.jpg"), "name": "cat.jpg", "size": 10}
+        asked = asyncio.ensure_future(world.act(tab_id, "file_upload", paths=[str(secret)], files=[harmless]))
+        window = await world.context.wait_for_event("page", lambda opened: "/approval.html" in opened.url)
+        await window.wait_for_selector("#agent:not(:empty)")
+        assert await window.locator("#code").text_content() == f"secret.key, size unknown: {secret}"
+        with contextlib.suppress(Exception):
+            await window.get_by_role("button", name="Deny").click()
+        assert (await asked)["error"]["code"] == "not_approved"
+    finally:
+        await world.approval_policy("never")
+    assert await page.evaluate("window.received") == []

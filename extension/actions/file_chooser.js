@@ -43,7 +43,7 @@ function checkedPaths(args) {
   return paths;
 }
 
-export function sizeOf(bytes) {
+function sizeOf(bytes) {
   if (bytes < 1024) return `${bytes} B`;
   const units = ["KB", "MB", "GB"];
   let size = bytes / 1024;
@@ -55,9 +55,21 @@ export function sizeOf(bytes) {
   return `${size.toFixed(1)} ${units[unit]}`;
 }
 
-/** "name (size)" for each of `files`, as the broker described them. */
-export function fileList(files) {
-  return (Array.isArray(files) ? files : []).map((file) => `${file.name} (${sizeOf(file.size)})`).join(", ");
+/**
+ * The files an upload's `args` send: each of its `paths` (what is uploaded), named by its last
+ * part, with the size the broker gave in `files` for that same path. A size is taken only for a
+ * path that is uploaded, so what the person is shown is what goes.
+ */
+export function uploadedFiles(args) {
+  const sizes = new Map((Array.isArray(args.files) ? args.files : []).map((file) => [file?.path, file?.size]));
+  return (Array.isArray(args.paths) ? args.paths : []).map((path) => {
+    const size = sizes.get(path);
+    return {
+      path: String(path),
+      name: String(path).split(/[/\\]/).pop(),
+      size: Number.isInteger(size) ? sizeOf(size) : "size unknown",
+    };
+  });
 }
 
 async function cancel(tabId, chooser) {
@@ -96,6 +108,8 @@ export async function uploadFiles(tabId, args) {
     );
   }
   await send(tabId, "DOM.setFileInputFiles", { files: paths, backendNodeId: chooser.backendNodeId });
-  const names = fileList(args.files) || paths.join(", ");
+  const names = uploadedFiles(args)
+    .map((file) => `${file.name} (${file.size})`)
+    .join(", ");
   return `Uploaded ${paths.length} file${paths.length === 1 ? "" : "s"} into the file chooser: ${names}`;
 }
