@@ -124,6 +124,13 @@ async def test_an_upload_with_no_chooser_open_is_an_error(world: World, tab: tup
     again = await world.fails(tab_id, "file_upload", **described(notes))
     assert again["code"] == "no_file_chooser", again
     assert len(await page.evaluate("window.received")) == 1
+    # Left open, the chooser is named in the tab's next results; a new page takes it away.
+    await open_chooser(world, tab_id, 'button "Photo"')
+    assert CHOOSER_LINE in await world.ok(tab_id, "snapshot")
+    reloaded = await world.ok(tab_id, "reload")
+    assert CHOOSER_LINE not in reloaded, reloaded
+    gone = await world.fails(tab_id, "file_upload", **described(notes))
+    assert gone["code"] == "no_file_chooser", gone
 
 
 async def test_the_person_is_asked_before_an_upload_with_its_files_and_site(

@@ -164,7 +164,7 @@ async def test_the_session_is_one_broker_session_named_after_the_client(
 async def test_without_roots_files_in_the_folder_it_was_started_in_may_be_uploaded(
     era: str, tmp_path: Path, discovery_dir: Path, state_dir: Path, broker: BrokerProcess, connect_fake: ConnectFake
 ) -> None:
-    started_in, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    started_in, elsewhere = tmp_path / "projekt ü", tmp_path / "elsewhere"
     for folder in (started_in, elsewhere):
         (folder / "sub").mkdir(parents=True)
         (folder / "sub" / "notes.txt").write_text("notes\n")

@@ -58,7 +58,9 @@ async def test_a_file_under_the_clients_roots_reaches_the_extension_resolved(
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         # Named through a detour (..), the file goes as the path it resolves to.
         detour = folders["root"] / ".." / "root" / "root.txt"
-        result = await client.call("browser_file_upload", {"paths": [str(detour)]})
+        # What a client says of the files is not taken: the broker describes them itself.
+        claimed = [{"path": "/elsewhere/cat.jpg", "name": "cat.jpg", "size": 1}]
+        result = await client.call("browser_file_upload", {"paths": [str(detour)], "files": claimed})
         assert not result.is_error, text(result)
         sent = await fake.wait_for("browserAction")
         assert (sent["action"], sent["args"]) == ("file_upload", uploaded(folders["root"] / "root.txt"))
