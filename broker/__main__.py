@@ -537,7 +537,12 @@ def _screenshot(args: argparse.Namespace) -> int:
 
 def _act_command(args: argparse.Namespace) -> int:
     action_args = _json_args(args.args, '{"target": "e7", "element": "Buy button"}')
-    return _show_result(args, _act(args, args.action.removeprefix("browser_"), action_args, args.timeout))
+    action = args.action.removeprefix("browser_")
+    paths = action_args.get("paths")
+    if action == "file_upload" and isinstance(paths, list):
+        # A person names files from where they are; the broker takes absolute paths alone.
+        action_args["paths"] = [os.path.abspath(path) if isinstance(path, str) and path else path for path in paths]
+    return _show_result(args, _act(args, action, action_args, args.timeout))
 
 
 def _query(**values: Any) -> str:

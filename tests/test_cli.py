@@ -485,7 +485,10 @@ async def test_act_uploads_files_only_from_the_brokers_upload_dirs(
     )
     outside.assert_failed_saying("outside the folders files may be uploaded from", str(uploads))
     assert fake.received("browserAction") == []
-    result = await cli(discovery_dir, "act", "7", "file_upload", json.dumps({"paths": [str(uploads / "report.txt")]}))
+    # A path relative to where the command runs.
+    result = await run_cli(
+        "act", "7", "browser_file_upload", '{"paths": ["report.txt"]}', discovery_dir=discovery_dir, cwd=uploads
+    )
     assert result.returncode == 0, result.stderr
     sent = await fake.wait_for("browserAction")
     assert sent["args"]["files"] == [{"path": str((uploads / "report.txt").resolve()), "name": "report.txt", "size": 7}]
