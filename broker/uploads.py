@@ -45,21 +45,28 @@ def _inside(path: Path, folders: list[Path]) -> bool:
 def _checked_file(given: object, folders: list[Path], max_bytes: int) -> JsonObject:
     if not isinstance(given, str) or not given:
         raise InvalidRequest("browser_file_upload needs `paths`: a list of file paths")
-    path = Path(given).expanduser()
+    path = Path(given)
     if not path.is_absolute():
         raise InvalidRequest(f"{given!r} is not an absolute path: name each file by its absolute path")
-    resolved = path.resolve()
+    try:
+        resolved = path.resolve()
+    # A NUL in the path (ValueError), a symlink loop (RuntimeError), a name too long (OSError).
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise UploadNotAllowed(f"{given!r} cannot be resolved to a file: {exc}") from None
     if not _inside(resolved, folders):
         shown = f"{given!r}" if resolved == path else f"{given!r} (which leads to {str(resolved)!r})"
         raise UploadNotAllowed(
             f"{shown} is outside the folders files may be uploaded from"
-            f" ({', '.join(map(str, folders)) or 'none here'}): your MCP roots, the folder"
-            " `browser-mcp mcp` was started in, or `serve --upload-dir`"
+            f" ({', '.join(map(str, folders)) or 'none here'}): an MCP client's roots (or the folder"
+            " `browser-mcp mcp` was started in) and `serve --upload-dir`, which alone REST and the"
+            " command line upload from"
         )
     try:
         info = resolved.stat()
-    except OSError:
+    except FileNotFoundError:
         raise UploadNotAllowed(f"{given!r} does not exist") from None
+    except OSError as exc:
+        raise UploadNotAllowed(f"{given!r} cannot be read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
         raise UploadNotAllowed(f"{given!r} is {kind}: only files can be uploaded")

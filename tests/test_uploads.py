@@ -87,6 +87,10 @@ async def test_a_file_under_the_clients_roots_reaches_the_extension_resolved(
         ("missing", "upload_not_allowed", "does not exist"),
         ("too large", "upload_too_large", "over the upload limit of 1,000 bytes"),
         ("relative", "invalid_request", "not an absolute path"),
+        ("home-relative", "invalid_request", "not an absolute path"),
+        ("symlink loop", "upload_not_allowed", "cannot be resolved"),
+        ("nul", "upload_not_allowed", "cannot be resolved"),
+        ("name too long", "upload_not_allowed", "name too long"),
         ("one bad of two", "upload_not_allowed", "outside the folders"),
     ],
 )
@@ -97,6 +101,7 @@ async def test_a_file_it_may_not_send_is_a_clear_error_and_nothing_is_sent(
     (root / "big.bin").write_bytes(b"x" * 1001)
     (root / "escape.txt").symlink_to(folders["outside"] / "outside.txt")
     (root / "sub").mkdir()
+    (root / "loop").symlink_to(root / "loop")
     paths = {
         "outside": [str(folders["outside"] / "outside.txt")],
         "symlink outside": [str(root / "escape.txt")],
@@ -104,6 +109,10 @@ async def test_a_file_it_may_not_send_is_a_clear_error_and_nothing_is_sent(
         "missing": [str(root / "gone.txt")],
         "too large": [str(root / "big.bin")],
         "relative": ["root.txt"],
+        "home-relative": ["~/root.txt"],
+        "symlink loop": [str(root / "loop")],
+        "nul": [str(root / "root.txt\x00.png")],
+        "name too long": [str(root / ("x" * 5000))],
         "one bad of two": [str(root / "root.txt"), str(folders["outside"] / "outside.txt")],
     }[case]
     broker = await make_broker(upload_max_bytes=1000)
