@@ -59,8 +59,9 @@ CONNECTION_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp
 CLIENT_LABEL: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_client_label", default=None)
 # The folder `browser-mcp mcp` was started in, for a connection it relays; files there may be uploaded.
 WORKDIR: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_workdir", default=None)
-# How long a client that declared roots gets to list them.
+# How long a client that declared roots gets to list them, and the key its stateless answer has.
 ROOTS_TIMEOUT = 5.0
+ROOTS_INPUT = "roots"
 
 COALESCE = 0.02
 UNTRUSTED = "browser-mcp/untrusted"
@@ -438,7 +439,7 @@ class McpSurface:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         session = await self.who(ctx)
         args = params.arguments or {}
         try:
@@ -463,7 +464,10 @@ class McpSurface:
                 tab, action_args = browser_tools.action_arguments(action, args)
                 tab_ref = None if tab is None else arguments.tab_ref(tab)
                 if action == "file_upload":
-                    folders = [*self.hub.config.upload_dirs, *await _client_folders(ctx)]
+                    client_folders = await _client_folders(ctx, params)
+                    if isinstance(client_folders, types.InputRequiredResult):
+                        return client_folders
+                    folders = [*self.hub.config.upload_dirs, *client_folders]
                     action_args = uploads.checked_upload(action_args, folders, self.hub.config.upload_max_bytes)
                 view, value = await self.hub.act(
                     session.key, tab_ref, action, action_args, on_wait=self._progress(ctx, session)
@@ -521,22 +525,32 @@ class McpSurface:
         return _page_result(value, str(ref))
 
 
-async def _client_folders(ctx: ServerRequestContext[Any, Any]) -> list[str]:
+async def _client_folders(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> list[str] | types.InputRequiredResult:
     """The folders this client may upload from: its MCP roots, or for `browser-mcp mcp` without
     them, the folder it was started in.
 
-    Roots are asked for in the handshake era only: a stateless (2026-07-28) request has no way
-    back to the client for it to answer, and that era drops roots. A client whose roots cannot be
-    listed counts as one without.
+    A client that declares roots is asked for them: in the handshake era with a request of the
+    broker's own, in the stateless one (2026-07-28) by answering the call with an
+    InputRequiredResult, which the client answers by calling again with its roots. A client
+    whose roots cannot be listed counts as one without.
     """
     capabilities = ctx.session.client_capabilities
     if capabilities is not None and capabilities.roots is not None:
-        try:
-            async with asyncio.timeout(ROOTS_TIMEOUT):
-                listed = await ctx.session.send_request(types.ListRootsRequest(), types.ListRootsResult)
-        except (MCPError, TimeoutError) as exc:
-            logger.info("the client's roots could not be listed: %s", exc)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            answered = (params.input_responses or {}).get(ROOTS_INPUT)
+            if answered is None:
+                return types.InputRequiredResult(input_requests={ROOTS_INPUT: types.ListRootsRequest()})
+            listed = answered if isinstance(answered, types.ListRootsResult) else None
         else:
+            try:
+                async with asyncio.timeout(ROOTS_TIMEOUT):
+                    listed = await ctx.session.send_request(types.ListRootsRequest(), types.ListRootsResult)
+            except (MCPError, TimeoutError) as exc:
+                logger.info("the client's roots could not be listed: %s", exc)
+                listed = None
+        if listed is not None:
             return [folder for root in listed.roots if (folder := uploads.root_folder(str(root.uri)))]
     workdir = WORKDIR.get()
     return [workdir] if workdir else []

@@ -18,7 +18,7 @@ from broker.core.browser_tools import ACTIONS
 
 from .conftest import MakeBroker
 from .fakes import FakeTab
-from .mcp_clients import LEGACY, MODERN, text
+from .mcp_clients import ERAS, LEGACY, MODERN, text
 
 ALL_ACTIONS = list(ACTIONS)
 TAB = FakeTab(7, "https://upload.example/form", "Upload form")
@@ -45,12 +45,14 @@ def folders(tmp_path: Path) -> dict[str, Path]:
     return made
 
 
+@pytest.mark.parametrize("era", ERAS)
 async def test_a_file_under_the_clients_roots_reaches_the_extension_resolved(
-    make_broker: MakeBroker, folders: dict[str, Path]
+    make_broker: MakeBroker, folders: dict[str, Path], era: str
 ) -> None:
     broker = await make_broker(upload_dirs=(str(folders["uploads"]),))
     fake = await broker.extension(TAB, actions=ALL_ACTIONS)
-    async with broker.mcp("Claude Code", LEGACY, roots=[folders["root"].as_uri()]) as client:
+    # 2025: the broker asks the client for its roots; 2026: the call asks for them as input.
+    async with broker.mcp("Claude Code", era, roots=[folders["root"].as_uri()]) as client:
         tools = await client.tools()
         annotations = tools["browser_file_upload"].annotations
         assert annotations is not None and annotations.destructive_hint is True
@@ -94,8 +96,9 @@ async def test_a_file_under_the_clients_roots_reaches_the_extension_resolved(
         ("one bad of two", "upload_not_allowed", "outside the folders"),
     ],
 )
+@pytest.mark.parametrize("era", ERAS)
 async def test_a_file_it_may_not_send_is_a_clear_error_and_nothing_is_sent(
-    make_broker: MakeBroker, folders: dict[str, Path], case: str, code: str, words: str
+    make_broker: MakeBroker, folders: dict[str, Path], case: str, code: str, words: str, era: str
 ) -> None:
     root = folders["root"]
     (root / "big.bin").write_bytes(b"x" * 1001)
@@ -117,7 +120,7 @@ async def test_a_file_it_may_not_send_is_a_clear_error_and_nothing_is_sent(
     }[case]
     broker = await make_broker(upload_max_bytes=1000)
     fake = await broker.extension(TAB, actions=ALL_ACTIONS)
-    async with broker.mcp("Claude Code", LEGACY, roots=[root.as_uri()]) as client:
+    async with broker.mcp("Claude Code", era, roots=[root.as_uri()]) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         refused = await client.call("browser_file_upload", {"paths": paths})
         assert refused.is_error and text(refused).startswith(f"{code}:") and words in text(refused), text(refused)
