@@ -179,6 +179,15 @@ async def test_without_roots_files_in_the_folder_it_was_started_in_may_be_upload
         assert not result.is_error, text(result)
     sent = await fake.wait_for("browserAction")
     assert sent["args"]["paths"] == [str((started_in / "sub" / "notes.txt").resolve())]
+    # A client that declares roots uploads from those, not from where it was started.
+    rooted = sdk_client(params, "rooted", era, start_timeout=START_TIMEOUT, roots=[elsewhere.as_uri()])
+    async with rooted as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 9})
+        refused = await client.call("browser_file_upload", {"paths": [str(started_in / "sub" / "notes.txt")]})
+        assert refused.is_error and text(refused).startswith("upload_not_allowed:"), text(refused)
+        result = await client.call("browser_file_upload", {"paths": [str(elsewhere / "sub" / "notes.txt")]})
+        assert not result.is_error, text(result)
+    assert fake.received("browserAction")[-1]["args"]["paths"] == [str((elsewhere / "sub" / "notes.txt").resolve())]
 
 
 # The broker going away and coming back
