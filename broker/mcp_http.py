@@ -249,7 +249,6 @@ class McpEndpoint:
 
     async def http(self, request: web.Request) -> web.StreamResponse:
         CLIENT_LABEL.set(request.get(CLIENT_LABEL_KEY))
-        WORKDIR.set(uploads.workdir_of(request.headers.get(uploads.WORKDIR_HEADER)))
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             CONNECTION_KEY.set(None)

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
+from mcp.client.streamable_http import streamable_http_client
 
 from broker.core.browser_tools import ACTIONS
+from broker.uploads import WORKDIR_HEADER
 
-from .conftest import MakeBroker
+from .conftest import TOKEN, MakeBroker
 from .fakes import FakeTab
-from .mcp_clients import ERAS, LEGACY, MODERN, text
+from .mcp_clients import ERAS, LEGACY, MODERN, loopback_http, sdk_client, text
 
 ALL_ACTIONS = list(ACTIONS)
 TAB = FakeTab(7, "https://upload.example/form", "Upload form")
@@ -146,6 +149,23 @@ async def test_a_client_without_roots_over_http_uploads_from_upload_dirs_alone(
             await client.call_json("tabs", {"action": "release", "tab": 7})
     expected = uploaded(folders["uploads"] / "uploads.txt")
     assert [sent["args"] for sent in fake.received("browserAction")] == [expected, expected]
+
+
+async def test_a_working_folder_is_taken_from_browser_mcp_mcp_alone(
+    make_broker: MakeBroker, folders: dict[str, Path]
+) -> None:
+    # The header browser-mcp mcp sends on its WebSocket, sent by an HTTP client instead.
+    broker = await make_broker()
+    fake = await broker.extension(TAB, actions=ALL_ACTIONS)
+    headers = {"Authorization": f"Bearer {TOKEN}", WORKDIR_HEADER: quote(str(folders["root"]))}
+    async with (
+        loopback_http(headers) as http,
+        sdk_client(streamable_http_client(broker.mcp_url, http_client=http), "posing", MODERN) as client,
+    ):
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call("browser_file_upload", {"paths": [str(folders["root"] / "root.txt")]})
+        assert refused.is_error and text(refused).startswith("upload_not_allowed:"), text(refused)
+    assert fake.received("browserAction") == []
 
 
 async def test_rest_uploads_only_from_upload_dirs(make_broker: MakeBroker, folders: dict[str, Path]) -> None:
