@@ -1,8 +1,9 @@
 // Approvals: what may run in a page, asked of the person before a broker's request runs. A call
-// they must allow (a page tool declaring destructiveHint, browser_evaluate, or under the stricter
-// policy every tool not declared read-only) waits for their answer in an approval window, an
-// extension page naming the agent and the credential it connected with, the tool, its arguments
-// whole (a function's source as written), and the tab's site and title. The broker hears that the
+// they must allow (a page tool declaring destructiveHint, browser_evaluate, browser_file_upload, or
+// under the stricter policy every tool not declared read-only) waits for their answer in an
+// approval window, an extension page naming the agent and the credential it connected with, the
+// tool, its arguments whole (a function's source as written, an upload's files with their sizes),
+// and the tab's site and title. The broker hears that the
 // call waits (approvalPending), so it does not time the call out meanwhile. Deny, closing the
 // window, or no answer within the approval time fails the call with `not_approved`; "always allow"
 // adds that credential on that site to the options' list. Read-only tools never ask.
