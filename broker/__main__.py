@@ -153,6 +153,22 @@ def build_parser() -> argparse.ArgumentParser:
             flag, type=type(default), default=default, metavar=metavar, help=help_text.format(f"{default:g}")
         )
     serve.add_argument(
+        "--upload-dir",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FOLDER",
+        help="a folder whose files browser_file_upload may send to pages, for every caller: REST and the CLI"
+        " upload from these alone (repeatable; MCP clients also from their roots)",
+    )
+    serve.add_argument(
+        "--upload-max-mb",
+        type=float,
+        default=DEFAULTS.upload_max_bytes / 1024 / 1024,
+        metavar="MB",
+        help="the largest file browser_file_upload sends (default: %(default)g)",
+    )
+    serve.add_argument(
         "--no-evaluate",
         action="store_true",
         help="do not offer browser_evaluate (JavaScript of the client's choosing in its tabs)",
@@ -245,6 +261,13 @@ def _allowed_extensions(flags: list[str]) -> frozenset[str]:
     return frozenset(ids)
 
 
+def _upload_dirs(flags: list[Path]) -> tuple[str, ...]:
+    missing = [str(folder) for folder in flags if not folder.is_dir()]
+    if missing:
+        raise ClientError(f"--upload-dir must name folders; not one: {', '.join(missing)}")
+    return tuple(str(folder.resolve()) for folder in flags)
+
+
 def _broker_token() -> str:
     """The broker's token, made and written on first use.
 
@@ -277,6 +300,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise ClientError("--ping-interval must be positive and shorter than --silence-timeout")
     if args.max_links < 1 or args.max_tabs < 1:
         raise ClientError("--max-links and --max-tabs must be at least 1")
+    if args.upload_max_mb <= 0:
+        raise ClientError("--upload-max-mb must be positive")
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     first_run = not paths.token_file().exists()
@@ -288,6 +313,8 @@ def _serve(args: argparse.Namespace) -> int:
             server_version=VERSION,
             call_timeout=args.call_timeout,
             allow_evaluate=not args.no_evaluate,
+            upload_dirs=_upload_dirs(args.upload_dir),
+            upload_max_bytes=round(args.upload_max_mb * 1024 * 1024),
             max_sessions=args.max_sessions,
             client_max_sessions=args.client_max_sessions,
             rate_limit=args.rate_limit,
@@ -510,7 +537,12 @@ def _screenshot(args: argparse.Namespace) -> int:
 
 def _act_command(args: argparse.Namespace) -> int:
     action_args = _json_args(args.args, '{"target": "e7", "element": "Buy button"}')
-    return _show_result(args, _act(args, args.action.removeprefix("browser_"), action_args, args.timeout))
+    action = args.action.removeprefix("browser_")
+    paths = action_args.get("paths")
+    if action == "file_upload" and isinstance(paths, list):
+        # A person names files from where they are; the broker takes absolute paths alone.
+        action_args["paths"] = [os.path.abspath(path) if isinstance(path, str) and path else path for path in paths]
+    return _show_result(args, _act(args, action, action_args, args.timeout))
 
 
 def _query(**values: Any) -> str:

@@ -41,10 +41,11 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 
+from . import uploads
 from .asgi import Message, Scope, serve_asgi
 from .core.errors import TooManySessions
 from .hub import Hub
-from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, McpSurface
+from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, WORKDIR, McpSurface
 from .runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
 
 __all__ = ["LegacySessions", "McpEndpoint", "RunningMcp"]
@@ -282,6 +283,7 @@ class McpEndpoint:
         await ws.prepare(request)
         CONNECTION_KEY.set(key)
         CLIENT_LABEL.set(request.get(CLIENT_LABEL_KEY))
+        WORKDIR.set(uploads.workdir_of(request.headers.get(uploads.WORKDIR_HEADER)))
         inbound_send, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](16)
 

@@ -40,7 +40,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from . import codec
+from . import codec, uploads
 from .core import arguments, browser_tools, browser_wide
 from .core.effects import TabView
 from .core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
@@ -51,12 +51,17 @@ from .mcp_progress import WaitProgress
 from .runtime import VERSION
 from .views import browser_call_json, page_text_fields, tab_json, tab_tools_json
 
-__all__ = ["CLIENT_LABEL", "CONNECTION_KEY", "McpSession", "McpSurface", "UNTRUSTED"]
+__all__ = ["CLIENT_LABEL", "CONNECTION_KEY", "WORKDIR", "McpSession", "McpSurface", "UNTRUSTED"]
 
 logger = logging.getLogger(__name__)
 
 CONNECTION_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_connection_key", default=None)
 CLIENT_LABEL: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_client_label", default=None)
+# The folder `browser-mcp mcp` was started in, for a connection it relays; files there may be uploaded.
+WORKDIR: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_workdir", default=None)
+# How long a client that declared roots gets to list them, and the key its stateless answer has.
+ROOTS_TIMEOUT = 5.0
+ROOTS_INPUT = "roots"
 
 COALESCE = 0.02
 UNTRUSTED = "browser-mcp/untrusted"
@@ -438,7 +443,7 @@ class McpSurface:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         session = await self.who(ctx)
         args = params.arguments or {}
         try:
@@ -464,6 +469,12 @@ class McpSurface:
             if action is not None:
                 tab, action_args = browser_tools.action_arguments(action, args)
                 tab_ref = None if tab is None else arguments.tab_ref(tab)
+                if action == "file_upload":
+                    client_folders = await _client_folders(ctx, params)
+                    if isinstance(client_folders, types.InputRequiredResult):
+                        return client_folders
+                    folders = [*self.hub.config.upload_dirs, *client_folders]
+                    action_args = uploads.checked_upload(action_args, folders, self.hub.config.upload_max_bytes)
                 view, value = await self.hub.act(
                     session.key, tab_ref, action, action_args, on_wait=self._progress(ctx, session)
                 )
@@ -547,6 +558,37 @@ def _tab_at(tabs: list[TabView], index: int) -> TabView:
         have = f"0 to {len(tabs) - 1}" if tabs else "none: browser_tabs action=new opens one"
         raise InvalidRequest(f"no tab at index {index}: your tabs are numbered {have} (browser_tabs action=list)")
     return tabs[index]
+
+
+async def _client_folders(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> list[str] | types.InputRequiredResult:
+    """The folders this client may upload from: its MCP roots, or for `browser-mcp mcp` without
+    them, the folder it was started in.
+
+    A client that declares roots is asked for them: in the handshake era with a request of the
+    broker's own, in the stateless one (2026-07-28) by answering the call with an
+    InputRequiredResult, which the client answers by calling again with its roots. A client
+    whose roots cannot be listed counts as one without.
+    """
+    capabilities = ctx.session.client_capabilities
+    if capabilities is not None and capabilities.roots is not None:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            answered = (params.input_responses or {}).get(ROOTS_INPUT)
+            if answered is None:
+                return types.InputRequiredResult(input_requests={ROOTS_INPUT: types.ListRootsRequest()})
+            listed = answered if isinstance(answered, types.ListRootsResult) else None
+        else:
+            try:
+                async with asyncio.timeout(ROOTS_TIMEOUT):
+                    listed = await ctx.session.send_request(types.ListRootsRequest(), types.ListRootsResult)
+            except (MCPError, TimeoutError) as exc:
+                logger.info("the client's roots could not be listed: %s", exc)
+                listed = None
+        if listed is not None:
+            return [folder for root in listed.roots if (folder := uploads.root_folder(str(root.uri)))]
+    workdir = WORKDIR.get()
+    return [workdir] if workdir else []
 
 
 def _input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:

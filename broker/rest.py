@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from . import codec
+from . import codec, uploads
 from .core import arguments, browser_tools, browser_wide
 from .core.errors import Forbidden, InvalidRequest, PageToolFailed, ToolNotFound
 from .core.messages import Arguments, RawJson
@@ -189,6 +189,9 @@ async def browser_action(request: web.Request) -> web.Response:
     if action not in browser_tools.ACTIONS:
         raise ToolNotFound(f"no built-in action {action!r} (there are: {', '.join(browser_tools.ACTIONS)})")
     _, args = browser_tools.action_arguments(action, arguments.tool_arguments(await _json_body(request)))
+    if action == "file_upload":
+        config = _hub(request).config
+        args = uploads.checked_upload(args, config.upload_dirs, config.upload_max_bytes)
     answer_within = arguments.call_timeout(request.query.get("timeout"))
     _, result = await _hub(request).act(session_id, request.match_info["tab"], action, args, answer_within)
     return _result_response(result)

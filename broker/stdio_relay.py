@@ -33,9 +33,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import secrets
 from pathlib import Path
+from urllib.parse import quote
 
 import aiohttp
 
@@ -45,6 +47,7 @@ from .client import ClientError, check_broker_proof
 from .core import link_auth
 from .core.relay_state import READS_PARAMS, Effect, RelayState, RequestId, SendToClient
 from .discovery import BrokerRecord
+from .uploads import WORKDIR_HEADER
 
 __all__ = ["Relay", "main"]
 
@@ -184,7 +187,7 @@ class Relay:
                 return None
             return await http.ws_connect(
                 f"ws://127.0.0.1:{record.port}/mcp/stream",
-                headers={"Authorization": f"Bearer {record.token}"},
+                headers={"Authorization": f"Bearer {record.token}", WORKDIR_HEADER: quote(os.getcwd())},
                 heartbeat=HEARTBEAT,
                 max_msg_size=0,  # the broker bounds what it sends; a page's result may be large
             )

@@ -44,6 +44,7 @@ async function show() {
   const hasCode = details.code !== "";
   for (const id of ["code-label", "code-box"]) document.getElementById(id).hidden = !hasCode;
   for (const id of ["args-label", "args-box"]) document.getElementById(id).hidden = hasCode && details.args === "";
+  document.getElementById("code-label").textContent = details.codeLabel;
   document.getElementById("code").textContent = details.code;
   document.getElementById("args").textContent = details.args;
   const lines = `${details.code}\n${details.args}`.trim().split("\n").length;

@@ -1,8 +1,9 @@
 // Approvals: what may run in a page, asked of the person before a broker's request runs. A call
-// they must allow (a page tool declaring destructiveHint, browser_evaluate, or under the stricter
-// policy every tool not declared read-only) waits for their answer in an approval window, an
-// extension page naming the agent and the credential it connected with, the tool, its arguments
-// whole (a function's source as written), and the tab's site and title. The broker hears that the
+// they must allow (a page tool declaring destructiveHint, browser_evaluate, browser_file_upload, or
+// under the stricter policy every tool not declared read-only) waits for their answer in an
+// approval window, an extension page naming the agent and the credential it connected with, the
+// tool, its arguments whole (a function's source as written, an upload's files with their sizes),
+// and the tab's site and title. The broker hears that the
 // call waits (approvalPending), so it does not time the call out meanwhile. Deny, closing the
 // window, or no answer within the approval time fails the call with `not_approved`; "always allow"
 // adds that credential on that site to the options' list. Read-only tools never ask.
@@ -23,10 +24,14 @@ import { RECORD_REQUESTS, notShared } from "./records.js";
 import { documentIn } from "./documents.js";
 import { sessionCredential, sessionName } from "./sessions.js";
 import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "./settings.js";
+import { uploadedFiles } from "./actions/file_chooser.js";
 
 // Playwright MCP's read-only built-in tools; every other one changes the page. The broker knows
 // this too (broker/core/browser_tools.py), but the person's safeguard takes no broker's word for it.
 const READ_ONLY_ACTIONS = new Set(["snapshot", "wait_for", "take_screenshot", "console_messages", "network_requests"]);
+// Built-in tools asked about as a page tool declaring destructiveHint is: JavaScript of the
+// agent's choosing, and the person's files sent to the site.
+const DESTRUCTIVE_ACTIONS = new Set(["evaluate", "file_upload"]);
 // The browser's own requests (browser_wide.js) as the approval window names them, and which only read.
 const BROWSER_REQUESTS = Object.freeze({
   listWindows: { tool: "browser_windows list", readOnly: true },
@@ -47,12 +52,21 @@ const waiting = new Map();
 /** tab id -> how many calls there wait for the person or run with their approval */
 const busyTabs = new Map();
 
-/** What the window shows of a call's arguments: a function's source as written, the rest as JSON. */
+/**
+ * What the window shows of a call's arguments: a function's source as written, the files an
+ * upload sends (listed on their own, by name and size), the rest as JSON.
+ */
 function shownArguments(message) {
   const args = message.args ?? {};
   if (message.type === FromBroker.BROWSER_ACTION && typeof args.function === "string") {
     const { function: code, ...rest } = args;
     return { code, args: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "" };
+  }
+  if (message.type === FromBroker.BROWSER_ACTION && message.action === "file_upload") {
+    const { files, paths, ...rest } = args;
+    const listed = uploadedFiles({ files, paths }).map((file) => `${file.name}, ${file.size}: ${file.path}`);
+    const code = listed.join("\n") || "(none: the file chooser is cancelled)";
+    return { code, args: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "", codeLabel: "Files" };
   }
   return { code: "", args: JSON.stringify(args, null, 2) ?? "" };
 }
@@ -91,8 +105,9 @@ async function describe(message) {
       },
     };
   }
-  const annotations =
-    message.action === "evaluate" ? { destructiveHint: true } : { readOnlyHint: READ_ONLY_ACTIONS.has(message.action) };
+  const annotations = DESTRUCTIVE_ACTIONS.has(message.action)
+    ? { destructiveHint: true }
+    : { readOnlyHint: READ_ONLY_ACTIONS.has(message.action) };
   return { name: `browser_${message.action}`, annotations };
 }
 
@@ -137,7 +152,7 @@ export async function admit(link, message) {
   const credential = sessionCredential(link.port, message.sessionId);
   if (!needsApproval(annotations, origin, credential)) return {};
   const site = origin || place?.url || "the whole browser";
-  const { code, args } = shownArguments(message);
+  const { code, args, codeLabel = "Function" } = shownArguments(message);
   if (code.length + args.length > MAX_SHOWN) {
     const size = Math.ceil((code.length + args.length) / 1024);
     return {
@@ -156,6 +171,7 @@ export async function admit(link, message) {
     credential,
     tool: name,
     code,
+    codeLabel,
     args,
     site,
     url: place?.url ?? "",

@@ -97,6 +97,7 @@ export const BROWSER_ACTIONS = Object.freeze([
   "mouse_down",
   "mouse_up",
   "mouse_wheel",
+  "file_upload",
 ]);
 
 /**

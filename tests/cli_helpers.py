@@ -135,9 +135,9 @@ async def finish(process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
 
 
 async def run_cli(
-    *args: str, discovery_dir: Path, as_flag: bool = True, env: dict[str, str] | None = None
+    *args: str, discovery_dir: Path, as_flag: bool = True, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> CliResult:
-    """Run ``browser-mcp ARGS`` and wait for it to exit.
+    """Run ``browser-mcp ARGS`` (in ``cwd`` if given) and wait for it to exit.
 
     ``discovery_dir`` is always in the environment (with ``env`` on top); ``as_flag`` also passes
     it as ``--discovery-dir``.
@@ -151,6 +151,7 @@ async def run_cli(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=cli_env(discovery_dir, **(env or {})),
+        cwd=cwd,
     )
     async with asyncio.timeout(COMMAND_TIMEOUT):
         out, err = await finish(process)

@@ -69,8 +69,10 @@ class BrokerUnderTest:
         return await self.app[MCP].running()
 
     @contextlib.asynccontextmanager
-    async def mcp(self, name: str, era: str, token: str = TOKEN) -> AsyncIterator[McpClient]:
-        """An SDK client of ``/mcp`` named ``name`` in protocol ``era``."""
+    async def mcp(
+        self, name: str, era: str, token: str = TOKEN, roots: list[str] | None = None
+    ) -> AsyncIterator[McpClient]:
+        """An SDK client of ``/mcp`` named ``name`` in protocol ``era``, declaring ``roots`` (file URIs) if given."""
         legacy = (await self.mcp_running()).endpoint.legacy
 
         def open_streams() -> int:
@@ -82,7 +84,7 @@ class BrokerUnderTest:
             async with asyncio.timeout(5), legacy.event_streams_changed:
                 await legacy.event_streams_changed.wait_for(lambda: open_streams() > before)
 
-        async with mcp_client(self.mcp_url, token, name, era, legacy_ready) as client:
+        async with mcp_client(self.mcp_url, token, name, era, legacy_ready, roots) as client:
             yield client
 
     async def claim(self, *refs: str | int, session: str | None = None) -> None:

@@ -100,7 +100,12 @@ def loopback_http(headers: dict[str, str]) -> httpx2.AsyncClient:
 
 @contextlib.asynccontextmanager
 async def mcp_client(
-    url: str, token: str, name: str, era: str, legacy_ready: Callable[[], Awaitable[None]] | None = None
+    url: str,
+    token: str,
+    name: str,
+    era: str,
+    legacy_ready: Callable[[], Awaitable[None]] | None = None,
+    roots: list[str] | None = None,
 ) -> AsyncIterator[McpClient]:
     """An SDK client of ``/mcp`` at ``url``, named ``name``, speaking ``era``.
 
@@ -109,7 +114,7 @@ async def mcp_client(
     """
     async with (
         loopback_http({"Authorization": f"Bearer {token}"}) as http,
-        sdk_client(streamable_http_client(url, http_client=http), name, era, legacy_ready) as client,
+        sdk_client(streamable_http_client(url, http_client=http), name, era, legacy_ready, roots=roots) as client,
     ):
         yield client
 
@@ -121,9 +126,14 @@ async def sdk_client(
     era: str,
     legacy_ready: Callable[[], Awaitable[None]] | None = None,
     start_timeout: float = 5.0,
+    roots: list[str] | None = None,
 ) -> AsyncIterator[McpClient]:
-    """An SDK client of ``target`` (a transport, or stdio server parameters) listening for changes."""
+    """An SDK client of ``target`` (a transport, or stdio server parameters) listening for changes;
+    with ``roots`` (file URIs), one that declares the roots capability and lists them."""
     holder: list[McpClient] = []
+
+    async def list_roots(_context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=uri) for uri in roots or []])
 
     async def on_message(message: Any) -> None:
         if era == LEGACY and isinstance(message, types.ToolListChangedNotification) and holder:
@@ -137,6 +147,7 @@ async def sdk_client(
                     mode=era,
                     client_info=types.Implementation(name=name, version="1"),
                     message_handler=on_message,
+                    list_roots_callback=None if roots is None else list_roots,
                 )
             )
         wrapped = McpClient(client, era)

@@ -468,6 +468,32 @@ async def test_act_runs_a_tool_by_its_name(discovery_dir: Path, broker: BrokerPr
     unknown.assert_failed_saying("no built-in action 'fly'")
 
 
+async def test_act_uploads_files_only_from_the_brokers_upload_dirs(
+    tmp_path: Path, discovery_dir: Path, brokers: Brokers, connect_fake: ConnectFake
+) -> None:
+    refused = await cli(discovery_dir, "serve", "--port", "0", "--upload-dir", str(tmp_path / "nowhere"))
+    refused.assert_failed_saying("--upload-dir must name folders", "nowhere")
+    uploads, elsewhere = tmp_path / "uploads", tmp_path / "elsewhere"
+    for folder in (uploads, elsewhere):
+        folder.mkdir()
+        (folder / "report.txt").write_text("report\n")
+    broker = await brokers.start("--upload-dir", str(uploads), "--upload-max-mb", "1")
+    fake = await connect_fake(broker, *shop_tabs(), actions=["file_upload"])
+    await cli(discovery_dir, "claim", "7")
+    outside = await cli(
+        discovery_dir, "act", "7", "file_upload", json.dumps({"paths": [str(elsewhere / "report.txt")]})
+    )
+    outside.assert_failed_saying("outside the folders files may be uploaded from", str(uploads))
+    assert fake.received("browserAction") == []
+    # A path relative to where the command runs.
+    result = await run_cli(
+        "act", "7", "browser_file_upload", '{"paths": ["report.txt"]}', discovery_dir=discovery_dir, cwd=uploads
+    )
+    assert result.returncode == 0, result.stderr
+    sent = await fake.wait_for("browserAction")
+    assert sent["args"]["files"] == [{"path": str((uploads / "report.txt").resolve()), "name": "report.txt", "size": 7}]
+
+
 # windows, history, bookmarks
 
 

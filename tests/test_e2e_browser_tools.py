@@ -8,7 +8,9 @@ browser_type, and is kept out of tabs that are not its own, while the person's t
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -40,13 +42,16 @@ ASK = """<!doctype html><title>Ask</title>
   confirm('Delete it?') ? 'deleted' : 'kept'">Delete</button>
 <p id="said">nothing yet</p>"""
 LISTS = (Path(__file__).resolve().parent / "pages" / "pointer_lists.html").read_text()
+UPLOAD = (Path(__file__).resolve().parent / "pages" / "upload_page.html").read_text()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolsWorld]:
     home = tmp_path_factory.mktemp("e2e-tools")
     async with (
-        serve_pages({"shop.html": SHOP, "person.html": PERSON, "ask.html": ASK, "lists.html": LISTS}) as site,
+        serve_pages(
+            {"shop.html": SHOP, "person.html": PERSON, "ask.html": ASK, "lists.html": LISTS, "upload.html": UPLOAD}
+        ) as site,
         open_world(home, site, ToolsWorld, no_viewport=True) as world,
     ):
         world.home = home
@@ -158,3 +163,35 @@ async def test_a_client_drags_between_lists_and_is_told_when_a_point_is_off_the_
         assert off.is_error and "outside the tab's viewport" in text(off), text(off)
         older = await client.call("browser_drag", {"startRef": pear, "endRef": basket})
         assert not older.is_error and "Dropped Pear in basket" in text(older), text(older)
+
+
+async def test_a_client_uploads_a_file_of_its_project_once_the_person_allows_it(world: ToolsWorld) -> None:
+    project = world.home / "project"
+    project.mkdir()
+    notes = project / "notes.txt"
+    notes.write_text("from the project\n")
+    (world.home / "elsewhere.txt").write_text("not the project's\n")
+    # browser-mcp mcp started in the project, by a client that declares no roots.
+    relay = stdio_relay(world.home / "discovery", world.home / "state", "--port", str(world.broker.port))
+    async with sdk_client(relay.model_copy(update={"cwd": project}), "uploader", MODERN, start_timeout=WAIT) as client:
+        await client.call_json("tabs", {"action": "open", "url": f"{world.site}/upload.html", "focus": False})
+        snapshot = text(await client.call("browser_snapshot", {}))
+        clicked = await client.call("browser_click", {"element": "Photo", "target": ref_of(snapshot, 'button "Photo"')})
+        assert not clicked.is_error and "[File chooser]" in text(clicked), text(clicked)
+        refused = await client.call("browser_file_upload", {"paths": [str(world.home / "elsewhere.txt")]})
+        assert refused.is_error and text(refused).startswith("upload_not_allowed:"), text(refused)
+        # An upload is the person's to allow, under the default policy too.
+        asked = asyncio.ensure_future(client.call("browser_file_upload", {"paths": [str(notes)]}))
+        window = await world.context.wait_for_event("page", lambda opened: "/approval.html" in opened.url)
+        await window.wait_for_selector("#agent:not(:empty)")
+        assert await window.locator("#code").text_content() == f"notes.txt, 17 B: {notes.resolve()}"
+        with contextlib.suppress(Exception):  # the window closes itself as it answers
+            await window.get_by_role("button", name="Allow once").click()
+        uploaded = await asked
+        assert not uploaded.is_error and "Uploaded 1 file into the file chooser: notes.txt" in text(uploaded)
+        [page] = [opened for opened in world.context.pages if opened.url.endswith("/upload.html")]
+        await page.wait_for_function("document.getElementById('answer').textContent === 'photo: notes.txt'")
+        [received] = await page.evaluate("window.received")
+        assert received["files"] == [
+            {"name": "notes.txt", "type": "text/plain", "size": 17, "text": "from the project\n"}
+        ]

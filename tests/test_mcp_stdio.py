@@ -22,6 +22,7 @@ import aiohttp
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
+from broker.core.browser_tools import ACTIONS
 from broker.discovery import BrokerRecord, live_brokers, pid_alive
 
 from .cli_helpers import (
@@ -157,6 +158,36 @@ async def test_the_session_is_one_broker_session_named_after_the_client(
 
     [status] = json.loads(result.stdout)["brokers"]
     assert [s["name"] for s in status["sessions"]] == ["claude-code"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_without_roots_files_in_the_folder_it_was_started_in_may_be_uploaded(
+    era: str, tmp_path: Path, discovery_dir: Path, state_dir: Path, broker: BrokerProcess, connect_fake: ConnectFake
+) -> None:
+    started_in, elsewhere = tmp_path / "projekt ü", tmp_path / "elsewhere"
+    for folder in (started_in, elsewhere):
+        (folder / "sub").mkdir(parents=True)
+        (folder / "sub" / "notes.txt").write_text("notes\n")
+    fake = await connect_fake(broker, FakeTab(9, "https://upload.example/", "Upload"), actions=list(ACTIONS))
+    params = stdio_relay(discovery_dir, state_dir).model_copy(update={"cwd": started_in})
+    async with stdio_session(params, era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 9})
+        refused = await client.call("browser_file_upload", {"paths": [str(elsewhere / "sub" / "notes.txt")]})
+        assert refused.is_error and text(refused).startswith("upload_not_allowed:"), text(refused)
+        assert fake.received("browserAction") == []
+        result = await client.call("browser_file_upload", {"paths": [str(started_in / "sub" / "notes.txt")]})
+        assert not result.is_error, text(result)
+    sent = await fake.wait_for("browserAction")
+    assert sent["args"]["paths"] == [str((started_in / "sub" / "notes.txt").resolve())]
+    # A client that declares roots uploads from those, not from where it was started.
+    rooted = sdk_client(params, "rooted", era, start_timeout=START_TIMEOUT, roots=[elsewhere.as_uri()])
+    async with rooted as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 9})
+        refused = await client.call("browser_file_upload", {"paths": [str(started_in / "sub" / "notes.txt")]})
+        assert refused.is_error and text(refused).startswith("upload_not_allowed:"), text(refused)
+        result = await client.call("browser_file_upload", {"paths": [str(elsewhere / "sub" / "notes.txt")]})
+        assert not result.is_error, text(result)
+    assert fake.received("browserAction")[-1]["args"]["paths"] == [str((elsewhere / "sub" / "notes.txt").resolve())]
 
 
 # The broker going away and coming back

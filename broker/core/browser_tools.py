@@ -250,6 +250,23 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
         _needing(_WHEEL, deltaX={"type": "number"}, deltaY={"type": "number"}),
         False,
     ),
+    # Files from disk into the file chooser a click opened.
+    "file_upload": (
+        "Upload files",
+        "Answer the file chooser the last action opened (an <input type=file> clicked) with files from"
+        " disk, sent to the page as the person's own: regular files under your MCP roots (for"
+        " `browser-mcp mcp` without roots, the folder it was started in) or under a folder the broker"
+        " was started with (serve --upload-dir). Without paths, or with an empty list, the chooser is"
+        " cancelled.",
+        _schema(
+            paths={
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "the absolute paths of the files to upload, one or several; none cancels the chooser",
+            }
+        ),
+        False,
+    ),
 }
 
 # Actions whose argument names an element: a ref is needed and `ref` is taken for `target`.
@@ -335,7 +352,7 @@ def tool_definitions(actions: frozenset[str]) -> list[JsonObject]:
         if action not in actions:
             continue
         annotations: JsonObject = {"readOnlyHint": read_only, "openWorldHint": True}
-        if action == "evaluate":
+        if action in ("evaluate", "file_upload"):
             annotations["destructiveHint"] = True
         tools.append(
             {

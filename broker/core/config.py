@@ -56,6 +56,9 @@ class Config:
     frame_limit: int = 32 * 1024 * 1024
     # Whether browser_evaluate (any JavaScript in a client's tab) is offered at all.
     allow_evaluate: bool = True
+    # Folders (absolute) every caller may upload files from, and the largest file it may upload.
+    upload_dirs: tuple[str, ...] = ()
+    upload_max_bytes: int = 100 * 1024 * 1024
 
 
 DEFAULTS = Config(server_version="")

@@ -19,6 +19,8 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
     │   ├── TabBusy                   409 tab_busy (a call in it waits for the person's approval)
     │   ├── DialogOpen                409 dialog_open (its page's dialog waits for browser_handle_dialog)
+    │   ├── UploadNotAllowed          403 upload_not_allowed (a file outside the folders uploads may use)
+    │   ├── UploadTooLarge            413 upload_too_large (a file over the upload size limit)
     │   ├── UnsupportedEncoding       415 unsupported_encoding (a compressed request body)
     │   ├── IdempotencyKeyReused      422 idempotency_key_reused (the key named another call)
     │   ├── NoPairingCode             409 no_pairing_code (run browser-mcp pair first)
@@ -94,6 +96,8 @@ __all__ = [
     "Unauthorized",
     "Unavailable",
     "UnsupportedEncoding",
+    "UploadNotAllowed",
+    "UploadTooLarge",
     "WebSocketRequired",
     "WindowNotFound",
     "WindowNotOwned",
@@ -196,6 +200,14 @@ class DialogOpen(RequestError, code="dialog_open", status=409):
     which alone knows of it, refuses every other built-in tool there until it is answered."""
 
     page_text = True  # it quotes the dialog's message
+
+
+class UploadNotAllowed(RequestError, code="upload_not_allowed", status=403):
+    """browser_file_upload named a path that is not a regular file under a folder uploads may use
+    (the client's MCP roots, stdio's working folder, serve --upload-dir), or no longer exists."""
+
+
+class UploadTooLarge(RequestError, code="upload_too_large", status=413): ...
 
 
 class NoPairingCode(RequestError, code="no_pairing_code", status=409):

@@ -12,6 +12,8 @@ export const Code = Object.freeze({
   ACTION_FAILED: "action_failed",
   // browser_handle_dialog found no dialog to answer (a dialog that is open is Refusal.DIALOG_OPEN).
   NO_DIALOG: "no_dialog",
+  // browser_file_upload found no file chooser open (no click opened one, or it was answered).
+  NO_FILE_CHOOSER: "no_file_chooser",
 });
 
 export class ActionError extends Error {

@@ -12,6 +12,7 @@ import { pageChanged } from "../documents.js";
 import { attach, ownTab, serialized } from "./debugger.js";
 import { answerDialog, modalLine, refuseWhileDialogOpen, takeDialogNotes, untilDialog } from "./dialogs.js";
 import { elementFor, releaseHandles } from "./elements.js";
+import { fileChooserLines, uploadFiles } from "./file_chooser.js";
 import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
 import { evaluate } from "./evaluate.js";
 import { click, fillForm, hover, selectOption, type } from "./input.js";
@@ -98,6 +99,11 @@ const HANDLERS = {
   mouse_down: input(mouseDown),
   mouse_up: input(mouseUp),
   mouse_wheel: input(mouseWheel),
+  async file_upload(tabId, args) {
+    let said;
+    await withNavigationWatch(tabId, async () => (said = await uploadFiles(tabId, args)));
+    return pageAfter(tabId, [said]);
+  },
 };
 
 /**
@@ -166,11 +172,12 @@ async function run(tabId, action, args, owner, approved, handler = HANDLERS[acti
 
 /**
  * The call's result, telling of the dialogs dismissed for want of an answer since the tab's last
- * one. Taken here, not where the page is reported, so that an action a dialog cut short (which
- * runs on once it is answered, its result unread) takes nothing.
+ * one, and of a file chooser waiting for browser_file_upload. Taken here, not where the page is
+ * reported, so that an action a dialog cut short (which runs on once it is answered, its result
+ * unread) takes nothing.
  */
-function withDialogNotes(tabId, result) {
-  const notes = takeDialogNotes(tabId);
+function withModalNotes(tabId, result) {
+  const notes = [...takeDialogNotes(tabId), ...fileChooserLines(tabId)];
   if (!notes.length) return result;
   const said = sections(["Modal state", notes]);
   const [first, ...rest] = result.content;
@@ -202,7 +209,7 @@ async function perform(tabId, action, args, owner, approved) {
     tabId,
     serialized(tabId, () => run(tabId, action, args, owner, approved, handler)),
   );
-  return withDialogNotes(tabId, ended.dialog ? await dialogResult(tabId, ended.dialog) : ended.value);
+  return withModalNotes(tabId, ended.dialog ? await dialogResult(tabId, ended.dialog) : ended.value);
 }
 
 /**

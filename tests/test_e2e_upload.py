@@ -1,0 +1,190 @@
+"""End to end: browser_file_upload answers the file chooser a click opened, with files from disk.
+
+The real extension in headless Chromium, driven by ``tests/test_e2e_actions.py``'s fake broker
+(its ``world``). The fake broker sends what the real one sends after checking the paths
+(``broker/uploads.py``): absolute paths, and each file's name and size. ``tests/pages/upload_page.html``
+reads every file it gets back (name, type, size, contents) and says when its chooser is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Page
+
+from . import test_e2e_actions
+from .test_e2e_actions import World, ref_of
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+world = test_e2e_actions.world
+PAGE = "upload_page.html"
+OUTPUT = Path(os.environ.get("BROWSER_MCP_E2E_OUTPUT") or Path(__file__).parent / "output") / "e2e_upload"
+CHOOSER_LINE = "[File chooser"
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def tab(world: World) -> AsyncIterator[tuple[int, Page]]:
+    tab_id, page = await world.open(PAGE)
+    yield tab_id, page
+    await page.close()
+
+
+def described(*paths: Path) -> dict[str, Any]:
+    """browser_file_upload's arguments as the broker sends them once it has checked the paths."""
+    return {
+        "paths": [str(path) for path in paths],
+        "files": [{"path": str(path), "name": path.name, "size": path.stat().st_size} for path in paths],
+    }
+
+
+async def open_chooser(world: World, tab: int, line: str) -> str:
+    """Click what opens a file chooser; the click's result."""
+    ref = ref_of(await world.ok(tab, "snapshot"), line)
+    return await world.ok(tab, "click", target=ref)
+
+
+async def answer(page: Page, expected: str) -> None:
+    await page.wait_for_function("(text) => document.getElementById('answer').textContent === text", arg=expected)
+
+
+async def test_a_file_from_disk_reaches_the_page_whole(world: World, tab: tuple[int, Page], tmp_path: Path) -> None:
+    tab_id, page = tab
+    notes = tmp_path / "notes.txt"
+    notes.write_text("first line\nsecond line, ünïcode\n", encoding="utf-8")
+    clicked = await open_chooser(world, tab_id, 'button "Photo"')
+    assert CHOOSER_LINE in clicked and "browser_file_upload" in clicked, clicked
+    uploaded = await world.ok(tab_id, "file_upload", **described(notes))
+    assert "Uploaded 1 file into the file chooser: notes.txt" in uploaded, uploaded
+    assert CHOOSER_LINE not in uploaded, uploaded
+    await answer(page, "photo: notes.txt")
+    received = await page.evaluate("window.received")
+    assert received == [
+        {
+            "input": "photo",
+            "files": [
+                {
+                    "name": "notes.txt",
+                    "type": "text/plain",
+                    "size": notes.stat().st_size,
+                    "text": notes.read_text(encoding="utf-8"),
+                }
+            ],
+        }
+    ]
+
+
+async def test_a_button_that_opens_a_hidden_input_takes_several_files(
+    world: World, tab: tuple[int, Page], tmp_path: Path
+) -> None:
+    tab_id, page = tab
+    first, second = tmp_path / "a.csv", tmp_path / "b.bin"
+    first.write_text("x,y\n1,2\n")
+    second.write_bytes(bytes(range(256)) * 8)
+    clicked = await open_chooser(world, tab_id, 'button "Attachments"')
+    assert "takes several files" in clicked, clicked
+    await world.ok(tab_id, "file_upload", **described(first, second))
+    await answer(page, "attachments: a.csv, b.bin")
+    files = (await page.evaluate("window.received"))[0]["files"]
+    assert [(file["name"], file["size"]) for file in files] == [("a.csv", 8), ("b.bin", 2048)]
+    # A single-file chooser opened by script through a button: one file at most.
+    await open_chooser(world, tab_id, 'button "Choose a document"')
+    refused = await world.fails(tab_id, "file_upload", **described(first, second))
+    assert refused["code"] == "invalid_arguments" and "takes one file" in refused["message"], refused
+    await world.ok(tab_id, "file_upload", **described(second))
+    await answer(page, "document: b.bin")
+
+
+async def test_an_empty_list_cancels_the_chooser(world: World, tab: tuple[int, Page]) -> None:
+    tab_id, page = tab
+    await open_chooser(world, tab_id, 'button "Photo"')
+    cancelled = await world.ok(tab_id, "file_upload", paths=[])
+    assert "Cancelled the file chooser" in cancelled, cancelled
+    await answer(page, "photo: cancelled")
+    assert await page.evaluate("window.received") == []
+    assert await page.evaluate("document.getElementById('photo').files.length") == 0
+
+
+async def test_an_upload_with_no_chooser_open_is_an_error(world: World, tab: tuple[int, Page], tmp_path: Path) -> None:
+    tab_id, page = tab
+    notes = tmp_path / "notes.txt"
+    notes.write_text("never sent")
+    refused = await world.fails(tab_id, "file_upload", **described(notes))
+    assert refused["code"] == "no_file_chooser" and "click the page's file input" in refused["message"], refused
+    # Answered once, a chooser is gone.
+    await open_chooser(world, tab_id, 'button "Photo"')
+    await world.ok(tab_id, "file_upload", **described(notes))
+    again = await world.fails(tab_id, "file_upload", **described(notes))
+    assert again["code"] == "no_file_chooser", again
+    assert len(await page.evaluate("window.received")) == 1
+    # Left open, the chooser is named in the tab's next results; a new page takes it away.
+    await open_chooser(world, tab_id, 'button "Photo"')
+    assert CHOOSER_LINE in await world.ok(tab_id, "snapshot")
+    reloaded = await world.ok(tab_id, "reload")
+    assert CHOOSER_LINE not in reloaded, reloaded
+    gone = await world.fails(tab_id, "file_upload", **described(notes))
+    assert gone["code"] == "no_file_chooser", gone
+
+
+async def test_the_person_is_asked_before_an_upload_with_its_files_and_site(
+    world: World, tab: tuple[int, Page], tmp_path: Path
+) -> None:
+    tab_id, page = tab
+    report = tmp_path / "quarterly report.pdf"
+    report.write_bytes(b"%PDF-1.4\n" + b"0" * 150_000)
+    await open_chooser(world, tab_id, 'button "Photo"')
+    # An upload counts as destructive: the default policy asks too, not only the stricter one.
+    for policy in ("notReadOnly", "destructive"):
+        await world.approval_policy(policy)
+        try:
+            asked = asyncio.ensure_future(world.act(tab_id, "file_upload", **described(report)))
+            window = await world.context.wait_for_event(
+                "page", lambda opened: "/approval.html" in opened.url, timeout=30_000
+            )
+            await window.wait_for_selector("#agent:not(:empty)")
+            assert await window.locator("#tool").text_content() == "browser_file_upload"
+            assert await window.locator("#code-label").text_content() == "Files"
+            assert await window.locator("#code").text_content() == f"quarterly report.pdf, 146.5 KB: {report}"
+            assert await window.locator("#site").text_content() == world.site
+            if policy == "notReadOnly":
+                OUTPUT.mkdir(parents=True, exist_ok=True)
+                await window.locator("body").screenshot(path=str(OUTPUT / "approval_upload.png"))
+            with contextlib.suppress(Exception):  # the window closes itself as it answers
+                await window.get_by_role("button", name="Deny").click()
+            denied = await asked
+            assert denied["error"]["code"] == "not_approved", denied
+        finally:
+            await world.approval_policy("never")
+    assert await page.evaluate("window.received") == []
+    # Denied, the chooser is still open for the client to answer otherwise.
+    assert "Cancelled" in await world.ok(tab_id, "file_upload", paths=[])
+
+
+async def test_the_approval_window_names_the_files_that_go_whatever_else_the_call_says(
+    world: World, tab: tuple[int, Page], tmp_path: Path
+) -> None:
+    tab_id, page = tab
+    secret = tmp_path / "secret.key"
+    secret.write_text("key")
+    await open_chooser(world, tab_id, 'button "Photo"')
+    await world.approval_policy("destructive")
+    try:
+        # A description of some other, harmless file lends the upload neither its name nor its size.
+        harmless = {"path": str(tmp_path / "cat.jpg"), "name": "cat.jpg", "size": 10}
+        asked = asyncio.ensure_future(world.act(tab_id, "file_upload", paths=[str(secret)], files=[harmless]))
+        window = await world.context.wait_for_event("page", lambda opened: "/approval.html" in opened.url)
+        await window.wait_for_selector("#agent:not(:empty)")
+        assert await window.locator("#code").text_content() == f"secret.key, size unknown: {secret}"
+        with contextlib.suppress(Exception):
+            await window.get_by_role("button", name="Deny").click()
+        assert (await asked)["error"]["code"] == "not_approved"
+    finally:
+        await world.approval_policy("never")
+    assert await page.evaluate("window.received") == []
