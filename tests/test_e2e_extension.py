@@ -450,7 +450,7 @@ async def test_a_client_opens_a_tab_in_its_group_and_closes_it(world: World) -> 
         opened = await client.call_json("tabs", {"action": "open", "url": url, "browser": world.browser_key})
         tab_id, ref = opened["opened"]["id"], opened["opened"]["ref"]
         await eventually(lambda: _tab_shows(world, tab_id, url), "the browser to show the opened tab")
-        assert await _group_title(world, tab_id) == "Opening Client"
+        assert await group_title(world, tab_id) == "Opening Client"
         tab = await world.tab_at(url, {"echo", "fail", "temporary"})
         assert tab["owner"]["name"] == "Opening Client"
         names = await client.tool_names()
@@ -470,8 +470,8 @@ async def test_two_clients_get_their_own_groups_and_cannot_use_each_others_tabs(
             opened.append(await world.tab_at(url, {"echo", "fail", "temporary"}))
             assert answer["opened"]["id"] == opened[-1]["id"]
         first, second = opened
-        assert await _group_title(world, first["id"]) == "Client One"
-        assert await _group_title(world, second["id"]) == "Client Two"
+        assert await group_title(world, first["id"]) == "Client One"
+        assert await group_title(world, second["id"]) == "Client Two"
 
         refused = await two.call("call_page_tool", {"tab": first["ref"], "tool": "echo", "arguments": {"text": "x"}})
         assert refused.is_error and "tab_owned" in text(refused) and "Client One" in text(refused)
@@ -485,7 +485,7 @@ async def test_two_clients_get_their_own_groups_and_cannot_use_each_others_tabs(
 
 async def test_a_claimed_tab_is_shown_in_the_clients_group_until_released(world: World) -> None:
     page, tab = await world.open_page("modern.html", "claimed", {"echo", "fail", "temporary"})
-    assert await _group_title(world, tab["id"]) is None
+    assert await group_title(world, tab["id"]) is None
     async with world.mcp("Claiming Client") as client:
         await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
         await eventually(lambda: _grouped_as(world, tab["id"], "Claiming Client"), "the claimed tab to join the group")
@@ -504,10 +504,10 @@ async def test_a_claimed_tab_is_shown_in_the_clients_group_until_released(world:
 
 
 async def _grouped_as(world: World, tab_id: int, title: str | None) -> bool:
-    return await _group_title(world, tab_id) == title
+    return await group_title(world, tab_id) == title
 
 
-async def _group_title(world: World, tab_id: int) -> str | None:
+async def group_title(world: World, tab_id: int) -> str | None:
     title: str | None = await world.worker.evaluate(
         """async (id) => {
             const tab = await chrome.tabs.get(id);

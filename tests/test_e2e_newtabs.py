@@ -20,7 +20,8 @@ import pytest_asyncio
 from aiohttp import web
 
 from .mcp_clients import McpClient, text
-from .test_e2e_extension import World, eventually, open_world, serve_app
+from .test_e2e_browser_tools import ref_of
+from .test_e2e_extension import World, eventually, group_title, open_world, serve_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -55,16 +56,6 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
         yield world
 
 
-def ref_of(snapshot: str, pattern: str) -> str:
-    """The ref on the snapshot line matching ``pattern`` (a regular expression)."""
-    for line in snapshot.splitlines():
-        if re.search(pattern, line):
-            found = re.search(r"\[ref=(e\d+)\]", line)
-            if found:
-                return found.group(1)
-    raise AssertionError(f"no line matching {pattern!r} with a ref in:\n{snapshot}")
-
-
 def page_url(world: World, page: str) -> str:
     return f"{world.site}/pages/{page}"
 
@@ -79,19 +70,6 @@ async def active_tab(world: World) -> int:
 async def is_active(world: World, tab_id: int) -> bool:
     """Whether the tab is the one in front of its window."""
     return bool(await world.worker.evaluate("(id) => chrome.tabs.get(id).then((tab) => tab.active)", tab_id))
-
-
-async def group_title(world: World, tab_id: int) -> str | None:
-    title: str | None = await world.worker.evaluate(
-        """async (id) => {
-            const tab = await chrome.tabs.get(id);
-            if (tab.groupId === -1) return null;
-            const group = await chrome.tabGroups.get(tab.groupId).catch(() => null);
-            return group?.title ?? null;
-        }""",
-        tab_id,
-    )
-    return title
 
 
 async def broker_tab(world: World, tab_id: int) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ shares their history and bookmarks is the extension's, which holds their switch.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -217,22 +218,18 @@ class WideCall:
 
 def tool_definitions(features: frozenset[str]) -> list[JsonObject]:
     """The MCP tools, in wire form, for the features some connected browser has."""
-    return [
-        {
-            "name": name,
-            "title": title,
-            "description": description,
-            "inputSchema": schema,
-            "annotations": {"readOnlyHint": read_only, "openWorldHint": False},
-        }
-        for name, (title, description, schema, read_only, feature) in TOOLS.items()
-        if feature in features
-    ]
+    return _definitions(TOOLS, lambda feature: feature in features)
 
 
 def tab_tool_definitions(features: frozenset[str]) -> list[JsonObject]:
     """Playwright MCP's tab tools, in wire form, for a browser that carries out built-in browser tools
     and has ``features``."""
+    return _definitions(TAB_TOOLS, lambda feature: feature is None or feature in features)
+
+
+def _definitions(
+    tools: Mapping[str, tuple[str, str, JsonObject, bool, str | None]], offered: Callable[[str | None], bool]
+) -> list[JsonObject]:
     return [
         {
             "name": name,
@@ -241,8 +238,8 @@ def tab_tool_definitions(features: frozenset[str]) -> list[JsonObject]:
             "inputSchema": schema,
             "annotations": {"readOnlyHint": read_only, "openWorldHint": False},
         }
-        for name, (title, description, schema, read_only, feature) in TAB_TOOLS.items()
-        if feature is None or feature in features
+        for name, (title, description, schema, read_only, feature) in tools.items()
+        if offered(feature)
     ]
 
 
