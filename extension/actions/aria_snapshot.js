@@ -13,6 +13,7 @@
 import { OBJECT_GROUP, documentOf, send, utilityWorld } from "./debugger.js";
 import { callAgent } from "./agent.js";
 import { ActionError, Code } from "./errors.js";
+import { frameFor } from "./frames.js";
 import { refsFor } from "./refs.js";
 
 /** Events whose listeners make a shape or a group of a drawing something to click or hover (a tooltip). */
@@ -39,30 +40,96 @@ const navigated = () => new ActionError(Code.NAVIGATED, "the page navigated away
  * `limit` characters, `length` the whole one's. With `root` (an element from elementFor), only
  * that element and what is inside it; with `depth`, elements nested no deeper than that (1: the
  * top ones and their children). The refs of such a partial snapshot add to those of the last
- * full one.
+ * full one. Each frame's content goes under its `- iframe` line, snapshot in its own document.
  */
 export async function captureSnapshot(tabId, { root, depth, limit }) {
   const document = documentOf(tabId);
-  const world = await utilityWorld(tabId);
-  const refs = refsFor(tabId, document, world);
-  const options = { depth, limit, lastRef: refs.lastRef, partial: root !== undefined || depth !== undefined };
+  const world = root?.world ?? (await utilityWorld(tabId));
+  const frame = root?.frame;
+  const refs = frame ?? refsFor(tabId, document, world);
+  const partial = root !== undefined || depth !== undefined;
+  const options = { depth, limit, lastRef: refs.lastRef, partial, prefix: frame?.prefix ?? "" };
   let snapshot;
   try {
-    const listening = await listeningShapes(tabId, world, root);
-    snapshot = await callAgent(tabId, world, "snapshot", [
-      root ? { objectId: root.objectId } : { value: null },
-      { value: options },
-      ...listening,
-    ]);
+    snapshot = await agentSnapshot(tabId, world, root, options);
+    if (snapshot.error) throw new ActionError(Code.ACTION_FAILED, snapshot.error);
+    refs.update(snapshot.lastRef);
+    const whole = await withFrames(tabId, snapshot, world, { depth, limit: NO_LIMIT, partial });
+    if (documentOf(tabId) !== document) throw navigated();
+    return cut({ ...snapshot, ...whole }, limit, snapshot.length - snapshot.yaml.length);
   } catch (error) {
     // The document's world goes with it: a navigation that was starting as the call went out.
     if (documentOf(tabId) !== document || /context/i.test(error.message)) throw navigated();
     throw error;
   }
-  if (documentOf(tabId) !== document) throw navigated();
-  if (snapshot.error) throw new ActionError(Code.ACTION_FAILED, snapshot.error);
-  refs.update(snapshot.lastRef);
-  return snapshot;
+}
+
+/** Longer than any page's snapshot, for the frames' own (their page's is cut once put together). */
+const NO_LIMIT = 1_000_000_000;
+
+async function agentSnapshot(tabId, world, root, options) {
+  const listening = await listeningShapes(tabId, world, root);
+  return callAgent(tabId, world, "snapshot", [
+    root ? { objectId: root.objectId } : { value: null },
+    { value: options },
+    ...listening,
+  ]);
+}
+
+/** The snapshot's {yaml} with its frames' content under their lines, and theirs under theirs. */
+async function withFrames(tabId, snapshot, world, options) {
+  let { yaml } = snapshot;
+  for (const ref of snapshot.frames) {
+    const inner = await frameSnapshot(tabId, world, ref, options);
+    if (!inner) continue;
+    const label = inner.origin !== snapshot.origin && inner.origin !== "null" ? inner.origin : "";
+    yaml = underFrameLine(yaml, ref, label, inner.yaml);
+  }
+  return { yaml };
+}
+
+/** The snapshot of the frame whose iframe element the agent in `world` named `ref`, or null. */
+async function frameSnapshot(tabId, world, ref, options) {
+  const element = await callAgent(tabId, world, "element", [{ value: ref }], false);
+  if (!element?.objectId) return null;
+  const { node } = await send(tabId, "DOM.describeNode", { objectId: element.objectId });
+  const frame = node.frameId ? await frameFor(tabId, node.frameId) : null;
+  if (!frame) return null;
+  const inner = await agentSnapshot(tabId, frame.world, undefined, {
+    ...options,
+    lastRef: frame.lastRef,
+    prefix: frame.prefix,
+  });
+  if (inner.error) return null;
+  frame.update(inner.lastRef);
+  return { ...inner, ...(await withFrames(tabId, inner, frame.world, options)) };
+}
+
+/**
+ * `yaml` with `content` (a frame's snapshot) under the line of ref `ref`, indented one step
+ * deeper, and `label` (the frame's origin, when not its page's) on that line.
+ */
+function underFrameLine(yaml, ref, label, content) {
+  const lines = yaml.split("\n");
+  const at = lines.findIndex((line) => line.includes(`[ref=${ref}]`));
+  if (at < 0) return yaml;
+  let line = lines[at];
+  if (label) line = line.replace(`[ref=${ref}]`, `[ref=${ref}] [origin=${label}]`);
+  const indent = " ".repeat(line.search(/\S/) + 2);
+  const inner = content ? content.split("\n").map((text) => indent + text) : [];
+  lines.splice(at, 1, inner.length ? `${line}:` : line, ...inner);
+  return lines.join("\n");
+}
+
+/**
+ * The snapshot cut at a line's end within `limit` characters, as the agent cuts it; `cutAlready`:
+ * how much the agent cut off before the frames went in.
+ */
+function cut(snapshot, limit, cutAlready) {
+  const length = snapshot.yaml.length + cutAlready;
+  if (snapshot.yaml.length <= limit) return { ...snapshot, length };
+  const lineEnd = snapshot.yaml.lastIndexOf("\n", limit);
+  return { ...snapshot, length, yaml: snapshot.yaml.slice(0, lineEnd > 0 ? lineEnd : limit) };
 }
 
 /**

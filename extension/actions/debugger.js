@@ -12,7 +12,7 @@ import { ActionError, Code, withTimeout } from "./errors.js";
 
 const PROTOCOL_VERSION = "1.3";
 const COMMAND_TIMEOUT_MS = 15_000;
-const WORLD_NAME = "browser-mcp";
+export const WORLD_NAME = "browser-mcp";
 /** The handles the tools make in a page, released together after each action. */
 export const OBJECT_GROUP = "browser-mcp";
 // Enough for a page's requests to be listed; their bodies are never read.

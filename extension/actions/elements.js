@@ -4,7 +4,7 @@
 // Helpers run in the tools' isolated world, so a page that replaces DOM methods cannot change what
 // they see; only evaluate runs in the page's own world, because that is what its caller asks for.
 
-import { OBJECT_GROUP, documentOf, send, utilityWorld } from "./debugger.js";
+import { OBJECT_GROUP, documentOf, send } from "./debugger.js";
 import { ActionError, Code, sleep } from "./errors.js";
 import { resolveTarget } from "./refs.js";
 
@@ -12,14 +12,15 @@ const HIT_RETRIES = 5;
 const HIT_RETRY_MS = 100;
 
 /**
- * The element `target` names, as {tabId, document, node (backend node id), objectId (in the
- * isolated world)}. A ref whose element left the page is stale like one from another page.
+ * The element `target` names, as {tabId, document, node (backend node id), objectId, world (the
+ * isolated world of its document, the page's or its frame's), frame (frames.js's, in a frame)}. A ref whose element left the page
+ * is stale like one from another page.
  */
 export async function elementFor(tabId, target) {
   const document = documentOf(tabId);
-  const objectId = await resolveTarget(tabId, target);
+  const { objectId, world, frame } = await resolveTarget(tabId, target);
   const { node } = await send(tabId, "DOM.describeNode", { objectId });
-  return { tabId, document, node: node.backendNodeId, objectId };
+  return { tabId, document, node: node.backendNodeId, objectId, world, frame };
 }
 
 /** Run `functionSource` with the element as `this` and `args` as JSON values; its JSON result. */
@@ -165,7 +166,7 @@ async function coveringElement(element, point) {
   if (hit.backendNodeId === element.node) return null;
   const { object } = await send(element.tabId, "DOM.resolveNode", {
     backendNodeId: hit.backendNodeId,
-    executionContextId: await utilityWorld(element.tabId),
+    executionContextId: element.world,
     objectGroup: OBJECT_GROUP,
   });
   const { result } = await send(element.tabId, "Runtime.callFunctionOn", {
