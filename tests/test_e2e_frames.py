@@ -86,13 +86,16 @@ async def test_the_snapshot_shows_each_frames_content_under_its_line(world: Worl
     origin = r"\[origin=http://127\.0\.0\.1:\d+\]"
     assert re.search(rf'^  - iframe "Other origin" \[ref=e\d+\] {origin}:$', snapshot, re.M), snapshot
     assert not re.search(rf'"(Same origin|Nested)".*{origin}', snapshot), snapshot
-    for name in ("same", "same-nested", "port"):
+    # The frame of another site, out of process, as well.
+    site = re.escape(world.site.replace("127.0.0.1", "localhost"))
+    assert re.search(rf'^  - iframe "Other site" \[ref=e\d+\] \[origin={site}\]:$', snapshot, re.M), snapshot
+    for name in ("same", "same-nested", "port", "site"):
         frame_ref(snapshot, f'textbox "Name in {name}"')
     refs = re.findall(r"\[ref=([^\]]+)\]", snapshot)
     assert len(refs) == len(set(refs)), "every ref names one element of one frame"
 
 
-@pytest.mark.parametrize("name", ["same", "port", "same-nested"])
+@pytest.mark.parametrize("name", ["same", "port", "site", "same-nested"])
 async def test_type_and_click_reach_a_frame_as_trusted_input(world: World, frames: tuple[int, Page], name: str) -> None:
     tab, page = frames
     snapshot = await world.ok(tab, "snapshot")

@@ -46,15 +46,16 @@ export async function captureSnapshot(tabId, { root, depth, limit }) {
   const document = documentOf(tabId);
   const world = root?.world ?? (await utilityWorld(tabId));
   const frame = root?.frame;
+  const session = frame?.target ?? tabId;
   const refs = frame ?? refsFor(tabId, document, world);
   const partial = root !== undefined || depth !== undefined;
   const options = { depth, limit, lastRef: refs.lastRef, partial, prefix: frame?.prefix ?? "" };
   let snapshot;
   try {
-    snapshot = await agentSnapshot(tabId, world, root, options);
+    snapshot = await agentSnapshot(session, world, root, options);
     if (snapshot.error) throw new ActionError(Code.ACTION_FAILED, snapshot.error);
     refs.update(snapshot.lastRef);
-    const whole = await withFrames(tabId, snapshot, world, { depth, limit: NO_LIMIT, partial });
+    const whole = await withFrames(tabId, frame, snapshot, { depth, limit: NO_LIMIT, partial });
     if (documentOf(tabId) !== document) throw navigated();
     return cut({ ...snapshot, ...whole }, limit, snapshot.length - snapshot.yaml.length);
   } catch (error) {
@@ -67,20 +68,24 @@ export async function captureSnapshot(tabId, { root, depth, limit }) {
 /** Longer than any page's snapshot, for the frames' own (their page's is cut once put together). */
 const NO_LIMIT = 1_000_000_000;
 
-async function agentSnapshot(tabId, world, root, options) {
-  const listening = await listeningShapes(tabId, world, root);
-  return callAgent(tabId, world, "snapshot", [
+/** A snapshot by the agent in `world` of `session` (the tab, or an out-of-process frame's session). */
+async function agentSnapshot(session, world, root, options) {
+  const listening = await listeningShapes(session, world, root);
+  return callAgent(session, world, "snapshot", [
     root ? { objectId: root.objectId } : { value: null },
     { value: options },
     ...listening,
   ]);
 }
 
-/** The snapshot's {yaml} with its frames' content under their lines, and theirs under theirs. */
-async function withFrames(tabId, snapshot, world, options) {
+/**
+ * The snapshot's {yaml} with its frames' content under their lines, and theirs under theirs; the
+ * snapshot is of `frame`'s document (frames.js), or of the page's when that is null.
+ */
+async function withFrames(tabId, frame, snapshot, options) {
   let { yaml } = snapshot;
   for (const ref of snapshot.frames) {
-    const inner = await frameSnapshot(tabId, world, ref, options);
+    const inner = await frameSnapshot(tabId, frame, ref, options);
     if (!inner) continue;
     const label = inner.origin !== snapshot.origin && inner.origin !== "null" ? inner.origin : "";
     yaml = underFrameLine(yaml, ref, label, inner.yaml);
@@ -88,21 +93,23 @@ async function withFrames(tabId, snapshot, world, options) {
   return { yaml };
 }
 
-/** The snapshot of the frame whose iframe element the agent in `world` named `ref`, or null. */
-async function frameSnapshot(tabId, world, ref, options) {
-  const element = await callAgent(tabId, world, "element", [{ value: ref }], false);
+/** The snapshot of the frame whose iframe element, in `parent`'s document, has ref `ref`; or null. */
+async function frameSnapshot(tabId, parent, ref, options) {
+  const session = parent?.target ?? tabId;
+  const world = parent?.world ?? (await utilityWorld(tabId));
+  const element = await callAgent(session, world, "element", [{ value: ref }], false);
   if (!element?.objectId) return null;
-  const { node } = await send(tabId, "DOM.describeNode", { objectId: element.objectId });
-  const frame = node.frameId ? await frameFor(tabId, node.frameId) : null;
+  const { node } = await send(session, "DOM.describeNode", { objectId: element.objectId });
+  const frame = node.frameId ? await frameFor(tabId, node.frameId, node.backendNodeId, parent) : null;
   if (!frame) return null;
-  const inner = await agentSnapshot(tabId, frame.world, undefined, {
+  const inner = await agentSnapshot(frame.target, frame.world, undefined, {
     ...options,
     lastRef: frame.lastRef,
     prefix: frame.prefix,
   });
   if (inner.error) return null;
   frame.update(inner.lastRef);
-  return { ...inner, ...(await withFrames(tabId, inner, frame.world, options)) };
+  return { ...inner, ...(await withFrames(tabId, frame, inner, options)) };
 }
 
 /**
@@ -136,8 +143,8 @@ function cut(snapshot, limit, cutAlready) {
  * The elements of the SVG drawings in the page (or in `root`) that listen for clicks or hovers:
  * handles in `world`. Icons are left to their looks (see ICON_SIZE).
  */
-async function listeningShapes(tabId, world, root) {
-  const { result, exceptionDetails } = await send(tabId, "Runtime.callFunctionOn", {
+async function listeningShapes(session, world, root) {
+  const { result, exceptionDetails } = await send(session, "Runtime.callFunctionOn", {
     functionDeclaration: `function (iconSize, most) {
       const scope = this instanceof Element ? this : document;
       if (scope.ownerSVGElement || scope.localName === "svg") return [scope];
@@ -153,18 +160,21 @@ async function listeningShapes(tabId, world, root) {
     objectGroup: OBJECT_GROUP,
   });
   if (exceptionDetails || !result.objectId || result.description === "Array(0)") return [];
-  const { result: entries } = await send(tabId, "Runtime.getProperties", {
+  const { result: entries } = await send(session, "Runtime.getProperties", {
     objectId: result.objectId,
     ownProperties: true,
   });
   const drawings = entries.filter((entry) => /^\d+$/.test(entry.name) && entry.value?.objectId);
   const listenersOf = async (drawing) => {
-    const { node } = await send(tabId, "DOM.describeNode", { objectId: drawing.value.objectId });
-    const { object } = await send(tabId, "DOM.resolveNode", {
+    const { node } = await send(session, "DOM.describeNode", { objectId: drawing.value.objectId });
+    const { object } = await send(session, "DOM.resolveNode", {
       backendNodeId: node.backendNodeId,
       objectGroup: OBJECT_GROUP,
     });
-    const { listeners } = await send(tabId, "DOMDebugger.getEventListeners", { objectId: object.objectId, depth: -1 });
+    const { listeners } = await send(session, "DOMDebugger.getEventListeners", {
+      objectId: object.objectId,
+      depth: -1,
+    });
     return listeners;
   };
   // A drawing removed in the meantime has nothing to show.
@@ -175,7 +185,7 @@ async function listeningShapes(tabId, world, root) {
   }
   const resolved = await Promise.all(
     [...nodes].slice(0, MAX_LISTENING_SHAPES).map((backendNodeId) =>
-      send(tabId, "DOM.resolveNode", { backendNodeId, executionContextId: world, objectGroup: OBJECT_GROUP }).catch(
+      send(session, "DOM.resolveNode", { backendNodeId, executionContextId: world, objectGroup: OBJECT_GROUP }).catch(
         () => null, // gone since it was listed
       ),
     ),

@@ -7,13 +7,15 @@
 // next document's refs go on numbering from its last, and the frames of the tab's next page get
 // numbers of their own, so that no ref is ever reused in a tab.
 
-import { WORLD_NAME, onTabEvent, onTabForgotten, send } from "./debugger.js";
+import { WORLD_NAME, onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
 
 const FRAME_REF = /^f(\d+)e(\d+)$/;
 
 /**
  * tab id -> {frames: frame id -> frame, byNumber: number -> frame, next}; a frame is
- * {id, number, world (null once its document went), first (its document's lowest ref number), last}.
+ * {id, number, world (null once its document went), first (its document's lowest ref number),
+ * last, target (what commands for its document go to), owner (its iframe element in the page
+ * that holds it, a backend node id there)}.
  */
 const pages = new Map();
 
@@ -33,14 +35,44 @@ function documentGone(tabId, frameId) {
   frame.first = frame.last + 1;
 }
 
-onTabEvent((tabId, method, params) => {
+/**
+ * tab id -> frame id -> session id: the out-of-process frames (another site's, in a process of
+ * their own), each a target of its own that Chromium attaches to the tab's session and whose
+ * commands go through its session (flat sessions, Chrome 125 on).
+ */
+const sessions = new Map();
+
+const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: false, flatten: true };
+
+onTabAttached((tabId, command) => {
+  sessions.set(tabId, new Map());
+  return command("Target.setAutoAttach", AUTO_ATTACH);
+});
+
+function frameEvent(tabId, method, params) {
   if (method === "Page.frameNavigated") {
-    if (params.frame.parentId) documentGone(tabId, params.frame.id);
+    if (params.frame.parentId || sessions.get(tabId)?.has(params.frame.id)) documentGone(tabId, params.frame.id);
     else forgetFrames(tabId); // a new page: its frames are new too
   } else if (method === "Page.frameDetached") {
     documentGone(tabId, params.frameId);
+  } else if (method === "Target.attachedToTarget" && params.targetInfo.type === "iframe") {
+    const { sessionId, targetInfo } = params;
+    sessions.get(tabId)?.set(targetInfo.targetId, sessionId);
+    const session = { tabId, sessionId };
+    // Its frames' navigations, and frames of yet another site inside it.
+    send(session, "Page.enable").catch(() => {});
+    send(session, "Target.setAutoAttach", AUTO_ATTACH).catch(() => {});
+  } else if (method === "Target.detachedFromTarget") {
+    for (const [frameId, sessionId] of sessions.get(tabId) ?? []) {
+      if (sessionId !== params.sessionId) continue;
+      sessions.get(tabId).delete(frameId);
+      documentGone(tabId, frameId);
+    }
   }
-});
+}
+
+onTabEvent(frameEvent);
+onSessionEvent((tabId, sessionId, method, params) => frameEvent(tabId, method, params));
 
 /** Forget the page's frames, but not the numbers given, so that a ref of theirs names nothing new. */
 function forgetFrames(tabId) {
@@ -51,13 +83,18 @@ function forgetFrames(tabId) {
 }
 
 // The worlds go with the debugger's session.
-onTabForgotten((tabId, closed) => (closed ? pages.delete(tabId) : forgetFrames(tabId)));
+onTabForgotten((tabId, closed) => {
+  sessions.delete(tabId);
+  if (closed) pages.delete(tabId);
+  else forgetFrames(tabId);
+});
 
 /**
- * The frame `frameId` of the tab's page, ready to snapshot: {prefix, world, lastRef,
- * update(last)}, or null when its document cannot be reached from the tab's session.
+ * The frame `frameId` of the tab's page, whose iframe element is `owner` (a backend node id in
+ * the document of `parent`, the frame around it or null for the page), ready to snapshot:
+ * {prefix, world, target, lastRef, update(last)}, or null when its document cannot be reached.
  */
-export async function frameFor(tabId, frameId) {
+export async function frameFor(tabId, frameId, owner, parent) {
   const page = pageOf(tabId);
   let frame = page.frames.get(frameId);
   if (!frame) {
@@ -65,11 +102,18 @@ export async function frameFor(tabId, frameId) {
     page.frames.set(frameId, frame);
     page.byNumber.set(frame.number, frame);
   }
-  if (!frame.world) {
+  frame.owner = { node: owner, frame: parent };
+  const sessionId = sessions.get(tabId)?.get(frameId);
+  if (!frame.world || frame.target?.sessionId !== sessionId) {
+    frame.target = sessionId ? { tabId, sessionId } : (parent?.target ?? tabId);
     try {
-      const { executionContextId } = await send(tabId, "Page.createIsolatedWorld", { frameId, worldName: WORLD_NAME });
+      const { executionContextId } = await send(frame.target, "Page.createIsolatedWorld", {
+        frameId,
+        worldName: WORLD_NAME,
+      });
       frame.world = executionContextId;
     } catch {
+      frame.world = null;
       return null;
     }
   }
@@ -80,6 +124,9 @@ function handleOf(frame) {
   return {
     prefix: `f${frame.number}`,
     world: frame.world,
+    target: frame.target,
+    ownProcess: typeof frame.target === "object",
+    owner: frame.owner,
     lastRef: frame.last,
     update(last) {
       frame.last = Math.max(frame.last, last);
@@ -101,4 +148,18 @@ export function frameOfRef(tabId, ref) {
   if (!frame) return "unknown";
   if (!frame.world || Number(count) < frame.first) return "gone";
   return handleOf(frame);
+}
+
+/**
+ * Where the viewport of the frame's local root (the frame itself when it is out of process, else
+ * the nearest such frame around it, or the page) sits in the tab's viewport: what to add to a
+ * point of its elements' boxes for input sent to the tab.
+ */
+export async function frameOffset(frame) {
+  if (!frame) return { x: 0, y: 0 };
+  const { node, frame: parent } = frame.owner;
+  const around = await frameOffset(parent);
+  if (!frame.ownProcess) return around;
+  const { model } = await send(parent?.target ?? frame.target.tabId, "DOM.getBoxModel", { backendNodeId: node });
+  return { x: around.x + model.content[0], y: around.y + model.content[1] };
 }

@@ -74,18 +74,19 @@ export async function resolveTarget(tabId, target) {
   return { objectId: await elementOf(tabId, world, target, "this page"), world };
 }
 
-async function elementOf(tabId, world, target, where) {
-  const found = await callAgent(tabId, world, "element", [{ value: target }], false);
-  if (found === "gone") throw stale(target, `points at an element that is no longer in ${where}`);
+/** The element of `ref` in `world` (of the tab, or of a frame's session `session`). */
+async function elementOf(session, world, ref, where) {
+  const found = await callAgent(session, world, "element", [{ value: ref }], false);
+  if (found === "gone") throw stale(ref, `points at an element that is no longer in ${where}`);
   if (found?.objectId) return found.objectId;
-  throw stale(target, `is not in the latest snapshot of ${where}`);
+  throw stale(ref, `is not in the latest snapshot of ${where}`);
 }
 
 async function inFrame(tabId, target) {
   const frame = frameOfRef(tabId, target);
   if (frame === "unknown") throw stale(target, "is not from a snapshot of the page this tab shows");
   if (frame === "gone") throw stale(target, "is in a frame that navigated or was removed since that snapshot");
-  return { objectId: await elementOf(tabId, frame.world, target, "its frame"), world: frame.world, frame };
+  return { objectId: await elementOf(frame.target, frame.world, target, "its frame"), world: frame.world, frame };
 }
 
 async function querySelector(tabId, world, selector) {
