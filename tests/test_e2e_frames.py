@@ -9,6 +9,7 @@ which keeps it in ``window.messages``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,7 +17,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiohttp import web
-from playwright.async_api import Page
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Page
 
 from . import test_e2e_actions
 from .test_e2e_actions import PAGES, World
@@ -42,7 +44,7 @@ async def open_frames(world: World, other_origin: str) -> tuple[int, Page]:
 
     async def loaded() -> bool:
         names = [await frame.evaluate("document.getElementById('where')?.textContent ?? ''") for frame in page.frames]
-        return sorted(names) == ["", "port", "same", "same-nested", "site"]
+        return sorted(names) == ["", "port", "same", "same-nested", "site", "site-nested"]
 
     await eventually(loaded, "every frame to load")
     return tab, page
@@ -89,13 +91,15 @@ async def test_the_snapshot_shows_each_frames_content_under_its_line(world: Worl
     # The frame of another site, out of process, as well.
     site = re.escape(world.site.replace("127.0.0.1", "localhost"))
     assert re.search(rf'^  - iframe "Other site" \[ref=e\d+\] \[origin={site}\]:$', snapshot, re.M), snapshot
-    for name in ("same", "same-nested", "port", "site"):
+    for name in ("same", "same-nested", "port", "site", "site-nested"):
         frame_ref(snapshot, f'textbox "Name in {name}"')
     refs = re.findall(r"\[ref=([^\]]+)\]", snapshot)
     assert len(refs) == len(set(refs)), "every ref names one element of one frame"
 
 
-@pytest.mark.parametrize("name", ["same", "port", "site", "same-nested"])
+# A frame of this origin, of another origin of this site, of another site (out of process), and
+# frames inside the first and the last.
+@pytest.mark.parametrize("name", ["same", "port", "site", "same-nested", "site-nested"])
 async def test_type_and_click_reach_a_frame_as_trusted_input(world: World, frames: tuple[int, Page], name: str) -> None:
     tab, page = frames
     snapshot = await world.ok(tab, "snapshot")
@@ -113,3 +117,65 @@ async def test_type_and_click_reach_a_frame_as_trusted_input(world: World, frame
     assert await eventually(sent, f"the {name} frame's form to send") == [
         {"frame": name, "value": f"Ada in {name}", "isTrusted": True}
     ]
+
+
+def frame_of(page: Page, name: str) -> Frame:
+    """The frame whose form is named ``name``."""
+    for frame in page.frames:
+        if f"name={name}&" in frame.url + "&":
+            return frame
+    raise AssertionError(f"no frame {name} in {[frame.url for frame in page.frames]}")
+
+
+@pytest.mark.parametrize("name", ["same", "port", "site"])
+async def test_a_ref_in_a_frame_that_navigated_or_was_removed_is_stale(
+    world: World, other_origin: str, name: str
+) -> None:
+    tab, page = await open_frames(world, other_origin)
+    try:
+        snapshot = await world.ok(tab, "snapshot")
+        field = frame_ref(snapshot, f'textbox "Name in {name}"')
+        send = frame_ref(snapshot, f'textbox "Name in {name}-nested"') if name != "port" else None
+        await frame_of(page, name).evaluate("location.search = location.search.replace(/name=[^&]*/, 'name=moved')")
+
+        async def moved() -> bool:
+            for frame in page.frames:
+                if "name=moved" in frame.url:
+                    with contextlib.suppress(PlaywrightError):  # still loading
+                        return bool(await frame.evaluate("document.getElementById('where')?.textContent"))
+            return False
+
+        await eventually(moved, "the frame to navigate")
+        stale = await world.fails(tab, "type", target=field, text="late")
+        assert stale["code"] == "stale_ref", stale
+        assert "navigated or was removed" in stale["message"] and "browser_snapshot" in stale["message"], stale
+        if send:
+            # So is a ref of a frame that was inside it.
+            assert (await world.fails(tab, "click", target=send))["code"] == "stale_ref"
+        # The frame's new document has refs of its own, which work.
+        again = await world.ok(tab, "snapshot")
+        fresh = frame_ref(again, 'textbox "Name in moved"')
+        assert fresh != field
+        await world.ok(tab, "type", target=fresh, text="on time")
+        assert await frame_of(page, "moved").evaluate("document.getElementById('name').value") == "on time"
+        assert (await world.fails(tab, "type", target=field, text="late"))["code"] == "stale_ref"
+
+        await page.evaluate("(id) => document.getElementById(id).remove()", name)
+        removed = await world.fails(tab, "type", target=fresh, text="gone")
+        assert removed["code"] == "stale_ref" and "navigated or was removed" in removed["message"], removed
+    finally:
+        await page.close()
+
+
+async def test_target_set_to_an_iframes_ref_snapshots_that_frame(world: World, frames: tuple[int, Page]) -> None:
+    tab, _ = frames
+    snapshot = await world.ok(tab, "snapshot")
+    for title, name in (("Same origin", "same"), ("Other site", "site")):
+        part = await world.ok(tab, "snapshot", target=frame_ref(snapshot, f'iframe "{title}"'))
+        field = f'textbox "Name in {name}"'
+        assert f"{field} [ref={frame_ref(snapshot, field)}]" in part, part
+        assert f'textbox "Name in {name}-nested"' in part, part
+        assert "Frames page" not in part and 'iframe "Other origin"' not in part, part
+    # And an element inside a frame: its part of that frame.
+    inner = await world.ok(tab, "snapshot", target=frame_ref(snapshot, 'iframe "Nested"'))
+    assert 'textbox "Name in same-nested"' in inner and '"Name in same"' not in inner, inner

@@ -14,8 +14,9 @@ const FRAME_REF = /^f(\d+)e(\d+)$/;
 /**
  * tab id -> {frames: frame id -> frame, byNumber: number -> frame, next}; a frame is
  * {id, number, world (null once its document went), first (its document's lowest ref number),
- * last, target (what commands for its document go to), owner (its iframe element in the page
- * that holds it, a backend node id there)}.
+ * last, target (what commands for its document go to: the tab, or the session of the frame or
+ * of the frame around it that is out of process), ownProcess (whether it is itself), owner (its
+ * iframe element: {node, frame}, a backend node id in the document of the frame around it)}.
  */
 const pages = new Map();
 
@@ -28,11 +29,15 @@ function pageOf(tabId) {
   return page;
 }
 
+/** The frame's document went (it navigated, or was removed), and with it the frames inside it. */
 function documentGone(tabId, frameId) {
-  const frame = pages.get(tabId)?.frames.get(frameId);
+  const frames = pages.get(tabId)?.frames;
+  const frame = frames?.get(frameId);
   if (!frame) return;
   frame.world = null;
   frame.first = frame.last + 1;
+  for (const inner of frames.values())
+    if (inner.owner?.frame?.id === frameId && inner.world) documentGone(tabId, inner.id);
 }
 
 /**
@@ -106,6 +111,7 @@ export async function frameFor(tabId, frameId, owner, parent) {
   const sessionId = sessions.get(tabId)?.get(frameId);
   if (!frame.world || frame.target?.sessionId !== sessionId) {
     frame.target = sessionId ? { tabId, sessionId } : (parent?.target ?? tabId);
+    frame.ownProcess = Boolean(sessionId);
     try {
       const { executionContextId } = await send(frame.target, "Page.createIsolatedWorld", {
         frameId,
@@ -122,10 +128,11 @@ export async function frameFor(tabId, frameId, owner, parent) {
 
 function handleOf(frame) {
   return {
+    id: frame.id,
     prefix: `f${frame.number}`,
     world: frame.world,
     target: frame.target,
-    ownProcess: typeof frame.target === "object",
+    ownProcess: frame.ownProcess,
     owner: frame.owner,
     lastRef: frame.last,
     update(last) {

@@ -86,7 +86,15 @@ async function inFrame(tabId, target) {
   const frame = frameOfRef(tabId, target);
   if (frame === "unknown") throw stale(target, "is not from a snapshot of the page this tab shows");
   if (frame === "gone") throw stale(target, "is in a frame that navigated or was removed since that snapshot");
-  return { objectId: await elementOf(frame.target, frame.world, target, "its frame"), world: frame.world, frame };
+  let objectId;
+  try {
+    objectId = await elementOf(frame.target, frame.world, target, "its frame");
+  } catch (error) {
+    // Its world went with its document before the news of it came.
+    if (!/context|session/i.test(error.message)) throw error;
+    throw stale(target, "is in a frame that navigated or was removed since that snapshot");
+  }
+  return { objectId, world: frame.world, frame };
 }
 
 async function querySelector(tabId, world, selector) {
