@@ -112,7 +112,7 @@ async def test_type_and_click_reach_a_frame_as_trusted_input(world: World, frame
     await world.ok(tab, "click", target=send.group(1))
 
     async def sent() -> list[dict[str, Any]] | None:
-        return [m for m in await messages(page) if m.get("frame") == name] or None
+        return [m for m in await messages(page) if m.get("frame") == name and "value" in m] or None
 
     assert await eventually(sent, f"the {name} frame's form to send") == [
         {"frame": name, "value": f"Ada in {name}", "isTrusted": True}
@@ -179,3 +179,49 @@ async def test_target_set_to_an_iframes_ref_snapshots_that_frame(world: World, f
     # And an element inside a frame: its part of that frame.
     inner = await world.ok(tab, "snapshot", target=frame_ref(snapshot, 'iframe "Nested"'))
     assert 'textbox "Name in same-nested"' in inner and '"Name in same"' not in inner, inner
+
+
+@pytest.mark.parametrize("name", ["port", "site", "site-nested"])
+async def test_hover_fill_form_and_evaluate_reach_a_frame(world: World, frames: tuple[int, Page], name: str) -> None:
+    tab, page = frames
+    snapshot = await world.ok(tab, "snapshot")
+    field = frame_ref(snapshot, f'textbox "Name in {name}"')
+    prefix = field.split("e")[0]
+    own = re.findall(rf'- (checkbox "Agree"|button "Send") \[ref=({prefix}e\d+)\]', snapshot)
+    refs = dict(own)
+    await world.ok(tab, "hover", target=refs['button "Send"'])
+    fields = [
+        {"name": "Name", "type": "textbox", "target": field, "value": "Grace"},
+        {"name": "Agree", "type": "checkbox", "target": refs['checkbox "Agree"'], "value": "true"},
+    ]
+    await world.ok(tab, "fill_form", fields=fields)
+
+    async def heard() -> list[dict[str, Any]] | None:
+        found = [m for m in await messages(page) if m.get("frame") == name]
+        return found if len(found) >= 2 else None
+
+    assert await eventually(heard, f"the {name} frame to hear the mouse and the form") == [
+        {"frame": name, "hovered": True, "isTrusted": True},
+        {"frame": name, "agreed": True, "isTrusted": True},
+    ]
+    value = await world.ok(tab, "evaluate", function="(element) => element.value", target=field)
+    assert "Grace" in value, value
+
+
+async def test_a_frame_added_after_load_shows_in_the_next_snapshot(world: World, other_origin: str) -> None:
+    tab, page = await open_frames(world, other_origin)
+    try:
+        await world.ok(tab, "snapshot")
+        await page.evaluate(
+            """(src) => new Promise((loaded) => {
+                const frame = Object.assign(document.createElement("iframe"), {title: "Late", src});
+                frame.onload = loaded;
+                document.body.append(frame);
+            })""",
+            world.url("frames_inner.html?name=late").replace("127.0.0.1", "localhost"),
+        )
+        snapshot = await world.ok(tab, "snapshot")
+        await world.ok(tab, "type", target=frame_ref(snapshot, 'textbox "Name in late"'), text="in time")
+        assert await frame_of(page, "late").evaluate("document.getElementById('name').value") == "in time"
+    finally:
+        await page.close()

@@ -6,7 +6,7 @@
 
 import { OBJECT_GROUP, documentOf, send } from "./debugger.js";
 import { ActionError, Code, sleep } from "./errors.js";
-import { frameOffset } from "./frames.js";
+import { frameOffset, frameSessions, revealFrame, settleScroll } from "./frames.js";
 import { resolveTarget } from "./refs.js";
 
 const HIT_RETRIES = 5;
@@ -69,7 +69,9 @@ export async function pointFor(element) {
   let lastProblem = "";
   for (let attempt = 0; attempt < HIT_RETRIES; attempt++) {
     if (attempt) await sleep(HIT_RETRY_MS);
+    await revealFrame(element.frame);
     await send(element.session, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+    await settleScroll(element.frame);
     let point = await visiblePoint(element);
     if (!point) {
       lastProblem = "it has no visible box (hidden, empty or outside the page)";
@@ -192,7 +194,8 @@ async function coveringElement(element, point) {
   return result.value ?? null;
 }
 
-/** Forget the handles this action made in the page. */
+/** Forget the handles this action made in the page and its out-of-process frames. */
 export async function releaseHandles(tabId) {
-  await send(tabId, "Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP }).catch(() => {});
+  const release = (target) => send(target, "Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP });
+  await Promise.all([tabId, ...frameSessions(tabId)].map((target) => release(target).catch(() => {})));
 }

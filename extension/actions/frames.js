@@ -10,6 +10,7 @@
 import { WORLD_NAME, onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
 
 const FRAME_REF = /^f(\d+)e(\d+)$/;
+const STILL_MS = 100;
 
 /**
  * tab id -> {frames: frame id -> frame, byNumber: number -> frame, next}; a frame is
@@ -169,4 +170,39 @@ export async function frameOffset(frame) {
   if (!frame.ownProcess) return around;
   const { model } = await send(parent?.target ?? frame.target.tabId, "DOM.getBoxModel", { backendNodeId: node });
   return { x: around.x + model.content[0], y: around.y + model.content[1] };
+}
+
+/** The sessions of the tab's out-of-process frames, as `send` takes them. */
+export function frameSessions(tabId) {
+  return [...(sessions.get(tabId)?.values() ?? [])].map((sessionId) => ({ tabId, sessionId }));
+}
+
+/**
+ * Scroll the frame's iframe element (and those around it) into view in its page: done before an
+ * element inside is scrolled to, as that scroll crosses into another process when the frame is
+ * out of process, and lands after the frame's place has been read.
+ */
+export async function revealFrame(frame) {
+  if (!frame) return;
+  const { node, frame: parent } = frame.owner;
+  await revealFrame(parent);
+  await send(parent?.target ?? frame.target.tabId ?? frame.target, "DOM.scrollIntoViewIfNeeded", {
+    backendNodeId: node,
+  }).catch(() => {});
+}
+
+/**
+ * After scrolling to an element in an out-of-process frame (or in a frame inside one): wait until the page has drawn twice,
+ * by which time a scroll the frame passed on to the page has landed and input is routed by the
+ * new layout. A tab in the background draws nothing, and scrolls at once; it waits STILL_MS.
+ */
+export async function settleScroll(frame) {
+  if (typeof frame?.target !== "object") return; // in the page's own process
+  await send(frame.target.tabId, "Runtime.evaluate", {
+    expression: `new Promise((done) => {
+      setTimeout(done, ${STILL_MS});
+      requestAnimationFrame(() => requestAnimationFrame(done));
+    })`,
+    awaitPromise: true,
+  }).catch(() => {});
 }
