@@ -225,3 +225,38 @@ async def test_a_frame_added_after_load_shows_in_the_next_snapshot(world: World,
         assert await frame_of(page, "late").evaluate("document.getElementById('name').value") == "in time"
     finally:
         await page.close()
+
+
+# The colour of the frames' Send buttons.
+SEND_COLOUR = (0, 170, 255)
+
+
+@pytest.mark.parametrize("name", ["same", "site", "site-nested"])
+async def test_a_screenshot_of_an_element_in_a_frame_shows_that_element(
+    world: World, frames: tuple[int, Page], name: str
+) -> None:
+    tab, _ = frames
+    snapshot = await world.ok(tab, "snapshot")
+    prefix = frame_ref(snapshot, f'textbox "Name in {name}"').split("e")[0]
+    send = re.search(rf'- button "Send" \[ref=({prefix}e\d+)\]', snapshot)
+    assert send, snapshot
+    answer = await world.act(tab, "take_screenshot", target=send.group(1))
+    assert answer.get("error") is None, answer
+    png = answer["result"]["content"][1]["data"]
+    share: float = await world.worker.evaluate(
+        """async ([png, [r, g, b]]) => {
+          const image = await createImageBitmap(await (await fetch("data:image/png;base64," + png)).blob());
+          const canvas = new OffscreenCanvas(image.width, image.height);
+          const paint = canvas.getContext("2d");
+          paint.drawImage(image, 0, 0);
+          const { data } = paint.getImageData(0, 0, image.width, image.height);
+          let alike = 0;
+          for (let i = 0; i < data.length; i += 4) {
+            if (Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) <= 12) alike++;
+          }
+          return alike / (data.length / 4);
+        }""",
+        [png, list(SEND_COLOUR)],
+    )
+    # The button's text takes some of its pixels.
+    assert share > 0.6, f"the screenshot is not of the button: {share:.0%} of it has its colour"
