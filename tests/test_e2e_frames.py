@@ -182,12 +182,14 @@ async def test_target_set_to_an_iframes_ref_snapshots_that_frame(world: World, f
 
 
 @pytest.mark.parametrize("name", ["port", "site", "site-nested"])
-async def test_hover_fill_form_and_evaluate_reach_a_frame(world: World, frames: tuple[int, Page], name: str) -> None:
+async def test_hover_fill_form_select_option_and_evaluate_reach_a_frame(
+    world: World, frames: tuple[int, Page], name: str
+) -> None:
     tab, page = frames
     snapshot = await world.ok(tab, "snapshot")
     field = frame_ref(snapshot, f'textbox "Name in {name}"')
     prefix = field.split("e")[0]
-    own = re.findall(rf'- (checkbox "Agree"|button "Send") \[ref=({prefix}e\d+)\]', snapshot)
+    own = re.findall(rf'- (checkbox "Agree"|combobox "Size"|button "Send") \[ref=({prefix}e\d+)\]', snapshot)
     refs = dict(own)
     await world.ok(tab, "hover", target=refs['button "Send"'])
     fields = [
@@ -195,14 +197,16 @@ async def test_hover_fill_form_and_evaluate_reach_a_frame(world: World, frames: 
         {"name": "Agree", "type": "checkbox", "target": refs['checkbox "Agree"'], "value": "true"},
     ]
     await world.ok(tab, "fill_form", fields=fields)
+    await world.ok(tab, "select_option", target=refs['combobox "Size"'], values=["Large"])
 
     async def heard() -> list[dict[str, Any]] | None:
         found = [m for m in await messages(page) if m.get("frame") == name]
-        return found if len(found) >= 2 else None
+        return found if len(found) >= 3 else None
 
     assert await eventually(heard, f"the {name} frame to hear the mouse and the form") == [
         {"frame": name, "hovered": True, "isTrusted": True},
         {"frame": name, "agreed": True, "isTrusted": True},
+        {"frame": name, "size": "Large"},
     ]
     value = await world.ok(tab, "evaluate", function="(element) => element.value", target=field)
     assert "Grace" in value, value
