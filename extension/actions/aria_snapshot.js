@@ -80,12 +80,17 @@ async function agentSnapshot(session, world, root, options) {
 
 /**
  * The snapshot's {yaml} with its frames' content under their lines, and theirs under theirs; the
- * snapshot is of `frame`'s document (frames.js), or of the page's when that is null.
+ * snapshot is of `frame`'s document (frames.js), or of the page's when that is null. The frames
+ * are snapshot side by side; one that cannot be (it is navigating, or its process is busy past
+ * the command's time) shows as its iframe line alone rather than failing the page's snapshot.
  */
 async function withFrames(tabId, frame, snapshot, options) {
   let { yaml } = snapshot;
-  for (const ref of snapshot.frames) {
-    const inner = await frameSnapshot(tabId, frame, ref, options);
+  const inners = await Promise.all(
+    snapshot.frames.map((ref) => frameSnapshot(tabId, frame, ref, options).catch(() => null)),
+  );
+  for (const [index, ref] of snapshot.frames.entries()) {
+    const inner = inners[index];
     if (!inner) continue;
     const label = inner.origin !== snapshot.origin && inner.origin !== "null" ? inner.origin : "";
     yaml = underFrameLine(yaml, ref, label, inner.yaml);
