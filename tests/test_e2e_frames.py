@@ -264,3 +264,19 @@ async def test_a_screenshot_of_an_element_in_a_frame_shows_that_element(
     )
     # The button's text takes some of its pixels.
     assert share > 0.6, f"the screenshot is not of the button: {share:.0%} of it has its colour"
+
+
+async def test_a_snapshot_with_a_depth_goes_into_frames_no_deeper(world: World, frames: tuple[int, Page]) -> None:
+    tab, _ = frames
+    # The page's body (0), its iframes (1), and two levels of each frame (2, 3), but not its fields (4).
+    outline = await world.ok(tab, "snapshot", depth=3)
+    assert re.search(
+        r'^  - iframe "Other site" .*:\n    - generic \[ref=f\d+e\d+\]:\n      - generic \[ref=f\d+e\d+\]',
+        outline,
+        re.M,
+    ), outline
+    assert "textbox" not in outline and not re.search(r"^ {8}", outline, re.M), outline
+    # The nested frame's line is at the last depth: it shows, without its content.
+    assert re.search(r'^      - iframe "Nested" \[ref=f\d+e\d+\]$', outline, re.M), outline
+    assert "same-nested" not in outline, outline
+    assert 'textbox "Name in same-nested"' in await world.ok(tab, "snapshot")

@@ -87,7 +87,12 @@ async function agentSnapshot(session, world, root, options) {
 async function withFrames(tabId, frame, snapshot, options) {
   let { yaml } = snapshot;
   const inners = await Promise.all(
-    snapshot.frames.map((ref) => frameSnapshot(tabId, frame, ref, options).catch(() => null)),
+    snapshot.frames.map((ref) => {
+      // With a depth, a frame's content goes on from its iframe line's depth, and stops as the page's does.
+      const depth = options.depth === undefined ? undefined : options.depth - depthOfLine(yaml, ref) - 1;
+      if (depth < 0) return null;
+      return frameSnapshot(tabId, frame, ref, { ...options, depth }).catch(() => null);
+    }),
   );
   for (const [index, ref] of snapshot.frames.entries()) {
     const inner = inners[index];
@@ -115,6 +120,12 @@ async function frameSnapshot(tabId, parent, ref, options) {
   if (inner.error) return null;
   frame.update(inner.lastRef);
   return { ...inner, ...(await withFrames(tabId, frame, inner, options)) };
+}
+
+/** How deep the line of ref `ref` is nested in `yaml` (0: a top one). */
+function depthOfLine(yaml, ref) {
+  const line = yaml.split("\n").find((text) => text.includes(`[ref=${ref}]`)) ?? "";
+  return line.search(/\S/) / 2;
 }
 
 /**
