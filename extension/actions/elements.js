@@ -15,8 +15,8 @@ const HIT_RETRY_MS = 100;
 /**
  * The element `target` names, as {tabId, session (where commands about it go: the tab, or its
  * out-of-process frame's session), document, node (backend node id), objectId, world (the
- * isolated world of its document, the page's or its frame's), frame (frames.js's, in a frame)}. A ref whose element left the page
- * is stale like one from another page.
+ * isolated world of its document, the page's or its frame's), frame (frames.js's, in a frame)}.
+ * A ref whose element left the page is stale like one from another page.
  */
 export async function elementFor(tabId, target) {
   const document = documentOf(tabId);

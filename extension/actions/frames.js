@@ -6,6 +6,10 @@
 // does. When it navigates or is removed its world goes, and its refs are refused as stale; its
 // next document's refs go on numbering from its last, and the frames of the tab's next page get
 // numbers of their own, so that no ref is ever reused in a tab.
+//
+// A frame of another site runs in a process of its own: a target of its own, which the tab's
+// session attaches to and whose commands go through its session. Its elements' boxes are in its
+// own viewport, so input for them is moved by the frame's place in the page (frameOffset).
 
 import { WORLD_NAME, onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
 
@@ -37,8 +41,7 @@ function documentGone(tabId, frameId) {
   if (!frame) return;
   frame.world = null;
   frame.first = frame.last + 1;
-  for (const inner of frames.values())
-    if (inner.owner?.frame?.id === frameId && inner.world) documentGone(tabId, inner.id);
+  for (const inner of frames.values()) if (inner.owner?.frame?.id === frameId) documentGone(tabId, inner.id);
 }
 
 /**

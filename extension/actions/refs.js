@@ -71,15 +71,18 @@ export async function resolveTarget(tabId, target) {
   if (registry.document !== documentOf(tabId) || registry.world !== world || earlier) {
     throw stale(target, "is from an earlier page of this tab, or from before the tools attached to it again");
   }
-  return { objectId: await elementOf(tabId, world, target, "this page"), world };
+  return { objectId: await elementOf(tabId, world, target, { place: "the page", snapshot: "this page" }), world };
 }
 
-/** The element of `ref` in `world` (of the tab, or of a frame's session `session`). */
+/**
+ * The element of `ref` in `world` (of the tab, or of a frame's session `session`); `where` names
+ * its document for messages: {place: "the page", snapshot: "this page"}.
+ */
 async function elementOf(session, world, ref, where) {
   const found = await callAgent(session, world, "element", [{ value: ref }], false);
-  if (found === "gone") throw stale(ref, `points at an element that is no longer in ${where}`);
+  if (found === "gone") throw stale(ref, `points at an element that is no longer on ${where.place}`);
   if (found?.objectId) return found.objectId;
-  throw stale(ref, `is not in the latest snapshot of ${where}`);
+  throw stale(ref, `is not in the latest snapshot of ${where.snapshot}`);
 }
 
 async function inFrame(tabId, target) {
@@ -88,7 +91,7 @@ async function inFrame(tabId, target) {
   if (frame === "gone") throw stale(target, "is in a frame that navigated or was removed since that snapshot");
   let objectId;
   try {
-    objectId = await elementOf(frame.target, frame.world, target, "its frame");
+    objectId = await elementOf(frame.target, frame.world, target, { place: "its frame's page", snapshot: "its frame" });
   } catch (error) {
     // Its world went with its document before the news of it came.
     if (!/context|session/i.test(error.message)) throw error;
