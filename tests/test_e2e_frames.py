@@ -280,3 +280,29 @@ async def test_a_snapshot_with_a_depth_goes_into_frames_no_deeper(world: World, 
     assert re.search(r'^      - iframe "Nested" \[ref=f\d+e\d+\]$', outline, re.M), outline
     assert "same-nested" not in outline, outline
     assert 'textbox "Name in same-nested"' in await world.ok(tab, "snapshot")
+
+
+@pytest.mark.parametrize("title", ["Same lists", "Other lists"])
+async def test_drag_moves_an_item_between_lists_in_a_frame(world: World, title: str) -> None:
+    tab, page = await world.open("frames_drag.html")
+    try:
+
+        async def loaded() -> Frame | None:
+            for frame in page.frames[1:]:
+                if ("localhost" in frame.url) == (title == "Other lists"):
+                    with contextlib.suppress(PlaywrightError):  # still loading
+                        if await frame.evaluate("Boolean(document.getElementById('basket'))"):
+                            return frame
+            return None
+
+        lists = await eventually(loaded, "the lists to load")
+        whole = await world.ok(tab, "snapshot")
+        snapshot = await world.ok(tab, "snapshot", target=frame_ref(whole, f'iframe "{title}"'))
+        apple = frame_ref(snapshot, "listitem")
+        basket = frame_ref(snapshot, 'list "Basket"')
+        assert re.search(rf"- listitem \[ref={apple}\]: Apple", snapshot), snapshot
+        await world.ok(tab, "drag", startTarget=apple, endTarget=basket)
+        order = await lists.evaluate("[...document.getElementById('basket').children].map((e) => e.id)")
+        assert order == ["bread", "apple"]
+    finally:
+        await page.close()

@@ -209,3 +209,9 @@ export async function settleScroll(frame) {
     awaitPromise: true,
   }).catch(() => {});
 }
+
+/** The documents of the frames the tab's snapshots went into, as {target, world}. */
+export function frameWorlds(tabId) {
+  const frames = [...(pages.get(tabId)?.frames.values() ?? [])];
+  return frames.filter((frame) => frame.world).map((frame) => ({ target: frame.target, world: frame.world }));
+}
