@@ -39,12 +39,18 @@ async def other_origin() -> AsyncIterator[str]:
         yield url
 
 
+# The frames' names: of this origin, of another origin of this site, of another site (out of
+# process), and frames nested in them: one of this origin, one of another site inside the frame
+# of the other port, and inside that one a frame of this site again (out of process in out of process).
+FRAMES = ["same", "port", "site", "same-nested", "site-nested", "port-nested", "port-nested-nested"]
+
+
 async def open_frames(world: World, other_origin: str) -> tuple[int, Page]:
     tab, page = await world.open(f"frames_page.html?other={other_origin}")
 
     async def loaded() -> bool:
         names = [await frame.evaluate("document.getElementById('where')?.textContent ?? ''") for frame in page.frames]
-        return sorted(names) == ["", "port", "same", "same-nested", "site", "site-nested"]
+        return sorted(names) == sorted(["", *FRAMES])
 
     await eventually(loaded, "every frame to load")
     return tab, page
@@ -86,20 +92,22 @@ async def test_the_snapshot_shows_each_frames_content_under_its_line(world: Worl
     assert re.search(r'^ {8}\s*- textbox "Name in same-nested" \[ref=f\d+e\d+\]$', nested, re.M), snapshot
     # A frame of another origin says which; the page's own do not.
     origin = r"\[origin=http://127\.0\.0\.1:\d+\]"
-    assert re.search(rf'^  - iframe "Other origin" \[ref=e\d+\] {origin}:$', snapshot, re.M), snapshot
-    assert not re.search(rf'"(Same origin|Nested)".*{origin}', snapshot), snapshot
-    # The frame of another site, out of process, as well.
     site = re.escape(world.site.replace("127.0.0.1", "localhost"))
+    assert re.search(rf'^  - iframe "Other origin" \[ref=e\d+\] {origin}:$', snapshot, re.M), snapshot
+    assert not re.search(r'"Same origin".*\[origin=', snapshot) and "[origin=" not in same, snapshot
+    # Frames nested in a frame are labelled by the origin of the frame around them.
+    port = under(snapshot, 'iframe "Other origin"')
+    assert re.search(rf'^    +- iframe "Nested" \[ref=f\d+e\d+\] \[origin={site}\]:$', port, re.M), snapshot
+    assert re.search(rf'^      +- iframe "Nested" \[ref=f\d+e\d+\] {origin}:$', port, re.M), snapshot
+    # The frame of another site, out of process, as well.
     assert re.search(rf'^  - iframe "Other site" \[ref=e\d+\] \[origin={site}\]:$', snapshot, re.M), snapshot
-    for name in ("same", "same-nested", "port", "site", "site-nested"):
+    for name in FRAMES:
         frame_ref(snapshot, f'textbox "Name in {name}"')
     refs = re.findall(r"\[ref=([^\]]+)\]", snapshot)
     assert len(refs) == len(set(refs)), "every ref names one element of one frame"
 
 
-# A frame of this origin, of another origin of this site, of another site (out of process), and
-# frames inside the first and the last.
-@pytest.mark.parametrize("name", ["same", "port", "site", "same-nested", "site-nested"])
+@pytest.mark.parametrize("name", FRAMES)
 async def test_type_and_click_reach_a_frame_as_trusted_input(world: World, frames: tuple[int, Page], name: str) -> None:
     tab, page = frames
     snapshot = await world.ok(tab, "snapshot")
@@ -135,7 +143,7 @@ async def test_a_ref_in_a_frame_that_navigated_or_was_removed_is_stale(
     try:
         snapshot = await world.ok(tab, "snapshot")
         field = frame_ref(snapshot, f'textbox "Name in {name}"')
-        send = frame_ref(snapshot, f'textbox "Name in {name}-nested"') if name != "port" else None
+        send = frame_ref(snapshot, f'textbox "Name in {name}-nested"')
         await frame_of(page, name).evaluate("location.search = location.search.replace(/name=[^&]*/, 'name=moved')")
 
         async def moved() -> bool:
@@ -149,9 +157,8 @@ async def test_a_ref_in_a_frame_that_navigated_or_was_removed_is_stale(
         stale = await world.fails(tab, "type", target=field, text="late")
         assert stale["code"] == "stale_ref", stale
         assert "navigated or was removed" in stale["message"] and "browser_snapshot" in stale["message"], stale
-        if send:
-            # So is a ref of a frame that was inside it.
-            assert (await world.fails(tab, "click", target=send))["code"] == "stale_ref"
+        # So is a ref of a frame that was inside it.
+        assert (await world.fails(tab, "click", target=send))["code"] == "stale_ref"
         # The frame's new document has refs of its own, which work.
         again = await world.ok(tab, "snapshot")
         fresh = frame_ref(again, 'textbox "Name in moved"')
@@ -181,7 +188,7 @@ async def test_target_set_to_an_iframes_ref_snapshots_that_frame(world: World, f
     assert 'textbox "Name in same-nested"' in inner and '"Name in same"' not in inner, inner
 
 
-@pytest.mark.parametrize("name", ["port", "site", "site-nested"])
+@pytest.mark.parametrize("name", ["port", "site", "site-nested", "port-nested-nested"])
 async def test_hover_fill_form_select_option_and_evaluate_reach_a_frame(
     world: World, frames: tuple[int, Page], name: str
 ) -> None:
@@ -235,7 +242,7 @@ async def test_a_frame_added_after_load_shows_in_the_next_snapshot(world: World,
 SEND_COLOUR = (0, 170, 255)
 
 
-@pytest.mark.parametrize("name", ["same", "site", "site-nested"])
+@pytest.mark.parametrize("name", ["same", "site", "site-nested", "port-nested-nested"])
 async def test_a_screenshot_of_an_element_in_a_frame_shows_that_element(
     world: World, frames: tuple[int, Page], name: str
 ) -> None:
