@@ -54,7 +54,8 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
     "snapshot": (
         "Page snapshot",
         "The tab's page as an accessibility snapshot: roles, names, text and states, each element"
-        " you can act on marked [ref=eN]. Take one before acting; `target` limits it to one element.",
+        " you can act on marked [ref=eN] (frames' content under their iframe line, refs like f2eN)."
+        " Take one before acting; `target` limits it to one element or frame.",
         _schema(
             target=_TARGET,
             depth={"type": "integer", "minimum": 0, "description": "levels of the tree to show (default all)"},

@@ -13,7 +13,8 @@ import { yamlRenderer } from "./page_yaml.js";
 const AGENT = `(globalThis.__browserMcpAgent ??= (${snapshotAgent})(${ariaRules}, ${yamlRenderer}))`;
 
 /**
- * Call the agent's `method` in the isolated world `world` with `args` (protocol CallArguments,
+ * Call the agent's `method` in the isolated world `world` of the tab `tabId` (or of a frame's
+ * session, as debugger.js's `send` takes it) with `args` (protocol CallArguments,
  * elements as {objectId}): its JSON value; when `byValue` is false, an object it answers with
  * comes as {objectId} (a handle in OBJECT_GROUP), anything else as its value.
  */

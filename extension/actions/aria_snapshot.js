@@ -13,6 +13,7 @@
 import { OBJECT_GROUP, documentOf, send, utilityWorld } from "./debugger.js";
 import { callAgent } from "./agent.js";
 import { ActionError, Code } from "./errors.js";
+import { frameFor } from "./frames.js";
 import { refsFor } from "./refs.js";
 
 /** Events whose listeners make a shape or a group of a drawing something to click or hover (a tooltip). */
@@ -39,38 +40,127 @@ const navigated = () => new ActionError(Code.NAVIGATED, "the page navigated away
  * `limit` characters, `length` the whole one's. With `root` (an element from elementFor), only
  * that element and what is inside it; with `depth`, elements nested no deeper than that (1: the
  * top ones and their children). The refs of such a partial snapshot add to those of the last
- * full one.
+ * full one. Each frame's content goes under its `- iframe` line, snapshot in its own document.
  */
 export async function captureSnapshot(tabId, { root, depth, limit }) {
   const document = documentOf(tabId);
-  const world = await utilityWorld(tabId);
-  const refs = refsFor(tabId, document, world);
-  const options = { depth, limit, lastRef: refs.lastRef, partial: root !== undefined || depth !== undefined };
+  const world = root?.world ?? (await utilityWorld(tabId));
+  const frame = root?.frame;
+  const session = frame?.target ?? tabId;
+  const refs = frame ?? refsFor(tabId, document, world);
+  const partial = root !== undefined || depth !== undefined;
+  const options = { depth, limit, lastRef: refs.lastRef, partial, prefix: frame?.prefix ?? "" };
   let snapshot;
   try {
-    const listening = await listeningShapes(tabId, world, root);
-    snapshot = await callAgent(tabId, world, "snapshot", [
-      root ? { objectId: root.objectId } : { value: null },
-      { value: options },
-      ...listening,
-    ]);
+    snapshot = await agentSnapshot(session, world, root, options);
+    if (snapshot.error) throw new ActionError(Code.ACTION_FAILED, snapshot.error);
+    refs.update(snapshot.lastRef);
+    const whole = await withFrames(tabId, frame, snapshot, { depth, limit: NO_LIMIT, partial });
+    if (documentOf(tabId) !== document) throw navigated();
+    return cut({ ...snapshot, ...whole }, limit, snapshot.length - snapshot.yaml.length);
   } catch (error) {
     // The document's world goes with it: a navigation that was starting as the call went out.
     if (documentOf(tabId) !== document || /context/i.test(error.message)) throw navigated();
     throw error;
   }
-  if (documentOf(tabId) !== document) throw navigated();
-  if (snapshot.error) throw new ActionError(Code.ACTION_FAILED, snapshot.error);
-  refs.update(snapshot.lastRef);
-  return snapshot;
+}
+
+/** Longer than any page's snapshot, for the frames' own (their page's is cut once put together). */
+const NO_LIMIT = 1_000_000_000;
+
+/** A snapshot by the agent in `world` of `session` (the tab, or an out-of-process frame's session). */
+async function agentSnapshot(session, world, root, options) {
+  const listening = await listeningShapes(session, world, root);
+  return callAgent(session, world, "snapshot", [
+    root ? { objectId: root.objectId } : { value: null },
+    { value: options },
+    ...listening,
+  ]);
+}
+
+/**
+ * The snapshot's {yaml} with its frames' content under their lines, and theirs under theirs; the
+ * snapshot is of `frame`'s document (frames.js), or of the page's when that is null. The frames
+ * are snapshot side by side; one that cannot be (it is navigating, or its process is busy past
+ * the command's time) shows as its iframe line alone rather than failing the page's snapshot.
+ */
+async function withFrames(tabId, frame, snapshot, options) {
+  let { yaml } = snapshot;
+  const inners = await Promise.all(
+    snapshot.frames.map((ref) => {
+      // With a depth, a frame's content goes on from its iframe line's depth, and stops as the page's does.
+      const depth = options.depth === undefined ? undefined : options.depth - depthOfLine(yaml, ref) - 1;
+      if (depth < 0) return null;
+      return frameSnapshot(tabId, frame, ref, { ...options, depth }).catch(() => null);
+    }),
+  );
+  for (const [index, ref] of snapshot.frames.entries()) {
+    const inner = inners[index];
+    if (!inner) continue;
+    const label = inner.origin !== snapshot.origin && inner.origin !== "null" ? inner.origin : "";
+    yaml = underFrameLine(yaml, ref, label, inner.yaml);
+  }
+  return { yaml };
+}
+
+/** The snapshot of the frame whose iframe element, in `parent`'s document, has ref `ref`; or null. */
+async function frameSnapshot(tabId, parent, ref, options) {
+  const session = parent?.target ?? tabId;
+  const world = parent?.world ?? (await utilityWorld(tabId));
+  const element = await callAgent(session, world, "element", [{ value: ref }], false);
+  if (!element?.objectId) return null;
+  const { node } = await send(session, "DOM.describeNode", { objectId: element.objectId });
+  const frame = node.frameId ? await frameFor(tabId, node.frameId, node.backendNodeId, parent) : null;
+  if (!frame) return null;
+  const inner = await agentSnapshot(frame.target, frame.world, undefined, {
+    ...options,
+    lastRef: frame.lastRef,
+    prefix: frame.prefix,
+  });
+  if (inner.error) return null;
+  frame.update(inner.lastRef);
+  return { ...inner, ...(await withFrames(tabId, frame, inner, options)) };
+}
+
+/** How deep the line of ref `ref` is nested in `yaml` (0: a top one). */
+function depthOfLine(yaml, ref) {
+  const line = yaml.split("\n").find((text) => text.includes(`[ref=${ref}]`)) ?? "";
+  return line.search(/\S/) / 2;
+}
+
+/**
+ * `yaml` with `content` (a frame's snapshot) under the line of ref `ref`, indented one step
+ * deeper, and `label` (the frame's origin, when not its page's) on that line.
+ */
+function underFrameLine(yaml, ref, label, content) {
+  const lines = yaml.split("\n");
+  const at = lines.findIndex((line) => line.includes(`[ref=${ref}]`));
+  if (at < 0) return yaml;
+  let line = lines[at];
+  if (label) line = line.replace(`[ref=${ref}]`, `[ref=${ref}] [origin=${label}]`);
+  const indent = " ".repeat(line.search(/\S/) + 2);
+  const inner = content ? content.split("\n").map((text) => indent + text) : [];
+  lines.splice(at, 1, inner.length ? `${line}:` : line, ...inner);
+  return lines.join("\n");
+}
+
+/**
+ * The snapshot cut at a line's end within `limit` characters, as the agent cuts it; `cutAlready`:
+ * how much the agent cut off before the frames went in.
+ */
+function cut(snapshot, limit, cutAlready) {
+  const length = snapshot.yaml.length + cutAlready;
+  if (snapshot.yaml.length <= limit) return { ...snapshot, length };
+  const lineEnd = snapshot.yaml.lastIndexOf("\n", limit);
+  return { ...snapshot, length, yaml: snapshot.yaml.slice(0, lineEnd > 0 ? lineEnd : limit) };
 }
 
 /**
  * The elements of the SVG drawings in the page (or in `root`) that listen for clicks or hovers:
  * handles in `world`. Icons are left to their looks (see ICON_SIZE).
  */
-async function listeningShapes(tabId, world, root) {
-  const { result, exceptionDetails } = await send(tabId, "Runtime.callFunctionOn", {
+async function listeningShapes(session, world, root) {
+  const { result, exceptionDetails } = await send(session, "Runtime.callFunctionOn", {
     functionDeclaration: `function (iconSize, most) {
       const scope = this instanceof Element ? this : document;
       if (scope.ownerSVGElement || scope.localName === "svg") return [scope];
@@ -86,18 +176,21 @@ async function listeningShapes(tabId, world, root) {
     objectGroup: OBJECT_GROUP,
   });
   if (exceptionDetails || !result.objectId || result.description === "Array(0)") return [];
-  const { result: entries } = await send(tabId, "Runtime.getProperties", {
+  const { result: entries } = await send(session, "Runtime.getProperties", {
     objectId: result.objectId,
     ownProperties: true,
   });
   const drawings = entries.filter((entry) => /^\d+$/.test(entry.name) && entry.value?.objectId);
   const listenersOf = async (drawing) => {
-    const { node } = await send(tabId, "DOM.describeNode", { objectId: drawing.value.objectId });
-    const { object } = await send(tabId, "DOM.resolveNode", {
+    const { node } = await send(session, "DOM.describeNode", { objectId: drawing.value.objectId });
+    const { object } = await send(session, "DOM.resolveNode", {
       backendNodeId: node.backendNodeId,
       objectGroup: OBJECT_GROUP,
     });
-    const { listeners } = await send(tabId, "DOMDebugger.getEventListeners", { objectId: object.objectId, depth: -1 });
+    const { listeners } = await send(session, "DOMDebugger.getEventListeners", {
+      objectId: object.objectId,
+      depth: -1,
+    });
     return listeners;
   };
   // A drawing removed in the meantime has nothing to show.
@@ -108,7 +201,7 @@ async function listeningShapes(tabId, world, root) {
   }
   const resolved = await Promise.all(
     [...nodes].slice(0, MAX_LISTENING_SHAPES).map((backendNodeId) =>
-      send(tabId, "DOM.resolveNode", { backendNodeId, executionContextId: world, objectGroup: OBJECT_GROUP }).catch(
+      send(session, "DOM.resolveNode", { backendNodeId, executionContextId: world, objectGroup: OBJECT_GROUP }).catch(
         () => null, // gone since it was listed
       ),
     ),

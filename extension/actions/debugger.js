@@ -12,7 +12,7 @@ import { ActionError, Code, withTimeout } from "./errors.js";
 
 const PROTOCOL_VERSION = "1.3";
 const COMMAND_TIMEOUT_MS = 15_000;
-const WORLD_NAME = "browser-mcp";
+export const WORLD_NAME = "browser-mcp";
 /** The handles the tools make in a page, released together after each action. */
 export const OBJECT_GROUP = "browser-mcp";
 // Enough for a page's requests to be listed; their bodies are never read.
@@ -23,6 +23,7 @@ const tabs = new Map();
 const eventHandlers = [];
 const attachHandlers = [];
 const forgetHandlers = [];
+const sessionHandlers = [];
 
 /** `handler(tabId, method, params)` for every protocol event of an attached tab. */
 export function onTabEvent(handler) {
@@ -129,21 +130,24 @@ export function attach(tabId) {
   return state.attaching;
 }
 
-function rawSend(tabId, method, params = {}) {
-  return chromeCall((done) => chrome.debugger.sendCommand({ tabId }, method, params, done));
+function rawSend(target, method, params = {}) {
+  const debuggee = typeof target === "object" ? target : { tabId: target };
+  return chromeCall((done) => chrome.debugger.sendCommand(debuggee, method, params, done));
 }
 
 /**
- * Send one protocol command to the attached tab. A command that does not answer within
- * `timeoutMs` fails with `timeout`; the browser's own refusal keeps its message.
+ * Send one protocol command to the attached tab, or to `{tabId, sessionId}`: the session of an
+ * out-of-process frame of the tab (frames.js). A command that does not answer within `timeoutMs`
+ * fails with `timeout`; the browser's own refusal keeps its message.
  */
-export async function send(tabId, method, params = {}, timeoutMs = COMMAND_TIMEOUT_MS, again = true) {
+export async function send(target, method, params = {}, timeoutMs = COMMAND_TIMEOUT_MS, again = true) {
+  const tabId = typeof target === "object" ? target.tabId : target;
   await attach(tabId);
   try {
-    return await withTimeout(rawSend(tabId, method, params), timeoutMs, method);
+    return await withTimeout(rawSend(target, method, params), timeoutMs, method);
   } catch (error) {
     if (error instanceof ActionError) throw error;
-    if (/not attached|detached/i.test(error.message)) {
+    if (typeof target !== "object" && /not attached|detached/i.test(error.message)) {
       // Detached without a word to onDetach: what was kept is stale, and attaching again is all
       // it takes to carry on (refs then fail as stale if the page changed meanwhile).
       if (tabs.get(tabId)?.attaching) forget(tabId, false);
@@ -199,10 +203,20 @@ export async function utilityWorld(tabId) {
   return executionContextId;
 }
 
+/** `handler(tabId, sessionId, method, params)` for every event of an out-of-process frame's session. */
+export function onSessionEvent(handler) {
+  sessionHandlers.push(handler);
+}
+
 /** chrome.debugger.onEvent: a new document moves the tab's counter before anyone else hears of it. */
 export function debuggerEvent(source, method, params) {
   const state = tabs.get(source.tabId);
   if (!state) return;
+  if (source.sessionId) {
+    // An out-of-process frame's: its documents are not the tab's.
+    for (const handler of sessionHandlers) handler(source.tabId, source.sessionId, method, params);
+    return;
+  }
   if (method === "Page.frameNavigated" && !params.frame.parentId) {
     state.document += 1;
     state.world = null;

@@ -4,27 +4,31 @@
 // Helpers run in the tools' isolated world, so a page that replaces DOM methods cannot change what
 // they see; only evaluate runs in the page's own world, because that is what its caller asks for.
 
-import { OBJECT_GROUP, documentOf, send, utilityWorld } from "./debugger.js";
+import { OBJECT_GROUP, documentOf, send } from "./debugger.js";
 import { ActionError, Code, sleep } from "./errors.js";
+import { frameOffset, frameSessions, revealFrame, settleScroll } from "./frames.js";
 import { resolveTarget } from "./refs.js";
 
 const HIT_RETRIES = 5;
 const HIT_RETRY_MS = 100;
 
 /**
- * The element `target` names, as {tabId, document, node (backend node id), objectId (in the
- * isolated world)}. A ref whose element left the page is stale like one from another page.
+ * The element `target` names, as {tabId, session (where commands about it go: the tab, or its
+ * out-of-process frame's session), document, node (backend node id), objectId, world (the
+ * isolated world of its document, the page's or its frame's), frame (frames.js's, in a frame)}.
+ * A ref whose element left the page is stale like one from another page.
  */
 export async function elementFor(tabId, target) {
   const document = documentOf(tabId);
-  const objectId = await resolveTarget(tabId, target);
-  const { node } = await send(tabId, "DOM.describeNode", { objectId });
-  return { tabId, document, node: node.backendNodeId, objectId };
+  const { objectId, world, frame } = await resolveTarget(tabId, target);
+  const session = frame?.target ?? tabId;
+  const { node } = await send(session, "DOM.describeNode", { objectId });
+  return { tabId, session, document, node: node.backendNodeId, objectId, world, frame };
 }
 
 /** Run `functionSource` with the element as `this` and `args` as JSON values; its JSON result. */
 export async function callOn(element, functionSource, ...args) {
-  const { result, exceptionDetails } = await send(element.tabId, "Runtime.callFunctionOn", {
+  const { result, exceptionDetails } = await send(element.session, "Runtime.callFunctionOn", {
     objectId: element.objectId,
     functionDeclaration: functionSource,
     arguments: args.map((value) => ({ value })),
@@ -65,7 +69,9 @@ export async function pointFor(element) {
   let lastProblem = "";
   for (let attempt = 0; attempt < HIT_RETRIES; attempt++) {
     if (attempt) await sleep(HIT_RETRY_MS);
-    await send(element.tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+    await revealFrame(element.frame);
+    await send(element.session, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+    await settleScroll(element.frame);
     let point = await visiblePoint(element);
     if (!point) {
       lastProblem = "it has no visible box (hidden, empty or outside the page)";
@@ -74,7 +80,11 @@ export async function pointFor(element) {
     let covering = await coveringElement(element, point);
     const drawn = covering ? await pointInsideDrawn(element, point) : null;
     if (drawn) [point, covering] = [drawn, await coveringElement(element, drawn)];
-    if (!covering) return { x: point.x, y: point.y };
+    if (!covering) {
+      // In the viewport of the element's frame, when that is out of process: input goes to the tab's.
+      const offset = await frameOffset(element.frame);
+      return { x: point.x + offset.x, y: point.y + offset.y };
+    }
     lastProblem = `${covering} covers it at (${Math.round(point.x)}, ${Math.round(point.y)})`;
   }
   throw new ActionError(Code.ACTION_FAILED, `cannot reach ${await describe(element)}: ${lastProblem}`);
@@ -127,11 +137,11 @@ async function pointInsideDrawn(element, middle) {
 async function visiblePoint(element) {
   let quads;
   try {
-    ({ quads } = await send(element.tabId, "DOM.getContentQuads", { backendNodeId: element.node }));
+    ({ quads } = await send(element.session, "DOM.getContentQuads", { backendNodeId: element.node }));
   } catch {
     return null;
   }
-  const { cssLayoutViewport: view } = await send(element.tabId, "Page.getLayoutMetrics");
+  const { cssLayoutViewport: view } = await send(element.session, "Page.getLayoutMetrics");
   for (const quad of quads) {
     const xs = [quad[0], quad[2], quad[4], quad[6]];
     const ys = [quad[1], quad[3], quad[5], quad[7]];
@@ -153,7 +163,7 @@ async function visiblePoint(element) {
 async function coveringElement(element, point) {
   let hit;
   try {
-    hit = await send(element.tabId, "DOM.getNodeForLocation", {
+    hit = await send(element.session, "DOM.getNodeForLocation", {
       x: Math.round(point.inDocument.x),
       y: Math.round(point.inDocument.y),
       includeUserAgentShadowDOM: false,
@@ -163,12 +173,12 @@ async function coveringElement(element, point) {
     return null; // nothing to compare with: let the input decide
   }
   if (hit.backendNodeId === element.node) return null;
-  const { object } = await send(element.tabId, "DOM.resolveNode", {
+  const { object } = await send(element.session, "DOM.resolveNode", {
     backendNodeId: hit.backendNodeId,
-    executionContextId: await utilityWorld(element.tabId),
+    executionContextId: element.world,
     objectGroup: OBJECT_GROUP,
   });
-  const { result } = await send(element.tabId, "Runtime.callFunctionOn", {
+  const { result } = await send(element.session, "Runtime.callFunctionOn", {
     objectId: element.objectId,
     functionDeclaration: `function (hit) {
       // The element's own parts, its shadow tree included, are the element; a label passes its
@@ -184,7 +194,8 @@ async function coveringElement(element, point) {
   return result.value ?? null;
 }
 
-/** Forget the handles this action made in the page. */
+/** Forget the handles this action made in the page and its out-of-process frames. */
 export async function releaseHandles(tabId) {
-  await send(tabId, "Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP }).catch(() => {});
+  const release = (target) => send(target, "Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP });
+  await Promise.all([tabId, ...frameSessions(tabId)].map((target) => release(target).catch(() => {})));
 }

@@ -30,11 +30,11 @@ export async function evaluate(tabId, args) {
     if (args.target !== undefined) {
       const element = await elementFor(tabId, args.target);
       // elementFor gave a handle in the tools' world; the page's world needs its own.
-      const { object } = await send(tabId, "DOM.resolveNode", {
+      const { object } = await send(element.session, "DOM.resolveNode", {
         backendNodeId: element.node,
         objectGroup: OBJECT_GROUP,
       });
-      answer = await send(tabId, "Runtime.callFunctionOn", {
+      answer = await send(element.session, "Runtime.callFunctionOn", {
         objectId: object.objectId,
         functionDeclaration: `async function () { ${body("this")} }`,
         returnByValue: true,

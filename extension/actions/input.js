@@ -143,7 +143,7 @@ async function isInputProxy(element) {
 /** Replace the field's text with `text`: one insertion, or key by key when `slowly`. */
 async function fill(tabId, element, text, slowly) {
   if (await isInputProxy(element)) {
-    await send(tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+    await send(element.session, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
   } else {
     await pointFor(element);
   }

@@ -8,7 +8,8 @@
 // product card) or holds text; names that only repeat the text below them are shown once; the text
 // of a checkbox's or a radio button's label, which is its name already, is not repeated. Every
 // element shown gets a ref, except the options of a closed drop-down, which browser_select_option
-// reaches by value. Frames show as `- iframe`, without their content.
+// reaches by value. Frames show as `- iframe`; the extension puts each one's content under it
+// (aria_snapshot.js), the agent of the frame's own document having snapshot it.
 //
 // An inline SVG drawing shows as `img` (Playwright's shape): its text labels, and the shapes and
 // groups a person may click or point at (a handler, their own pointer cursor, focusable) as
@@ -311,12 +312,14 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
   }
 
   /**
-   * {url, title, yaml, length, lastRef, parts}, or {error} when `root` is not rendered. `yaml` is
+   * {url, title, yaml, length, lastRef, parts, frames}, or {error} when `root` is not rendered.
+   * Refs are `e12`, or `f2e12` with `prefix` "f2" (the snapshot of a frame). `frames`: the refs of
+   * the frames (iframe elements) shown. `yaml` is
    * cut at a line's end within `limit` characters; `length` is the whole snapshot's; `parts`, of a
    * cut one, the parts that go on past the cut (partsPastCut), at most MAX_PARTS, and
    * `partsLeft` how many more there are.
    */
-  function snapshot(root, { depth, limit, lastRef, partial }, ...listening) {
+  function snapshot(root, { depth, limit, lastRef, partial, prefix = "" }, ...listening) {
     const items = itemsOf(root, new Set(listening));
     if (!items) return { error: "the element is not rendered, so it has no snapshot" };
     last = Math.max(last, lastRef);
@@ -324,7 +327,7 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
     const refFor = (element) => {
       let ref = refOf.get(element);
       if (!ref) {
-        ref = `e${++last}`;
+        ref = `${prefix}e${++last}`;
         refOf.set(element, ref);
       }
       given.set(ref, element);
@@ -333,18 +336,26 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
     let yaml = render(items, depth, refFor);
     const length = yaml.length;
     let parts = [];
+    const shownRefs = () => new Set(Array.from(yaml.matchAll(/\[ref=((?:f\d+)?e\d+)\]/g), (match) => match[1]));
     if (length > limit) {
       const lineEnd = yaml.lastIndexOf("\n", limit);
       yaml = yaml.slice(0, lineEnd > 0 ? lineEnd : limit);
-      const kept = new Set(Array.from(yaml.matchAll(/\[ref=(e\d+)\]/g), (match) => match[1]));
+      const kept = shownRefs();
       const refs = new Map(Array.from(given, ([ref, element]) => [element, ref]));
       parts = partsPastCut(items, kept, refs);
     }
     if (!partial) shown = given;
     else for (const [ref, element] of given) shown.set(ref, element);
     const partsLeft = Math.max(0, parts.length - MAX_PARTS);
+    // The frames whose lines the snapshot shows, for the extension to put their content under.
+    const inView = shownRefs();
+    const frames = Array.from(given, ([ref, element]) => ({ ref, element }))
+      .filter(({ ref, element }) => inView.has(ref) && ["iframe", "frame"].includes(element.localName))
+      .map(({ ref }) => ref);
     return {
+      frames,
       url: location.href,
+      origin: location.origin,
       title: document.title,
       yaml,
       length,

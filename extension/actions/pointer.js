@@ -16,6 +16,7 @@
 
 import { OBJECT_GROUP, onTabForgotten, send, utilityWorld, waitForEvent } from "./debugger.js";
 import { checkSameDocument, describe, elementFor, pointFor } from "./elements.js";
+import { frameWorlds } from "./frames.js";
 import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
 import { BUTTONS, mouse } from "./input.js";
 
@@ -151,12 +152,22 @@ async function letGo(tabId) {
 }
 
 /**
- * Listen in the page for events of `types` that input is about to cause: the listeners sit in the
- * tools' isolated world, where the page's events reach them unseen, passive, so they never hold a
- * scroll up. `ask(body)` runs `body` with the record of what came as `this`.
+ * Listen in the page, and in the frames the tab's snapshots went into, for events of `types` that
+ * input is about to cause: the listeners sit in the tools' isolated worlds, where the page's
+ * events reach them unseen, passive, so they never hold a scroll up. `ask(body)` runs `body` with
+ * the record of what came as `this`, in each document, and tells whether any answered true.
  */
 async function watchPage(tabId, types) {
-  const { result } = await send(tabId, "Runtime.evaluate", {
+  const documents = [{ target: tabId, world: await utilityWorld(tabId) }, ...frameWorlds(tabId)];
+  const watchers = await Promise.all(documents.map((document) => watchDocument(document, types).catch(() => null)));
+  const asking = (body) => watchers.filter(Boolean).map((ask) => ask(body).catch(() => false));
+  const ask = async (body) => (await Promise.all(asking(body))).some(Boolean);
+  return { ask, stop: () => Promise.all(asking("this.stop();")) };
+}
+
+/** watchPage's listeners in one document: `ask(body)`, its answer. */
+async function watchDocument({ target, world }, types) {
+  const { result } = await send(target, "Runtime.evaluate", {
     expression: `((types) => {
       const seen = {};
       const waiting = new Set();
@@ -181,19 +192,18 @@ async function watchPage(tabId, types) {
         },
       };
     })(${JSON.stringify(types)})`,
-    contextId: await utilityWorld(tabId),
+    contextId: world,
     objectGroup: OBJECT_GROUP,
   });
-  const ask = async (body) =>
+  return async (body) =>
     (
-      await send(tabId, "Runtime.callFunctionOn", {
+      await send(target, "Runtime.callFunctionOn", {
         objectId: result.objectId,
         functionDeclaration: `function () { ${body} }`,
         returnByValue: true,
         awaitPromise: true,
       })
     ).result.value;
-  return { ask, stop: () => ask("this.stop();").catch(() => {}) };
 }
 
 /**

@@ -9,12 +9,14 @@
 // The page's agent (page_snapshot.js) holds the elements, in the tools' isolated world; this side
 // keeps, per tab, which document and world the refs belong to and the last number handed out.
 // A `target` that is not a ref is taken as a CSS selector, as Playwright MCP takes a selector.
+// Refs of elements in frames (`f2e7`) are kept by frames.js, with the frames' worlds.
 
 import { OBJECT_GROUP, documentOf, onTabForgotten, send, utilityWorld } from "./debugger.js";
 import { callAgent } from "./agent.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
+import { frameOfRef, isFrameRef } from "./frames.js";
 
-const REF = /^e\d+$/;
+const REF = /^(f\d+)?e\d+$/;
 
 /** tab id -> {document, world, first}, `first` being the lowest number a ref of that world can have. */
 const registries = new Map();
@@ -51,13 +53,17 @@ function stale(target, why) {
   );
 }
 
-/** The element `target` names in the tab's current document: a handle in the isolated world. */
+/**
+ * The element `target` names in the tab's current page, as {objectId, world, frame}: a handle in
+ * the isolated world of its document, the page's or its frame's (`frame`, as frames.js gives it).
+ */
 export async function resolveTarget(tabId, target) {
   if (typeof target !== "string" || target.trim() === "") {
     throw invalidArguments("target must be a ref from browser_snapshot (like e12) or a CSS selector");
   }
   const world = await utilityWorld(tabId);
-  if (!REF.test(target)) return querySelector(tabId, world, target);
+  if (!REF.test(target)) return { objectId: await querySelector(tabId, world, target), world };
+  if (isFrameRef(target)) return inFrame(tabId, target);
   const registry = registries.get(tabId);
   const number = Number(target.slice(1));
   if (!registry) throw stale(target, "is not from a snapshot of the page this tab shows");
@@ -65,10 +71,33 @@ export async function resolveTarget(tabId, target) {
   if (registry.document !== documentOf(tabId) || registry.world !== world || earlier) {
     throw stale(target, "is from an earlier page of this tab, or from before the tools attached to it again");
   }
-  const found = await callAgent(tabId, world, "element", [{ value: target }], false);
-  if (found === "gone") throw stale(target, "points at an element that is no longer on the page");
+  return { objectId: await elementOf(tabId, world, target, { place: "the page", snapshot: "this page" }), world };
+}
+
+/**
+ * The element of `ref` in `world` (of the tab, or of a frame's session `session`); `where` names
+ * its document for messages: {place: "the page", snapshot: "this page"}.
+ */
+async function elementOf(session, world, ref, where) {
+  const found = await callAgent(session, world, "element", [{ value: ref }], false);
+  if (found === "gone") throw stale(ref, `points at an element that is no longer on ${where.place}`);
   if (found?.objectId) return found.objectId;
-  throw stale(target, "is not in the latest snapshot of this page");
+  throw stale(ref, `is not in the latest snapshot of ${where.snapshot}`);
+}
+
+async function inFrame(tabId, target) {
+  const frame = frameOfRef(tabId, target);
+  if (frame === "unknown") throw stale(target, "is not from a snapshot of the page this tab shows");
+  if (frame === "gone") throw stale(target, "is in a frame that navigated or was removed since that snapshot");
+  let objectId;
+  try {
+    objectId = await elementOf(frame.target, frame.world, target, { place: "its frame's page", snapshot: "its frame" });
+  } catch (error) {
+    // Its world went with its document before the news of it came.
+    if (!/context|session/i.test(error.message)) throw error;
+    throw stale(target, "is in a frame that navigated or was removed since that snapshot");
+  }
+  return { objectId, world: frame.world, frame };
 }
 
 async function querySelector(tabId, world, selector) {

@@ -12,6 +12,7 @@
 
 import { attach, attachedAt, send } from "./debugger.js";
 import { elementFor } from "./elements.js";
+import { frameOffset, revealFrame, settleScroll } from "./frames.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { sections } from "./results.js";
 
@@ -44,11 +45,15 @@ async function areaOf(tabId, args) {
   const { cssVisualViewport: view, cssContentSize: content } = await send(tabId, "Page.getLayoutMetrics");
   if (args.target !== undefined) {
     const element = await elementFor(tabId, args.target);
-    await send(tabId, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
-    const { model } = await send(tabId, "DOM.getBoxModel", { backendNodeId: element.node }).catch(() => ({}));
+    await revealFrame(element.frame);
+    await send(element.session, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
+    await settleScroll(element.frame);
+    const { model } = await send(element.session, "DOM.getBoxModel", { backendNodeId: element.node }).catch(() => ({}));
     if (!model) throw new ActionError(Code.CAPTURE_FAILED, "the element has no box to capture (it is not rendered)");
-    const xs = model.border.filter((_, i) => i % 2 === 0);
-    const ys = model.border.filter((_, i) => i % 2 === 1);
+    // An out-of-process frame's boxes are in its own viewport.
+    const offset = await frameOffset(element.frame);
+    const xs = model.border.filter((_, i) => i % 2 === 0).map((x) => x + offset.x);
+    const ys = model.border.filter((_, i) => i % 2 === 1).map((y) => y + offset.y);
     const { cssVisualViewport: moved } = await send(tabId, "Page.getLayoutMetrics");
     const x = Math.min(...xs) + moved.pageX;
     const y = Math.min(...ys) + moved.pageY;

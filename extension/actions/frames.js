@@ -1,0 +1,217 @@
+// The frames of a tab's page (iframes, and iframes inside them): an isolated world in each one's
+// document, where an agent of its own snapshots it, and the prefix its refs carry (`f2e7`, as
+// Playwright MCP names them), so that a ref names one element in one frame of the page.
+//
+// A frame keeps its number while it lives in the tab's page; its refs count while its document
+// does. When it navigates or is removed its world goes, and its refs are refused as stale; its
+// next document's refs go on numbering from its last, and the frames of the tab's next page get
+// numbers of their own, so that no ref is ever reused in a tab.
+//
+// A frame of another site runs in a process of its own: a target of its own, which the tab's
+// session attaches to and whose commands go through its session. Its elements' boxes are in its
+// own viewport, so input for them is moved by the frame's place in the page (frameOffset).
+
+import { WORLD_NAME, onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
+
+const FRAME_REF = /^f(\d+)e(\d+)$/;
+const STILL_MS = 100;
+
+/**
+ * tab id -> {frames: frame id -> frame, byNumber: number -> frame, next}; a frame is
+ * {id, number, world (null once its document went), first (its document's lowest ref number),
+ * last, target (what commands for its document go to: the tab, or the session of the frame or
+ * of the frame around it that is out of process), ownProcess (whether it is itself), owner (its
+ * iframe element: {node, frame}, a backend node id in the document of the frame around it)}.
+ */
+const pages = new Map();
+
+function pageOf(tabId) {
+  let page = pages.get(tabId);
+  if (!page) {
+    page = { frames: new Map(), byNumber: new Map(), next: 1 };
+    pages.set(tabId, page);
+  }
+  return page;
+}
+
+/** The frame's document went (it navigated, or was removed), and with it the frames inside it. */
+function documentGone(tabId, frameId) {
+  const frames = pages.get(tabId)?.frames;
+  const frame = frames?.get(frameId);
+  if (!frame) return;
+  frame.world = null;
+  frame.first = frame.last + 1;
+  for (const inner of frames.values()) if (inner.owner?.frame?.id === frameId) documentGone(tabId, inner.id);
+}
+
+/**
+ * tab id -> frame id -> session id: the out-of-process frames (another site's, in a process of
+ * their own), each a target of its own that Chromium attaches to the tab's session and whose
+ * commands go through its session (flat sessions, Chrome 125 on).
+ */
+const sessions = new Map();
+
+const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: false, flatten: true };
+
+onTabAttached((tabId, command) => {
+  sessions.set(tabId, new Map());
+  return command("Target.setAutoAttach", AUTO_ATTACH);
+});
+
+function frameEvent(tabId, method, params) {
+  if (method === "Page.frameNavigated") {
+    if (params.frame.parentId || sessions.get(tabId)?.has(params.frame.id)) documentGone(tabId, params.frame.id);
+    else forgetFrames(tabId); // a new page: its frames are new too
+  } else if (method === "Page.frameDetached") {
+    documentGone(tabId, params.frameId);
+  } else if (method === "Target.attachedToTarget" && params.targetInfo.type === "iframe") {
+    const { sessionId, targetInfo } = params;
+    sessions.get(tabId)?.set(targetInfo.targetId, sessionId);
+    const session = { tabId, sessionId };
+    // Its frames' navigations, and frames of yet another site inside it.
+    send(session, "Page.enable").catch(() => {});
+    send(session, "Target.setAutoAttach", AUTO_ATTACH).catch(() => {});
+  } else if (method === "Target.detachedFromTarget") {
+    for (const [frameId, sessionId] of sessions.get(tabId) ?? []) {
+      if (sessionId !== params.sessionId) continue;
+      sessions.get(tabId).delete(frameId);
+      documentGone(tabId, frameId);
+    }
+  }
+}
+
+onTabEvent(frameEvent);
+onSessionEvent((tabId, sessionId, method, params) => frameEvent(tabId, method, params));
+
+/** Forget the page's frames, but not the numbers given, so that a ref of theirs names nothing new. */
+function forgetFrames(tabId) {
+  const page = pages.get(tabId);
+  if (!page) return;
+  page.frames.clear();
+  page.byNumber.clear();
+}
+
+// The worlds go with the debugger's session.
+onTabForgotten((tabId, closed) => {
+  sessions.delete(tabId);
+  if (closed) pages.delete(tabId);
+  else forgetFrames(tabId);
+});
+
+/**
+ * The frame `frameId` of the tab's page, whose iframe element is `owner` (a backend node id in
+ * the document of `parent`, the frame around it or null for the page), ready to snapshot:
+ * {prefix, world, target, lastRef, update(last)}, or null when its document cannot be reached.
+ */
+export async function frameFor(tabId, frameId, owner, parent) {
+  const page = pageOf(tabId);
+  let frame = page.frames.get(frameId);
+  if (!frame) {
+    frame = { id: frameId, number: page.next++, world: null, first: 1, last: 0 };
+    page.frames.set(frameId, frame);
+    page.byNumber.set(frame.number, frame);
+  }
+  frame.owner = { node: owner, frame: parent };
+  const sessionId = sessions.get(tabId)?.get(frameId);
+  if (!frame.world || frame.target?.sessionId !== sessionId) {
+    frame.target = sessionId ? { tabId, sessionId } : (parent?.target ?? tabId);
+    frame.ownProcess = Boolean(sessionId);
+    try {
+      const { executionContextId } = await send(frame.target, "Page.createIsolatedWorld", {
+        frameId,
+        worldName: WORLD_NAME,
+      });
+      frame.world = executionContextId;
+    } catch {
+      frame.world = null;
+      return null;
+    }
+  }
+  return handleOf(frame);
+}
+
+function handleOf(frame) {
+  return {
+    id: frame.id,
+    prefix: `f${frame.number}`,
+    world: frame.world,
+    target: frame.target,
+    ownProcess: frame.ownProcess,
+    owner: frame.owner,
+    lastRef: frame.last,
+    update(last) {
+      frame.last = Math.max(frame.last, last);
+    },
+  };
+}
+
+/** Whether `ref` names an element in a frame (`f2e7`) rather than in the page itself (`e7`). */
+export const isFrameRef = (ref) => FRAME_REF.test(ref);
+
+/**
+ * The frame that `ref` (`f2e7`) belongs to, as frameFor gives it, or why there is none:
+ * "unknown" (no frame of this page has that number) or "gone" (the frame navigated or was
+ * removed since the ref was given, or the ref is from its earlier document).
+ */
+export function frameOfRef(tabId, ref) {
+  const [, number, count] = FRAME_REF.exec(ref);
+  const frame = pages.get(tabId)?.byNumber.get(Number(number));
+  if (!frame) return "unknown";
+  if (!frame.world || Number(count) < frame.first) return "gone";
+  return handleOf(frame);
+}
+
+/**
+ * Where the viewport of the frame's local root (the frame itself when it is out of process, else
+ * the nearest such frame around it, or the page) sits in the tab's viewport: what to add to a
+ * point of its elements' boxes for input sent to the tab.
+ */
+export async function frameOffset(frame) {
+  if (!frame) return { x: 0, y: 0 };
+  const { node, frame: parent } = frame.owner;
+  const around = await frameOffset(parent);
+  if (!frame.ownProcess) return around;
+  const { model } = await send(parent?.target ?? frame.target.tabId, "DOM.getBoxModel", { backendNodeId: node });
+  return { x: around.x + model.content[0], y: around.y + model.content[1] };
+}
+
+/** The sessions of the tab's out-of-process frames, as `send` takes them. */
+export function frameSessions(tabId) {
+  return [...(sessions.get(tabId)?.values() ?? [])].map((sessionId) => ({ tabId, sessionId }));
+}
+
+/**
+ * Scroll the frame's iframe element (and those around it) into view in its page: done before an
+ * element inside is scrolled to, as that scroll crosses into another process when the frame is
+ * out of process, and lands after the frame's place has been read.
+ */
+export async function revealFrame(frame) {
+  if (!frame) return;
+  const { node, frame: parent } = frame.owner;
+  await revealFrame(parent);
+  await send(parent?.target ?? frame.target.tabId ?? frame.target, "DOM.scrollIntoViewIfNeeded", {
+    backendNodeId: node,
+  }).catch(() => {});
+}
+
+/**
+ * After scrolling to an element in an out-of-process frame (or in a frame inside one): wait until the page has drawn twice,
+ * by which time a scroll the frame passed on to the page has landed and input is routed by the
+ * new layout. A tab in the background draws nothing, and scrolls at once; it waits STILL_MS.
+ */
+export async function settleScroll(frame) {
+  if (typeof frame?.target !== "object") return; // in the page's own process
+  await send(frame.target.tabId, "Runtime.evaluate", {
+    expression: `new Promise((done) => {
+      setTimeout(done, ${STILL_MS});
+      requestAnimationFrame(() => requestAnimationFrame(done));
+    })`,
+    awaitPromise: true,
+  }).catch(() => {});
+}
+
+/** The documents of the frames the tab's snapshots went into, as {target, world}. */
+export function frameWorlds(tabId) {
+  const frames = [...(pages.get(tabId)?.frames.values() ?? [])];
+  return frames.filter((frame) => frame.world).map((frame) => ({ target: frame.target, world: frame.world }));
+}
