@@ -28,9 +28,9 @@ from .mcp_clients import LEGACY, McpClient, mcp_client, text
 from .test_e2e_extension import (
     WAIT,
     World,
-    _group_title,
     _tab_gone,
     eventually,
+    group_title,
     open_world,
     serve_pages,
     stop_worker,
@@ -166,7 +166,7 @@ async def test_the_person_releases_a_tab_from_the_popup(world: World) -> None:
         await eventually(lambda: _text_has(row, "No agent"), "the popup to show the tab released")
         await picture(popup, "popup-released")
         assert await owner_of(world, tab["id"]) is None
-        assert await _group_title(world, tab["id"]) is None
+        assert await group_title(world, tab["id"]) is None
         refused = await client.call("browser_snapshot", {"tab": tab["ref"]})
         assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
         assert "The person took this tab back" in text(refused)
@@ -184,7 +184,7 @@ async def test_the_person_ends_a_session_from_the_popup(world: World) -> None:
         await eventually(lambda: _gone(popup, "#sessions", "Ended Agent"), "the session to leave the popup")
         await picture(popup, "popup-session-ended")
         await eventually(lambda: _released(world, tab["id"]), "the broker to release the session's tab")
-        assert await _group_title(world, tab["id"]) is None
+        assert await group_title(world, tab["id"]) is None
         assert not await _tab_gone(world, tab["id"]), "the ended session's tab must stay open"
         ended = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
         assert ended.is_error, text(ended)
