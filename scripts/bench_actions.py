@@ -24,14 +24,19 @@ turns call by call so that the machine's load falls on both alike:
 2. ``browser_click`` on the "Add one" button of a small counter page, by the ref taken from a
    snapshot: the round trip's median. After the clicks a snapshot must show the counter at the
    number of clicks made, on both sides.
-3. Where our time goes: the same two measurements on our side over REST (``POST
+3. ``browser_snapshot`` of a page of three iframes (this origin, another port, another site: an
+   out-of-process frame) holding a form, a list and a counter with a few buttons: its time and
+   characters; every snapshot must show each frame's content. Then ``browser_click`` on the "Add
+   one" button inside the cross-site frame, by the ref a snapshot gave, as in 2.
+4. Where our time goes: the same two measurements on our side over REST (``POST
    /tabs/{id}/actions/{name}`` with the broker's token, in tabs the REST session opens), without
    MCP and the relay process; after the others, so it never slows them.
 
 The goals: snapshot characters at most 1.0 x Playwright MCP's; every link, button and
 field of the page reachable by a ref; snapshot time at most 1.5 x Playwright MCP's; a click's
-round trip under 100 ms. A benchmark, never a test: verdicts are printed, the exit status ignores
-them.
+round trip under 100 ms; on the frames page, characters at most 1.0 x and time at most 1.5 x
+Playwright MCP's, and a click in the cross-site frame under 100 ms. A benchmark, never a test:
+verdicts are printed, the exit status ignores them.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import shlex
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from operator import attrgetter
@@ -55,7 +61,19 @@ from benchlib import CALL_TIMEOUT, READY_TIMEOUT, BenchError, progress
 from benchlib import playwright_mcp as pw
 from benchlib.browser import Place, chromium, install_native_host
 from benchlib.mcp_clients import mcp_env, relay_command
-from benchlib.pages import ADD_BUTTON, COUNTER_TEXT, SHOP_END, SHOP_HEADING, PageCounts, PageServer, shop_page
+from benchlib.pages import (
+    ADD_BUTTON,
+    COUNTER_TEXT,
+    CROSS_ORIGIN_TEXT,
+    CROSS_SITE_TEXT,
+    FRAMES_HEADING,
+    SAME_ORIGIN_TEXT,
+    SHOP_END,
+    SHOP_HEADING,
+    PageCounts,
+    PageServer,
+    shop_page,
+)
 from benchlib.report import Verdict
 from benchlib.servers import Server, start_broker
 from benchlib.stats import Timings
@@ -73,7 +91,10 @@ TOOLS_TIMEOUT_S = 15.0
 # The goals.
 CHARS_GOAL = 1.0  # snapshot characters, ours / Playwright MCP's
 SNAPSHOT_TIME_GOAL = 1.5  # snapshot time (median), ours / Playwright MCP's
-CLICK_GOAL_MS = 100.0  # a click's round trip, median
+CLICK_GOAL_MS = 100.0  # a click's round trip, median (on the small page, and in the cross-site frame)
+
+# What every snapshot of the frames page must show: its heading, and a text of each frame's own.
+FRAMES_SHOWN = (f'heading "{FRAMES_HEADING}"', SAME_ORIGIN_TEXT, CROSS_ORIGIN_TEXT, CROSS_SITE_TEXT)
 
 # The roles a form field has in the accessibility tree (Chromium's, as both sides report it).
 FIELD_ROLES = frozenset(
@@ -154,6 +175,10 @@ class SideResult:
     click_ms: list[float] = field(default_factory=list)
     clicks_seen: int = 0  # the counter after the clicks, read from a snapshot
     click_chars: int = 0  # characters of a click's answer
+    frames_snapshot_ms: list[float] = field(default_factory=list)
+    frames_snapshot_chars: int = 0
+    frame_click_ms: list[float] = field(default_factory=list)  # in the cross-site frame
+    frame_clicks_seen: int = 0
 
     @property
     def snapshot(self) -> Timings:
@@ -162,6 +187,14 @@ class SideResult:
     @property
     def click(self) -> Timings:
         return Timings(self.click_ms)
+
+    @property
+    def frames_snapshot(self) -> Timings:
+        return Timings(self.frames_snapshot_ms)
+
+    @property
+    def frame_click(self) -> Timings:
+        return Timings(self.frame_click_ms)
 
 
 @dataclass
@@ -221,9 +254,9 @@ class Side:
             raise BenchError(f"{self.name}: {tool} {json.dumps(arguments)} failed: {text_of(result)[:500]}")
         return elapsed, result
 
-    async def snapshot_until(self, needle: str, settled: bool = False) -> str:
-        """The first snapshot holding ``needle`` (and, when ``settled``, the same as the one before it,
-        refs aside: the page has loaded), within the ready timeout.
+    async def snapshot_until(self, *needles: str, settled: bool = False) -> str:
+        """The first snapshot holding every one of ``needles`` (and, when ``settled``, the same as the one
+        before it, refs aside: the page has loaded), within the ready timeout.
 
         Raises:
             BenchError: when none does in time.
@@ -234,14 +267,15 @@ class Side:
             try:
                 _, result = await self.call("browser_snapshot", {})
                 last = text_of(result)
-                if needle in last and (not settled or REF.sub("", last) == before):
+                if all(needle in last for needle in needles) and (not settled or REF.sub("", last) == before):
                     return last
                 before = REF.sub("", last)
             except BenchError as exc:
                 last = str(exc)
             if time.monotonic() > deadline:
-                raise BenchError(f"{self.name}: no snapshot showed {needle!r}{' twice alike' if settled else ''} in"
-                                 f" {READY_TIMEOUT:g} s; the last:\n{last[:2000]}")  # fmt: skip
+                missing = " and ".join(repr(needle) for needle in needles if needle not in last) or "them"
+                raise BenchError(f"{self.name}: no snapshot showed {missing}{' twice alike' if settled else ''}"
+                                 f" in {READY_TIMEOUT:g} s; the last:\n{last[:3000]}")  # fmt: skip
             await asyncio.sleep(0.1)
 
     async def click(self, ref: str) -> tuple[float, types.CallToolResult]:
@@ -390,22 +424,46 @@ async def start_playwright(stack: AsyncExitStack, workdir: Path, settle_ms: int 
     return PlaywrightSide("playwright", client)
 
 
-async def measure_snapshots(sides: list[Side], url: str, count: int) -> None:
-    ready = f'heading "{SHOP_HEADING}"'
+async def in_turns(
+    sides: list[Side], calls: int, act: Callable[[Side], Awaitable[tuple[float, types.CallToolResult]]]
+) -> dict[str, list[tuple[float, str]]]:
+    """``calls`` calls of ``act`` on each side, the sides taking turns: each side's (ms, text of the result)."""
+    timed: dict[str, list[tuple[float, str]]] = {side.name: [] for side in sides}
+    for turn in range(calls):
+        for side in turns(sides, turn):
+            elapsed, result = await act(side)
+            timed[side.name].append((elapsed * 1e3, text_of(result)))
+    return timed
+
+
+async def timed_snapshots(sides: list[Side], url: str, count: int, *shown: str) -> dict[str, list[tuple[float, str]]]:
+    """``count`` snapshots of the page at ``url`` per side, once it shows ``shown`` twice alike; each must show it.
+
+    Raises:
+        BenchError: when a snapshot lacks one of ``shown``.
+    """
     for side in sides:
         await side.open(url)
-        side.result.counts = Counts.of(await side.snapshot_until(ready, settled=True))
+        await side.snapshot_until(*shown, settled=True)
+    timed = await in_turns(sides, count, lambda side: side.call("browser_snapshot", {}))
+    for name, runs in timed.items():
+        for _ms, text in runs:
+            missing = [needle for needle in shown if needle not in text]
+            if missing:
+                raise BenchError(f"{name}: a snapshot of {url} lacks {missing}: {text[:3000]}")
+    return timed
+
+
+async def measure_snapshots(sides: list[Side], url: str, count: int) -> None:
+    timed = await timed_snapshots(sides, url, count, f'heading "{SHOP_HEADING}"')
     texts: dict[str, str] = {}
-    for turn in range(count):
-        for side in turns(sides, turn):
-            elapsed, result = await side.call("browser_snapshot", {})
-            text = texts[side.name] = text_of(result)
-            if ready not in text:
-                raise BenchError(f"{side.name}: a snapshot lacks the page's heading: {text[:500]}")
-            side.result.snapshot_ms.append(elapsed * 1e3)
-            side.result.snapshot_chars = len(text)
     for side in sides:
-        found, text = side.result, texts[side.name]
+        runs = timed[side.name]
+        text = texts[side.name] = runs[-1][1]
+        found = side.result
+        found.counts = Counts.of(text)
+        found.snapshot_ms = [ms for ms, _text in runs]
+        found.snapshot_chars = len(text)
         found.products_shown = len(PRODUCT_LINK.findall(text))
         found.whole_page = SHOP_END in text
     # Like for like: the snapshots from their start to the last product both show.
@@ -420,28 +478,54 @@ async def measure_snapshots(sides: list[Side], url: str, count: int) -> None:
         )
 
 
-async def measure_clicks(sides: list[Side], url: str, warmup: int, count: int) -> None:
+async def measure_frames_snapshots(sides: list[Side], url: str, count: int) -> None:
+    timed = await timed_snapshots(sides, url, count, *FRAMES_SHOWN)
+    for side in sides:
+        found = side.result
+        found.frames_snapshot_ms = [ms for ms, _text in timed[side.name]]
+        found.frames_snapshot_chars = len(timed[side.name][-1][1])
+        progress(
+            f"actions: {side.name:<10} frames snapshot {found.frames_snapshot_chars:>5} chars (every frame's"
+            f" content), p50 {found.frames_snapshot.median_ms:6.1f} ms, p90 {found.frames_snapshot.p90_ms:6.1f} ms"
+        )
+
+
+async def click_counter(sides: list[Side], url: str, warmup: int, count: int) -> dict[str, list[tuple[float, str]]]:
+    """The measured clicks (after ``warmup``) on the "Add one" button of the page at ``url``, in a frame or
+    not, by the ref a snapshot gave; then a snapshot must show the counter at every click made.
+    """
     refs: dict[str, str] = {}
     for side in sides:
         await side.learn_click_argument()
         await side.open(url)
         refs[side.name] = ref_of(await side.snapshot_until(COUNTER_TEXT.format(0)), "button", ADD_BUTTON)
-    made = {side.name: 0 for side in sides}
-    for turn in range(warmup + count):
-        for side in turns(sides, turn):
-            elapsed, result = await side.click(refs[side.name])
-            made[side.name] += 1
-            if turn >= warmup:
-                side.result.click_ms.append(elapsed * 1e3)
-                side.result.click_chars = len(text_of(result))
+    timed = await in_turns(sides, warmup + count, lambda side: side.click(refs[side.name]))
     for side in sides:
         # Every click landed: the page counted them all.
-        await side.snapshot_until(COUNTER_TEXT.format(made[side.name]))
+        await side.snapshot_until(COUNTER_TEXT.format(warmup + count))
+        progress(f"actions: {side.name:<10} {url}: the counter shows all {warmup + count} clicks")
+    return {name: runs[warmup:] for name, runs in timed.items()}
+
+
+async def measure_clicks(sides: list[Side], url: str, warmup: int, count: int) -> None:
+    timed = await click_counter(sides, url, warmup, count)
+    for side in sides:
         found = side.result
-        found.clicks_seen = made[side.name]
+        found.click_ms = [ms for ms, _text in timed[side.name]]
+        found.click_chars = len(timed[side.name][-1][1])
+        found.clicks_seen = warmup + count
+        progress(f"actions: {side.name:<10} click p50 {found.click.median_ms:.1f} ms, p90 {found.click.p90_ms:.1f} ms")
+
+
+async def measure_frame_clicks(sides: list[Side], url: str, warmup: int, count: int) -> None:
+    timed = await click_counter(sides, url, warmup, count)
+    for side in sides:
+        found = side.result
+        found.frame_click_ms = [ms for ms, _text in timed[side.name]]
+        found.frame_clicks_seen = warmup + count
         progress(
-            f"actions: {side.name:<10} click p50 {found.click.median_ms:6.1f} ms, p90 {found.click.p90_ms:6.1f} ms;"
-            f" the counter shows all {made[side.name]} clicks"
+            f"actions: {side.name:<10} click in the cross-site frame p50 {found.frame_click.median_ms:6.1f} ms,"
+            f" p90 {found.frame_click.p90_ms:6.1f} ms"
         )
 
 
@@ -487,11 +571,15 @@ async def _bench_actions(args: Any) -> ActionsResults:
             sides: list[Side] = [ours, theirs]
             await measure_snapshots(sides, pages.url("/shop"), args.actions_snapshots)
             await measure_clicks(sides, pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
+            await measure_frames_snapshots(sides, pages.url("/frames"), args.actions_snapshots)
+            await measure_frame_clicks(sides, pages.url("/frames"), args.actions_click_warmup, args.actions_clicks)
             # Where our time goes: the same over REST, without MCP and the relay, in tabs of its own.
             http = await stack.enter_async_context(aiohttp.ClientSession())
             rest = RestSide(http, broker, ours.click_key)
             await measure_snapshots([rest], pages.url("/shop"), args.actions_snapshots)
             await measure_clicks([rest], pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
+            await measure_frames_snapshots([rest], pages.url("/frames"), args.actions_snapshots)
+            await measure_frame_clicks([rest], pages.url("/frames"), args.actions_click_warmup, args.actions_clicks)
             sides.append(rest)
     return ActionsResults(
         page=shop.counts,
@@ -514,6 +602,8 @@ def actions_verdicts(results: ActionsResults) -> list[Verdict]:
     page = results.page
     time_ratio = results.ratio("snapshot.median_ms")
     chars = results.chars_ratio
+    frames_chars = results.ratio("frames_snapshot_chars")
+    frames_time = results.ratio("frames_snapshot.median_ms")
     if results.like_for_like:
         shown = min(ours.products_shown, theirs.products_shown)
         chars_detail = (
@@ -567,6 +657,29 @@ def actions_verdicts(results: ActionsResults) -> list[Verdict]:
             f"{ours.click.median_ms:.1f} ms (Playwright MCP: {theirs.click.median_ms:.1f} ms)",
             {"ours_ms": ours.click.median_ms, "playwright_ms": theirs.click.median_ms},
         ),
+        Verdict(
+            f"frames page: snapshot characters <= {CHARS_GOAL:g}x Playwright MCP's",
+            frames_chars <= CHARS_GOAL,
+            f"{frames_chars:.2f}x ({ours.frames_snapshot_chars} / {theirs.frames_snapshot_chars}), both showing"
+            " every frame's content, the cross-site frame's too",
+            {"ratio": frames_chars, "ours": ours.frames_snapshot_chars, "playwright": theirs.frames_snapshot_chars},
+        ),
+        Verdict(
+            f"frames page: snapshot time <= {SNAPSHOT_TIME_GOAL:g}x Playwright MCP's (median)",
+            frames_time <= SNAPSHOT_TIME_GOAL,
+            f"{frames_time:.2f}x ({ours.frames_snapshot.median_ms:.1f} ms / {theirs.frames_snapshot.median_ms:.1f} ms)",
+            {
+                "ratio": frames_time,
+                "ours_ms": ours.frames_snapshot.median_ms,
+                "playwright_ms": theirs.frames_snapshot.median_ms,
+            },
+        ),
+        Verdict(
+            f"a click in the cross-site frame (median) < {CLICK_GOAL_MS:g} ms",
+            ours.frame_click.median_ms < CLICK_GOAL_MS,
+            f"{ours.frame_click.median_ms:.1f} ms (Playwright MCP: {theirs.frame_click.median_ms:.1f} ms)",
+            {"ours_ms": ours.frame_click.median_ms, "playwright_ms": theirs.frame_click.median_ms},
+        ),
     ]
 
 
@@ -584,6 +697,9 @@ def actions_report(results: ActionsResults, args: Any) -> str:
         f"large page: {results.products} products, {results.page_kb:.0f} KB of HTML; {page.links} links,"
         f" {page.buttons} buttons, {page.fields} fields. {results.snapshots} snapshots and {results.clicks} clicks"
         f" measured per side ({args.actions_click_warmup} clicks of warm-up)",
+        "frames page: three iframes (a form of this origin, a list on another port, a counter with buttons on"
+        " localhost: another site, out of process); as many snapshots, and clicks on the counter in the"
+        " cross-site frame; every snapshot shows each frame's content, on both sides",
         "Playwright MCP waits a fixed time after every action for the work it set off to settle"
         f" (--timeout-settle: {settle}); its click times include that wait",
         "ours over REST: POST /tabs/{id}/actions/{name} to the same broker and browser, in tabs of its own,"
@@ -614,6 +730,11 @@ def actions_report(results: ActionsResults, args: Any) -> str:
         row("click ms, median", "click.median_ms"),
         row("click ms, p90", "click.p90_ms"),
         row("click answer characters", "click_chars", "d", ratio=False),
+        row("frames snapshot characters", "frames_snapshot_chars", "d"),
+        row("frames snapshot ms, median", "frames_snapshot.median_ms"),
+        row("frames snapshot ms, p90", "frames_snapshot.p90_ms"),
+        row("cross-site frame click, p50", "frame_click.median_ms"),
+        row("cross-site frame click, p90", "frame_click.p90_ms"),
         "",
         f"  refs by kind {'':<15} {'ours':>12} {'Playwright':>12} {'the page':>8}",
     ]
@@ -637,6 +758,10 @@ def actions_json(results: ActionsResults, args: Any) -> dict[str, Any]:
             "snapshot_p90_ms": found.snapshot.p90_ms,
             "click_p50_ms": found.click.median_ms,
             "click_p90_ms": found.click.p90_ms,
+            "frames_snapshot_p50_ms": found.frames_snapshot.median_ms,
+            "frames_snapshot_p90_ms": found.frames_snapshot.p90_ms,
+            "frame_click_p50_ms": found.frame_click.median_ms,
+            "frame_click_p90_ms": found.frame_click.p90_ms,
         }
 
     return {
@@ -660,6 +785,9 @@ def actions_json(results: ActionsResults, args: Any) -> dict[str, Any]:
             "same_part_chars": results.ratio("same_part_chars"),
             "snapshot_p50_ms": results.ratio("snapshot.median_ms"),
             "click_p50_ms": results.ratio("click.median_ms"),
+            "frames_snapshot_chars": results.ratio("frames_snapshot_chars"),
+            "frames_snapshot_p50_ms": results.ratio("frames_snapshot.median_ms"),
+            "frame_click_p50_ms": results.ratio("frame_click.median_ms"),
             "chars_goal": results.chars_ratio,
         },
         "goals": [asdict(v) for v in actions_verdicts(results)],

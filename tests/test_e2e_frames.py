@@ -174,6 +174,29 @@ async def test_a_ref_in_a_frame_that_navigated_or_was_removed_is_stale(
         await page.close()
 
 
+async def test_a_click_in_an_out_of_process_frame_sets_no_timer_in_the_page(
+    world: World, frames: tuple[int, Page]
+) -> None:
+    """The wait for the scroll into the frame to land runs in the tools' world: with the page's own
+    setTimeout it passed for a timer the click made the page set, and held every such click's answer
+    a second for a navigation that never came."""
+    tab, page = frames
+    await page.evaluate("""() => {
+        window.timers = [];
+        const pagesOwn = window.setTimeout;
+        window.setTimeout = function (handler, ms, ...rest) {
+            window.timers.push(ms);
+            return pagesOwn.call(this, handler, ms, ...rest);
+        };
+    }""")
+    snapshot = await world.ok(tab, "snapshot")
+    field = frame_ref(snapshot, 'textbox "Name in site"')
+    await world.ok(tab, "click", target=field)
+    await world.ok(tab, "type", target=field, text="Ada")
+    assert await frame_of(page, "site").input_value("#name") == "Ada"
+    assert await page.evaluate("window.timers") == []
+
+
 async def test_target_set_to_an_iframes_ref_snapshots_that_frame(world: World, frames: tuple[int, Page]) -> None:
     tab, _ = frames
     snapshot = await world.ok(tab, "snapshot")

@@ -11,7 +11,15 @@
 // session attaches to and whose commands go through its session. Its elements' boxes are in its
 // own viewport, so input for them is moved by the frame's place in the page (frameOffset).
 
-import { WORLD_NAME, onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
+import {
+  WORLD_NAME,
+  onSessionEvent,
+  onTabAttached,
+  onTabEvent,
+  onTabForgotten,
+  send,
+  utilityWorld,
+} from "./debugger.js";
 
 const FRAME_REF = /^f(\d+)e(\d+)$/;
 const STILL_MS = 100;
@@ -201,7 +209,11 @@ export async function revealFrame(frame) {
  */
 export async function settleScroll(frame) {
   if (typeof frame?.target !== "object") return; // in the page's own process
+  // In the tools' world: a timer set with the page's own setTimeout would pass for one the input
+  // made the page set, and hold the input's answer for a navigation that never comes.
+  const contextId = await utilityWorld(frame.target.tabId).catch(() => undefined);
   await send(frame.target.tabId, "Runtime.evaluate", {
+    contextId,
     expression: `new Promise((done) => {
       setTimeout(done, ${STILL_MS});
       requestAnimationFrame(() => requestAnimationFrame(done));

@@ -5,6 +5,9 @@
   products (each a link to its page, a short description, a price and an "Add to cart" button),
   pagination, several paragraphs of long text, and a footer with links and a newsletter form.
 - ``/small``: a counter: one button that adds one to the number shown, and a link and a field.
+- ``/frames``: three iframes holding real content: a form of this origin, a list of links served on the
+  second port (cross-origin), and a counter like ``/small`` with a few more buttons on ``localhost``
+  (cross-site: Chromium puts it in a process of its own).
 - ``/product/N``: a small page for each product link, so a click that follows one lands somewhere.
 
 The shop page is generated deterministically (same products, same words, every run), and the
@@ -157,13 +160,14 @@ def shop_page(products: int, paragraphs: int = 12, seed: int = 9) -> ShopPage:
     return ShopPage("\n".join(parts), PageCounts(links, buttons, fields), products)
 
 
-SMALL_PAGE = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Bench counter</title></head><body>
+def counter_page(title: str, extra: str = "") -> str:
+    """A page whose "Add one" button adds one to the number it shows, with ``extra`` HTML after it."""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title></head><body>
 <h1>Counter</h1>
 <p id="count">{COUNTER_TEXT.format(0)}</p>
 <button type="button" id="add">{ADD_BUTTON}</button>
-<p><label>Note <input type="text" name="note"></label> <a href="/shop">Back to the shop</a></p>
-<script>
+{extra}<script>
 let clicks = 0;
 document.getElementById("add").addEventListener("click", () => {{
   clicks += 1;
@@ -174,14 +178,71 @@ document.getElementById("add").addEventListener("click", () => {{
 """
 
 
-def pages_app(shop: ShopPage) -> web.Application:
-    """The bench's pages as an aiohttp app."""
+SMALL_PAGE = counter_page(
+    "Bench counter", '<p><label>Note <input type="text" name="note"></label> <a href="/shop">Back to the shop</a></p>\n'
+)
 
-    async def shop_handler(request: web.Request) -> web.Response:
-        return web.Response(text=shop.html, content_type="text/html")
+# The frames page (``/frames`` on 127.0.0.1): three iframes, each with a text found nowhere else, so a
+# snapshot that shows the text shows the frame's content.
+FRAMES_HEADING = "Bench frames"
+SAME_ORIGIN_TEXT = "Delivery address, this origin"  # in the form of 127.0.0.1, same port
+CROSS_ORIGIN_TEXT = "Orders of another port"  # in the list of 127.0.0.1 on the second port
+CROSS_SITE_TEXT = "Widget of another site"  # in the counter of localhost: an out-of-process frame
+FRAME_FORM = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Address form</title></head><body>
+<h2>{SAME_ORIGIN_TEXT}</h2>
+<form><label>Name <input type="text" name="name"></label>
+<label>Street <input type="text" name="street"></label>
+<label>City <input type="text" name="city"></label>
+<label>Country <select name="country"><option>France</option><option>Germany</option><option>Spain</option>
+</select></label>
+<label><input type="checkbox" name="gift"> Gift wrap</label>
+<button type="button">Save address</button></form>
+</body></html>
+"""
+FRAME_LIST = (
+    '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Orders</title></head><body>'
+    f"<h2>{CROSS_ORIGIN_TEXT}</h2><ul>"
+    + "".join(f'<li><a href="/order/{n}">Order {n}</a>: {n} items, shipped</li>' for n in range(1, 9))
+    + "</ul></body></html>\n"
+)
+FRAME_COUNTER = counter_page(
+    "Widget",
+    f"<p>{CROSS_SITE_TEXT}</p>\n"
+    + "".join(f'<button type="button">{name}</button>\n' for name in ("Details", "Share", "Report")),
+)
 
-    async def small_handler(request: web.Request) -> web.Response:
-        return web.Response(text=SMALL_PAGE, content_type="text/html")
+
+def frames_page(port: int, second_port: int) -> str:
+    """The page of three iframes: same origin, another port (cross-origin), ``localhost`` (cross-site)."""
+    frames = (
+        ("Address form", f"http://127.0.0.1:{port}/frame/form"),
+        ("Orders", f"http://127.0.0.1:{second_port}/frame/list"),
+        ("Widget", f"http://localhost:{port}/frame/counter"),
+    )
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Bench frames</title></head><body>'
+        f"<h1>{FRAMES_HEADING}</h1><p>Three frames: this origin, another port, another site.</p>"
+        + "".join(f'<iframe title="{title}" src="{src}" width="600" height="300"></iframe>' for title, src in frames)
+        + "</body></html>\n"
+    )
+
+
+def pages_app(shop: ShopPage, ports: list[int]) -> web.Application:
+    """The bench's pages as an aiohttp app; ``ports``: the ports it is served on, once it is."""
+    fixed = {
+        "/shop": shop.html,
+        "/small": SMALL_PAGE,
+        "/frame/form": FRAME_FORM,
+        "/frame/list": FRAME_LIST,
+        "/frame/counter": FRAME_COUNTER,
+    }
+
+    async def fixed_handler(request: web.Request) -> web.Response:
+        return web.Response(text=fixed[request.path], content_type="text/html")
+
+    async def frames_handler(request: web.Request) -> web.Response:
+        return web.Response(text=frames_page(*ports), content_type="text/html")
 
     async def other_handler(request: web.Request) -> web.Response:
         title = html.escape(request.path)
@@ -189,26 +250,29 @@ def pages_app(shop: ShopPage) -> web.Application:
         return web.Response(text=body, content_type="text/html")
 
     app = web.Application()
-    app.router.add_get("/shop", shop_handler)
-    app.router.add_get("/small", small_handler)
+    for path in fixed:
+        app.router.add_get(path, fixed_handler)
+    app.router.add_get("/frames", frames_handler)
     app.router.add_get("/{tail:.*}", other_handler)
     return app
 
 
 class PageServer:
-    """The pages on 127.0.0.1, on a free port."""
+    """The pages on 127.0.0.1, on two free ports (the second for frames of another origin); ``localhost``
+    reaches the first as another site."""
 
     def __init__(self, shop: ShopPage) -> None:
-        self.runner = web.AppRunner(pages_app(shop), access_log=None)
-        self.port = 0
+        self.ports: list[int] = []
+        self.runner = web.AppRunner(pages_app(shop, self.ports), access_log=None)
 
     async def start(self) -> None:
         await self.runner.setup()
-        await web.TCPSite(self.runner, "127.0.0.1", 0).start()
-        self.port = self.runner.addresses[0][1]
+        for _ in range(2):
+            await web.TCPSite(self.runner, "127.0.0.1", 0).start()
+        self.ports[:] = [address[1] for address in self.runner.addresses]
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"http://127.0.0.1:{self.ports[0]}{path}"
 
     async def stop(self) -> None:
         await self.runner.cleanup()
