@@ -336,3 +336,21 @@ async def test_drag_moves_an_item_between_lists_in_a_frame(world: World, title: 
         assert order == ["bread", "apple"]
     finally:
         await page.close()
+
+
+@pytest.mark.parametrize("name", ["same", "site", "port-nested-nested"])
+async def test_press_key_reaches_the_focused_element_in_a_frame(
+    world: World, frames: tuple[int, Page], name: str
+) -> None:
+    tab, page = frames
+    snapshot = await world.ok(tab, "snapshot")
+    field = frame_ref(snapshot, f'textbox "Name in {name}"')
+    await world.ok(tab, "type", target=field, text="Ada")
+    await world.ok(tab, "press_key", key="Enter")
+
+    async def entered() -> list[dict[str, Any]] | None:
+        return [m for m in await messages(page) if m.get("frame") == name and "entered" in m] or None
+
+    assert await eventually(entered, f"the {name} frame to hear Enter") == [
+        {"frame": name, "entered": "Ada", "isTrusted": True}
+    ]
