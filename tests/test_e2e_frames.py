@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -354,3 +355,38 @@ async def test_press_key_reaches_the_focused_element_in_a_frame(
     assert await eventually(entered, f"the {name} frame to hear Enter") == [
         {"frame": name, "entered": "Ada", "isTrusted": True}
     ]
+
+
+async def open_in_other_site(world: World, page_name: str, ready: str) -> tuple[int, Page, Frame]:
+    """``tests/pages/page_name`` in a frame of another site (out of process), once ``ready`` holds there."""
+    tab, page = await world.open(f"frames_other_site.html?page={page_name}")
+
+    async def loaded() -> Frame | None:
+        for frame in page.frames[1:]:
+            with contextlib.suppress(PlaywrightError):  # still loading
+                if "localhost" in frame.url and await frame.evaluate(ready):
+                    return frame
+        return None
+
+    return tab, page, await eventually(loaded, f"{page_name} to load in the frame")
+
+
+async def test_a_file_chooser_in_an_out_of_process_frame_takes_a_file(world: World, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("in the frame\n")
+    tab, page, frame = await open_in_other_site(world, "upload_page.html", "Boolean(window.received)")
+    try:
+        snapshot = await world.ok(tab, "snapshot")
+        clicked = await world.ok(tab, "click", target=frame_ref(snapshot, 'button "Photo"'))
+        assert "[File chooser]" in clicked, clicked
+        paths = {"paths": [str(notes)], "files": [{"path": str(notes), "name": "notes.txt", "size": 13}]}
+        uploaded = await world.ok(tab, "file_upload", **paths)
+        assert "Uploaded 1 file into the file chooser: notes.txt" in uploaded, uploaded
+        await frame.wait_for_function("document.getElementById('answer').textContent === 'photo: notes.txt'")
+        assert (await frame.evaluate("window.received"))[0]["files"][0]["text"] == "in the frame\n"
+        # Cancelled, the frame's chooser hears so.
+        await world.ok(tab, "click", target=frame_ref(snapshot, 'button "Photo"'))
+        assert "Cancelled" in await world.ok(tab, "file_upload", paths=[])
+        await frame.wait_for_function("document.getElementById('answer').textContent === 'photo: cancelled'")
+    finally:
+        await page.close()
