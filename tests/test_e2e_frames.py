@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiohttp import web
+from playwright.async_api import Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Page
 
 from . import test_e2e_actions
 from .test_e2e_actions import PAGES, World
@@ -389,4 +389,43 @@ async def test_a_file_chooser_in_an_out_of_process_frame_takes_a_file(world: Wor
         assert "Cancelled" in await world.ok(tab, "file_upload", paths=[])
         await frame.wait_for_function("document.getElementById('answer').textContent === 'photo: cancelled'")
     finally:
+        await page.close()
+
+
+@pytest.mark.parametrize(("accept", "expected"), [(True, "confirmed"), (False, "declined")])
+async def test_a_confirm_in_an_out_of_process_frame_waits_for_the_clients_answer(
+    world: World, accept: bool, expected: str
+) -> None:
+    # Playwright dismisses a dialog itself unless someone listens: listen, and answer nothing.
+    heard: list[Dialog] = []
+
+    def hear(dialog: Dialog) -> None:
+        heard.append(dialog)
+
+    world.context.on("dialog", hear)
+    tab, page, frame = await open_in_other_site(world, "dialogs_page.html", "Boolean(document.getElementById('later'))")
+    try:
+        snapshot = await world.ok(tab, "snapshot")
+        clicked = await world.ok(tab, "click", target=frame_ref(snapshot, 'button "Confirm"'))
+        assert '- ["confirm" dialog with message "Delete it?"]: can be handled by browser_handle_dialog' in clicked
+        refused = await world.fails(tab, "snapshot")
+        assert refused["code"] == "dialog_open", refused
+        answered = await world.ok(tab, "handle_dialog", accept=accept)
+        assert answered.startswith(f'### Result\n{"Accepted" if accept else "Dismissed"} the "confirm" dialog'), (
+            answered
+        )
+        await frame.wait_for_function("(text) => document.getElementById('answer').textContent === text", arg=expected)
+        # One a timer opens between calls is held the same way.
+        await world.ok(tab, "click", target=frame_ref(snapshot, 'button "Confirm later"'))
+
+        async def opened() -> bool:
+            return len(heard) == 2
+
+        await eventually(opened, "the timer's dialog to open")
+        later = await world.fails(tab, "snapshot")
+        assert later["code"] == "dialog_open" and '"Still there?"' in later["message"], later
+        await world.ok(tab, "handle_dialog", accept=True)
+        await frame.wait_for_function("document.getElementById('answer').textContent === 'still there'")
+    finally:
+        world.context.remove_listener("dialog", hear)
         await page.close()
