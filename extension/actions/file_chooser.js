@@ -12,6 +12,7 @@
 
 import { onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
+import { onFrameSession } from "./frames.js";
 
 /**
  * tab id -> {backendNodeId, mode, target} of the chooser the page opened and nobody answered yet;
@@ -23,12 +24,11 @@ const choosers = new Map();
 const INTERCEPT = ["Page.setInterceptFileChooserDialog", { enabled: true }];
 
 onTabAttached((tabId, command) => command(...INTERCEPT));
+onFrameSession((session) => send(session, ...INTERCEPT).catch(() => {}));
 
 function chooserEvent(target, method, params) {
   const tabId = target.tabId ?? target;
-  if (method === "Target.attachedToTarget" && params.targetInfo.type === "iframe") {
-    send({ tabId, sessionId: params.sessionId }, ...INTERCEPT).catch(() => {});
-  } else if (method === "Page.fileChooserOpened" && params.backendNodeId !== undefined) {
+  if (method === "Page.fileChooserOpened" && params.backendNodeId !== undefined) {
     choosers.set(tabId, { backendNodeId: params.backendNodeId, mode: params.mode, target });
   } else if (method === "Page.frameNavigated" && !params.frame.parentId && target === tabId) {
     choosers.delete(tabId); // its input went with the page
