@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 from aiohttp import web
+from playwright.async_api import Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Page
 
 from . import test_e2e_actions
 from .test_e2e_actions import PAGES, World
@@ -335,4 +336,96 @@ async def test_drag_moves_an_item_between_lists_in_a_frame(world: World, title: 
         order = await lists.evaluate("[...document.getElementById('basket').children].map((e) => e.id)")
         assert order == ["bread", "apple"]
     finally:
+        await page.close()
+
+
+@pytest.mark.parametrize("name", ["same", "site", "port-nested-nested"])
+async def test_press_key_reaches_the_focused_element_in_a_frame(
+    world: World, frames: tuple[int, Page], name: str
+) -> None:
+    tab, page = frames
+    snapshot = await world.ok(tab, "snapshot")
+    field = frame_ref(snapshot, f'textbox "Name in {name}"')
+    await world.ok(tab, "type", target=field, text="Ada")
+    await world.ok(tab, "press_key", key="Enter")
+
+    async def entered() -> list[dict[str, Any]] | None:
+        return [m for m in await messages(page) if m.get("frame") == name and "entered" in m] or None
+
+    assert await eventually(entered, f"the {name} frame to hear Enter") == [
+        {"frame": name, "entered": "Ada", "isTrusted": True}
+    ]
+
+
+async def open_in_other_site(world: World, page_name: str, ready: str) -> tuple[int, Page, Frame]:
+    """``tests/pages/page_name`` in a frame of another site (out of process), once ``ready`` holds there."""
+    tab, page = await world.open(f"frames_other_site.html?page={page_name}")
+
+    async def loaded() -> Frame | None:
+        for frame in page.frames[1:]:
+            with contextlib.suppress(PlaywrightError):  # still loading
+                if "localhost" in frame.url and await frame.evaluate(ready):
+                    return frame
+        return None
+
+    return tab, page, await eventually(loaded, f"{page_name} to load in the frame")
+
+
+async def test_a_file_chooser_in_an_out_of_process_frame_takes_a_file(world: World, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("in the frame\n")
+    tab, page, frame = await open_in_other_site(world, "upload_page.html", "Boolean(window.received)")
+    try:
+        snapshot = await world.ok(tab, "snapshot")
+        clicked = await world.ok(tab, "click", target=frame_ref(snapshot, 'button "Photo"'))
+        assert "[File chooser]" in clicked, clicked
+        paths = {"paths": [str(notes)], "files": [{"path": str(notes), "name": "notes.txt", "size": 13}]}
+        uploaded = await world.ok(tab, "file_upload", **paths)
+        assert "Uploaded 1 file into the file chooser: notes.txt" in uploaded, uploaded
+        await frame.wait_for_function("document.getElementById('answer').textContent === 'photo: notes.txt'")
+        assert (await frame.evaluate("window.received"))[0]["files"][0]["text"] == "in the frame\n"
+        # Cancelled, the frame's chooser hears so.
+        await world.ok(tab, "click", target=frame_ref(snapshot, 'button "Photo"'))
+        assert "Cancelled" in await world.ok(tab, "file_upload", paths=[])
+        await frame.wait_for_function("document.getElementById('answer').textContent === 'photo: cancelled'")
+    finally:
+        await page.close()
+
+
+@pytest.mark.parametrize(("accept", "expected"), [(True, "confirmed"), (False, "declined")])
+async def test_a_confirm_in_an_out_of_process_frame_waits_for_the_clients_answer(
+    world: World, accept: bool, expected: str
+) -> None:
+    # Playwright dismisses a dialog itself unless someone listens: listen, and answer nothing.
+    heard: list[Dialog] = []
+
+    def hear(dialog: Dialog) -> None:
+        heard.append(dialog)
+
+    world.context.on("dialog", hear)
+    tab, page, frame = await open_in_other_site(world, "dialogs_page.html", "Boolean(document.getElementById('later'))")
+    try:
+        snapshot = await world.ok(tab, "snapshot")
+        clicked = await world.ok(tab, "click", target=frame_ref(snapshot, 'button "Confirm"'))
+        assert '- ["confirm" dialog with message "Delete it?"]: can be handled by browser_handle_dialog' in clicked
+        refused = await world.fails(tab, "snapshot")
+        assert refused["code"] == "dialog_open", refused
+        answered = await world.ok(tab, "handle_dialog", accept=accept)
+        assert answered.startswith(f'### Result\n{"Accepted" if accept else "Dismissed"} the "confirm" dialog'), (
+            answered
+        )
+        await frame.wait_for_function("(text) => document.getElementById('answer').textContent === text", arg=expected)
+        # One a timer opens between calls is held the same way.
+        await world.ok(tab, "click", target=frame_ref(snapshot, 'button "Confirm later"'))
+
+        async def opened() -> bool:
+            return len(heard) == 2
+
+        await eventually(opened, "the timer's dialog to open")
+        later = await world.fails(tab, "snapshot")
+        assert later["code"] == "dialog_open" and '"Still there?"' in later["message"], later
+        await world.ok(tab, "handle_dialog", accept=True)
+        await frame.wait_for_function("document.getElementById('answer').textContent === 'still there'")
+    finally:
+        world.context.remove_listener("dialog", hear)
         await page.close()

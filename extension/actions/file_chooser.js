@@ -10,21 +10,35 @@
 // their names and sizes for the approval window. Chromium lets an extension hand a page files only
 // with "Allow access to file URLs" on.
 
-import { onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
+import { onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
+import { onFrameSession } from "./frames.js";
 
-/** tab id -> {backendNodeId, mode} of the chooser the page opened and nobody answered yet */
+/**
+ * tab id -> {backendNodeId, mode, target} of the chooser the page opened and nobody answered yet;
+ * target is what its input's commands go to: the tab, or the session of the out-of-process frame
+ * (frames.js) it opened in, which is intercepted and heard there, not through the tab.
+ */
 const choosers = new Map();
 
-onTabAttached((tabId, command) => command("Page.setInterceptFileChooserDialog", { enabled: true }));
+const INTERCEPT = ["Page.setInterceptFileChooserDialog", { enabled: true }];
 
-onTabEvent((tabId, method, params) => {
+onTabAttached((tabId, command) => command(...INTERCEPT));
+onFrameSession((session) => send(session, ...INTERCEPT).catch(() => {}));
+
+function chooserEvent(target, method, params) {
+  const tabId = target.tabId ?? target;
   if (method === "Page.fileChooserOpened" && params.backendNodeId !== undefined) {
-    choosers.set(tabId, { backendNodeId: params.backendNodeId, mode: params.mode });
-  } else if (method === "Page.frameNavigated" && !params.frame.parentId) {
+    choosers.set(tabId, { backendNodeId: params.backendNodeId, mode: params.mode, target });
+  } else if (method === "Page.frameNavigated" && !params.frame.parentId && target === tabId) {
     choosers.delete(tabId); // its input went with the page
+  } else if (method === "Target.detachedFromTarget" && choosers.get(tabId)?.target.sessionId === params.sessionId) {
+    choosers.delete(tabId); // its input went with the frame
   }
-});
+}
+
+onTabEvent(chooserEvent);
+onSessionEvent((tabId, sessionId, method, params) => chooserEvent({ tabId, sessionId }, method, params));
 
 onTabForgotten((tabId) => choosers.delete(tabId));
 
@@ -72,13 +86,13 @@ export function uploadedFiles(args) {
   });
 }
 
-async function cancel(tabId, chooser) {
-  const { object } = await send(tabId, "DOM.resolveNode", { backendNodeId: chooser.backendNodeId });
-  await send(tabId, "Runtime.callFunctionOn", {
+async function cancel(chooser) {
+  const { object } = await send(chooser.target, "DOM.resolveNode", { backendNodeId: chooser.backendNodeId });
+  await send(chooser.target, "Runtime.callFunctionOn", {
     objectId: object.objectId,
     functionDeclaration: "function () { this.dispatchEvent(new Event('cancel', { bubbles: true })); }",
   });
-  await send(tabId, "Runtime.releaseObject", { objectId: object.objectId }).catch(() => {});
+  await send(chooser.target, "Runtime.releaseObject", { objectId: object.objectId }).catch(() => {});
 }
 
 /** browser_file_upload {paths}: answer the tab's open file chooser; the line saying how. */
@@ -96,7 +110,7 @@ export async function uploadFiles(tabId, args) {
   }
   choosers.delete(tabId);
   if (!paths.length) {
-    await cancel(tabId, chooser);
+    await cancel(chooser);
     return "Cancelled the file chooser";
   }
   if (!(await chrome.extension.isAllowedFileSchemeAccess())) {
@@ -107,7 +121,7 @@ export async function uploadFiles(tabId, args) {
         " the browser-mcp extension's details (chrome://extensions), then call browser_file_upload again",
     );
   }
-  await send(tabId, "DOM.setFileInputFiles", { files: paths, backendNodeId: chooser.backendNodeId });
+  await send(chooser.target, "DOM.setFileInputFiles", { files: paths, backendNodeId: chooser.backendNodeId });
   const names = uploadedFiles(args)
     .map((file) => `${file.name} (${file.size})`)
     .join(", ");

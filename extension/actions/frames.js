@@ -60,6 +60,12 @@ function documentGone(tabId, frameId) {
 const sessions = new Map();
 
 const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: false, flatten: true };
+const sessionHandlers = [];
+
+/** `handler(session)` when an out-of-process frame's session is attached, with that session as `send` takes it. */
+export function onFrameSession(handler) {
+  sessionHandlers.push(handler);
+}
 
 onTabAttached((tabId, command) => {
   sessions.set(tabId, new Map());
@@ -79,6 +85,7 @@ function frameEvent(tabId, method, params) {
     // Its frames' navigations, and frames of yet another site inside it.
     send(session, "Page.enable").catch(() => {});
     send(session, "Target.setAutoAttach", AUTO_ATTACH).catch(() => {});
+    for (const handler of sessionHandlers) handler(session);
   } else if (method === "Target.detachedFromTarget") {
     for (const [frameId, sessionId] of sessions.get(tabId) ?? []) {
       if (sessionId !== params.sessionId) continue;
