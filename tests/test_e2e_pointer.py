@@ -223,6 +223,8 @@ async def test_a_screenshot_of_a_large_viewport_says_how_its_pixels_map_to_the_m
             return await page_value(page, "innerWidth > 2000 && [innerWidth, innerHeight]")
 
         width, height = await eventually(grown, "the window to grow")
+        # The page has its new size; the compositor, where input is hit-tested, a frame or two later.
+        await page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
         x, y = await button_on_screenshot(world, tab)
         await world.ok(tab, "mouse_click_xy", x=x, y=y)
         assert [hit["hit"] for hit in await page_value(page, "window.hits")] == [True]
