@@ -49,7 +49,6 @@ from .core.errors import (
     InternalError,
     InvalidMessage,
     InvalidRequest,
-    NotSupported,
     PageToolFailed,
     Unavailable,
 )
@@ -240,10 +239,7 @@ class Hub:
             tab = await self.open_tab(session_id, OpenTabRequest(call.url, True, call.browser, new_window=True))
             return WindowOpened(WindowView(tab.browser, tab.window_id or 0, (tab.id,), True), tab)
         if call.request == RESIZE_WINDOW and call.window is None:
-            view = self.core.current_tab(session_id)
-            if view.window_id is None:
-                raise NotSupported(f"browser {view.browser} does not say which window tab {view.ref} is in")
-            call = attrs.evolve(call, window=f"{view.browser}:{view.window_id}")
+            call = attrs.evolve(call, window=self.core.current_window(session_id))
         asked: list[str] = []
 
         def start(now: float) -> tuple[CallId, list[Effect]]:

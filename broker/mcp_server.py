@@ -505,10 +505,10 @@ class McpSurface:
         if call.action == "new":
             await self.hub.open_tab(key, arguments.OpenTabRequest(call.url, focus=False))
         elif call.action == "close":
-            view = self.hub.current_tab(key) if call.index is None else _tab_at(tabs, call.index)
+            view = self.hub.current_tab(key) if call.index is None else browser_wide.tab_at(tabs, call.index)
             await self.hub.close_tab(key, view.ref)
         elif call.action == "select":
-            self.hub.select_tab(key, _tab_at(tabs, call.index or 0).ref)
+            self.hub.select_tab(key, browser_wide.tab_at(tabs, call.index or 0).ref)
         tabs, current = self.hub.own_tabs(key)
         current_ref = current.ref if current else None
         lines = [
@@ -550,14 +550,6 @@ class McpSurface:
     ) -> types.CallToolResult:
         value = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
         return _page_result(value, str(ref))
-
-
-def _tab_at(tabs: list[TabView], index: int) -> TabView:
-    """Raises: InvalidRequest, for an index past the session's tabs."""
-    if index >= len(tabs):
-        have = f"0 to {len(tabs) - 1}" if tabs else "none: browser_tabs action=new opens one"
-        raise InvalidRequest(f"no tab at index {index}: your tabs are numbered {have} (browser_tabs action=list)")
-    return tabs[index]
 
 
 async def _client_folders(

@@ -24,8 +24,8 @@ shares their history and bookmarks is the extension's, which holds their switch.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
@@ -46,6 +46,7 @@ __all__ = [
     "call_of",
     "history_call",
     "resize_call",
+    "tab_at",
     "tab_tool_definitions",
     "tabs_call",
     "tool_definitions",
@@ -257,6 +258,21 @@ def tabs_call(args: JsonObject) -> TabsCall:
     if url is not None and (not isinstance(url, str) or not url):
         raise InvalidRequest("`url` of a new tab must be a non-empty string, such as https://example.com/")
     return TabsCall(action, url=page_url(url or "about:blank"))
+
+
+_Tab = TypeVar("_Tab")
+
+
+def tab_at(tabs: Sequence[_Tab], index: int) -> _Tab:
+    """The session's tab numbered ``index`` as browser_tabs action=list numbers them.
+
+    Raises:
+        InvalidRequest: an index past the session's tabs.
+    """
+    if index >= len(tabs):
+        have = f"0 to {len(tabs) - 1}" if tabs else "none: browser_tabs action=new opens one"
+        raise InvalidRequest(f"no tab at index {index}: your tabs are numbered {have} (browser_tabs action=list)")
+    return tabs[index]
 
 
 def resize_call(width: Any, height: Any) -> WideCall:

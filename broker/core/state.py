@@ -335,6 +335,18 @@ class Broker(BrowserRequests):
         """
         return self._view(*self._browsers.resolve(self._current_tab(self._session(session_id))))
 
+    def current_window(self, session_id: SessionId) -> str:
+        """The window of the session's current tab, as ``b1:7``: where browser_resize acts.
+
+        Raises:
+            SessionEnded, InvalidRequest (no current tab), ExtensionNotConnected, TabNotFound,
+            NotSupported (the browser does not say which window its tabs are in).
+        """
+        view = self.current_tab(session_id)
+        if view.window_id is None:
+            raise NotSupported(f"browser {view.browser} does not say which window tab {view.ref} is in")
+        return f"{view.browser}:{view.window_id}"
+
     def browser_actions(self) -> frozenset[str]:
         """The built-in browser actions some connected browser carries out."""
         actions: frozenset[str] = frozenset()
