@@ -32,7 +32,10 @@ import pytest_asyncio
 from aiohttp import WSMsgType, web
 from playwright.async_api import BrowserContext, Page, Worker, async_playwright
 
+from broker import codec
 from broker.core import browser_tools
+from broker.core.messages import PageSnapshot
+from broker.core.snapshots import SNAPSHOT_BUDGET, Baselines, View, view_of, with_section
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
 
@@ -228,10 +231,16 @@ class World:
         )
 
     async def ok(self, tab_id: int, action: str, **args: Any) -> str:
-        """The text of a browserAction that must succeed."""
+        """The text of a browserAction that must succeed, with the page's whole snapshot, as a
+        broker shows a client its first snapshot of a tab."""
         answer = await self.act(tab_id, action, **args)
         assert answer.get("error") is None, answer
-        return str(answer["result"]["content"][0]["text"])
+        result = answer["result"]
+        if answer.get("page") is not None:
+            page = codec.structure(answer["page"], PageSnapshot)
+            view = view_of(action, args)[0] if action == "snapshot" else View(changes=False, budget=SNAPSHOT_BUDGET)
+            result = with_section(result, "Snapshot", Baselines().section(SESSION, ("b1", tab_id), page, view))
+        return str(result["content"][0]["text"])
 
     async def fails(self, tab_id: int, action: str, **args: Any) -> dict[str, str]:
         """The error of a browserAction that must fail."""
@@ -658,12 +667,19 @@ async def test_a_snapshot_of_a_large_page_is_no_bigger_than_playwrights(world: W
     assert len(re.findall(r'- button "Add to cart" \[ref=e\d+\]', ours)) == 200
     assert len(re.findall(r'- link "Product \d+" \[ref=e\d+\]:\n +- /url: /product/\d+', ours)) == 200
 
-    # Past 100,000 characters a snapshot is cut, with a word on how to read the rest.
+    # Past 100,000 characters a snapshot is folded: most products stand as one line naming the
+    # ref of what holds them, which shows them all.
     await world.ok(tab, "navigate", url=world.url("products.html?count=400"))
-    cut = await world.ok(tab, "snapshot")
-    yaml, note = cut.split("```yaml\n")[1].split("\n```\n")
+    folded = await world.ok(tab, "snapshot")
+    yaml, note = folded.split("```yaml\n")[1].split("\n```\n")
     assert len(yaml) <= 100_000
-    assert "cut at 100000 of its" in note and "target set to the ref" in note
+    assert note.startswith("- Folded to 100000 of its "), note
+    assert 'heading "All products"' in yaml and 'searchbox "Search"' in yaml and "Shop footer" in yaml
+    more, role, ref = re.findall(r"… (\d+) more (\w+) like these \[ref=(e\d+)\]", yaml)[0]
+    shown = len(re.findall(r'- button "Add to cart" \[ref=e\d+\]', yaml))
+    assert shown + int(more) == 400, (shown, more, role)
+    part = await world.ok(tab, "snapshot", target=ref, maxChars=1_000_000)
+    assert len(re.findall(r'- button "Add to cart" \[ref=e\d+\]', part)) == 400
     await page.close()
 
 

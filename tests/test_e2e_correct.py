@@ -220,22 +220,23 @@ async def test_a_request_in_flight_as_the_tools_attach_is_listed_once_answered(w
     await page.close()
 
 
-async def test_a_cut_snapshot_names_the_parts_past_the_cut_and_their_refs_read_them(world: World) -> None:
+async def test_a_page_past_the_snapshot_budget_is_folded_and_each_fold_names_the_ref_that_shows_it(
+    world: World,
+) -> None:
     tab, page = await world.open("correct_huge.html")
     text = await world.ok(tab, "snapshot")
     yaml, note = text.split("```yaml\n")[1].split("\n```\n")
     assert len(yaml) <= 100_000
-    assert note.startswith("The snapshot was cut at 100000 of its ")
-    assert "call browser_snapshot with target set to the ref of one of these parts:" in note
-    assert "Open 8.300" not in yaml, "the last part is past the cut"
-    listed = dict(re.findall(r"^- (.+?) \[ref=(e\d+)\]", note, re.M))
-    assert "main" in listed and "contentinfo" in listed, note
-    assert 'region "Part 1"' not in listed, "a part wholly shown is not listed"
-    part = await world.ok(tab, "snapshot", target=listed['region "Part 8"'])
-    assert 'button "Open 8.300"' in part and "cut at" not in part, part
-    footer = await world.ok(tab, "snapshot", target=listed["contentinfo"])
-    assert "The end of the huge page" in footer
-    # The part too large itself is cut in turn, and lists its own parts.
-    main = await world.ok(tab, "snapshot", target=listed["main"])
-    assert 'region "Part 8" [ref=' in main.split("\n```\n")[1]
+    assert note.startswith("- Folded to 100000 of its "), note
+    # The page's structure stays: its landmarks, and every part's heading.
+    for landmark in ("banner", "navigation", "main", "contentinfo"):
+        assert f"- {landmark}" in yaml, landmark
+    assert all(f'heading "Part {n}"' in yaml for n in range(1, 9)), yaml[:2000]
+    assert "The end of the huge page" in yaml
+    folds = re.findall(r"… (\d+) more paragraph like these \[ref=(e\d+)\]", yaml)
+    assert len(folds) == 8, folds
+    more, part_ref = folds[7]
+    part = await world.ok(tab, "snapshot", target=part_ref)
+    assert 'button "Open 8.300"' in part and "Folded" not in part, part[-500:]
+    await world.ok(tab, "click", target=ref_of(part, 'button "Open 8.300"'))
     await page.close()

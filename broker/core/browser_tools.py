@@ -25,7 +25,7 @@ _TAB = {
     " focused or claimed",
 }
 _ELEMENT = {"type": "string", "description": "what the element is, in words, as the person would say it"}
-_TARGET = {"type": "string", "description": "the element's ref from the tab's latest browser_snapshot (e7)"}
+_TARGET = {"type": "string", "description": "the element's ref from a browser_snapshot or an action's answer (e7)"}
 _MODIFIERS = {
     "type": "array",
     "items": {"type": "string", "enum": ["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]},
@@ -55,10 +55,23 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
         "Page snapshot",
         "The tab's page as an accessibility snapshot: roles, names, text and states, each element"
         " you can act on marked [ref=eN] (frames' content under their iframe line, refs like f2eN)."
-        " Take one before acting; `target` limits it to one element or frame.",
+        " A ref stays the element's while it is on the page. Take one before acting; `target` limits"
+        " it to one element or frame; `changes: true` shows only what changed since your last"
+        " snapshot of the tab. Actions (click, type ...) answer with what they changed, so a"
+        " snapshot after them is rarely needed.",
         _schema(
             target=_TARGET,
             depth={"type": "integer", "minimum": 0, "description": "levels of the tree to show (default all)"},
+            changes={
+                "type": "boolean",
+                "description": "only the lines added, removed or changed since your last snapshot of this tab",
+            },
+            maxChars={
+                "type": "integer",
+                "minimum": 1,
+                "description": "fold a larger page to about this many characters (default 100000): runs of"
+                " similar items and long texts are shortened, each fold naming the ref that shows it whole",
+            },
         ),
         True,
     ),

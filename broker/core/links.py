@@ -88,6 +88,7 @@ from .messages import (
 )
 from .pending import CallKind, Pending, PendingCalls
 from .sessions import OWNER_CREDENTIAL, Session, Sessions
+from .snapshots import SNAPSHOT_BUDGET, Baselines, View, with_section
 
 __all__ = ["BrowserLinks", "Link"]
 
@@ -147,6 +148,7 @@ class BrowserLinks:
     _pending: PendingCalls
     _rates: RateLimiter
     _breakers: Breakers
+    _baselines: Baselines
 
     def check_link_room(self) -> None:
         """Raises: TooManyLinks, when as many extension links as ``Config.max_links`` are open."""
@@ -382,7 +384,7 @@ class BrowserLinks:
             return []
         error = message.error
         if error is None:
-            return self._finish(pending.call_id, now, value=message.result)
+            return self._finish(pending.call_id, now, value=self._with_snapshot(pending, message))
         failure: BrokerError
         if isinstance(error, WireError):
             code = error.code or ""
@@ -395,6 +397,14 @@ class BrowserLinks:
         else:
             failure = PageToolFailed(error)
         return self._finish(pending.call_id, now, failure)
+
+    def _with_snapshot(self, pending: Pending, message: ToolResult) -> Any:
+        """A browser action's result with the page's snapshot as this client is to read it."""
+        if message.page is None or pending.kind is not CallKind.ACTION or pending.tab_id is None:
+            return message.result
+        view = pending.view or View(changes=False, budget=SNAPSHOT_BUDGET)
+        lines = self._baselines.section(pending.session_id, (pending.browser, pending.tab_id), message.page, view)
+        return with_section(message.result, "Snapshot", lines)
 
     def _changed(self, browser: Browser, tab: Tab, *also: SessionId | None) -> list[Effect]:
         """The tool lists a change of ``tab`` may touch: its owner's and ``also``'s."""
@@ -575,6 +585,7 @@ class BrowserLinks:
         effects: list[Effect] = []
         browser = self._browsers[link.browser]
         self._breakers.forget_tab(browser.key, tab_id)
+        self._baselines.forget_tab((browser.key, tab_id))
         for pending in self._pending.of_link(link.id):
             if pending.tab_id != tab_id:
                 continue

@@ -53,6 +53,7 @@ __all__ = [
     "PairChallenge",
     "PairKey",
     "PairNonce",
+    "PageSnapshot",
     "PairProof",
     "WireError",
     "Arguments",
@@ -187,13 +188,36 @@ class ToolsDiscovered:
 
 
 @attrs.frozen
+class PageSnapshot:
+    """A page as the extension reports it beside a built-in action's result (a toolResult's ``page``).
+
+    ``yaml`` is the whole snapshot (frames included), ``document`` names the document it was taken
+    in (another after a navigation or reload); ``target`` and ``depth`` are what a
+    ``browser_snapshot`` was limited to. The broker tells each client what it shows of it
+    (:mod:`broker.core.snapshots`).
+    """
+
+    document: str
+    yaml: str
+    url: str = ""
+    title: str = ""
+    target: str | None = None
+    depth: int | None = None
+
+
+@attrs.frozen
 class ToolResult:
-    """A page tool's outcome; ``error`` is None on success, else a string or ``{code, message}``."""
+    """A page tool's outcome; ``error`` is None on success, else a string or ``{code, message}``.
+
+    ``page``: of a built-in action that reports the page, the page afterwards; the result's text
+    then has no snapshot of its own, and the broker adds the one this client is to read.
+    """
 
     call_id: str
     result: Any = None
     error: WireError | str | None = None
     session_id: str | None = None
+    page: PageSnapshot | None = None
 
 
 @attrs.frozen

@@ -22,6 +22,7 @@ import attrs
 from .effects import CallId, LinkId, SessionId
 from .limits import ToolKey
 from .messages import Arguments
+from .snapshots import View
 
 __all__ = ["CallKind", "Pending", "PendingCalls"]
 
@@ -54,6 +55,8 @@ class Pending:
     awaiting_person: bool = False
     # The circuit breaker a tool call or browser action goes through, and whose outcome it tells.
     breaker: ToolKey | None = None
+    # What a browser action's answer shows of the page it reports.
+    view: View | None = None
 
     @property
     def place(self) -> str:

@@ -85,6 +85,7 @@ from .messages import (
 from .once import OnceKeys
 from .pending import CallKind, PendingCalls
 from .sessions import Session, Sessions
+from .snapshots import Baselines, view_of
 
 __all__ = ["Broker"]
 
@@ -106,6 +107,7 @@ class Broker(BrowserRequests):
             config.rate_limit, config.rate_burst, config.client_rate_limit, config.client_rate_burst
         )
         self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
+        self._baselines = Baselines()
         self.once_keys = OnceKeys(config.idempotency_keep_for, config.idempotency_keys_per_session)
         self._ended_by_person: dict[SessionId, str] = {}
         # When the broker last gave links and calls back the time it stood still (resumed).
@@ -181,6 +183,7 @@ class Broker(BrowserRequests):
             return []
         self._rates.forget(session_id)
         self.once_keys.forget(session_id)
+        self._baselines.forget_session(session_id)
         effects: list[Effect] = []
         for call_id in self._pending.of_session(session_id):
             effects += self._finish(call_id, None, SessionEnded(why or f"session {session.name!r} ended"))
@@ -323,7 +326,9 @@ class Broker(BrowserRequests):
         self._check_not_busy(browser, tab, f"use {PREFIX}{action} in")
         if action not in self._actions_of(browser):
             raise NotSupported(self._unsupported(browser, action))
+        view, args = view_of(action, args)
         pending = self._add_pending(session, browser, CallKind.ACTION, now, timeout, tab.id, PREFIX + action)
+        pending.view = view
         message = BrowserAction(session_id, pending.call_id, tab.id, action, args)
         return pending.call_id, self._tell(browser, message)
 

@@ -260,64 +260,11 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
     ];
   }
 
-  const LANDMARKS = new Set([
-    "banner",
-    "complementary",
-    "contentinfo",
-    "form",
-    "main",
-    "navigation",
-    "region",
-    "search",
-  ]);
-  const MAX_PARTS = 40;
-
   /**
-   * The parts of a cut snapshot that go on past the cut, for a client to snapshot one by one:
-   * landmarks, and the element around each heading (its section), in the page's order, as
-   * {role, name, ref, heading}. `kept`: the refs the cut snapshot still shows; `refs`: element ->
-   * ref of every element the whole snapshot named.
-   */
-  function partsPastCut(items, kept, refs) {
-    const candidates = [];
-    const listed = new Set();
-    const past = new Map();
-    const visit = (item, parent) => {
-      if (item.text !== undefined) return false;
-      const ref = item.element && refs.get(item.element);
-      if (ref && LANDMARKS.has(item.role)) {
-        candidates.push({ item, ref, role: item.role, name: item.name });
-        listed.add(ref);
-      }
-      const section = parent?.element && refs.get(parent.element);
-      if (item.role === "heading" && section && !listed.has(section)) {
-        candidates.push({ item: parent, ref: section, role: parent.role, name: parent.name, heading: item.name });
-        listed.add(section);
-      }
-      let goesOn = Boolean(ref) && !kept.has(ref);
-      for (const child of item.children) goesOn = visit(child, item) || goesOn;
-      past.set(item, goesOn);
-      return goesOn;
-    };
-    for (const item of items) visit(item, null);
-    let parts = candidates.filter((part) => past.get(part.item));
-    if (parts.length > MAX_PARTS) {
-      // Too many to list: the outermost, whose own snapshots list the parts inside them.
-      const elements = parts.map((part) => part.item.element);
-      parts = parts.filter(
-        (part) => !elements.some((other) => other !== part.item.element && other.contains(part.item.element)),
-      );
-    }
-    return parts.map((part) => ({ role: part.role, name: part.name, ref: part.ref, heading: part.heading }));
-  }
-
-  /**
-   * {url, title, yaml, length, lastRef, parts, frames}, or {error} when `root` is not rendered.
-   * Refs are `e12`, or `f2e12` with `prefix` "f2" (the snapshot of a frame). `frames`: the refs of
-   * the frames (iframe elements) shown. `yaml` is
-   * cut at a line's end within `limit` characters; `length` is the whole snapshot's; `parts`, of a
-   * cut one, the parts that go on past the cut (partsPastCut), at most MAX_PARTS, and
-   * `partsLeft` how many more there are.
+   * {url, title, yaml, length, lastRef, frames}, or {error} when `root` is not rendered. Refs are
+   * `e12`, or `f2e12` with `prefix` "f2" (the snapshot of a frame). `frames`: the refs of the
+   * frames (iframe elements) shown. `yaml` is cut at a line's end within `limit` characters;
+   * `length` is the whole snapshot's.
    */
   function snapshot(root, { depth, limit, lastRef, partial, prefix = "" }, ...listening) {
     const items = itemsOf(root, new Set(listening));
@@ -335,34 +282,18 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
     };
     let yaml = render(items, depth, refFor);
     const length = yaml.length;
-    let parts = [];
-    const shownRefs = () => new Set(Array.from(yaml.matchAll(/\[ref=((?:f\d+)?e\d+)\]/g), (match) => match[1]));
     if (length > limit) {
       const lineEnd = yaml.lastIndexOf("\n", limit);
       yaml = yaml.slice(0, lineEnd > 0 ? lineEnd : limit);
-      const kept = shownRefs();
-      const refs = new Map(Array.from(given, ([ref, element]) => [element, ref]));
-      parts = partsPastCut(items, kept, refs);
     }
     if (!partial) shown = given;
     else for (const [ref, element] of given) shown.set(ref, element);
-    const partsLeft = Math.max(0, parts.length - MAX_PARTS);
     // The frames whose lines the snapshot shows, for the extension to put their content under.
-    const inView = shownRefs();
+    const inView = new Set(Array.from(yaml.matchAll(/\[ref=((?:f\d+)?e\d+)\]/g), (match) => match[1]));
     const frames = Array.from(given, ([ref, element]) => ({ ref, element }))
       .filter(({ ref, element }) => inView.has(ref) && ["iframe", "frame"].includes(element.localName))
       .map(({ ref }) => ref);
-    return {
-      frames,
-      url: location.href,
-      origin: location.origin,
-      title: document.title,
-      yaml,
-      length,
-      lastRef: last,
-      parts: parts.slice(0, MAX_PARTS),
-      partsLeft,
-    };
+    return { frames, url: location.href, origin: location.origin, title: document.title, yaml, length, lastRef: last };
   }
 
   /** The element the latest snapshots showed as `ref`, or why there is none: "unknown" or "gone". */

@@ -1,16 +1,19 @@
 // What a built-in tool answers: an MCP CallToolResult whose text has Playwright MCP's sections
-// ("### Result", "### Page", "### Modal state", "### Snapshot" with a ```yaml block), so a client
-// used to those reads these the same way.
+// ("### Result", "### Page", "### Modal state" ...), so a client used to those reads these the
+// same way.
 //
-// Playwright MCP saves the snapshot after an action to a file beside the client; an extension has
-// no such place, so a page's snapshot comes inline after an action when it is short enough to be
-// worth reading every time (AFTER_ACTION_LIMIT) and is otherwise left to browser_snapshot.
+// A tool that reports the page sends its whole snapshot beside the result, as `page`; the broker
+// adds the "### Snapshot" section each client is to read of it: the page folded to a budget, or
+// what changed since that client's last snapshot of the tab (broker/core/snapshots.py).
 
 import { captureSnapshot } from "./aria_snapshot.js";
+import { documentOf } from "./debugger.js";
+import { ActionError, Code } from "./errors.js";
+import { documentIn } from "../documents.js";
 import { consoleSummary } from "./telemetry.js";
 
-export const SNAPSHOT_LIMIT = 100_000;
-export const AFTER_ACTION_LIMIT = 25_000;
+/** More than any page a person reads; past it the broker gets the first part and folds it. */
+export const PAGE_LIMIT = 2_000_000;
 
 export function textResult(text) {
   return { content: [{ type: "text", text }] };
@@ -34,46 +37,27 @@ function pageSections(tabId, snapshot) {
 }
 
 /**
- * The page now: its sections, and its snapshot when it fits in `limit` characters. Past that, a
- * full snapshot (browser_snapshot) is cut with a note, and one after an action is left out with a
- * note, so that no answer is larger than a client can use.
+ * The page now: a result with its sections, and the page's snapshot as `page` (of `root` and what
+ * is inside it, `target` being its ref; to `depth` levels) for the broker to show.
  */
-export async function pageReport(tabId, { limit = SNAPSHOT_LIMIT, root, depth, result = [] } = {}) {
-  const snapshot = await captureSnapshot(tabId, { root, depth, limit });
-  const parts = [["Result", result], ...pageSections(tabId, snapshot)];
-  if (snapshot.length > limit && limit < SNAPSHOT_LIMIT) {
-    parts.push([
-      "Snapshot",
-      [
-        `- The page's snapshot has ${snapshot.length} characters: call browser_snapshot to read it, with target for one part.`,
-      ],
-    ]);
-    return textResult(sections(...parts));
+export async function pageReport(tabId, { root, target, depth, result = [] } = {}) {
+  const shown = documentOf(tabId);
+  const snapshot = await captureSnapshot(tabId, { root, depth, limit: PAGE_LIMIT });
+  // Chromium's id of the document, which a client's baseline of the page belongs to.
+  const found = await documentIn(tabId);
+  if (documentOf(tabId) !== shown) {
+    throw new ActionError(Code.NAVIGATED, "the page navigated away while its snapshot was taken");
   }
-  parts.push(["Snapshot", ["```yaml", snapshot.yaml, "```"]]);
-  const text = sections(...parts);
-  if (snapshot.length <= limit) return textResult(text);
-  return textResult([text, ...cutNote(snapshot, limit)].join("\n"));
-}
-
-/** How to read what a cut snapshot left out: the refs of the parts that go on past the cut. */
-function cutNote(snapshot, limit) {
-  const cut = `The snapshot was cut at ${limit} of its ${snapshot.length} characters.`;
-  if (!snapshot.parts?.length) {
-    return [
-      `${cut} The page has no landmarks or headings past the cut: call browser_snapshot with target set to the ref of an element above whose content was cut, or with depth for its outline.`,
-    ];
-  }
-  const lines = snapshot.parts.map((part) => {
-    const line = `- ${part.role}${part.name ? ` ${JSON.stringify(part.name.slice(0, 80))}` : ""} [ref=${part.ref}]`;
-    return part.heading === undefined
-      ? line
-      : `${line}, the part under heading ${JSON.stringify(part.heading.slice(0, 80))}`;
-  });
-  if (snapshot.partsLeft) {
-    lines.push(
-      `- and ${snapshot.partsLeft} more: browser_snapshot with depth set to 3 shows the page's outline with their refs`,
-    );
-  }
-  return [`${cut} To read the rest, call browser_snapshot with target set to the ref of one of these parts:`, ...lines];
+  const document = found?.documentId ?? found?.url ?? snapshot.url;
+  return {
+    ...textResult(sections(["Result", result], ...pageSections(tabId, snapshot))),
+    page: {
+      document,
+      url: snapshot.url,
+      title: snapshot.title ?? "",
+      yaml: snapshot.yaml,
+      target: target ?? null,
+      depth: depth ?? null,
+    },
+  };
 }

@@ -19,7 +19,7 @@ import { click, fillForm, hover, selectOption, type } from "./input.js";
 import { pressKey } from "./keyboard.js";
 import { navigate, navigateBack, navigateForward, reload, waitForReady, withNavigationWatch } from "./navigation.js";
 import { drag, mouseClickXy, mouseDown, mouseDragXy, mouseMoveXy, mouseUp, mouseWheel } from "./pointer.js";
-import { AFTER_ACTION_LIMIT, pageReport, sections, textResult } from "./results.js";
+import { pageReport, sections, textResult } from "./results.js";
 import { takeScreenshot } from "./screenshot.js";
 import { consoleMessages, networkRequests } from "./telemetry.js";
 import { waitFor } from "./wait.js";
@@ -37,13 +37,13 @@ const OPEN_PAGE = /^(about:blank|data:)/;
 /** The page after an action; a page that is still moving on gets a moment and a second look. */
 async function pageAfter(tabId, result = []) {
   try {
-    return await pageReport(tabId, { limit: AFTER_ACTION_LIMIT, result });
+    return await pageReport(tabId, { result });
   } catch (error) {
     if (error.code !== Code.NAVIGATED) throw error;
   }
   await waitForReady(tabId).catch(() => {});
   try {
-    return await pageReport(tabId, { limit: AFTER_ACTION_LIMIT, result });
+    return await pageReport(tabId, { result });
   } catch {
     const page = ["- The page is still loading: call browser_snapshot to see it"];
     return textResult(sections(["Result", result], ["Page", page]));
@@ -67,7 +67,7 @@ const HANDLERS = {
     }
     const root = args.target === undefined ? undefined : await elementFor(tabId, args.target);
     // As in Playwright MCP, depth 0 sets no limit.
-    return pageReport(tabId, { root, depth: args.depth || undefined });
+    return pageReport(tabId, { root, target: args.target, depth: args.depth || undefined });
   },
   click: input(click),
   hover: input(hover),
@@ -242,12 +242,12 @@ export async function runBrowserAction(port, message, approved) {
     if (!BROWSER_ACTIONS.includes(action)) throw invalidArguments(`unknown browser action ${JSON.stringify(action)}`);
     if (typeof args !== "object" || Array.isArray(args)) throw invalidArguments("args must be an object");
     const owner = message.sessionId ? `${port}/${message.sessionId}` : null;
-    const result = await withTimeout(
+    const { page, ...result } = await withTimeout(
       perform(tabId, action, args, owner, approved),
       ACTION_TIMEOUT_MS,
       `browser_${action}`,
     );
-    return { ...answer, result, error: null };
+    return { ...answer, result, page: page ?? null, error: null };
   } catch (error) {
     return { ...answer, error: errorOf(error) };
   }

@@ -1,0 +1,522 @@
+"""What a client reads of a page: whole snapshots within a budget, and what changed since its last.
+
+The extension reports a page as one whole snapshot (Playwright MCP's YAML: a ``- role "name"
+[ref=e7]`` line per element, nested two spaces a level) with the document it was taken in. What
+each client is told of it is decided here, per client and tab, against the snapshot that client
+last read (its baseline):
+
+- a whole snapshot, folded to its budget when larger: long texts are shortened, and runs of
+  similar items (a catalogue's cards, a table's rows) keep their first few and say how many more
+  there are and which ref shows them all; landmarks, headings and the elements to act on stay;
+- the changes since the baseline, as a diff of YAML lines: ``+`` added (with what is inside),
+  ``-`` removed (the line alone: what was inside went with it), ``~`` changed (as it is now), and
+  unmarked the lines around them (their ancestors; and the rest of a small list whose items came
+  or went, so that a filtered list reads whole);
+- the whole page again, saying so, when the document is not the baseline's (a navigation).
+
+Elements are matched by their refs, which the extension keeps stable while an element stays in
+its document; lines without one (texts, link targets) are matched by their text among their
+siblings. A baseline moves on only to what the client was shown in full: when an answer's budget
+leaves changes out, they are still there for ``browser_snapshot`` with ``changes: true``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import attrs
+
+from .effects import SessionId
+from .errors import InvalidRequest
+from .messages import JsonObject, PageSnapshot
+
+__all__ = [
+    "AFTER_ACTION_BUDGET",
+    "SNAPSHOT_BUDGET",
+    "Baselines",
+    "Node",
+    "View",
+    "diff",
+    "fold",
+    "parse",
+    "render",
+    "view_of",
+    "with_section",
+]
+
+SNAPSHOT_BUDGET = 100_000
+AFTER_ACTION_BUDGET = 4_000
+# Below this, a whole snapshot of a tab is not worth folding, whatever a client asks.
+MIN_BUDGET = 500
+
+_REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
+_LANDMARKS = frozenset(
+    ("banner", "complementary", "contentinfo", "form", "main", "navigation", "region", "search", "dialog")
+)
+# A list whose items came or went is shown whole, items that stayed too, up to this size.
+_SMALL_LIST = 1_500
+# More removed siblings in a row than this show as the first of them and a count.
+_REMOVED_RUN = 3
+# Runs of similar items longer than this are folded.
+_RUN = 4
+_LONG_TEXT = 160
+
+
+@attrs.frozen
+class Node:
+    """One element or text of a snapshot: its line (without the ``:`` that opens what it holds)."""
+
+    label: str
+    children: tuple[Node, ...] = ()
+    ref: str | None = attrs.field(init=False, default=attrs.Factory(lambda self: _ref_in(self.label), takes_self=True))
+
+    @property
+    def key(self) -> str:
+        """What matches it to itself in another snapshot: its ref, or its text when it has none."""
+        return self.ref or self.label
+
+    @property
+    def role(self) -> str:
+        return self.label.lstrip("'\"").split(" ", 1)[0].split(":", 1)[0]
+
+    @property
+    def line(self) -> str:
+        return f"- {self.label}:" if self.children else f"- {self.label}"
+
+
+def _ref_in(label: str) -> str | None:
+    found = _REF.search(label)
+    return found.group(1) if found else None
+
+
+@attrs.define
+class _Open:
+    depth: int
+    label: str
+    children: list[_Open] = attrs.Factory(list)
+
+    def node(self) -> Node:
+        label = self.label[:-1] if self.children and self.label.endswith(":") else self.label
+        return Node(label, tuple(child.node() for child in self.children))
+
+
+def parse(yaml: str) -> tuple[Node, ...]:
+    """The snapshot's lines as a tree, nested by their indentation."""
+    root = _Open(-1, "")
+    stack = [root]
+    for raw in yaml.split("\n"):
+        text = raw.lstrip(" ")
+        if not text:
+            continue
+        depth = (len(raw) - len(text)) // 2
+        while stack[-1].depth >= depth:
+            stack.pop()
+        line = _Open(depth, text[2:] if text.startswith("- ") else text)
+        stack[-1].children.append(line)
+        stack.append(line)
+    return root.node().children
+
+
+def render(nodes: Sequence[Node], depth: int = 0) -> list[str]:
+    lines: list[str] = []
+    for node in nodes:
+        lines.append("  " * depth + node.line)
+        lines.extend(render(node.children, depth + 1))
+    return lines
+
+
+def _size(node: Node) -> int:
+    return len(node.label) + 4 + sum(_size(child) for child in node.children)
+
+
+def _walk(nodes: Sequence[Node]) -> Iterator[Node]:
+    for node in nodes:
+        yield node
+        yield from _walk(node.children)
+
+
+def _by_ref(nodes: Sequence[Node]) -> dict[str, Node]:
+    return {ref: node for node in _walk(nodes) if (ref := node.ref)}
+
+
+# The diff
+
+
+@attrs.frozen
+class DiffLine:
+    mark: str  # "+", "-", "~" or " "
+    depth: int
+    text: str
+    # The refs of the elements around the line, outermost first, for naming what a budget leaves out.
+    path: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.mark} {'  ' * self.depth}{self.text}"
+
+
+class _Differ:
+    def __init__(self, old: Sequence[Node], new: Sequence[Node]) -> None:
+        self.old_refs = _by_ref(old)
+        self.new_refs = _by_ref(new)
+
+    def children(
+        self, old: Sequence[Node], new: Sequence[Node], depth: int, path: tuple[str, ...], parent_size: int
+    ) -> list[DiffLine]:
+        matcher = difflib.SequenceMatcher(None, [n.key for n in old], [n.key for n in new], autojunk=False)
+        opcodes = matcher.get_opcodes()
+        # Elements gone from a small list: what stays is shown too, so the list reads whole (a filter).
+        went = any(node.ref for tag, i1, i2, *_ in opcodes if tag in ("delete", "replace") for node in old[i1:i2])
+        whole = went and parent_size <= _SMALL_LIST
+        lines: list[DiffLine] = []
+        for tag, i1, i2, j1, j2 in opcodes:
+            if tag == "equal":
+                for before, after in zip(old[i1:i2], new[j1:j2], strict=True):
+                    changed = self.node(before, after, depth, path)
+                    lines.extend(changed or (self.context(after, depth, path) if whole else []))
+                continue
+            lines.extend(self.removed(old[i1:i2], depth, path))
+            for node in new[j1:j2]:
+                lines.extend(self.added(node, depth, path))
+        return lines
+
+    def node(self, before: Node, after: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
+        inside = self.children(before.children, after.children, depth + 1, _within(path, after), _size(after))
+        if before.label == after.label and not inside:
+            return []
+        mark = " " if before.label == after.label else "~"
+        return [DiffLine(mark, depth, after.line, path), *inside]
+
+    def context(self, node: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
+        lines = [DiffLine(" ", depth, node.line, path)]
+        for child in node.children:
+            lines.extend(self.context(child, depth + 1, _within(path, node)))
+        return lines
+
+    def added(self, node: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
+        earlier = self.old_refs.get(node.ref) if node.ref else None
+        inner = _within(path, node)
+        if earlier is not None:
+            # Moved here from elsewhere: what is inside is told as changes to what it held there.
+            inside = self.children(earlier.children, node.children, depth + 1, inner, _size(node))
+            return [DiffLine("+", depth, node.line, path), *inside]
+        lines = [DiffLine("+", depth, node.line, path)]
+        for child in node.children:
+            lines.extend(self.added(child, depth + 1, inner))
+        return lines
+
+    def removed(self, nodes: Sequence[Node], depth: int, path: tuple[str, ...]) -> list[DiffLine]:
+        lines = [DiffLine("-", depth, node.line.removesuffix(":"), path) for node in nodes]
+        if len(lines) <= _REMOVED_RUN:
+            return lines
+        roles = sorted({node.role for node in nodes[_REMOVED_RUN - 1 :]})
+        more = f"- … {len(nodes) - _REMOVED_RUN + 1} more removed ({', '.join(roles)})"
+        return [*lines[: _REMOVED_RUN - 1], DiffLine("-", depth, more, path)]
+
+
+def _within(path: tuple[str, ...], node: Node) -> tuple[str, ...]:
+    return (*path, node.ref) if node.ref else path
+
+
+def _parts_holding(paths: Sequence[tuple[str, ...]], most: int = 3) -> list[str]:
+    """The refs of at most ``most`` elements that hold every one of ``paths``, as deep as can be."""
+    paths = [path for path in paths if path]
+    for depth in range(max((len(path) for path in paths), default=0), 0, -1):
+        refs = list(dict.fromkeys(path[min(depth, len(path)) - 1] for path in paths))
+        if len(refs) <= most:
+            return refs
+    return list(dict.fromkeys(path[0] for path in paths))[:most]
+
+
+def diff(old: Sequence[Node], new: Sequence[Node]) -> list[DiffLine]:
+    """The lines that tell ``old`` changing into ``new``, in the new page's order; none when equal."""
+    return _Differ(old, new).children(old, new, 0, (), sum(_size(node) for node in new))
+
+
+# Folding
+
+
+def _shortened(node: Node) -> Node:
+    label = node.label
+    if len(label) > _LONG_TEXT:
+        label = label[: _LONG_TEXT - 1].rstrip() + "…"
+        if label.count('"') % 2:
+            label += '"'
+    return Node(label, tuple(_shortened(child) for child in node.children))
+
+
+def _shape(node: Node) -> tuple[str, ...]:
+    return (node.role, *(child.role for child in node.children))
+
+
+def _folded_runs(
+    nodes: Sequence[Node], keep: int, anchor: str | None, from_depth: int = 0, depth: int = 0
+) -> tuple[Node, ...]:
+    """``nodes`` with runs of similar siblings, nested ``from_depth`` deep or more, cut to their first ``keep``."""
+    out: list[Node] = []
+    index = 0
+    while index < len(nodes):
+        end = index + 1
+        while end < len(nodes) and _shape(nodes[end]) == _shape(nodes[index]):
+            end += 1
+        run = nodes[index:end]
+        shown = run if len(run) <= _RUN or depth < from_depth else run[:keep]
+        for node in shown:
+            inner = _folded_runs(node.children, keep, node.ref or anchor, from_depth, depth + 1)
+            out.append(Node(node.label, inner))
+        if len(shown) < len(run):
+            where = f" [ref={anchor}]" if anchor else ""
+            out.append(Node(f"… {len(run) - len(shown)} more {run[0].role} like these{where}"))
+        index = end
+    return tuple(out)
+
+
+def _depth(nodes: Sequence[Node]) -> int:
+    return max((1 + _depth(node.children) for node in nodes), default=0)
+
+
+def _without_plain_text(nodes: Sequence[Node]) -> tuple[Node, ...]:
+    """Texts and paragraphs dropped where they stand beside elements to act on; headings stay."""
+    out = []
+    for node in nodes:
+        if not node.ref and node.role == "text" and len(nodes) > 1:
+            continue
+        out.append(Node(node.label, _without_plain_text(node.children)))
+    return tuple(out)
+
+
+@attrs.frozen
+class Folded:
+    yaml: str
+    length: int  # the whole snapshot's characters
+    folded: bool
+    # When even folded it was over the budget and was cut: the parts past the cut, as lines.
+    past_cut: tuple[str, ...] = ()
+    cut: bool = False
+
+
+def fold(nodes: Sequence[Node], budget: int, anchor: str | None = None) -> Folded:
+    """``nodes`` rendered within ``budget`` characters: whole, folded, or at last cut at a line's end."""
+    whole = "\n".join(render(nodes))
+    if len(whole) <= budget:
+        return Folded(whole, len(whole), folded=False)
+    shortened = tuple(_shortened(node) for node in nodes)
+    # Ever smaller: long texts shortened; then the runs of similar items folded, the innermost
+    # first (the paragraphs of each section before the sections); then folded to one item a run;
+    # then texts beside the elements to act on dropped.
+    deepest = _depth(shortened)
+    # (items kept of a run, the depth from which runs fold, texts dropped); None: no run folded.
+    steps: list[tuple[int, int, bool] | None] = [None, *((3, depth, False) for depth in range(deepest, -1, -1))]
+    steps += [(1, 0, False), (1, 0, True)]
+    smallest: tuple[Node, ...] = shortened
+    for step in steps:
+        if step is not None:
+            keep, from_depth, drop_text = step
+            smallest = _folded_runs(shortened, keep, anchor, from_depth)
+            if drop_text:
+                smallest = _without_plain_text(smallest)
+        text = "\n".join(render(smallest))
+        if len(text) <= budget:
+            return Folded(text, len(whole), folded=True)
+    lines = render(smallest)
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > budget:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    shown = set(_REF.findall("\n".join(kept)))
+    past = tuple(
+        f"- {node.label}"
+        for node in _walk(smallest)
+        if node.ref and node.ref not in shown and node.role in _LANDMARKS | {"heading"}
+    )
+    return Folded("\n".join(kept), len(whole), folded=True, past_cut=past[:40], cut=True)
+
+
+# Per client and tab
+
+
+@attrs.frozen
+class View:
+    """What a client asked to read of a page: its changes or all of it, within ``budget`` characters."""
+
+    changes: bool
+    budget: int
+    after_action: bool = False
+
+
+def view_of(action: str, args: JsonObject) -> tuple[View, JsonObject]:
+    """How an action's answer shows the page, and the arguments left for the extension.
+
+    Raises:
+        InvalidRequest: ``changes`` or ``maxChars`` of the wrong kind, or ``changes`` with ``depth``.
+    """
+    if action != "snapshot":
+        return View(changes=True, budget=AFTER_ACTION_BUDGET, after_action=True), args
+    own = {name: value for name, value in args.items() if name not in ("changes", "maxChars")}
+    changes = args.get("changes", False)
+    budget = args.get("maxChars", SNAPSHOT_BUDGET)
+    if not isinstance(changes, bool):
+        raise InvalidRequest("browser_snapshot's `changes` must be true or false")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise InvalidRequest("browser_snapshot's `maxChars` must be a whole number of characters, 1 or more")
+    if changes and args.get("depth"):
+        raise InvalidRequest("browser_snapshot's `changes` shows every level of what changed: leave out `depth`")
+    return View(changes=changes, budget=max(budget, MIN_BUDGET)), own
+
+
+@attrs.define
+class _Baseline:
+    document: str
+    nodes: tuple[Node, ...]
+
+
+_NEW_PAGE = "- A new page since your last snapshot of this tab (or your first snapshot of it): the whole page."
+_FIRST = "- Your first snapshot of this tab: the whole page."
+_NO_CHANGES = "- No changes since your last snapshot of this tab."
+_CHANGES = (
+    "- Changes since your last snapshot of this tab: + added, - removed, ~ changed (shown as it is now);"
+    " unmarked lines are their context."
+)
+_FOLD_NOTE = (
+    "- Folded to {budget} of its {length} characters: a line `… N more X like these [ref=R]` stands for"
+    " items left out; browser_snapshot with target R shows them."
+)
+
+TabKey = tuple[str, int]
+
+
+class Baselines:
+    """What each client last read of each tab, and the Snapshot section of its next answer there."""
+
+    def __init__(self) -> None:
+        self._baselines: dict[tuple[SessionId, TabKey], _Baseline] = {}
+
+    def forget_session(self, session_id: SessionId) -> None:
+        for key in [key for key in self._baselines if key[0] == session_id]:
+            del self._baselines[key]
+
+    def forget_tab(self, tab: TabKey) -> None:
+        for key in [key for key in self._baselines if key[1] == tab]:
+            del self._baselines[key]
+
+    def __len__(self) -> int:
+        return len(self._baselines)
+
+    def section(self, session_id: SessionId, tab: TabKey, page: PageSnapshot, view: View) -> list[str]:
+        """The lines of the answer's ``### Snapshot`` section, and the client's baseline moved on."""
+        nodes = parse(page.yaml)
+        if page.depth:
+            # An outline: shown as asked, and no baseline, which holds every level.
+            return self._whole(nodes, view, page.target, note=None)
+        if page.target is not None and not _REF.fullmatch(f"[ref={page.target}]"):
+            # A CSS selector: its element is the snapshot's first line.
+            page = attrs.evolve(page, target=nodes[0].ref if len(nodes) == 1 else None)
+        key = (session_id, tab)
+        baseline = self._baselines.get(key)
+        same_page = baseline is not None and baseline.document == page.document
+        if page.target is not None:
+            return self._part(key, baseline if same_page else None, nodes, page, view)
+        if not view.changes or baseline is None or not same_page:
+            note = None if not view.changes and not view.after_action else (_NEW_PAGE if baseline else _FIRST)
+            self._baselines[key] = _Baseline(page.document, nodes)
+            return self._whole(nodes, view, None, note)
+        assert baseline is not None
+        lines = self._changes(baseline.nodes, nodes, view)
+        if lines is not None:
+            self._baselines[key] = _Baseline(page.document, nodes)
+            return lines
+        return self._left_out(baseline.nodes, nodes, view)
+
+    def _part(
+        self,
+        key: tuple[SessionId, TabKey],
+        baseline: _Baseline | None,
+        nodes: tuple[Node, ...],
+        page: PageSnapshot,
+        view: View,
+    ) -> list[str]:
+        assert page.target is not None
+        before = _by_ref(baseline.nodes).get(page.target) if baseline else None
+        if view.changes and before is not None:
+            lines = self._changes((before,), nodes, view)
+            if lines is None:
+                return self._left_out((before,), nodes, view)
+        else:
+            lines = self._whole(nodes, view, page.target, note=None)
+        # What the client has now read of that part becomes its baseline there.
+        if baseline is not None and len(nodes) == 1 and nodes[0].ref == page.target:
+            baseline.nodes = _replaced(baseline.nodes, page.target, nodes[0])
+        return lines
+
+    def _changes(self, old: Sequence[Node], new: Sequence[Node], view: View) -> list[str] | None:
+        """The section telling the changes, or None when they do not fit the budget."""
+        lines = diff(old, new)
+        if not lines:
+            return [_NO_CHANGES]
+        body = "\n".join(str(line) for line in lines)
+        if len(body) + len(_CHANGES) > view.budget:
+            return None
+        return [_CHANGES, "```diff", body, "```"]
+
+    def _left_out(self, old: Sequence[Node], new: Sequence[Node], view: View) -> list[str]:
+        lines = diff(old, new)
+        kept: list[DiffLine] = []
+        used = len(_CHANGES) + 200
+        for line in lines:
+            used += len(str(line)) + 1
+            if used > view.budget:
+                break
+            kept.append(line)
+        rest = lines[len(kept) :]
+        changed = sum(1 for line in rest if line.mark != " ")
+        refs = _by_ref(new)
+        parts = _parts_holding([line.path for line in rest if line.mark != " "])
+        named = ", ".join(f"{refs[ref].label.split(' [', 1)[0]} [ref={ref}]" for ref in parts if ref in refs)
+        where = f" (in {named})" if named else ""
+        note = (
+            f"- Left out: {changed} more changed lines{where}, to keep this answer within {view.budget} characters."
+            " browser_snapshot with changes: true shows them all; with target set to one of those refs, that part."
+        )
+        body = "\n".join(str(line) for line in kept)
+        return [_CHANGES, "```diff", body, "```", note]
+
+    def _whole(self, nodes: Sequence[Node], view: View, target: str | None, note: str | None) -> list[str]:
+        folded = fold(nodes, view.budget, anchor=target)
+        lines = [note] if note else []
+        lines += ["```yaml", folded.yaml, "```"]
+        if folded.cut:
+            lines.append(
+                f"- Left out: the snapshot has {folded.length} characters and was cut at {view.budget}"
+                " even folded. To read the rest, call browser_snapshot with target set to the ref of one"
+                " of these parts:"
+                if folded.past_cut
+                else f"- Left out: the snapshot has {folded.length} characters and was cut at {view.budget} even"
+                " folded: call browser_snapshot with a larger maxChars, or with target set to a ref above."
+            )
+            lines.extend(folded.past_cut)
+        elif folded.folded:
+            lines.append(_FOLD_NOTE.format(budget=view.budget, length=folded.length))
+        return lines
+
+
+def with_section(result: Any, title: str, lines: Sequence[str]) -> Any:
+    """An MCP CallToolResult (as JSON) with a ``### title`` section after its first text."""
+    if not isinstance(result, dict) or not isinstance(result.get("content"), list):
+        return result
+    section = "\n".join([f"### {title}", *lines])
+    content = list(result["content"])
+    first = content[0] if content else None
+    if isinstance(first, dict) and first.get("type") == "text" and isinstance(first.get("text"), str):
+        content[0] = {**first, "text": f"{first['text']}\n{section}" if first["text"] else section}
+    else:
+        content.insert(0, {"type": "text", "text": section})
+    return {**result, "content": content}
+
+
+def _replaced(nodes: tuple[Node, ...], ref: str, part: Node) -> tuple[Node, ...]:
+    return tuple(part if node.ref == ref else Node(node.label, _replaced(node.children, ref, part)) for node in nodes)

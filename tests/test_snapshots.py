@@ -1,0 +1,296 @@
+"""What a client reads of a page: the differ, folding, and each client's baseline per tab."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from broker.core.errors import InvalidRequest
+from broker.core.messages import PageSnapshot
+from broker.core.snapshots import (
+    AFTER_ACTION_BUDGET,
+    SNAPSHOT_BUDGET,
+    Baselines,
+    View,
+    diff,
+    fold,
+    parse,
+    render,
+    view_of,
+    with_section,
+)
+
+SHOP = """\
+- banner [ref=e1]:
+  - heading "Shop" [level=1] [ref=e2]
+  - searchbox "Search" [ref=e3]
+  - link "Cart (0)" [ref=e4]:
+    - /url: /cart
+- main [ref=e5]:
+  - list "Products" [ref=e6]:
+    - listitem [ref=e7]:
+      - link "Blue mug" [ref=e8]:
+        - /url: /p/1
+      - text: $10
+      - button "Add" [ref=e9]
+    - listitem [ref=e10]:
+      - link "Red mug" [ref=e11]:
+        - /url: /p/2
+      - text: $12
+      - button "Add" [ref=e12]
+    - listitem [ref=e13]:
+      - link "Green cup" [ref=e14]:
+        - /url: /p/3
+      - text: $8
+      - button "Add" [ref=e15]
+- contentinfo [ref=e16]: Shop footer"""
+
+
+def changes(old: str, new: str) -> str:
+    return "\n".join(str(line) for line in diff(parse(old), parse(new)))
+
+
+def test_a_snapshot_reads_back_as_it_was_written() -> None:
+    assert "\n".join(render(parse(SHOP))) == SHOP
+    quoted = '- \'button "a: b" [ref=e2]\'\n- text: "x: y"\n- iframe [ref=e3] [origin=https://b.test]:\n  - f1e2'
+    assert "\n".join(render(parse(quoted))) == quoted
+
+
+def test_nothing_changed_gives_no_lines() -> None:
+    assert diff(parse(SHOP), parse(SHOP)) == []
+
+
+def test_a_changed_line_shows_as_it_is_now_under_its_ancestors() -> None:
+    new = SHOP.replace('link "Cart (0)" [ref=e4]', 'link "Cart (1)" [ref=e4]')
+    assert changes(SHOP, new) == '  - banner [ref=e1]:\n~   - link "Cart (1)" [ref=e4]:'
+
+
+def test_an_added_element_shows_whole_with_its_ancestors() -> None:
+    new = SHOP.replace(
+        "- contentinfo",
+        '  - dialog "Added" [ref=e20]:\n    - button "Close" [ref=e21]\n- contentinfo',
+    )
+    assert changes(SHOP, new) == (
+        '  - main [ref=e5]:\n+   - dialog "Added" [ref=e20]:\n+     - button "Close" [ref=e21]'
+    )
+
+
+def test_a_removed_element_shows_its_line_alone() -> None:
+    new = re.sub(r"    - listitem \[ref=e10\]:\n(      .*\n)+?(?=    - listitem)", "", SHOP)
+    assert "Red mug" not in new
+    lines = changes(SHOP, new).splitlines()
+    assert "-     - listitem [ref=e10]" in lines
+    assert not any("Red mug" in line for line in lines), "what was inside went with it"
+
+
+def test_a_small_list_whose_items_went_is_shown_whole_so_what_stayed_reads_too() -> None:
+    new = re.sub(r"    - listitem \[ref=e1[03]\]:\n(      .*\n)+?(?=    - listitem|- contentinfo)", "", SHOP)
+    text = changes(SHOP, new)
+    assert '      - link "Blue mug" [ref=e8]:' in text, text
+    assert "-     - listitem [ref=e10]" in text and "-     - listitem [ref=e13]" in text
+
+
+def test_a_long_run_of_removed_items_is_counted_not_listed() -> None:
+    items = "\n".join(f"  - listitem [ref=e{n}]: Item {n}" for n in range(10, 210))
+    old = f"- list [ref=e1]:\n{items}"
+    new = "- list [ref=e1]:\n  - listitem [ref=e10]: Item 10"
+    text = changes(old, new)
+    assert "- … 197 more removed (listitem)" in text, text
+    assert len(text) < 400
+
+
+def test_a_moved_element_is_removed_there_and_added_here_without_repeating_what_it_holds() -> None:
+    old = '- list [ref=e1]:\n  - listitem [ref=e2]:\n    - button "A" [ref=e3]\n- list [ref=e4]'
+    new = '- list [ref=e1]\n- list [ref=e4]:\n  - listitem [ref=e2]:\n    - button "A" [ref=e3]'
+    text = changes(old, new)
+    assert "-   - listitem [ref=e2]" in text
+    assert "+   - listitem [ref=e2]:" in text
+    assert 'button "A"' not in text, text
+
+
+def test_nested_changes_keep_every_ancestor_once() -> None:
+    old = '- main [ref=e1]:\n  - region [ref=e2]:\n    - checkbox "A" [ref=e3]\n    - checkbox "B" [ref=e4]'
+    new = old.replace('"A" [ref=e3]', '"A" [checked] [ref=e3]').replace('"B" [ref=e4]', '"B" [checked] [ref=e4]')
+    assert changes(old, new) == (
+        "  - main [ref=e1]:\n"
+        "    - region [ref=e2]:\n"
+        '~     - checkbox "A" [checked] [ref=e3]\n'
+        '~     - checkbox "B" [checked] [ref=e4]'
+    )
+
+
+def test_texts_without_refs_are_matched_by_their_words() -> None:
+    old = "- paragraph [ref=e1]:\n  - text: Total\n  - strong [ref=e2]: $10\n  - text: incl. tax"
+    new = old.replace("incl. tax", "excl. tax")
+    assert changes(old, new) == "  - paragraph [ref=e1]:\n-   - text: incl. tax\n+   - text: excl. tax"
+
+
+def test_a_page_that_fits_is_not_folded() -> None:
+    folded = fold(parse(SHOP), 10_000)
+    assert folded.yaml == SHOP and not folded.folded
+
+
+def catalogue(count: int) -> str:
+    cards = "\n".join(
+        f'  - article [ref=e{10 + 3 * n}]:\n    - heading "Product {n}" [level=3] [ref=e{11 + 3 * n}]\n'
+        f'    - text: {"A fine thing. " * 20}\n    - button "Add to cart" [ref=e{12 + 3 * n}]'
+        for n in range(count)
+    )
+    return f'- heading "All" [level=1] [ref=e1]\n- searchbox "Search" [ref=e2]\n- list [ref=e3]:\n{cards}\n- text: End'
+
+
+def test_a_large_page_folds_runs_of_similar_items_naming_the_ref_that_shows_them() -> None:
+    page = catalogue(300)
+    folded = fold(parse(page), 4_000)
+    assert folded.folded and not folded.cut
+    assert len(folded.yaml) <= 4_000 and folded.length == len(page)
+    assert 'searchbox "Search" [ref=e2]' in folded.yaml and 'heading "All"' in folded.yaml
+    more = re.findall(r"… (\d+) more article like these \[ref=(e\d+)\]", folded.yaml)
+    shown = folded.yaml.count('button "Add to cart"')
+    assert more and more[0][1] == "e3" and shown + int(more[0][0]) == 300, folded.yaml
+    assert "- text: End" in folded.yaml
+
+
+def test_long_texts_are_shortened_first() -> None:
+    page = '- heading "News" [ref=e1]\n- paragraph [ref=e2]: ' + "word " * 400
+    folded = fold(parse(page), 600)
+    assert folded.folded and len(folded.yaml) <= 600 and folded.yaml.endswith("…")
+
+
+def test_a_page_too_large_even_folded_is_cut_naming_the_parts_past_the_cut() -> None:
+    regions = "\n".join(
+        f'- region "Part {n}" [ref=e{100 + n}]:\n'
+        + "\n".join(f'  - button "B{n}.{k}" [ref=e{1000 * n + k}]' for k in range(n % 2 + 1))
+        for n in range(200)
+    )
+    folded = fold(parse(regions), 2_000)
+    assert folded.cut and len(folded.yaml) <= 2_000
+    assert folded.past_cut and all("region" in line for line in folded.past_cut)
+
+
+def page(yaml: str, document: str = "d1") -> PageSnapshot:
+    return PageSnapshot(document=document, yaml=yaml, url="https://shop.test/", title="Shop")
+
+
+AFTER = View(changes=True, budget=AFTER_ACTION_BUDGET, after_action=True)
+WHOLE = View(changes=False, budget=SNAPSHOT_BUDGET)
+CHANGES = View(changes=True, budget=SNAPSHOT_BUDGET)
+TAB = ("b1", 7)
+
+
+def test_a_clients_first_look_is_the_whole_page_and_then_its_changes() -> None:
+    baselines = Baselines()
+    first = baselines.section("s1", TAB, page(SHOP), AFTER)
+    assert first[0].startswith("- Your first snapshot of this tab") and SHOP in first
+    assert baselines.section("s1", TAB, page(SHOP), AFTER) == ["- No changes since your last snapshot of this tab."]
+    new = SHOP.replace("Cart (0)", "Cart (1)")
+    told = baselines.section("s1", TAB, page(new), AFTER)
+    assert told[0].startswith("- Changes since your last snapshot") and told[1] == "```diff"
+    assert '~   - link "Cart (1)" [ref=e4]:' in told[2]
+    assert baselines.section("s1", TAB, page(new), AFTER) == ["- No changes since your last snapshot of this tab."]
+
+
+def test_a_plain_snapshot_is_whole_without_a_note_and_sets_the_baseline() -> None:
+    baselines = Baselines()
+    assert baselines.section("s1", TAB, page(SHOP), WHOLE) == ["```yaml", SHOP, "```"]
+    assert baselines.section("s1", TAB, page(SHOP), CHANGES) == ["- No changes since your last snapshot of this tab."]
+
+
+def test_two_clients_keep_baselines_of_their_own() -> None:
+    baselines = Baselines()
+    baselines.section("a", TAB, page(SHOP), WHOLE)
+    baselines.section("b", TAB, page(SHOP), WHOLE)
+    one = SHOP.replace("Cart (0)", "Cart (1)")
+    two = one.replace("Cart (1)", "Cart (2)")
+    assert "Cart (1)" in baselines.section("a", TAB, page(one), AFTER)[2]
+    # b has not read "Cart (1)": its changes run from what it last read.
+    told_b = baselines.section("b", TAB, page(two), AFTER)
+    assert "Cart (2)" in told_b[2]
+    told_a = baselines.section("a", TAB, page(two), CHANGES)
+    assert "Cart (2)" in told_a[2]
+    assert baselines.section("b", TAB, page(two), CHANGES) == ["- No changes since your last snapshot of this tab."]
+
+
+def test_a_new_document_gives_the_whole_page_saying_so() -> None:
+    baselines = Baselines()
+    baselines.section("s1", TAB, page(SHOP), WHOLE)
+    cart = '- heading "Your cart" [level=1] [ref=e30]\n- text: Empty'
+    told = baselines.section("s1", TAB, page(cart, document="d2"), AFTER)
+    assert told[0].startswith("- A new page since your last snapshot of this tab") and cart in told
+
+
+def test_changes_over_the_budget_are_cut_with_a_note_and_stay_to_be_read() -> None:
+    baselines = Baselines()
+    old = catalogue(80)
+    baselines.section("s1", TAB, page(old), WHOLE)
+    new = re.sub(r'"Product (\d+)"', r'"Item \1"', old)
+    told = baselines.section("s1", TAB, page(new), AFTER)
+    assert sum(len(line) + 1 for line in told) <= AFTER_ACTION_BUDGET + 400
+    assert told[-1].startswith("- Left out: ") and "changes: true" in told[-1] and "[ref=e3]" in told[-1]
+    # Nothing was taken as read: the whole of it comes with changes: true.
+    whole = baselines.section("s1", TAB, page(new), CHANGES)
+    assert whole[2].count('"Item ') == 80 and not whole[-1].startswith("- Left out")
+    assert baselines.section("s1", TAB, page(new), AFTER) == ["- No changes since your last snapshot of this tab."]
+
+
+def test_a_new_page_over_the_budget_comes_folded() -> None:
+    told = Baselines().section("s1", TAB, page(catalogue(300)), AFTER)
+    yaml = told[told.index("```yaml") + 1]
+    assert len(yaml) <= AFTER_ACTION_BUDGET and "more article like these [ref=e3]" in yaml
+    assert told[-1].startswith("- Folded to 4000 of its ")
+
+
+def test_a_part_snapshot_updates_that_part_of_the_baseline() -> None:
+    baselines = Baselines()
+    baselines.section("s1", TAB, page(SHOP), WHOLE)
+    new = SHOP.replace("$12", "$11").replace("Cart (0)", "Cart (1)")
+    (products,) = (node for node in parse(new)[1].children if node.ref == "e6")
+    part_yaml = "\n".join(render([products]))
+    part = PageSnapshot(document="d1", yaml=part_yaml, target="e6")
+    told = baselines.section("s1", TAB, part, View(changes=True, budget=SNAPSHOT_BUDGET))
+    assert "$11" in "\n".join(told) and "Cart" not in "\n".join(told)
+    rest = baselines.section("s1", TAB, page(new), CHANGES)
+    assert "Cart (1)" in rest[2] and "$11" not in rest[2]
+
+
+def test_forgetting_a_session_or_a_tab_drops_their_baselines() -> None:
+    baselines = Baselines()
+    baselines.section("a", TAB, page(SHOP), WHOLE)
+    baselines.section("a", ("b1", 8), page(SHOP), WHOLE)
+    baselines.section("b", TAB, page(SHOP), WHOLE)
+    baselines.forget_tab(TAB)
+    assert len(baselines) == 1
+    baselines.forget_session("a")
+    assert len(baselines) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ({"changes": "yes"}, "`changes` must be true or false"),
+        ({"maxChars": "10"}, "`maxChars` must be a whole number"),
+        ({"maxChars": 0}, "`maxChars` must be a whole number"),
+        ({"maxChars": True}, "`maxChars` must be a whole number"),
+        ({"changes": True, "depth": 2}, "leave out `depth`"),
+    ],
+)
+def test_bad_view_arguments_are_refused_clearly(args: dict[str, object], words: str) -> None:
+    with pytest.raises(InvalidRequest, match=re.escape(words)):
+        view_of("snapshot", args)
+
+
+def test_the_view_arguments_stay_with_the_broker() -> None:
+    view, own = view_of("snapshot", {"changes": True, "maxChars": 9000, "target": "e4"})
+    assert view == View(changes=True, budget=9000) and own == {"target": "e4"}
+    assert view_of("click", {"target": "e4"}) == (AFTER, {"target": "e4"})
+
+
+def test_the_section_goes_after_the_results_first_text() -> None:
+    result = {"content": [{"type": "text", "text": "### Page\n- Page URL: x"}, {"type": "image", "data": "…"}]}
+    out = with_section(result, "Snapshot", ["- No changes."])
+    assert out["content"][0]["text"] == "### Page\n- Page URL: x\n### Snapshot\n- No changes."
+    assert out["content"][1] == result["content"][1]
+    assert with_section({"content": []}, "Snapshot", ["x"]) == {
+        "content": [{"type": "text", "text": "### Snapshot\nx"}]
+    }
