@@ -422,6 +422,7 @@ class Hub:
             self.core.frame_received(link_id, now)
             logger.info("link %s sent an unusable frame: %s", link_id, exc.message)
             await self._reply_error(link_id, exc.code, exc.message)
+            await self.run(self.core.unreadable_reply(link_id, codec.peek_call_id(frame), exc.message, now))
             return
         await self.run(self.core.extension_message(link_id, message_in, now))
 

@@ -63,6 +63,9 @@ class FakeTab:
         self.url = url
         self.title = title or url
         self.functions: dict[str, ToolFunction] = dict(tools or {})
+        # The page's snapshot, sent as a toolResult's `page` after the actions that show the page.
+        self.snapshot: str | None = None
+        self.document = "d1"
         self.push_tools = True
         # As the original protocol's examples do: announce "tools": [] and wait to be asked.
         self.announce_empty = False
@@ -290,7 +293,12 @@ class FakeExtension:
         return reply
 
     async def answer_action(self, message: Json) -> None:
-        await self.send({"type": "toolResult", "callId": message["callId"], "result": action_result(message)})
+        reply = {"type": "toolResult", "callId": message["callId"], "result": action_result(message)}
+        tab = self.tabs.get(message["tabId"])
+        if tab is not None and tab.snapshot is not None and message["action"] not in READING_ACTIONS:
+            target = message["args"].get("target") if message["action"] == "snapshot" else None
+            reply["page"] = {"document": tab.document, "yaml": tab.snapshot, "url": tab.url, "target": target}
+        await self.send(reply)
 
     async def answer_request(self, message: Json) -> None:
         reply: Json = {"type": "toolResult", "callId": message["callId"], "error": None}
@@ -315,6 +323,9 @@ class FakeExtension:
             reply["result"] = {}
         await self.send(reply)
 
+
+# Actions whose answer is what they read, not the page.
+READING_ACTIONS = frozenset(("take_screenshot", "console_messages", "network_requests", "evaluate"))
 
 # A 1x1 red PNG: what the fake sends for take_screenshot.
 TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

@@ -381,3 +381,61 @@ async def test_browser_tabs_numbers_the_clients_own_tabs_and_acts_by_index(broke
         assert not gone.is_error and "- none" in text(gone)
         assert [m["tabId"] for m in fake.received("closeTab")] == [second, first]
         assert 7 in fake.tabs, "the person's tab is neither listed nor closed"
+
+
+async def test_each_client_reads_the_page_as_changed_since_its_own_last_snapshot(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(7), actions=ALL_ACTIONS)
+    tab = fake.tabs[7]
+    tab.snapshot = '- heading "Shop" [level=1] [ref=e1]\n- link "Cart (0)" [ref=e2]'
+    async with broker.mcp("First", MODERN) as first:
+        await first.call_json("tabs", {"action": "claim", "tab": 7})
+        whole = text(await first.call("browser_snapshot", {}))
+        assert whole.endswith(
+            '### Snapshot\n```yaml\n- heading "Shop" [level=1] [ref=e1]\n- link "Cart (0)" [ref=e2]\n```'
+        )
+        tab.snapshot = tab.snapshot.replace("Cart (0)", "Cart (1)")
+        clicked = text(await first.call("browser_click", {"target": "e9"}))
+        assert clicked.startswith('click in tab 7 with {"target": "e9"}\n### Snapshot\n- Changes since')
+        assert clicked.endswith('```diff\n~ - link "Cart (1)" [ref=e2]\n```'), clicked
+        # The arguments that say how to show the page stay with the broker.
+        same = text(await first.call("browser_snapshot", {"changes": True, "maxChars": 5000}))
+        assert same.endswith("### Snapshot\n- No changes since your last snapshot of this tab.")
+        assert (await fake.wait_for("browserAction", lambda m: m["args"] == {}))["action"] == "snapshot"
+        await first.call_json("tabs", {"action": "release", "tab": 7})
+    # A new client, and a new page: whole, saying which.
+    tab.document = "d2"
+    status, body = await broker.post("/tabs/7/claim")
+    assert status == 200, body
+    status, body = await broker.post("/tabs/7/actions/click", {"target": "e2"})
+    assert (
+        status == 200 and "- Your first snapshot of this tab: the whole page." in body["result"]["content"][0]["text"]
+    )
+    status, body = await broker.post("/tabs/7/actions/snapshot", {"changes": True})
+    assert body["result"]["content"][0]["text"].endswith("- No changes since your last snapshot of this tab.")
+
+
+async def test_bad_snapshot_arguments_are_refused_before_the_browser_hears(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(7), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call("browser_snapshot", {"maxChars": "lots"})
+        assert refused.is_error and "`maxChars` must be a whole number" in text(refused), text(refused)
+        refused = await client.call("browser_snapshot", {"changes": True, "depth": 2})
+        assert refused.is_error and "leave out `depth`" in text(refused)
+    assert fake.received("browserAction") == []
+
+
+async def test_an_answer_of_the_wrong_shape_ends_its_call_at_once(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(7), actions=ALL_ACTIONS)
+
+    async def garbled(message: dict[str, Any]) -> None:
+        await fake.send({"type": "toolResult", "callId": message["callId"], "result": {}, "page": {"yaml": 5}})
+
+    fake.on_action = garbled
+    await broker.post("/tabs/7/claim")
+    status, body = await broker.post("/tabs/7/actions/snapshot")
+    assert (status, body["error"]["code"]) == (502, "bad_reply")
+    assert "message.page.document" in body["error"]["message"]
+    fake.on_action = fake.answer_action
+    status, _ = await broker.post("/tabs/7/actions/snapshot")
+    assert status == 200

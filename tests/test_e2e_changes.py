@@ -160,7 +160,9 @@ async def test_two_clients_working_a_tab_in_turn_each_read_their_own_changes(wor
         # The first client has not read what the second did: its changes run from its own last look.
         told = snapshot_section(await ok(first, "browser_snapshot", tab=ref, changes=True))
         assert re.search(r"^\+ +- listitem \[ref=e\d+\]: New item 1$", told, re.M), told
-        assert "apple" not in told and ref_of(seen, r'button "Buy apple"') in await ok(first, "browser_snapshot", tab=ref)
+        assert "apple" not in told and ref_of(seen, r'button "Buy apple"') in await ok(
+            first, "browser_snapshot", tab=ref
+        )
     await page.close()
 
 

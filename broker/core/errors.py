@@ -31,6 +31,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     ├── ExtensionError                the extension or the page answered wrongly or failed
     │   ├── InvalidMessage            400 invalid_message (a frame the broker cannot read)
     │   ├── MessageTooLarge           413 message_too_large
+    │   ├── BadReply                  502 bad_reply (a call's answer the broker cannot read)
     │   ├── TooManyLinks              429 too_many_links (``--max-links`` extension links are open)
     │   └── PageToolFailed            502 tool_failed (the page's own code and message ride along)
     ├── NotSupported                  501 not_supported (the browser's extension cannot do it)
@@ -75,6 +76,7 @@ __all__ = [
     "InvalidMessage",
     "InvalidRequest",
     "MessageTooLarge",
+    "BadReply",
     "NoPairingCode",
     "NotApproved",
     "NotSupported",
@@ -238,6 +240,9 @@ class InvalidMessage(ExtensionError, code="invalid_message", status=400): ...
 
 
 class MessageTooLarge(ExtensionError, code="message_too_large", status=413): ...
+
+
+class BadReply(ExtensionError, code="bad_reply", status=502): ...
 
 
 class TooManyLinks(ExtensionError, code="too_many_links", status=429): ...

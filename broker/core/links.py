@@ -39,6 +39,7 @@ from .effects import (
     TabView,
 )
 from .errors import (
+    BadReply,
     BrokerError,
     CallTimedOut,
     ConsentRequired,
@@ -224,6 +225,13 @@ class BrowserLinks:
             now,
             MessageTooLarge(f"the page's reply was {size} bytes, over the {limit}-byte limit"),
         )
+
+    def unreadable_reply(self, link_id: LinkId, call_id: str | None, why: str, now: float) -> list[Effect]:
+        """A frame the broker could not read that named ``call_id`` fails that call at once."""
+        pending = self._pending.get(call_id) if call_id else None
+        if pending is None or pending.link_id != link_id:
+            return []
+        return self._finish(pending.call_id, now, BadReply(f"the browser's answer could not be read: {why}"))
 
     # Extension message handlers
 

@@ -371,11 +371,21 @@ def view_of(action: str, args: JsonObject) -> tuple[View, JsonObject]:
 
 @attrs.define
 class _Baseline:
+    """What a client last read of a tab: kept as text, a few times smaller than its tree."""
+
     document: str
-    nodes: tuple[Node, ...]
+    yaml: str
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        return parse(self.yaml)
+
+    @nodes.setter
+    def nodes(self, nodes: Sequence[Node]) -> None:
+        self.yaml = "\n".join(render(nodes))
 
 
-_NEW_PAGE = "- A new page since your last snapshot of this tab (or your first snapshot of it): the whole page."
+_NEW_PAGE = "- A new page since your last snapshot of this tab: the whole page."
 _FIRST = "- Your first snapshot of this tab: the whole page."
 _NO_CHANGES = "- No changes since your last snapshot of this tab."
 _CHANGES = (
@@ -423,14 +433,15 @@ class Baselines:
             return self._part(key, baseline if same_page else None, nodes, page, view)
         if not view.changes or baseline is None or not same_page:
             note = None if not view.changes and not view.after_action else (_NEW_PAGE if baseline else _FIRST)
-            self._baselines[key] = _Baseline(page.document, nodes)
+            self._baselines[key] = _Baseline(page.document, page.yaml)
             return self._whole(nodes, view, None, note)
         assert baseline is not None
-        lines = self._changes(baseline.nodes, nodes, view)
+        old = baseline.nodes
+        lines = self._changes(old, nodes, view)
         if lines is not None:
-            self._baselines[key] = _Baseline(page.document, nodes)
+            self._baselines[key] = _Baseline(page.document, page.yaml)
             return lines
-        return self._left_out(baseline.nodes, nodes, view)
+        return self._left_out(old, nodes, view)
 
     def _part(
         self,
@@ -441,7 +452,8 @@ class Baselines:
         view: View,
     ) -> list[str]:
         assert page.target is not None
-        before = _by_ref(baseline.nodes).get(page.target) if baseline else None
+        old = baseline.nodes if baseline else ()
+        before = _by_ref(old).get(page.target)
         if view.changes and before is not None:
             lines = self._changes((before,), nodes, view)
             if lines is None:
@@ -450,7 +462,7 @@ class Baselines:
             lines = self._whole(nodes, view, page.target, note=None)
         # What the client has now read of that part becomes its baseline there.
         if baseline is not None and len(nodes) == 1 and nodes[0].ref == page.target:
-            baseline.nodes = _replaced(baseline.nodes, page.target, nodes[0])
+            baseline.nodes = _replaced(old, page.target, nodes[0])
         return lines
 
     def _changes(self, old: Sequence[Node], new: Sequence[Node], view: View) -> list[str] | None:
