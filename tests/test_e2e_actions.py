@@ -35,8 +35,8 @@ from playwright.async_api import BrowserContext, Page, Worker, async_playwright
 from broker import codec
 from broker.core import browser_tools
 from broker.core.messages import PageSnapshot
-from broker.core.snapshots import SNAPSHOT_BUDGET, Baselines, View, view_of, with_section
 from broker.core.security import PROJECT_EXTENSION_ID
+from broker.core.snapshots import SNAPSHOT_BUDGET, Baselines, View, view_of, with_section
 from broker.version import BROKER_HEADER
 
 from .chromium import CHROMIUM, answer_challenge, chromium_args, trust_broker

@@ -236,6 +236,7 @@ async def test_a_page_past_the_snapshot_budget_is_folded_and_each_fold_names_the
     folds = re.findall(r"… (\d+) more paragraph like these \[ref=(e\d+)\]", yaml)
     assert len(folds) == 8, folds
     more, part_ref = folds[7]
+    assert int(more) == 297
     part = await world.ok(tab, "snapshot", target=part_ref)
     assert 'button "Open 8.300"' in part and "Folded" not in part, part[-500:]
     await world.ok(tab, "click", target=ref_of(part, 'button "Open 8.300"'))
