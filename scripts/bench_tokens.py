@@ -185,9 +185,10 @@ class FlowResult:
     seconds: float = 0.0
     failure: str = ""
     by_tool: dict[str, int] = field(default_factory=dict)  # characters read, by the call that brought them
-    reads: list[tuple[str, int]] = field(default_factory=list)  # every read: (step: call, characters)
+    # every read: ("step: call", characters, milliseconds from the call to its answer)
+    reads: list[tuple[str, int, float]] = field(default_factory=list)
 
-    def largest(self, count: int) -> list[tuple[str, int]]:
+    def largest(self, count: int) -> list[tuple[str, int, float]]:
         return sorted(self.reads, key=lambda read: -read[1])[:count]
 
 
@@ -239,14 +240,14 @@ class Agent:
         self.view = View()
         self.left_out_targets = []
 
-    def _count(self, what: str, chars: int) -> None:
+    def _count(self, what: str, chars: int, seconds: float = 0.0) -> None:
         self.flow.calls += 1
         self.flow.chars += chars
         self.flow.by_tool[what] = self.flow.by_tool.get(what, 0) + chars
-        self.flow.reads.append((f"{self.step}: {what}", chars))
+        self.flow.reads.append((f"{self.step}: {what}", chars, round(seconds * 1e3, 1)))
 
     def _uncount_last(self) -> None:
-        what, chars = self.flow.reads.pop()
+        what, chars, _ms = self.flow.reads.pop()
         self.flow.calls -= 1
         self.flow.chars -= chars
         tool = what.rsplit(": ", 1)[-1]
@@ -258,9 +259,10 @@ class Agent:
         Raises:
             FlowFailed: when the tool answers with an error.
         """
+        started = time.perf_counter()
         result: types.CallToolResult = await self.client.call_tool(tool, arguments)
         text = text_of(result)
-        self._count(tool, len(text))
+        self._count(tool, len(text), time.perf_counter() - started)
         if result.is_error:
             raise FlowFailed(f"{tool} {arguments} failed: {text[:500]}")
         return text
@@ -416,14 +418,16 @@ async def shop_flow(agent: Agent, shop: ShopPage, url: Callable[[str], str], ope
     agent.step = "search"
     search = await agent.ref("searchbox", "Search")
     await agent.act("browser_type", {"element": "the search box", "target": search, "text": SEARCH})
-    await agent.expect(first.name)
+    found = [product for product in shop.catalogue if SEARCH in product.name.lower()]
+    await agent.expect(f"Products found: {len(found)} of {shop.products}")
     agent.step = "filter"
     category = await agent.ref("combobox", "Category")
     await agent.act(
         "browser_select_option",
         {"element": "the category filter", "target": category, "values": [first.category]},
     )
-    await agent.expect("Products found:")
+    in_category = [product for product in found if product.category == first.category]
+    await agent.expect(f"Products found: {len(in_category)} of {shop.products}")
     agent.step = "open a product"
     link = await agent.ref("link", first.name)
     await agent.act("browser_click", {"element": f"the link to {first.name}", "target": link})
@@ -436,6 +440,17 @@ async def shop_flow(agent: Agent, shop: ShopPage, url: Callable[[str], str], ope
         await agent.act("browser_click", {"element": name, "target": ref})
         order.names.append(name.removeprefix("Add to cart: "))
     await agent.expect("Cart (3)")
+    await check_out(agent, shop, order)
+    return order
+
+
+async def check_out(agent: Agent, shop: ShopPage, order: Order) -> None:
+    """From the product page, the cart in its cart: change a quantity, fill the checkout, place the order.
+
+    Raises:
+        FlowFailed: when a step finds the page other than it should be.
+    """
+    first = order.first
     agent.step = "open the cart"
     cart = await agent.ref("link", "Cart (3)")
     await agent.act("browser_click", {"element": "the cart", "target": cart})
@@ -469,7 +484,6 @@ async def shop_flow(agent: Agent, shop: ShopPage, url: Callable[[str], str], ope
         f"{QUANTITY + 2} items, total ${order.total:.2f}",
     ):
         await agent.expect(needle)
-    return order
 
 
 async def support_flow(agent: Agent, url: Callable[[str], str]) -> None:
@@ -683,9 +697,9 @@ def tokens_report(results: TokensResults, args: Any) -> str:
             found = results.runs[side][-1].flows[index]
             cells.append(f"{side} {found.calls} calls / {found.chars} chars / {found.seconds:.1f} s")
         lines.append(f"    {flow.flow:<8} " + "; ".join(cells))
-    lines.append("  ours' largest reads (the last round):")
+    lines.append("  ours' largest reads (the last round): characters, the step and its call (the call's time)")
     for flow in results.runs["ours"][-1].flows:
-        lines += [f"    {flow.flow:<8} {chars:>7}  {what}" for what, chars in flow.largest(4)]
+        lines += [f"    {flow.flow:<8} {chars:>7}  {what} ({ms:.0f} ms)" for what, chars, ms in flow.largest(4)]
     failures = [
         f"  {side} {flow.flow}: {flow.failure[:400]}"
         for side in SIDES
