@@ -92,13 +92,14 @@ QUANTITY = 2  # of the first product in the cart
 BLOCK = re.compile(r"^```(yaml|diff)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 REF = re.compile(r"\[ref=([^\]\s]+)\]")
 # A fold of similar items (`- … 180 more listitem like these [ref=e40]`): browser_snapshot target=e40 shows them.
-FOLD = re.compile(r"…\s*\d+\s+more\b[^\n]*\[ref=([^\]\s]+)\]")
+FOLD = re.compile(r"…\s*[\d,]+\s+more\b[^\n]*\[ref=([^\]\s]+)\]")
 LEFT_OUT = re.compile(r"^- Left out:(.*)$", re.MULTILINE)
 # A "Left out" line that names only a part to expand (`target` set to a ref) is followed when the agent needs
 # something it has not read, as an agent would; one about changes (`changes: true`) at once, since the agent
 # must know the page's state. True follows both at once.
 FOLLOW_TARGETS_AT_ONCE = False
 LEFT_OUT_TARGET = re.compile(r"`?target`?[^\n]*?\b((?:f\d+)?e\d+)\b")
+LEFT_OUT_CHANGES = re.compile(r"`?changes`?\W{0,3}true")
 # Before answers carried the change: an action's answer whose page was too large to hold.
 TOO_LARGE = re.compile(r"^- The page's snapshot has \d+ characters: call browser_snapshot", re.MULTILINE)
 # Playwright MCP's link to the file holding the snapshot after an action: `- [Snapshot](output/page-….yml)`.
@@ -153,13 +154,22 @@ class View:
             if mark not in DIFF_PREFIXES:
                 continue
             found = REF.search(body)
-            if mark == "- ":
-                if found is not None:
-                    removed.add(found.group(1))
-            else:
+            if mark != "- ":
                 current.append(body)
+            elif found is not None:
+                removed.add(found.group(1))
+            else:
+                self._remove_line(body)
         self.lines = [line for line in self.lines if not ((found := REF.search(line)) and found.group(1) in removed)]
         self.merge("\n".join(current))
+
+    def _remove_line(self, body: str) -> None:
+        """A line without a ref (a text, a link's URL) gone: the first one read like it."""
+        wanted = body.strip()
+        for index, line in enumerate(self.lines):
+            if line.strip() == wanted:
+                del self.lines[index]
+                return
 
     def find(self, role: str, name: str) -> str | None:
         found = yaml_line(role, name).search(self.text)
@@ -316,12 +326,14 @@ class Agent:
         left_out = LEFT_OUT.search(text)
         if left_out is not None:
             note = left_out.group(1)
-            named = LEFT_OUT_TARGET.search(note)
-            if "changes" in note or named is None:
+            if LEFT_OUT_CHANGES.search(note):
                 return text + await self.snapshot(changes=True)
-            if FOLLOW_TARGETS_AT_ONCE:
-                return text + await self.snapshot(target=named.group(1))
-            self.left_out_targets.append(named.group(1))
+            named = LEFT_OUT_TARGET.search(note)
+            if named is not None:
+                if FOLLOW_TARGETS_AT_ONCE:
+                    return text + await self.snapshot(target=named.group(1))
+                self.left_out_targets.append(named.group(1))
+            # Otherwise what was left out is read (the whole page) when the agent needs something it lacks.
         if TOO_LARGE.search(text):
             return text + await self.snapshot()
         return text

@@ -165,3 +165,24 @@ def test_the_shop_task_finds_its_product_in_the_generated_catalogue() -> None:
     wanted = bench_tokens.wanted_product(shop)
     assert bench_tokens.SEARCH in wanted.name.lower()
     assert wanted.category == bench_tokens.WANTED_CATEGORY
+
+
+async def test_a_left_out_line_naming_nothing_to_call_leaves_the_whole_page_for_when_the_agent_needs_it() -> None:
+    folded = (
+        '### Snapshot\n```yaml\n- searchbox "Search" [ref=e3]\n- … 1,180 more article like these [ref=e4]\n```\n'
+        "- Left out: 40,000 characters of the page.\n"
+    )
+    whole = '```yaml\n- searchbox "Search" [ref=e3]\n- link "Eco mug 1" [ref=e5]\n- /url: /product/1\n```\n'
+    removed_url = '```diff\n- - /url: /product/1\n~ - link "Eco mug 1" [ref=e5]: gone\n```\n'
+    server = ScriptedServer(folded, whole, removed_url)
+    agent = agent_of(server)
+    await agent.act("browser_navigate", {"url": "http://127.0.0.1/shop"})
+    assert len(server.calls) == 1
+    assert agent.view.folds() == ["e4"]
+    # The fold is expanded first; its part does not hold the link, so the whole page is read.
+    server.answers.insert(0, "```yaml\n- article [ref=e4]\n```\n")
+    assert await agent.ref("link", "Eco mug 1") == "e5"
+    assert server.calls[1:] == [("browser_snapshot", {"target": "e4"}), ("browser_snapshot", {})]
+    await agent.act("browser_click", {"target": "e5"})
+    assert not agent.view.shows("/url: /product/1")
+    assert agent.view.shows('link "Eco mug 1" [ref=e5]: gone')
