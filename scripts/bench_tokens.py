@@ -27,8 +27,10 @@ it needs in what it has read (the YAML lines of any ```yaml or ```diff block), n
   is one).
 - **Playwright MCP, ``--snapshot-mode none``**: its answer, then an explicit ``browser_snapshot``.
 
-Whenever a ref the agent needs is not in what it read, it makes the call a real agent would: a
-snapshot, targeted at a folded part where what it read has one, else whole; that call counts.
+Whenever a ref the agent needs is not in what it read, it makes the call a real agent would, and
+that call counts: a snapshot targeted at the part that may hold it (one an answer said it left out,
+an element a diff showed without what it holds, a fold of items of the kind it looks for), else of
+the whole page. A text it checks and has not read: what changed, then the whole page.
 
 Per side: success, calls, characters the agent read (every text block of every answer, and the
 files it read) and the time from the first call to the last answer. Ours is compared with the
@@ -92,7 +94,8 @@ QUANTITY = 2  # of the first product in the cart
 BLOCK = re.compile(r"^```(yaml|diff)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 REF = re.compile(r"\[ref=([^\]\s]+)\]")
 # A fold of similar items (`- … 180 more listitem like these [ref=e40]`): browser_snapshot target=e40 shows them.
-FOLD = re.compile(r"…\s*[\d,]+\s+more\b[^\n]*\[ref=([^\]\s]+)\]")
+FOLD = re.compile(r"…\s*[\d,]+\s+more\s+(\w+)\b[^\n]*\[ref=([^\]\s]+)\]")
+UNEXPANDED_TRIES = 3
 LEFT_OUT = re.compile(r"^- Left out:(.*)$", re.MULTILINE)
 # A "Left out" line that names only a part to expand (`target` set to a ref) is followed when the agent needs
 # something it has not read, as an agent would; one about changes (`changes: true`) at once, since the agent
@@ -110,6 +113,10 @@ DIFF_PREFIXES = ("+ ", "- ", "~ ", "  ")
 FoundT = TypeVar("FoundT")
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
 def yaml_line(role: str, name: str) -> re.Pattern[str]:
     """A snapshot line of the element of ``role`` named ``name`` exactly, with its ref; quoted or not in YAML."""
     return re.compile(rf'^\s*-\s+\'?{re.escape(role)}\s+"{re.escape(name)}"[^\n]*?\[ref=([^\]\s]+)\]', re.MULTILINE)
@@ -122,10 +129,15 @@ def yaml_lines(role: str, name_pattern: str) -> re.Pattern[str]:
 
 class View:
     """What the agent has read of its tab's page, as YAML lines: the page's last whole snapshot, with the
-    changes and the expanded parts it read since applied."""
+    changes and the parts it read since applied; and which parts it has yet to read whole."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        # Elements a diff showed holding more (their line ends with a colon) without what they hold, and
+        # which the agent had not read before (a diff shows an element it moved, or one folded until
+        # now, without its unchanged content): the latest first.
+        self.unexpanded: list[str] = []
+        self.expanded: set[str] = set()  # parts read whole with a targeted snapshot
 
     @property
     def text(self) -> str:
@@ -133,34 +145,55 @@ class View:
 
     def replace(self, yaml: str) -> None:
         self.lines = yaml.splitlines()
+        self.unexpanded = []
+        self.expanded = set()
+
+    def _known(self) -> dict[str, int]:
+        """The line of each element read, by ref (a fold's line names its container's ref too: not it)."""
+        return {
+            found.group(1): index
+            for index, line in enumerate(self.lines)
+            if (found := REF.search(line)) and not FOLD.search(line)
+        }
 
     def merge(self, yaml: str) -> None:
-        """A part read on its own (a targeted snapshot): its lines replace the ones of the same refs, the
-        rest are added."""
-        known = {found.group(1): index for index, line in enumerate(self.lines) if (found := REF.search(line))}
+        """Lines read on their own (a part, or what a diff shows as it is now): each replaces the line of
+        the same ref, or is added."""
+        known = self._known()
         for line in yaml.splitlines():
             found = REF.search(line)
-            if found is not None and found.group(1) in known:
+            if found is not None and found.group(1) in known and not FOLD.search(line):
                 self.lines[known[found.group(1)]] = line
             else:
                 self.lines.append(line)
 
+    def read_part(self, ref: str, yaml: str) -> None:
+        """The part of ``ref`` read whole (``browser_snapshot`` with ``target``)."""
+        self.merge(yaml)
+        self.expanded.add(ref)
+        self.unexpanded = [known for known in self.unexpanded if known != ref]
+
     def apply_diff(self, diff: str) -> None:
         """``- `` lines gone, ``~ `` lines as they are now, ``+ `` lines new; unmarked ones are context."""
+        known = self._known()
         removed: set[str] = set()
         current: list[str] = []
-        for line in diff.splitlines():
-            mark, body = line[:2], line[2:]
-            if mark not in DIFF_PREFIXES:
-                continue
+        marked = [(line[:2], line[2:]) for line in diff.splitlines() if line[:2] in DIFF_PREFIXES]
+        for index, (mark, body) in enumerate(marked):
             found = REF.search(body)
-            if mark != "- ":
-                current.append(body)
-            elif found is not None:
-                removed.add(found.group(1))
-            else:
-                self._remove_line(body)
+            if mark == "- ":
+                if found is not None:
+                    removed.add(found.group(1))
+                else:
+                    self._remove_line(body)
+                continue
+            current.append(body)
+            below = marked[index + 1][1] if index + 1 < len(marked) else ""
+            holds_more = body.rstrip().endswith(":") and _indent(below) <= _indent(body)
+            if mark != "  " and found is not None and found.group(1) not in known and holds_more:
+                self.unexpanded.insert(0, found.group(1))
         self.lines = [line for line in self.lines if not ((found := REF.search(line)) and found.group(1) in removed)]
+        self.unexpanded = [ref for ref in self.unexpanded if ref not in removed]
         self.merge("\n".join(current))
 
     def _remove_line(self, body: str) -> None:
@@ -176,11 +209,12 @@ class View:
         return found.group(1) if found else None
 
     def find_all(self, role: str, name_pattern: str) -> list[tuple[str, str]]:
-        """Every (name, ref) of ``role`` whose name matches ``name_pattern``, in the page's order."""
+        """Every (name, ref) of ``role`` whose name matches ``name_pattern``, in the order read."""
         return [(name, ref) for name, ref in yaml_lines(role, name_pattern).findall(self.text)]
 
-    def folds(self) -> list[str]:
-        return FOLD.findall(self.text)
+    def folds(self) -> list[tuple[str, str]]:
+        """Each fold not yet read whole: its items' role and the ref that expands it."""
+        return [(role, ref) for role, ref in FOLD.findall(self.text) if ref not in self.expanded]
 
     def shows(self, needle: str) -> bool:
         return needle in self.text
@@ -277,14 +311,14 @@ class Agent:
             raise FlowFailed(f"{tool} {arguments} failed: {text[:500]}")
         return text
 
-    def absorb(self, text: str, targeted: bool = False) -> None:
+    def absorb(self, text: str, target: str | None = None) -> None:
         """What a snapshot or an answer shows, into the view: a whole page replaces it (a part read with
         ``target`` is merged), a diff is applied."""
         for kind, body in BLOCK.findall(text):
             if kind == "diff":
                 self.view.apply_diff(body)
-            elif targeted:
-                self.view.merge(body)
+            elif target is not None:
+                self.view.read_part(target, body)
             else:
                 self.view.replace(body)
 
@@ -303,7 +337,7 @@ class Agent:
             self.rejects_changes = True
             self._uncount_last()
             return await self.snapshot(target=target)
-        self.absorb(text, targeted=target is not None)
+        self.absorb(text, target)
         return text
 
     async def act(self, tool: str, arguments: dict[str, Any]) -> str:
@@ -338,14 +372,15 @@ class Agent:
             return text + await self.snapshot()
         return text
 
-    async def ref(self, role: str, name: str) -> str:
+    async def ref(self, role: str, name: str, within: str = "") -> str:
         """The ref of the element, from what the agent read; when it is not there, the snapshots a real
-        agent would take: each folded part, then the whole page.
+        agent would take (see :meth:`_seek`); ``within``: the role of the items it is among (a fold of
+        them is worth expanding).
 
         Raises:
             FlowFailed: when even the whole page does not show it.
         """
-        return await self._seek(lambda: self.view.find(role, name), f'{role} "{name}"')
+        return await self._seek(lambda: self.view.find(role, name), f'{role} "{name}"', {role, within})
 
     async def refs(self, role: str, name_pattern: str, count: int) -> list[tuple[str, str]]:
         """The first ``count`` elements of ``role`` whose name matches, as (name, ref)."""
@@ -354,27 +389,34 @@ class Agent:
             matches = self.view.find_all(role, name_pattern)
             return matches[:count] if len(matches) >= count else None
 
-        return await self._seek(found, f"{count} {role} named like {name_pattern!r}")
+        return await self._seek(found, f"{count} {role} named like {name_pattern!r}", {role})
 
-    async def _seek(self, look: Callable[[], FoundT | None], what: str, fresh: bool = False) -> FoundT:
-        """What ``look`` finds in what the agent read; else it reads more until it does, as a real agent would:
-        the parts answers left out, the folded parts, then (``fresh``: the state may have moved on) what
-        changed, then the whole page.
+    async def _seek(self, look: Callable[[], FoundT | None], what: str, kinds: set[str] | None = None) -> FoundT:
+        """What ``look`` finds in what the agent read; else it reads more until it does, as a real agent would.
+
+        For an element of one of ``kinds`` (roles): the parts answers left out, then elements a diff
+        showed holding more without it (the latest first, up to UNEXPANDED_TRIES), then folds of items
+        of those roles, one targeted snapshot each; for a text (``kinds`` None): the parts left out,
+        then what changed. Then the whole page.
 
         Raises:
             FlowFailed: when even the whole page does not show it.
         """
         found = look()
         expanded: set[str] = set()
-        while not found and (parts := [*self.left_out_targets, *self.view.folds()]):
-            part = parts[0]
-            self.left_out_targets = [ref for ref in self.left_out_targets if ref != part]
-            if part in expanded:
+        while not found:
+            parts = [*self.left_out_targets]
+            if kinds is not None:
+                parts += self.view.unexpanded[:UNEXPANDED_TRIES]
+                parts += [ref for role, ref in self.view.folds() if role in kinds]
+            part = next((ref for ref in parts if ref not in expanded), None)
+            if part is None:
                 break
             expanded.add(part)
+            self.left_out_targets = [ref for ref in self.left_out_targets if ref != part]
             await self.snapshot(target=part)
             found = look()
-        if not found and fresh and self.reads == "answer":
+        if not found and kinds is None and self.reads == "answer":
             await self.snapshot(changes=True)
             found = look()
         if not found:
@@ -390,7 +432,7 @@ class Agent:
         Raises:
             FlowFailed: when the page does not show it.
         """
-        await self._seek(lambda: self.view.shows(needle) or None, repr(needle), fresh=True)
+        await self._seek(lambda: self.view.shows(needle) or None, repr(needle))
 
 
 @dataclass
@@ -441,7 +483,7 @@ async def shop_flow(agent: Agent, shop: ShopPage, url: Callable[[str], str], ope
     in_category = [product for product in found if product.category == first.category]
     await agent.expect(f"Products found: {len(in_category)} of {shop.products}")
     agent.step = "open a product"
-    link = await agent.ref("link", first.name)
+    link = await agent.ref("link", first.name, within="article")
     await agent.act("browser_click", {"element": f"the link to {first.name}", "target": link})
     await agent.expect(f'heading "{first.name}"')
     agent.step = "add to cart"

@@ -100,7 +100,7 @@ async def test_a_folded_page_costs_a_call_only_for_a_ref_inside_a_fold() -> None
 
     assert await agent.ref("searchbox", "Search") == "e3"
     assert len(server.calls) == 1
-    assert await agent.ref("link", "Quiet desk lamp 63") == "e8"
+    assert await agent.ref("link", "Quiet desk lamp 63", within="listitem") == "e8"
     assert server.calls[-1] == ("browser_snapshot", {"target": "e4"})
     assert (agent.flow.calls, agent.flow.chars) == (2, len(NEW_PAGE) + len(FOLDED_PART))
 
@@ -178,11 +178,32 @@ async def test_a_left_out_line_naming_nothing_to_call_leaves_the_whole_page_for_
     agent = agent_of(server)
     await agent.act("browser_navigate", {"url": "http://127.0.0.1/shop"})
     assert len(server.calls) == 1
-    assert agent.view.folds() == ["e4"]
+    assert agent.view.folds() == [("article", "e4")]
     # The fold is expanded first; its part does not hold the link, so the whole page is read.
     server.answers.insert(0, "```yaml\n- article [ref=e4]\n```\n")
-    assert await agent.ref("link", "Eco mug 1") == "e5"
+    assert await agent.ref("link", "Eco mug 1", within="article") == "e5"
     assert server.calls[1:] == [("browser_snapshot", {"target": "e4"}), ("browser_snapshot", {})]
     await agent.act("browser_click", {"target": "e5"})
     assert not agent.view.shows("/url: /product/1")
     assert agent.view.shows('link "Eco mug 1" [ref=e5]: gone')
+
+
+async def test_an_element_a_diff_shows_without_what_it_holds_is_expanded_and_folds_of_other_items_are_not() -> None:
+    folded = (
+        "```yaml\n- navigation [ref=e2]:\n  - listitem [ref=e3]\n  - … 9 more listitem like these [ref=e2]\n"
+        "- generic [ref=e60]:\n  - article [ref=e61]\n  - … 159 more article like these [ref=e60]\n```\n"
+    )
+    moved = "```diff\n- - generic [ref=e60]\n+ - article [ref=e547]:\n```\n"
+    article = '```yaml\n- article [ref=e547]:\n  - link "Classic desk lamp 82" [ref=e549]\n```\n'
+    server = ScriptedServer(folded, moved, article)
+    agent = agent_of(server)
+    await agent.act("browser_navigate", {"url": "http://127.0.0.1/shop"})
+    await agent.act("browser_select_option", {"target": "e46", "values": ["Office"]})
+    assert agent.view.unexpanded == ["e547"]
+    assert await agent.ref("link", "Classic desk lamp 82", within="article") == "e549"
+    assert server.calls[-1] == ("browser_snapshot", {"target": "e547"})
+
+    # A link among none of the folded items' kind: the whole page, not the navigation's fold.
+    server.answers.append('```yaml\n- link "Sale" [ref=e9]\n```\n')
+    assert await agent.ref("link", "Sale", within="article") == "e9"
+    assert server.calls[-1] == ("browser_snapshot", {})
