@@ -12,6 +12,10 @@ in the same run, each side with its own headless Chromium (``benchlib.mcp_sides`
    with the frame's refs), send it, accept the ``confirm`` dialog it asks (``browser_handle_dialog``)
    and read that the request was sent.
 
+Ours opens a tab of its own for each round (``browser_tabs`` ``action=new``: behind the person's
+tab, where Chromium runs a page's timers about once a second) and goes to each page with
+``browser_navigate``; every call counts, that one too.
+
 The agent reads the page's new state after every action, as a real agent must, and finds every ref
 it needs in what it has read (the YAML lines of any ```yaml or ```diff block), never elsewhere:
 
