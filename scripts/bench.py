@@ -6,7 +6,8 @@ JSON with ``--json``). The benchmarks are modules of their own: ``bench_rest.py`
 beside a minimal aiohttp relay), ``bench_mcp.py`` (MCP calls, spawn time and a long tools/list
 beside an SDK-based relay), ``bench_daemon.py`` (start-up, idle memory, a page tool's definition
 and claiming tabs, each beside its baseline), ``bench_discovery.py`` (how soon the real extension
-joins a new broker) and ``bench_actions.py`` (the built-in browser tools beside Playwright MCP's);
+joins a new broker), ``bench_actions.py`` (the built-in browser tools beside Playwright MCP's) and
+``bench_tokens.py`` (a scripted agent's tasks through both: calls, characters read, time);
 the harness they share is the package ``benchlib``. The MCP, daemon, discovery and actions modules are
 imported only when their suite runs, so the MCP SDK and Playwright load only then.
 
@@ -40,7 +41,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 5 start-ups and one claim round, 3 discovery"
-        " runs, 5 snapshots and 10 clicks",
+        " runs, 5 snapshots and 10 clicks, one round of the tokens suite's tasks",
     )
     parser.add_argument("--calls-small", type=int, default=2000, help="measured calls per scenario under 100 KB")
     parser.add_argument("--calls-large", type=int, default=2000, help="measured calls per scenario of 100 KB or more")
@@ -65,7 +66,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "daemon", "all", "discovery", "actions"],
+        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens"],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
         " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); daemon: start-up and idle memory beside a"
@@ -76,7 +77,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " by port probing (scripts/bench_discovery.py; not part of all: it takes about four minutes and two"
         " Chromium launches); actions: the built-in browser tools (browser_snapshot of a large page, browser_click)"
         " beside Playwright MCP's, each in headless Chromium (scripts/bench_actions.py; not part of all: it needs"
-        " Chromium, node and npm, and installs Playwright MCP, pinned, into scripts/.bench-cache/)",
+        " Chromium, node and npm, and installs Playwright MCP, pinned, into scripts/.bench-cache/); tokens: a"
+        " scripted agent's tasks on the bench's shop and a form with a dialog and an iframe, through ours and"
+        " through Playwright MCP (its defaults, and --snapshot-mode none): success, calls, characters read and"
+        " time (scripts/bench_tokens.py; not part of all; needs what actions needs)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -117,6 +121,37 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=int,
         help="brokers started for port probing to find, about 10 s each (default: as many as --discovery-runs)",
     )
+    _browser_suites_options(parser)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.calls_small, args.calls_large, args.warmup, args.repeat = 300, 100, 30, 1
+        args.mcp_calls, args.mcp_calls_large, args.spawn_runs, args.list_requests = 200, 50, 5, 10
+        args.discovery_runs = 3
+        args.daemon_runs, args.daemon_rounds = 5, 1
+        args.actions_snapshots, args.actions_clicks = 5, 10
+        args.tokens_runs = 1
+    if args.discovery_probing_runs is None:
+        args.discovery_probing_runs = args.discovery_runs
+    counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
+    runs = (args.spawn_runs, args.list_requests, args.discovery_runs, args.discovery_probing_runs)
+    action_counts = (
+        args.actions_products,
+        args.actions_snapshots,
+        args.actions_clicks,
+        args.tokens_products,
+        args.tokens_runs,
+    )
+    if min(*counts, *runs, *action_counts) < 1 or min(args.warmup, args.actions_click_warmup) < 0:
+        parser.error("call counts, run counts and --repeat must be positive, --warmup not negative")
+    if min(args.daemon_runs, args.daemon_tabs, args.daemon_rounds) < 1 or min(args.daemon_sessions) < 0:
+        parser.error(
+            "--daemon-runs, --daemon-tabs and --daemon-rounds must be positive, --daemon-sessions not negative"
+        )
+    return args
+
+
+def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the suites that drive headless Chromium beside Playwright MCP: actions and tokens."""
     actions = parser.add_argument_group("actions suite")
     actions.add_argument(
         "--actions-products",
@@ -134,25 +169,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="MS",
         help="Playwright MCP's --timeout-settle, the fixed wait after each of its actions (default: its own, 500 ms)",
     )
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.calls_small, args.calls_large, args.warmup, args.repeat = 300, 100, 30, 1
-        args.mcp_calls, args.mcp_calls_large, args.spawn_runs, args.list_requests = 200, 50, 5, 10
-        args.discovery_runs = 3
-        args.daemon_runs, args.daemon_rounds = 5, 1
-        args.actions_snapshots, args.actions_clicks = 5, 10
-    if args.discovery_probing_runs is None:
-        args.discovery_probing_runs = args.discovery_runs
-    counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
-    runs = (args.spawn_runs, args.list_requests, args.discovery_runs, args.discovery_probing_runs)
-    action_counts = (args.actions_products, args.actions_snapshots, args.actions_clicks)
-    if min(*counts, *runs, *action_counts) < 1 or min(args.warmup, args.actions_click_warmup) < 0:
-        parser.error("call counts, run counts and --repeat must be positive, --warmup not negative")
-    if min(args.daemon_runs, args.daemon_tabs, args.daemon_rounds) < 1 or min(args.daemon_sessions) < 0:
-        parser.error(
-            "--daemon-runs, --daemon-tabs and --daemon-rounds must be positive, --daemon-sessions not negative"
-        )
-    return args
+    tokens = parser.add_argument_group("tokens suite")
+    tokens.add_argument(
+        "--tokens-products", type=int, default=160, help="products in the shop's catalogue (as --actions-products)"
+    )
+    tokens.add_argument("--tokens-runs", type=int, default=3, help="rounds of the tasks per side (medians reported)")
 
 
 def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
@@ -164,7 +185,7 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
     return uvloop.run  # type: ignore[no-any-return]
 
 
-async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any, Any]:
+async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any, Any, Any]:
     scenarios = await bench_rest.bench_rest(args) if args.suite in ("rest", "all") else []
     mcp_results = None
     if args.suite in ("mcp", "all"):
@@ -186,7 +207,12 @@ async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario]
         import bench_actions  # noqa: PLC0415 - the SDK and Playwright load only for the actions suite
 
         actions_results = await bench_actions.bench_actions(args)
-    return scenarios, mcp_results, daemon_results, discovery_results, actions_results
+    tokens_results = None
+    if args.suite == "tokens":
+        import bench_tokens  # noqa: PLC0415 - the SDK and Playwright load only for the tokens suite
+
+        tokens_results = await bench_tokens.bench_tokens(args)
+    return scenarios, mcp_results, daemon_results, discovery_results, actions_results, tokens_results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -195,8 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parse_args(argv)
     try:
-        scenarios, mcp_results, daemon_results, discovery_results, actions_results = _event_loop_runner()(
-            bench_all(args)
+        scenarios, mcp_results, daemon_results, discovery_results, actions_results, tokens_results = (
+            _event_loop_runner()(bench_all(args))
         )
     except BenchError as exc:
         print(f"scripts/bench: {exc}", file=sys.stderr)
@@ -235,6 +261,13 @@ def main(argv: list[str] | None = None) -> int:
         output.setdefault("config", {"broker_cmd": args.broker_cmd})
         output.setdefault("machine", machine())
         output["actions"] = bench_actions.actions_json(actions_results, args)
+    if tokens_results is not None:
+        import bench_tokens  # noqa: PLC0415
+
+        print(bench_tokens.tokens_report(tokens_results, args))
+        output.setdefault("config", {"broker_cmd": args.broker_cmd})
+        output.setdefault("machine", machine())
+        output["tokens"] = bench_tokens.tokens_json(tokens_results, args)
     if args.json:
         args.json.write_text(json.dumps(output, indent=2) + "\n")
         print(f"\nresults written to {args.json}")

@@ -57,10 +57,9 @@ from typing import Any
 
 import aiohttp
 import mcp_types as types
-from benchlib import CALL_TIMEOUT, READY_TIMEOUT, BenchError, progress
+from benchlib import READY_TIMEOUT, BenchError, progress
 from benchlib import playwright_mcp as pw
-from benchlib.browser import Place, chromium, install_native_host
-from benchlib.mcp_clients import mcp_env, relay_command
+from benchlib.mcp_sides import start_ours, start_playwright, text_of, unwrapped
 from benchlib.pages import (
     ADD_BUTTON,
     COUNTER_TEXT,
@@ -75,18 +74,11 @@ from benchlib.pages import (
     shop_page,
 )
 from benchlib.report import Verdict
-from benchlib.servers import Server, start_broker
+from benchlib.servers import Server
 from benchlib.stats import Timings
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from playwright.async_api import async_playwright
 
 from tests.chromium import CHROMIUM
-
-CLIENT_INFO = types.Implementation(name="bench", version="1")
-VIEWPORT = "1280x720"  # Playwright's default for a persistent context, which our side's Chromium has
-JOIN_TIMEOUT_S = 30.0
-TOOLS_TIMEOUT_S = 15.0
 
 # The goals.
 CHARS_GOAL = 1.0  # snapshot characters, ours / Playwright MCP's
@@ -106,10 +98,6 @@ REF_LINE = re.compile(r"^\s*-\s+'?([A-Za-z]+)\b[^\n]*?\[ref=([^\]\s]+)\]", re.MU
 REF = re.compile(r"\[ref=[^\]\s]+\]")
 # The target of a product's link, once per product: `- /url: /product/12`.
 PRODUCT_LINK = re.compile(r"^\s*-\s+/url:\s+\"?/product/(\d+)\b", re.MULTILINE)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
 def refs_by_role(snapshot: str) -> Counter[str]:
@@ -344,84 +332,9 @@ class RestSide(Side):
         self.tab = answer["tab"]["ref"]
 
 
-async def wait_joined(broker: Server, instance_id: str) -> str:
-    """The browser's name and version once ``/status`` lists it as connected.
-
-    Raises:
-        BenchError: when it does not join in time.
-    """
-    headers = {"Authorization": f"Bearer {broker.token}"}
-    deadline = time.monotonic() + JOIN_TIMEOUT_S
-    async with aiohttp.ClientSession() as http:
-        while True:
-            async with http.get(broker.url + "/status", headers=headers) as response:
-                status = await response.json()
-            for browser in status["browsers"]:
-                if browser["connected"] and browser["instanceId"] == instance_id:
-                    return f"{browser['name']} {browser['version']}"
-            if time.monotonic() > deadline:
-                raise BenchError(f"the extension did not join the broker in {JOIN_TIMEOUT_S:g} s")
-            await asyncio.sleep(0.05)
-
-
-async def wait_for_builtin_tools(client: Client) -> None:
-    """Until the broker lists ``browser_snapshot`` and ``browser_click`` for this session.
-
-    Raises:
-        BenchError: when it does not in time: this broker or extension has no built-in tools.
-    """
-    deadline = time.monotonic() + TOOLS_TIMEOUT_S
-    while True:
-        names = {tool.name for tool in (await client.list_tools()).tools}
-        if {"browser_snapshot", "browser_click"} <= names:
-            return
-        if time.monotonic() > deadline:
-            raise BenchError(
-                "the broker lists no built-in browser tools (browser_snapshot, browser_click) with the extension"
-                f" connected; it lists {sorted(names)}. Do this broker and extension have the built-in tools?"
-            )
-        await asyncio.sleep(0.1)
-
-
 def turns(sides: list[Side], turn: int) -> list[Side]:
     """The sides in this turn's order: each goes first every other turn."""
     return sides if turn % 2 == 0 else sides[::-1]
-
-
-async def start_ours(stack: AsyncExitStack, workdir: Path, broker_cmd: list[str]) -> tuple[OurSide, Server, str]:
-    """The broker, Chromium with the extension (the native host leads it to the broker) and the SDK
-    client through ``browser-mcp mcp``, once the session lists the built-in tools; and the browser's name.
-    """
-    place = Place(workdir / "ours")
-    place.create()
-    await install_native_host(place)
-    broker = await start_broker(workdir, broker_cmd, 0, place.discovery_dir)
-    stack.push_async_callback(broker.stop)
-    playwright = await stack.enter_async_context(async_playwright())
-    browser = await stack.enter_async_context(chromium(playwright, place))
-    browser_name = await wait_joined(broker, browser.instance_id)
-    command, *relay_args = relay_command(broker)
-    params = StdioServerParameters(command=command, args=relay_args, env={**mcp_env(workdir), "LOG_LEVEL": "warning"})
-    errlog = stack.enter_context((workdir / "ours-stdio.log").open("a"))
-    client = await stack.enter_async_context(
-        Client(stdio_client(params, errlog=errlog), mode="legacy", client_info=CLIENT_INFO,
-               read_timeout_seconds=CALL_TIMEOUT)
-    )  # fmt: skip
-    await wait_for_builtin_tools(client)
-    return OurSide("ours", client), broker, browser_name
-
-
-async def start_playwright(stack: AsyncExitStack, workdir: Path, settle_ms: int | None) -> PlaywrightSide:
-    """Playwright MCP, spawned by the same SDK client (it launches its Chromium at its first call)."""
-    folder = workdir / "playwright"
-    folder.mkdir()
-    errlog = stack.enter_context((workdir / "playwright-mcp.log").open("a"))
-    params = pw.server_parameters(folder, VIEWPORT, settle_ms)
-    client = await stack.enter_async_context(
-        Client(stdio_client(params, errlog=errlog), mode="legacy",
-               client_info=CLIENT_INFO, read_timeout_seconds=CALL_TIMEOUT)
-    )  # fmt: skip
-    return PlaywrightSide("playwright", client)
 
 
 async def in_turns(
@@ -529,30 +442,14 @@ async def measure_frame_clicks(sides: list[Side], url: str, warmup: int, count: 
         )
 
 
-def first_bench_error(group: BaseExceptionGroup[Any]) -> BenchError | None:
-    """The group's BenchError when that is all it holds (the SDK client's task groups wrap what is raised in them)."""
-    matched, rest = group.split(BenchError)
-    if matched is None or rest is not None:
-        return None
-    found: BaseException = matched
-    while isinstance(found, BaseExceptionGroup):
-        found = found.exceptions[0]
-    return found if isinstance(found, BenchError) else None
-
-
 async def bench_actions(args: Any) -> ActionsResults:
     """Both sides measured in one run.
 
     Raises:
         BenchError: when a side cannot be started or a call fails.
     """
-    try:
-        return await _bench_actions(args)
-    except BaseExceptionGroup as group:
-        found = first_bench_error(group)
-        if found is None:
-            raise
-        raise found from None
+    results: ActionsResults = await unwrapped(_bench_actions(args))
+    return results
 
 
 async def _bench_actions(args: Any) -> ActionsResults:
@@ -565,8 +462,11 @@ async def _bench_actions(args: Any) -> ActionsResults:
             pages = PageServer(shop)
             await pages.start()
             stack.push_async_callback(pages.stop)
-            ours, broker, browser_name = await start_ours(stack, workdir, broker_cmd)
-            theirs = await start_playwright(stack, workdir, args.actions_playwright_settle)
+            client, broker, browser_name = await start_ours(stack, workdir, broker_cmd)
+            ours = OurSide("ours", client)
+            theirs = PlaywrightSide(
+                "playwright", await start_playwright(stack, workdir, "playwright", args.actions_playwright_settle)
+            )
             progress(f"actions: {browser_name} with the extension; Playwright MCP {version}; {pages.url('/shop')}")
             sides: list[Side] = [ours, theirs]
             await measure_snapshots(sides, pages.url("/shop"), args.actions_snapshots)

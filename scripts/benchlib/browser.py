@@ -95,6 +95,9 @@ async def chromium(playwright: Playwright, place: Place) -> AsyncIterator[Browse
     context = await playwright.chromium.launch_persistent_context(
         str(place.profile), executable_path=CHROMIUM, headless=True, env=launch_env, args=chromium_args()
     )
+    # Playwright answers a page's dialog itself unless someone listens; this listener answers nothing, so
+    # dialogs are left to the extension's client, as in a browser Playwright does not drive.
+    context.on("dialog", lambda dialog: None)
     try:
         worker = context.service_workers[0] if context.service_workers else None
         if worker is None:

@@ -87,10 +87,13 @@ async def ensure_installed() -> str:
     return version
 
 
-def server_parameters(workdir: Path, viewport: str, settle_ms: int | None = None) -> StdioServerParameters:
+def server_parameters(
+    workdir: Path, viewport: str, settle_ms: int | None = None, extra_args: tuple[str, ...] = ()
+) -> StdioServerParameters:
     """Playwright MCP as a stdio MCP server; its files go to ``workdir``.
 
-    ``settle_ms``: its ``--timeout-settle``, the fixed wait after every action (None: its default, 500 ms).
+    ``settle_ms``: its ``--timeout-settle``, the fixed wait after every action (None: its default, 500 ms);
+    ``extra_args``: more of its options (``--snapshot-mode none``).
     """
     home = workdir / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -98,6 +101,7 @@ def server_parameters(workdir: Path, viewport: str, settle_ms: int | None = None
             "--viewport-size", viewport, "--output-dir", str(workdir / "output")]  # fmt: skip
     if settle_ms is not None:
         args += ["--timeout-settle", str(settle_ms)]
+    args += extra_args
     return StdioServerParameters(
         command="node",
         args=args,
