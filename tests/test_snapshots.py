@@ -294,3 +294,28 @@ def test_the_section_goes_after_the_results_first_text() -> None:
     assert with_section({"content": []}, "Snapshot", ["x"]) == {
         "content": [{"type": "text", "text": "### Snapshot\nx"}]
     }
+
+
+def test_an_element_the_client_never_saw_comes_whole_when_it_moves_into_view() -> None:
+    baselines = Baselines()
+    old = catalogue(300)
+    told = baselines.section("s1", TAB, page(old), AFTER)
+    assert "more article like these" in told[told.index("```yaml") + 1]
+    # The list's wrapper goes, and its cards move up: one the client saw, one it never did.
+    new = old.replace("- list [ref=e3]:\n", "").replace("\n  - article", "\n- article")
+    new = "\n".join(line[2:] if line.startswith("    ") else line for line in new.splitlines())
+    assert "list [ref=e3]" not in new
+    lines = diff(parse(old), parse(new), seen=frozenset({"e1", "e2", "e3", "e10", "e11", "e12"}))
+    text = "\n".join(str(line) for line in lines)
+    assert "+ - article [ref=e10]:" in text and 'heading "Product 0"' not in text, "seen: its content is known"
+    assert '+ - article [ref=e13]:\n+   - heading "Product 1" [level=3] [ref=e14]' in text, "never seen: it comes whole"
+
+
+def test_items_gone_beside_others_of_another_kind_leave_those_unshown() -> None:
+    old = (
+        '- navigation "Pages" [ref=e1]:\n  - link "One" [ref=e2]\n  - link "Two" [ref=e3]\n'
+        '- generic [ref=e4]:\n  - button "Buy" [ref=e5]'
+    )
+    new = '- navigation "Pages" [ref=e1]:\n  - link "One" [ref=e2]\n  - link "Two" [ref=e3]\n- button "Buy" [ref=e5]'
+    text = changes(old, new)
+    assert "Pages" not in text and "- - generic [ref=e4]" in text, text

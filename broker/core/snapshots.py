@@ -57,7 +57,7 @@ _LANDMARKS = frozenset(
     ("banner", "complementary", "contentinfo", "form", "main", "navigation", "region", "search", "dialog")
 )
 # A list whose items came or went is shown whole, items that stayed too, up to this size.
-_SMALL_LIST = 1_500
+_SMALL_LIST = 2_500
 # More removed siblings in a row than this show as the first of them and a count.
 _REMOVED_RUN = 3
 # Runs of similar items longer than this are folded.
@@ -158,17 +158,27 @@ class DiffLine:
 
 
 class _Differ:
-    def __init__(self, old: Sequence[Node], new: Sequence[Node]) -> None:
+    def __init__(self, old: Sequence[Node], new: Sequence[Node], seen: frozenset[str] | None) -> None:
         self.old_refs = _by_ref(old)
         self.new_refs = _by_ref(new)
+        # The refs the client was shown (None: all of them): an element it never saw (a fold held
+        # it) that moves into view comes whole, as new to it.
+        self.seen = seen
 
     def children(
         self, old: Sequence[Node], new: Sequence[Node], depth: int, path: tuple[str, ...], parent_size: int
     ) -> list[DiffLine]:
         matcher = difflib.SequenceMatcher(None, [n.key for n in old], [n.key for n in new], autojunk=False)
         opcodes = matcher.get_opcodes()
-        # Elements gone from a small list: what stays is shown too, so the list reads whole (a filter).
-        went = any(node.ref for tag, i1, i2, *_ in opcodes if tag in ("delete", "replace") for node in old[i1:i2])
+        # Items gone from a small list (elements like those that stay): what stays is shown too, so
+        # the list reads whole (a filter).
+        staying = {node.role for node in new if node.ref}
+        went = any(
+            node.ref and node.role in staying
+            for tag, i1, i2, *_ in opcodes
+            if tag in ("delete", "replace")
+            for node in old[i1:i2]
+        )
         whole = went and parent_size <= _SMALL_LIST
         lines: list[DiffLine] = []
         for tag, i1, i2, j1, j2 in opcodes:
@@ -198,7 +208,7 @@ class _Differ:
     def added(self, node: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
         earlier = self.old_refs.get(node.ref) if node.ref else None
         inner = _within(path, node)
-        if earlier is not None:
+        if earlier is not None and (self.seen is None or node.ref in self.seen):
             # Moved here from elsewhere: what is inside is told as changes to what it held there.
             inside = self.children(earlier.children, node.children, depth + 1, inner, _size(node))
             return [DiffLine("+", depth, node.line, path), *inside]
@@ -230,9 +240,12 @@ def _parts_holding(paths: Sequence[tuple[str, ...]], most: int = 3) -> list[str]
     return list(dict.fromkeys(path[0] for path in paths))[:most]
 
 
-def diff(old: Sequence[Node], new: Sequence[Node]) -> list[DiffLine]:
-    """The lines that tell ``old`` changing into ``new``, in the new page's order; none when equal."""
-    return _Differ(old, new).children(old, new, 0, (), sum(_size(node) for node in new))
+def diff(old: Sequence[Node], new: Sequence[Node], seen: frozenset[str] | None = None) -> list[DiffLine]:
+    """The lines that tell ``old`` changing into ``new``, in the new page's order; none when equal.
+
+    ``seen``: the refs of ``old`` its reader was shown, when it was not shown all of it.
+    """
+    return _Differ(old, new, seen).children(old, new, 0, (), sum(_size(node) for node in new))
 
 
 # Folding
@@ -375,6 +388,12 @@ class _Baseline:
 
     document: str
     yaml: str
+    # The refs of it the client was shown, when a fold kept some from it (None: all).
+    seen: frozenset[str] | None = None
+
+    def saw(self, refs: frozenset[str] | None) -> None:
+        """The client was shown ``refs`` of it too (None: all of it)."""
+        self.seen = None if self.seen is None or refs is None else self.seen | refs
 
     @property
     def nodes(self) -> tuple[Node, ...]:
@@ -422,7 +441,7 @@ class Baselines:
         nodes = parse(page.yaml)
         if page.depth:
             # An outline: shown as asked, and no baseline, which holds every level.
-            return self._whole(nodes, view, page.target, note=None)
+            return self._whole(nodes, view, page.target, note=None)[0]
         if page.target is not None and not _REF.fullmatch(f"[ref={page.target}]"):
             # A CSS selector: its element is the snapshot's first line.
             page = attrs.evolve(page, target=nodes[0].ref if len(nodes) == 1 else None)
@@ -433,15 +452,18 @@ class Baselines:
             return self._part(key, baseline if same_page else None, nodes, page, view)
         if not view.changes or baseline is None or not same_page:
             note = None if not view.changes and not view.after_action else (_NEW_PAGE if baseline else _FIRST)
-            self._baselines[key] = _Baseline(page.document, page.yaml)
-            return self._whole(nodes, view, None, note)
+            lines, seen = self._whole(nodes, view, None, note)
+            self._baselines[key] = _Baseline(page.document, page.yaml, seen)
+            return lines
         assert baseline is not None
         old = baseline.nodes
-        lines = self._changes(old, nodes, view)
-        if lines is not None:
-            self._baselines[key] = _Baseline(page.document, page.yaml)
-            return lines
-        return self._left_out(old, nodes, view)
+        told = self._changes(old, nodes, view, baseline.seen)
+        if told is None:
+            return self._left_out(old, nodes, view, baseline.seen)
+        lines, seen = told
+        self._baselines[key] = moved_on = _Baseline(page.document, page.yaml, baseline.seen)
+        moved_on.saw(seen)
+        return lines
 
     def _part(
         self,
@@ -454,29 +476,35 @@ class Baselines:
         assert page.target is not None
         old = baseline.nodes if baseline else ()
         before = _by_ref(old).get(page.target)
+        seen_before = baseline.seen if baseline else None
+        told: tuple[list[str], frozenset[str] | None] | None
         if view.changes and before is not None:
-            lines = self._changes((before,), nodes, view)
-            if lines is None:
-                return self._left_out((before,), nodes, view)
+            told = self._changes((before,), nodes, view, seen_before)
+            if told is None:
+                return self._left_out((before,), nodes, view, seen_before)
         else:
-            lines = self._whole(nodes, view, page.target, note=None)
+            told = self._whole(nodes, view, page.target, note=None)
+        lines, seen = told
         # What the client has now read of that part becomes its baseline there.
         if baseline is not None and len(nodes) == 1 and nodes[0].ref == page.target:
             baseline.nodes = _replaced(old, page.target, nodes[0])
+            baseline.saw(seen if seen is not None else frozenset(_by_ref(nodes)))
         return lines
 
-    def _changes(self, old: Sequence[Node], new: Sequence[Node], view: View) -> list[str] | None:
-        """The section telling the changes, or None when they do not fit the budget."""
-        lines = diff(old, new)
+    def _changes(
+        self, old: Sequence[Node], new: Sequence[Node], view: View, seen: frozenset[str] | None
+    ) -> tuple[list[str], frozenset[str] | None] | None:
+        """The section telling the changes and the refs it shows, or None when they do not fit the budget."""
+        lines = diff(old, new, seen)
         if not lines:
-            return [_NO_CHANGES]
+            return [_NO_CHANGES], frozenset()
         body = "\n".join(str(line) for line in lines)
         if len(body) + len(_CHANGES) > view.budget:
             return None
-        return [_CHANGES, "```diff", body, "```"]
+        return [_CHANGES, "```diff", body, "```"], frozenset(_REF.findall(body))
 
-    def _left_out(self, old: Sequence[Node], new: Sequence[Node], view: View) -> list[str]:
-        lines = diff(old, new)
+    def _left_out(self, old: Sequence[Node], new: Sequence[Node], view: View, seen: frozenset[str] | None) -> list[str]:
+        lines = diff(old, new, seen)
         kept: list[DiffLine] = []
         used = len(_CHANGES) + 200
         for line in lines:
@@ -497,7 +525,10 @@ class Baselines:
         body = "\n".join(str(line) for line in kept)
         return [_CHANGES, "```diff", body, "```", note]
 
-    def _whole(self, nodes: Sequence[Node], view: View, target: str | None, note: str | None) -> list[str]:
+    def _whole(
+        self, nodes: Sequence[Node], view: View, target: str | None, note: str | None
+    ) -> tuple[list[str], frozenset[str] | None]:
+        """The section showing ``nodes`` within the budget, and the refs it shows (None: all)."""
         folded = fold(nodes, view.budget, anchor=target)
         lines = [note] if note else []
         lines += ["```yaml", folded.yaml, "```"]
@@ -513,7 +544,7 @@ class Baselines:
             lines.extend(folded.past_cut)
         elif folded.folded:
             lines.append(_FOLD_NOTE.format(budget=view.budget, length=folded.length))
-        return lines
+        return lines, frozenset(_REF.findall(folded.yaml)) if folded.folded else None
 
 
 def with_section(result: Any, title: str, lines: Sequence[str]) -> Any:
