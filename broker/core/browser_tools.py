@@ -25,7 +25,7 @@ _TAB = {
     " focused or claimed",
 }
 _ELEMENT = {"type": "string", "description": "what the element is, in words, as the person would say it"}
-_TARGET = {"type": "string", "description": "the element's ref from the tab's latest browser_snapshot (e7)"}
+_TARGET = {"type": "string", "description": "the element's ref from a browser_snapshot of the tab (e7)"}
 _MODIFIERS = {
     "type": "array",
     "items": {"type": "string", "enum": ["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]},
@@ -197,7 +197,7 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
         _needing(
             _DRAG_TARGETS,
             startElement=_ELEMENT,
-            startTarget={**_TARGET, "description": "the dragged element's ref from the latest browser_snapshot"},
+            startTarget={**_TARGET, "description": "the dragged element's ref from a browser_snapshot"},
             endElement=_ELEMENT,
             endTarget={**_TARGET, "description": "the ref of the element to drop it on"},
         ),
@@ -304,7 +304,7 @@ def action_arguments(action: str, args: JsonObject) -> tuple[Any, JsonObject]:
         own["target"] = args["ref"]
     if action in _NEEDS_TARGET and not isinstance(own.get("target"), str):
         raise InvalidRequest(
-            f"{PREFIX}{action} needs `target`: the element's ref from the tab's latest browser_snapshot, such as e7"
+            f"{PREFIX}{action} needs `target`: the element's ref from a browser_snapshot of the tab, such as e7"
         )
     if action == "handle_dialog" and not isinstance(own.get("accept"), bool):
         raise InvalidRequest(f"{PREFIX}handle_dialog needs `accept`: true to accept the dialog, false to dismiss it")
@@ -322,7 +322,7 @@ def _check_drag(own: JsonObject) -> None:
     if missing:
         raise InvalidRequest(
             f"{PREFIX}drag needs {' and '.join(f'`{name}`' for name in missing)}: the refs of the element to drag"
-            " and of the one to drop it on, from the tab's latest browser_snapshot"
+            " and of the one to drop it on, from a browser_snapshot of the tab"
         )
     if own["startTarget"] == own["endTarget"]:
         raise InvalidRequest(
