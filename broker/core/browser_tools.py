@@ -141,6 +141,9 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
     "take_screenshot": (
         "Screenshot",
         "A picture of the tab's page (what is in view, the whole page, or one element)."
+        " Images are at most 1568 pixels a side, 1.15 megapixels and 700 KB (what vision models and"
+        " MCP clients take): a larger one is scaled down, and a page too tall to stay readable shows"
+        " its top part; the result says so, and by what factor to multiply the image's coordinates."
         " For acting on the page, browser_snapshot is better.",
         _schema(
             type={"type": "string", "enum": ["png", "jpeg"], "description": "default png"},
