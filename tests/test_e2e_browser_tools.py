@@ -14,6 +14,7 @@ import contextlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -82,7 +83,7 @@ def ref_of(snapshot: str, pattern: str) -> str:
     """The ref on the snapshot line matching ``pattern`` (a regular expression)."""
     for line in snapshot.splitlines():
         if re.search(pattern, line):
-            found = re.search(r"\[ref=(e\d+)\]", line)
+            found = re.search(r"\[ref=((?:f\d+)?e\d+)\]", line)
             if found:
                 return found.group(1)
     raise AssertionError(f"no line matching {pattern!r} with a ref in:\n{snapshot}")
@@ -217,16 +218,19 @@ async def test_a_client_uploads_a_file_of_its_project_once_the_person_allows_it(
         ]
 
 
-def png_size(data: str) -> tuple[int, int, int]:
-    """A base64 PNG's width, height and bytes."""
-    png = base64.b64decode(data)
+async def screenshot_within_limits(client: McpClient, arguments: dict[str, Any]) -> tuple[str, int, int]:
+    """browser_take_screenshot's text and its PNG's width and height, checked against the limits its
+    description states (what Claude's API and Claude Desktop take)."""
+    shot = await client.call("browser_take_screenshot", arguments)
+    assert not shot.is_error, text(shot)
+    [note] = [part.text for part in shot.content if part.type == "text"]
+    [image] = [part for part in shot.content if part.type == "image"]
+    png = base64.b64decode(image.data)
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
-    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big"), len(png)
-
-
-def within_limits(width: int, height: int, size: int) -> bool:
-    """The limits browser_take_screenshot's description states: what Claude's API and Claude Desktop take."""
-    return max(width, height) <= 1568 and width * height <= 1.15 * 1024 * 1024 and size <= 700_000
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert max(width, height) <= 1568 and width * height <= 1.15 * 1024 * 1024, (width, height)
+    assert len(png) <= 700_000, len(png)
+    return note, width, height
 
 
 async def test_a_full_page_screenshot_of_a_very_tall_page_is_scaled_to_what_a_client_takes(world: World) -> None:
@@ -236,12 +240,7 @@ async def test_a_full_page_screenshot_of_a_very_tall_page_is_scaled_to_what_a_cl
         # Only the screenshot tool answers with an image.
         clicked = await client.call("browser_click", {"element": "Press", "target": ref_of(page, 'button "Press"')})
         assert not clicked.is_error and [part.type for part in clicked.content] == ["text"], clicked
-        shot = await client.call("browser_take_screenshot", {"fullPage": True})
-        assert not shot.is_error, text(shot)
-        [note] = [part.text for part in shot.content if part.type == "text"]
-        [image] = [part for part in shot.content if part.type == "image"]
-        width, height, size = png_size(image.data)
-        assert within_limits(width, height, size), (width, height, size)
+        note, width, height = await screenshot_within_limits(client, {"fullPage": True})
         # Scaled by a factor the result gives, and cut to its top part rather than shrunk to a sliver.
         scaled = re.search(r"Scaled by ([\d.]+) \(.*\): multiply this image's coordinates by ([\d.]+)", note)
         assert scaled, note
@@ -260,12 +259,7 @@ async def test_a_full_page_screenshot_of_a_very_tall_page_is_scaled_to_what_a_cl
 async def test_a_screenshot_too_heavy_for_a_client_is_made_smaller_and_says_by_how_much(world: World) -> None:
     async with world.mcp("noise") as client:
         await client.call_json("tabs", {"action": "open", "url": f"{world.site}/noise.html", "focus": False})
-        shot = await client.call("browser_take_screenshot", {})
-        assert not shot.is_error, text(shot)
-        [note] = [part.text for part in shot.content if part.type == "text"]
-        [image] = [part for part in shot.content if part.type == "image"]
-        width, height, size = png_size(image.data)
-        assert within_limits(width, height, size), (width, height, size)
+        note, width, _ = await screenshot_within_limits(client, {})
         factor = re.search(r"for browser_mouse_\* tools, multiply this image's coordinates by ([\d.]+)", note)
         assert factor, note
         [tab] = [opened for opened in world.context.pages if opened.url.endswith("/noise.html")]

@@ -16,6 +16,7 @@ import pytest_asyncio
 from playwright.async_api import Frame, Page
 
 from .mcp_clients import McpClient, text
+from .test_e2e_browser_tools import ref_of
 from .test_e2e_extension import World, eventually, open_world, serve_pages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -70,16 +71,6 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[RefsW
         yield world
 
 
-def ref_of(snapshot: str, pattern: str) -> str:
-    """The ref on the snapshot line matching ``pattern`` (a regular expression)."""
-    for line in snapshot.splitlines():
-        if re.search(pattern, line):
-            found = re.search(r"\[ref=((?:f\d+)?e\d+)\]", line)
-            if found:
-                return found.group(1)
-    raise AssertionError(f"no line matching {pattern!r} with a ref in:\n{snapshot}")
-
-
 def refs_in(snapshot: str) -> set[str]:
     return set(re.findall(r"\[ref=((?:f\d+)?e\d+)\]", snapshot))
 
@@ -128,13 +119,18 @@ async def said(where: Page | Frame) -> str:
     return found
 
 
+async def around(client: McpClient, world: World, tag: str, change: str) -> tuple[Page, str, str]:
+    """Open the page, snapshot it, run ``change`` in it and snapshot it again: the page and both snapshots."""
+    _, page = await open_refs_page(client, world, tag)
+    before = await snapshot(client)
+    await page.evaluate(change)
+    return page, before, await snapshot(client)
+
+
 async def test_refs_stay_when_the_page_re_renders_and_keeps_its_elements(world: World) -> None:
     async with world.mcp("rerender") as client:
-        _, page = await open_refs_page(client, world, "rerender")
-        before = await snapshot(client)
+        page, before, after = await around(client, world, "rerender", "rerenderKeeping('Plum')")
         apple, pear = ref_of(before, 'button "Apple"'), ref_of(before, 'button "Pear"')
-        await page.evaluate("rerenderKeeping('Plum')")
-        after = await snapshot(client)
         assert (ref_of(after, 'button "Apple"'), ref_of(after, 'button "Pear"')) == (apple, pear), after
         assert ref_of(after, 'button "Plum"') not in refs_in(before), "a new element gets a ref never given before"
         assert await click(client, apple) == ""
@@ -143,11 +139,8 @@ async def test_refs_stay_when_the_page_re_renders_and_keeps_its_elements(world: 
 
 async def test_refs_follow_elements_the_page_moves(world: World) -> None:
     async with world.mcp("mover") as client:
-        _, page = await open_refs_page(client, world, "mover")
-        before = await snapshot(client)
+        page, before, after = await around(client, world, "mover", "moveToBasket('Apple')")
         apple, pear = ref_of(before, 'button "Apple"'), ref_of(before, 'button "Pear"')
-        await page.evaluate("moveToBasket('Apple')")
-        after = await snapshot(client)
         basket = after.split('list "Basket"')[1]
         assert f'button "Apple" [ref={apple}]' in basket, after
         assert ref_of(after, 'button "Pear"') == pear, after
