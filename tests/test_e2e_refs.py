@@ -17,7 +17,7 @@ from playwright.async_api import Frame, Page
 
 from .mcp_clients import McpClient, text
 from .test_e2e_browser_tools import ref_of
-from .test_e2e_extension import World, eventually, open_world, serve_pages
+from .test_e2e_extension import World, eventually, open_world, serve_pages, stop_worker
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -216,15 +216,53 @@ async def test_a_ref_does_not_keep_its_removed_element_alive(world: World) -> No
         apple = ref_of(await snapshot(client), 'button "Apple"')
         await page.evaluate("window.watched = new WeakRef(document.querySelector('#fruit button'))")
         await page.evaluate("removeItem('Apple')")
-        # A weak reference holds its element until the engine next runs microtasks: let the page run one.
-        await page.evaluate("new Promise((done) => setTimeout(() => Promise.resolve().then(done)))")
         collector = await world.context.new_cdp_session(page)
-        try:
+
+        async def collected() -> bool:
+            # A weak reference holds its element until the engine next runs microtasks: let the page run one.
+            await page.evaluate("new Promise((done) => setTimeout(() => Promise.resolve().then(done)))")
             await collector.send("HeapProfiler.collectGarbage")
+            return bool(await page.evaluate("window.watched.deref() === undefined"))
+
+        try:
+            await eventually(collected, "the removed button to be collected (nothing of the agent's holds it)")
         finally:
             await collector.detach()
-        assert await page.evaluate("window.watched.deref() === undefined"), "the agent holds the removed button"
         # Its ref is forgotten at the next snapshot, and still refused as one whose element left.
         await snapshot(client)
         refused = await click(client, apple)
         assert stale(refused) and "no longer on the page" in refused, refused
+
+
+def numbers(refs: set[str]) -> set[int]:
+    """The numbers of the page's own refs (e12), not its frames'."""
+    return {int(ref[1:]) for ref in refs if ref.startswith("e")}
+
+
+async def test_a_restarted_worker_never_gives_an_earlier_pages_ref_numbers_again(world: RefsWorld) -> None:
+    """Last in the module: Playwright does not hand out the new worker, so ``world.worker`` is stale."""
+    async with world.mcp("restarted") as client:
+        tab, page = await open_refs_page(client, world, "restart")
+        before = await snapshot(client)
+        apple, fig = ref_of(before, 'button "Apple"'), ref_of(before, 'button "Fig"')
+        await stop_worker(world, page)
+        # Any tab event wakes the worker again.
+        waking = await world.context.new_page()
+        await waking.goto(world.url("refs.html", "wake"))
+
+        async def rejoined() -> bool:
+            browser = await world.browser()
+            return browser is not None and browser["connected"]
+
+        await eventually(rejoined, "the new worker to rejoin")
+        url = f"{world.site}/refs.html?tag=restart-next&frame={world.site}"
+        navigated = await client.call("browser_navigate", {"url": url, "tab": tab})
+        assert not navigated.is_error, text(navigated)
+        after = await snapshot(client)
+        assert min(numbers(refs_in(after))) > max(numbers(refs_in(before))), (before, after)
+        assert not refs_in(after) & refs_in(before), "a frame's refs are new too"
+        refused = await click(client, apple)
+        assert stale(refused) and "is from an earlier page of this tab" in refused, refused
+        refused = await click(client, fig)
+        assert stale(refused) and "navigated or was removed" in refused, refused
+        await waking.close()

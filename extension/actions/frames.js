@@ -21,6 +21,7 @@ import {
   send,
   utilityWorld,
 } from "./debugger.js";
+import { saveNumbers, storedNumbers } from "./ref_numbers.js";
 
 const FRAME_REF = /^f(\d+)e(\d+)$/;
 const STILL_MS = 100;
@@ -35,13 +36,38 @@ const STILL_MS = 100;
  */
 const pages = new Map();
 
+/**
+ * The tab's frames; after a worker restart, with the numbers its frames had (ref_numbers.js), and
+ * their earlier refs refused, as what became of their documents meanwhile is not known.
+ */
 function pageOf(tabId) {
   let page = pages.get(tabId);
   if (!page) {
-    page = { frames: new Map(), byNumber: new Map(), next: 1 };
+    const stored = storedNumbers(tabId);
+    page = { frames: new Map(), byNumber: new Map(), next: stored?.next ?? 1 };
+    for (const [id, [number, last]] of Object.entries(stored?.frames ?? {})) {
+      const frame = {
+        id,
+        number,
+        world: null,
+        reattach: false,
+        first: last + 1,
+        last,
+        owner: { node: null, frame: null },
+      };
+      page.frames.set(id, frame);
+      page.byNumber.set(number, frame);
+    }
     pages.set(tabId, page);
   }
   return page;
+}
+
+/** Keep the numbers the tab's frames were given, for a worker that restarts. */
+function saveFrameNumbers(tabId) {
+  const page = pages.get(tabId);
+  const frames = Object.fromEntries([...page.frames.values()].map((frame) => [frame.id, [frame.number, frame.last]]));
+  saveNumbers(tabId, { next: page.next, frames });
 }
 
 /** The frame's document went (it navigated, or was removed), and with it the frames inside it. */
@@ -107,6 +133,7 @@ function forgetFrames(tabId) {
   if (!page) return;
   page.frames.clear();
   page.byNumber.clear();
+  saveFrameNumbers(tabId);
 }
 
 // The worlds' handles go with the debugger's session; the frames and their worlds stay.
@@ -128,9 +155,10 @@ export async function frameFor(tabId, frameId, owner, parent) {
     frame = { id: frameId, number: page.next++, world: null, first: 1, last: 0 };
     page.frames.set(frameId, frame);
     page.byNumber.set(frame.number, frame);
+    saveFrameNumbers(tabId);
   }
   frame.owner = { node: owner, frame: parent };
-  return (await reach(tabId, frame)) ? handleOf(frame) : null;
+  return (await reach(tabId, frame)) ? handleOf(tabId, frame) : null;
 }
 
 /**
@@ -159,7 +187,7 @@ async function reach(tabId, frame) {
 }
 
 /** The frame as the actions use it; what a new session or document changes is read as it is now. */
-function handleOf(frame) {
+function handleOf(tabId, frame) {
   return {
     id: frame.id,
     prefix: `f${frame.number}`,
@@ -177,7 +205,9 @@ function handleOf(frame) {
       return frame.last;
     },
     update(last) {
-      frame.last = Math.max(frame.last, last);
+      if (last <= frame.last) return;
+      frame.last = last;
+      saveFrameNumbers(tabId);
     },
   };
 }
@@ -195,7 +225,7 @@ export async function frameOfRef(tabId, ref) {
   const frame = pages.get(tabId)?.byNumber.get(Number(number));
   if (!frame) return "unknown";
   if ((!frame.world && !frame.reattach) || Number(count) < frame.first) return "gone";
-  return (await reach(tabId, frame)) ? handleOf(frame) : "gone";
+  return (await reach(tabId, frame)) ? handleOf(tabId, frame) : "gone";
 }
 
 /**

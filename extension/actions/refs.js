@@ -9,23 +9,20 @@
 // The page's agent (page_snapshot.js) holds the refs it gave, in the tools' isolated world of its
 // document, which lives as long as the document does (across the debugger's sessions too, as
 // worlds are found again by name): it alone knows which refs are its. This side keeps, per tab,
-// the last number handed out.
+// the last number handed out (ref_numbers.js, which a restarted worker reads back).
 // A `target` that is not a ref is taken as a CSS selector, as Playwright MCP takes a selector.
 // Refs of elements in frames (`f2e7`) are kept by frames.js, with the frames' worlds.
 
-import { OBJECT_GROUP, onTabForgotten, send, utilityWorld } from "./debugger.js";
+import { OBJECT_GROUP, send, utilityWorld } from "./debugger.js";
 import { callAgent } from "./agent.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { frameOfRef, isFrameRef } from "./frames.js";
+import { saveNumbers, storedNumbers } from "./ref_numbers.js";
 
 const REF = /^(f\d+)?e\d+$/;
 
-/** tab id -> the last ref number handed out there; kept until the tab closes. */
-const lastRef = new Map();
-
-onTabForgotten((tabId, closed) => {
-  if (closed) lastRef.delete(tabId);
-});
+/** The last ref number handed out in the tab; kept until the tab closes. */
+const lastRefOf = (tabId) => storedNumbers(tabId)?.last ?? 0;
 
 /**
  * The ref numbering for a snapshot of the tab's page: `lastRef`, the number the page goes on
@@ -33,9 +30,9 @@ onTabForgotten((tabId, closed) => {
  */
 export function refsFor(tabId) {
   return {
-    lastRef: lastRef.get(tabId) ?? 0,
+    lastRef: lastRefOf(tabId),
     update(last) {
-      lastRef.set(tabId, Math.max(last, lastRef.get(tabId) ?? 0));
+      if (last > lastRefOf(tabId)) saveNumbers(tabId, { last });
     },
   };
 }
@@ -58,7 +55,7 @@ export async function resolveTarget(tabId, target) {
   const world = await utilityWorld(tabId);
   if (!REF.test(target)) return { objectId: await querySelector(tabId, world, target), world };
   if (isFrameRef(target)) return inFrame(tabId, target);
-  const where = { place: "the page", earlier: "is from an earlier page of this tab", given: lastRef.get(tabId) ?? 0 };
+  const where = { place: "the page", earlier: "is from an earlier page of this tab", given: lastRefOf(tabId) };
   return { objectId: await elementOf(tabId, world, target, where), world };
 }
 
