@@ -197,7 +197,10 @@ async def test_the_pages_failure_reaches_the_client_with_its_code(broker: Broker
     fake = await broker.extension(page(), actions=ALL_ACTIONS)
 
     async def stale(message: dict[str, Any]) -> None:
-        error = {"code": "stale_ref", "message": "ref e9 is not in the latest snapshot: take a new browser_snapshot"}
+        error = {
+            "code": "stale_ref",
+            "message": "ref e9 points at an element that is no longer on the page: take a new browser_snapshot",
+        }
         await fake.send({"type": "toolResult", "callId": message["callId"], "error": error})
 
     fake.on_action = stale

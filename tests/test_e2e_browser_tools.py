@@ -14,6 +14,7 @@ import contextlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -43,6 +44,18 @@ ASK = """<!doctype html><title>Ask</title>
 <p id="said">nothing yet</p>"""
 LISTS = (Path(__file__).resolve().parent / "pages" / "pointer_lists.html").read_text()
 UPLOAD = (Path(__file__).resolve().parent / "pages" / "upload_page.html").read_text()
+TALL = """<!doctype html><title>Tall</title><style>p { height: 1000px; margin: 0 }</style>
+<button onclick="this.textContent = 'Pressed'">Press</button>""" + "".join(f"<p>Part {n}</p>" for n in range(30))
+# Random pixels over the whole viewport: a PNG of them is several times a client's limit.
+NOISE = """<!doctype html><title>Noise</title><style>body { margin: 0 } canvas { display: block }</style>
+<canvas></canvas><script>
+const canvas = document.querySelector("canvas");
+[canvas.width, canvas.height] = [innerWidth, innerHeight];
+const paint = canvas.getContext("2d");
+const pixels = paint.createImageData(canvas.width, canvas.height);
+for (let i = 0; i < pixels.data.length; i += 1) pixels.data[i] = i % 4 === 3 ? 255 : Math.random() * 256;
+paint.putImageData(pixels, 0, 0);
+</script>"""
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -50,7 +63,15 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Tools
     home = tmp_path_factory.mktemp("e2e-tools")
     async with (
         serve_pages(
-            {"shop.html": SHOP, "person.html": PERSON, "ask.html": ASK, "lists.html": LISTS, "upload.html": UPLOAD}
+            {
+                "shop.html": SHOP,
+                "person.html": PERSON,
+                "ask.html": ASK,
+                "lists.html": LISTS,
+                "upload.html": UPLOAD,
+                "tall.html": TALL,
+                "noise.html": NOISE,
+            }
         ) as site,
         open_world(home, site, ToolsWorld, no_viewport=True) as world,
     ):
@@ -62,7 +83,7 @@ def ref_of(snapshot: str, pattern: str) -> str:
     """The ref on the snapshot line matching ``pattern`` (a regular expression)."""
     for line in snapshot.splitlines():
         if re.search(pattern, line):
-            found = re.search(r"\[ref=(e\d+)\]", line)
+            found = re.search(r"\[ref=((?:f\d+)?e\d+)\]", line)
             if found:
                 return found.group(1)
     raise AssertionError(f"no line matching {pattern!r} with a ref in:\n{snapshot}")
@@ -195,3 +216,52 @@ async def test_a_client_uploads_a_file_of_its_project_once_the_person_allows_it(
         assert received["files"] == [
             {"name": "notes.txt", "type": "text/plain", "size": 17, "text": "from the project\n"}
         ]
+
+
+async def screenshot_within_limits(client: McpClient, arguments: dict[str, Any]) -> tuple[str, int, int]:
+    """browser_take_screenshot's text and its PNG's width and height, checked against the limits its
+    description states (what Claude's API and Claude Desktop take)."""
+    shot = await client.call("browser_take_screenshot", arguments)
+    assert not shot.is_error, text(shot)
+    [note] = [part.text for part in shot.content if part.type == "text"]
+    [image] = [part for part in shot.content if part.type == "image"]
+    png = base64.b64decode(image.data)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert max(width, height) <= 1568 and width * height <= 1.15 * 1024 * 1024, (width, height)
+    assert len(png) <= 700_000, len(png)
+    return note, width, height
+
+
+async def test_a_full_page_screenshot_of_a_very_tall_page_is_scaled_to_what_a_client_takes(world: World) -> None:
+    async with world.mcp("photographer") as client:
+        await client.call_json("tabs", {"action": "open", "url": f"{world.site}/tall.html", "focus": False})
+        page = text(await client.call("browser_snapshot", {}))
+        # Only the screenshot tool answers with an image.
+        clicked = await client.call("browser_click", {"element": "Press", "target": ref_of(page, 'button "Press"')})
+        assert not clicked.is_error and [part.type for part in clicked.content] == ["text"], clicked
+        note, width, height = await screenshot_within_limits(client, {"fullPage": True})
+        # Scaled by a factor the result gives, and cut to its top part rather than shrunk to a sliver.
+        scaled = re.search(r"Scaled by ([\d.]+) \(.*\): multiply this image's coordinates by ([\d.]+)", note)
+        assert scaled, note
+        scale, factor = float(scaled.group(1)), float(scaled.group(2))
+        assert scale == 0.5 and factor == 2, note
+        [tab] = [opened for opened in world.context.pages if opened.url.endswith("/tall.html")]
+        page_width, page_height = await tab.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+        )
+        assert page_height > 30_000 and abs(width - page_width * scale) <= 1, (width, page_width, note)
+        shown = re.search(r"Shows the top (\d+) CSS pixels of its (\d+)", note)
+        assert shown and abs(int(shown.group(1)) * scale - height) <= 1, note
+        assert int(shown.group(2)) == page_height, note
+
+
+async def test_a_screenshot_too_heavy_for_a_client_is_made_smaller_and_says_by_how_much(world: World) -> None:
+    async with world.mcp("noise") as client:
+        await client.call_json("tabs", {"action": "open", "url": f"{world.site}/noise.html", "focus": False})
+        note, width, _ = await screenshot_within_limits(client, {})
+        factor = re.search(r"for browser_mouse_\* tools, multiply this image's coordinates by ([\d.]+)", note)
+        assert factor, note
+        [tab] = [opened for opened in world.context.pages if opened.url.endswith("/noise.html")]
+        viewport_width = await tab.evaluate("innerWidth")
+        assert abs(width * float(factor.group(1)) - viewport_width) <= 2, (width, viewport_width, note)

@@ -154,6 +154,9 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
     "take_screenshot": (
         "Screenshot",
         "A picture of the tab's page (what is in view, the whole page, or one element)."
+        " Images are at most 1568 pixels a side, 1.15 megapixels and 700 KB (what vision models and"
+        " MCP clients take): a larger one is scaled down, and a page too tall to stay readable shows"
+        " its top part; the result says so, and by what factor to multiply the image's coordinates."
         " For acting on the page, browser_snapshot is better.",
         _schema(
             type={"type": "string", "enum": ["png", "jpeg"], "description": "default png"},
@@ -210,7 +213,7 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
         _needing(
             _DRAG_TARGETS,
             startElement=_ELEMENT,
-            startTarget={**_TARGET, "description": "the dragged element's ref from the latest browser_snapshot"},
+            startTarget={**_TARGET, "description": "the dragged element's ref from a browser_snapshot"},
             endElement=_ELEMENT,
             endTarget={**_TARGET, "description": "the ref of the element to drop it on"},
         ),
@@ -317,7 +320,7 @@ def action_arguments(action: str, args: JsonObject) -> tuple[Any, JsonObject]:
         own["target"] = args["ref"]
     if action in _NEEDS_TARGET and not isinstance(own.get("target"), str):
         raise InvalidRequest(
-            f"{PREFIX}{action} needs `target`: the element's ref from the tab's latest browser_snapshot, such as e7"
+            f"{PREFIX}{action} needs `target`: the element's ref from a browser_snapshot of the tab, such as e7"
         )
     if action == "handle_dialog" and not isinstance(own.get("accept"), bool):
         raise InvalidRequest(f"{PREFIX}handle_dialog needs `accept`: true to accept the dialog, false to dismiss it")
@@ -335,7 +338,7 @@ def _check_drag(own: JsonObject) -> None:
     if missing:
         raise InvalidRequest(
             f"{PREFIX}drag needs {' and '.join(f'`{name}`' for name in missing)}: the refs of the element to drag"
-            " and of the one to drop it on, from the tab's latest browser_snapshot"
+            " and of the one to drop it on, from a browser_snapshot of the tab"
         )
     if own["startTarget"] == own["endTarget"]:
         raise InvalidRequest(

@@ -39,23 +39,22 @@ const navigated = () => new ActionError(Code.NAVIGATED, "the page navigated away
  * The tab's page as a snapshot: {url, title, yaml, length}, `yaml` cut at a line's end within
  * `limit` characters, `length` the whole one's. With `root` (an element from elementFor), only
  * that element and what is inside it; with `depth`, elements nested no deeper than that (1: the
- * top ones and their children). The refs of such a partial snapshot add to those of the last
- * full one. Each frame's content goes under its `- iframe` line, snapshot in its own document.
+ * top ones and their children). Each frame's content goes under its `- iframe` line, snapshot in
+ * its own document.
  */
 export async function captureSnapshot(tabId, { root, depth, limit }) {
   const document = documentOf(tabId);
   const world = root?.world ?? (await utilityWorld(tabId));
   const frame = root?.frame;
   const session = frame?.target ?? tabId;
-  const refs = frame ?? refsFor(tabId, document, world);
-  const partial = root !== undefined || depth !== undefined;
-  const options = { depth, limit, lastRef: refs.lastRef, partial, prefix: frame?.prefix ?? "" };
+  const refs = frame ?? refsFor(tabId);
+  const options = { depth, limit, lastRef: refs.lastRef, prefix: frame?.prefix ?? "" };
   let snapshot;
   try {
     snapshot = await agentSnapshot(session, world, root, options);
     if (snapshot.error) throw new ActionError(Code.ACTION_FAILED, snapshot.error);
     refs.update(snapshot.lastRef);
-    const whole = await withFrames(tabId, frame, snapshot, { depth, limit: NO_LIMIT, partial });
+    const whole = await withFrames(tabId, frame, snapshot, { depth, limit: NO_LIMIT });
     if (documentOf(tabId) !== document) throw navigated();
     return cut({ ...snapshot, ...whole }, limit, snapshot.length - snapshot.yaml.length);
   } catch (error) {

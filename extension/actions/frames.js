@@ -3,9 +3,10 @@
 // Playwright MCP names them), so that a ref names one element in one frame of the page.
 //
 // A frame keeps its number while it lives in the tab's page; its refs count while its document
-// does. When it navigates or is removed its world goes, and its refs are refused as stale; its
-// next document's refs go on numbering from its last, and the frames of the tab's next page get
-// numbers of their own, so that no ref is ever reused in a tab.
+// does, across the debugger's sessions too (a frame's world is found again by name once the tab
+// is attached again). When it navigates or is removed its world goes, and its refs are refused as
+// stale; its next document's refs go on numbering from its last, and the frames of the tab's next
+// page get numbers of their own, so that no ref is ever reused in a tab.
 //
 // A frame of another site runs in a process of its own: a target of its own, which the tab's
 // session attaches to and whose commands go through its session. Its elements' boxes are in its
@@ -20,26 +21,53 @@ import {
   send,
   utilityWorld,
 } from "./debugger.js";
+import { saveNumbers, storedNumbers } from "./ref_numbers.js";
 
 const FRAME_REF = /^f(\d+)e(\d+)$/;
 const STILL_MS = 100;
 
 /**
  * tab id -> {frames: frame id -> frame, byNumber: number -> frame, next}; a frame is
- * {id, number, world (null once its document went), first (its document's lowest ref number),
+ * {id, number, world (null once its document went), reattach (whether world and target are of a
+ * debugger session since ended, to be found again), first (its document's lowest ref number),
  * last, target (what commands for its document go to: the tab, or the session of the frame or
  * of the frame around it that is out of process), ownProcess (whether it is itself), owner (its
  * iframe element: {node, frame}, a backend node id in the document of the frame around it)}.
  */
 const pages = new Map();
 
+/**
+ * The tab's frames; after a worker restart, with the numbers its frames had (ref_numbers.js), and
+ * their earlier refs refused, as what became of their documents meanwhile is not known.
+ */
 function pageOf(tabId) {
   let page = pages.get(tabId);
   if (!page) {
-    page = { frames: new Map(), byNumber: new Map(), next: 1 };
+    const stored = storedNumbers(tabId);
+    page = { frames: new Map(), byNumber: new Map(), next: stored?.next ?? 1 };
+    for (const [id, [number, last]] of Object.entries(stored?.frames ?? {})) {
+      const frame = {
+        id,
+        number,
+        world: null,
+        reattach: false,
+        first: last + 1,
+        last,
+        owner: { node: null, frame: null },
+      };
+      page.frames.set(id, frame);
+      page.byNumber.set(number, frame);
+    }
     pages.set(tabId, page);
   }
   return page;
+}
+
+/** Keep the numbers the tab's frames were given, for a worker that restarts. */
+function saveFrameNumbers(tabId) {
+  const page = pages.get(tabId);
+  const frames = Object.fromEntries([...page.frames.values()].map((frame) => [frame.id, [frame.number, frame.last]]));
+  saveNumbers(tabId, { next: page.next, frames });
 }
 
 /** The frame's document went (it navigated, or was removed), and with it the frames inside it. */
@@ -48,6 +76,7 @@ function documentGone(tabId, frameId) {
   const frame = frames?.get(frameId);
   if (!frame) return;
   frame.world = null;
+  frame.reattach = false;
   frame.first = frame.last + 1;
   for (const inner of frames.values()) if (inner.owner?.frame?.id === frameId) documentGone(tabId, inner.id);
 }
@@ -104,13 +133,14 @@ function forgetFrames(tabId) {
   if (!page) return;
   page.frames.clear();
   page.byNumber.clear();
+  saveFrameNumbers(tabId);
 }
 
-// The worlds go with the debugger's session.
+// The worlds' handles go with the debugger's session; the frames and their worlds stay.
 onTabForgotten((tabId, closed) => {
   sessions.delete(tabId);
   if (closed) pages.delete(tabId);
-  else forgetFrames(tabId);
+  else for (const frame of pages.get(tabId)?.frames.values() ?? []) frame.reattach = true;
 });
 
 /**
@@ -125,37 +155,59 @@ export async function frameFor(tabId, frameId, owner, parent) {
     frame = { id: frameId, number: page.next++, world: null, first: 1, last: 0 };
     page.frames.set(frameId, frame);
     page.byNumber.set(frame.number, frame);
+    saveFrameNumbers(tabId);
   }
   frame.owner = { node: owner, frame: parent };
-  const sessionId = sessions.get(tabId)?.get(frameId);
-  if (!frame.world || frame.target?.sessionId !== sessionId) {
-    frame.target = sessionId ? { tabId, sessionId } : (parent?.target ?? tabId);
-    frame.ownProcess = Boolean(sessionId);
-    try {
-      const { executionContextId } = await send(frame.target, "Page.createIsolatedWorld", {
-        frameId,
-        worldName: WORLD_NAME,
-      });
-      frame.world = executionContextId;
-    } catch {
-      frame.world = null;
-      return null;
-    }
-  }
-  return handleOf(frame);
+  return (await reach(tabId, frame)) ? handleOf(tabId, frame) : null;
 }
 
-function handleOf(frame) {
+/**
+ * Make the frame's world in its document (again, after the debugger attached again or the frame
+ * moved to another process), and that of the frames around it: whether it could be reached.
+ */
+async function reach(tabId, frame) {
+  const parent = frame.owner.frame && pages.get(tabId)?.frames.get(frame.owner.frame.id);
+  if (parent && !(await reach(tabId, parent))) return false;
+  const sessionId = sessions.get(tabId)?.get(frame.id);
+  if (frame.world && !frame.reattach && frame.target?.sessionId === sessionId) return true;
+  frame.reattach = false;
+  frame.target = sessionId ? { tabId, sessionId } : (parent?.target ?? tabId);
+  frame.ownProcess = Boolean(sessionId);
+  try {
+    const { executionContextId } = await send(frame.target, "Page.createIsolatedWorld", {
+      frameId: frame.id,
+      worldName: WORLD_NAME,
+    });
+    frame.world = executionContextId;
+    return true;
+  } catch {
+    frame.world = null;
+    return false;
+  }
+}
+
+/** The frame as the actions use it; what a new session or document changes is read as it is now. */
+function handleOf(tabId, frame) {
   return {
     id: frame.id,
     prefix: `f${frame.number}`,
-    world: frame.world,
-    target: frame.target,
-    ownProcess: frame.ownProcess,
+    get world() {
+      return frame.world;
+    },
+    get target() {
+      return frame.target;
+    },
+    get ownProcess() {
+      return frame.ownProcess;
+    },
     owner: frame.owner,
-    lastRef: frame.last,
+    get lastRef() {
+      return frame.last;
+    },
     update(last) {
-      frame.last = Math.max(frame.last, last);
+      if (last <= frame.last) return;
+      frame.last = last;
+      saveFrameNumbers(tabId);
     },
   };
 }
@@ -168,12 +220,12 @@ export const isFrameRef = (ref) => FRAME_REF.test(ref);
  * "unknown" (no frame of this page has that number) or "gone" (the frame navigated or was
  * removed since the ref was given, or the ref is from its earlier document).
  */
-export function frameOfRef(tabId, ref) {
+export async function frameOfRef(tabId, ref) {
   const [, number, count] = FRAME_REF.exec(ref);
   const frame = pages.get(tabId)?.byNumber.get(Number(number));
   if (!frame) return "unknown";
-  if (!frame.world || Number(count) < frame.first) return "gone";
-  return handleOf(frame);
+  if ((!frame.world && !frame.reattach) || Number(count) < frame.first) return "gone";
+  return (await reach(tabId, frame)) ? handleOf(tabId, frame) : "gone";
 }
 
 /**
@@ -232,5 +284,7 @@ export async function settleScroll(frame) {
 /** The documents of the frames the tab's snapshots went into, as {target, world}. */
 export function frameWorlds(tabId) {
   const frames = [...(pages.get(tabId)?.frames.values() ?? [])];
-  return frames.filter((frame) => frame.world).map((frame) => ({ target: frame.target, world: frame.world }));
+  return frames
+    .filter((frame) => frame.world && !frame.reattach)
+    .map((frame) => ({ target: frame.target, world: frame.world }));
 }

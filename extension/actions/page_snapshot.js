@@ -15,10 +15,12 @@
 // groups a person may click or point at (a handler, their own pointer cursor, focusable) as
 // `generic`; the rest of the drawing, and a drawing for looks alone, show nothing.
 //
-// Refs: an element keeps its ref for as long as this world (one document, one debugger session)
-// lives; a ref counts while the latest snapshot showed it (a partial snapshot adds its refs to
-// those of the full one before it). Numbers go on from `lastRef`, which the extension keeps per
-// tab, so that they are never reused in a tab, not even across its pages.
+// Refs: an element keeps its ref for as long as it stays in this world's document (the world, named,
+// outlives the debugger's sessions), and every ref this world gave is taken while its element is
+// connected, whichever snapshot (and client) gave it and whatever later snapshots showed: a client
+// reading only what changed keeps using the refs it has. Numbers go on from `lastRef`, which the
+// extension keeps per tab, so that they are never reused in a tab, not even across its pages. Refs
+// hold their elements weakly: what the page dropped is collected, and its ref forgotten.
 //
 // Runs in the page: snapshotAgent is sent as source with ariaRules (page_roles.js) and
 // yamlRenderer (page_yaml.js), so it may use nothing from this module's scope.
@@ -63,7 +65,10 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
   ]);
   const render = yamlRenderer();
   const refOf = new WeakMap();
-  let shown = new Map();
+  /** ref -> WeakRef of its element: every ref this world gave whose element may still be alive. */
+  const handedOut = new Map();
+  /** The first and the last ref number this world gave (0: none yet). */
+  let first = 0;
   let last = 0;
 
   const normalize = (text) => text.replace(/\s+/g, " ").trim();
@@ -266,16 +271,19 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
    * frames (iframe elements) shown. `yaml` is cut at a line's end within `limit` characters;
    * `length` is the whole snapshot's.
    */
-  function snapshot(root, { depth, limit, lastRef, partial, prefix = "" }, ...listening) {
+  function snapshot(root, { depth, limit, lastRef, prefix = "" }, ...listening) {
     const items = itemsOf(root, new Set(listening));
     if (!items) return { error: "the element is not rendered, so it has no snapshot" };
     last = Math.max(last, lastRef);
+    for (const [ref, held] of handedOut) if (!held.deref()) handedOut.delete(ref);
     const given = new Map();
     const refFor = (element) => {
       let ref = refOf.get(element);
       if (!ref) {
         ref = `${prefix}e${++last}`;
+        first ||= last;
         refOf.set(element, ref);
+        handedOut.set(ref, new WeakRef(element));
       }
       given.set(ref, element);
       return ref;
@@ -286,8 +294,6 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
       const lineEnd = yaml.lastIndexOf("\n", limit);
       yaml = yaml.slice(0, lineEnd > 0 ? lineEnd : limit);
     }
-    if (!partial) shown = given;
-    else for (const [ref, element] of given) shown.set(ref, element);
     // The frames whose lines the snapshot shows, for the extension to put their content under.
     const inView = new Set(Array.from(yaml.matchAll(/\[ref=((?:f\d+)?e\d+)\]/g), (match) => match[1]));
     const frames = Array.from(given, ([ref, element]) => ({ ref, element }))
@@ -296,11 +302,15 @@ export function snapshotAgent(ariaRules, yamlRenderer) {
     return { frames, url: location.href, origin: location.origin, title: document.title, yaml, length, lastRef: last };
   }
 
-  /** The element the latest snapshots showed as `ref`, or why there is none: "unknown" or "gone". */
+  /**
+   * The element this world gave `ref` to, or why there is none: "gone" (it left the document, or
+   * was collected since) or "unknown" (this world never gave that ref).
+   */
   function element(ref) {
-    const found = shown.get(ref);
-    if (!found) return "unknown";
-    return found.isConnected ? found : "gone";
+    const found = handedOut.get(ref)?.deref();
+    if (found) return found.isConnected ? found : "gone";
+    const number = Number(/\d+$/.exec(ref)[0]);
+    return first && number >= first && number <= last ? "gone" : "unknown";
   }
 
   return { snapshot, element };

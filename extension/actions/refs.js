@@ -1,47 +1,38 @@
 // Refs: the `e12` names a snapshot gives elements, and what a tool's `target` points at.
 //
-// An element keeps its ref from one snapshot to the next while its document lives, so a client's
-// earlier refs stay good for what is still on the page; a ref counts only if the tab's latest
-// snapshot showed it (a snapshot of a subtree adds its refs to the full one before it). Numbers
-// are never reused in a tab, not even across its pages, so a ref from a page since left cannot
-// name an element of the new one: it is refused as stale instead.
+// An element keeps its ref while it stays in its document, and any ref a snapshot gave there (to
+// whichever client) is taken while its element is still connected, so a client's refs stay good
+// for what is still on the page however many snapshots came since. Numbers are never reused in a
+// tab, not even across its pages, so a ref from a page since left cannot name an element of the
+// new one: it is refused as stale instead.
 //
-// The page's agent (page_snapshot.js) holds the elements, in the tools' isolated world; this side
-// keeps, per tab, which document and world the refs belong to and the last number handed out.
+// The page's agent (page_snapshot.js) holds the refs it gave, in the tools' isolated world of its
+// document, which lives as long as the document does (across the debugger's sessions too, as
+// worlds are found again by name): it alone knows which refs are its. This side keeps, per tab,
+// the last number handed out (ref_numbers.js, which a restarted worker reads back).
 // A `target` that is not a ref is taken as a CSS selector, as Playwright MCP takes a selector.
 // Refs of elements in frames (`f2e7`) are kept by frames.js, with the frames' worlds.
 
-import { OBJECT_GROUP, documentOf, onTabForgotten, send, utilityWorld } from "./debugger.js";
+import { OBJECT_GROUP, send, utilityWorld } from "./debugger.js";
 import { callAgent } from "./agent.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { frameOfRef, isFrameRef } from "./frames.js";
+import { saveNumbers, storedNumbers } from "./ref_numbers.js";
 
 const REF = /^(f\d+)?e\d+$/;
 
-/** tab id -> {document, world, first}, `first` being the lowest number a ref of that world can have. */
-const registries = new Map();
-/** tab id -> the last ref number handed out there; kept until the tab closes. */
-const lastRef = new Map();
-
-onTabForgotten((tabId, closed) => {
-  registries.delete(tabId);
-  if (closed) lastRef.delete(tabId);
-});
+/** The last ref number handed out in the tab; kept until the tab closes. */
+const lastRefOf = (tabId) => storedNumbers(tabId)?.last ?? 0;
 
 /**
- * The ref numbering for a snapshot of the tab's `document` in the isolated world `world`:
- * `lastRef`, the number the page goes on from, and `update(last)` with the last it gave.
+ * The ref numbering for a snapshot of the tab's page: `lastRef`, the number the page goes on
+ * from, and `update(last)` with the last it gave.
  */
-export function refsFor(tabId, document, world) {
-  let registry = registries.get(tabId);
-  if (!registry || registry.document !== document || registry.world !== world) {
-    registry = { document, world, first: (lastRef.get(tabId) ?? 0) + 1 };
-    registries.set(tabId, registry);
-  }
+export function refsFor(tabId) {
   return {
-    lastRef: lastRef.get(tabId) ?? 0,
+    lastRef: lastRefOf(tabId),
     update(last) {
-      lastRef.set(tabId, Math.max(last, lastRef.get(tabId) ?? 0));
+      if (last > lastRefOf(tabId)) saveNumbers(tabId, { last });
     },
   };
 }
@@ -64,34 +55,34 @@ export async function resolveTarget(tabId, target) {
   const world = await utilityWorld(tabId);
   if (!REF.test(target)) return { objectId: await querySelector(tabId, world, target), world };
   if (isFrameRef(target)) return inFrame(tabId, target);
-  const registry = registries.get(tabId);
-  const number = Number(target.slice(1));
-  if (!registry) throw stale(target, "is not from a snapshot of the page this tab shows");
-  const earlier = number < registry.first && number <= (lastRef.get(tabId) ?? 0);
-  if (registry.document !== documentOf(tabId) || registry.world !== world || earlier) {
-    throw stale(target, "is from an earlier page of this tab, or from before the tools attached to it again");
-  }
-  return { objectId: await elementOf(tabId, world, target, { place: "the page", snapshot: "this page" }), world };
+  const where = { place: "the page", earlier: "is from an earlier page of this tab", given: lastRefOf(tabId) };
+  return { objectId: await elementOf(tabId, world, target, where), world };
 }
 
 /**
  * The element of `ref` in `world` (of the tab, or of a frame's session `session`); `where` names
- * its document for messages: {place: "the page", snapshot: "this page"}.
+ * its document for messages ({place: "the page", earlier: why a ref the agent does not know was
+ * refused}) and `given`, the last ref number given there (past it, a ref was never given).
  */
 async function elementOf(session, world, ref, where) {
   const found = await callAgent(session, world, "element", [{ value: ref }], false);
-  if (found === "gone") throw stale(ref, `points at an element that is no longer on ${where.place}`);
   if (found?.objectId) return found.objectId;
-  throw stale(ref, `is not in the latest snapshot of ${where.snapshot}`);
+  if (found === "gone") throw stale(ref, `points at an element that is no longer on ${where.place}`);
+  const number = Number(/\d+$/.exec(ref)[0]);
+  throw stale(ref, number <= where.given ? where.earlier : "was never given by a snapshot of this tab");
 }
 
 async function inFrame(tabId, target) {
-  const frame = frameOfRef(tabId, target);
+  const frame = await frameOfRef(tabId, target);
   if (frame === "unknown") throw stale(target, "is not from a snapshot of the page this tab shows");
   if (frame === "gone") throw stale(target, "is in a frame that navigated or was removed since that snapshot");
   let objectId;
   try {
-    objectId = await elementOf(frame.target, frame.world, target, { place: "its frame's page", snapshot: "its frame" });
+    objectId = await elementOf(frame.target, frame.world, target, {
+      place: "its frame's page",
+      earlier: "is from an earlier page of its frame",
+      given: frame.lastRef,
+    });
   } catch (error) {
     // Its world went with its document before the news of it came.
     if (!/context|session/i.test(error.message)) throw error;
