@@ -609,6 +609,8 @@ def _tool_json(name: str, view: TabView, tool: Tool) -> dict[str, Any]:
         spec["title"] = tool.title
     if tool.read_only:
         spec["annotations"] = {"readOnlyHint": True}
+    elif tool.destructive:
+        spec["annotations"] = {"destructiveHint": True}
     return spec
 
 

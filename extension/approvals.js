@@ -71,12 +71,22 @@ function shownArguments(message) {
   return { code: "", args: JSON.stringify(args, null, 2) ?? "" };
 }
 
+/**
+ * What a tool's annotations say of it for the approval policy: Chromium's `consequentialHint`
+ * counts as `destructiveHint`, and a tool that claims to read only and to destroy too destroys.
+ */
+export function hintsOf(annotations) {
+  const destructive = annotations?.destructiveHint === true || annotations?.consequentialHint === true;
+  return { destructive, readOnly: annotations?.readOnlyHint === true && !destructive };
+}
+
 function needsApproval(annotations, origin, credential) {
   const { approvalPolicy } = settings();
-  if (approvalPolicy === Policy.NEVER || annotations?.readOnlyHint === true) return false;
+  const { destructive, readOnly } = hintsOf(annotations);
+  if (approvalPolicy === Policy.NEVER || readOnly) return false;
   if (alwaysAllowed(credential, origin)) return false;
   if (approvalPolicy === Policy.NOT_READ_ONLY) return true;
-  return annotations?.destructiveHint === true;
+  return destructive;
 }
 
 /** The tool a request names and what it declares about itself; an error when it may not run at all. */

@@ -88,9 +88,23 @@ class Tool:
     title: str | None = None
     annotations: JsonObject | None = None
 
+    def _hint(self, name: str) -> bool:
+        return bool(self.annotations and self.annotations.get(name) is True)
+
+    @property
+    def destructive(self) -> bool:
+        """It may change what matters (WebMCP's ``consequentialHint`` says so too)."""
+        return self._hint("destructiveHint") or self._hint("consequentialHint")
+
     @property
     def read_only(self) -> bool:
-        return bool(self.annotations and self.annotations.get("readOnlyHint") is True)
+        """It only reads; a tool that claims to read only and to destroy too destroys."""
+        return self._hint("readOnlyHint") and not self.destructive
+
+    @property
+    def untrusted_content(self) -> bool:
+        """Its results hold content that others wrote (``untrustedContentHint``)."""
+        return self._hint("untrustedContentHint")
 
 
 @attrs.frozen
