@@ -191,7 +191,7 @@ export async function admit(link, message) {
     perSite: Boolean(origin && credential),
     timeoutMs,
   };
-  const answer = await ask(details, `${link.port}/${message.sessionId}`);
+  const answer = await ask(details, `${link.port}/${message.sessionId}`, `${link.port}/${message.callId}`);
   if (answer === "always" && details.perSite) {
     await updateSettings({ alwaysAllow: [...settings().alwaysAllow, { credential, origin }] });
   }
@@ -211,10 +211,10 @@ function notApproved(details, why) {
 }
 
 /** Open the approval window and settle with "once", "always", or the error to answer with. */
-function ask(details, owner) {
+function ask(details, owner, call) {
   const id = nextId++;
   return new Promise((resolve) => {
-    const entry = { details: { ...details, id }, owner, windowId: null };
+    const entry = { details: { ...details, id }, owner, call, windowId: null };
     entry.finish = (outcome) => {
       if (!waiting.delete(id)) return;
       clearTimeout(entry.timer);
@@ -263,4 +263,9 @@ export function approvalWindowClosed(windowId) {
 /** Settle every waiting approval whose "port/sessionId" `match` picks with `error`, closing its window. */
 export function cancelApprovals(match, error) {
   for (const entry of [...waiting.values()]) if (match(entry.owner)) entry.finish(error);
+}
+
+/** Settle the approval the call "port/callId" waits for, if any, closing its window: the broker called it off. */
+export function cancelApprovalOf(call, error) {
+  for (const entry of [...waiting.values()]) if (entry.call === call) entry.finish(error);
 }

@@ -20,6 +20,7 @@
   const TOOLS = "browser-mcp/tools";
   const LIST = "browser-mcp/list";
   const CALL = "browser-mcp/call";
+  const CANCEL = "browser-mcp/cancel";
   const PAGE = "browser-mcp-page";
   const BRIDGE = "browser-mcp-bridge";
   const MARK = Symbol.for("browser-mcp.bridge");
@@ -33,7 +34,8 @@
   let pageTools = [];
   let lastReport = null;
   let nextCallId = 1;
-  const pending = new Map(); // call id -> resolve
+  const pending = new Map(); // polyfill call id -> resolve
+  const calls = new Map(); // the worker's call id -> AbortController, while the call runs
 
   function parseSchema(schema) {
     if (typeof schema === "string") {
@@ -114,26 +116,26 @@
    * the wrong shape is refused before the tool runs (a string is no object; an object is no JSON
    * text), and the tool itself threw nothing: then the other shape is the one.
    */
-  async function executeNative(tool, args) {
-    if (argsAsString) return native.executeTool(tool, JSON.stringify(args));
+  async function executeNative(tool, args, signal) {
+    if (argsAsString) return native.executeTool(tool, JSON.stringify(args), { signal });
     try {
-      const text = await native.executeTool(tool, args);
+      const text = await native.executeTool(tool, args, { signal });
       argsAsString = false;
       return text;
     } catch (error) {
       const wrongShape = argsAsString === null && ["TypeError", "SyntaxError"].includes(error?.name);
       if (!wrongShape || (await thrownBy(tool.name)) !== undefined) throw error;
       argsAsString = true;
-      return native.executeTool(tool, JSON.stringify(args));
+      return native.executeTool(tool, JSON.stringify(args), { signal });
     }
   }
 
-  async function callNative(name, args) {
+  async function callNative(name, args, signal) {
     const tool = (await native.getTools()).find((candidate) => candidate.name === name);
     if (!tool) return { error: { code: "tool_not_found", message: `the page has no tool ${name}` } };
     thrown.delete(name);
     try {
-      return resultOf(await executeNative(tool, args ?? {}));
+      return resultOf(await executeNative(tool, args ?? {}, signal));
     } catch (error) {
       return { error: { code: "tool_error", message: (await thrownBy(name)) ?? errorMessage(error) } };
     }
@@ -147,20 +149,40 @@
     }
   }
 
-  async function callAny(name, args) {
-    if (native) return callNative(name, args);
+  async function callAny(name, args, signal) {
+    if (native) return callNative(name, args, signal);
     const polyfilled = pageTools.some((tool) => tool.name === name);
     if (testing && !polyfilled && (await testingTools()).some((tool) => tool.name === name)) {
       return callTesting(name, args);
     }
-    return callPage(name, args);
+    return callPage(name, args, signal);
   }
 
-  function callPage(name, args) {
+  /** Run the worker's call `id`, whose AbortSignal fires if the worker calls it off. */
+  async function run(id, name, args) {
+    const controller = new AbortController();
+    calls.set(id, controller);
+    try {
+      return await callAny(name, args, controller.signal);
+    } finally {
+      calls.delete(id);
+    }
+  }
+
+  function callPage(name, args, signal) {
     return new Promise((resolve) => {
       const id = nextCallId++;
       pending.set(id, resolve);
       window.postMessage({ source: BRIDGE, kind: "call", id, name, args: args ?? {} }, "*");
+      signal?.addEventListener(
+        "abort",
+        () => {
+          window.postMessage({ source: BRIDGE, kind: "cancel", id }, "*");
+          pending.delete(id);
+          resolve({ error: { code: "cancelled", message: `${name} was called off` } });
+        },
+        { once: true },
+      );
     });
   }
 
@@ -173,8 +195,11 @@
         );
         return true;
       case CALL:
-        callAny(message.name, message.args).then(sendResponse);
+        run(message.id, message.name, message.args).then(sendResponse);
         return true;
+      case CANCEL:
+        calls.get(message.id)?.abort(new DOMException("the call was called off", "AbortError"));
+        return false;
       default:
         return false;
     }

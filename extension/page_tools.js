@@ -8,6 +8,7 @@ import { pageChanged } from "./documents.js";
 import { broadcast, reply } from "./links.js";
 
 const BRIDGE_TIMEOUT_MS = 2_000;
+const CALLED_OFF = Symbol("called off");
 
 /** tab id -> that tab's page tools, as last reported by its bridge. */
 const toolsByTab = new Map();
@@ -127,7 +128,7 @@ export async function injectBridges() {
  * Run a broker's callTool in its tab's page. `approved`, when the person approved the call, is the
  * document they saw (documents.js): the call goes to that document alone, or fails not_approved.
  */
-export async function callTool(message, approved) {
+export async function callTool(message, approved, signal) {
   const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
   const tab = await chrome.tabs.get(message.tabId).catch(() => null);
   if (!tab) return { ...answer, error: { code: "tab_not_found", message: `tab ${message.tabId} does not exist` } };
@@ -139,13 +140,22 @@ export async function callTool(message, approved) {
   const dialog = dialogOpenError(message.tabId, message.toolName);
   if (dialog) return { ...answer, error: dialog };
   let outcome;
+  // A message addressed to the approved document never reaches one that replaced it since.
+  const where = approved?.documentId ? { documentId: approved.documentId } : { frameId: 0 };
+  const id = message.callId;
+  // Called off: the tool's AbortSignal fires in the page.
+  let abort;
+  // A tool that ignores its signal is not waited for: the broker has answered already.
+  const calledOff = new Promise((resolve) => {
+    abort = () => {
+      chrome.tabs.sendMessage(message.tabId, { kind: Bridge.CANCEL, id }, where).catch(() => {});
+      resolve(CALLED_OFF);
+    };
+    signal?.addEventListener("abort", abort, { once: true });
+  });
   try {
-    outcome = await chrome.tabs.sendMessage(
-      message.tabId,
-      { kind: Bridge.CALL, name: message.toolName, args: message.args ?? {} },
-      // A message addressed to the approved document never reaches one that replaced it since.
-      approved?.documentId ? { documentId: approved.documentId } : { frameId: 0 },
-    );
+    const call = { kind: Bridge.CALL, id, name: message.toolName, args: message.args ?? {} };
+    outcome = await Promise.race([chrome.tabs.sendMessage(message.tabId, call, where), calledOff]);
   } catch (error) {
     // The bridge's context died before it answered: the page navigated, reloaded or closed.
     return {
@@ -155,6 +165,11 @@ export async function callTool(message, approved) {
         message: `the page went away before ${message.toolName} answered (${error.message})`,
       },
     };
+  } finally {
+    signal?.removeEventListener("abort", abort);
+  }
+  if (outcome === CALLED_OFF) {
+    return { ...answer, error: { code: "cancelled", message: `the broker called ${message.toolName} off` } };
   }
   if (!outcome) return { ...answer, error: { code: "page_gone", message: "the page gave no answer" } };
   if (outcome.error) {

@@ -123,7 +123,7 @@
       post({ kind: "tools", tools: [...tools.values()].map(describe) });
       context.dispatchEvent(new Event("toolchange"));
     };
-    const client = { requestUserInteraction: async (callback) => callback() };
+    const running = new Map(); // call id -> AbortController
 
     async function run(id, name, args) {
       const tool = tools.get(name);
@@ -131,11 +131,17 @@
         post({ kind: "result", id, error: { code: "tool_not_found", message: `the page has no tool ${name}` } });
         return;
       }
+      // The client the tool runs for: its signal fires when the call is called off.
+      const controller = new AbortController();
+      running.set(id, controller);
+      const client = { requestUserInteraction: async (callback) => callback(), signal: controller.signal };
       try {
         const value = await tool.execute(args ?? {}, client);
         post({ kind: "result", id, result: toJson(value) });
       } catch (error) {
         post({ kind: "result", id, error: { code: "tool_error", message: errorMessage(error) } });
+      } finally {
+        running.delete(id);
       }
     }
 
@@ -148,6 +154,9 @@
           break;
         case "call":
           run(data.id, data.name, data.args);
+          break;
+        case "cancel":
+          running.get(data.id)?.abort(new DOMException("the call was called off", "AbortError"));
           break;
         default:
           console.warn("browser-mcp polyfill: unknown bridge message", data.kind);

@@ -18,6 +18,7 @@ __all__ = [
     "BrowserInfo",
     "BrowserRequest",
     "CallTool",
+    "CancelCall",
     "CloseTab",
     "Connect",
     "Connected",
@@ -432,6 +433,20 @@ class DiscoverTools:
 
 
 @attrs.frozen
+class CancelCall:
+    """The broker stopped waiting for a call it sent: stop it where it runs (its page tool's
+    ``AbortSignal`` fires, a built-in action stops waiting) and send no answer.
+
+    ``reason``: ``cancelled`` (its client called it off or went away), ``timeout``, or
+    ``session_ended``.
+    """
+
+    session_id: str
+    call_id: str
+    reason: str
+
+
+@attrs.frozen
 class Disconnect:
     session_id: str
 
@@ -453,6 +468,7 @@ BrokerMessage = (
     | TabReleased
     | CallTool
     | BrowserAction
+    | CancelCall
     | BrowserRequest
     | DiscoverTools
     | Ping
