@@ -22,6 +22,7 @@ import { toolsOf } from "./page_tools.js";
 import { isPaused, pausedError } from "./person.js";
 import { RECORD_REQUESTS, notShared } from "./records.js";
 import { documentIn } from "./documents.js";
+import { frameOfTool } from "./frame_tools.js";
 import { sessionCredential, sessionName } from "./sessions.js";
 import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "./settings.js";
 import { uploadedFiles } from "./actions/file_chooser.js";
@@ -155,7 +156,9 @@ export async function admit(link, message) {
   await settingsReady;
   const { name, annotations, refused, wholeBrowser } = await describe(message);
   if (refused) return { error: refused };
-  const place = wholeBrowser ? null : await documentIn(message.tabId);
+  // A frame's tool is approved for the frame's document and site.
+  const frame = message.type === FromBroker.CALL_TOOL ? frameOfTool(message.tabId, message.toolName) : null;
+  const place = wholeBrowser ? null : await documentIn(message.tabId, frame?.frameId ?? 0);
   // A request without a proper tab is answered by the call itself, which says what is wrong.
   if (!wholeBrowser && !place) return {};
   const origin = place?.origin ?? "";

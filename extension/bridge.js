@@ -1,4 +1,4 @@
-// The isolated-world half of the page-tool relay, in every http(s) top-level document.
+// The isolated-world half of the page-tool relay, in every http(s) document, frames' too.
 //
 // With Chromium's native WebMCP, the isolated world sees `document.modelContext` itself: the
 // bridge lists tools with getTools(), runs them with executeTool() and follows `toolchange`.
@@ -27,12 +27,15 @@
   if (globalThis[MARK]) return;
   globalThis[MARK] = true;
 
-  const native = document.modelContext ?? null;
+  const inFrame = window !== window.top;
+  // In a frame the polyfill serves, even where Chromium has WebMCP of its own (see polyfill.js).
+  const native = inFrame ? null : (document.modelContext ?? null);
   const testing = native ? null : (navigator.modelContextTesting ?? null);
   // Whether this page's executeTool takes a JSON string (Chromium 150-154); null until a call tells.
   let argsAsString = null;
   let pageTools = [];
-  let lastReport = null;
+  // A frame that declares no tools says nothing: most frames (ads, embeds) never do.
+  let lastReport = inFrame ? "[]" : null;
   let nextCallId = 1;
   const pending = new Map(); // polyfill call id -> resolve
   const calls = new Map(); // the worker's call id -> AbortController, while the call runs
@@ -237,5 +240,16 @@
     report([]);
     testing?.registerToolsChangedCallback?.(() => currentTools().then(report));
     window.postMessage({ source: BRIDGE, kind: "list" }, "*");
+  }
+
+  if (inFrame) {
+    // A frame going away (removed, or navigating) takes its tools with it; one restored from the
+    // back-forward cache declares them again.
+    window.addEventListener("pagehide", () => report([]));
+    window.addEventListener("pageshow", (event) => {
+      if (!event.persisted) return;
+      lastReport = null;
+      currentTools().then(report);
+    });
   }
 })();

@@ -3,7 +3,7 @@
 //
 // - `document.modelContext` (the current WebMCP surface): `registerTool(tool, {signal})`, where
 //   aborting the signal unregisters the tool, plus `getTools()` and `toolchange` events. Installed
-//   only when Chromium does not provide it (it does with --enable-features=WebMCP).
+//   where Chromium does not provide it (it does with --enable-features=WebMCP), and in every frame.
 // - `navigator.modelContext` (the older surface existing pages use): `registerTool` (returning
 //   `{unregister}`), `unregisterTool`, `provideContext({tools})`, `clearContext`. Always an adapter
 //   over `document.modelContext`, native or polyfilled, so one registry holds every tool.
@@ -69,7 +69,10 @@
 
   // Chromium's executeTool rejects with one generic message whatever the tool threw. Wrapping
   // each tool's execute lets the bridge hear what it was, just before that rejection.
-  if ("modelContext" in document) {
+  // Chromium's own WebMCP serves top-level documents: in a frame it shares or hides the tools
+  // (a frame of the page's origin sees the page's registry, one of another origin's are listed
+  // nowhere), so frames always get the polyfill, whose registry is the frame's own.
+  if ("modelContext" in document && window === window.top) {
     const native = document.modelContext;
     const register = native.registerTool;
     native.registerTool = function registerTool(tool, options) {
@@ -119,9 +122,17 @@
     }
 
     const context = new ModelContext();
+    // Changes made in one go (a page registering its tools one by one) are told once, after it:
+    // telling each would cost the square of their number.
+    let telling = false;
     const changed = () => {
-      post({ kind: "tools", tools: [...tools.values()].map(describe) });
-      context.dispatchEvent(new Event("toolchange"));
+      if (telling) return;
+      telling = true;
+      queueMicrotask(() => {
+        telling = false;
+        post({ kind: "tools", tools: [...tools.values()].map(describe) });
+        context.dispatchEvent(new Event("toolchange"));
+      });
     };
     const running = new Map(); // call id -> AbortController
 

@@ -81,13 +81,18 @@ Arguments = JsonObject | RawJson
 
 @attrs.frozen
 class Tool:
-    """A page tool in the MCP tool shape; ``annotations`` carries WebMCP's hints unchanged."""
+    """A page tool in the MCP tool shape; ``annotations`` carries WebMCP's hints unchanged.
+
+    ``frame_origin``: the origin of the frame that declared it, for a tool of one of the tab's
+    frames (its name is then ``f<frameId>_<name>``); the site it belongs to is that one.
+    """
 
     name: str
     description: str = ""
     input_schema: JsonObject | None = None
     title: str | None = None
     annotations: JsonObject | None = None
+    frame_origin: str | None = None
 
     def _hint(self, name: str) -> bool:
         return bool(self.annotations and self.annotations.get(name) is True)
