@@ -56,6 +56,7 @@ const window = {
   addEventListener: () => {},
   postMessage: () => {},
 };
+window.top = window; // a top-level document
 const sandbox = {
   window,
   document: shape === "testing" ? {} : { modelContext },
@@ -69,6 +70,8 @@ const sandbox = {
   console,
   setTimeout,
   Symbol,
+  AbortController,
+  DOMException,
 };
 sandbox.globalThis = sandbox;
 vm.createContext(sandbox);
