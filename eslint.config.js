@@ -1,4 +1,5 @@
-// ESLint flat config for the extension's plain JavaScript (scripts/test runs `npx eslint extension`).
+// ESLint flat config for the extension's plain JavaScript, and the Node scripts the tests run it
+// under (scripts/lint runs `npx eslint extension tests/js`).
 // The service worker's modules and the popup are ES modules; the content scripts are classic scripts.
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
@@ -23,6 +24,10 @@ export default [
   {
     files: ["extension/bridge.js", "extension/polyfill.js"],
     languageOptions: { sourceType: "script" },
+  },
+  {
+    files: ["tests/js/**/*.mjs"],
+    languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: globals.node },
   },
   prettier,
 ];

@@ -181,7 +181,8 @@ async def serve(
     sock = bind_socket(port)
     runtime.port = sock.getsockname()[1]
     app = make_app(runtime)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    # A REST caller that hangs up has its handler cancelled, and so its call called off in the page.
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, handler_cancellation=True)
     await runner.setup()
     gate_connections(app, runner)
     site = web.SockSite(runner, sock, shutdown_timeout=2.0)

@@ -98,6 +98,7 @@ TAGS: dict[type, str] = {
     wire.BrowserAction: "browserAction",
     wire.BrowserRequest: "browserRequest",
     wire.DiscoverTools: "discoverTools",
+    wire.CancelCall: "cancelCall",
     wire.Disconnect: "disconnect",
     wire.ErrorReply: "error",
     wire.AuthChallenge: "authChallenge",

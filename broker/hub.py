@@ -381,7 +381,8 @@ class Hub:
             # Reached with the waiter still registered only when the caller gave up (cancelled):
             # the core forgets the call so its reply, if any, is dropped as late.
             if self._waiters.pop(call_id, None) is not None:
-                self.core.cancel(call_id, self._loop.time())
+                # Sent from a task of its own: this one is being cancelled.
+                self._apply_soon(self.core.cancel(call_id, self._loop.time()))
                 async with self.call_withdrawn:
                     self.call_withdrawn.notify_all()
 

@@ -599,16 +599,25 @@ def _tool_json(name: str, view: TabView, tool: Tool) -> dict[str, Any]:
     instructions call untrusted), of which tab and site, once and briefly. That its output is
     untrusted is said in every result's ``_meta`` too.
     """
-    site = urllib.parse.urlsplit(view.url).hostname or view.url[:60]
+    if tool.frame_origin is not None:
+        site = urllib.parse.urlsplit(tool.frame_origin).netloc or tool.frame_origin[:60] or "a frame"
+        where = f"tab {view.ref}, frame of {site}"
+    else:
+        site = urllib.parse.urlsplit(view.url).hostname or view.url[:60]
+        where = f"tab {view.ref}, {site}"
     spec: dict[str, Any] = {
         "name": name,
-        "description": f"{tool.description} (page tool, tab {view.ref}, {site})".lstrip(),
+        "description": f"{tool.description} (page tool, {where})".lstrip(),
         "inputSchema": _input_schema(tool.input_schema),
     }
+    if tool.frame_origin is not None:
+        spec["_meta"] = {"browser-mcp/origin": tool.frame_origin}
     if tool.title:
         spec["title"] = tool.title
     if tool.read_only:
         spec["annotations"] = {"readOnlyHint": True}
+    elif tool.destructive:
+        spec["annotations"] = {"destructiveHint": True}
     return spec
 
 

@@ -22,6 +22,7 @@ import { toolsOf } from "./page_tools.js";
 import { isPaused, pausedError } from "./person.js";
 import { RECORD_REQUESTS, notShared } from "./records.js";
 import { documentIn } from "./documents.js";
+import { frameOfTool } from "./frame_tools.js";
 import { sessionCredential, sessionName } from "./sessions.js";
 import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "./settings.js";
 import { uploadedFiles } from "./actions/file_chooser.js";
@@ -71,12 +72,22 @@ function shownArguments(message) {
   return { code: "", args: JSON.stringify(args, null, 2) ?? "" };
 }
 
+/**
+ * What a tool's annotations say of it for the approval policy: Chromium's `consequentialHint`
+ * counts as `destructiveHint`, and a tool that claims to read only and to destroy too destroys.
+ */
+export function hintsOf(annotations) {
+  const destructive = annotations?.destructiveHint === true || annotations?.consequentialHint === true;
+  return { destructive, readOnly: annotations?.readOnlyHint === true && !destructive };
+}
+
 function needsApproval(annotations, origin, credential) {
   const { approvalPolicy } = settings();
-  if (approvalPolicy === Policy.NEVER || annotations?.readOnlyHint === true) return false;
+  const { destructive, readOnly } = hintsOf(annotations);
+  if (approvalPolicy === Policy.NEVER || readOnly) return false;
   if (alwaysAllowed(credential, origin)) return false;
   if (approvalPolicy === Policy.NOT_READ_ONLY) return true;
-  return annotations?.destructiveHint === true;
+  return destructive;
 }
 
 /** The tool a request names and what it declares about itself; an error when it may not run at all. */
@@ -145,7 +156,9 @@ export async function admit(link, message) {
   await settingsReady;
   const { name, annotations, refused, wholeBrowser } = await describe(message);
   if (refused) return { error: refused };
-  const place = wholeBrowser ? null : await documentIn(message.tabId);
+  // A frame's tool is approved for the frame's document and site.
+  const frame = message.type === FromBroker.CALL_TOOL ? frameOfTool(message.tabId, message.toolName) : null;
+  const place = wholeBrowser ? null : await documentIn(message.tabId, frame?.frameId ?? 0);
   // A request without a proper tab is answered by the call itself, which says what is wrong.
   if (!wholeBrowser && !place) return {};
   const origin = place?.origin ?? "";
@@ -181,7 +194,7 @@ export async function admit(link, message) {
     perSite: Boolean(origin && credential),
     timeoutMs,
   };
-  const answer = await ask(details, `${link.port}/${message.sessionId}`);
+  const answer = await ask(details, `${link.port}/${message.sessionId}`, `${link.port}/${message.callId}`);
   if (answer === "always" && details.perSite) {
     await updateSettings({ alwaysAllow: [...settings().alwaysAllow, { credential, origin }] });
   }
@@ -201,10 +214,10 @@ function notApproved(details, why) {
 }
 
 /** Open the approval window and settle with "once", "always", or the error to answer with. */
-function ask(details, owner) {
+function ask(details, owner, call) {
   const id = nextId++;
   return new Promise((resolve) => {
-    const entry = { details: { ...details, id }, owner, windowId: null };
+    const entry = { details: { ...details, id }, owner, call, windowId: null };
     entry.finish = (outcome) => {
       if (!waiting.delete(id)) return;
       clearTimeout(entry.timer);
@@ -253,4 +266,9 @@ export function approvalWindowClosed(windowId) {
 /** Settle every waiting approval whose "port/sessionId" `match` picks with `error`, closing its window. */
 export function cancelApprovals(match, error) {
   for (const entry of [...waiting.values()]) if (match(entry.owner)) entry.finish(error);
+}
+
+/** Settle the approval the call "port/callId" waits for, if any, closing its window: the broker called it off. */
+export function cancelApprovalOf(call, error) {
+  for (const entry of [...waiting.values()]) if (entry.call === call) entry.finish(error);
 }

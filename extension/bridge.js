@@ -1,9 +1,14 @@
-// The isolated-world half of the page-tool relay, in every http(s) top-level document.
+// The isolated-world half of the page-tool relay, in every http(s) document, frames' too.
 //
 // With Chromium's native WebMCP, the isolated world sees `document.modelContext` itself: the
 // bridge lists tools with getTools(), runs them with executeTool() and follows `toolchange`.
-// Without it, `document.modelContext` is undefined here (the polyfill lives in the MAIN world)
-// and the bridge relays to polyfill.js with window.postMessage.
+// executeTool takes the arguments as an object from Chromium 155 and as a JSON string before:
+// the first call finds out which, once per page. Chromium's older surface,
+// `navigator.modelContextTesting` (listTools(), executeTool(name, json),
+// registerToolsChangedCallback), holds the tools pages gave its native `navigator.modelContext`;
+// they are listed beside the polyfill's. Without native WebMCP, `document.modelContext` is
+// undefined here (the polyfill lives in the MAIN world) and the bridge relays to polyfill.js with
+// window.postMessage.
 //
 // Toward the service worker: it reports the tool list on every change (the first report of a
 // new document clears what the previous page declared) and answers LIST and CALL. When the page
@@ -15,17 +20,25 @@
   const TOOLS = "browser-mcp/tools";
   const LIST = "browser-mcp/list";
   const CALL = "browser-mcp/call";
+  const CANCEL = "browser-mcp/cancel";
   const PAGE = "browser-mcp-page";
   const BRIDGE = "browser-mcp-bridge";
   const MARK = Symbol.for("browser-mcp.bridge");
   if (globalThis[MARK]) return;
   globalThis[MARK] = true;
 
-  const native = document.modelContext ?? null;
+  const inFrame = window !== window.top;
+  // In a frame the polyfill serves, even where Chromium has WebMCP of its own (see polyfill.js).
+  const native = inFrame ? null : (document.modelContext ?? null);
+  const testing = native ? null : (navigator.modelContextTesting ?? null);
+  // Whether this page's executeTool takes a JSON string (Chromium 150-154); null until a call tells.
+  let argsAsString = null;
   let pageTools = [];
-  let lastReport = null;
+  // A frame that declares no tools says nothing: most frames (ads, embeds) never do.
+  let lastReport = inFrame ? "[]" : null;
   let nextCallId = 1;
-  const pending = new Map(); // call id -> resolve
+  const pending = new Map(); // polyfill call id -> resolve
+  const calls = new Map(); // the worker's call id -> AbortController, while the call runs
 
   function parseSchema(schema) {
     if (typeof schema === "string") {
@@ -49,10 +62,22 @@
     return described;
   }
 
+  /** The tools of Chromium's older surface; a page's polyfilled ones of the same name come first. */
+  async function testingTools() {
+    try {
+      return Array.from((await testing.listTools()) ?? [], describeNative);
+    } catch (error) {
+      console.warn("browser-mcp: listTools failed", error);
+      return [];
+    }
+  }
+
   async function currentTools() {
-    if (!native) return pageTools;
     const seen = new Set();
-    return (await native.getTools()).map(describeNative).filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
+    const unique = (tools) => tools.filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
+    if (native) return unique((await native.getTools()).map(describeNative));
+    if (!testing) return pageTools;
+    return unique([...pageTools, ...(await testingTools())]);
   }
 
   function report(tools) {
@@ -80,27 +105,87 @@
     return message;
   }
 
-  async function callNative(name, args) {
+  function resultOf(text) {
+    if (typeof text !== "string") return { result: text ?? null };
+    try {
+      return { result: JSON.parse(text) };
+    } catch {
+      return { result: text };
+    }
+  }
+
+  /**
+   * executeTool with the arguments in the shape this page's Chromium takes. A first call given
+   * the wrong shape is refused before the tool runs (a string is no object; an object is no JSON
+   * text), and the tool itself threw nothing: then the other shape is the one.
+   */
+  async function executeNative(tool, args, signal) {
+    if (argsAsString) return native.executeTool(tool, JSON.stringify(args), { signal });
+    try {
+      const text = await native.executeTool(tool, args, { signal });
+      argsAsString = false;
+      return text;
+    } catch (error) {
+      const wrongShape = argsAsString === null && ["TypeError", "SyntaxError"].includes(error?.name);
+      if (!wrongShape || (await thrownBy(tool.name)) !== undefined) throw error;
+      argsAsString = true;
+      return native.executeTool(tool, JSON.stringify(args), { signal });
+    }
+  }
+
+  async function callNative(name, args, signal) {
     const tool = (await native.getTools()).find((candidate) => candidate.name === name);
     if (!tool) return { error: { code: "tool_not_found", message: `the page has no tool ${name}` } };
     thrown.delete(name);
     try {
-      const text = await native.executeTool(tool, args ?? {});
-      try {
-        return { result: JSON.parse(text) };
-      } catch {
-        return { result: text ?? null };
-      }
+      return resultOf(await executeNative(tool, args ?? {}, signal));
     } catch (error) {
       return { error: { code: "tool_error", message: (await thrownBy(name)) ?? errorMessage(error) } };
     }
   }
 
-  function callPage(name, args) {
+  async function callTesting(name, args) {
+    try {
+      return resultOf(await testing.executeTool(name, JSON.stringify(args ?? {})));
+    } catch (error) {
+      return { error: { code: "tool_error", message: errorMessage(error) } };
+    }
+  }
+
+  async function callAny(name, args, signal) {
+    if (native) return callNative(name, args, signal);
+    const polyfilled = pageTools.some((tool) => tool.name === name);
+    if (testing && !polyfilled && (await testingTools()).some((tool) => tool.name === name)) {
+      return callTesting(name, args);
+    }
+    return callPage(name, args, signal);
+  }
+
+  /** Run the worker's call `id`, whose AbortSignal fires if the worker calls it off. */
+  async function run(id, name, args) {
+    const controller = new AbortController();
+    calls.set(id, controller);
+    try {
+      return await callAny(name, args, controller.signal);
+    } finally {
+      calls.delete(id);
+    }
+  }
+
+  function callPage(name, args, signal) {
     return new Promise((resolve) => {
       const id = nextCallId++;
       pending.set(id, resolve);
       window.postMessage({ source: BRIDGE, kind: "call", id, name, args: args ?? {} }, "*");
+      signal?.addEventListener(
+        "abort",
+        () => {
+          window.postMessage({ source: BRIDGE, kind: "cancel", id }, "*");
+          pending.delete(id);
+          resolve({ error: { code: "cancelled", message: `${name} was called off` } });
+        },
+        { once: true },
+      );
     });
   }
 
@@ -113,8 +198,11 @@
         );
         return true;
       case CALL:
-        (native ? callNative : callPage)(message.name, message.args).then(sendResponse);
+        run(message.id, message.name, message.args).then(sendResponse);
         return true;
+      case CANCEL:
+        calls.get(message.id)?.abort(new DOMException("the call was called off", "AbortError"));
+        return false;
       default:
         return false;
     }
@@ -136,7 +224,8 @@
       switch (data.kind) {
         case "tools":
           pageTools = Array.isArray(data.tools) ? data.tools : [];
-          report(pageTools);
+          if (testing) currentTools().then(report);
+          else report(pageTools);
           break;
         case "result": {
           const resolve = pending.get(data.id);
@@ -149,6 +238,18 @@
       }
     });
     report([]);
+    testing?.registerToolsChangedCallback?.(() => currentTools().then(report));
     window.postMessage({ source: BRIDGE, kind: "list" }, "*");
+  }
+
+  if (inFrame) {
+    // A frame going away (removed, or navigating) takes its tools with it; one restored from the
+    // back-forward cache declares them again.
+    window.addEventListener("pagehide", () => report([]));
+    window.addEventListener("pageshow", (event) => {
+      if (!event.persisted) return;
+      lastReport = null;
+      currentTools().then(report);
+    });
   }
 })();

@@ -6,7 +6,7 @@
 // (approvals.js): the pause, and their approval where the call needs it.
 
 import { FromBroker, PersonRefusal, ToBroker } from "./protocol.js";
-import { admit, approvalEnded, cancelApprovals } from "./approvals.js";
+import { admit, approvalEnded, cancelApprovalOf, cancelApprovals } from "./approvals.js";
 import { releaseSessions, releaseTab } from "./actions/debugger.js";
 import { runBrowserAction } from "./actions/run.js";
 import { runBrowserRequest } from "./browser_wide.js";
@@ -60,14 +60,26 @@ export async function handleBrokerMessage(link, message) {
       await Promise.all([ungroupTab(link.port, message.sessionId, message.tabId), releaseTab(message.tabId)]);
       break;
     case FromBroker.CALL_TOOL:
-      link.send(await admitted(link, message, (approved) => callTool(message, approved)));
+      link.send(await admitted(link, message, (approved, signal) => callTool(message, approved, signal)));
       break;
     case FromBroker.DISCOVER_TOOLS:
       link.send(await discoverTools(message));
       break;
     case FromBroker.BROWSER_ACTION:
-      link.send(await admitted(link, message, (approved) => runBrowserAction(link.port, message, approved)));
+      link.send(
+        await admitted(link, message, (approved, signal) => runBrowserAction(link.port, message, approved, signal)),
+      );
       break;
+    case FromBroker.CANCEL_CALL: {
+      // The broker answered its client already (cancelled, timed out, or its session ended).
+      const call = `${link.port}/${message.callId}`;
+      running.get(call)?.abort(new DOMException(`the broker called the call off (${message.reason})`, "AbortError"));
+      cancelApprovalOf(call, {
+        code: PersonRefusal.NOT_APPROVED,
+        message: "the call was called off before the person answered",
+      });
+      break;
+    }
     case FromBroker.BROWSER_REQUEST:
       link.send(await admitted(link, message, () => runBrowserRequest(message)));
       break;
@@ -91,19 +103,38 @@ async function held(link, message) {
   return !refused;
 }
 
+/** "port/callId" -> the AbortController of a call running in a page, for cancelCall. */
+const running = new Map();
+
 /**
- * `run(approved)`'s toolResult, or a refusal: the tab is not the session's, or the person paused
- * agents or did not approve the call; `approved` (what they approved, when they were asked) binds
- * the run to the page they saw.
+ * `run(approved, signal)`'s toolResult, or a refusal: the tab is not the session's, or the person
+ * paused agents or did not approve the call; `approved` (what they approved, when they were
+ * asked) binds the run to the page they saw; `signal` fires when the broker calls the call off.
  */
 async function admitted(link, message, run) {
   const unheld = await unclaimed(link, message);
   if (unheld) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error: unheld });
-  const { error, approved } = await admit(link, message);
-  if (error) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error });
+  const call = `${link.port}/${message.callId}`;
+  const controller = new AbortController();
+  running.set(call, controller);
   try {
-    return await run(approved);
+    const { error, approved } = await admit(link, message);
+    if (error) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error });
+    try {
+      if (controller.signal.aborted) return cancelled(message);
+      return await run(approved, controller.signal);
+    } finally {
+      approvalEnded(approved);
+    }
   } finally {
-    approvalEnded(approved);
+    running.delete(call);
   }
+}
+
+/** The answer of a call the broker called off before it ran: the broker drops it, as it answered already. */
+function cancelled(message) {
+  return reply(ToBroker.TOOL_RESULT, message, {
+    callId: message.callId,
+    error: { code: "cancelled", message: "the broker called the call off before it ran" },
+  });
 }

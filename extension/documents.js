@@ -15,16 +15,19 @@ function originOf(url) {
   }
 }
 
-/** The tab's document: {tabId, documentId, url, origin, title}; null when there is no such tab. */
-export async function documentIn(tabId) {
+/**
+ * The tab's document, or its frame `frameId`'s: {tabId, frameId, documentId, url, origin, title};
+ * null when there is no such tab, or no such frame.
+ */
+export async function documentIn(tabId, frameId = 0) {
   if (!Number.isInteger(tabId)) return null;
   const [tab, frame] = await Promise.all([
     chrome.tabs.get(tabId).catch(() => null),
-    chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null),
+    chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null),
   ]);
-  if (!tab) return null;
-  const url = frame?.url || tab.url || tab.pendingUrl || "";
-  return { tabId, documentId: frame?.documentId ?? null, url, origin: originOf(url), title: tab.title ?? "" };
+  if (!tab || (frameId !== 0 && !frame)) return null;
+  const url = frame?.url || (frameId === 0 ? tab.url || tab.pendingUrl : "") || "";
+  return { tabId, frameId, documentId: frame?.documentId ?? null, url, origin: originOf(url), title: tab.title ?? "" };
 }
 
 function same(approved, now) {
@@ -39,7 +42,7 @@ function same(approved, now) {
  * not_approved error to answer the call with, which then does not run.
  */
 export async function pageChanged(approved) {
-  const now = await documentIn(approved.tabId);
+  const now = await documentIn(approved.tabId, approved.frameId ?? 0);
   if (same(approved, now)) return null;
   const since = now ? `it showed ${approved.url} and now shows ${now.url}` : "the tab closed";
   return {

@@ -3,7 +3,7 @@
 //
 // - `document.modelContext` (the current WebMCP surface): `registerTool(tool, {signal})`, where
 //   aborting the signal unregisters the tool, plus `getTools()` and `toolchange` events. Installed
-//   only when Chromium does not provide it (it does with --enable-features=WebMCP).
+//   where Chromium does not provide it (it does with --enable-features=WebMCP), and in every frame.
 // - `navigator.modelContext` (the older surface existing pages use): `registerTool` (returning
 //   `{unregister}`), `unregisterTool`, `provideContext({tools})`, `clearContext`. Always an adapter
 //   over `document.modelContext`, native or polyfilled, so one registry holds every tool.
@@ -69,7 +69,10 @@
 
   // Chromium's executeTool rejects with one generic message whatever the tool threw. Wrapping
   // each tool's execute lets the bridge hear what it was, just before that rejection.
-  if ("modelContext" in document) {
+  // Chromium's own WebMCP serves top-level documents: in a frame it shares or hides the tools
+  // (a frame of the page's origin sees the page's registry, one of another origin's are listed
+  // nowhere), so frames always get the polyfill, whose registry is the frame's own.
+  if ("modelContext" in document && window === window.top) {
     const native = document.modelContext;
     const register = native.registerTool;
     native.registerTool = function registerTool(tool, options) {
@@ -119,11 +122,19 @@
     }
 
     const context = new ModelContext();
+    // Changes made in one go (a page registering its tools one by one) are told once, after it:
+    // telling each would cost the square of their number.
+    let telling = false;
     const changed = () => {
-      post({ kind: "tools", tools: [...tools.values()].map(describe) });
-      context.dispatchEvent(new Event("toolchange"));
+      if (telling) return;
+      telling = true;
+      queueMicrotask(() => {
+        telling = false;
+        post({ kind: "tools", tools: [...tools.values()].map(describe) });
+        context.dispatchEvent(new Event("toolchange"));
+      });
     };
-    const client = { requestUserInteraction: async (callback) => callback() };
+    const running = new Map(); // call id -> AbortController
 
     async function run(id, name, args) {
       const tool = tools.get(name);
@@ -131,11 +142,17 @@
         post({ kind: "result", id, error: { code: "tool_not_found", message: `the page has no tool ${name}` } });
         return;
       }
+      // The client the tool runs for: its signal fires when the call is called off.
+      const controller = new AbortController();
+      running.set(id, controller);
+      const client = { requestUserInteraction: async (callback) => callback(), signal: controller.signal };
       try {
         const value = await tool.execute(args ?? {}, client);
         post({ kind: "result", id, result: toJson(value) });
       } catch (error) {
         post({ kind: "result", id, error: { code: "tool_error", message: errorMessage(error) } });
+      } finally {
+        running.delete(id);
       }
     }
 
@@ -149,6 +166,9 @@
         case "call":
           run(data.id, data.name, data.args);
           break;
+        case "cancel":
+          running.get(data.id)?.abort(new DOMException("the call was called off", "AbortError"));
+          break;
         default:
           console.warn("browser-mcp polyfill: unknown bridge message", data.kind);
       }
@@ -159,6 +179,206 @@
       enumerable: true,
       get: () => context,
     });
+    declarativeTools(context);
+  }
+
+  /**
+   * WebMCP's declarative tools, where Chromium has none of its own: each `<form toolname
+   * tooldescription>` is a tool whose input schema comes from its named fields (a field's
+   * `toolparamdescription`, else its label, else its `aria-description`, describes it). A call
+   * fills the fields as a person would (`input` and `change` heard), then submits the form if it
+   * says `toolautosubmit`, or else waits for the person to submit it. The submit event tells the
+   * page an agent sent it (`agentInvoked`) and takes the result (`respondWith(promise)`); without
+   * one, the result says the form was submitted, and where to.
+   */
+  function declarativeTools(context) {
+    const registered = new Map(); // form -> {name, description, controller}
+    const waiting = new Map(); // form -> settle(result or error)
+
+    const fieldsOf = (form) =>
+      [...form.elements].filter(
+        (field) =>
+          field.name &&
+          !field.disabled &&
+          !["submit", "button", "reset", "image", "hidden", "file"].includes(field.type),
+      );
+
+    function describeField(field) {
+      const own =
+        field.getAttribute("toolparamdescription") ?? field.closest("fieldset")?.getAttribute("toolparamdescription");
+      if (own) return own;
+      const label = field.labels?.[0];
+      if (label) {
+        const copy = label.cloneNode(true);
+        for (const inner of copy.querySelectorAll("input, select, textarea, button")) inner.remove();
+        const text = copy.textContent.replace(/\s+/g, " ").trim();
+        if (text) return text;
+      }
+      return field.getAttribute("aria-description") ?? "";
+    }
+
+    function schemaOf(form) {
+      const properties = {};
+      const required = new Set();
+      for (const field of fieldsOf(form)) {
+        let property = properties[field.name];
+        if (field.type === "radio") {
+          property ??= { type: "string", enum: [] };
+          property.enum.push(field.value);
+        } else if (field.type === "checkbox") {
+          property = { type: "boolean" };
+        } else if (field.type === "number" || field.type === "range") {
+          property = { type: "number" };
+          if (field.min !== "") property.minimum = Number(field.min);
+          if (field.max !== "") property.maximum = Number(field.max);
+        } else if (field.localName === "select") {
+          const values = [...field.options].map((option) => option.value);
+          property = field.multiple
+            ? { type: "array", items: { type: "string", enum: values } }
+            : { type: "string", enum: values };
+        } else {
+          property = { type: "string" };
+          if (["email", "url", "date", "time"].includes(field.type))
+            property.format = field.type === "url" ? "uri" : field.type;
+        }
+        const description = describeField(field);
+        if (description) property.description = description;
+        properties[field.name] = property;
+        if (field.required) required.add(field.name);
+      }
+      return { type: "object", properties, ...(required.size ? { required: [...required] } : {}) };
+    }
+
+    function set(field, value) {
+      if (field.type === "checkbox") field.checked = value === true || value === "true" || value === "on";
+      else if (field.type === "radio") field.checked = field.value === String(value);
+      else if (field.localName === "select" && field.multiple) {
+        const chosen = new Set((Array.isArray(value) ? value : [value]).map(String));
+        for (const option of field.options) option.selected = chosen.has(option.value);
+      } else field.value = String(value);
+      field.dispatchEvent(new Event("input", { bubbles: true }));
+      field.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+
+    function fill(form, args) {
+      const fields = fieldsOf(form);
+      const unknown = Object.keys(args).filter((name) => !fields.some((field) => field.name === name));
+      if (unknown.length) throw new TypeError(`the form has no field ${unknown.join(", ")}`);
+      for (const field of fields) if (Object.hasOwn(args, field.name)) set(field, args[field.name]);
+    }
+
+    /** What became of a submission an agent asked for: the page's answer, or where the form went. */
+    function outcomeOf(form, submission) {
+      if (submission.answered) return submission.answered;
+      if (submission.event.defaultPrevented) return "The form was submitted; the page handled it without navigating.";
+      return `The form was submitted: the page is going to ${form.action}.`;
+    }
+
+    function execute(form) {
+      return (args) =>
+        new Promise((resolve, reject) => {
+          fill(form, args ?? {});
+          if (!form.checkValidity()) {
+            const wrong = fieldsOf(form).filter((field) => !field.checkValidity());
+            const why = wrong.map((field) => `${field.name} (${field.validationMessage})`).join(", ");
+            form.reportValidity();
+            reject(new Error(`the form's fields are not valid: ${why}`));
+            return;
+          }
+          waiting.get(form)?.(Promise.reject(new Error("another call filled the form again")));
+          const settle = (outcome) => Promise.resolve(outcome).then(resolve, reject);
+          waiting.set(form, settle);
+          if (!form.hasAttribute("toolautosubmit")) {
+            form.querySelector("input, select, textarea")?.focus();
+            return;
+          }
+          const before = submissions.get(form);
+          form.requestSubmit();
+          const submission = submissions.get(form);
+          // Every listener has run by now; the page may also have refused it (invalid, or none fired).
+          if (submission && submission !== before) settle(outcomeOf(form, submission));
+          else if (waiting.get(form) === settle) {
+            waiting.delete(form);
+            reject(new Error("the form was not submitted"));
+          }
+        });
+    }
+
+    const submissions = new WeakMap(); // form -> {event, answered} of its last submission an agent awaits
+    // Runs before the page's own submit listeners, so that they see what an agent sent.
+    window.addEventListener(
+      "submit",
+      (event) => {
+        const form = event.target;
+        const settle = waiting.get(form);
+        if (!settle) return;
+        waiting.delete(form);
+        const submission = { event, answered: null };
+        submissions.set(form, submission);
+        Object.defineProperty(event, "agentInvoked", { value: true });
+        Object.defineProperty(event, "respondWith", {
+          value: (promise) => {
+            if (submission.answered) throw new DOMException("respondWith was called already", "InvalidStateError");
+            submission.answered = Promise.resolve(promise);
+          },
+        });
+        // The person submitted it: its outcome once every listener has run.
+        if (!form.hasAttribute("toolautosubmit")) setTimeout(() => settle(outcomeOf(form, submission)));
+      },
+      true,
+    );
+
+    function scan() {
+      const forms = new Set(document.querySelectorAll("form[toolname][tooldescription]"));
+      for (const [form, entry] of registered) {
+        const same =
+          forms.has(form) &&
+          form.getAttribute("toolname") === entry.name &&
+          form.getAttribute("tooldescription") === entry.description &&
+          JSON.stringify(schemaOf(form)) === entry.schema;
+        if (!same) {
+          entry.controller.abort();
+          registered.delete(form);
+        }
+      }
+      for (const form of forms) {
+        if (registered.has(form)) continue;
+        const name = form.getAttribute("toolname");
+        const description = form.getAttribute("tooldescription");
+        const inputSchema = schemaOf(form);
+        const controller = new AbortController();
+        try {
+          context.registerTool(
+            { name, description, inputSchema, execute: execute(form) },
+            { signal: controller.signal },
+          );
+          registered.set(form, { name, description, controller, schema: JSON.stringify(inputSchema) });
+        } catch (error) {
+          console.warn(`browser-mcp polyfill: the form tool ${name} is not registered:`, error.message);
+        }
+      }
+    }
+
+    let scheduled = false;
+    const rescan = () => {
+      if (scheduled) return;
+      scheduled = true;
+      setTimeout(() => {
+        scheduled = false;
+        scan();
+      }, 50);
+    };
+    const start = () => {
+      scan();
+      new MutationObserver(rescan).observe(document, {
+        subtree: true,
+        childList: true,
+        attributes: true,
+        attributeFilter: ["toolname", "tooldescription"],
+      });
+    };
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
+    else start();
   }
 
   if (!("modelContext" in navigator)) {

@@ -12,6 +12,7 @@ export const FromBroker = Object.freeze({
   BROWSER_ACTION: "browserAction",
   BROWSER_REQUEST: "browserRequest",
   DISCOVER_TOOLS: "discoverTools",
+  CANCEL_CALL: "cancelCall",
   PING: "ping",
   PONG: "pong",
   DISCONNECT: "disconnect",
@@ -122,7 +123,8 @@ export const NATIVE_HOST = "browser_mcp.broker";
 export const Bridge = Object.freeze({
   TOOLS: "browser-mcp/tools", // bridge -> worker: {kind, tools}
   LIST: "browser-mcp/list", // worker -> bridge: answered with {tools}
-  CALL: "browser-mcp/call", // worker -> bridge: {kind, name, args}, answered with {result} or {error}
+  CALL: "browser-mcp/call", // worker -> bridge: {kind, id, name, args}, answered with {result} or {error}
+  CANCEL: "browser-mcp/cancel", // worker -> bridge: {kind, id}: the call's AbortSignal fires
 });
 
 /** Between the popup and the service worker; each is answered with the state the popup shows. */

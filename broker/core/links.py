@@ -51,6 +51,7 @@ from .errors import (
     PageToolFailed,
     Paused,
     PersonDeclined,
+    SessionEnded,
     TabBusy,
     TabNotClaimed,
     TabNotFound,
@@ -65,6 +66,7 @@ from .messages import (
     BrowserAction,
     BrowserRequest,
     CallTool,
+    CancelCall,
     CloseTab,
     Connect,
     Connected,
@@ -547,9 +549,24 @@ class BrowserLinks:
                 self._breakers.ended(key, call_id, False, now)
             else:
                 self._breakers.withdrawn(key, call_id)
+        effects = self._called_off(pending, error, withdrawn=withdrawn)
         if error is not None:
-            return [RejectCall(call_id, error)]
-        return [ResolveCall(call_id, value)]
+            return [*effects, RejectCall(call_id, error)]
+        return [*effects, ResolveCall(call_id, value)]
+
+    def _called_off(self, pending: Pending, error: BrokerError | None, *, withdrawn: bool) -> list[Effect]:
+        """A call the page is running, ended here without its answer: the browser stops it too."""
+        if pending.kind not in (CallKind.TOOL, CallKind.ACTION) or pending.link_id not in self._links:
+            return []
+        if withdrawn:
+            reason = "cancelled"
+        elif isinstance(error, CallTimedOut):
+            reason = "timeout"
+        elif isinstance(error, SessionEnded):
+            reason = "session_ended"
+        else:
+            return []
+        return [SendToExtension(pending.link_id, CancelCall(pending.session_id, pending.call_id, reason))]
 
     def _reply_to(self, link: Link, call_id: CallId, *kinds: CallKind) -> Pending | None:
         pending = self._pending.get(call_id)

@@ -18,6 +18,7 @@ __all__ = [
     "BrowserInfo",
     "BrowserRequest",
     "CallTool",
+    "CancelCall",
     "CloseTab",
     "Connect",
     "Connected",
@@ -80,17 +81,36 @@ Arguments = JsonObject | RawJson
 
 @attrs.frozen
 class Tool:
-    """A page tool in the MCP tool shape; ``annotations`` carries WebMCP's hints unchanged."""
+    """A page tool in the MCP tool shape; ``annotations`` carries WebMCP's hints unchanged.
+
+    ``frame_origin``: the origin of the frame that declared it, for a tool of one of the tab's
+    frames (its name is then ``f<frameId>_<name>``); the site it belongs to is that one.
+    """
 
     name: str
     description: str = ""
     input_schema: JsonObject | None = None
     title: str | None = None
     annotations: JsonObject | None = None
+    frame_origin: str | None = None
+
+    def _hint(self, name: str) -> bool:
+        return bool(self.annotations and self.annotations.get(name) is True)
+
+    @property
+    def destructive(self) -> bool:
+        """It may change what matters (WebMCP's ``consequentialHint`` says so too)."""
+        return self._hint("destructiveHint") or self._hint("consequentialHint")
 
     @property
     def read_only(self) -> bool:
-        return bool(self.annotations and self.annotations.get("readOnlyHint") is True)
+        """It only reads; a tool that claims to read only and to destroy too destroys."""
+        return self._hint("readOnlyHint") and not self.destructive
+
+    @property
+    def untrusted_content(self) -> bool:
+        """Its results hold content that others wrote (``untrustedContentHint``)."""
+        return self._hint("untrustedContentHint")
 
 
 @attrs.frozen
@@ -418,6 +438,20 @@ class DiscoverTools:
 
 
 @attrs.frozen
+class CancelCall:
+    """The broker stopped waiting for a call it sent: stop it where it runs (its page tool's
+    ``AbortSignal`` fires, a built-in action stops waiting) and send no answer.
+
+    ``reason``: ``cancelled`` (its client called it off or went away), ``timeout``, or
+    ``session_ended``.
+    """
+
+    session_id: str
+    call_id: str
+    reason: str
+
+
+@attrs.frozen
 class Disconnect:
     session_id: str
 
@@ -439,6 +473,7 @@ BrokerMessage = (
     | TabReleased
     | CallTool
     | BrowserAction
+    | CancelCall
     | BrowserRequest
     | DiscoverTools
     | Ping

@@ -436,9 +436,10 @@ class Broker(BrowserRequests):
                     seen += [(view, t) for t in tab.tools]
         return seen
 
-    def cancel(self, call_id: CallId, now: float) -> None:
-        """The caller stopped waiting: forget the call, so its reply is dropped when it comes."""
-        self._finish(call_id, now, withdrawn=True)
+    def cancel(self, call_id: CallId, now: float) -> list[Effect]:
+        """The caller stopped waiting: forget the call, so its reply is dropped when it comes, and
+        tell the browser to stop it."""
+        return [e for e in self._finish(call_id, now, withdrawn=True) if isinstance(e, SendToExtension)]
 
     # Time
 

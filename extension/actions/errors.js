@@ -14,6 +14,8 @@ export const Code = Object.freeze({
   NO_DIALOG: "no_dialog",
   // browser_file_upload found no file chooser open (no click opened one, or it was answered).
   NO_FILE_CHOOSER: "no_file_chooser",
+  // The broker called the action off (its client cancelled, or its time ran out): nobody waits for it.
+  CANCELLED: "cancelled",
 });
 
 export class ActionError extends Error {
@@ -36,6 +38,25 @@ export function withTimeout(promise, ms, what) {
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }
 
-export function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** A pause of `ms`, cut short with a cancelled ActionError when `signal` fires. */
+export function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(calledOff());
+      return;
+    }
+    const stop = () => {
+      clearTimeout(timer);
+      reject(calledOff());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+}
+
+export function calledOff() {
+  return new ActionError(Code.CANCELLED, "the broker called the action off");
 }

@@ -9,11 +9,11 @@ import { BROWSER_ACTIONS, ToBroker } from "../protocol.js";
 import { reply } from "../links.js";
 import { isScriptable } from "../page_tools.js";
 import { pageChanged } from "../documents.js";
-import { attach, ownTab, serialized } from "./debugger.js";
+import { attach, ownTab, send, serialized } from "./debugger.js";
 import { answerDialog, modalLine, refuseWhileDialogOpen, takeDialogNotes, untilDialog } from "./dialogs.js";
 import { elementFor, releaseHandles } from "./elements.js";
 import { fileChooserLines, uploadFiles } from "./file_chooser.js";
-import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
+import { ActionError, Code, calledOff, invalidArguments, sleep, withTimeout } from "./errors.js";
 import { evaluate } from "./evaluate.js";
 import { click, fillForm, hover, selectOption, type } from "./input.js";
 import { pressKey } from "./keyboard.js";
@@ -75,7 +75,7 @@ const HANDLERS = {
   fill_form: input(fillForm),
   select_option: input(selectOption),
   press_key: input((tabId, args) => pressKey(tabId, args.key)),
-  wait_for: async (tabId, args) => pageAfter(tabId, [await waitFor(tabId, args)]),
+  wait_for: async (tabId, args, signal) => pageAfter(tabId, [await waitFor(tabId, args, signal)]),
   navigate: moving(navigate),
   navigate_back: moving(navigateBack),
   navigate_forward: moving(navigateForward),
@@ -141,7 +141,9 @@ async function checkApproved(tabId, url, approved) {
   }
 }
 
-async function run(tabId, action, args, owner, approved, handler = HANDLERS[action]) {
+async function run(tabId, action, args, owner, approved, signal, handler = HANDLERS[action]) {
+  // Its turn came after the broker called it off: nothing of it happens.
+  if (signal?.aborted) throw calledOff();
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) throw new ActionError(Code.ACTION_FAILED, `tab ${tabId} does not exist`);
   if (owner) ownTab(tabId, owner);
@@ -156,7 +158,7 @@ async function run(tabId, action, args, owner, approved, handler = HANDLERS[acti
   }
   try {
     const { result, opened } = await watchingNewTabs(tabId, () =>
-      watchingDownloads(tabId, () => handler(tabId, args), { clicked: CLICKS.has(action) }),
+      watchingDownloads(tabId, () => handler(tabId, args, signal), { clicked: CLICKS.has(action) }),
     );
     return withAftermath(result.result, [
       [
@@ -197,7 +199,7 @@ async function dialogResult(tabId, dialog) {
  * dialog holds the tab's queue (the page waits for it, and so does the action that opened it), so
  * browser_handle_dialog answers it at once and only then waits its turn to report the page.
  */
-async function perform(tabId, action, args, owner, approved) {
+async function perform(tabId, action, args, owner, approved, signal) {
   let handler = HANDLERS[action];
   if (action === "handle_dialog") {
     const answered = await answerDialog(tabId, args);
@@ -207,7 +209,7 @@ async function perform(tabId, action, args, owner, approved) {
   }
   const ended = await untilDialog(
     tabId,
-    serialized(tabId, () => run(tabId, action, args, owner, approved, handler)),
+    serialized(tabId, () => run(tabId, action, args, owner, approved, signal, handler)),
   );
   return withModalNotes(tabId, ended.dialog ? await dialogResult(tabId, ended.dialog) : ended.value);
 }
@@ -224,6 +226,30 @@ function withAftermath(result, parts) {
   return { ...result, content: [...result.content, { type: "text", text: section }] };
 }
 
+// Actions that load a page, which stops loading when they are called off.
+const LOADING = new Set(["navigate", "navigate_back", "navigate_forward", "reload"]);
+
+/**
+ * `performing`, or a cancelled ActionError as soon as `signal` fires: the broker answered its
+ * client already. A page the action is loading stops loading; a wait stops waiting by itself.
+ */
+function untilCalledOff(tabId, action, performing, signal) {
+  if (!signal) return performing;
+  const stopped = new Promise((_, reject) => {
+    signal.addEventListener(
+      "abort",
+      () => {
+        if (LOADING.has(action)) send(tabId, "Page.stopLoading").catch(() => {});
+        reject(calledOff());
+      },
+      { once: true },
+    );
+  });
+  // What the action ends with after it was called off is nobody's.
+  performing.catch(() => {});
+  return Promise.race([performing, stopped]);
+}
+
 function errorOf(error) {
   if (error instanceof ActionError) return { code: error.code, message: error.message };
   return { code: Code.ACTION_FAILED, message: error?.message ? String(error.message) : String(error) };
@@ -233,7 +259,7 @@ function errorOf(error) {
  * Carry out a broker's browserAction; the toolResult to send back. `approved`, when the person
  * approved it: the document they saw, the only one it may run in.
  */
-export async function runBrowserAction(port, message, approved) {
+export async function runBrowserAction(port, message, approved, signal) {
   const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
   try {
     const { tabId, action } = message;
@@ -243,7 +269,7 @@ export async function runBrowserAction(port, message, approved) {
     if (typeof args !== "object" || Array.isArray(args)) throw invalidArguments("args must be an object");
     const owner = message.sessionId ? `${port}/${message.sessionId}` : null;
     const { page, ...result } = await withTimeout(
-      perform(tabId, action, args, owner, approved),
+      untilCalledOff(tabId, action, perform(tabId, action, args, owner, approved, signal), signal),
       ACTION_TIMEOUT_MS,
       `browser_${action}`,
     );

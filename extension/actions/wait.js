@@ -24,19 +24,22 @@ async function showsText(tabId, text) {
   }
 }
 
-async function until(tabId, text, wanted) {
+async function until(tabId, text, wanted, signal) {
   const deadline = Date.now() + TEXT_WAIT_MS;
   while ((await showsText(tabId, text)) !== wanted) {
     if (Date.now() >= deadline) {
       const what = wanted ? "appear" : "go away";
       throw new ActionError(Code.TIMEOUT, `the text "${text}" did not ${what} within ${TEXT_WAIT_MS / 1000} s`);
     }
-    await sleep(POLL_MS);
+    await sleep(POLL_MS, signal);
   }
 }
 
-/** browser_wait_for {time?, text?, textGone?}: the line the result shows, e.g. "Waited for Done". */
-export async function waitFor(tabId, args) {
+/**
+ * browser_wait_for {time?, text?, textGone?}: the line the result shows, e.g. "Waited for Done".
+ * `signal` ends the wait early, when the broker calls the action off.
+ */
+export async function waitFor(tabId, args, signal) {
   const { time, text, textGone } = args;
   if (time === undefined && !text && !textGone) throw invalidArguments("give time (seconds), text or textGone");
   if (time !== undefined && !(typeof time === "number" && time >= 0))
@@ -47,9 +50,9 @@ export async function waitFor(tabId, args) {
   ]) {
     if (value !== undefined && typeof value !== "string") throw invalidArguments(`${name} must be a string`);
   }
-  if (time) await sleep(Math.min(time, MAX_PAUSE_S) * 1000);
-  if (textGone) await until(tabId, textGone, false);
-  if (text) await until(tabId, text, true);
+  if (time) await sleep(Math.min(time, MAX_PAUSE_S) * 1000, signal);
+  if (textGone) await until(tabId, textGone, false, signal);
+  if (text) await until(tabId, text, true, signal);
   const waited = text || textGone || `${Math.min(time, MAX_PAUSE_S)} s`;
   return time > MAX_PAUSE_S ? `Waited for ${waited} (at most ${MAX_PAUSE_S} s at a time)` : `Waited for ${waited}`;
 }

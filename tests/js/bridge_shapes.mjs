@@ -1,0 +1,89 @@
+// Runs extension/bridge.js against scripted fakes of Chromium's WebMCP surfaces, the shapes this
+// machine's Chromium does not have: executeTool taking a JSON string (Chromium 150-154), and the
+// older navigator.modelContextTesting. Prints what the bridge reported and answered, as JSON.
+// Usage: node bridge_shapes.mjs BRIDGE_JS SHAPE   (SHAPE: string-args | object-args | testing)
+import { readFileSync } from "node:fs";
+import vm from "node:vm";
+
+const [bridgePath, shape] = process.argv.slice(2);
+const calls = [];
+const reports = [];
+let onMessage = null;
+let changed = null;
+
+const tools = [
+  { name: "echo", description: "Echo", inputSchema: '{"type":"object","properties":{"text":{"type":"string"}}}' },
+];
+
+function execute(name, args) {
+  if (name === "boom") throw new Error("it blew up");
+  return JSON.stringify({ echoed: args.text });
+}
+
+const modelContext = {
+  getTools: async () => tools,
+  addEventListener: () => {},
+  async executeTool(tool, args) {
+    calls.push(typeof args);
+    if (shape === "string-args") {
+      // As Chromium's bindings would: an object is made a string, which is no JSON text.
+      const text = String(args);
+      let parsed;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new SyntaxError("Failed to parse the input arguments");
+      }
+      return execute(tool.name, parsed);
+    }
+    if (typeof args !== "object") throw new TypeError("parameter 2 is not of type 'object'");
+    return execute(tool.name, args);
+  },
+};
+
+const modelContextTesting = {
+  listTools: () => tools,
+  async executeTool(name, json) {
+    calls.push(typeof json);
+    return execute(name, JSON.parse(json));
+  },
+  registerToolsChangedCallback(callback) {
+    changed = callback;
+  },
+};
+
+const window = {
+  addEventListener: () => {},
+  postMessage: () => {},
+};
+window.top = window; // a top-level document
+const sandbox = {
+  window,
+  document: shape === "testing" ? {} : { modelContext },
+  navigator: shape === "testing" ? { modelContextTesting } : {},
+  chrome: {
+    runtime: {
+      onMessage: { addListener: (listener) => (onMessage = listener) },
+      sendMessage: async (message) => reports.push(message.tools.map((tool) => tool.name)),
+    },
+  },
+  console,
+  setTimeout,
+  Symbol,
+  AbortController,
+  DOMException,
+};
+sandbox.globalThis = sandbox;
+vm.createContext(sandbox);
+vm.runInContext(readFileSync(bridgePath, "utf8"), sandbox);
+
+const ask = (message) => new Promise((resolve) => onMessage(message, {}, resolve));
+const listed = await ask({ kind: "browser-mcp/list" });
+const first = await ask({ kind: "browser-mcp/call", name: "echo", args: { text: "one" } });
+const second = await ask({ kind: "browser-mcp/call", name: "echo", args: { text: "two" } });
+if (changed) {
+  tools.push({ name: "later", description: "", inputSchema: { type: "object" } });
+  changed();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+console.log(JSON.stringify({ listed, first, second, calls, reports }));

@@ -1,0 +1,120 @@
+"""End to end: page tools that frames declare, with Chromium's WebMCP and with the polyfill.
+
+A page whose iframes (one of its origin, one of another site, out of process) declare tools: each
+frame's tools are the tab's, under names of their own even where two frames declare the same
+one, described with the frame's site; a call reaches the frame that declared the tool; a frame
+removed takes its tools with it. Through a real broker and an MCP client.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from .mcp_clients import text
+from .test_e2e_extension import World, eventually, open_world, serve_pages
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+HOST = """<!doctype html><title>Host</title><h1>Host</h1>
+<script>
+document.modelContext.registerTool({name: "where", description: "Which document answers",
+  inputSchema: {type: "object", properties: {}}, execute: () => ({frame: "top", origin: location.origin})});
+for (const [id, origin] of [["same", location.origin], ["other", location.origin.replace("127.0.0.1", "localhost")]]) {
+  const frame = document.createElement("iframe");
+  frame.id = id;
+  frame.src = `${origin}/frame.html?name=${id}`;
+  document.body.append(frame);
+}
+</script>"""
+CROWDED = """<!doctype html><title>Crowded</title><iframe src="/many.html"></iframe>"""
+MANY = """<!doctype html><title>Many</title><script>
+for (let i = 0; i < 10000; i++) {
+  document.modelContext.registerTool({name: `tool${i}`, description: "one of many",
+    inputSchema: "{not json", execute: () => i});
+}
+</script>"""
+FRAME = """<!doctype html><title>Frame</title><p>a frame</p>
+<script>
+const name = new URLSearchParams(location.search).get("name");
+document.modelContext.registerTool({name: "where", description: `Which document answers (${name})`,
+  inputSchema: {type: "object", properties: {}}, execute: () => ({frame: name, origin: location.origin})});
+</script>"""
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["polyfill", "native"])
+async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
+    home: Path = tmp_path_factory.mktemp("e2e-frame-tools")
+    flags = ("--enable-features=WebMCP",) if request.param == "native" else ()
+    async with (
+        serve_pages({"host.html": HOST, "frame.html": FRAME, "crowded.html": CROWDED, "many.html": MANY}) as site,
+        open_world(home, site, World, request.param, flags) as world,
+    ):
+        yield world
+
+
+async def test_frames_tools_are_the_tabs_named_apart_described_by_their_site_and_called_there(world: World) -> None:
+    other = world.site.replace("127.0.0.1", "localhost")
+    page, _ = await world.open_page("host.html", "frames")
+    url = world.url("host.html", "frames")
+
+    async def with_frames() -> dict[str, object] | None:
+        tab = next((t for t in await world.tabs() if t["url"] == url), None)
+        return tab if tab and len(tab["tools"]) == 3 else None
+
+    tab = await eventually(with_frames, "the frames' tools to reach the broker")
+    names = sorted(tool["name"] for tool in tab["tools"])  # type: ignore[index]
+    assert names[-1] == "where" and all(re.fullmatch(r"f\d+_where", name) for name in names[:2]), names
+    origins = {tool.get("frameOrigin") for tool in tab["tools"]}  # type: ignore[index]
+    assert origins == {None, world.site, other}, origins
+    async with world.mcp("framer") as client:
+        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})  # type: ignore[index]
+        tools = await client.tools()
+        mine = {name: tool for name, tool in tools.items() if name.startswith(f"t{tab['id']}_")}  # type: ignore[index]
+        assert len(mine) == 3, list(tools)
+        described = {tool.description for tool in mine.values()}
+        host = other.split("//")[1]
+        assert any(d.endswith(f"(page tool, tab {tab['ref']}, frame of {host})") for d in described), described  # type: ignore[index]
+        answers = []
+        for name in mine:
+            result = await client.call(name, {})
+            assert not result.is_error, text(result)
+            answers.append(json.loads(text(result)))
+        assert sorted(a["frame"] for a in answers) == ["other", "same", "top"]
+        assert {a["origin"] for a in answers if a["frame"] == "other"} == {other}
+        # A frame removed takes its tools with it.
+        await page.evaluate("document.getElementById('other').remove()")
+
+        async def two_left() -> bool:
+            tab_now = next((t for t in await world.tabs() if t["url"] == url), None)
+            return tab_now is not None and len(tab_now["tools"]) == 2
+
+        await eventually(two_left, "the removed frame's tools to go")
+        gone = await client.call(next(n for n, t in mine.items() if host in t.description), {})
+        assert gone.is_error, text(gone)
+    await page.close()
+
+
+async def test_a_frame_declaring_ten_thousand_tools_is_bounded_and_a_bad_schema_read_as_empty(world: World) -> None:
+    page, _ = await world.open_page("crowded.html", "many")
+    url = world.url("crowded.html", "many")
+
+    async def bounded() -> list[dict[str, object]] | None:
+        tab = next((t for t in await world.tabs() if t["url"] == url), None)
+        return tab["tools"] if tab and tab["tools"] else None
+
+    tools = await eventually(bounded, "the frame's tools to reach the broker")
+    assert len(tools) == 500, len(tools)
+    assert tools[0]["inputSchema"] == {"type": "object", "properties": {}}, tools[0]
+    # The broker and the browser go on: a call of one of them is answered.
+    async with world.mcp("crowd") as client:
+        tab = next(t for t in await world.tabs() if t["url"] == url)
+        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
+        result = await client.call("call_page_tool", {"tab": tab["ref"], "tool": tools[499]["name"]})
+        assert not result.is_error and text(result) == "499", text(result)
+    await page.close()
