@@ -359,18 +359,11 @@
       }
     }
 
-    let scheduled = false;
-    const rescan = () => {
-      if (scheduled) return;
-      scheduled = true;
-      setTimeout(() => {
-        scheduled = false;
-        scan();
-      }, 50);
-    };
     const start = () => {
       scan();
-      new MutationObserver(rescan).observe(document, {
+      // Scanned in the observer's own callback, once per batch of changes: a page timer set here
+      // would count as the page's own in an action's watch for timers that start navigations.
+      new MutationObserver(scan).observe(document, {
         subtree: true,
         childList: true,
         attributes: true,
