@@ -10,7 +10,8 @@ the SDK routes them, by the ``MCP-Protocol-Version`` header:
   public pieces instead of its stock one, because the broker must know when a session ends
   (DELETE, idle timeout, or a client that vanished: its GET stream closed and was not reopened
   within ``get_grace``) to end the broker session and withdraw its calls, and because the stock
-  manager would advertise ``listChanged: false``.
+  manager would advertise ``listChanged: false``. Their ``tools/list`` answers are spliced as
+  the stateless era's are (:meth:`~broker.mcp_server.McpSurface.splice_tool_lists`).
 
 ``/mcp/stream`` is a WebSocket that carries one MCP connection, one JSON-RPC message per text
 frame: ``browser-mcp mcp`` relays its stdio there, so one stdio client is one broker session and
@@ -255,7 +256,10 @@ class McpEndpoint:
             return await serve_asgi(self._modern, request, self.surface.hub.frame_limit, self.surface.splice_tool_lists)
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         CONNECTION_KEY.set(legacy_key(session_id) if session_id else None)
-        return await serve_asgi(self.legacy, request, self.surface.hub.frame_limit)
+        # Only a POST's answer may hold a tool list (one JSON body); the GET stream's headers must
+        # go out at once, not wait for a first event to be looked at.
+        rewrite = self.surface.splice_tool_lists if request.method == "POST" else None
+        return await serve_asgi(self.legacy, request, self.surface.hub.frame_limit, rewrite)
 
     async def tunnel(self, request: web.Request) -> web.StreamResponse:
         """One WebSocket = one MCP connection (either era; the client's first request decides).

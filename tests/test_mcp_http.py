@@ -422,15 +422,24 @@ async def test_page_tools_whose_names_collide_once_made_valid_are_each_callable(
         assert answers == {"crafted", "spaced"}
 
 
-async def test_the_stateless_tools_list_is_written_from_ready_json(broker: BrokerUnderTest) -> None:
+async def test_the_tools_list_is_written_from_ready_json(broker: BrokerUnderTest, era: str) -> None:
     # The broker swaps a placeholder in the SDK's answer for the session's ready JSON: if the SDK
     # ever wrote that answer differently, the placeholder would reach the client and this fails.
-    await broker.extension(shop(7))
-    async with broker.mcp("Claude Code", MODERN) as client:
+    fake = await broker.extension(shop(7), shop(8))
+    async with broker.mcp("Claude Code", era) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         tools = await client.tools()
         assert list(tools) == [*FIXED, "t7_search", "t7_checkout"]
         assert tools["t7_search"].description == "the search tool (page tool, tab b1:7, shop7.example)"
+        # The 2025-11-25 session's GET stream is not rewritten: its notifications still come.
+        heard = client.changes.count
+        await client.call_json("tabs", {"action": "claim", "tab": 8})
+        await client.changes.next(heard)
+        assert "t8_search" in await client.tool_names()
+        heard = client.changes.count
+        await fake.remove_tab(8)
+        await client.changes.next(heard)
+        assert "t8_search" not in await client.tool_names()
     assert (await broker.mcp_running()).surface.unwritten_tool_lists == 0
 
 
