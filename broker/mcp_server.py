@@ -45,6 +45,7 @@ from .core import arguments, browser_tools, browser_wide
 from .core.effects import TabView
 from .core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
 from .core.messages import Tool
+from .core.results import is_content
 from .core.tool_names import name_page_tools, tab_of_page_tool
 from .hub import Hub, OnWait
 from .mcp_progress import WaitProgress
@@ -65,6 +66,8 @@ ROOTS_INPUT = "roots"
 
 COALESCE = 0.02
 UNTRUSTED = "browser-mcp/untrusted"
+# What the broker cut or withheld of a page tool's result (broker.core.results), when anything.
+LIMITED = "browser-mcp/limited"
 LIST_PLACEHOLDER = "browser-mcp-tools-list:"
 # How mcp_http names the session of a 2025-11-25 HTTP client (its answers are single JSON bodies).
 LEGACY_HTTP_PREFIX = "mcp-http-"
@@ -558,8 +561,8 @@ class McpSurface:
     async def _call_page_tool(
         self, key: str, ref: str | int, tool: str, arguments: dict[str, Any], on_wait: OnWait
     ) -> types.CallToolResult:
-        value = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
-        return _page_result(value, str(ref))
+        result = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
+        return _page_result(result.value, str(ref), result.json_text, result.notes)
 
 
 async def _client_folders(
@@ -641,10 +644,17 @@ def _error_result(exc: BrokerError) -> types.CallToolResult:
     )
 
 
-def _page_result(value: Any, ref: str) -> types.CallToolResult:
-    """The page's answer as an MCP result marked untrusted; MCP-shaped answers keep their content."""
-    meta = {UNTRUSTED: True, "browser-mcp/tab": ref}
-    if isinstance(value, dict) and isinstance(value.get("content"), list):
+def _page_result(
+    value: Any, ref: str, json_text: str | None = None, limited: tuple[str, ...] = ()
+) -> types.CallToolResult:
+    """The page's answer as an MCP result marked untrusted; MCP-shaped answers keep their content.
+
+    ``json_text``: ``value`` already written; ``limited``: what the broker cut or withheld of it.
+    """
+    meta: dict[str, Any] = {UNTRUSTED: True, "browser-mcp/tab": ref}
+    if limited:
+        meta[LIMITED] = list(limited)
+    if is_content(value):
         try:
             result = types.CallToolResult.model_validate({**value, "_meta": meta})
         except ValueError:
@@ -652,7 +662,7 @@ def _page_result(value: Any, ref: str) -> types.CallToolResult:
         else:
             return result
     try:
-        text = value if isinstance(value, str) else codec.dumps_text(value)
+        text = value if isinstance(value, str) else json_text or codec.dumps_text(value)
     except codec.JSONEncodeError as exc:
         return _unwritable(exc, ref)
     return types.CallToolResult(content=[types.TextContent(text=text)], _meta=meta)

@@ -48,7 +48,7 @@ import aiohttp
 import mcp_types as types
 import orjson
 from bench_mcp_list import LIST_PATHS, TABS, TOOLS_PER_TAB, ListResult, bench_tools_list
-from benchlib import LARGE, READY_TIMEOUT, ROOT, START_TIMEOUT, BenchError, progress
+from benchlib import LARGE, READY_TIMEOUT, ROOT, START_TIMEOUT, BenchError, progress, words_of
 from benchlib.fake_extension import FakeExtension
 from benchlib.mcp_clients import CLIENT_LABEL, INITIALIZE, era_of, loopback_http, mcp_env, relay_command
 from benchlib.proc import child_pid, status_kib, total_cpu
@@ -204,7 +204,7 @@ async def mcp_drive(client: Client, arguments: dict[str, Any], size: int, concur
 async def run_mcp_scenario(
     kind: str, path: str, size: int, concurrency: int, calls: int, warmup: int, workdir: Path, broker_cmd: list[str]
 ) -> McpRun:
-    arguments = {"tab": CALLED_TAB, "tool": "echo", "arguments": {"data": "x" * size}}
+    arguments = {"tab": CALLED_TAB, "tool": "echo", "arguments": {"data": words_of(size)}}
     async with mcp_session(kind, path, workdir, broker_cmd) as (client, pids, _server):
         await mcp_ready(client, arguments, size)
         await mcp_drive(client, arguments, size, concurrency, max(warmup, concurrency))
