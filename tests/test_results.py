@@ -200,12 +200,16 @@ async def test_bad_results_get_a_clear_answer_and_cost_nothing_else(broker: Brok
             "content item 3 dropped: an 'image' item needs its data and mimeType as strings",
         ]
         expected = [{"type": "text", "text": f"[browser-mcp: {note}]"} for note in notes]
-        assert answer.value == {"content": [*expected, {"type": "text", "text": "kept"}]}
+        assert answer.value == {"content": [*expected, {"type": "text", "text": "kept", "_meta": {"x": "y"}}]}
         assert answer.limited == [
             *notes,
             "isError dropped: str, not true or false",
             "fields that MCP results do not have dropped: extra",
         ]
+        # An item's other fields are counted too: annotations past the size drop the item, said so.
+        padded = {"type": "text", "text": "hi", "annotations": {"audience": ["user"], "note": "n " * 60_000}}
+        dropped = await give.call({"content": [padded]})
+        assert dropped.limited == ["content item 0 dropped: past the result's size"]
         # The session and its tab go on as before.
         assert await give.call("fine") == Answer("fine", [])
 

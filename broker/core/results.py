@@ -19,7 +19,8 @@ Binary-looking data does not reach a client whole by accident:
 Each withheld or dropped part leaves a text item (or, in text, a note) saying what it was. A
 content item that is not an object, of an unknown type, or without its fields of the right type
 is dropped with such a note, as are the items past :data:`MAX_ITEMS`; so is a top-level field
-that MCP results do not have (``_meta`` is the broker's to set).
+that MCP results do not have (``_meta`` is the broker's to set). An item's fields beside its
+payload (``annotations``, ``_meta``, ...) pass, counted by their JSON.
 """
 
 from __future__ import annotations
@@ -86,16 +87,7 @@ def control_count(text: str) -> int:
     return len(data) - len(data.translate(None, _CONTROL_BYTES))
 
 
-# The fields MCP gives each content type, beside its payload; any other is dropped.
-_ITEM_FIELDS = {
-    "text": frozenset({"type", "text", "annotations"}),
-    "image": frozenset({"type", "data", "mimeType", "annotations"}),
-    "audio": frozenset({"type", "data", "mimeType", "annotations"}),
-    "resource": frozenset({"type", "resource", "annotations"}),
-    "resource_link": frozenset(
-        {"type", "uri", "name", "title", "description", "mimeType", "size", "icons", "annotations"}
-    ),
-}
+_KINDS = frozenset({"text", "image", "audio", "resource", "resource_link"})
 _RESULT_FIELDS = frozenset({"content", "isError", "structuredContent"})
 
 
@@ -239,29 +231,27 @@ class _Bounds:
             return self._note_item(f"{what} dropped: {type(item).__name__}, not an object")
         given: dict[str, Any] = item
         kind = given.get("type")
-        if not isinstance(kind, str) or kind not in _ITEM_FIELDS:
+        if not isinstance(kind, str) or kind not in _KINDS:
             return self._note_item(f"{what} dropped: unknown type {str(kind)[:40]!r}")
         payload, field = _payload(given, kind)
         if not isinstance(payload, str):
             article = "an" if kind[0] in "aeiou" else "a"
             return self._note_item(f"{what} dropped: {article} {kind!r} item needs {_NEEDS[kind]}")
-        fields = _ITEM_FIELDS[kind]
-        item = given if given.keys() <= fields else {key: given[key] for key in fields if key in given}
         if kind in ("image", "audio") or field == "blob":
             withheld = self._media(payload, f"{what} ({kind})")
             if withheld is not None:
                 return withheld
-            return item if self._fits_beside(item, kind, field) else self._cut_item(what)
-        if not self._fits_beside(item, kind, field):
+            return given if self._fits_beside(given, kind, field) else self._cut_item(what)
+        if not self._fits_beside(given, kind, field):
             return self._cut_item(what)
         if kind == "resource_link":
-            return item
+            return given
         text = self.text(payload, what)
         if text is payload:
-            return item
+            return given
         if kind == "text":
-            return {**item, "text": text}
-        return {**item, "resource": {**item["resource"], "text": text}}
+            return {**given, "text": text}
+        return {**given, "resource": {**given["resource"], "text": text}}
 
     def _fits_beside(self, item: dict[str, Any], kind: str, field: str) -> bool:
         """Whether an item's fields beside its payload fit the budget (counted if so)."""
