@@ -46,12 +46,13 @@ from . import uploads
 from .asgi import Message, Scope, serve_asgi
 from .core.errors import TooManySessions
 from .hub import Hub
-from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, WORKDIR, McpSurface
+from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, LIST_PLACEHOLDER, WORKDIR, McpSurface
 from .runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
 
 __all__ = ["LegacySessions", "McpEndpoint", "RunningMcp"]
 
 logger = logging.getLogger(__name__)
+LIST_PLACEHOLDER_BYTES = LIST_PLACEHOLDER.encode()
 
 
 def legacy_key(session_id: str) -> str:
@@ -317,9 +318,11 @@ class McpEndpoint:
         async def pump_out() -> None:
             async with outbound_receive:
                 async for session_message in outbound_receive:
-                    data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                    if LIST_PLACEHOLDER_BYTES in data:
+                        data = self.surface.splice_tool_lists(data)
                     try:
-                        await ws.send_str(data)
+                        await ws.send_frame(data, WSMsgType.TEXT)
                     except ConnectionError:
                         return
 

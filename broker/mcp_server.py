@@ -390,26 +390,18 @@ class McpSurface:
         if ctx.method != "tools/list" or ctx.session.client_params is None:
             return await call_next(ctx)
         session = await self.who(ctx)
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            if not session.key.startswith(LEGACY_HTTP_PREFIX):
-                return {"tools": self._tool_dicts(session)}
-            # A 2025-11-25 HTTP session's answer is one JSON body that the SDK's transport dumps
-            # through pydantic (7 ms for 10,000 tools, three times the whole stateless answer):
-            # it gets a placeholder as the stateless era does.
-            return {"tools": [self._ready_placeholder(session)]}
-        if CONNECTION_KEY.get() is not None:
-            # The stateless era over the stdio tunnel: that path writes the result itself, fast.
-            tools = self._tool_dicts(session)
-            return {"tools": tools, "ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
-        # What the SDK's result pipeline adds for the stateless era.
+        # The SDK's writers dump every tool through pydantic (7 ms for 10,000 tools), the stateless
+        # era's through the stdlib's json too (a tenth of a second): every path the broker serves
+        # (Streamable HTTP in both eras, the stdio tunnel) writes a placeholder instead, swapped
+        # for the session's ready JSON in the bytes it sends (:meth:`splice_tool_lists`).
         placeholder = self._ready_placeholder(session)
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return {"tools": [placeholder]}
+        # What the SDK's result pipeline adds for the stateless era.
         return {"tools": [placeholder], "ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
 
     def _ready_placeholder(self, session: McpSession) -> str:
-        """A stand-in for the session's tool list, which the HTTP endpoint swaps for the ready JSON
-        in the bytes it writes (:meth:`splice_tool_lists`): the SDK's writers dump every tool
-        through pydantic, and the stateless era's through the stdlib's json too (a tenth of a
-        second for 10,000 tools)."""
+        """A stand-in for the session's tool list, kept until :meth:`splice_tool_lists` swaps it."""
         placeholder = f"{LIST_PLACEHOLDER}{uuid.uuid4().hex}"
         self._ready_lists[placeholder] = self._tool_list_json(session)
         return placeholder

@@ -443,6 +443,30 @@ async def test_the_tools_list_is_written_from_ready_json(broker: BrokerUnderTest
     assert (await broker.mcp_running()).surface.unwritten_tool_lists == 0
 
 
+async def test_the_tunnels_tools_list_is_written_from_ready_json(broker: BrokerUnderTest) -> None:
+    # The stdio tunnel writes its frames itself: it swaps the placeholder as the HTTP endpoint does.
+    await broker.extension(shop(7))
+    async with broker.client.ws_connect("/mcp/stream") as ws:
+
+        async def request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            await ws.send_json({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            async with asyncio.timeout(5):
+                while True:
+                    frame = await ws.receive()
+                    assert frame.type is aiohttp.WSMsgType.TEXT
+                    message: dict[str, Any] = frame.json()
+                    if message.get("id") == request_id:
+                        return message
+
+        await request(1, "initialize", initialize_request("relay")["params"])
+        await ws.send_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await request(2, "tools/call", {"name": "tabs", "arguments": {"action": "claim", "tab": 7}})
+        listed = await request(3, "tools/list", {})
+    names = [tool["name"] for tool in listed["result"]["tools"]]
+    assert names[: len(FIXED)] == FIXED and names[-2:] == ["t7_search", "t7_checkout"]
+    assert (await broker.mcp_running()).surface.unwritten_tool_lists == 0
+
+
 async def test_opening_a_tab_of_another_scheme_is_a_tool_error(broker: BrokerUnderTest, era: str) -> None:
     fake = await broker.extension(shop(7))
     async with broker.mcp("Claude Code", era) as client:
