@@ -10,8 +10,11 @@ the SDK routes them, by the ``MCP-Protocol-Version`` header:
   public pieces instead of its stock one, because the broker must know when a session ends
   (DELETE, idle timeout, or a client that vanished: its GET stream closed and was not reopened
   within ``get_grace``) to end the broker session and withdraw its calls, and because the stock
-  manager would advertise ``listChanged: false``. Their ``tools/list`` answers are spliced as
-  the stateless era's are (:meth:`~broker.mcp_server.McpSurface.splice_tool_lists`).
+  manager would advertise ``listChanged: false``.
+
+Every ``tools/list`` answer (both eras, and the tunnel below) carries a placeholder that is
+swapped for the session's ready JSON in the bytes sent
+(:meth:`~broker.mcp_server.McpSurface.splice_tool_lists`).
 
 ``/mcp/stream`` is a WebSocket that carries one MCP connection, one JSON-RPC message per text
 frame: ``browser-mcp mcp`` relays its stdio there, so one stdio client is one broker session and
