@@ -147,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("--silence-timeout", "SECONDS", "a link silent this long is closed, its calls failed (default: {})"),
         ("--max-links", "N", "extension links open at once; one more is refused (default: {})"),
         ("--max-tabs", "N", "tabs of all browsers together; more are ignored (default: {})"),
+        (
+            "--max-result-chars",
+            "N",
+            "characters of a page tool's result a client gets; past them it is cut, with a note (default: {})",
+        ),
     ):
         default = getattr(DEFAULTS, flag[2:].replace("-", "_"))
         serve.add_argument(
@@ -302,6 +307,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise ClientError("--max-links and --max-tabs must be at least 1")
     if args.upload_max_mb <= 0:
         raise ClientError("--upload-max-mb must be positive")
+    if args.max_result_chars < 1:
+        raise ClientError("--max-result-chars must be at least 1")
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     first_run = not paths.token_file().exists()
@@ -325,6 +332,7 @@ def _serve(args: argparse.Namespace) -> int:
             silence_timeout=args.silence_timeout,
             max_links=args.max_links,
             max_tabs=args.max_tabs,
+            max_result_chars=args.max_result_chars,
         ),
     )
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)

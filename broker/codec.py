@@ -257,6 +257,11 @@ def dumps(value: Any) -> bytes:
     return _exact(orjson.dumps(value))
 
 
+def written(text: str) -> Any:
+    """JSON already written, to go into a value :func:`dumps` writes as it is."""
+    return orjson.Fragment(text)
+
+
 def dumps_text(value: Any) -> str:
     return orjson.dumps(value).decode()
 

@@ -54,6 +54,7 @@ from .core.errors import (
 )
 from .core.messages import Arguments, ErrorReply, JsonObject, RawJson, Tool
 from .core.once import Outcome
+from .core.results import PageResult, bounded_result
 from .core.state import Broker
 
 __all__ = ["Hub", "LinkSender", "OnWait"]
@@ -292,8 +293,11 @@ class Hub:
         answer_within: float | None = None,
         once_key: str | None = None,
         on_wait: OnWait | None = None,
-    ) -> Any:
+    ) -> PageResult:
         """Call a page tool; with ``once_key``, at most once per session and key.
+
+        Its result comes bounded as :mod:`broker.core.results` says (cut past
+        ``max_result_chars``, binary-looking parts withheld, each with a note).
 
         A repeat with the same key while the first call runs waits for it; one after it ended
         gets its outcome, as :class:`~broker.core.once.OnceKeys` keeps it. A call with a key
@@ -303,8 +307,24 @@ class Hub:
         Raises:
             IdempotencyKeyReused: ``once_key`` named another call.
             TooManyCalls: the session holds as many keys as it may.
+            PageToolFailed: the page's result cannot be written as JSON.
         """
+        value = await self._call_tool(session_id, ref, tool, args, answer_within, once_key, on_wait)
+        try:
+            return bounded_result(value, self.config.max_result_chars, codec.dumps_text)
+        except codec.JSONEncodeError as exc:
+            raise PageToolFailed(f"the page's result cannot be written as JSON: {exc}") from None
 
+    async def _call_tool(
+        self,
+        session_id: SessionId,
+        ref: str | int,
+        tool: str,
+        args: Arguments,
+        answer_within: float | None,
+        once_key: str | None,
+        on_wait: OnWait | None,
+    ) -> Any:
         def start(now: float) -> tuple[CallId, list[Effect]]:
             return self.core.call_tool(session_id, ref, tool, args, now, answer_within)
 

@@ -12,6 +12,10 @@ the SDK routes them, by the ``MCP-Protocol-Version`` header:
   within ``get_grace``) to end the broker session and withdraw its calls, and because the stock
   manager would advertise ``listChanged: false``.
 
+Every ``tools/list`` answer (both eras, and the tunnel below) carries a placeholder that is
+swapped for the session's ready JSON in the bytes sent
+(:meth:`~broker.mcp_server.McpSurface.splice_tool_lists`).
+
 ``/mcp/stream`` is a WebSocket that carries one MCP connection, one JSON-RPC message per text
 frame: ``browser-mcp mcp`` relays its stdio there, so one stdio client is one broker session and
 the SDK makes every protocol decision. The security guard in :mod:`broker.app` has already
@@ -45,12 +49,13 @@ from . import uploads
 from .asgi import Message, Scope, serve_asgi
 from .core.errors import TooManySessions
 from .hub import Hub
-from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, WORKDIR, McpSurface
+from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, LIST_PLACEHOLDER, WORKDIR, McpSurface
 from .runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
 
 __all__ = ["LegacySessions", "McpEndpoint", "RunningMcp"]
 
 logger = logging.getLogger(__name__)
+LIST_PLACEHOLDER_BYTES = LIST_PLACEHOLDER.encode()
 
 
 def legacy_key(session_id: str) -> str:
@@ -255,7 +260,10 @@ class McpEndpoint:
             return await serve_asgi(self._modern, request, self.surface.hub.frame_limit, self.surface.splice_tool_lists)
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         CONNECTION_KEY.set(legacy_key(session_id) if session_id else None)
-        return await serve_asgi(self.legacy, request, self.surface.hub.frame_limit)
+        # Only a POST's answer may hold a tool list (one JSON body); the GET stream's headers must
+        # go out at once, not wait for a first event to be looked at.
+        rewrite = self.surface.splice_tool_lists if request.method == "POST" else None
+        return await serve_asgi(self.legacy, request, self.surface.hub.frame_limit, rewrite)
 
     async def tunnel(self, request: web.Request) -> web.StreamResponse:
         """One WebSocket = one MCP connection (either era; the client's first request decides).
@@ -313,9 +321,11 @@ class McpEndpoint:
         async def pump_out() -> None:
             async with outbound_receive:
                 async for session_message in outbound_receive:
-                    data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                    if LIST_PLACEHOLDER_BYTES in data:
+                        data = self.surface.splice_tool_lists(data)
                     try:
-                        await ws.send_str(data)
+                        await ws.send_frame(data, WSMsgType.TEXT)
                     except ConnectionError:
                         return
 

@@ -45,6 +45,7 @@ from .core import arguments, browser_tools, browser_wide
 from .core.effects import TabView
 from .core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
 from .core.messages import Tool
+from .core.results import is_content
 from .core.tool_names import name_page_tools, tab_of_page_tool
 from .hub import Hub, OnWait
 from .mcp_progress import WaitProgress
@@ -65,6 +66,8 @@ ROOTS_INPUT = "roots"
 
 COALESCE = 0.02
 UNTRUSTED = "browser-mcp/untrusted"
+# What the broker cut or withheld of a page tool's result (broker.core.results), when anything.
+LIMITED = "browser-mcp/limited"
 LIST_PLACEHOLDER = "browser-mcp-tools-list:"
 # How mcp_http names the session of a 2025-11-25 HTTP client (its answers are single JSON bodies).
 LEGACY_HTTP_PREFIX = "mcp-http-"
@@ -387,19 +390,21 @@ class McpSurface:
         if ctx.method != "tools/list" or ctx.session.client_params is None:
             return await call_next(ctx)
         session = await self.who(ctx)
+        # The SDK's writers dump every tool through pydantic (7 ms for 10,000 tools), the stateless
+        # era's through the stdlib's json too (a tenth of a second): every path the broker serves
+        # (Streamable HTTP in both eras, the stdio tunnel) writes a placeholder instead, swapped
+        # for the session's ready JSON in the bytes it sends (:meth:`splice_tool_lists`).
+        placeholder = self._ready_placeholder(session)
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            return {"tools": self._tool_dicts(session)}
-        if CONNECTION_KEY.get() is not None:
-            # The stateless era over the stdio tunnel: that path writes the result itself, fast.
-            tools = self._tool_dicts(session)
-            return {"tools": tools, "ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
-        # The stateless era's writer dumps every tool through pydantic and the stdlib's json (a
-        # tenth of a second for 10,000 tools): it gets a placeholder, which the HTTP endpoint
-        # swaps for the session's ready JSON in the bytes it writes (:meth:`splice_tool_lists`).
-        placeholder = f"{LIST_PLACEHOLDER}{uuid.uuid4().hex}"
-        self._ready_lists[placeholder] = self._tool_list_json(session)
+            return {"tools": [placeholder]}
         # What the SDK's result pipeline adds for the stateless era.
         return {"tools": [placeholder], "ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
+
+    def _ready_placeholder(self, session: McpSession) -> str:
+        """A stand-in for the session's tool list, kept until :meth:`splice_tool_lists` swaps it."""
+        placeholder = f"{LIST_PLACEHOLDER}{uuid.uuid4().hex}"
+        self._ready_lists[placeholder] = self._tool_list_json(session)
+        return placeholder
 
     @property
     def unwritten_tool_lists(self) -> int:
@@ -548,8 +553,8 @@ class McpSurface:
     async def _call_page_tool(
         self, key: str, ref: str | int, tool: str, arguments: dict[str, Any], on_wait: OnWait
     ) -> types.CallToolResult:
-        value = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
-        return _page_result(value, str(ref))
+        result = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
+        return _page_result(result.value, str(ref), result.json_text, result.notes)
 
 
 async def _client_folders(
@@ -640,10 +645,17 @@ def _error_result(exc: BrokerError) -> types.CallToolResult:
     )
 
 
-def _page_result(value: Any, ref: str) -> types.CallToolResult:
-    """The page's answer as an MCP result marked untrusted; MCP-shaped answers keep their content."""
-    meta = {UNTRUSTED: True, "browser-mcp/tab": ref}
-    if isinstance(value, dict) and isinstance(value.get("content"), list):
+def _page_result(
+    value: Any, ref: str, json_text: str | None = None, limited: tuple[str, ...] = ()
+) -> types.CallToolResult:
+    """The page's answer as an MCP result marked untrusted; MCP-shaped answers keep their content.
+
+    ``json_text``: ``value`` already written; ``limited``: what the broker cut or withheld of it.
+    """
+    meta: dict[str, Any] = {UNTRUSTED: True, "browser-mcp/tab": ref}
+    if limited:
+        meta[LIMITED] = list(limited)
+    if is_content(value):
         try:
             result = types.CallToolResult.model_validate({**value, "_meta": meta})
         except ValueError:
@@ -651,7 +663,7 @@ def _page_result(value: Any, ref: str) -> types.CallToolResult:
         else:
             return result
     try:
-        text = value if isinstance(value, str) else codec.dumps_text(value)
+        text = value if isinstance(value, str) else json_text or codec.dumps_text(value)
     except codec.JSONEncodeError as exc:
         return _unwritable(exc, ref)
     return types.CallToolResult(content=[types.TextContent(text=text)], _meta=meta)

@@ -179,7 +179,8 @@ async def call_tool(request: web.Request) -> web.Response:
         raise InvalidRequest("Idempotency-Key must be 1-128 printable characters")
     ref, tool = request.match_info["tab"], request.match_info["tool"]
     result = await _hub(request).call_tool(session_id, ref, tool, args, answer_within, once_key)
-    return _result_response(result)
+    value = result.value if result.json_text is None else codec.written(result.json_text)
+    return json_response({"result": value, "limited": list(result.notes)} if result.notes else {"result": value})
 
 
 @routes.post("/tabs/{tab}/actions/{action}")

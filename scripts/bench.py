@@ -59,8 +59,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--broker-cmd",
-        # The rate limits are off: the bench drives one session (and one client token) as hard as it can.
-        default=f"{BROWSER_MCP} serve --rate-limit 0 --client-rate-limit 0",
+        # The rate limits are off: the bench drives one session (and one client token) as hard as it can;
+        # a 100 KB answer goes through whole, as it does through the baselines (still checked for its size).
+        default=f"{BROWSER_MCP} serve --rate-limit 0 --client-rate-limit 0 --max-result-chars 1000000",
         help="how to start the broker; --port and --discovery-dir are appended (default: %(default)s)",
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")

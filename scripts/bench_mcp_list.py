@@ -1,10 +1,13 @@
 """The tools/list part of the MCP benchmark (``scripts/bench_mcp.py``): what a long list costs the broker.
 
 A fake extension of 500 tabs x 20 tools, all owned by one MCP session (claimed with the ``tabs``
-tool): the broker's CPU per ``tools/list`` request (many requests, divided) and the client's round
+tool): the broker's CPU per ``tools/list`` request (many requests, divided; the scheduler's
+nanoseconds, not clock ticks, which would swamp a few milliseconds) and the client's round
 trip, over HTTP in both eras (raw HTTP: the SDK client takes about half a second to parse 10,000
 tools) and over stdio (broker + relay CPU); then the broker's CPU per ``call_page_tool`` call while
-the session's list is that long.
+the session's list is that long. The ``sdk-`` paths measure the broker's CPU serving the official
+SDK client itself over HTTP, in the 2025-11-25 era (a stateful session, its GET stream open) beside
+the 2026-07-28 era; their round trips include the client's parsing.
 """
 
 from __future__ import annotations
@@ -21,15 +24,15 @@ from typing import Any
 import aiohttp
 from benchlib import CALL_TIMEOUT, BenchError, progress
 from benchlib.fake_extension import FakeExtension
-from benchlib.mcp_clients import CLIENT_LABEL, RawHttp, RawStdio, era_of, mcp_env, relay_command
-from benchlib.proc import total_cpu
+from benchlib.mcp_clients import CLIENT_LABEL, RawHttp, RawStdio, SdkHttp, era_of, mcp_env, relay_command
+from benchlib.proc import run_seconds
 from benchlib.servers import start_broker, wait_for_tabs
 
 from broker.core.security import client_token
 
 TABS, TOOLS_PER_TAB = 500, 20
 # measured on these paths, whichever --mcp-paths the call scenarios take
-LIST_PATHS = ("http-2025", "http-2026", "stdio-2025")
+LIST_PATHS = ("http-2025", "http-2026", "stdio-2025", "sdk-2025", "sdk-2026")
 
 VERBS = ("search", "get", "list", "add", "remove", "update", "open", "show", "filter", "sort")
 NOUNS = ("products", "cart", "orders", "reviews", "account")
@@ -86,15 +89,39 @@ class ListResult:
     call_cpu_ms: float  # broker CPU per call_page_tool call while the session owns all those tools
 
 
-LIST_PATHS = ("http-2025", "http-2026", "stdio-2025")
+Client = RawHttp | RawStdio | SdkHttp
 
 
-async def claim(client: RawHttp | RawStdio, tab: int) -> None:
-    result, _ = await client.request(
-        "tools/call", {"name": "tabs", "arguments": {"action": "claim", "tab": tab}}, name="tabs"
-    )
+async def call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(client, SdkHttp):
+        result = await client.call_tool(name, arguments)
+    else:
+        result, _ = await client.request("tools/call", {"name": name, "arguments": arguments}, name=name)
     if result.get("isError"):
-        raise BenchError(f"claiming tab {tab} failed: {result}")
+        raise BenchError(f"{name} {arguments} failed: {result}")
+    return result
+
+
+async def list_once(client: Client, size: int) -> None:
+    """One ``tools/list``, its answer checked as cheaply as the client allows.
+
+    Raises: BenchError, for an answer that is not the list.
+    """
+    if isinstance(client, SdkHttp):
+        if len(await client.list_tools()) < TABS * TOOLS_PER_TAB:
+            raise BenchError("tools/list lost tools")
+        return
+    data = await client.exchange("tools/list", {})
+    if b'"tools"' not in data[:200] or len(data) < size // 2:
+        raise BenchError(f"tools/list failed: {data[:300]!r}")
+
+
+async def first_list(client: Client) -> tuple[int, int]:
+    """How many tools the first ``tools/list`` holds, and its size in bytes (0: the SDK's client does not say)."""
+    if isinstance(client, SdkHttp):
+        return len(await client.list_tools()), 0
+    result, size = await client.request("tools/list", {})
+    return len(result["tools"]), size
 
 
 async def bench_tools_list(path: str, requests: int, workdir: Path, broker_cmd: list[str]) -> ListResult:
@@ -109,8 +136,10 @@ async def bench_tools_list(path: str, requests: int, workdir: Path, broker_cmd: 
         stack.push_async_callback(fake.close)
         await wait_for_tabs(session, broker, TABS)
         pids = [broker.pid]
-        client: RawHttp | RawStdio
-        if path.startswith("http"):
+        client: Client
+        if path.startswith("sdk"):
+            client = SdkHttp(broker.url + "/mcp", client_token(broker.token, CLIENT_LABEL), era_of(path))
+        elif path.startswith("http"):
             client = RawHttp(session, broker.url + "/mcp", client_token(broker.token, CLIENT_LABEL), era_of(path))
         else:
             env = {**os.environ, **mcp_env(workdir)}
@@ -125,31 +154,30 @@ async def bench_tools_list(path: str, requests: int, workdir: Path, broker_cmd: 
         await client.open()
         stack.push_async_callback(client.close)
         for tab in range(1, TABS + 1):
-            await claim(client, tab)
+            await call(client, "tabs", {"action": "claim", "tab": tab})
+        if isinstance(client, SdkHttp):
+            await client.event_stream_open()
         started = time.perf_counter()
-        result, size = await client.request("tools/list", {})
+        count, size = await first_list(client)
         first = time.perf_counter() - started
-        count = len(result["tools"])
         if count < TABS * TOOLS_PER_TAB:
             raise BenchError(f"tools/list has {count} tools, not the {TABS * TOOLS_PER_TAB} of the claimed tabs")
         for _ in range(3):
-            await client.request("tools/list", {})
+            await list_once(client, size)
         latencies: list[float] = []
-        before = [total_cpu(p) for p in pids]
+        before = [run_seconds(p) for p in pids]
         for _ in range(requests):
             started = time.perf_counter()
-            data = await client.exchange("tools/list", {})
+            await list_once(client, size)
             latencies.append(time.perf_counter() - started)
-            if b'"tools"' not in data[:200] or len(data) < size // 2:
-                raise BenchError(f"tools/list failed: {data[:300]!r}")
-        after = [total_cpu(p) for p in pids]
+        after = [run_seconds(p) for p in pids]
         # A page tool call while the session's list is this long: does a call pay for the list?
-        call = {"name": "call_page_tool", "arguments": {"tab": 1, "tool": "search_products_0", "arguments": {"q": 1}}}
-        await client.request("tools/call", call, name="call_page_tool")
-        calls_before = total_cpu(broker.pid)
+        page_call = {"tab": 1, "tool": "search_products_0", "arguments": {"q": 1}}
+        await call(client, "call_page_tool", page_call)
+        calls_before = run_seconds(broker.pid)
         for _ in range(requests):
-            await client.request("tools/call", call, name="call_page_tool")
-        call_cpu = (total_cpu(broker.pid) - calls_before) / requests * 1e3
+            await call(client, "call_page_tool", page_call)
+        call_cpu = (run_seconds(broker.pid) - calls_before) / requests * 1e3
     spent = [(a - b) / requests * 1e3 for a, b in zip(after, before, strict=True)]
     found = ListResult(
         path=path,

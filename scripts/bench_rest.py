@@ -36,7 +36,7 @@ from typing import Any
 
 import aiohttp
 import orjson
-from benchlib import CALL_TIMEOUT, LARGE, READY_TIMEOUT, SMALL, BenchError, progress
+from benchlib import CALL_TIMEOUT, LARGE, READY_TIMEOUT, SMALL, BenchError, progress, words_of
 from benchlib.fake_extension import FakeExtension
 from benchlib.proc import CLOCK_TICK, cpu_seconds, status_kib
 from benchlib.report import Verdict, machine, size_label
@@ -132,7 +132,7 @@ class Run:
 def tool_args(size: int, shape: str) -> dict[str, Any]:
     """The call's arguments, about ``size`` bytes of JSON: one string, or many small objects."""
     if shape == "flat":
-        return {"data": "x" * size}
+        return {"data": words_of(size)}
     item = {"id": 1000, "name": "item", "tags": ["a", "b"], "price": 1.5}
     count = max(1, round((size - 12) / (len(orjson.dumps(item)) + 1)))
     return {"data": [{**item, "id": 1000 + i} for i in range(count)]}

@@ -206,6 +206,20 @@ async def test_call_prints_a_text_result_as_text(
     assert result.stdout == "hello Ada\n"
 
 
+async def test_serve_max_result_chars_cuts_what_call_prints(
+    discovery_dir: Path, brokers: Brokers, connect_fake: ConnectFake
+) -> None:
+    refused = await cli(discovery_dir, "serve", "--port", "0", "--max-result-chars", "0")
+    refused.assert_failed_saying("--max-result-chars must be at least 1")
+    broker = await brokers.start("--max-result-chars", "20")
+    await connect_fake(broker, *shop_tabs())
+    await cli(discovery_dir, "claim", "7")
+    result = await cli(discovery_dir, "call", "7", "greet", '{"name": "Ada Lovelace, who wrote the first program"}')
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("hello Ada Lovelace, \n[browser-mcp: the result cut at 20 of its 47 characters")
+
+
 async def test_call_without_args_sends_an_empty_object(
     discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension, session: aiohttp.ClientSession
 ) -> None:

@@ -422,15 +422,48 @@ async def test_page_tools_whose_names_collide_once_made_valid_are_each_callable(
         assert answers == {"crafted", "spaced"}
 
 
-async def test_the_stateless_tools_list_is_written_from_ready_json(broker: BrokerUnderTest) -> None:
+async def test_the_tools_list_is_written_from_ready_json(broker: BrokerUnderTest, era: str) -> None:
     # The broker swaps a placeholder in the SDK's answer for the session's ready JSON: if the SDK
     # ever wrote that answer differently, the placeholder would reach the client and this fails.
-    await broker.extension(shop(7))
-    async with broker.mcp("Claude Code", MODERN) as client:
+    fake = await broker.extension(shop(7), shop(8))
+    async with broker.mcp("Claude Code", era) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         tools = await client.tools()
         assert list(tools) == [*FIXED, "t7_search", "t7_checkout"]
         assert tools["t7_search"].description == "the search tool (page tool, tab b1:7, shop7.example)"
+        # The 2025-11-25 session's GET stream is not rewritten: its notifications still come.
+        heard = client.changes.count
+        await client.call_json("tabs", {"action": "claim", "tab": 8})
+        await client.changes.next(heard)
+        assert "t8_search" in await client.tool_names()
+        heard = client.changes.count
+        await fake.remove_tab(8)
+        await client.changes.next(heard)
+        assert "t8_search" not in await client.tool_names()
+    assert (await broker.mcp_running()).surface.unwritten_tool_lists == 0
+
+
+async def test_the_tunnels_tools_list_is_written_from_ready_json(broker: BrokerUnderTest) -> None:
+    # The stdio tunnel writes its frames itself: it swaps the placeholder as the HTTP endpoint does.
+    await broker.extension(shop(7))
+    async with broker.client.ws_connect("/mcp/stream") as ws:
+
+        async def request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            await ws.send_json({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            async with asyncio.timeout(5):
+                while True:
+                    frame = await ws.receive()
+                    assert frame.type is aiohttp.WSMsgType.TEXT
+                    message: dict[str, Any] = frame.json()
+                    if message.get("id") == request_id:
+                        return message
+
+        await request(1, "initialize", initialize_request("relay")["params"])
+        await ws.send_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await request(2, "tools/call", {"name": "tabs", "arguments": {"action": "claim", "tab": 7}})
+        listed = await request(3, "tools/list", {})
+    names = [tool["name"] for tool in listed["result"]["tools"]]
+    assert names[: len(FIXED)] == FIXED and names[-2:] == ["t7_search", "t7_checkout"]
     assert (await broker.mcp_running()).surface.unwritten_tool_lists == 0
 
 

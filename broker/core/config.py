@@ -59,6 +59,9 @@ class Config:
     # Folders (absolute) every caller may upload files from, and the largest file it may upload.
     upload_dirs: tuple[str, ...] = ()
     upload_max_bytes: int = 100 * 1024 * 1024
+    # Characters of a page tool's result a client gets; past them it is cut, with a note
+    # (broker.core.results has the whole rule).
+    max_result_chars: int = 100_000
 
 
 DEFAULTS = Config(server_version="")

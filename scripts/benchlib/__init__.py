@@ -45,6 +45,12 @@ READY_TIMEOUT = 10.0
 CALL_TIMEOUT = 60.0
 
 
+def words_of(size: int) -> str:
+    """``size`` characters of text, in words: a run of letters with no space would be withheld by
+    the broker as base64-looking (``broker/core/results.py``)."""
+    return ("x" * 9 + " ") * (size // 10) + "x" * (size % 10)
+
+
 class BenchError(Exception):
     """The benchmark could not run a scenario; the message says why."""
 

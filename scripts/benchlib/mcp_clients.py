@@ -2,18 +2,24 @@
 command line that spawns ``browser-mcp mcp``, and raw JSON-RPC clients over HTTP and stdio.
 
 The raw clients are plain aiohttp and subprocess pipes rather than the SDK's client: the SDK takes
-about half a second to parse a ``tools/list`` of 10,000 tools, which would swamp the broker's share.
+about half a second to parse a ``tools/list`` of 10,000 tools, which would swamp the broker's share
+of a round trip. :class:`SdkHttp` is the SDK's client itself, for what the broker spends serving it
+(its 2025-11-25 session keeps a GET stream open, which raw HTTP does not).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import httpx2
+import mcp_types as types
 import orjson
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from benchlib import CALL_TIMEOUT, BenchError
 from benchlib.servers import BROWSER_MCP, Server
@@ -176,3 +182,54 @@ class RawStdio:
         except TimeoutError:
             self.process.kill()
             await self.process.wait()
+
+
+class SdkHttp:
+    """The official SDK client (``mcp.Client``) of ``/mcp``: in the 2025-11-25 era a stateful
+    session whose GET stream is open (the SDK opens it after the handshake), else stateless."""
+
+    def __init__(self, url: str, token: str, era: str) -> None:
+        self.url = url
+        self.token = token
+        self.era = era
+        self.stack = contextlib.AsyncExitStack()
+        self.client: Client | None = None
+        self.list_changes = asyncio.Event()
+
+    async def open(self) -> None:
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                self.list_changes.set()
+
+        http = await self.stack.enter_async_context(loopback_http({"Authorization": f"Bearer {self.token}"}))
+        self.client = await self.stack.enter_async_context(
+            Client(
+                streamable_http_client(self.url, http_client=http),
+                mode=self.era,
+                client_info=types.Implementation(name=CLIENT_LABEL, version="1"),
+                message_handler=on_message,
+            )
+        )
+
+    async def event_stream_open(self) -> None:
+        """Raises: BenchError, when no list change came on the session's GET stream (2025-11-25 era)."""
+        if self.era == MODERN:
+            return
+        try:
+            async with asyncio.timeout(CALL_TIMEOUT):
+                await self.list_changes.wait()
+        except TimeoutError:
+            why = "no notifications/tools/list_changed came: the SDK client's GET stream is not open"
+            raise BenchError(why) from None
+
+    async def close(self) -> None:
+        await self.stack.aclose()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        assert self.client is not None
+        result = await self.client.call_tool(name, arguments)
+        return result.model_dump(by_alias=True, exclude_none=True)
+
+    async def list_tools(self) -> list[types.Tool]:
+        assert self.client is not None
+        return (await self.client.list_tools(cache_mode="bypass")).tools
