@@ -224,10 +224,18 @@ def build_parser() -> argparse.ArgumentParser:
     native_install.add_arguments(
         commands.add_parser("install-native-host", help="register the native messaging host with the browsers")
     )
+    from . import service  # noqa: PLC0415 - kept beside its subcommand
+
+    service.add_arguments(
+        commands.add_parser("service", help="run the broker as a login service (systemd user unit, launchd agent)")
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .service import split_install_options  # noqa: PLC0415
+
+    argv, serve_options = split_install_options(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     try:
         if args.command == "serve":
@@ -241,6 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from . import native_host, native_install  # noqa: PLC0415
 
             return (native_host.main if args.command == "native-host" else native_install.main)(args)
+        if args.command == "service":
+            from . import service  # noqa: PLC0415
+
+            return service.main(args, serve_options or [], _check_serve_options)
         return _CLIENT_COMMANDS[args.command](args)
     except ClientError as exc:
         print(f"browser-mcp {args.command}: {exc}", file=sys.stderr)
@@ -259,6 +271,18 @@ def _allowed_extensions(flags: list[str]) -> frozenset[str]:
     if refused:
         raise ClientError(refused)
     return frozenset(ids)
+
+
+def _check_serve_options(options: list[str]) -> None:
+    """Exits as ``serve`` would (argparse's message, code 2) when it would refuse ``options``."""
+    try:
+        build_parser().parse_args(["serve", *options])
+    except SystemExit:
+        print(
+            "browser-mcp service install: the options after install are serve's (see browser-mcp serve --help)",
+            file=sys.stderr,
+        )
+        raise
 
 
 def _upload_dirs(flags: list[Path]) -> tuple[str, ...]:
