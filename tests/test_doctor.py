@@ -1,0 +1,209 @@
+"""``browser-mcp doctor``: each finding made on purpose, against a real broker, in a temporary home.
+
+A healthy setup (a broker, a browser connected, the native host and a Cursor configuration of this
+install) passes with exit code 0; each test then breaks one thing and reads what doctor says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import attrs
+import pytest
+
+from broker.doctor import PORTS
+
+from .cli_helpers import BrokerProcess, Brokers, CliResult, connect_extension, run_cli, token_file_for
+from .fakes import FakeExtension, FakeTab
+
+
+@attrs.frozen
+class Setup:
+    home: Path
+    discovery: Path
+    broker: BrokerProcess | None
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / "config")}
+
+    async def cli(self, *args: str, as_flag: bool = True) -> CliResult:
+        return await run_cli(*args, discovery_dir=self.discovery, as_flag=as_flag, env=self.env)
+
+    async def doctor(self) -> CliResult:
+        return await self.cli("doctor")
+
+
+def _line(result: CliResult, label: str, check: str) -> str:
+    """The finding of ``check`` at ``label`` (ok, note, PROBLEM), with its fix line when it has one."""
+    lines = result.stdout.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith(f"{label:<8} {check}: "):
+            following = lines[index + 1] if index + 1 < len(lines) else ""
+            return line + ("\n" + following if following.lstrip().startswith("fix: ") else "")
+    raise AssertionError(f"no {label} {check} finding in:\n{result.stdout}")
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    return folder
+
+
+async def _healthy(home: Path, discovery: Path, brokers: Brokers) -> Setup:
+    setup = Setup(home, discovery, await brokers.start())
+    installed = await setup.cli("install-native-host", "--browser", "chromium", as_flag=False)
+    assert installed.returncode == 0, installed.stderr
+    written = await setup.cli("mcp-config", "--client-app", "cursor", "--write", as_flag=False)
+    assert written.returncode == 0, written.stderr
+    return setup
+
+
+@pytest.fixture
+async def connected(
+    home: Path, discovery_dir: Path, brokers: Brokers, session: aiohttp.ClientSession
+) -> AsyncIterator[Setup]:
+    """A broker with a (fake) browser connected, the native host and Cursor pointing at this install."""
+    setup = await _healthy(home, discovery_dir, brokers)
+    assert setup.broker is not None
+    fake: FakeExtension = await connect_extension(session, setup.broker, FakeTab(1, "https://shop.example/", "Shop"))
+    try:
+        yield setup
+    finally:
+        await fake.close()
+
+
+async def test_a_healthy_setup_is_all_well(connected: Setup) -> None:
+    result = await connected.doctor()
+    assert result.returncode == 0, result.stdout
+    broker = connected.broker
+    assert broker is not None
+    assert f"running: pid {broker.pid}, port {broker.port}, version " in _line(result, "ok", "broker")
+    assert (
+        _line(result, "ok", "token file")
+        == f"ok       token file: {token_file_for(connected.discovery)}: yours, mode 0600"
+    )
+    assert _line(result, "ok", "discovery folder").endswith(f"{connected.discovery}: yours, mode 0700")
+    assert re.search(rf"browser: b1 .* on port {broker.port}: 1 tabs; ", _line(result, "ok", "browser"))
+    assert _line(result, "ok", "native host") == "ok       native host: registered for chromium; it runs this install"
+    cursor = connected.home / ".cursor" / "mcp.json"
+    assert (
+        _line(result, "ok", "MCP clients")
+        == f"ok       MCP clients: Cursor ({cursor}): server 'browser' runs this install"
+    )
+    assert result.stdout.rstrip().endswith("all is well")
+    assert "PROBLEM" not in result.stdout
+
+
+async def test_no_broker_is_a_problem_with_its_fix(home: Path, discovery_dir: Path) -> None:
+    result = await Setup(home, discovery_dir, None).doctor()
+    assert result.returncode == 1
+    assert _line(result, "PROBLEM", "broker") == (
+        "PROBLEM  broker: no broker is running\n"
+        "         fix: browser-mcp serve (or browser-mcp service install, to keep one running)"
+    )
+    assert _line(result, "note", "browser") == "note     browser: not checked: no broker answers"
+    assert result.stdout.rstrip().endswith("1 problem found")
+
+
+async def test_a_token_file_others_may_read_is_a_problem(connected: Setup) -> None:
+    token = token_file_for(connected.discovery)
+    token.chmod(0o644)
+    result = await connected.doctor()
+    assert result.returncode == 1
+    finding = _line(result, "PROBLEM", "token file")
+    assert finding.startswith(f"PROBLEM  token file: {token} has mode 0644: other users may read the token")
+    assert finding.endswith(f"fix: chmod 600 {token}")
+
+
+async def test_a_discovery_folder_others_may_write_is_a_problem(connected: Setup) -> None:
+    connected.discovery.chmod(0o777)
+    result = await connected.doctor()
+    assert result.returncode == 1
+    assert _line(result, "PROBLEM", "discovery folder") == (
+        f"PROBLEM  discovery folder: {connected.discovery} has mode 0777: other users may add or delete files in it\n"
+        f"         fix: chmod 700 {connected.discovery}"
+    )
+
+
+async def test_a_broker_without_a_browser_is_a_problem(home: Path, discovery_dir: Path, brokers: Brokers) -> None:
+    setup = await _healthy(home, discovery_dir, brokers)
+    assert setup.broker is not None
+    result = await setup.doctor()
+    assert result.returncode == 1
+    finding = _line(result, "PROBLEM", "browser")
+    assert finding.startswith(f"PROBLEM  browser: no browser is connected to the broker on port {setup.broker.port}")
+    assert "browser-mcp install-native-host" in finding and "browser-mcp pair" in finding
+    assert result.stdout.rstrip().endswith("1 problem found")
+
+
+async def test_a_native_host_of_another_install_is_a_problem(connected: Setup) -> None:
+    launcher = connected.home / "config" / "chromium" / "NativeMessagingHosts" / "browser_mcp.broker-host"
+    launcher.write_text('#!/bin/sh\nexec /old/venv/bin/browser-mcp native-host "$@"\n')
+    result = await connected.doctor()
+    assert result.returncode == 1
+    assert _line(result, "PROBLEM", "native host") == (
+        "PROBLEM  native host: chromium: it runs /old/venv/bin/browser-mcp native-host, not this install\n"
+        "         fix: browser-mcp install-native-host (it rewrites the manifests), then restart the browser"
+    )
+
+
+async def test_no_native_host_is_a_note_not_a_problem(connected: Setup) -> None:
+    removed = await connected.cli("install-native-host", "--uninstall", as_flag=False)
+    assert removed.returncode == 0, removed.stderr
+    result = await connected.doctor()
+    assert result.returncode == 0, result.stdout
+    assert "note     native host: not registered with any browser" in result.stdout
+
+
+async def test_a_port_held_by_another_process_is_named(connected: Setup) -> None:
+    with socket.socket() as held:
+        for port in PORTS:
+            try:
+                held.bind(("127.0.0.1", port))
+                break
+            except OSError:
+                continue
+        else:
+            pytest.fail("every port in 8765-8785 is taken on this machine")
+        held.listen()
+        result = await connected.doctor()
+    assert result.returncode == 0, result.stdout
+    finding = _line(result, "note", "ports")
+    assert re.search(rf"; {port} [^;]*python[^;]* \(pid {os.getpid()}\)", finding), finding
+    assert finding.endswith("(the extension skips servers that are not brokers)")
+
+
+async def test_a_client_configuration_of_another_install_is_a_problem(connected: Setup) -> None:
+    claude = connected.home / ".claude.json"
+    claude.write_text('{"mcpServers": {"web": {"command": "/old/venv/bin/browser-mcp", "args": ["mcp"]}}}')
+    result = await connected.doctor()
+    assert result.returncode == 1
+    assert _line(result, "PROBLEM", "MCP clients") == (
+        f"PROBLEM  MCP clients: Claude Code ({claude}): server 'web' runs /old/venv/bin/browser-mcp, not this install\n"
+        "         fix: browser-mcp mcp-config --client-app claude-code --write --name web"
+    )
+    fixed = await connected.cli("mcp-config", "--client-app", "claude-code", "--write", "--name", "web", as_flag=False)
+    assert fixed.returncode == 0, fixed.stderr
+    assert (await connected.doctor()).returncode == 0
+
+
+async def test_doctor_json_lists_the_findings_for_scripts(home: Path, discovery_dir: Path) -> None:
+    result = await Setup(home, discovery_dir, None).cli("doctor", "--json")
+    assert result.returncode == 1
+    answer = json.loads(result.stdout)
+    assert answer["problems"] == 1
+    assert [f["check"] for f in answer["findings"]][:2] == ["broker", "token file"]
+    assert answer["findings"][0] == {
+        "check": "broker",
+        "level": "problem",
+        "text": "no broker is running",
+        "fix": "browser-mcp serve (or browser-mcp service install, to keep one running)",
+    }
