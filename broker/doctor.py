@@ -218,14 +218,20 @@ def _browser_findings(brokers: list[_Broker]) -> Iterator[Finding]:
                 " code into the extension's popup",
             )
         for browser in connected:
-            extension = browser.get("extensionVersion") or browser.get("extension", {}).get("version")
+            extension = browser.get("extensionVersion")
             said = f"extension {extension}" if extension else "its extension does not say its version"
+            name = f"{browser.get('browser')} {browser.get('name', '')} {browser.get('version', '')}"
             yield Finding(
-                "browser",
-                "ok",
-                f"{browser.get('browser')} {browser.get('name', '')} {browser.get('version', '')} on port"
-                f" {broker.record.port}: {browser.get('tabs', 0)} tabs; {said}",
+                "browser", "ok", f"{name} on port {broker.record.port}: {browser.get('tabs', 0)} tabs; {said}"
             )
+            if browser.get("extensionOutdated"):
+                yield Finding(
+                    "browser",
+                    "problem",
+                    f"{name}: its extension ({extension or 'no version'}) is older than this broker needs",
+                    "load this install's extension folder again (chrome://extensions, Load unpacked or the"
+                    " reload button), then reopen the browser's popup",
+                )
 
 
 # 5. native messaging host
@@ -384,34 +390,40 @@ def _port_findings(brokers: list[_Broker]) -> Iterator[Finding]:
 # 7. MCP client configurations
 
 
-def _client_findings() -> Iterator[Finding]:
-    looked = []
-    found_any = False
+def _client_files() -> Iterator[tuple[client_apps.ClientApp, Path, dict[str, Any] | Finding]]:
+    """Each application's file that exists: its servers, or the finding that it cannot be read."""
     for app in client_apps.APPS.values():
         path = app.config_path()
-        looked.append(str(path))
-        fix = f"browser-mcp mcp-config --client-app {app.key}" + ("" if app.key == "codex" else " --write")
         try:
-            servers = client_apps.read_servers(app, path)
+            yield app, path, client_apps.read_servers(app, path)
         except FileNotFoundError:
-            servers = None
+            pass
         except client_apps.ConfigFileError as exc:
-            found_any = True
-            yield Finding("MCP clients", "problem", f"{app.title}: {exc}; {app.title} cannot read it either", None)
-            continue
+            yield app, path, Finding("MCP clients", "problem", f"{app.title}: {exc}; {app.title} cannot read it either")
         if app.key == "vscode":
             settings = path.with_name("settings.json")
             try:
-                servers = {**(servers or {}), **client_apps.vscode_settings_servers(settings)}
+                yield app, settings, client_apps.vscode_settings_servers(settings)
             except FileNotFoundError:
                 pass
             except client_apps.ConfigFileError:
-                yield Finding("MCP clients", "note", f"VS Code: {settings} is not plain JSON (comments?); not read")
-        if servers is None:
-            continue
+                yield (
+                    app,
+                    settings,
+                    Finding("MCP clients", "note", f"VS Code: {settings} is not plain JSON (comments?); not read"),
+                )
+
+
+def _client_findings() -> Iterator[Finding]:
+    found_any = False
+    for app, path, servers in _client_files():
         found_any = True
+        if isinstance(servers, Finding):
+            yield servers
+            continue
+        fix = f"browser-mcp mcp-config --client-app {app.key}" + ("" if app.key == "codex" else " --write")
         ours = {name: s for name, s in servers.items() if client_apps.is_ours(s)}
-        if not ours:
+        if not ours and path.name != "settings.json":
             yield Finding("MCP clients", "note", f"{app.title} ({path}): no browser-mcp server in it", fix)
         for name, server in ours.items():
             if client_apps.points_here(server):
@@ -424,10 +436,11 @@ def _client_findings() -> Iterator[Finding]:
                     fix + (f" --name {shlex.quote(name)}" if " (in " not in name else ""),
                 )
     if not found_any:
+        looked = ", ".join(str(app.config_path()) for app in client_apps.APPS.values())
         yield Finding(
             "MCP clients",
             "note",
-            f"no MCP client configuration found (looked at {', '.join(looked)})",
+            f"no MCP client configuration found (looked at {looked})",
             "browser-mcp mcp-config --client-app claude-code|claude-desktop|cursor|vscode|codex --write",
         )
 

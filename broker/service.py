@@ -103,16 +103,23 @@ def _unit_dir(env: dict[str, str]) -> Path:
 _SYSTEMD_PLAIN = re.compile(r"^[A-Za-z0-9/_.:,+@=-]+$")
 
 
-def _systemd_word(word: str) -> str:
-    """One word of ``ExecStart=``: quoted when it holds more than plain characters, ``%`` and ``$`` escaped."""
-    word = word.replace("%", "%%").replace("$", "$$")
+def _systemd_word(word: str, *, command: bool = True) -> str:
+    """One word of ``ExecStart=`` (``command``) or ``Environment=``, as systemd reads it back.
+
+    Quoted when it holds more than plain characters; ``%`` escaped (both expand specifiers), and
+    ``$`` in a command, where systemd expands variables (``Environment=`` takes it as it is).
+    """
+    word = word.replace("%", "%%")
+    if command:
+        word = word.replace("$", "$$")
     if _SYSTEMD_PLAIN.match(word):
         return word
-    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _unit_text(command: Sequence[str], env: dict[str, str]) -> str:
-    environment = "".join(f"Environment={_systemd_word(f'{k}={v}')}\n" for k, v in _carried_env(env).items())
+    carried = _carried_env(env).items()
+    environment = "".join(f"Environment={_systemd_word(f'{k}={v}', command=False)}\n" for k, v in carried)
     return (
         "# Written by browser-mcp service install; browser-mcp service uninstall removes it.\n"
         "[Unit]\n"

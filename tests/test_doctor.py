@@ -207,3 +207,32 @@ async def test_doctor_json_lists_the_findings_for_scripts(home: Path, discovery_
         "text": "no broker is running",
         "fix": "browser-mcp serve (or browser-mcp service install, to keep one running)",
     }
+
+
+async def test_vscode_settings_and_codex_toml_are_read_too(connected: Setup) -> None:
+    user = connected.home / "config" / "Code" / "User"
+    user.mkdir(parents=True)
+    old = {"command": "/old/venv/bin/python", "args": ["-m", "broker", "mcp"]}
+    (user / "settings.json").write_text(json.dumps({"mcp": {"servers": {"browser": old}}}))
+    codex = connected.home / "codex"
+    codex.mkdir()
+    here = await connected.cli("mcp-config", "--client-app", "codex", as_flag=False)
+    (codex / "config.toml").write_text('model = "o3"\n\n' + here.stdout)
+    result = await run_cli("doctor", discovery_dir=connected.discovery, env={**connected.env, "CODEX_HOME": str(codex)})
+    assert result.returncode == 1
+    assert (
+        f"PROBLEM  MCP clients: VS Code ({user / 'settings.json'}): server 'browser' runs /old/venv/bin/python,"
+        " not this install" in result.stdout
+    )
+    assert f"ok       MCP clients: Codex ({codex / 'config.toml'}): server 'browser' runs this install" in result.stdout
+
+
+async def test_vscode_settings_with_comments_are_a_note(connected: Setup) -> None:
+    user = connected.home / "config" / "Code" / "User"
+    user.mkdir(parents=True)
+    (user / "settings.json").write_text('{\n  // the editor\'s font\n  "editor.fontSize": 14\n}\n')
+    result = await connected.doctor()
+    assert result.returncode == 0, result.stdout
+    assert f"note     MCP clients: VS Code: {user / 'settings.json'} is not plain JSON (comments?); not read" in (
+        result.stdout
+    )

@@ -12,6 +12,7 @@ import json
 import os
 import plistlib
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -141,9 +142,17 @@ async def test_options_serve_would_refuse_are_refused_before_anything_is_written
 
 def test_words_systemd_would_read_otherwise_are_quoted(home: Path) -> None:
     odd = "/srv/my uploads/100%/$HOME\\x"
-    written = service.definition(["--upload-dir", odd], "linux", {"HOME": str(home)})
-    line = next(x for x in written.text.decode().splitlines() if x.startswith("ExecStart="))
-    assert line.endswith(' --upload-dir "/srv/my uploads/100%%/$$HOME\\\\x"')
+    written = service.definition(["--upload-dir", odd], "linux", {"HOME": str(home), ENV_TOKEN_FILE: odd})
+    lines = written.text.decode().splitlines()
+    exec_start = next(x for x in lines if x.startswith("ExecStart="))
+    assert exec_start.endswith(' --upload-dir "/srv/my uploads/100%%/$$HOME\\\\x"')
+    # Environment= expands specifiers (%) but takes $ as it is.
+    assert f'Environment="{ENV_TOKEN_FILE}=/srv/my uploads/100%%/$HOME\\\\x"' in lines
+    if shutil.which("systemd-analyze"):  # systemd's own parser, where it is installed: no complaint
+        unit = home / "browser-mcp.service"
+        unit.write_bytes(written.text)
+        checked = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, check=False)
+        assert (checked.returncode, checked.stderr) == (0, "")
 
 
 def test_the_launchd_agent_runs_this_install_and_restarts_it_when_it_fails(home: Path) -> None:
