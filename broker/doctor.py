@@ -25,10 +25,8 @@ import errno
 import os
 import pwd
 import shlex
-import shutil
 import socket
 import stat
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -38,12 +36,14 @@ import attrs
 from . import client_apps, codec, native_install, paths
 from .client import BrokerClient, ClientError
 from .core.security import PROJECT_EXTENSION_ID
-from .discovery import BrokerRecord, is_broker_process, live_brokers
+from .discovery import BrokerRecord, is_broker_process, live_brokers, printed_words
 from .version import VERSION
 
 __all__ = ["PORTS", "Finding", "add_arguments", "checks", "main"]
 
 PORTS = range(8765, 8786)
+# A broker answers /status at once; one that does not (stopped, hung) must not hang the doctor.
+ANSWER_TIMEOUT = 5.0
 Level = Literal["ok", "note", "problem"]
 _LABELS: dict[Level, str] = {"ok": "ok", "note": "note", "problem": "PROBLEM"}
 
@@ -77,7 +77,7 @@ def _brokers(discovery_dir: Path | None) -> list[_Broker]:
     found = []
     for record in live_brokers(paths.discovery_dirs(discovery_dir)):
         try:
-            found.append(_Broker(record, BrokerClient(record).get("/status"), None))
+            found.append(_Broker(record, BrokerClient(record, timeout=ANSWER_TIMEOUT).get("/status"), None))
         except ClientError as exc:
             found.append(_Broker(record, None, str(exc)))
     return found
@@ -98,7 +98,8 @@ def _broker_findings(brokers: list[_Broker]) -> Iterator[Finding]:
                 "broker",
                 "problem",
                 f"{where} ({broker.record.path}) does not answer: {broker.error}",
-                "browser-mcp stop, then serve",
+                f"if pid {broker.record.pid} is a hung broker, end it (kill {broker.record.pid}) and start another"
+                f" (browser-mcp serve); if it is another program, delete {broker.record.path}",
             )
             continue
         version = broker.status.get("version")
@@ -334,17 +335,8 @@ def _proc_owners(inodes: dict[int, set[str]]) -> dict[int, tuple[int, str]]:
 
 
 def _lsof_owner(port: int) -> tuple[int, str] | None:
-    if shutil.which("lsof") is None:
-        return None
-    try:
-        shown = subprocess.run(
-            ["lsof", "-nP", f"-iTCP:{port}", "-sTCP:LISTEN", "-Fpc"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        ).stdout.split()
-    except (OSError, subprocess.SubprocessError):
+    shown = printed_words(["lsof", "-nP", f"-iTCP:{port}", "-sTCP:LISTEN", "-Fpc"], timeout=10)
+    if shown is None:
         return None
     pid = next((int(w[1:]) for w in shown if w.startswith("p") and w[1:].isdigit()), None)
     name = next((w[1:] for w in shown if w.startswith("c")), "?")

@@ -19,7 +19,17 @@ import pytest
 
 from broker.doctor import PORTS
 
-from .cli_helpers import BrokerProcess, Brokers, CliResult, connect_extension, run_cli, token_file_for
+from .cli_helpers import (
+    BrokerProcess,
+    Brokers,
+    CliResult,
+    connect_extension,
+    discovery_fields,
+    lookalike_broker,
+    plant,
+    run_cli,
+    token_file_for,
+)
 from .fakes import FakeExtension, FakeTab
 
 
@@ -111,6 +121,26 @@ async def test_no_broker_is_a_problem_with_its_fix(home: Path, discovery_dir: Pa
     )
     assert _line(result, "note", "browser") == "note     browser: not checked: no broker answers"
     assert result.stdout.rstrip().endswith("1 problem found")
+
+
+async def test_a_discovery_file_whose_server_never_answers_is_a_problem(home: Path, discovery_dir: Path) -> None:
+    # A port that takes connections and says nothing, as a hung broker's: the doctor gives up on it.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        lookalike = lookalike_broker()
+        try:
+            planted = plant(discovery_dir, f"server-{lookalike.pid}.json", discovery_fields(lookalike.pid, port))
+            result = await Setup(home, discovery_dir, None).doctor()
+        finally:
+            lookalike.kill()
+            lookalike.wait()
+    assert result.returncode == 1
+    finding = _line(result, "PROBLEM", "broker")
+    assert finding.startswith(f"PROBLEM  broker: pid {lookalike.pid}, port {port} ({discovery_dir}/server-")
+    assert "does not answer: cannot reach the broker on port" in finding and "timed out" in finding
+    assert finding.endswith(f"and start another (browser-mcp serve); if it is another program, delete {planted}")
 
 
 async def test_a_token_file_others_may_read_is_a_problem(connected: Setup) -> None:
