@@ -35,6 +35,7 @@ import shlex
 import stat
 import sys
 import tomllib
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from typing import Any
 import attrs
 
 from . import codec, paths
+from .core.security import CLIENT_TOKEN_PREFIX
 from .files import write_atomic
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "ClientApp",
     "ConfigFileError",
     "entry",
+    "http_reach",
     "is_ours",
     "points_here",
     "read_servers",
@@ -139,8 +142,31 @@ def _invocation(server: Any) -> list[str] | None:
     return [server["command"], *args]
 
 
-def is_ours(server: Any) -> bool:
-    """Whether an entry runs some installation's ``browser-mcp mcp`` (this one or another)."""
+def http_reach(server: Any) -> tuple[int, str | None] | None:
+    """The port and ``Authorization`` header of an entry that names a loopback ``/mcp`` URL, else None."""
+    url = server.get("url") if isinstance(server, dict) else None
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.hostname not in ("127.0.0.1", "localhost") or parts.path.rstrip("/") != "/mcp" or port is None:
+        return None
+    headers = server.get("headers")
+    found = {k.lower(): v for k, v in headers.items()} if isinstance(headers, dict) else {}
+    authorization = found.get("authorization")
+    return port, authorization if isinstance(authorization, str) else None
+
+
+def is_ours(server: Any, token: str | None = None) -> bool:
+    """Whether an entry reaches some installation's broker: its ``browser-mcp mcp``, or HTTP with a
+    client token (``mcp-config --client``) or ``token``, the broker's own."""
+    reach = http_reach(server)
+    if reach is not None:
+        bearer = (reach[1] or "").partition(" ")[2].strip()
+        return bearer.startswith(CLIENT_TOKEN_PREFIX) or (token is not None and bearer == token)
     words = _invocation(server)
     if words is None or "mcp" not in words:
         return False

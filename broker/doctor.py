@@ -35,8 +35,10 @@ import attrs
 
 from . import client_apps, codec, native_install, paths
 from .client import BrokerClient, ClientError
-from .core.security import PROJECT_EXTENSION_ID
+from .core.errors import Unauthorized
+from .core.security import PROJECT_EXTENSION_ID, check_bearer
 from .discovery import BrokerRecord, is_broker_process, live_brokers, printed_words
+from .files import is_own_file
 from .version import VERSION
 
 __all__ = ["PORTS", "Finding", "add_arguments", "checks", "main"]
@@ -382,6 +384,45 @@ def _port_findings(brokers: list[_Broker]) -> Iterator[Finding]:
 # 7. MCP client configurations
 
 
+def _token() -> str | None:
+    path = paths.token_file()
+    return path.read_text().strip() if is_own_file(path, private=True) else None
+
+
+def _bearer_of(authorization: str | None, token: str | None) -> bool:
+    """Whether ``authorization`` carries ``token`` or a client token made from it."""
+    if token is None:
+        return False
+    try:
+        check_bearer(authorization, token)
+    except Unauthorized:
+        return False
+    return True
+
+
+def _http_client_findings(
+    where: str, reach: tuple[int, str | None], token: str | None, ports: set[int], fix: str
+) -> Iterator[Finding]:
+    port, authorization = reach
+    if not _bearer_of(authorization, token):
+        yield Finding(
+            "MCP clients",
+            "problem",
+            f"{where} reaches port {port} over HTTP with a token that is not this install's broker's (the token"
+            " file was replaced, or it is another install's)",
+            f"{fix} (stdio, no token), or paste the header browser-mcp mcp-config --client NAME prints",
+        )
+        return
+    yield Finding("MCP clients", "ok", f"{where} reaches port {port} over HTTP with a token of this install")
+    if port not in ports:
+        yield Finding(
+            "MCP clients",
+            "note",
+            f"{where}: no broker listens on port {port} now; an HTTP configuration names one port",
+            f"{fix} (stdio finds the broker wherever it is), or serve --port {port}",
+        )
+
+
 def _client_files() -> Iterator[tuple[client_apps.ClientApp, Path, dict[str, Any] | Finding]]:
     """Each application's file that exists: its servers, or the finding that it cannot be read."""
     for app in client_apps.APPS.values():
@@ -406,7 +447,9 @@ def _client_files() -> Iterator[tuple[client_apps.ClientApp, Path, dict[str, Any
                 )
 
 
-def _client_findings() -> Iterator[Finding]:
+def _client_findings(brokers: list[_Broker]) -> Iterator[Finding]:
+    token = _token()
+    ports = {b.record.port for b in brokers}
     found_any = False
     for app, path, servers in _client_files():
         found_any = True
@@ -414,18 +457,20 @@ def _client_findings() -> Iterator[Finding]:
             yield servers
             continue
         fix = f"browser-mcp mcp-config --client-app {app.key}" + ("" if app.key == "codex" else " --write")
-        ours = {name: s for name, s in servers.items() if client_apps.is_ours(s)}
+        ours = {name: s for name, s in servers.items() if client_apps.is_ours(s, token)}
         if not ours and path.name != "settings.json":
             yield Finding("MCP clients", "note", f"{app.title} ({path}): no browser-mcp server in it", fix)
         for name, server in ours.items():
-            if client_apps.points_here(server):
-                yield Finding("MCP clients", "ok", f"{app.title} ({path}): server {name!r} runs this install")
+            where = f"{app.title} ({path}): server {name!r}"
+            named_fix = fix + (f" --name {shlex.quote(name)}" if " (in " not in name else "")
+            reach = client_apps.http_reach(server)
+            if reach is not None:
+                yield from _http_client_findings(where, reach, token, ports, named_fix)
+            elif client_apps.points_here(server):
+                yield Finding("MCP clients", "ok", f"{where} runs this install")
             else:
                 yield Finding(
-                    "MCP clients",
-                    "problem",
-                    f"{app.title} ({path}): server {name!r} runs {server.get('command')}, not this install",
-                    fix + (f" --name {shlex.quote(name)}" if " (in " not in name else ""),
+                    "MCP clients", "problem", f"{where} runs {server.get('command')}, not this install", named_fix
                 )
     if not found_any:
         looked = ", ".join(str(app.config_path()) for app in client_apps.APPS.values())
@@ -446,7 +491,7 @@ def checks(discovery_dir: Path | None = None) -> list[Finding]:
         *_browser_findings(brokers),
         *_native_host_findings(),
         *_port_findings(brokers),
-        *_client_findings(),
+        *_client_findings(brokers),
     ]
 
 

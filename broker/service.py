@@ -231,6 +231,8 @@ def install(options: Sequence[str], platform: str = sys.platform) -> Definition:
     """
     written = definition(options, platform)
     written.path.parent.mkdir(parents=True, exist_ok=True)
+    if platform == "darwin":
+        paths.log_dir().mkdir(parents=True, exist_ok=True)  # launchd opens the log there, but makes no folder
     write_atomic(written.path, written.text, 0o644)
     try:
         if platform == "darwin":

@@ -266,3 +266,28 @@ async def test_vscode_settings_with_comments_are_a_note(connected: Setup) -> Non
     assert f"note     MCP clients: VS Code: {user / 'settings.json'} is not plain JSON (comments?); not read" in (
         result.stdout
     )
+
+
+async def test_http_configurations_are_checked_by_their_token_and_port(connected: Setup) -> None:
+    assert connected.broker is not None
+    printed = await connected.cli("mcp-config", "--client", "cursor")
+    start = printed.stdout.index('{\n  "mcpServers"', printed.stdout.index("Streamable HTTP:"))
+    http = json.JSONDecoder().raw_decode(printed.stdout[start:])[0]["mcpServers"]["browser"]
+    stale = {**http, "headers": {"Authorization": "Bearer bmcp_cursor_0123456789abcdef0123456789abcdef"}}
+    elsewhere = {**http, "url": f"http://127.0.0.1:{PORTS.stop + 1}/mcp"}
+    claude = connected.home / ".claude.json"
+    claude.write_text(json.dumps({"mcpServers": {"live": http, "stale": stale, "moved": elsewhere}}))
+    result = await connected.doctor()
+    assert result.returncode == 1
+    port = connected.broker.port
+    assert (
+        f"ok       MCP clients: Claude Code ({claude}): server 'live' reaches port {port} over HTTP with a token"
+        in (result.stdout)
+    )
+    stale_finding = _line(result, "PROBLEM", "MCP clients")
+    assert stale_finding.startswith(f"PROBLEM  MCP clients: Claude Code ({claude}): server 'stale' reaches port {port}")
+    assert "a token that is not this install's broker's" in stale_finding
+    assert (
+        f"note     MCP clients: Claude Code ({claude}): server 'moved': no broker listens on port {PORTS.stop + 1} now"
+        in result.stdout
+    )
