@@ -252,7 +252,7 @@ def _launcher_command(launcher: Path) -> list[str] | None:
         return None
 
 
-def _native_host_findings() -> Iterator[Finding]:
+def _native_host_findings(brokers: list[_Broker]) -> Iterator[Finding]:
     here = [*paths.broker_command(), "native-host"]
     registered, elsewhere = [], []
     for target in native_install.targets(list(native_install.BROWSERS), []):
@@ -279,6 +279,16 @@ def _native_host_findings() -> Iterator[Finding]:
         yield Finding("native host", "problem", problem, fix)
     if registered:
         yield Finding("native host", "ok", f"registered for {', '.join(registered)}; it runs this install")
+        return
+    unseen = [b.record.port for b in brokers if b.record.port not in PORTS]
+    if unseen:
+        yield Finding(
+            "native host",
+            "problem",
+            f"not registered, and the broker listens on port {', '.join(map(str, unseen))}: without the native host"
+            f" the extension looks for brokers on ports {PORTS.start}-{PORTS.stop - 1} alone",
+            "browser-mcp install-native-host (then restart the browser), or start the broker without --port",
+        )
     elif not elsewhere:
         yield Finding(
             "native host",
@@ -489,7 +499,7 @@ def checks(discovery_dir: Path | None = None) -> list[Finding]:
         *_token_findings(brokers),
         *_discovery_findings(discovery_dir),
         *_browser_findings(brokers),
-        *_native_host_findings(),
+        *_native_host_findings(brokers),
         *_port_findings(brokers),
         *_client_findings(brokers),
     ]

@@ -185,24 +185,47 @@ async def test_a_native_host_of_another_install_is_a_problem(connected: Setup) -
     )
 
 
-async def test_no_native_host_is_a_note_not_a_problem(connected: Setup) -> None:
+async def test_no_native_host_with_a_broker_outside_the_probed_ports_is_a_problem(connected: Setup) -> None:
+    assert connected.broker is not None and connected.broker.port not in PORTS
     removed = await connected.cli("install-native-host", "--uninstall", as_flag=False)
     assert removed.returncode == 0, removed.stderr
     result = await connected.doctor()
-    assert result.returncode == 0, result.stdout
-    assert "note     native host: not registered with any browser" in result.stdout
+    assert result.returncode == 1
+    assert _line(result, "PROBLEM", "native host") == (
+        f"PROBLEM  native host: not registered, and the broker listens on port {connected.broker.port}: without the"
+        " native host the extension looks for brokers on ports 8765-8785 alone\n"
+        "         fix: browser-mcp install-native-host (then restart the browser), or start the broker without --port"
+    )
+
+
+def _free_probed_port() -> int:
+    for port in PORTS:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.fail("every port in 8765-8785 is taken on this machine")
+
+
+async def test_no_native_host_is_a_note_when_the_extension_can_find_the_broker(
+    home: Path, discovery_dir: Path, brokers: Brokers
+) -> None:
+    setup = Setup(home, discovery_dir, await brokers.start(port=_free_probed_port()))
+    result = await setup.doctor()
+    assert _line(result, "note", "native host") == (
+        "note     native host: not registered with any browser: the extension finds brokers on ports 8765-8785"
+        " alone and trusts one once paired\n"
+        "         fix: browser-mcp install-native-host (then restart the browser), or pair: browser-mcp pair"
+    )
+    assert "PROBLEM  native host" not in result.stdout
 
 
 async def test_a_port_held_by_another_process_is_named(connected: Setup) -> None:
+    port = _free_probed_port()
     with socket.socket() as held:
-        for port in PORTS:
-            try:
-                held.bind(("127.0.0.1", port))
-                break
-            except OSError:
-                continue
-        else:
-            pytest.fail("every port in 8765-8785 is taken on this machine")
+        held.bind(("127.0.0.1", port))
         held.listen()
         result = await connected.doctor()
     assert result.returncode == 0, result.stdout
