@@ -246,3 +246,19 @@ async def test_a_real_user_service_starts_is_found_restarts_after_a_crash_stops_
     assert removed.returncode == 0, removed.stderr
     assert not service.definition([]).path.exists()
     assert (await cli("status")).returncode == 1
+
+
+def test_folder_options_are_made_absolute_in_both_spellings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    options = ["--discovery-dir=run", "--upload-dir", "up", "--port", "8770", "--upload-dir", "/abs"]
+    assert service.serve_command(options) == [
+        *CLI,
+        "serve",
+        f"--discovery-dir={tmp_path / 'run'}",
+        "--upload-dir",
+        str(tmp_path / "up"),
+        "--port",
+        "8770",
+        "--upload-dir",
+        "/abs",
+    ]
