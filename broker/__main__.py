@@ -220,6 +220,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     config.add_argument("--port", type=int, help="port for the HTTP form (default: the live broker's, else 8765)")
     config.add_argument("--discovery-dir", type=Path, help="where discovery files are")
+    from .client_apps import APPS  # noqa: PLC0415 - kept beside its options
+
+    config.add_argument(
+        "--client-app",
+        choices=list(APPS),
+        help="print the stdio configuration of this application alone (its file's format)",
+    )
+    config.add_argument(
+        "--write",
+        action="store_true",
+        help="with --client-app: merge it into the application's configuration file, keeping all else",
+    )
 
     from . import native_host, native_install  # noqa: PLC0415 - kept beside their subcommands
 
@@ -229,10 +241,22 @@ def build_parser() -> argparse.ArgumentParser:
     native_install.add_arguments(
         commands.add_parser("install-native-host", help="register the native messaging host with the browsers")
     )
+    from . import doctor, service  # noqa: PLC0415 - kept beside their subcommands
+
+    doctor.add_arguments(
+        commands.add_parser("doctor", help="check the broker, browser, native host, ports and MCP clients; say fixes")
+    )
+
+    service.add_arguments(
+        commands.add_parser("service", help="run the broker as a login service (systemd user unit, launchd agent)")
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .service import split_install_options  # noqa: PLC0415
+
+    argv, serve_options = split_install_options(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     try:
         if args.command == "serve":
@@ -246,6 +270,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from . import native_host, native_install  # noqa: PLC0415
 
             return (native_host.main if args.command == "native-host" else native_install.main)(args)
+        if args.command == "doctor":
+            from . import doctor  # noqa: PLC0415
+
+            return doctor.main(args)
+        if args.command == "service":
+            from . import service  # noqa: PLC0415
+
+            return service.main(args, serve_options or [], _check_serve_options)
         return _CLIENT_COMMANDS[args.command](args)
     except ClientError as exc:
         print(f"browser-mcp {args.command}: {exc}", file=sys.stderr)
@@ -264,6 +296,18 @@ def _allowed_extensions(flags: list[str]) -> frozenset[str]:
     if refused:
         raise ClientError(refused)
     return frozenset(ids)
+
+
+def _check_serve_options(options: list[str]) -> None:
+    """Exits as ``serve`` would (argparse's message, code 2) when it would refuse ``options``."""
+    try:
+        build_parser().parse_args(["serve", *options])
+    except SystemExit:
+        print(
+            "browser-mcp service install: the options after install are serve's (see browser-mcp serve --help)",
+            file=sys.stderr,
+        )
+        raise
 
 
 def _upload_dirs(flags: list[Path]) -> tuple[str, ...]:
@@ -634,6 +678,12 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _mcp_config(args: argparse.Namespace) -> int:
+    from . import client_apps  # noqa: PLC0415
+
+    if args.client_app is not None:
+        return client_apps.print_config(args.client_app, args.name, args.discovery_dir, args.write)
+    if args.write:
+        raise ClientError("--write needs --client-app: which application's file to write")
     try:
         token = client_token(_broker_token(), args.client)
     except ValueError as exc:
@@ -642,17 +692,14 @@ def _mcp_config(args: argparse.Namespace) -> int:
     if port is None:
         alive = live_brokers(paths.discovery_dirs(args.discovery_dir))
         port = alive[0].port if alive else 8765
-    command = paths.broker_command()
-    stdio_args = [*command[1:], "mcp"]
-    if args.discovery_dir is not None:
-        stdio_args += ["--discovery-dir", str(args.discovery_dir.resolve())]
+    command, *stdio_args = client_apps.stdio_command(args.discovery_dir)
     url = f"http://127.0.0.1:{port}/mcp"
     header = f"Authorization: Bearer {token}"
-    stdio_json = {"mcpServers": {args.name: {"command": command[0], "args": stdio_args}}}
+    stdio_json = {"mcpServers": {args.name: {"command": command, "args": stdio_args}}}
     http_json = {"mcpServers": {args.name: {"url": url, "headers": {"Authorization": f"Bearer {token}"}}}}
     print(
         f"""# Claude Code, stdio (starts a broker when none is running):
-claude mcp add {shlex.quote(args.name)} -- {shlex.join([command[0], *stdio_args])}
+claude mcp add {shlex.quote(args.name)} -- {shlex.join([command, *stdio_args])}
 
 # Claude Code, Streamable HTTP (the broker must be running; its port may differ after a restart):
 claude mcp add --transport http {shlex.quote(args.name)} {url} --header {shlex.quote(header)}

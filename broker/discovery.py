@@ -42,6 +42,7 @@ __all__ = [
     "live_brokers",
     "matching_brokers",
     "pid_alive",
+    "printed_words",
     "prune",
     "publish",
     "read_record",
@@ -95,19 +96,19 @@ def _command_line(pid: int) -> tuple[int, list[str]] | None:
         return uid, [a.decode(errors="replace") for a in arguments if a]
     # macOS and the BSDs have no /proc: ps gives the owner and the command line, split on spaces
     # (a path with a space in it then reads as two words, which only makes the check stricter).
-    try:
-        shown = subprocess.run(
-            ["ps", "-o", "uid=", "-o", "command=", "-p", str(pid)],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        ).stdout.split()
-    except (OSError, subprocess.SubprocessError):
-        return None
+    shown = printed_words(["ps", "-o", "uid=", "-o", "command=", "-p", str(pid)])
     if not shown or not shown[0].isdigit():
         return None
     return int(shown[0]), shown[1:]
+
+
+def printed_words(command: list[str], timeout: float = 5) -> list[str] | None:
+    """What a short system command (``ps``, ``lsof``) prints, split on spaces; None when it cannot run."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.split()
 
 
 def is_broker_process(pid: int) -> bool:
