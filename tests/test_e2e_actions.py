@@ -663,7 +663,7 @@ async def test_mouse_input_in_a_background_tab_reaches_the_page_move_by_move(wor
     # animation frame unless input is unbuffered; a tab behind the person's draws none. What the
     # page gets must not change with that: each move, then the press, in order, click after click
     # on a page each click changed (how long it takes is scripts/bench's business).
-    person, person_page = await world.open("a.html")
+    _, person_page = await world.open("a.html")
     await person_page.bring_to_front()
     tab, page = await world.open("form.html", active=False)
     text = await world.ok(tab, "snapshot")
@@ -676,7 +676,8 @@ async def test_mouse_input_in_a_background_tab_reaches_the_page_move_by_move(wor
     after = await world.ok(tab, "snapshot")
     assert 'checkbox "Gift wrap" [checked]' not in after and "Bought for real" in after, after
     assert await page.evaluate("window.hovered === true")
-    seen = [(e["type"], e["target"]) for e in await page.evaluate("window.events") if e["type"] in ("mouseover", "click")]
+    events = await page.evaluate("window.events")
+    seen = [(e["type"], e["target"]) for e in events if e["type"] in ("mouseover", "click")]
     # The checkbox's label is clicked where the box is: the box itself is the target.
     assert [event for event in seen if event[0] == "click"] == [("click", "buy"), ("click", "gift")] * 2, seen
     assert seen[0] == ("mouseover", "hover-zone") and ("mouseover", "gift") in seen, seen

@@ -187,7 +187,7 @@ async def test_a_background_tab_that_moves_on_by_timer_after_a_click_is_reported
     world: World,
 ) -> None:
     # Behind the person's tab, where Chromium may hold the page's timers to one a second.
-    person, person_page = await world.open("a.html")
+    _, person_page = await world.open("a.html")
     await person_page.bring_to_front()
     tab, page = await world.open("correct_redirect.html", active=False)
     text = await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Sign in"'))
@@ -199,7 +199,7 @@ async def test_a_background_tab_that_moves_on_by_timer_after_a_click_is_reported
 
 async def test_what_the_timers_a_click_set_did_shows_in_its_answer(world: World) -> None:
     # A timer set by the click, and one it set in turn: the answer waits for both, not for a navigation.
-    person, person_page = await world.open("a.html")
+    _, person_page = await world.open("a.html")
     await person_page.bring_to_front()
     tab, page = await world.open("correct_redirect.html", active=False)
     text = await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Save"'))
