@@ -183,6 +183,32 @@ async def test_a_redirect_by_script_a_moment_after_a_click_is_reported_with_the_
     await page.close()
 
 
+async def test_a_background_tab_that_moves_on_by_timer_after_a_click_is_reported_with_the_new_page(
+    world: World,
+) -> None:
+    # Behind the person's tab, where Chromium may hold the page's timers to one a second.
+    _, person_page = await world.open("a.html")
+    await person_page.bring_to_front()
+    tab, page = await world.open("correct_redirect.html", active=False)
+    text = await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Sign in"'))
+    assert f"- Page URL: {world.url('done.html?signed=in')}\n" in text, text
+    assert 'heading "Thank you"' in text, text
+    await page.close()
+    await person_page.close()
+
+
+async def test_what_the_timers_a_click_set_did_shows_in_its_answer(world: World) -> None:
+    # A timer set by the click, and one it set in turn: the answer waits for both, not for a navigation.
+    _, person_page = await world.open("a.html")
+    await person_page.bring_to_front()
+    tab, page = await world.open("correct_redirect.html", active=False)
+    text = await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Save"'))
+    assert "paragraph [ref=" in text and ": Saved" in text, text
+    assert f"- Page URL: {world.url('correct_redirect.html')}\n" in text, text
+    await page.close()
+    await person_page.close()
+
+
 async def release(world: World, key: str) -> None:
     """Let the server answer the page's /api/slow?KEY."""
     async with aiohttp.ClientSession() as http, http.get(f"{world.site}/api/release?{key}") as response:

@@ -3,13 +3,35 @@
 // trusted events; choosing options and setting a slider set the control's value and fire the
 // input and change events, as a browser's own drop-down does. The tab is never brought forward
 // and its window never focused: all of this works on a tab in the background.
+//
+// Chromium hands a page its mouse moves and wheel turns at the page's next animation frame, and
+// answers Input.dispatchMouseEvent only then; a tab behind the person's draws no frames, so each
+// move waited about a second there (every click starts with one). With the Overlay domain on, as
+// DevTools has it, the page takes input as it comes ("unbuffered input for the debugger"), in
+// front or behind; the domain draws nothing until asked to highlight something, which is never.
 
-import { send } from "./debugger.js";
+import { onTabAttached, send } from "./debugger.js";
 import { callOn, checkSameDocument, describe, elementFor, pointFor } from "./elements.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
+import { onFrameSession } from "./frames.js";
 import { insertText, pressKey, typeKeys } from "./keyboard.js";
 
 export const BUTTONS = Object.freeze({ left: 1, right: 2, middle: 4 });
+
+/** Input to the document of `command`'s target unbuffered (see above); buffered still if Chromium says no. */
+async function unbufferedInput(command) {
+  try {
+    await command("DOM.enable"); // the Overlay domain's requirement
+    await command("Overlay.enable");
+  } catch (error) {
+    console.warn("browser-mcp: input stays aligned to the page's frames", error);
+  }
+}
+
+onTabAttached((tabId, command) => unbufferedInput(command));
+// A frame of another site takes its input in its own process, where it is buffered the same way.
+onFrameSession((session) => unbufferedInput((method, params) => send(session, method, params)));
+
 const MODIFIER_BITS = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
 const IS_MAC = /mac/i.test(navigator.userAgentData?.platform ?? navigator.platform ?? "");
 

@@ -42,19 +42,28 @@ async function readyState(tabId) {
   }
 }
 
-/** Wait until the document is parsed, then for its load event, up to LOAD_WAIT_MS. */
+const isLoadStep = (method) => method === "Page.domContentEventFired" || method === "Page.loadEventFired";
+
+/**
+ * Wait until the document is parsed, then for its load event, up to LOAD_WAIT_MS. Asked again as
+ * the protocol tells of either, or every POLL_MS: a new document may not have said so yet.
+ */
 export async function waitForReady(tabId) {
   const started = Date.now();
   let interactiveAt = null;
   for (;;) {
+    const step = waitForEvent(tabId, isLoadStep, POLL_MS);
     const state = await readyState(tabId);
-    if (state === "complete") return;
     if (state === "interactive") interactiveAt ??= Date.now();
-    if (interactiveAt !== null && Date.now() - interactiveAt >= LOAD_WAIT_MS) return;
+    if (state === "complete" || (interactiveAt !== null && Date.now() - interactiveAt >= LOAD_WAIT_MS)) {
+      step.cancel();
+      return;
+    }
     if (interactiveAt === null && Date.now() - started >= READY_WAIT_MS) {
+      step.cancel();
       throw new ActionError(Code.TIMEOUT, `the page did not finish loading within ${READY_WAIT_MS / 1000} s`);
     }
-    await sleep(POLL_MS);
+    await step;
   }
 }
 
