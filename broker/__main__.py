@@ -224,6 +224,11 @@ def build_parser() -> argparse.ArgumentParser:
     native_install.add_arguments(
         commands.add_parser("install-native-host", help="register the native messaging host with the browsers")
     )
+    from . import extension_package  # noqa: PLC0415 - kept beside its subcommand
+
+    extension_package.add_arguments(
+        commands.add_parser("extension", help="the browser extension this install carries: its folder, a store zip")
+    )
     return parser
 
 
@@ -241,6 +246,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from . import native_host, native_install  # noqa: PLC0415
 
             return (native_host.main if args.command == "native-host" else native_install.main)(args)
+        if args.command == "extension":
+            from . import extension_package  # noqa: PLC0415
+
+            return extension_package.main(args)
         return _CLIENT_COMMANDS[args.command](args)
     except ClientError as exc:
         print(f"browser-mcp {args.command}: {exc}", file=sys.stderr)

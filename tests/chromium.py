@@ -25,8 +25,12 @@ CHROMIUM = "/usr/bin/chromium"
 EXTENSION = Path(__file__).resolve().parent.parent / "extension"
 
 
-def chromium_args(*extra: str) -> list[str]:
-    """Chromium headless with the real extension loaded: what works on a 2-core Linux machine."""
+def chromium_args(*extra: str, extension: Path = EXTENSION) -> list[str]:
+    """Chromium headless with the real extension loaded: what works on a 2-core Linux machine.
+
+    ``extension`` is the folder it is loaded from: the clone's, or an installed package's
+    (``browser-mcp extension path``, ``tests/test_package.py``).
+    """
     return [
         "--headless=new",
         "--no-sandbox",
@@ -37,8 +41,8 @@ def chromium_args(*extra: str) -> list[str]:
         "--disable-component-update",
         "--disable-sync",
         # Playwright adds --disable-extensions; without this exception the worker never starts.
-        f"--disable-extensions-except={EXTENSION}",
-        f"--load-extension={EXTENSION}",
+        f"--disable-extensions-except={extension}",
+        f"--load-extension={extension}",
         *extra,
     ]
 
