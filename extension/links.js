@@ -281,6 +281,14 @@ export function hasLink(port) {
   return links.has(port);
 }
 
+/**
+ * What the broker on `port` said of versions on its link's `connect`: its own (`serverVersion`),
+ * and the oldest extension it works with (`minExtensionVersion`); null while it has said nothing.
+ */
+export function brokerVersions(port) {
+  return links.get(port)?.versions ?? null;
+}
+
 /** Whether the broker on `port` got its first snapshot over a link that is still there. */
 export function isJoined(port) {
   return Boolean(links.get(port)?.ready);
