@@ -94,7 +94,9 @@ class Link:
 class FakeBroker:
     """Answers the extension's probe as a broker does and keeps every link that opens."""
 
-    def __init__(self) -> None:
+    def __init__(self, hello: dict[str, Any] | None = None) -> None:
+        # The link's first frame, as a broker's ``connect`` on a link that opens.
+        self.hello = hello or {"type": "connect", "serverVersion": "fake", "sessionIds": []}
         self.links: list[Link] = []
         self.runner: web.AppRunner | None = None
         self.port = 0
@@ -106,7 +108,7 @@ class FakeBroker:
         await ws.prepare(request)
         link = Link(ws, self.port)
         self.links.append(link)
-        await ws.send_json({"type": "connect", "serverVersion": "fake", "sessionIds": []})
+        await ws.send_json(self.hello)
         await link.receive()
         return ws
 

@@ -66,7 +66,7 @@ def _referenced(folder: Path) -> set[str]:
     roots = {"manifest.json", manifest["background"]["service_worker"], manifest["action"]["default_popup"]}
     roots.add(manifest["options_ui"]["page"])
     roots |= {path for script in manifest["content_scripts"] for path in script.get("js", []) + script.get("css", [])}
-    roots |= set(manifest.get("icons", {}).values()) | set(manifest["action"].get("default_icon", {}).values())
+    roots |= set(manifest["icons"].values()) | set(manifest["action"]["default_icon"].values())
     found: set[str] = set()
     todo = list(roots)
     while todo:
@@ -143,6 +143,8 @@ def test_extension_pack_writes_what_the_store_needs_and_nothing_else(installed: 
     assert names == _referenced(EXTENSION)
     assert manifest["version"] == VERSION
     assert "key" not in manifest, "the Chrome Web Store refuses a manifest with a key"
+    assert {f"icons/icon-{size}.png" for size in (16, 32, 48, 128)} <= names
+    assert {f"icons/icon-{state}-{size}.png" for state in ("off", "paused") for size in (16, 32)} <= names
 
 
 def test_pack_leaves_out_tests_lint_and_sources(tmp_path: Path) -> None:
