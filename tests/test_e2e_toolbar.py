@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import BrowserContext, Page, Worker, async_playwright
+from playwright.async_api import BrowserContext, Page, Worker
 
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import VERSION
 
-from .chromium import CHROMIUM, chromium_args, trust_broker
+from .chromium import extension_chromium, instance_id, trust_broker
 from .test_e2e_actions import FAKE_TOKEN, FakeBroker
 from .test_e2e_extension import eventually
 
@@ -56,41 +56,15 @@ class World:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
-    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
     OUTPUT.mkdir(parents=True, exist_ok=True)
     home = tmp_path_factory.mktemp("toolbar")
     broker = FakeBroker({"type": "connect", "serverVersion": "9.0.0", "minExtensionVersion": NEEDED, "sessionIds": []})
     await broker.start()
     try:
-        async with async_playwright() as playwright:
-            context = await playwright.chromium.launch_persistent_context(
-                str(home / "profile"),
-                executable_path=CHROMIUM,
-                headless=True,
-                env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
-                args=chromium_args(),
-            )
-            try:
-                worker = context.service_workers[0] if context.service_workers else None
-                if worker is None:
-                    worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
-                assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
-                yield World(context, worker, broker)
-            finally:
-                await context.close()
+        async with extension_chromium(home) as (context, worker):
+            yield World(context, worker, broker)
     finally:
         await broker.stop()
-
-
-async def _instance_id(world: World) -> str:
-    async def stored() -> str | None:
-        found: str | None = await world.worker.evaluate(
-            "chrome.storage.local.get('instanceId').then((v) => v.instanceId ?? null)"
-        )
-        return found
-
-    found: str = await eventually(stored, "the extension to choose its instance id", WAIT)
-    return found
 
 
 async def _popup(world: World) -> Page:
@@ -109,7 +83,7 @@ async def test_the_toolbar_and_the_popup_tell_the_link_the_pause_and_the_skew(wo
     await world.shows(NOT_CONNECTED)
 
     await trust_broker(world.worker, FAKE_TOKEN)
-    link = await world.broker.link_of(await _instance_id(world))
+    link = await world.broker.link_of(await instance_id(world.worker, WAIT))
     snapshot = next(m for m in link.inbox if m.get("type") == "connected")
     assert snapshot["extensionVersion"] == VERSION
     await world.shows(CONNECTED)

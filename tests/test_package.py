@@ -8,7 +8,6 @@ slip in.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -20,16 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import async_playwright
 
-from broker.core.security import PROJECT_EXTENSION_ID
 from broker.extension_package import pack
 from broker.version import VERSION
 
-from .chromium import CHROMIUM, EXTENSION, chromium_args
+from .chromium import EXTENSION, extension_chromium
 
 ROOT = Path(__file__).resolve().parent.parent
-WAIT = 30.0
 # A file name the extension's sources mention: imports, pages, icons, setIcon paths.
 _MENTION = re.compile(r"""["'`]((?:\.{1,2}/)?[\w./-]+\.(?:js|html|css|png))(?=[?"'`])""")
 
@@ -114,22 +110,9 @@ async def test_extension_path_names_the_installed_folder_and_chromium_loads_it(i
     folder = Path(_run(installed, "extension", "path", cwd=tmp_path).strip())
     assert folder.is_relative_to(installed), f"{folder} is not the installed package's"
     assert json.loads((folder / "manifest.json").read_text())["version"] == VERSION
-    async with async_playwright() as playwright:
-        context = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")},
-            args=chromium_args(extension=folder),
-        )
-        try:
-            async with asyncio.timeout(WAIT):
-                worker = context.service_workers[0] if context.service_workers else None
-                worker = worker or await context.wait_for_event("serviceworker")
-            assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
-            assert await worker.evaluate("chrome.runtime.getManifest().version") == VERSION
-        finally:
-            await context.close()
+    # extension_chromium checks the worker runs under the project's id, from this folder.
+    async with extension_chromium(tmp_path, extension=folder) as (_, worker):
+        assert await worker.evaluate("chrome.runtime.getManifest().version") == VERSION
 
 
 def test_extension_pack_writes_what_the_store_needs_and_nothing_else(installed: Path, tmp_path: Path) -> None:
