@@ -139,6 +139,11 @@ function showNative(state) {
   if (state.nativeHost.error) native.append(element("div", "detail", state.nativeHost.error));
 }
 
+/** `text` with its `quoted` parts as code, as nodes to append. */
+function withCode(text) {
+  return text.split("`").map((part, index) => (index % 2 ? element("code", "", part) : part));
+}
+
 function showBrokers(state) {
   const { brokers, probing } = state;
   const list = document.getElementById("brokers");
@@ -156,7 +161,9 @@ function showBrokers(state) {
       if (broker.version) li.append(element("span", "detail", ` · broker ${broker.version}`));
       if (broker.needs) {
         const told = `This extension (${state.extensionVersion}) is older than this broker needs (${broker.needs}): `;
-        li.append(element("div", "warning outdated", told + state.updateAdvice + "."));
+        const warning = element("div", "warning outdated", told);
+        warning.append(...withCode(state.updateAdvice), ".");
+        li.append(warning);
       }
       return li;
     }),
