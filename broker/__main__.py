@@ -28,7 +28,7 @@ from .core.config import DEFAULTS, Config
 from .core.link_auth import pairing_text
 from .core.security import PROJECT_EXTENSION_ID, client_token, refuse_extension_ids
 from .discovery import BrokerRecord, live_brokers, load_or_create_token
-from .version import VERSION
+from .version import MIN_EXTENSION_VERSION, VERSION
 
 __all__ = ["main"]
 
@@ -241,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     native_install.add_arguments(
         commands.add_parser("install-native-host", help="register the native messaging host with the browsers")
     )
-    from . import doctor, service  # noqa: PLC0415 - kept beside their subcommands
+    from . import doctor, extension_package, service  # noqa: PLC0415 - kept beside their subcommands
 
     doctor.add_arguments(
         commands.add_parser("doctor", help="check the broker, browser, native host, ports and MCP clients; say fixes")
@@ -249,6 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     service.add_arguments(
         commands.add_parser("service", help="run the broker as a login service (systemd user unit, launchd agent)")
+    )
+
+    extension_package.add_arguments(
+        commands.add_parser("extension", help="the browser extension this install carries: its folder, a store zip")
     )
     return parser
 
@@ -278,6 +282,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from . import service  # noqa: PLC0415
 
             return service.main(args, serve_options or [], _check_serve_options)
+        if args.command == "extension":
+            from . import extension_package  # noqa: PLC0415
+
+            return extension_package.main(args)
         return _CLIENT_COMMANDS[args.command](args)
     except ClientError as exc:
         print(f"browser-mcp {args.command}: {exc}", file=sys.stderr)
@@ -362,6 +370,7 @@ def _serve(args: argparse.Namespace) -> int:
         require_extension_token=args.require_extension_token,
         limits=Config(
             server_version=VERSION,
+            min_extension_version=MIN_EXTENSION_VERSION,
             call_timeout=args.call_timeout,
             allow_evaluate=not args.no_evaluate,
             upload_dirs=_upload_dirs(args.upload_dir),
@@ -460,6 +469,14 @@ def _status(args: argparse.Namespace) -> int:
         _status_row,
         "no broker is running (start one with: browser-mcp serve)",
     )
+    outdated = [
+        f"port {status['port']}, {browser['browser']}: {browser['extensionOutdated']}"
+        for status in statuses
+        for browser in status.get("browsers", [])
+        if browser["connected"] and browser.get("extensionOutdated")
+    ]
+    if outdated and not args.json:
+        print("", *outdated, sep="\n")
     return 0 if statuses or args.json else 1
 
 
@@ -471,11 +488,19 @@ def _status_row(status: dict[str, Any]) -> list[str]:
         str(status["port"]),
         str(status["pid"]),
         _uptime(status["uptimeSeconds"]),
-        ", ".join(f"{b['browser']} {b['name']} {b['version']}".strip() for b in browsers) or "none",
+        ", ".join(_browser_cell(b) for b in browsers) or "none",
         ", ".join(x["name"] for x in status["sessions"]) or "none",
         str(status["tabs"]),
         status["version"],
     ]
+
+
+def _browser_cell(browser: dict[str, Any]) -> str:
+    """``b1 Chrome 130.0 (extension 0.1.0)``; ``outdated`` after the extension's when it is."""
+    extension = browser.get("extensionVersion") or "?"
+    outdated = ", outdated" if browser.get("extensionOutdated") else ""
+    who = f"{browser['browser']} {browser['name']} {browser['version']}".strip()
+    return f"{who} (extension {extension}{outdated})"
 
 
 def _tabs(args: argparse.Namespace) -> int:

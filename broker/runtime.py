@@ -18,7 +18,7 @@ from aiohttp import web
 from .core.config import DEFAULTS, Config
 from .core.link_auth import PairingDesk
 from .hub import Hub
-from .version import PROTOCOL_VERSION, VERSION
+from .version import MIN_EXTENSION_VERSION, PROTOCOL_VERSION, VERSION
 
 __all__ = ["CLIENT_LABEL", "HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Settings", "VERSION"]
 
@@ -32,7 +32,9 @@ class Settings:
     # Extension links must prove they hold the link key before the hub hears them (the origin alone
     # is not enough: another local user can forge it).
     require_extension_token: bool = False
-    limits: Config = attrs.field(factory=lambda: attrs.evolve(DEFAULTS, server_version=VERSION))
+    limits: Config = attrs.field(
+        factory=lambda: attrs.evolve(DEFAULTS, server_version=VERSION, min_extension_version=MIN_EXTENSION_VERSION)
+    )
 
 
 @attrs.define

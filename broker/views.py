@@ -84,6 +84,8 @@ def browser_json(browser: BrowserView) -> dict[str, Any]:
         "actions": list(browser.actions),
         "features": list(browser.features),
         "paused": browser.paused,
+        "extensionVersion": browser.extension_version,
+        "extensionOutdated": browser.extension_outdated,
     }
 
 

@@ -14,10 +14,18 @@ import { downloadCreated } from "./actions/downloads.js";
 import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./approvals.js";
 import { handleBrokerMessage } from "./broker_requests.js";
 import { WAKE_ALARM, discoverSoon, discoverySettingsChanged, startDiscovery, wakeDiscovery } from "./discovery.js";
-import { joinedLinks, onLinkLost, onLinkMessage, pairLink, retryUnpaired, startKeepalive } from "./links.js";
+import {
+  joinedLinks,
+  onJoinedChange,
+  onLinkLost,
+  onLinkMessage,
+  pairLink,
+  retryUnpaired,
+  startKeepalive,
+} from "./links.js";
 import { pairingChanged } from "./broker_auth.js";
 import { injectBridges, toolsReported } from "./page_tools.js";
-import { endSession, pausedError, setPaused, takeBack } from "./person.js";
+import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person.js";
 import { popupState } from "./popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./protocol.js";
 import { settingsChanged } from "./settings.js";
@@ -137,6 +145,7 @@ chrome.runtime.onInstalled.addListener(injectBridges);
 onLinkMessage(handleBrokerMessage);
 // A broker that went away may come back on another port, or another may take its place.
 onLinkLost(discoverSoon);
+onJoinedChange(showStanding);
 startKeepalive();
 
 // The alarm wakes a worker that Chromium stopped while no broker was there to talk to, and

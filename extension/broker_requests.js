@@ -16,6 +16,7 @@ import { callTool, discoverTools } from "./page_tools.js";
 import { forgetSessions, groupTab, rememberSession, ungroupTab } from "./sessions.js";
 import { sendSnapshot } from "./snapshot.js";
 import { closeTab, focusTab, openTab } from "./tabs.js";
+import { heardVersions } from "./versions.js";
 
 /** Carry out `message` from the broker at the other end of `link`, answering through it. */
 export async function handleBrokerMessage(link, message) {
@@ -24,13 +25,16 @@ export async function handleBrokerMessage(link, message) {
       if (message.sessionId) {
         const credential = typeof message.credential === "string" ? message.credential : null;
         rememberSession(link.port, message.sessionId, message.clientName || message.sessionId, credential);
-      } else if (Array.isArray(message.sessionIds)) {
-        // The sessions this broker told this browser of that live on: the others ended, or are
-        // of a broker that restarted on this port.
-        const ended = (sessionId) => !message.sessionIds.includes(sessionId);
-        await Promise.all([forgetSessions(link.port, ended), releaseSessions(link.port, ended)]);
-        // The broker sends that list once it has this link's first snapshot: it needs no other.
-        if (link.ready) break;
+      } else {
+        heardVersions(link, message);
+        if (Array.isArray(message.sessionIds)) {
+          // The sessions this broker told this browser of that live on: the others ended, or are
+          // of a broker that restarted on this port.
+          const ended = (sessionId) => !message.sessionIds.includes(sessionId);
+          await Promise.all([forgetSessions(link.port, ended), releaseSessions(link.port, ended)]);
+          // The broker sends that list once it has this link's first snapshot: it needs no other.
+          if (link.ready) break;
+        }
       }
       await sendSnapshot(link, message.sessionId);
       break;

@@ -27,6 +27,7 @@ const brokerSeen = new Map();
 
 let handleMessage = async () => {};
 let handleLost = () => {};
+let handleJoinedChange = () => {};
 
 /** `handler(link, message)` for every message a broker sends; it answers through `link`. */
 export function onLinkMessage(handler) {
@@ -36,6 +37,11 @@ export function onLinkMessage(handler) {
 /** `handler()` when a joined broker goes away. */
 export function onLinkLost(handler) {
   handleLost = handler;
+}
+
+/** `handler()` whenever a link joins its broker or a joined one closes (the toolbar icon follows). */
+export function onJoinedChange(handler) {
+  handleJoinedChange = handler;
 }
 
 /** Why links to brokers were refused or wait for pairing: port -> {state, brokerId, reason, at}. */
@@ -99,6 +105,7 @@ class Link {
     this.ready = true;
     brokerSeen.set(this.port, 0);
     for (const queued of this.queue.splice(0)) this.send(queued);
+    handleJoinedChange();
   }
 
   closed() {
@@ -118,6 +125,7 @@ class Link {
       brokerSeen.set(this.port, Date.now());
       console.info(`browser-mcp: broker on port ${this.port} went away`);
       handleLost();
+      handleJoinedChange();
     }
   }
 
@@ -281,6 +289,14 @@ export function hasLink(port) {
   return links.has(port);
 }
 
+/**
+ * What the broker on `port` said of versions on its link's `connect`: its own (`serverVersion`),
+ * and the oldest extension it works with (`minExtensionVersion`); null while it has said nothing.
+ */
+export function brokerVersions(port) {
+  return links.get(port)?.versions ?? null;
+}
+
 /** Whether the broker on `port` got its first snapshot over a link that is still there. */
 export function isJoined(port) {
   return Boolean(links.get(port)?.ready);
@@ -292,6 +308,7 @@ export function closeLinksExcept(wanted) {
     if (wanted.has(port)) continue;
     links.delete(port); // so that its closing is not taken for a broker to wait for
     link.ws.close();
+    if (link.ready) handleJoinedChange();
   }
 }
 

@@ -7,8 +7,9 @@
 
 import { PersonRefusal, ToBroker } from "./protocol.js";
 import { releaseSessions, releaseTab } from "./actions/debugger.js";
-import { broadcast, sendTo } from "./links.js";
+import { broadcast, joinedLinks, sendTo } from "./links.js";
 import { forgetSessions, ownerOf, ungroupTab } from "./sessions.js";
+import { showToolbar, toolbarState } from "./toolbar.js";
 
 let paused = false;
 
@@ -16,7 +17,7 @@ export const pauseReady = chrome.storage.local
   .get("paused")
   .then(({ paused: stored }) => {
     paused = stored === true;
-    showPause();
+    showStanding();
   })
   .catch((error) => console.warn("browser-mcp: cannot read the pause", error));
 
@@ -34,17 +35,15 @@ export function pausedError() {
   };
 }
 
-function showPause() {
-  // The badge is the toolbar's one always-visible sign; the title says what it means.
-  chrome.action.setBadgeText({ text: paused ? "II" : "" }).catch(() => {});
-  chrome.action.setBadgeBackgroundColor({ color: "#c5221f" }).catch(() => {});
-  chrome.action.setTitle({ title: paused ? "browser-mcp: AI agents paused" : "browser-mcp" }).catch(() => {});
+/** The toolbar icon for the pause and the links as they are now (toolbar.js). */
+export function showStanding() {
+  showToolbar(toolbarState({ paused, connected: joinedLinks().length > 0 }));
 }
 
 export async function setPaused(value) {
   paused = value === true;
   await chrome.storage.local.set({ paused });
-  showPause();
+  showStanding();
   broadcast({ type: ToBroker.PAUSE_CHANGED, paused });
 }
 

@@ -139,7 +139,13 @@ function showNative(state) {
   if (state.nativeHost.error) native.append(element("div", "detail", state.nativeHost.error));
 }
 
-function showBrokers(brokers, probing) {
+/** `text` with its `quoted` parts as code, as nodes to append. */
+function withCode(text) {
+  return text.split("`").map((part, index) => (index % 2 ? element("code", "", part) : part));
+}
+
+function showBrokers(state) {
+  const { brokers, probing } = state;
   const list = document.getElementById("brokers");
   if (brokers.length === 0) {
     const where = probing ? ` on ports ${probing.first}-${probing.last}` : "";
@@ -147,18 +153,30 @@ function showBrokers(brokers, probing) {
     return;
   }
   list.replaceChildren(
-    ...brokers.map((broker) =>
-      item(`Port ${broker.port}: `, element("span", `state ${broker.state.replace(" ", "-")}`, broker.state)),
-    ),
+    ...brokers.map((broker) => {
+      const li = item(
+        `Port ${broker.port}: `,
+        element("span", `state ${broker.state.replace(" ", "-")}`, broker.state),
+      );
+      if (broker.version) li.append(element("span", "detail", ` · broker ${broker.version}`));
+      if (broker.needs) {
+        const told = `This extension (${state.extensionVersion}) is older than this broker needs (${broker.needs}): `;
+        const warning = element("div", "warning outdated", told);
+        warning.append(...withCode(state.updateAdvice), ".");
+        li.append(warning);
+      }
+      return li;
+    }),
   );
 }
 
 function show(state) {
+  document.getElementById("version").textContent = ` · extension ${state.extensionVersion}`;
   showPause(state.paused);
   showSessions(state.brokers);
   showTabs(state.tabs);
   showNative(state);
-  showBrokers(state.brokers, state.probing);
+  showBrokers(state);
   showPairing(state, ask);
 }
 

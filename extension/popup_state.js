@@ -1,15 +1,24 @@
 // The popup's view of this worker, in plain data it shows as it is: whether the person paused AI
-// agents, each broker with its state and AI sessions (client name, the credential that opened it,
+// agents, this extension's version, each broker with its state, version (and the newer extension
+// it needs, when this one is older) and AI sessions (client name, the credential that opened it,
 // tab group colour, tabs held), each tab with its tools and the session holding it, and how
 // brokers are found.
 
 import { knownPorts, namedBrokers, nativeHostStatus } from "./discovery.js";
-import { isJoined, untrusted } from "./links.js";
+import { brokerVersions, isJoined, untrusted } from "./links.js";
 import { toolsOf } from "./page_tools.js";
 import { isPaused, pauseReady } from "./person.js";
 import { ready } from "./rebuild.js";
 import { ownerOf, sessionColor, sessionCredential, sessionName, sessionsOf } from "./sessions.js";
 import { settings, settingsReady } from "./settings.js";
+import { EXTENSION_VERSION, UPDATE_ADVICE, olderThan } from "./versions.js";
+
+/** What a broker said of versions; `needs` is the version it needs when this extension is older. */
+function versionsOf(port) {
+  const said = brokerVersions(port);
+  const minimum = said?.minExtensionVersion ?? null;
+  return { version: said?.serverVersion ?? null, needs: olderThan(EXTENSION_VERSION, minimum) ? minimum : null };
+}
 
 async function holder(tab) {
   const owner = ownerOf(tab.id);
@@ -41,6 +50,7 @@ export async function popupState() {
       .map(async (port) => ({
         port,
         state: isJoined(port) ? "connected" : "reconnecting",
+        ...versionsOf(port),
         sessions: await Promise.all(
           sessionsOf(port).map(async (session) => ({
             ...session,
@@ -53,6 +63,8 @@ export async function popupState() {
   const nativeHost = nativeHostStatus();
   const { portFirst, portLast } = settings();
   return {
+    extensionVersion: EXTENSION_VERSION,
+    updateAdvice: UPDATE_ADVICE,
     paused: isPaused(),
     nativeHost,
     probing: nativeHost.installed ? null : { first: portFirst, last: portLast },

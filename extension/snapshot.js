@@ -1,5 +1,6 @@
 // The full report a broker gets when its link opens and when an AI session starts: who this
-// browser is (brand, version, the instance id kept in chrome.storage.local), the built-in browser
+// browser is (brand, version, the instance id kept in chrome.storage.local) and this extension's
+// version, the built-in browser
 // tools and the browser-wide requests it carries out, whether the person paused agents, and every
 // tab with its tools. The first one sent on a link is what joins it.
 
@@ -8,6 +9,7 @@ import { isPaused, pauseReady } from "./person.js";
 import { ready } from "./rebuild.js";
 import { settings, settingsReady } from "./settings.js";
 import { tabInfo } from "./tabs.js";
+import { EXTENSION_VERSION } from "./versions.js";
 
 // Promises made once per worker: two brokers asking at once must see the same instance id.
 const browserInfo = describeBrowser();
@@ -38,6 +40,8 @@ export async function sendSnapshot(link, sessionId) {
   const message = {
     type: ToBroker.CONNECTED,
     browser: { ...browser, instanceId: id },
+    // Its own version, so a broker can tell the person when it needs a newer one.
+    extensionVersion: EXTENSION_VERSION,
     // Without evaluate when the person turned it off: the broker then neither lists nor sends it.
     actions: settings().allowEvaluate ? BROWSER_ACTIONS : BROWSER_ACTIONS.filter((action) => action !== "evaluate"),
     // Listed whether or not the person shares history and bookmarks: asked while they do not,

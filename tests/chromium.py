@@ -5,7 +5,8 @@ discovery benchmark (``scripts/bench_discovery.py``, which imports this as ``tes
 with the project's root on ``sys.path``, where it already is for ``broker``). It lives with the
 tests rather than under ``scripts/`` because the tests are where this recipe is proven, and pytest
 and tox run them without ``scripts/`` on the path; the bench reaching into ``tests/`` costs
-nothing. It pulls in no test tools: the standard library and :mod:`broker.core.link_auth` only.
+nothing. It pulls in no test tools: the standard library, Playwright (which the bench uses too)
+and :mod:`broker.core.link_auth` only.
 
 The extension believes only brokers that prove they hold their link key: a test broker on a
 probed port is trusted the way pairing would leave it (:func:`trust_broker` stores its key in the
@@ -15,18 +16,29 @@ pairing through the popup), and a fake broker answers the challenge (:func:`answ
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import secrets
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Protocol
 
+from playwright.async_api import BrowserContext, Worker, async_playwright
+
 from broker.core import link_auth
+from broker.core.security import PROJECT_EXTENSION_ID
 
 CHROMIUM = "/usr/bin/chromium"
 EXTENSION = Path(__file__).resolve().parent.parent / "extension"
 
 
-def chromium_args(*extra: str) -> list[str]:
-    """Chromium headless with the real extension loaded: what works on a 2-core Linux machine."""
+def chromium_args(*extra: str, extension: Path = EXTENSION) -> list[str]:
+    """Chromium headless with the real extension loaded: what works on a 2-core Linux machine.
+
+    ``extension`` is the folder it is loaded from: the clone's, or an installed package's
+    (``browser-mcp extension path``, ``tests/test_package.py``).
+    """
     return [
         "--headless=new",
         "--no-sandbox",
@@ -37,10 +49,48 @@ def chromium_args(*extra: str) -> list[str]:
         "--disable-component-update",
         "--disable-sync",
         # Playwright adds --disable-extensions; without this exception the worker never starts.
-        f"--disable-extensions-except={EXTENSION}",
-        f"--load-extension={EXTENSION}",
+        f"--disable-extensions-except={extension}",
+        f"--load-extension={extension}",
         *extra,
     ]
+
+
+@contextlib.asynccontextmanager
+async def extension_chromium(
+    home: Path, *extra: str, extension: Path = EXTENSION, wait: float = 30.0, **launch: Any
+) -> AsyncIterator[tuple[BrowserContext, Worker]]:
+    """Headless Chromium with the extension from ``extension``, its profile and config under
+    ``home``, once the extension's service worker runs (the project's id, whatever the folder)."""
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
+    async with async_playwright() as playwright:
+        context = await playwright.chromium.launch_persistent_context(
+            str(home / "profile"),
+            executable_path=CHROMIUM,
+            headless=True,
+            env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
+            args=chromium_args(*extra, extension=extension),
+            **launch,
+        )
+        try:
+            async with asyncio.timeout(wait):
+                worker = context.service_workers[0] if context.service_workers else None
+                worker = worker or await context.wait_for_event("serviceworker")
+            assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
+            yield context, worker
+        finally:
+            await context.close()
+
+
+async def instance_id(worker: Worker, wait: float = 30.0) -> str:
+    """The browser instance id the extension keeps in its storage (its ``connected`` names it)."""
+    async with asyncio.timeout(wait):
+        while True:
+            found: str | None = await worker.evaluate(
+                "chrome.storage.local.get('instanceId').then((v) => v.instanceId ?? null)"
+            )
+            if found:
+                return found
+            await asyncio.sleep(0.1)
 
 
 class _Worker(Protocol):

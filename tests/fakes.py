@@ -23,6 +23,7 @@ from yarl import URL
 
 from broker.core import link_auth
 from broker.core.security import PROJECT_EXTENSION_ID
+from broker.version import VERSION
 
 EXTENSION_ORIGIN = f"chrome-extension://{PROJECT_EXTENSION_ID}"
 
@@ -93,12 +94,15 @@ class FakeExtension:
         browser_name: str = "FakeChrome",
         actions: list[str] | None = None,
         features: list[str] | None = None,
+        extension_version: str | None = VERSION,
     ) -> None:
         self.tabs: dict[int, FakeTab] = {}
         for tab in tabs or []:
             self._place(tab)
         self.instance_id = instance_id
         self.browser_name = browser_name
+        # What it says its own version is (None: nothing, as extensions from before that field).
+        self.extension_version = extension_version
         self.inbox: list[Json] = []
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.closed = asyncio.Event()
@@ -166,6 +170,8 @@ class FakeExtension:
             snapshot["actions"] = self.actions
         if self.features is not None:
             snapshot["features"] = self.features
+        if self.extension_version is not None:
+            snapshot["extensionVersion"] = self.extension_version
         await self.send(snapshot)
 
     async def close(self) -> None:

@@ -21,7 +21,6 @@ import collections
 import contextlib
 import itertools
 import json
-import os
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -30,16 +29,15 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiohttp import WSMsgType, web
-from playwright.async_api import BrowserContext, Page, Worker, async_playwright
+from playwright.async_api import BrowserContext, Page, Worker
 
 from broker import codec
 from broker.core import browser_tools
 from broker.core.messages import PageSnapshot
-from broker.core.security import PROJECT_EXTENSION_ID
 from broker.core.snapshots import SNAPSHOT_BUDGET, Baselines, View, view_of, with_section
 from broker.version import BROKER_HEADER
 
-from .chromium import CHROMIUM, answer_challenge, chromium_args, trust_broker
+from .chromium import answer_challenge, extension_chromium, instance_id, trust_broker
 from .test_e2e_extension import PROBED_PORTS, eventually, free_probed_ports, serve_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -94,7 +92,9 @@ class Link:
 class FakeBroker:
     """Answers the extension's probe as a broker does and keeps every link that opens."""
 
-    def __init__(self) -> None:
+    def __init__(self, hello: dict[str, Any] | None = None) -> None:
+        # The link's first frame, as a broker's ``connect`` on a link that opens.
+        self.hello = hello or {"type": "connect", "serverVersion": "fake", "sessionIds": []}
         self.links: list[Link] = []
         self.runner: web.AppRunner | None = None
         self.port = 0
@@ -106,7 +106,7 @@ class FakeBroker:
         await ws.prepare(request)
         link = Link(ws, self.port)
         self.links.append(link)
-        await ws.send_json({"type": "connect", "serverVersion": "fake", "sessionIds": []})
+        await ws.send_json(self.hello)
         await link.receive()
         return ws
 
@@ -280,48 +280,25 @@ async def serve_site() -> AsyncIterator[str]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
-    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
     home = tmp_path_factory.mktemp("actions")
     broker = FakeBroker()
     await broker.start()
     try:
-        async with serve_site() as site, async_playwright() as playwright:
-            context = await playwright.chromium.launch_persistent_context(
-                str(home / "profile"),
-                executable_path=CHROMIUM,
-                headless=True,
-                env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
-                args=chromium_args(),
-                # Pages get their window's own size, as in a person's browser, not an emulated one.
-                no_viewport=True,
+        # Pages get their window's own size, as in a person's browser, not an emulated one.
+        chromium = extension_chromium(home, wait=WAIT, no_viewport=True)
+        async with serve_site() as site, chromium as (context, worker):
+            await trust_broker(worker, FAKE_TOKEN)
+            # These tests are of the actions themselves: browser_evaluate runs without asking the
+            # person (tests/test_e2e_person.py tests the asking).
+            await worker.evaluate("chrome.storage.local.set({settings: {approvalPolicy: 'never'}})")
+            link = await broker.link_of(await instance_id(worker, WAIT))
+            await link.send(
+                {"type": "connect", "sessionId": SESSION, "clientName": "Actions test", "serverVersion": "fake"}
             )
-            try:
-                worker = context.service_workers[0] if context.service_workers else None
-                if worker is None:
-                    worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
-                assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
-                await trust_broker(worker, FAKE_TOKEN)
-
-                async def stored() -> str | None:
-                    found: str | None = await worker.evaluate(
-                        "chrome.storage.local.get('instanceId').then((v) => v.instanceId ?? null)"
-                    )
-                    return found
-
-                instance_id = await eventually(stored, "the extension to choose its instance id")
-                # These tests are of the actions themselves: browser_evaluate runs without asking the
-                # person (tests/test_e2e_person.py tests the asking).
-                await worker.evaluate("chrome.storage.local.set({settings: {approvalPolicy: 'never'}})")
-                link = await broker.link_of(instance_id)
-                await link.send(
-                    {"type": "connect", "sessionId": SESSION, "clientName": "Actions test", "serverVersion": "fake"}
-                )
-                await link.wait_for(
-                    "the session's snapshot", lambda m: m.get("type") == "connected" and m.get("sessionId") == SESSION
-                )
-                yield World(context, worker, link, site, home)
-            finally:
-                await context.close()
+            await link.wait_for(
+                "the session's snapshot", lambda m: m.get("type") == "connected" and m.get("sessionId") == SESSION
+            )
+            yield World(context, worker, link, site, home)
     finally:
         await broker.stop()
 

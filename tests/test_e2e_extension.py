@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -26,11 +25,11 @@ import aiohttp
 import pytest
 import pytest_asyncio
 from aiohttp import web
-from playwright.async_api import BrowserContext, Page, Worker, async_playwright
+from playwright.async_api import BrowserContext, Page, Worker
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from .chromium import CHROMIUM, chromium_args, trust_broker
+from .chromium import extension_chromium, trust_broker
 from .cli_helpers import BrokerProcess, Brokers
 from .mcp_clients import LEGACY, McpClient, mcp_client, text
 
@@ -263,32 +262,16 @@ async def open_world(
     **launch: Any,
 ) -> AsyncIterator[WorldT]:
     """A broker on a probed port, and headless Chromium with the extension, once it has joined."""
-    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
     async with Brokers(home / "discovery") as brokers:
         broker = await start_probed_broker(brokers)
-        async with async_playwright() as playwright:
-            context = await playwright.chromium.launch_persistent_context(
-                str(home / "profile"),
-                executable_path=CHROMIUM,
-                headless=True,
-                env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
-                args=chromium_args(*extra_args),
-                **launch,
-            )
+        async with extension_chromium(home, *extra_args, wait=WAIT, **launch) as (context, worker):
+            await trust_broker(worker, broker.token)
+            world = kind(context, worker, broker, broker.token, site, flavour)
             try:
-                worker = context.service_workers[0] if context.service_workers else None
-                if worker is None:
-                    worker = await context.wait_for_event("serviceworker", timeout=WAIT * 1000)
-                assert worker.url == f"chrome-extension://{PROJECT_EXTENSION_ID}/background.js"
-                await trust_broker(worker, broker.token)
-                world = kind(context, worker, broker, broker.token, site, flavour)
-                try:
-                    await world.joined()
-                    yield world
-                finally:
-                    await world.http.close()
+                await world.joined()
+                yield world
             finally:
-                await context.close()
+                await world.http.close()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -661,8 +644,9 @@ async def _claim(broker: BrokerProcess, ref: str, client_name: str) -> int:
 
 
 async def _popup_says(popup: Page, line: str) -> bool:
-    """Whether the popup's broker list shows ``line``; it asks the worker again every two seconds."""
-    return line in (await popup.locator("#brokers").inner_text()).splitlines()
+    """Whether a line of the popup's broker list starts with ``line`` (the broker's version may
+    follow); it asks the worker again every two seconds."""
+    return any(shown.startswith(line) for shown in (await popup.locator("#brokers").inner_text()).splitlines())
 
 
 async def _popup_lists_session(popup: Page, name: str) -> bool:

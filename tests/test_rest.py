@@ -110,6 +110,8 @@ async def test_status_shows_browsers_sessions_and_tabs(broker: BrokerUnderTest) 
             "actions": [],
             "features": [],
             "paused": False,
+            "extensionVersion": VERSION,
+            "extensionOutdated": None,
         }
     ]
     assert body["sessions"] == [

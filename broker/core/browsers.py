@@ -22,12 +22,40 @@ from .errors import (
 )
 from .messages import TabInfo, Tool
 
-__all__ = ["NO_EXTENSION", "Browser", "Browsers", "Tab", "parse_ref"]
+__all__ = ["NO_EXTENSION", "Browser", "Browsers", "Tab", "outdated_extension", "parse_ref"]
 
 NO_EXTENSION = (
     "no browser extension is connected to the broker: load the browser-mcp extension"
-    " (chrome://extensions, Developer mode, Load unpacked, the project's extension/ folder)"
+    " (chrome://extensions, Developer mode, Load unpacked, the folder `browser-mcp extension path` prints)"
 )
+
+
+def _version_numbers(version: str) -> tuple[int, ...] | None:
+    """``1.2`` as ``(1, 2, 0, 0)``: Chrome's 1 to 4 numbers, so 1.2 and 1.2.0 are one version."""
+    parts = version.split(".")
+    if not 1 <= len(parts) <= 4 or not all(part.isdigit() for part in parts):
+        return None
+    return tuple(int(part) for part in parts) + (0,) * (4 - len(parts))
+
+
+def outdated_extension(version: str | None, minimum: str) -> str | None:
+    """What to tell the person of an extension older than ``minimum``; None when it is not.
+
+    ``version`` is what the extension said (``connected.extensionVersion``): None when it said
+    nothing, as extensions from before that field do, which makes it older than any minimum.
+    """
+    needed = _version_numbers(minimum) if minimum else None
+    if needed is None:
+        return None
+    said = _version_numbers(version) if version is not None else None
+    if said is not None and said >= needed:
+        return None
+    which = f"is {version}" if version is not None else "does not say its version (it predates that)"
+    return (
+        f"the browser extension {which}; this broker needs {minimum} or newer: load the extension from the"
+        " folder `browser-mcp extension path` prints (or update it from the store) and reload it at"
+        " chrome://extensions"
+    )
 
 
 @attrs.define
@@ -79,6 +107,9 @@ class Browser:
     name: str = ""
     version: str = ""
     instance_id: str | None = None
+    # The extension's own version, as it said (None: it did not), and whether a snapshot said it yet.
+    extension_version: str | None = None
+    extension_heard: bool = False
     tabs: dict[int, Tab] = attrs.Factory(dict)
     active_tab: int | None = None
     attached_seq: int = 0

@@ -14,6 +14,8 @@ __all__ = ["Config", "DEFAULTS"]
 @attrs.frozen
 class Config:
     server_version: str
+    # Older extensions are named in status, the log and their popup (broker.version); "" = any.
+    min_extension_version: str = ""
     # Seconds a call waits for the page when the caller names no timeout.
     call_timeout: float = 30.0
     # A link quiet this long gets a ping; one silent this long is closed.

@@ -171,6 +171,10 @@ class BrowserView:
     paused: bool = False
     # What it carries out beyond tabs: windows, history, bookmarks.
     features: tuple[str, ...] = ()
+    # The extension's own version (None: it did not say), and, when it is older than the broker
+    # needs, what to tell the person (``outdated_extension``).
+    extension_version: str | None = None
+    extension_outdated: str | None = None
 
 
 @attrs.frozen

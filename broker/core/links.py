@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from .browsers import Browser, Browsers, Tab
+from .browsers import Browser, Browsers, Tab, outdated_extension
 from .config import Config
 from .effects import (
     CallId,
@@ -171,7 +171,7 @@ class BrowserLinks:
         browser = self._browsers.add(link_id)
         self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
         # Which browser this is, and so which sessions it may hear of, its snapshot will say.
-        return [SendToExtension(link_id, Connect(self.config.server_version))]
+        return [SendToExtension(link_id, self._link_connect())]
 
     def link_closed(self, link_id: LinkId, now: float, reason: str = "") -> list[Effect]:
         """The link is gone: its calls fail at once and its browser leaves the listing."""
@@ -261,6 +261,7 @@ class BrowserLinks:
         browser.features = frozenset(message.features)
         browser.paused = message.paused
         browser.instance_id = instance_id
+        self._heard_extension_version(browser, message.extension_version)
         owners = {tab_id: tab.owner for tab_id, tab in browser.tabs.items()}
         gone = set(browser.tabs) - {info.id for info in message.tabs}
         browser.tabs = {}
@@ -285,9 +286,23 @@ class BrowserLinks:
             effects += self._list_sessions(link, browser)
         return effects
 
+    def _link_connect(self, session_ids: tuple[str, ...] | None = None) -> Connect:
+        """A ``connect`` for the link itself (no session): the versions, and the sessions when given."""
+        minimum = self.config.min_extension_version or None
+        return Connect(self.config.server_version, session_ids=session_ids, min_extension_version=minimum)
+
+    def _heard_extension_version(self, browser: Browser, version: str | None) -> None:
+        """Keep what the extension said its version is; an outdated one is logged once per version."""
+        if browser.extension_heard and browser.extension_version == version:
+            return
+        browser.extension_version, browser.extension_heard = version, True
+        outdated = outdated_extension(version, self.config.min_extension_version)
+        if outdated is not None:
+            logger.warning("browser %s: %s", browser.key, outdated)
+
     def _list_sessions(self, link: Link, browser: Browser) -> list[Effect]:
         told = sorted(browser.told)
-        effects: list[Effect] = [SendToExtension(link.id, Connect(self.config.server_version, session_ids=tuple(told)))]
+        effects: list[Effect] = [SendToExtension(link.id, self._link_connect(session_ids=tuple(told)))]
         for session_id in told:
             session = self._sessions[session_id]
             effects.append(SendToExtension(link.id, self._connect_message(session)))

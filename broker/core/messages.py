@@ -156,6 +156,8 @@ class Connected:
     actions: tuple[str, ...] = ()
     # The person paused AI agents in this browser (see ``PauseChanged``).
     paused: bool = False
+    # The extension's own version (its manifest's); None from extensions older than this field.
+    extension_version: str | None = None
     # What it carries out beyond tabs (:mod:`broker.core.browser_wide`): "windows", "history",
     # "bookmarks"; none when absent, as from an extension older than them.
     features: tuple[str, ...] = ()
@@ -328,6 +330,9 @@ class Connect:
     ``credential``, with a session: the name of the client token that opened it
     (``mcp-config --client NAME``), or ``"owner"`` for the broker's own token. The client chose
     its name; the credential it could not, so the person tells two same-named clients apart by it.
+
+    ``min_extension_version``, on a link's ``connect`` (no session): the oldest extension this
+    broker works with, so an older one tells the person in its popup to update it.
     """
 
     server_version: str
@@ -335,6 +340,7 @@ class Connect:
     client_name: str | None = None
     session_ids: tuple[str, ...] | None = None
     credential: str | None = None
+    min_extension_version: str | None = None
 
 
 @attrs.frozen

@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 from .browser_requests import BrowserRequests
 from .browser_tools import PREFIX
-from .browsers import Browser, Browsers, Tab
+from .browsers import Browser, Browsers, Tab, outdated_extension
 from .config import Config
 from .effects import (
     BrowserView,
@@ -529,6 +529,8 @@ class Broker(BrowserRequests):
                 tuple(sorted(b.actions)),
                 b.paused,
                 tuple(sorted(b.features)),
+                b.extension_version,
+                outdated_extension(b.extension_version, self.config.min_extension_version),
             )
             for b in self._browsers.values()
             if b.heard_from
