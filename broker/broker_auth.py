@@ -1,7 +1,7 @@
 """The broker's side of proving who it is: the extension link's handshake and two HTTP routes.
 
 - :class:`LinkHandshake` answers one extension link's handshake frames (``authChallenge``,
-  ``authResponse``, ``pairChallenge``, ``pairProof``; README, "The extension link") before the
+  ``authResponse``, ``pairChallenge``, ``pairProof``; docs/extension-link.md) before the
   hub hears the link: the broker proves it holds the link key, the extension proves it back, and
   pairing hands the link key to an extension that has none. The rules and the arithmetic are
   :mod:`broker.core.link_auth`'s; this module adds the randomness, the thread that stretches a

@@ -5,7 +5,7 @@ from __future__ import annotations
 __all__ = ["BROKER_HEADER", "MIN_EXTENSION_VERSION", "PROTOCOL_VERSION", "VERSION"]
 
 VERSION = "0.1.0"
-# The extension link protocol (README, "The extension link"); bumped when a change would break a peer.
+# The extension link protocol (docs/extension-link.md); bumped when a change would break a peer.
 PROTOCOL_VERSION = 1
 # The oldest extension this broker works with as documented: raised to this package's version when
 # the broker starts relying on something an extension says or does that older ones do not. An

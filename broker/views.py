@@ -1,7 +1,7 @@
 """Tabs, browsers, sessions and tool lists as JSON: one shape for REST, MCP and the command line.
 
 These are the objects a client reads (``GET /tabs``, the ``tabs`` MCP tool, ``browser-mcp tabs``),
-so their field names are part of the public API the README documents. Which of their fields hold
+so their field names are part of the public API docs/rest.md documents. Which of their fields hold
 text a web page chose (a tab's title, its address, the tools its page declares, the titles of
 pages in the person's history) is said by :func:`page_text_fields`: MCP marks such results
 untrusted in ``_meta``, REST lists those fields in ``untrusted``.

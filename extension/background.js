@@ -1,6 +1,5 @@
 // The browser-mcp service worker: joins every local broker and tells it about this browser's
-// tabs and their page tools, and carries out what the broker asks (the README's "The extension
-// link"). This entry owns only the wiring: which module hears which event.
+// tabs and their page tools, and carries out what the broker asks (docs/extension-link.md). This entry owns only the wiring: which module hears which event.
 //
 // MV3 workers can be stopped at any moment, so every listener is registered here, at top level,
 // while the worker's first turn runs, and all state is rebuilt on start: tool lists by asking each

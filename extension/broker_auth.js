@@ -1,5 +1,5 @@
 // Who a broker is: the arithmetic of the link handshake and of pairing (broker/core/link_auth.py is
-// the broker's side, and the README's "The extension link" the frames), all with WebCrypto, and
+// the broker's side, and docs/extension-link.md the frames), all with WebCrypto, and
 // the link keys of paired brokers, kept in chrome.storage.local by broker id.
 //
 // A broker proves it holds its link key (HMAC-SHA256 over our nonce, its nonce, its role and the

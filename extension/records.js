@@ -6,7 +6,7 @@
 //
 // The `history` and `bookmarks` permissions are in the manifest rather than requested when the
 // switch is turned on (optional permissions): Chromium's permission prompt cannot be answered in
-// headless tests, so the switch is what keeps them closed (README, "Security model").
+// headless tests, so the switch is what keeps them closed (docs/security.md).
 
 import { ActionError, invalidArguments } from "./actions/errors.js";
 import { PersonRefusal } from "./protocol.js";

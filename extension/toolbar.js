@@ -1,5 +1,5 @@
 // The toolbar icon: how this browser stands with AI agents, read at a glance. One state at a time,
-// drawn the same way by the icon, its tooltip and the badge (README, "The toolbar icon"):
+// drawn the same way by the icon, its tooltip and the badge (docs/extension.md, "The toolbar icon"):
 //   connected      the blue mark, its two nodes linked: a broker is joined; agents reach the
 //                  tabs they claim.
 //   not connected  the grey mark, its link broken: no broker is joined (none running, not

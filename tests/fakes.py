@@ -148,7 +148,7 @@ class FakeExtension:
             await self.send_snapshot()
 
     async def prove(self, key: bytes, port: int) -> None:
-        """Check the broker's proof of ``key`` and prove it back (README, "The extension link").
+        """Check the broker's proof of ``key`` and prove it back (docs/extension-link.md).
 
         Raises:
             AssertionError: the broker's proof is wrong.

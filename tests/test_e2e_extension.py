@@ -667,7 +667,7 @@ async def test_the_popup_shows_brokers_sessions_tabs_and_tools(world: World) -> 
     page, tab = await world.open_page("modern.html", "popup", {"echo", "fail", "temporary"})
     popup = await world.context.new_page()
     async with world.mcp("Popup Client") as client:
-        # A browser hears of a session once it acts there (README, "The extension link").
+        # A browser hears of a session once it acts there (docs/extension-link.md).
         await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
         await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")
         body = popup.locator("body")

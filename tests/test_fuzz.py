@@ -586,8 +586,8 @@ async def test_any_frame_is_answered_by_the_protocol_and_the_link_stays_up(
 
 
 def readme_error_table() -> dict[str, int]:
-    """The README's table of REST errors (REST API, "Errors are ..."): each code and its status."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    """The REST reference's table of errors (docs/rest.md, "Errors are ..."): each code and its status."""
+    readme = (Path(__file__).parent.parent / "docs" / "rest.md").read_text()
     start = readme.index('Errors are `{"error": {"code", "message"}}`')
     table = readme[start : readme.index("\n## ", start)]
     codes = {

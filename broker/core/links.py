@@ -97,7 +97,7 @@ __all__ = ["BrowserLinks", "Link"]
 
 logger = logging.getLogger(__name__)
 
-# toolResult error codes that say the person refused the call (README, "The extension link").
+# toolResult error codes that say the person refused the call (docs/extension-link.md).
 _DECLINED: dict[str, type[PersonDeclined]] = {
     Paused.code: Paused,
     NotApproved.code: NotApproved,

@@ -1,6 +1,6 @@
 """The extension link's messages, as frozen attrs classes.
 
-One class per ``type`` of the extension link protocol (README, "The extension link"), both
+One class per ``type`` of the extension link protocol (docs/extension-link.md), both
 directions. Fields are snake_case here and camelCase on the wire; :mod:`broker.codec` does the
 renaming, the ``type`` tag and all validation. ``session_id`` is optional on every message so an
 extension that never sends one is served. Nothing here does I/O or knows about JSON.

@@ -1,6 +1,6 @@
 """What the person in charge of a browser does to AI agents, as the core hears it. No I/O.
 
-The extension reports what the person did in the browser (README, "The extension link"), and
+The extension reports what the person did in the browser (docs/extension-link.md), and
 this module turns each report into the broker's state and into errors a client can act on:
 
 - ``personEndedSession``: the session ends as if its client had ended it (calls withdrawn, tabs
