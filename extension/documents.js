@@ -6,7 +6,8 @@
 
 import { PersonRefusal } from "./protocol.js";
 
-function originOf(url) {
+/** A URL's origin, or "" where it has none (an opaque one, or no URL). */
+export function originOf(url) {
   try {
     const { origin } = new URL(url);
     return origin === "null" ? "" : origin;

@@ -8,21 +8,14 @@
 // Bounded as a tab's tools are: a frame's first MAX_FRAME_TOOLS tools and the first MAX_FRAMES
 // frames that declare any, the rest left out with a warning in the worker's console.
 
+import { originOf } from "./documents.js";
+
 const MAX_FRAME_TOOLS = 500;
 const MAX_FRAMES = 20;
 const FRAME_TOOL = /^f(\d+)_(.+)$/s;
 
 /** tab id -> Map(frameId -> {documentId, origin, url, tools}) */
 const framesByTab = new Map();
-
-function originOf(url) {
-  try {
-    const { origin } = new URL(url);
-    return origin === "null" ? "" : origin;
-  } catch {
-    return "";
-  }
-}
 
 /**
  * A subframe's bridge reported `tools` (already cleaned): keep them as that frame's. False when
