@@ -44,22 +44,17 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import shlex
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from operator import attrgetter
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import mcp_types as types
 from benchlib import READY_TIMEOUT, BenchError, progress
-from benchlib import playwright_mcp as pw
-from benchlib.mcp_sides import start_ours, start_playwright, text_of, unwrapped
+from benchlib.mcp_sides import shop_stage, start_playwright, text_of, unwrapped
 from benchlib.pages import (
     ADD_BUTTON,
     COUNTER_TEXT,
@@ -70,7 +65,6 @@ from benchlib.pages import (
     SHOP_END,
     SHOP_HEADING,
     PageCounts,
-    PageServer,
     shop_page,
 )
 from benchlib.report import Verdict
@@ -453,34 +447,28 @@ async def bench_actions(args: Any) -> ActionsResults:
 
 
 async def _bench_actions(args: Any) -> ActionsResults:
-    broker_cmd = shlex.split(args.broker_cmd)
-    version = await pw.ensure_installed()
     shop = shop_page(args.actions_products)
-    with tempfile.TemporaryDirectory(prefix="browser-mcp-bench-actions-") as tmp:
-        workdir = Path(tmp)
-        async with AsyncExitStack() as stack:
-            pages = PageServer(shop)
-            await pages.start()
-            stack.push_async_callback(pages.stop)
-            client, broker, browser_name = await start_ours(stack, workdir, broker_cmd)
-            ours = OurSide("ours", client)
-            theirs = PlaywrightSide(
-                "playwright", await start_playwright(stack, workdir, "playwright", args.actions_playwright_settle)
-            )
-            progress(f"actions: {browser_name} with the extension; Playwright MCP {version}; {pages.url('/shop')}")
-            sides: list[Side] = [ours, theirs]
-            await measure_snapshots(sides, pages.url("/shop"), args.actions_snapshots)
-            await measure_clicks(sides, pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
-            await measure_frames_snapshots(sides, pages.url("/frames"), args.actions_snapshots)
-            await measure_frame_clicks(sides, pages.url("/frames"), args.actions_click_warmup, args.actions_clicks)
-            # Where our time goes: the same over REST, without MCP and the relay, in tabs of its own.
-            http = await stack.enter_async_context(aiohttp.ClientSession())
-            rest = RestSide(http, broker, ours.click_key)
-            await measure_snapshots([rest], pages.url("/shop"), args.actions_snapshots)
-            await measure_clicks([rest], pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
-            await measure_frames_snapshots([rest], pages.url("/frames"), args.actions_snapshots)
-            await measure_frame_clicks([rest], pages.url("/frames"), args.actions_click_warmup, args.actions_clicks)
-            sides.append(rest)
+    async with shop_stage(shop, args.broker_cmd, "actions") as stage:
+        stack, pages, version = stage.stack, stage.pages, stage.playwright_version
+        ours = OurSide("ours", stage.ours)
+        theirs = PlaywrightSide(
+            "playwright", await start_playwright(stack, stage.workdir, "playwright", args.actions_playwright_settle)
+        )
+        progress(f"actions: {stage.browser_name} with the extension; Playwright MCP {version}; {pages.url('/shop')}")
+        sides: list[Side] = [ours, theirs]
+        await measure_snapshots(sides, pages.url("/shop"), args.actions_snapshots)
+        await measure_clicks(sides, pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
+        await measure_frames_snapshots(sides, pages.url("/frames"), args.actions_snapshots)
+        await measure_frame_clicks(sides, pages.url("/frames"), args.actions_click_warmup, args.actions_clicks)
+        # Where our time goes: the same over REST, without MCP and the relay, in tabs of its own.
+        http = await stack.enter_async_context(aiohttp.ClientSession())
+        rest = RestSide(http, stage.broker, ours.click_key)
+        await measure_snapshots([rest], pages.url("/shop"), args.actions_snapshots)
+        await measure_clicks([rest], pages.url("/small"), args.actions_click_warmup, args.actions_clicks)
+        await measure_frames_snapshots([rest], pages.url("/frames"), args.actions_snapshots)
+        await measure_frame_clicks([rest], pages.url("/frames"), args.actions_click_warmup, args.actions_clicks)
+        sides.append(rest)
+        browser_name = stage.browser_name
     return ActionsResults(
         page=shop.counts,
         products=shop.products,

@@ -46,25 +46,20 @@ verdicts are printed, the exit status ignores them.
 from __future__ import annotations
 
 import re
-import shlex
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import mcp_types as types
 from benchlib import BenchError, progress
-from benchlib import playwright_mcp as pw
-from benchlib.mcp_sides import start_ours, start_playwright, text_of, unwrapped
+from benchlib.mcp_sides import shop_stage, start_playwright, text_of, unwrapped
 from benchlib.pages import (
     COUNTRIES,
     ORDER_CONFIRMED,
     SUPPORT_SENT,
-    PageServer,
     Product,
     ShopPage,
     shop_page,
@@ -642,38 +637,31 @@ async def bench_tokens(args: Any) -> TokensResults:
 
 
 async def _bench_tokens(args: Any) -> TokensResults:
-    broker_cmd = shlex.split(args.broker_cmd)
-    version = await pw.ensure_installed()
     shop = shop_page(args.tokens_products)
-    with tempfile.TemporaryDirectory(prefix="browser-mcp-bench-tokens-") as tmp:
-        workdir = Path(tmp)
-        async with AsyncExitStack() as stack:
-            pages = PageServer(shop)
-            await pages.start()
-            stack.push_async_callback(pages.stop)
-            ours, _broker, browser_name = await start_ours(stack, workdir, broker_cmd)
-            settle = args.actions_playwright_settle
-            agents = {
-                "ours": Agent("ours", ours, "answer"),
-                "playwright": Agent(
-                    "playwright", await start_playwright(stack, workdir, "playwright", settle), "linked",
-                    workdir / "playwright",
-                ),
-                "playwright-none": Agent(
-                    "playwright-none",
-                    await start_playwright(stack, workdir, "playwright-none", settle, ("--snapshot-mode", "none")),
-                    "snapshot",
-                ),
-            }  # fmt: skip
-            progress(f"tokens: {browser_name} with the extension; Playwright MCP {version}; {pages.url('/shop')}")
-            runs: dict[str, list[SideRun]] = {side: [] for side in SIDES}
-            for number, order in rounds(args.tokens_runs):
-                progress(f"tokens: round {number + 1} of {args.tokens_runs}")
-                for side in order:
-                    # Ours opens a tab of its own for the task (Playwright MCP has its page from the start).
-                    runs[side].append(await run_flows(agents[side], shop, pages.url, opens_tab=side == "ours"))
-            sizes = {side: await whole_snapshot_chars(agents[side], pages.url("/shop")) for side in SIDES[:2]}
-    return TokensResults(args.tokens_products, sizes, version, browser_name, runs)
+    async with shop_stage(shop, args.broker_cmd, "tokens") as stage:
+        stack, workdir, pages, version = stage.stack, stage.workdir, stage.pages, stage.playwright_version
+        settle = args.actions_playwright_settle
+        agents = {
+            "ours": Agent("ours", stage.ours, "answer"),
+            "playwright": Agent(
+                "playwright", await start_playwright(stack, workdir, "playwright", settle), "linked",
+                workdir / "playwright",
+            ),
+            "playwright-none": Agent(
+                "playwright-none",
+                await start_playwright(stack, workdir, "playwright-none", settle, ("--snapshot-mode", "none")),
+                "snapshot",
+            ),
+        }  # fmt: skip
+        progress(f"tokens: {stage.browser_name} with the extension; Playwright MCP {version}; {pages.url('/shop')}")
+        runs: dict[str, list[SideRun]] = {side: [] for side in SIDES}
+        for number, order in rounds(args.tokens_runs):
+            progress(f"tokens: round {number + 1} of {args.tokens_runs}")
+            for side in order:
+                # Ours opens a tab of its own for the task (Playwright MCP has its page from the start).
+                runs[side].append(await run_flows(agents[side], shop, pages.url, opens_tab=side == "ours"))
+        sizes = {side: await whole_snapshot_chars(agents[side], pages.url("/shop")) for side in SIDES[:2]}
+    return TokensResults(args.tokens_products, sizes, version, stage.browser_name, runs)
 
 
 async def whole_snapshot_chars(agent: Agent, url: str) -> int:

@@ -7,14 +7,20 @@
 - **Playwright MCP** (:func:`start_playwright`), pinned (:mod:`benchlib.playwright_mcp`), which the
   same SDK client spawns; it launches its own Chromium at its first call.
 
-``scripts/bench_actions.py`` and ``scripts/bench_tokens.py`` drive them.
+``scripts/bench_actions.py`` and ``scripts/bench_tokens.py`` drive them, each on the stage
+:func:`shop_stage` sets: the shop's pages served, ours started, Playwright MCP installed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import shlex
+import tempfile
 import time
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +34,7 @@ from benchlib import CALL_TIMEOUT, BenchError
 from benchlib import playwright_mcp as pw
 from benchlib.browser import Place, chromium, install_native_host
 from benchlib.mcp_clients import mcp_env, relay_command
+from benchlib.pages import PageServer, ShopPage
 from benchlib.servers import Server, start_broker
 
 CLIENT_INFO = types.Implementation(name="bench", version="1")
@@ -143,3 +150,35 @@ async def unwrapped(run: Any) -> Any:
         if found is None:
             raise
         raise found from None
+
+
+@dataclass
+class Stage:
+    """What a browser bench runs on: its exit stack and folder, the shop's pages, ours, and the
+    pinned Playwright MCP's version (started by the bench itself, as it needs it)."""
+
+    stack: AsyncExitStack
+    workdir: Path
+    pages: PageServer
+    ours: Client
+    broker: Server
+    browser_name: str
+    playwright_version: str
+
+
+@contextlib.asynccontextmanager
+async def shop_stage(shop: ShopPage, broker_cmd: str, name: str) -> AsyncIterator[Stage]:
+    """The shop served and ours started, in a temporary folder named after the suite ``name``.
+
+    Raises:
+        BenchError: when Playwright MCP cannot be installed or ours cannot be started.
+    """
+    version = await pw.ensure_installed()
+    with tempfile.TemporaryDirectory(prefix=f"browser-mcp-bench-{name}-") as tmp:
+        workdir = Path(tmp)
+        async with AsyncExitStack() as stack:
+            pages = PageServer(shop)
+            await pages.start()
+            stack.push_async_callback(pages.stop)
+            ours, broker, browser_name = await start_ours(stack, workdir, shlex.split(broker_cmd))
+            yield Stage(stack, workdir, pages, ours, broker, browser_name, version)
