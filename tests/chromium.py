@@ -25,8 +25,14 @@ CHROMIUM = "/usr/bin/chromium"
 EXTENSION = Path(__file__).resolve().parent.parent / "extension"
 
 
-def chromium_args(*extra: str) -> list[str]:
-    """Chromium headless with the real extension loaded: what works on a 2-core Linux machine."""
+def chromium_args(*extra: str, extension: Path | None = EXTENSION) -> list[str]:
+    """Chromium headless with the real extension loaded (or ``extension``, or none): what works on a
+    2-core Linux machine."""
+    loaded = [] if extension is None else [
+        # Playwright adds --disable-extensions; without this exception the worker never starts.
+        f"--disable-extensions-except={extension}",
+        f"--load-extension={extension}",
+    ]  # fmt: skip
     return [
         "--headless=new",
         "--no-sandbox",
@@ -36,9 +42,7 @@ def chromium_args(*extra: str) -> list[str]:
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
-        # Playwright adds --disable-extensions; without this exception the worker never starts.
-        f"--disable-extensions-except={EXTENSION}",
-        f"--load-extension={EXTENSION}",
+        *loaded,
         *extra,
     ]
 
