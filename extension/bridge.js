@@ -239,7 +239,11 @@
     });
     report([]);
     testing?.registerToolsChangedCallback?.(() => currentTools().then(report));
-    window.postMessage({ source: BRIDGE, kind: "list" }, "*");
+    // At document_start (nothing of the page parsed yet) the polyfill has just been installed and
+    // holds no tool: it tells the first one itself. Asked only when injected into a page that runs,
+    // whose polyfill may hold tools already; the page hears these messages too.
+    const fresh = document.readyState === "loading" && !document.documentElement?.firstElementChild;
+    if (!fresh) window.postMessage({ source: BRIDGE, kind: "list" }, "*");
   }
 
   if (inFrame) {
