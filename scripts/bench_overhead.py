@@ -26,7 +26,9 @@ while the tab is open, and the tab's are those that end when it closes (its main
 the frames page, the cross-site frames' one). Reported: their private memory (USS: private clean and
 dirty pages, what closing the tab gives back; the goal's figure), their PSS, and the JavaScript heap
 of the tab's main renderer after a garbage collection (``Runtime.getHeapUsage``: the whole isolate,
-the page's world and the content scripts' isolated worlds alike).
+the page's world and the content scripts' isolated worlds alike). Beside them, the CPU time the
+extension's own process (its service worker) and the broker spent from opening the tab to its end:
+what the extension costs the browser outside the page, which the page's timing feels on a busy machine.
 
 The goals, against the do-nothing extension in the same run: ours adds at most 1 ms to the time to
 ``load`` (median), and at most 0.5 MB of private memory per tab (median), on every page, with and
@@ -52,6 +54,7 @@ from benchlib import BenchError, progress
 from benchlib.browser import Place, chromium, install_native_host
 from benchlib.mcp_sides import wait_joined
 from benchlib.pages import PageServer, shop_page
+from benchlib.proc import run_seconds
 from benchlib.report import Verdict
 from benchlib.servers import start_broker
 from benchlib.stats import taking_turns
@@ -100,6 +103,8 @@ class Load:
     uss_mb: float  # the tab's renderer processes' private memory
     pss_mb: float
     js_heap_mb: float  # the main renderer's isolate, after a garbage collection
+    worker_cpu_ms: float  # the extension's process, from opening the tab to its end
+    broker_cpu_ms: float
     processes: int
 
 
@@ -138,37 +143,53 @@ def _smaps(pid: int) -> dict[str, int]:
     return figures
 
 
-def renderers(profile: Path) -> dict[int, dict[str, int]]:
-    """The page renderer processes of the Chromium whose profile is ``profile``, with their memory.
+def renderers(profile: Path, extension: bool = False) -> list[int]:
+    """The page renderer processes (or, with ``extension``, the extension's) of the Chromium whose profile
+    is ``profile``.
 
     Chromium rewrites its processes' titles, so the command line is one string of words.
     """
     marker = f"--user-data-dir={profile}"
-    found = {}
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        with suppress(OSError, ValueError):
+        with suppress(OSError):
             words = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
-            if "--type=renderer" in words and marker in words and "--extension-process" not in words:
-                found[int(entry.name)] = _smaps(int(entry.name))
+            if "--type=renderer" in words and marker in words and ("--extension-process" in words) == extension:
+                found.append(int(entry.name))
     return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time of the live threads of ``pids``, those that still run."""
+    total = 0.0
+    for pid in pids:
+        with suppress(OSError):
+            total += run_seconds(pid)
+    return total
 
 
 @dataclass
 class Tabs:
-    """A browser of the bench: its context and its profile, where its processes are found."""
+    """A browser of the bench: its context and its profile, where its processes are found, and the broker
+    it joined."""
 
     variant: str
     context: BrowserContext
     profile: Path
+    broker_pid: int | None = None
 
     async def load(self, url: str) -> Load:
-        """A new tab loads ``url``: its timing, and its memory once it has loaded; then it closes.
+        """A new tab loads ``url``: its timing, and its memory once it has loaded; then it closes. The CPU
+        time the extension's process (its service worker) and the broker spent meanwhile.
 
         Raises:
             BenchError: when no renderer process ends with the tab.
         """
+        workers = renderers(self.profile, extension=True)
+        brokers = [] if self.broker_pid is None else [self.broker_pid]
+        worker_cpu, broker_cpu = cpu_seconds(workers), cpu_seconds(brokers)
         page = await self.context.new_page()
         try:
             await page.goto(url, wait_until="load")
@@ -177,21 +198,26 @@ class Tabs:
             await devtools.send("HeapProfiler.collectGarbage")
             heap = await devtools.send("Runtime.getHeapUsage")
             await devtools.detach()
-            before = renderers(self.profile)
+            memory = {}
+            for pid in renderers(self.profile):
+                with suppress(OSError):
+                    memory[pid] = _smaps(pid)
         finally:
             await page.close()
         deadline = time.monotonic() + CLOSE_TIMEOUT_S
-        while not (ended := before.keys() - renderers(self.profile).keys()):
+        while not (ended := memory.keys() - set(renderers(self.profile))):
             if time.monotonic() > deadline:
                 raise BenchError(f"{self.variant}: no renderer process ended with the tab of {url}")
             await asyncio.sleep(0.02)
-        tab = [before[pid] for pid in ended]
+        tab = [memory[pid] for pid in ended]
         return Load(
             dom_content_loaded_ms=dom_content_loaded,
             load_ms=loaded,
             uss_mb=sum(m["Private_Clean"] + m["Private_Dirty"] for m in tab) / 1024,
             pss_mb=sum(m["Pss"] for m in tab) / 1024,
             js_heap_mb=heap["usedSize"] / 2**20,
+            worker_cpu_ms=(cpu_seconds(workers) - worker_cpu) * 1e3,
+            broker_cpu_ms=(cpu_seconds(brokers) - broker_cpu) * 1e3,
             processes=len(tab),
         )
 
@@ -234,7 +260,7 @@ async def start_browsers(stack: AsyncExitStack, workdir: Path, args: argparse.Na
     stack.push_async_callback(broker.stop)
     joined = await stack.enter_async_context(chromium(playwright, place, args.overhead_extension))
     browser_name = await wait_joined(broker, joined.instance_id)
-    browsers[JOINED] = Tabs(JOINED, joined.context, place.profile)
+    browsers[JOINED] = Tabs(JOINED, joined.context, place.profile, broker.pid)
     return browsers, browser_name
 
 
@@ -268,9 +294,11 @@ async def bench_overhead(args: argparse.Namespace) -> OverheadResults:
 METRICS = (
     ("dom_content_loaded_ms", "DOMContentLoaded", "ms", 1),
     ("load_ms", "load", "ms", 1),
-    ("uss_mb", "private memory", "MB", 2),
+    ("uss_mb", "private mem.", "MB", 2),
     ("pss_mb", "PSS", "MB", 2),
     ("js_heap_mb", "JS heap", "MB", 2),
+    ("worker_cpu_ms", "worker CPU", "ms", 1),
+    ("broker_cpu_ms", "broker CPU", "ms", 1),
 )
 
 
@@ -300,7 +328,7 @@ def overhead_report(results: OverheadResults, args: argparse.Namespace) -> str:
         lines += [
             "",
             f"{page} ({path})",
-            f"  {'':22}" + "".join(f"{label + ' ' + unit:>20}" for _, label, unit, _ in METRICS),
+            f"  {'':22}" + "".join(f"{label + ' ' + unit:>18}" for _, label, unit, _ in METRICS),
         ]
         for variant in VARIANTS:
             cell = results.cells[page][variant]
@@ -309,9 +337,9 @@ def overhead_report(results: OverheadResults, args: argparse.Namespace) -> str:
                 value = cell.median(metric)
                 if variant in (OURS, JOINED):
                     difference = results.difference(page, variant, metric)
-                    row += f"{f'{value:.{digits}f} ({difference:+.{digits}f})':>20}"
+                    row += f"{f'{value:.{digits}f} ({difference:+.{digits}f})':>18}"
                 else:
-                    row += f"{value:>20.{digits}f}"
+                    row += f"{value:>18.{digits}f}"
             lines.append(row)
         ratios = ", ".join(
             f"{LABELS[variant]} {results.ratio(page, variant, 'load_ms'):.3f}x" for variant in (NONE, OURS, JOINED)
