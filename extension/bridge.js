@@ -268,5 +268,4 @@
     // its element wrappers, some 50 KB.)
     if (!inFrame && document.readyState !== "loading") window.postMessage({ source: BRIDGE, kind: "list" }, "*");
   }
-
 })();
