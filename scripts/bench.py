@@ -194,7 +194,14 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=EXTENSION,
         metavar="FOLDER",
-        help="the extension measured as ours (default: %(default)s); another checkout's, to compare",
+        help="the extension measured as ours (default: %(default)s)",
+    )
+    overhead.add_argument(
+        "--overhead-compare",
+        type=Path,
+        metavar="FOLDER",
+        help="another version of the extension (another checkout's extension/) in a fifth browser, as 'compared'"
+        " (without a broker): a before and after in the same run",
     )
 
 

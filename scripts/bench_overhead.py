@@ -68,13 +68,15 @@ LOAD_GOAL_MS = 1.0  # ours over the do-nothing extension, time to load (median)
 MEMORY_GOAL_MB = 0.5  # ours over the do-nothing extension, the tab's private memory (median)
 CLOSE_TIMEOUT_S = 10.0
 
-NONE, NOTHING, OURS, JOINED = "none", "do-nothing", "ours", "ours + broker"
+NONE, NOTHING, OURS, JOINED, COMPARED = "none", "do-nothing", "ours", "ours + broker", "compared"
 VARIANTS = (NONE, NOTHING, OURS, JOINED)
+OUR_VARIANTS = (OURS, JOINED, COMPARED)
 LABELS = {
     NONE: "no extension",
     NOTHING: "do-nothing extension",
     OURS: "ours",
     JOINED: "ours + broker",
+    COMPARED: "compared",
 }
 PAGES = {"tiny": "/tiny", "shop": "/shop", "frames": "/many-frames"}
 
@@ -127,6 +129,7 @@ class OverheadResults:
     browser: str
     extension: str
     cells: dict[str, dict[str, Cell]]  # page -> variant -> its loads
+    compared: str | None  # the extension of the variant "compared", when there is one
 
     def difference(self, page: str, variant: str, metric: str, baseline: str = NOTHING) -> float:
         cells = self.cells[page]
@@ -242,7 +245,8 @@ async def plain_chromium(playwright: Playwright, place: Place, extension: Path |
 
 
 async def start_browsers(stack: AsyncExitStack, workdir: Path, args: argparse.Namespace) -> tuple[dict[str, Tabs], str]:
-    """The four browsers (the broker the last one joins), and the browser's name and version."""
+    """The four browsers (the broker the last one joins), a fifth with ``--overhead-compare``'s extension,
+    and the browser's name and version."""
     playwright = await stack.enter_async_context(async_playwright())
     nothing = workdir / "do-nothing-extension"
     nothing.mkdir()
@@ -266,6 +270,11 @@ async def start_browsers(stack: AsyncExitStack, workdir: Path, args: argparse.Na
     joined = await stack.enter_async_context(chromium(playwright, place, args.overhead_extension))
     browser_name = await wait_joined(broker, joined.instance_id)
     browsers[JOINED] = Tabs(JOINED, joined.context, place.profile, broker.pid)
+    if args.overhead_compare:
+        place = Place(workdir / "compared")
+        place.create()
+        compared = await stack.enter_async_context(chromium(playwright, place, args.overhead_compare))
+        browsers[COMPARED] = Tabs(COMPARED, compared.context, place.profile)
     return browsers, browser_name
 
 
@@ -283,17 +292,19 @@ async def bench_overhead(args: argparse.Namespace) -> OverheadResults:
             async with AsyncExitStack() as stack:
                 progress("overhead: starting four Chromiums (none, do-nothing, ours, ours + broker)")
                 browsers, browser_name = await start_browsers(stack, workdir, args)
-                cells = {page: {variant: Cell() for variant in VARIANTS} for page in PAGES}
+                variants = list(browsers)
+                cells = {page: {variant: Cell() for variant in variants} for page in PAGES}
                 progress(f"overhead: {args.overhead_warmup} warm-up loads of each page in each browser")
-                for _round, page, variant in taking_turns(list(PAGES), VARIANTS, args.overhead_warmup):
+                for _round, page, variant in taking_turns(list(PAGES), variants, args.overhead_warmup):
                     await browsers[variant].load(server.url(PAGES[page]))
-                for round_number, page, variant in taking_turns(list(PAGES), VARIANTS, args.overhead_loads):
-                    if page == next(iter(PAGES)) and variant == VARIANTS[0] and round_number % 10 == 1:
+                for round_number, page, variant in taking_turns(list(PAGES), variants, args.overhead_loads):
+                    if page == next(iter(PAGES)) and variant == variants[0] and round_number % 10 == 1:
                         progress(f"overhead: round {round_number} of {args.overhead_loads}")
                     cells[page][variant].loads.append(await browsers[variant].load(server.url(PAGES[page])))
         finally:
             await server.stop()
-    return OverheadResults(args.overhead_loads, browser_name, str(args.overhead_extension), cells)
+    compared = str(args.overhead_compare) if args.overhead_compare else None
+    return OverheadResults(args.overhead_loads, browser_name, str(args.overhead_extension), cells, compared)
 
 
 METRICS = (
@@ -330,25 +341,29 @@ def overhead_report(results: OverheadResults, args: argparse.Namespace) -> str:
         f"Overhead: {results.browser}, medians of {results.loads} loads of each page in each browser, taking turns"
         f" (a new tab each; the extension: {results.extension})",
     ]
+    if results.compared:
+        lines.append(f"compared: ours from {results.compared}, without a broker")
     for page, path in PAGES.items():
         lines += [
             "",
             f"{page} ({path})",
             f"  {'':22}" + "".join(f"{label + ' ' + unit:>18}" for _, label, unit, _ in METRICS),
         ]
-        for variant in VARIANTS:
+        for variant in results.cells[page]:
             cell = results.cells[page][variant]
             row = f"  {LABELS[variant]:22}"
             for metric, _label, _unit, digits in METRICS:
                 value = cell.median(metric)
-                if variant in (OURS, JOINED):
+                if variant in OUR_VARIANTS:
                     difference = results.difference(page, variant, metric)
                     row += f"{f'{value:.{digits}f} ({difference:+.{digits}f})':>18}"
                 else:
                     row += f"{value:>18.{digits}f}"
             lines.append(row)
         ratios = ", ".join(
-            f"{LABELS[variant]} {results.ratio(page, variant, 'load_ms'):.3f}x" for variant in (NONE, OURS, JOINED)
+            f"{LABELS[variant]} {results.ratio(page, variant, 'load_ms'):.3f}x"
+            for variant in results.cells[page]
+            if variant != NOTHING
         )
         lines.append(f"  load time over the do-nothing extension's: {ratios}")
     lines += ["", "(ours: the difference from the do-nothing extension in brackets)", "", "Goals:"]
@@ -361,6 +376,7 @@ def overhead_json(results: OverheadResults, args: argparse.Namespace) -> dict[st
         "loads": results.loads,
         "browser": results.browser,
         "extension": results.extension,
+        "compared": results.compared,
         "pages": {
             page: {
                 variant: {
