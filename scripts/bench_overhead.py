@@ -11,11 +11,12 @@ each with a profile of its own in the bench's folder, run side by side:
 - **ours + broker**: the same, joined to a running broker (``browser-mcp serve --port 0``, found
   through the native host), as a person's browser is.
 
-They load the same pages, served by the bench on 127.0.0.1 (``benchlib.pages``): a tiny page, the
-bench's shop (``shop_page``) and a page of ten iframes (this origin, another port, another site),
-taking turns load by load. Each load opens a new tab, goes to the page, reads the page's Navigation
-Timing (``domContentLoadedEventEnd`` and ``loadEventEnd``, from the navigation's start) and the tab's
-memory, and closes the tab.
+With ``--overhead-compare FOLDER`` a fifth, **compared**, has another version of the extension (no
+broker): a before and after in one run. They load the same pages, served by the bench on 127.0.0.1
+(``benchlib.pages``): a tiny page, the bench's shop (``shop_page``) and a page of ten iframes (this
+origin, another port, another site), taking turns load by load. Each load opens a new tab, goes to
+the page, reads the page's Navigation Timing (``domContentLoadedEventEnd`` and ``loadEventEnd``,
+from the navigation's start) and the tab's memory and CPU, and closes the tab.
 
 The tab's memory: Chromium's own figures are out of reach here. ``performance.measureUserAgentSpecificMemory``
 needs a cross-origin isolated page, ``Memory.getProcessMemoryInfo`` does not exist in the DevTools
