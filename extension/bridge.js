@@ -84,6 +84,7 @@
     const text = JSON.stringify(tools);
     if (text === lastReport) return;
     lastReport = text;
+    listen();
     // Fails only when the extension was reloaded and this context is orphaned: nothing to tell.
     chrome.runtime.sendMessage({ kind: TOOLS, tools }).catch(() => {});
   }
@@ -189,7 +190,8 @@
     });
   }
 
-  chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {
+  /** The worker's requests: LIST, CALL and CANCEL. */
+  function answer(message, _sender, sendResponse) {
     switch (message?.kind) {
       case LIST:
         currentTools().then(
@@ -206,7 +208,27 @@
       default:
         return false;
     }
-  });
+  }
+
+  let listening = false;
+  /** Hear the worker, and in a frame tell it when the frame goes away or comes back. */
+  function listen() {
+    if (listening) return;
+    listening = true;
+    chrome.runtime.onMessage.addListener(answer);
+    if (!inFrame) return;
+    // A frame going away (removed, or navigating) takes its tools with it; one restored from the
+    // back-forward cache declares them again.
+    window.addEventListener("pagehide", () => report([]));
+    window.addEventListener("pageshow", (event) => {
+      if (!event.persisted) return;
+      lastReport = null;
+      currentTools().then(report);
+    });
+  }
+  // The worker asks a top document for its tools, and calls a frame's only once it reported some:
+  // a frame without tools (most of them: ads, embeds) neither hears nor tells it anything.
+  if (!inFrame || testing) listen();
 
   if (native) {
     window.addEventListener("message", (event) => {
@@ -239,17 +261,11 @@
     });
     report([]);
     testing?.registerToolsChangedCallback?.(() => currentTools().then(report));
-    window.postMessage({ source: BRIDGE, kind: "list" }, "*");
-  }
-
-  if (inFrame) {
-    // A frame going away (removed, or navigating) takes its tools with it; one restored from the
-    // back-forward cache declares them again.
-    window.addEventListener("pagehide", () => report([]));
-    window.addEventListener("pageshow", (event) => {
-      if (!event.persisted) return;
-      lastReport = null;
-      currentTools().then(report);
-    });
+    // Injected by the manifest at document_start, the polyfill has just been installed and holds
+    // no tool: it tells the first one itself. Asked only in a top document the worker injected into
+    // after an install (at document_idle), whose polyfill may hold tools already; the page hears
+    // these messages too. (Reading the document's root here instead would cost the isolated world
+    // its element wrappers, some 50 KB.)
+    if (!inFrame && document.readyState !== "loading") window.postMessage({ source: BRIDGE, kind: "list" }, "*");
   }
 })();

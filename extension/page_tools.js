@@ -119,11 +119,18 @@ export function setTools(tabId, tools) {
   publish(tabId);
 }
 
-/** Ask the tab's bridge again and report any change. */
+/**
+ * Ask the tab's bridge again and report any change. A bridge that reported for the document the
+ * tab shows has told its tools already (it reports every change): it is not asked again, which
+ * would wake the page as it finishes loading.
+ */
 export async function refreshTools(tabId) {
-  const tools = await askTools(tabId);
+  const shown = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+  const reported = topTools.get(tabId);
+  const told = Boolean(shown?.documentId) && shown.documentId === reported?.documentId;
+  const tools = told ? reported.tools : await askTools(tabId);
   // The answer can arrive late: a tab closed meanwhile must not come back as a ghost.
-  if (!(await chrome.tabs.get(tabId).catch(() => null))) return;
+  if (!told && !(await chrome.tabs.get(tabId).catch(() => null))) return;
   // A frame removed without a last word is found out here, once the page has loaded.
   await pruneFrames(tabId);
   setTools(tabId, tools);

@@ -359,19 +359,32 @@
       }
     }
 
+    // Nodes a page adds can bring a tool form; while it has none, only those are looked at.
+    const bringsToolForm = (node) =>
+      node.nodeType === Node.ELEMENT_NODE && (node.matches("form[toolname]") || node.querySelector("form[toolname]"));
+    const concernsTools = (records) =>
+      registered.size > 0 ||
+      records.some((record) => record.type === "attributes" || [...record.addedNodes].some(bringsToolForm));
+
     const start = () => {
       scan();
       // Scanned in the observer's own callback, once per batch of changes: a page timer set here
       // would count as the page's own in an action's watch for timers that start navigations.
-      new MutationObserver(scan).observe(document, {
+      new MutationObserver((records) => {
+        if (concernsTools(records)) scan();
+      }).observe(document, {
         subtree: true,
         childList: true,
         attributes: true,
         attributeFilter: ["toolname", "tooldescription"],
       });
     };
-    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start, { once: true });
-    else start();
+    // The first scan waits until the page is idle rather than run inside its DOMContentLoaded,
+    // whose end (and its load) it would push back on every page, most of which have no tool form.
+    // An idle callback, not a timer, for the same reason as above.
+    const whenIdle = () => requestIdleCallback(start, { timeout: 1000 });
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", whenIdle, { once: true });
+    else whenIdle();
   }
 
   if (!("modelContext" in navigator)) {

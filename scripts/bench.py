@@ -7,7 +7,8 @@ beside a minimal aiohttp relay), ``bench_mcp.py`` (MCP calls, spawn time and a l
 beside an SDK-based relay), ``bench_daemon.py`` (start-up, idle memory, a page tool's definition
 and claiming tabs, each beside its baseline), ``bench_discovery.py`` (how soon the real extension
 joins a new broker), ``bench_actions.py`` (the built-in browser tools beside Playwright MCP's) and
-``bench_tokens.py`` (a scripted agent's tasks through both: calls, characters read, time);
+``bench_tokens.py`` (a scripted agent's tasks through both: calls, characters read, time) and
+``bench_overhead.py`` (what the extension costs the pages a person opens);
 the harness they share is the package ``benchlib``. The MCP, daemon, discovery and actions modules are
 imported only when their suite runs, so the MCP SDK and Playwright load only then.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -28,6 +30,8 @@ import bench_rest
 from benchlib import LARGE, SMALL, BenchError
 from benchlib.report import machine
 from benchlib.servers import BROWSER_MCP
+
+from tests.chromium import EXTENSION
 
 CONCURRENCY = (1, 8, 64)
 
@@ -41,7 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 5 start-ups and one claim round, 3 discovery"
-        " runs, 5 snapshots and 10 clicks, one round of the tokens suite's tasks",
+        " runs, 5 snapshots and 10 clicks, one round of the tokens suite's tasks, 10 loads for overhead",
     )
     parser.add_argument("--calls-small", type=int, default=2000, help="measured calls per scenario under 100 KB")
     parser.add_argument("--calls-large", type=int, default=2000, help="measured calls per scenario of 100 KB or more")
@@ -67,7 +71,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens"],
+        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead"],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
         " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); daemon: start-up and idle memory beside a"
@@ -81,7 +85,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " Chromium, node and npm, and installs Playwright MCP, pinned, into scripts/.bench-cache/); tokens: a"
         " scripted agent's tasks on the bench's shop and a form with a dialog and an iframe, through ours and"
         " through Playwright MCP (its defaults, and --snapshot-mode none): success, calls, characters read and"
-        " time (scripts/bench_tokens.py; not part of all; needs what actions needs)",
+        " time (scripts/bench_tokens.py; not part of all; needs what actions needs); overhead: what the extension"
+        " costs the pages a person opens: load times and a tab's memory with no extension, a do-nothing one, ours"
+        " and ours joined to a broker (scripts/bench_overhead.py; not part of all: four Chromiums, some minutes)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -131,6 +137,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.daemon_runs, args.daemon_rounds = 5, 1
         args.actions_snapshots, args.actions_clicks = 5, 10
         args.tokens_runs = 1
+        args.overhead_loads, args.overhead_warmup = 10, 1
     if args.discovery_probing_runs is None:
         args.discovery_probing_runs = args.discovery_runs
     counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
@@ -141,8 +148,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.actions_clicks,
         args.tokens_products,
         args.tokens_runs,
+        args.overhead_loads,
+        args.overhead_products,
     )
-    if min(*counts, *runs, *action_counts) < 1 or min(args.warmup, args.actions_click_warmup) < 0:
+    warmups = (args.warmup, args.actions_click_warmup, args.overhead_warmup)
+    if min(*counts, *runs, *action_counts) < 1 or min(warmups) < 0:
         parser.error("call counts, run counts and --repeat must be positive, --warmup not negative")
     if min(args.daemon_runs, args.daemon_tabs, args.daemon_rounds) < 1 or min(args.daemon_sessions) < 0:
         parser.error(
@@ -152,7 +162,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
-    """The options of the suites that drive headless Chromium beside Playwright MCP: actions and tokens."""
+    """The options of the suites that drive headless Chromium: actions and tokens (beside Playwright MCP), overhead."""
     actions = parser.add_argument_group("actions suite")
     actions.add_argument(
         "--actions-products",
@@ -175,6 +185,24 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         "--tokens-products", type=int, default=160, help="products in the shop's catalogue (as --actions-products)"
     )
     tokens.add_argument("--tokens-runs", type=int, default=3, help="rounds of the tasks per side (medians reported)")
+    overhead = parser.add_argument_group("overhead suite")
+    overhead.add_argument("--overhead-loads", type=int, default=30, help="measured loads of each page in each browser")
+    overhead.add_argument("--overhead-warmup", type=int, default=3, help="loads of each page in each browser first")
+    overhead.add_argument("--overhead-products", type=int, default=160, help="products in the shop page loaded")
+    overhead.add_argument(
+        "--overhead-extension",
+        type=Path,
+        default=EXTENSION,
+        metavar="FOLDER",
+        help="the extension measured as ours (default: %(default)s)",
+    )
+    overhead.add_argument(
+        "--overhead-compare",
+        type=Path,
+        metavar="FOLDER",
+        help="another version of the extension (another checkout's extension/) in a fifth browser, as 'compared'"
+        " (without a broker): a before and after in the same run",
+    )
 
 
 def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
@@ -186,7 +214,7 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
     return uvloop.run  # type: ignore[no-any-return]
 
 
-async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any, Any, Any]:
+async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any, Any, Any, Any]:
     scenarios = await bench_rest.bench_rest(args) if args.suite in ("rest", "all") else []
     mcp_results = None
     if args.suite in ("mcp", "all"):
@@ -213,7 +241,12 @@ async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario]
         import bench_tokens  # noqa: PLC0415 - the SDK and Playwright load only for the tokens suite
 
         tokens_results = await bench_tokens.bench_tokens(args)
-    return scenarios, mcp_results, daemon_results, discovery_results, actions_results, tokens_results
+    overhead_results = None
+    if args.suite == "overhead":
+        import bench_overhead  # noqa: PLC0415 - Playwright loads only for the overhead suite
+
+        overhead_results = await bench_overhead.bench_overhead(args)
+    return scenarios, mcp_results, daemon_results, discovery_results, actions_results, tokens_results, overhead_results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,9 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parse_args(argv)
     try:
-        scenarios, mcp_results, daemon_results, discovery_results, actions_results, tokens_results = (
-            _event_loop_runner()(bench_all(args))
-        )
+        results = _event_loop_runner()(bench_all(args))
+        scenarios, mcp_results, daemon_results, discovery_results, actions_results, tokens_results = results[:6]
+        overhead_results = results[6]
     except BenchError as exc:
         print(f"scripts/bench: {exc}", file=sys.stderr)
         return 1
@@ -248,27 +281,20 @@ def main(argv: list[str] | None = None) -> int:
         output.setdefault("config", {"broker_cmd": args.broker_cmd})
         output.setdefault("machine", machine())
         output["daemon"] = bench_daemon.daemon_json(daemon_results, args)
-    if discovery_results is not None:
-        import bench_discovery  # noqa: PLC0415
-
-        print(bench_discovery.discovery_report(discovery_results, args))
+    # The suites that are not part of all run alone, and report alike: bench_<suite>.<suite>_report and _json.
+    for suite, results in (
+        ("discovery", discovery_results),
+        ("actions", actions_results),
+        ("tokens", tokens_results),
+        ("overhead", overhead_results),
+    ):
+        if results is None:
+            continue
+        module = importlib.import_module(f"bench_{suite}")
+        print(getattr(module, f"{suite}_report")(results, args))
         output.setdefault("config", {"broker_cmd": args.broker_cmd})
         output.setdefault("machine", machine())
-        output["discovery"] = bench_discovery.discovery_json(discovery_results, args)
-    if actions_results is not None:
-        import bench_actions  # noqa: PLC0415
-
-        print(bench_actions.actions_report(actions_results, args))
-        output.setdefault("config", {"broker_cmd": args.broker_cmd})
-        output.setdefault("machine", machine())
-        output["actions"] = bench_actions.actions_json(actions_results, args)
-    if tokens_results is not None:
-        import bench_tokens  # noqa: PLC0415
-
-        print(bench_tokens.tokens_report(tokens_results, args))
-        output.setdefault("config", {"broker_cmd": args.broker_cmd})
-        output.setdefault("machine", machine())
-        output["tokens"] = bench_tokens.tokens_json(tokens_results, args)
+        output[suite] = getattr(module, f"{suite}_json")(results, args)
     if args.json:
         args.json.write_text(json.dumps(output, indent=2) + "\n")
         print(f"\nresults written to {args.json}")

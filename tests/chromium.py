@@ -33,12 +33,17 @@ CHROMIUM = "/usr/bin/chromium"
 EXTENSION = Path(__file__).resolve().parent.parent / "extension"
 
 
-def chromium_args(*extra: str, extension: Path = EXTENSION) -> list[str]:
+def chromium_args(*extra: str, extension: Path | None = EXTENSION) -> list[str]:
     """Chromium headless with the real extension loaded: what works on a 2-core Linux machine.
 
     ``extension`` is the folder it is loaded from: the clone's, or an installed package's
-    (``browser-mcp extension path``, ``tests/test_package.py``).
+    (``browser-mcp extension path``, ``tests/test_package.py``); None loads none.
     """
+    loaded = [] if extension is None else [
+        # Playwright adds --disable-extensions; without this exception the worker never starts.
+        f"--disable-extensions-except={extension}",
+        f"--load-extension={extension}",
+    ]  # fmt: skip
     return [
         "--headless=new",
         "--no-sandbox",
@@ -48,9 +53,7 @@ def chromium_args(*extra: str, extension: Path = EXTENSION) -> list[str]:
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
-        # Playwright adds --disable-extensions; without this exception the worker never starts.
-        f"--disable-extensions-except={extension}",
-        f"--load-extension={extension}",
+        *loaded,
         *extra,
     ]
 

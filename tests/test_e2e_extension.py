@@ -25,7 +25,8 @@ import aiohttp
 import pytest
 import pytest_asyncio
 from aiohttp import web
-from playwright.async_api import BrowserContext, Page, Worker
+from playwright.async_api import BrowserContext, Page, Worker, async_playwright
+from playwright.async_api import Error as PlaywrightError
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
@@ -415,6 +416,19 @@ async def test_a_call_fails_when_its_page_navigates_away(world: World) -> None:
     assert status != 200
     assert "went away" in body["error"]["message"]
     await world.tab_at(world.url("plain.html", "away"), set())
+    await page.close()
+
+
+async def test_a_page_without_a_bridge_is_listed_without_the_tools_of_the_one_before(world: World) -> None:
+    # An error page has no bridge to report its tools: once it has loaded the worker asks it, since
+    # the last report came from the page before (a bridge that reported for the page shown is not asked).
+    page, _tab = await world.open_page("modern.html", "error-page", {"echo", "fail", "temporary"})
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{unused.getsockname()[1]}/nothing-here"
+    with contextlib.suppress(PlaywrightError):
+        await page.goto(refused)
+    await world.tab_at(refused, set())
     await page.close()
 
 

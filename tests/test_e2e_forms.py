@@ -45,13 +45,18 @@ FORMS = """<!doctype html><title>Booking</title>
   });
 </script>"""
 DONE = "<!doctype html><title>Booked</title><h1>Booked</h1>"
+# A page that declares no tool and hears every window message from its first script on.
+QUIET = """<!doctype html><title>Quiet</title><script>
+  window.heard = [];
+  addEventListener("message", (event) => heard.push(event.data?.source ?? null));
+</script><div id="later"></div>"""
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
     home: Path = tmp_path_factory.mktemp("e2e-forms")
     async with (
-        serve_pages({"forms.html": FORMS, "done.html": DONE}) as site,
+        serve_pages({"forms.html": FORMS, "done.html": DONE, "quiet.html": QUIET}) as site,
         open_world(home, site, World) as world,
     ):
         yield world
@@ -124,4 +129,24 @@ async def test_a_form_without_autosubmit_waits_for_the_person_to_submit_it(world
             result = await call
         assert not result.is_error, text(result)
         assert text(result) == f"The form was submitted: the page is going to {world.site}/done.html."
+    await page.close()
+
+
+async def test_a_tool_form_a_page_adds_later_inside_other_elements_is_a_tool(world: World) -> None:
+    # The page declared none when it loaded: the polyfill looks only at what is added, here a form
+    # nested in a section, and finds it.
+    page, _tab = await world.open_page("quiet.html", "later", set())
+    await page.evaluate(
+        """document.getElementById("later").innerHTML = `<section><form toolname="subscribe"
+             tooldescription="Subscribe to the newsletter"><input name="email"></form></section>`"""
+    )
+    await world.tab_at(world.url("quiet.html", "later"), {"subscribe"})
+    await page.close()
+
+
+async def test_a_page_without_tools_hears_nothing_from_the_extension(world: World) -> None:
+    # The bridge and the polyfill say nothing on the page's window until there is something to say.
+    page, _tab = await world.open_page("quiet.html", "silent", set())
+    await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)))")
+    assert await page.evaluate("heard") == []
     await page.close()

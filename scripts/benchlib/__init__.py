@@ -14,7 +14,7 @@
 - :mod:`benchlib.relay_link`: the baselines' end of the extension link, which
   ``scripts/bench_relay.py`` and ``scripts/bench_mcp_relay.py`` both serve;
 - :mod:`benchlib.browser`: the project's extension in headless Chromium, with the native host;
-- :mod:`benchlib.pages`: the pages the actions and tokens benchmarks drive, generated and served on
+- :mod:`benchlib.pages`: the pages the actions, tokens and overhead benchmarks drive, generated and served on
   127.0.0.1;
 - :mod:`benchlib.playwright_mcp`: Playwright MCP, pinned, installed into the bench's cache and run
   over stdio;
@@ -25,9 +25,10 @@ Chromium's launch arguments are the tests' own, ``tests/chromium.py``.
 
 The benchmarks themselves are ``scripts/bench_rest.py``, ``scripts/bench_mcp.py`` (with
 ``scripts/bench_mcp_list.py``), ``scripts/bench_daemon.py``, ``scripts/bench_discovery.py``,
-``scripts/bench_actions.py`` and ``scripts/bench_tokens.py``; ``scripts/bench.py`` parses the
-command line and runs them. This module imports only the standard library: the baselines import
-the package too (for :mod:`benchlib.relay_link`), and their memory is measured.
+``scripts/bench_actions.py``, ``scripts/bench_tokens.py`` and ``scripts/bench_overhead.py``;
+``scripts/bench.py`` parses the command line and runs them. This module imports only the standard
+library: the baselines import the package too (for :mod:`benchlib.relay_link`), and their memory is
+measured.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Playwright's ``launch_persistent_context`` with the real-browser tests' own arguments
 (``tests/chromium.py``), in a folder of the bench's own (profile, home, config root, the brokers'
 discovery folder): nothing of the user's is read or written. One Chromium takes about 400 MB.
-``scripts/bench_discovery.py`` and ``scripts/bench_actions.py`` use it.
+``scripts/bench_discovery.py``, ``scripts/bench_actions.py`` and ``scripts/bench_overhead.py`` use it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from benchlib import START_TIMEOUT, BenchError
 from benchlib.servers import BROWSER_MCP
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
-from tests.chromium import CHROMIUM, chromium_args
+from tests.chromium import CHROMIUM, EXTENSION, chromium_args
 
 WORKER_TIMEOUT_S = 30.0
 
@@ -83,8 +83,9 @@ class Browser:
 
 
 @asynccontextmanager
-async def chromium(playwright: Playwright, place: Place) -> AsyncIterator[Browser]:
-    """Chromium with the extension, once its service worker has stored its ``instanceId``.
+async def chromium(playwright: Playwright, place: Place, extension: Path = EXTENSION) -> AsyncIterator[Browser]:
+    """Chromium with the extension (the project's, or a copy of it in ``extension``), once its service
+    worker has stored its ``instanceId``.
 
     Raises:
         BenchError: when Chromium is missing or the project's worker does not start.
@@ -93,7 +94,11 @@ async def chromium(playwright: Playwright, place: Place) -> AsyncIterator[Browse
         raise BenchError(f"{CHROMIUM} is missing: install Debian's chromium package")
     launch_env: dict[str, str | float | bool] = {**place.env}
     context = await playwright.chromium.launch_persistent_context(
-        str(place.profile), executable_path=CHROMIUM, headless=True, env=launch_env, args=chromium_args()
+        str(place.profile),
+        executable_path=CHROMIUM,
+        headless=True,
+        env=launch_env,
+        args=chromium_args(extension=extension),
     )
     # Playwright answers a page's dialog itself unless someone listens; this listener answers nothing, so
     # dialogs are left to the extension's client, as in a browser Playwright does not drive.

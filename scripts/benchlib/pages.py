@@ -1,4 +1,4 @@
-"""The pages the actions benchmark drives, made by the bench and served on 127.0.0.1.
+"""The pages the actions, tokens and overhead benchmarks drive, made by the bench and served on 127.0.0.1.
 
 - ``/shop``: a large catalogue page: a navigation menu with a submenu and a link to the cart, a
   search form (search box, category select, two price fields, a checkbox, a radio group, a submit
@@ -17,6 +17,8 @@
 - ``/support``: a form whose second part (order number, message) is in a same-origin iframe; its
   "Send request" button asks a ``confirm`` dialog, and says the request was sent once accepted.
 - ``/small``: a counter: one button that adds one to the number shown, and a link and a field.
+- ``/tiny``: a title and a paragraph. ``/many-frames``: ten iframes of the three below, taking turns (the
+  overhead benchmark's pages, with the shop).
 - ``/frames``: three iframes holding real content: a form of this origin, a list of links served on the
   second port (cross-origin), and a counter like ``/small`` with a few more buttons on ``localhost``
   (cross-site: Chromium puts it in a process of its own).
@@ -317,6 +319,31 @@ def frames_page(port: int, second_port: int) -> str:
     )
 
 
+TINY_PAGE = (
+    '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Tiny</title></head>'
+    "<body><p>Hello.</p></body></html>\n"
+)
+
+
+def many_frames_page(port: int, second_port: int, frames: int = 10) -> str:
+    """A page of ``frames`` iframes taking turns: a form of this origin, a list of another port (cross-origin)
+    and a counter of ``localhost`` (cross-site: out of process)."""
+    sources = (
+        f"http://127.0.0.1:{port}/frame/form",
+        f"http://127.0.0.1:{second_port}/frame/list",
+        f"http://localhost:{port}/frame/counter",
+    )
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Many frames</title></head><body>'
+        f"<h1>{frames} frames</h1>"
+        + "".join(
+            f'<iframe title="Frame {n}" src="{sources[n % len(sources)]}?n={n}" width="400" height="150"></iframe>'
+            for n in range(frames)
+        )
+        + "</body></html>\n"
+    )
+
+
 _SHOP_STYLE = (
     "<style>body{font-family:sans-serif;margin:1em}header{display:flex;gap:1em}"
     "article{border:1px solid #ccc;padding:.5em;margin:.5em 0}label{display:block;margin:.3em 0}</style>"
@@ -464,6 +491,7 @@ def pages_app(shop: ShopPage, ports: list[int]) -> web.Application:
     fixed = {
         "/shop": shop.html,
         "/small": SMALL_PAGE,
+        "/tiny": TINY_PAGE,
         "/frame/form": FRAME_FORM,
         "/frame/list": FRAME_LIST,
         "/frame/counter": FRAME_COUNTER,
@@ -478,6 +506,9 @@ def pages_app(shop: ShopPage, ports: list[int]) -> web.Application:
 
     async def frames_handler(request: web.Request) -> web.Response:
         return web.Response(text=frames_page(*ports), content_type="text/html")
+
+    async def many_frames_handler(request: web.Request) -> web.Response:
+        return web.Response(text=many_frames_page(*ports), content_type="text/html")
 
     async def product_handler(request: web.Request) -> web.Response:
         number = int(request.match_info["number"])
@@ -499,6 +530,7 @@ def pages_app(shop: ShopPage, ports: list[int]) -> web.Application:
     for path in fixed:
         app.router.add_get(path, fixed_handler)
     app.router.add_get("/frames", frames_handler)
+    app.router.add_get("/many-frames", many_frames_handler)
     app.router.add_get(r"/product/{number:\d+}", product_handler)
     app.router.add_get("/confirmation", confirmation_handler)
     app.router.add_get("/{tail:.*}", other_handler)

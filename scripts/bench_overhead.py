@@ -1,0 +1,393 @@
+"""The overhead part of scripts/bench: what the extension costs the pages a person opens.
+
+Four headless Debian Chromiums, launched as the real-browser tests launch it (``tests/chromium.py``),
+each with a profile of its own in the bench's folder, run side by side:
+
+- **none**: no extension;
+- **do-nothing**: an extension with one content script that does nothing, at ``document_start`` in
+  every frame (written into the bench's folder): the cost of having an extension at all;
+- **ours**: the project's extension (``--overhead-extension``, ``extension/`` by default), with no
+  broker running;
+- **ours + broker**: the same, joined to a running broker (``browser-mcp serve --port 0``, found
+  through the native host), as a person's browser is.
+
+With ``--overhead-compare FOLDER`` a fifth, **compared**, has another version of the extension (no
+broker): a before and after in one run. They load the same pages, served by the bench on 127.0.0.1
+(``benchlib.pages``): a tiny page, the bench's shop (``shop_page``) and a page of ten iframes (this
+origin, another port, another site), taking turns load by load. Each load opens a new tab, goes to
+the page, reads the page's Navigation Timing (``domContentLoadedEventEnd`` and ``loadEventEnd``,
+from the navigation's start) and the tab's memory and CPU, and closes the tab.
+
+The tab's memory: Chromium's own figures are out of reach here. ``performance.measureUserAgentSpecificMemory``
+needs a cross-origin isolated page, ``Memory.getProcessMemoryInfo`` does not exist in the DevTools
+protocol, and ``SystemInfo.getProcessInfo`` (no memory anyway) answers only on the browser target,
+which a persistent context does not give. So the bench reads ``/proc``: the renderer processes of
+that Chromium (``--type=renderer`` with its profile, the extension's own process aside) are read
+while the tab is open, and the tab's are those that end when it closes (its main renderer and, on
+the frames page, the cross-site frames' one). Reported: their private memory (USS: private clean and
+dirty pages, what closing the tab gives back; the goal's figure), their PSS, and the JavaScript heap
+of the tab's main renderer after a garbage collection (``Runtime.getHeapUsage``: the whole isolate,
+the page's world and the content scripts' isolated worlds alike). Then CPU time, which the load of
+a busy machine disturbs far less than the times above: the tab's renderer processes' from their
+start (Chromium keeps one spare, started before the tab) to the page's load, and the extension's own
+process's (its service worker) and the broker's from opening the tab to its end, what the extension
+costs the browser outside the page.
+
+The goals, against the do-nothing extension in the same run: ours adds at most 1 ms to the time to
+``load`` (median), and at most 0.5 MB of private memory per tab (median), on every page, with and
+without the broker. A benchmark, never a test: verdicts are printed, the exit status ignores them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shlex
+import statistics
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchlib import BenchError, progress
+from benchlib.browser import Place, chromium, install_native_host
+from benchlib.mcp_sides import wait_joined
+from benchlib.pages import PageServer, shop_page
+from benchlib.proc import run_seconds
+from benchlib.report import Verdict
+from benchlib.servers import start_broker
+from benchlib.stats import taking_turns
+from playwright.async_api import BrowserContext, Playwright, async_playwright
+
+from tests.chromium import CHROMIUM, chromium_args
+
+LOAD_GOAL_MS = 1.0  # ours over the do-nothing extension, time to load (median)
+MEMORY_GOAL_MB = 0.5  # ours over the do-nothing extension, the tab's private memory (median)
+CLOSE_TIMEOUT_S = 10.0
+
+NONE, NOTHING, OURS, JOINED, COMPARED = "none", "do-nothing", "ours", "ours + broker", "compared"
+VARIANTS = (NONE, NOTHING, OURS, JOINED)
+OUR_VARIANTS = (OURS, JOINED, COMPARED)
+LABELS = {
+    NONE: "no extension",
+    NOTHING: "do-nothing extension",
+    OURS: "ours",
+    JOINED: "ours + broker",
+    COMPARED: "compared",
+}
+PAGES = {"tiny": "/tiny", "shop": "/shop", "frames": "/many-frames"}
+
+NOTHING_MANIFEST = {
+    "manifest_version": 3,
+    "name": "do nothing",
+    "version": "1.0",
+    "content_scripts": [
+        {"matches": ["http://*/*", "https://*/*"], "js": ["nothing.js"], "run_at": "document_start", "all_frames": True}
+    ],
+}
+
+# The page's Navigation Timing once its load event has ended (loadEventEnd is 0 until then).
+NAVIGATION_TIMING = """() => new Promise((resolve) => {
+  const read = () => {
+    const [entry] = performance.getEntriesByType("navigation");
+    if (entry && entry.loadEventEnd > 0) resolve([entry.domContentLoadedEventEnd, entry.loadEventEnd]);
+    else requestAnimationFrame(read);
+  };
+  read();
+})"""
+
+
+@dataclass
+class Load:
+    dom_content_loaded_ms: float
+    load_ms: float
+    uss_mb: float  # the tab's renderer processes' private memory
+    pss_mb: float
+    js_heap_mb: float  # the main renderer's isolate, after a garbage collection
+    renderer_cpu_ms: float  # the tab's renderer processes, from their start to the page's load
+    worker_cpu_ms: float  # the extension's process, from opening the tab to its end
+    broker_cpu_ms: float
+    processes: int
+
+
+@dataclass
+class Cell:
+    """One page in one browser: its loads."""
+
+    loads: list[Load] = field(default_factory=list)
+
+    def median(self, metric: str) -> float:
+        return float(statistics.median(getattr(load, metric) for load in self.loads))
+
+
+@dataclass
+class OverheadResults:
+    loads: int
+    browser: str
+    extension: str
+    cells: dict[str, dict[str, Cell]]  # page -> variant -> its loads
+    compared: str | None  # the extension of the variant "compared", when there is one
+
+    def difference(self, page: str, variant: str, metric: str, baseline: str = NOTHING) -> float:
+        cells = self.cells[page]
+        return cells[variant].median(metric) - cells[baseline].median(metric)
+
+    def ratio(self, page: str, variant: str, metric: str, baseline: str = NOTHING) -> float:
+        cells = self.cells[page]
+        return cells[variant].median(metric) / cells[baseline].median(metric)
+
+
+def _smaps(pid: int) -> dict[str, int]:
+    """``/proc/<pid>/smaps_rollup`` in KiB."""
+    figures = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        key, value, *_ = line.split()
+        figures[key.rstrip(":")] = int(value)
+    return figures
+
+
+def renderers(profile: Path, extension: bool = False) -> list[int]:
+    """The page renderer processes (or, with ``extension``, the extension's) of the Chromium whose profile
+    is ``profile``.
+
+    Chromium rewrites its processes' titles, so the command line is one string of words.
+    """
+    marker = f"--user-data-dir={profile}"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with suppress(OSError):
+            words = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
+            if "--type=renderer" in words and marker in words and ("--extension-process" in words) == extension:
+                found.append(int(entry.name))
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time of the live threads of ``pids``, those that still run."""
+    total = 0.0
+    for pid in pids:
+        with suppress(OSError):
+            total += run_seconds(pid)
+    return total
+
+
+@dataclass
+class Tabs:
+    """A browser of the bench: its context and its profile, where its processes are found, and the broker
+    it joined."""
+
+    variant: str
+    context: BrowserContext
+    profile: Path
+    broker_pid: int | None = None
+
+    async def load(self, url: str) -> Load:
+        """A new tab loads ``url``: its timing, and its memory once it has loaded; then it closes. The CPU
+        time the extension's process (its service worker) and the broker spent meanwhile.
+
+        Raises:
+            BenchError: when no renderer process ends with the tab.
+        """
+        workers = renderers(self.profile, extension=True)
+        brokers = [] if self.broker_pid is None else [self.broker_pid]
+        worker_cpu, broker_cpu = cpu_seconds(workers), cpu_seconds(brokers)
+        page = await self.context.new_page()
+        try:
+            await page.goto(url, wait_until="load")
+            dom_content_loaded, loaded = await page.evaluate(NAVIGATION_TIMING)
+            spent = {pid: cpu_seconds([pid]) for pid in renderers(self.profile)}
+            devtools = await self.context.new_cdp_session(page)
+            await devtools.send("HeapProfiler.collectGarbage")
+            heap = await devtools.send("Runtime.getHeapUsage")
+            await devtools.detach()
+            memory = {}
+            for pid in renderers(self.profile):
+                with suppress(OSError):
+                    memory[pid] = _smaps(pid)
+        finally:
+            await page.close()
+        deadline = time.monotonic() + CLOSE_TIMEOUT_S
+        while not (ended := memory.keys() - set(renderers(self.profile))):
+            if time.monotonic() > deadline:
+                raise BenchError(f"{self.variant}: no renderer process ended with the tab of {url}")
+            await asyncio.sleep(0.02)
+        tab = [memory[pid] for pid in ended]
+        return Load(
+            dom_content_loaded_ms=dom_content_loaded,
+            load_ms=loaded,
+            uss_mb=sum(m["Private_Clean"] + m["Private_Dirty"] for m in tab) / 1024,
+            pss_mb=sum(m["Pss"] for m in tab) / 1024,
+            js_heap_mb=heap["usedSize"] / 2**20,
+            renderer_cpu_ms=sum(spent.get(pid, 0.0) for pid in ended) * 1e3,
+            worker_cpu_ms=(cpu_seconds(workers) - worker_cpu) * 1e3,
+            broker_cpu_ms=(cpu_seconds(brokers) - broker_cpu) * 1e3,
+            processes=len(tab),
+        )
+
+
+@asynccontextmanager
+async def plain_chromium(playwright: Playwright, place: Place, extension: Path | None) -> AsyncIterator[BrowserContext]:
+    """Chromium with no extension, or with ``extension`` (which has no worker to wait for)."""
+    launch_env: dict[str, str | float | bool] = {**place.env}
+    context = await playwright.chromium.launch_persistent_context(
+        str(place.profile), executable_path=CHROMIUM, headless=True, env=launch_env,
+        args=chromium_args(extension=extension),
+    )  # fmt: skip
+    try:
+        yield context
+    finally:
+        await context.close()
+
+
+async def start_browsers(stack: AsyncExitStack, workdir: Path, args: argparse.Namespace) -> tuple[dict[str, Tabs], str]:
+    """The four browsers (the broker the last one joins), a fifth with ``--overhead-compare``'s extension,
+    and the browser's name and version."""
+    playwright = await stack.enter_async_context(async_playwright())
+    nothing = workdir / "do-nothing-extension"
+    nothing.mkdir()
+    (nothing / "manifest.json").write_text(json.dumps(NOTHING_MANIFEST, indent=2))
+    (nothing / "nothing.js").write_text("// Does nothing: the cost of a content script itself.\n")
+    browsers: dict[str, Tabs] = {}
+    for variant, extension in ((NONE, None), (NOTHING, nothing)):
+        place = Place(workdir / variant.replace(" ", ""))
+        place.create()
+        context = await stack.enter_async_context(plain_chromium(playwright, place, extension))
+        browsers[variant] = Tabs(variant, context, place.profile)
+    place = Place(workdir / "ours")
+    place.create()
+    ours = await stack.enter_async_context(chromium(playwright, place, args.overhead_extension))
+    browsers[OURS] = Tabs(OURS, ours.context, place.profile)
+    place = Place(workdir / "ours-broker")
+    place.create()
+    await install_native_host(place)
+    broker = await start_broker(workdir, shlex.split(args.broker_cmd), 0, place.discovery_dir)
+    stack.push_async_callback(broker.stop)
+    joined = await stack.enter_async_context(chromium(playwright, place, args.overhead_extension))
+    browser_name = await wait_joined(broker, joined.instance_id)
+    browsers[JOINED] = Tabs(JOINED, joined.context, place.profile, broker.pid)
+    if args.overhead_compare:
+        place = Place(workdir / "compared")
+        place.create()
+        compared = await stack.enter_async_context(chromium(playwright, place, args.overhead_compare))
+        browsers[COMPARED] = Tabs(COMPARED, compared.context, place.profile)
+    return browsers, browser_name
+
+
+async def bench_overhead(args: argparse.Namespace) -> OverheadResults:
+    """Every page loaded ``--overhead-loads`` times in each browser, taking turns.
+
+    Raises:
+        BenchError: when a browser cannot start or a load cannot be measured.
+    """
+    with tempfile.TemporaryDirectory(prefix="bench-overhead-") as folder:
+        workdir = Path(folder)
+        server = PageServer(shop_page(args.overhead_products))
+        await server.start()
+        try:
+            async with AsyncExitStack() as stack:
+                progress("overhead: starting four Chromiums (none, do-nothing, ours, ours + broker)")
+                browsers, browser_name = await start_browsers(stack, workdir, args)
+                variants = list(browsers)
+                cells = {page: {variant: Cell() for variant in variants} for page in PAGES}
+                progress(f"overhead: {args.overhead_warmup} warm-up loads of each page in each browser")
+                for _round, page, variant in taking_turns(list(PAGES), variants, args.overhead_warmup):
+                    await browsers[variant].load(server.url(PAGES[page]))
+                for round_number, page, variant in taking_turns(list(PAGES), variants, args.overhead_loads):
+                    if page == next(iter(PAGES)) and variant == variants[0] and round_number % 10 == 1:
+                        progress(f"overhead: round {round_number} of {args.overhead_loads}")
+                    cells[page][variant].loads.append(await browsers[variant].load(server.url(PAGES[page])))
+        finally:
+            await server.stop()
+    compared = str(args.overhead_compare) if args.overhead_compare else None
+    return OverheadResults(args.overhead_loads, browser_name, str(args.overhead_extension), cells, compared)
+
+
+METRICS = (
+    ("dom_content_loaded_ms", "DOMContentLoaded", "ms", 1),
+    ("load_ms", "load", "ms", 1),
+    ("uss_mb", "private mem.", "MB", 2),
+    ("pss_mb", "PSS", "MB", 2),
+    ("js_heap_mb", "JS heap", "MB", 2),
+    ("renderer_cpu_ms", "page CPU", "ms", 1),
+    ("worker_cpu_ms", "worker CPU", "ms", 1),
+    ("broker_cpu_ms", "broker CPU", "ms", 1),
+)
+
+
+def verdicts(results: OverheadResults) -> list[Verdict]:
+    ours = (OURS, JOINED)
+    load = {f"{page}, {variant}": results.difference(page, variant, "load_ms") for page in PAGES for variant in ours}
+    memory = {f"{page}, {variant}": results.difference(page, variant, "uss_mb") for page in PAGES for variant in ours}
+    return [
+        Verdict.at_most(
+            f"ours adds at most {LOAD_GOAL_MS:g} ms to the time to load over the do-nothing extension (medians)",
+            load, LOAD_GOAL_MS, " ms", 1,
+        ),
+        Verdict.at_most(
+            f"ours adds at most {MEMORY_GOAL_MB:g} MB of private memory per tab over the do-nothing extension"
+            " (medians)",
+            memory, MEMORY_GOAL_MB, " MB", 2,
+        ),
+    ]  # fmt: skip
+
+
+def overhead_report(results: OverheadResults, args: argparse.Namespace) -> str:
+    lines = [
+        f"Overhead: {results.browser}, medians of {results.loads} loads of each page in each browser, taking turns"
+        f" (a new tab each; the extension: {results.extension})",
+    ]
+    if results.compared:
+        lines.append(f"compared: ours from {results.compared}, without a broker")
+    for page, path in PAGES.items():
+        lines += [
+            "",
+            f"{page} ({path})",
+            f"  {'':22}" + "".join(f"{label + ' ' + unit:>18}" for _, label, unit, _ in METRICS),
+        ]
+        for variant in results.cells[page]:
+            cell = results.cells[page][variant]
+            row = f"  {LABELS[variant]:22}"
+            for metric, _label, _unit, digits in METRICS:
+                value = cell.median(metric)
+                if variant in OUR_VARIANTS:
+                    difference = results.difference(page, variant, metric)
+                    row += f"{f'{value:.{digits}f} ({difference:+.{digits}f})':>18}"
+                else:
+                    row += f"{value:>18.{digits}f}"
+            lines.append(row)
+        ratios = ", ".join(
+            f"{LABELS[variant]} {results.ratio(page, variant, 'load_ms'):.3f}x"
+            for variant in results.cells[page]
+            if variant != NOTHING
+        )
+        lines.append(f"  load time over the do-nothing extension's: {ratios}")
+    lines += ["", "(ours: the difference from the do-nothing extension in brackets)", "", "Goals:"]
+    lines += [verdict.line() for verdict in verdicts(results)]
+    return "\n".join(lines)
+
+
+def overhead_json(results: OverheadResults, args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "loads": results.loads,
+        "browser": results.browser,
+        "extension": results.extension,
+        "compared": results.compared,
+        "pages": {
+            page: {
+                variant: {
+                    "medians": {metric: cell.median(metric) for metric, *_ in METRICS},
+                    "over_do_nothing": {metric: results.difference(page, variant, metric) for metric, *_ in METRICS},
+                    "processes": [load.processes for load in cell.loads],
+                }
+                for variant, cell in cells.items()
+            }
+            for page, cells in results.cells.items()
+        },
+        "verdicts": [{"goal": v.goal, "passed": v.passed, "values": v.values} for v in verdicts(results)],
+    }
