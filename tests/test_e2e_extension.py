@@ -25,7 +25,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 from aiohttp import web
-from playwright.async_api import BrowserContext, Page, Worker, async_playwright
+from playwright.async_api import BrowserContext, Page, Worker
 from playwright.async_api import Error as PlaywrightError
 
 from broker.core.security import PROJECT_EXTENSION_ID
