@@ -214,7 +214,14 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
     return uvloop.run  # type: ignore[no-any-return]
 
 
-async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any, Any, Any, Any]:
+# The suites that are not part of all run alone and alike: bench_<suite>.bench_<suite>(args), whose
+# module is imported only then (the SDK and Playwright load only for the suites that need them).
+LONE_SUITES = ("discovery", "actions", "tokens", "overhead")
+
+
+async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any]:
+    """What the suites asked for found: REST's scenarios, the MCP and daemon results, and a lone
+    suite's (None for each not run)."""
     scenarios = await bench_rest.bench_rest(args) if args.suite in ("rest", "all") else []
     mcp_results = None
     if args.suite in ("mcp", "all"):
@@ -226,27 +233,11 @@ async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario]
         import bench_daemon  # noqa: PLC0415 - the SDK loads only for the suites that speak MCP
 
         daemon_results = await bench_daemon.bench_daemon(args)
-    discovery_results = None
-    if args.suite == "discovery":
-        import bench_discovery  # noqa: PLC0415 - Playwright loads only for the discovery suite
-
-        discovery_results = await bench_discovery.bench_discovery(args)
-    actions_results = None
-    if args.suite == "actions":
-        import bench_actions  # noqa: PLC0415 - the SDK and Playwright load only for the actions suite
-
-        actions_results = await bench_actions.bench_actions(args)
-    tokens_results = None
-    if args.suite == "tokens":
-        import bench_tokens  # noqa: PLC0415 - the SDK and Playwright load only for the tokens suite
-
-        tokens_results = await bench_tokens.bench_tokens(args)
-    overhead_results = None
-    if args.suite == "overhead":
-        import bench_overhead  # noqa: PLC0415 - Playwright loads only for the overhead suite
-
-        overhead_results = await bench_overhead.bench_overhead(args)
-    return scenarios, mcp_results, daemon_results, discovery_results, actions_results, tokens_results, overhead_results
+    lone_results = None
+    if args.suite in LONE_SUITES:
+        module = importlib.import_module(f"bench_{args.suite}")
+        lone_results = await getattr(module, f"bench_{args.suite}")(args)
+    return scenarios, mcp_results, daemon_results, lone_results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -255,9 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parse_args(argv)
     try:
-        results = _event_loop_runner()(bench_all(args))
-        scenarios, mcp_results, daemon_results, discovery_results, actions_results, tokens_results = results[:6]
-        overhead_results = results[6]
+        scenarios, mcp_results, daemon_results, lone_results = _event_loop_runner()(bench_all(args))
     except BenchError as exc:
         print(f"scripts/bench: {exc}", file=sys.stderr)
         return 1
@@ -281,20 +270,14 @@ def main(argv: list[str] | None = None) -> int:
         output.setdefault("config", {"broker_cmd": args.broker_cmd})
         output.setdefault("machine", machine())
         output["daemon"] = bench_daemon.daemon_json(daemon_results, args)
-    # The suites that are not part of all run alone, and report alike: bench_<suite>.<suite>_report and _json.
-    for suite, results in (
-        ("discovery", discovery_results),
-        ("actions", actions_results),
-        ("tokens", tokens_results),
-        ("overhead", overhead_results),
-    ):
-        if results is None:
-            continue
+    if lone_results is not None:
+        # A lone suite reports alike: bench_<suite>.<suite>_report and <suite>_json.
+        suite = args.suite
         module = importlib.import_module(f"bench_{suite}")
-        print(getattr(module, f"{suite}_report")(results, args))
+        print(getattr(module, f"{suite}_report")(lone_results, args))
         output.setdefault("config", {"broker_cmd": args.broker_cmd})
         output.setdefault("machine", machine())
-        output[suite] = getattr(module, f"{suite}_json")(results, args)
+        output[suite] = getattr(module, f"{suite}_json")(lone_results, args)
     if args.json:
         args.json.write_text(json.dumps(output, indent=2) + "\n")
         print(f"\nresults written to {args.json}")
