@@ -319,3 +319,12 @@ def test_items_gone_beside_others_of_another_kind_leave_those_unshown() -> None:
     new = '- navigation "Pages" [ref=e1]:\n  - link "One" [ref=e2]\n  - link "Two" [ref=e3]\n- button "Buy" [ref=e5]'
     text = changes(old, new)
     assert "Pages" not in text and "- - generic [ref=e4]" in text, text
+
+
+def test_text_a_page_writes_to_look_like_a_ref_is_not_taken_for_one() -> None:
+    old = '- button "Delete [ref=e2]" [ref=e9]\n- paragraph [ref=e3]: see [ref=e2]\n- button "Keep" [ref=e2]'
+    nodes = parse(old)
+    assert [node.ref for node in nodes] == ["e9", "e3", "e2"]
+    # The real e2 changes; the lines that only mention it do not take its place.
+    new = old.replace('"Keep" [ref=e2]', '"Keep" [pressed] [ref=e2]')
+    assert changes(old, new) == '~ - button "Keep" [pressed] [ref=e2]'

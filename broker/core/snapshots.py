@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -53,6 +53,8 @@ AFTER_ACTION_BUDGET = 4_000
 MIN_BUDGET = 500
 
 _REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
+# A JSON-quoted string (an element's name, or a text), escapes and all.
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 _LANDMARKS = frozenset(
     ("banner", "complementary", "contentinfo", "form", "main", "navigation", "region", "search", "dialog")
 )
@@ -88,8 +90,16 @@ class Node:
 
 
 def _ref_in(label: str) -> str | None:
-    found = _REF.search(label)
+    """The ref of the element a line stands for: in its key, outside the quoted name. A page's own
+    text that looks like a ref (a name or a text saying ``[ref=e2]``) is not one."""
+    key = _QUOTED.sub('""', label).split(": ", 1)[0]
+    found = _REF.search(key)
     return found.group(1) if found else None
+
+
+def _refs_of(lines: Iterable[str]) -> frozenset[str]:
+    """The refs of the elements that YAML ``lines`` (``- role "name" [ref=e7]``) stand for."""
+    return frozenset(ref for line in lines if (ref := _ref_in(line.lstrip(" ").removeprefix("- "))))
 
 
 @attrs.define
@@ -341,7 +351,7 @@ def fold(nodes: Sequence[Node], budget: int, anchor: str | None = None) -> Folde
             break
         kept.append(line)
         used += len(line) + 1
-    shown = set(_REF.findall("\n".join(kept)))
+    shown = _refs_of(kept)
     past = tuple(
         f"- {node.label}"
         for node in _walk(smallest)
@@ -501,7 +511,7 @@ class Baselines:
         body = "\n".join(str(line) for line in lines)
         if len(body) + len(_CHANGES) > view.budget:
             return None
-        return [_CHANGES, "```diff", body, "```"], frozenset(_REF.findall(body))
+        return [_CHANGES, "```diff", body, "```"], _refs_of(line.text for line in lines)
 
     def _left_out(self, old: Sequence[Node], new: Sequence[Node], view: View, seen: frozenset[str] | None) -> list[str]:
         lines = diff(old, new, seen)
@@ -544,7 +554,7 @@ class Baselines:
             lines.extend(folded.past_cut)
         elif folded.folded:
             lines.append(_FOLD_NOTE.format(budget=view.budget, length=folded.length))
-        return lines, frozenset(_REF.findall(folded.yaml)) if folded.folded else None
+        return lines, _refs_of(folded.yaml.split("\n")) if folded.folded else None
 
 
 def with_section(result: Any, title: str, lines: Sequence[str]) -> Any:

@@ -121,9 +121,18 @@ async function frameSnapshot(tabId, parent, ref, options) {
   return { ...inner, ...(await withFrames(tabId, frame, inner, options)) };
 }
 
+/**
+ * The ref of the element a snapshot line stands for: in its key, outside its quoted name, so that
+ * a page writing "[ref=e12]" into a name or a text cannot pass for element e12.
+ */
+function refOfLine(line) {
+  const key = line.replace(/"(?:[^"\\]|\\.)*"/g, '""').split(": ")[0];
+  return /\[ref=((?:f\d+)?e\d+)\]/.exec(key)?.[1];
+}
+
 /** How deep the line of ref `ref` is nested in `yaml` (0: a top one). */
 function depthOfLine(yaml, ref) {
-  const line = yaml.split("\n").find((text) => text.includes(`[ref=${ref}]`)) ?? "";
+  const line = yaml.split("\n").find((text) => refOfLine(text) === ref) ?? "";
   return line.search(/\S/) / 2;
 }
 
@@ -133,10 +142,14 @@ function depthOfLine(yaml, ref) {
  */
 function underFrameLine(yaml, ref, label, content) {
   const lines = yaml.split("\n");
-  const at = lines.findIndex((line) => line.includes(`[ref=${ref}]`));
+  const at = lines.findIndex((line) => refOfLine(line) === ref);
   if (at < 0) return yaml;
   let line = lines[at];
-  if (label) line = line.replace(`[ref=${ref}]`, `[ref=${ref}] [origin=${label}]`);
+  if (label) {
+    // The element's own ref closes its key: one the page wrote into the name comes before it.
+    const end = line.lastIndexOf(`[ref=${ref}]`) + `[ref=${ref}]`.length;
+    line = `${line.slice(0, end)} [origin=${label}]${line.slice(end)}`;
+  }
   const indent = " ".repeat(line.search(/\S/) + 2);
   const inner = content ? content.split("\n").map((text) => indent + text) : [];
   lines.splice(at, 1, inner.length ? `${line}:` : line, ...inner);
