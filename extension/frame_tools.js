@@ -51,9 +51,9 @@ export function frameReported(tabId, sender, tools) {
   return true;
 }
 
-/** The tab's top document changed, or the tab closed: its frames' tools are gone. False when it had none. */
+/** The tab's top document changed, or the tab closed: its frames' tools are gone. */
 export function forgetFrames(tabId) {
-  return framesByTab.delete(tabId);
+  framesByTab.delete(tabId);
 }
 
 /** The frames' tools as the tab lists them. */
@@ -86,21 +86,16 @@ export function frameOfTool(tabId, listedName) {
 
 /**
  * Drop the frames Chromium no longer lists in the tab (removed without a last word), or whose
- * document is not the one that reported. True when some were dropped.
+ * document is not the one that reported.
  */
 export async function pruneFrames(tabId) {
   const frames = framesByTab.get(tabId);
-  if (!frames?.size) return false;
+  if (!frames?.size) return;
   const live = await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null);
-  if (!live) return false;
+  if (!live) return;
   const documents = new Map(live.map((frame) => [frame.frameId, frame.documentId]));
-  let dropped = false;
   for (const [frameId, frame] of frames) {
     const documentId = documents.get(frameId);
-    if (documentId === undefined || (frame.documentId && documentId !== frame.documentId)) {
-      frames.delete(frameId);
-      dropped = true;
-    }
+    if (documentId === undefined || (frame.documentId && documentId !== frame.documentId)) frames.delete(frameId);
   }
-  return dropped;
 }

@@ -296,6 +296,16 @@ def _folded_runs(
     return tuple(out)
 
 
+def _fitting(lines: Sequence[str], budget: int) -> int:
+    """How many of ``lines``, from the first, fit in ``budget`` characters, a line break after each."""
+    used = 0
+    for count, line in enumerate(lines):
+        used += len(line) + 1
+        if used > budget:
+            return count
+    return len(lines)
+
+
 def _depth(nodes: Sequence[Node]) -> int:
     return max((1 + _depth(node.children) for node in nodes), default=0)
 
@@ -344,13 +354,7 @@ def fold(nodes: Sequence[Node], budget: int, anchor: str | None = None) -> Folde
         if len(text) <= budget:
             return Folded(text, len(whole), folded=True)
     lines = render(smallest)
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if used + len(line) + 1 > budget:
-            break
-        kept.append(line)
-        used += len(line) + 1
+    kept = lines[: _fitting(lines, budget)]
     shown = _refs_of(kept)
     past = tuple(
         f"- {node.label}"
@@ -515,13 +519,8 @@ class Baselines:
 
     def _left_out(self, old: Sequence[Node], new: Sequence[Node], view: View, seen: frozenset[str] | None) -> list[str]:
         lines = diff(old, new, seen)
-        kept: list[DiffLine] = []
-        used = len(_CHANGES) + 200
-        for line in lines:
-            used += len(str(line)) + 1
-            if used > view.budget:
-                break
-            kept.append(line)
+        # Room is kept for the section's first line and the note.
+        kept = lines[: _fitting([str(line) for line in lines], view.budget - len(_CHANGES) - 200)]
         rest = lines[len(kept) :]
         changed = sum(1 for line in rest if line.mark != " ")
         refs = _by_ref(new)

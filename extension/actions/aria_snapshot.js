@@ -33,7 +33,7 @@ const ICON_SIZE = 32;
 /** Drawings asked about per snapshot, the largest first. */
 const MAX_DRAWINGS = 50;
 
-const navigated = () => new ActionError(Code.NAVIGATED, "the page navigated away while its snapshot was taken");
+export const navigated = () => new ActionError(Code.NAVIGATED, "the page navigated away while its snapshot was taken");
 
 /**
  * The tab's page as a snapshot: {url, title, yaml, length}, `yaml` cut at a line's end within

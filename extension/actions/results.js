@@ -6,9 +6,8 @@
 // adds the "### Snapshot" section each client is to read of it: the page folded to a budget, or
 // what changed since that client's last snapshot of the tab (broker/core/snapshots.py).
 
-import { captureSnapshot } from "./aria_snapshot.js";
+import { captureSnapshot, navigated } from "./aria_snapshot.js";
 import { documentOf } from "./debugger.js";
-import { ActionError, Code } from "./errors.js";
 import { documentIn } from "../documents.js";
 import { consoleSummary } from "./telemetry.js";
 
@@ -46,7 +45,7 @@ export async function pageReport(tabId, { root, target, depth, result = [] } = {
   // Chromium's id of the document, which a client's baseline of the page belongs to.
   const found = await documentIn(tabId);
   if (documentOf(tabId) !== shown) {
-    throw new ActionError(Code.NAVIGATED, "the page navigated away while its snapshot was taken");
+    throw navigated();
   }
   const document = found?.documentId ?? found?.url ?? snapshot.url;
   return {
