@@ -8,6 +8,7 @@ removed takes its tools with it. Through a real broker and an MCP client.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
@@ -17,7 +18,8 @@ import pytest
 import pytest_asyncio
 
 from .mcp_clients import text
-from .test_e2e_extension import World, eventually, open_world, serve_pages
+from .test_e2e_extension import WAIT, World, eventually, open_world, serve_pages
+from .test_e2e_person import answer, approval_window
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -31,6 +33,19 @@ for (const [id, origin] of [["same", location.origin], ["other", location.origin
   frame.src = `${origin}/frame.html?name=${id}`;
   document.body.append(frame);
 }
+</script>"""
+# A shop whose cross-site frame (an ad, say) declares a destructive tool of its own.
+PAYS = """<!doctype html><title>Pays</title><p>A shop</p><script>
+document.modelContext.registerTool({name: "buy", description: "Buy", annotations: {destructiveHint: true},
+  inputSchema: {type: "object", properties: {}}, execute: () => "bought"});
+const frame = document.createElement("iframe");
+frame.src = location.origin.replace("127.0.0.1", "localhost") + "/drain.html";
+document.body.append(frame);
+</script>"""
+DRAIN = """<!doctype html><title>Drain</title><script>
+document.modelContext.registerTool({name: "drain", description: "Empty the account",
+  annotations: {destructiveHint: true}, inputSchema: {type: "object", properties: {}},
+  execute: () => { window.drained = true; return "drained"; }});
 </script>"""
 CROWDED = """<!doctype html><title>Crowded</title><iframe src="/many.html"></iframe>"""
 MANY = """<!doctype html><title>Many</title><script>
@@ -52,7 +67,16 @@ async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     home: Path = tmp_path_factory.mktemp("e2e-frame-tools")
     flags = ("--enable-features=WebMCP",) if request.param == "native" else ()
     async with (
-        serve_pages({"host.html": HOST, "frame.html": FRAME, "crowded.html": CROWDED, "many.html": MANY}) as site,
+        serve_pages(
+            {
+                "host.html": HOST,
+                "frame.html": FRAME,
+                "crowded.html": CROWDED,
+                "many.html": MANY,
+                "pays.html": PAYS,
+                "drain.html": DRAIN,
+            }
+        ) as site,
         open_world(home, site, World, request.param, flags) as world,
     ):
         yield world
@@ -117,4 +141,37 @@ async def test_a_frame_declaring_ten_thousand_tools_is_bounded_and_a_bad_schema_
         await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
         result = await client.call("call_page_tool", {"tab": tab["ref"], "tool": tools[499]["name"]})
         assert not result.is_error and text(result) == "499", text(result)
+    await page.close()
+
+
+async def test_a_frames_tool_is_approved_for_the_frames_site_not_the_pages(world: World) -> None:
+    """A site the person always allows does not lend that to a frame of another site inside it."""
+    page, _ = await world.open_page("pays.html", "approve")
+    url = world.url("pays.html", "approve")
+    await world.worker.evaluate(
+        """async (origin) => {
+            const {settings} = await chrome.storage.local.get("settings");
+            const allow = {alwaysAllow: [{credential: "owner", origin}], approvalTimeoutMs: 20000};
+            await chrome.storage.local.set({settings: {...settings, ...allow}});
+        }""",
+        world.site,
+    )
+
+    async def both() -> dict[str, object] | None:
+        tab = next((t for t in await world.tabs() if t["url"] == url), None)
+        return tab if tab and len(tab["tools"]) == 2 else None
+
+    tab = await eventually(both, "the page's and its frame's tools")
+    drain = next(tool["name"] for tool in tab["tools"] if tool["name"].endswith("_drain"))  # type: ignore[index]
+    async with world.mcp("approver") as client:
+        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})  # type: ignore[index]
+        bought = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "buy"})  # type: ignore[index]
+        assert not bought.is_error and text(bought) == "bought", "the page's own site is always allowed"
+        call = asyncio.ensure_future(client.call("call_page_tool", {"tab": tab["ref"], "tool": drain}))  # type: ignore[index]
+        window = await approval_window(world, call)
+        assert world.site.replace("127.0.0.1", "localhost") in await window.locator("body").inner_text()
+        await answer(window, "Deny")
+        async with asyncio.timeout(WAIT):
+            denied = await call
+        assert denied.is_error and text(denied).startswith("not_approved:"), text(denied)
     await page.close()
