@@ -1,41 +1,47 @@
 // The isolated-world half of the page-tool relay, in every http(s) document, frames' too.
 //
-// With Chromium's native WebMCP, the isolated world sees `document.modelContext` itself: the
-// bridge lists tools with getTools(), runs them with executeTool() and follows `toolchange`.
-// executeTool takes the arguments as an object from Chromium 155 and as a JSON string before:
-// the first call finds out which, once per page. Chromium's older surface,
-// `navigator.modelContextTesting` (listTools(), executeTool(name, json),
-// registerToolsChangedCallback), holds the tools pages gave its native `navigator.modelContext`;
-// they are listed beside the polyfill's. Without native WebMCP, `document.modelContext` is
-// undefined here (the polyfill lives in the MAIN world) and the bridge relays to polyfill.js with
-// window.postMessage.
+// Idle until its document has a tool: most pages never declare one, and they should not feel the
+// extension. At document_start it only listens for polyfill.js's window messages; it does not
+// touch the document, the navigator or the extension's messaging (each of which would build
+// objects in this world, some 50 KB in all), and the worker does not hear from it. The polyfill
+// wakes it with the page's first tool (or, where Chromium keeps the tools, with a change in them).
+// The worker asks an idle bridge through chrome.scripting (`tools()` below), as it does after it
+// restarts.
 //
-// Toward the service worker: it reports the tool list on every change (the first report of a
-// new document clears what the previous page declared) and answers LIST and CALL. When the page
-// navigates away during a call this context dies, the message channel closes and the worker
-// turns that into an error. Content scripts cannot import protocol.js; the names match its Bridge.
+// Awake, it reports the tool list on every change and answers CALL and CANCEL. With Chromium's
+// native WebMCP, the isolated world sees `document.modelContext` itself: the bridge lists tools
+// with getTools(), runs them with executeTool() and follows `toolchange`. executeTool takes the
+// arguments as an object from Chromium 155 and as a JSON string before: the first call finds out
+// which, once per page. Chromium's older surface, `navigator.modelContextTesting` (listTools(),
+// executeTool(name, json), registerToolsChangedCallback), holds the tools pages gave its native
+// `navigator.modelContext`; they are listed beside the polyfill's. Without native WebMCP,
+// `document.modelContext` is undefined here (the polyfill lives in the MAIN world) and the bridge
+// relays to polyfill.js with window.postMessage.
+//
+// When the page navigates away during a call this context dies, the message channel closes and
+// the worker turns that into an error. Content scripts cannot import protocol.js; the names match
+// its Bridge.
 (() => {
   "use strict";
 
   const TOOLS = "browser-mcp/tools";
-  const LIST = "browser-mcp/list";
   const CALL = "browser-mcp/call";
   const CANCEL = "browser-mcp/cancel";
   const PAGE = "browser-mcp-page";
   const BRIDGE = "browser-mcp-bridge";
   const MARK = Symbol.for("browser-mcp.bridge");
   if (globalThis[MARK]) return;
-  globalThis[MARK] = true;
 
   const inFrame = window !== window.top;
-  // In a frame the polyfill serves, even where Chromium has WebMCP of its own (see polyfill.js).
-  const native = inFrame ? null : (document.modelContext ?? null);
-  const testing = native ? null : (navigator.modelContextTesting ?? null);
+  // Chromium's WebMCP surfaces, looked up once the bridge wakes (see wake()).
+  let native = null;
+  let testing = null;
+  let awake = false;
   // Whether this page's executeTool takes a JSON string (Chromium 150-154); null until a call tells.
   let argsAsString = null;
   let pageTools = [];
-  // A frame that declares no tools says nothing: most frames (ads, embeds) never do.
-  let lastReport = inFrame ? "[]" : null;
+  // A document that declares no tools says nothing: the worker takes silence for none.
+  let lastReport = "[]";
   let nextCallId = 1;
   const pending = new Map(); // polyfill call id -> resolve
   const calls = new Map(); // the worker's call id -> AbortController, while the call runs
@@ -190,15 +196,9 @@
     });
   }
 
-  /** The worker's requests: LIST, CALL and CANCEL. */
+  /** The worker's requests: CALL and CANCEL. */
   function answer(message, _sender, sendResponse) {
     switch (message?.kind) {
-      case LIST:
-        currentTools().then(
-          (tools) => sendResponse({ tools }),
-          () => sendResponse({ tools: [] }),
-        );
-        return true;
       case CALL:
         run(message.id, message.name, message.args).then(sendResponse);
         return true;
@@ -211,61 +211,76 @@
   }
 
   let listening = false;
-  /** Hear the worker, and in a frame tell it when the frame goes away or comes back. */
+  /** Hear the worker, and tell it when the document goes away or comes back. */
   function listen() {
     if (listening) return;
     listening = true;
     chrome.runtime.onMessage.addListener(answer);
-    if (!inFrame) return;
-    // A frame going away (removed, or navigating) takes its tools with it; one restored from the
-    // back-forward cache declares them again.
-    window.addEventListener("pagehide", () => report([]));
+    // A frame going away (removed, or navigating) takes its tools with it; the worker follows the
+    // top document's navigations itself.
+    if (inFrame) window.addEventListener("pagehide", () => report([]));
+    // A document restored from the back-forward cache declares its tools again.
     window.addEventListener("pageshow", (event) => {
       if (!event.persisted) return;
       lastReport = null;
       currentTools().then(report);
     });
   }
-  // The worker asks a top document for its tools, and calls a frame's only once it reported some:
-  // a frame without tools (most of them: ads, embeds) neither hears nor tells it anything.
-  if (!inFrame || testing) listen();
 
-  if (native) {
-    window.addEventListener("message", (event) => {
-      const data = event.data;
-      if (event.source !== window || !data || data.source !== PAGE || data.kind !== "error") return;
-      if (typeof data.name === "string" && typeof data.message === "string") thrown.set(data.name, data.message);
-    });
-    const refresh = () => currentTools().then(report, (error) => console.warn("browser-mcp: getTools failed", error));
-    native.addEventListener("toolchange", refresh);
-    refresh();
-  } else {
-    window.addEventListener("message", (event) => {
-      const data = event.data;
-      if (event.source !== window || !data || data.source !== PAGE) return;
-      switch (data.kind) {
-        case "tools":
-          pageTools = Array.isArray(data.tools) ? data.tools : [];
-          if (testing) currentTools().then(report);
-          else report(pageTools);
-          break;
-        case "result": {
-          const resolve = pending.get(data.id);
-          pending.delete(data.id);
-          resolve?.(data.error ? { error: data.error } : { result: data.result ?? null });
-          break;
-        }
-        default:
-          break;
-      }
-    });
-    report([]);
-    testing?.registerToolsChangedCallback?.(() => currentTools().then(report));
-    // Injected by the manifest at document_start, the polyfill has just been installed and holds
-    // no tool: it tells the first one itself. Asked only in a top document the worker injected into
-    // after an install (at document_idle), whose polyfill may hold tools already; the page hears
-    // these messages too. (Reading the document's root here instead would cost the isolated world
-    // its element wrappers, some 50 KB.)
-    if (!inFrame && document.readyState !== "loading") window.postMessage({ source: BRIDGE, kind: "list" }, "*");
+  /** The page has (or had) a tool: find Chromium's surfaces, and follow their changes. */
+  function wake() {
+    if (awake) return;
+    awake = true;
+    // In a frame the polyfill serves, even where Chromium has WebMCP of its own (see polyfill.js).
+    native = inFrame ? null : (document.modelContext ?? null);
+    testing = native ? null : (navigator.modelContextTesting ?? null);
+    native?.addEventListener("toolchange", refresh);
+    testing?.registerToolsChangedCallback?.(refresh);
   }
+
+  function refresh() {
+    currentTools().then(report, (error) => console.warn("browser-mcp: getTools failed", error));
+  }
+
+  window.addEventListener("message", (event) => {
+    const data = event.data;
+    if (event.source !== window || !data || data.source !== PAGE) return;
+    switch (data.kind) {
+      case "tools":
+        wake();
+        pageTools = Array.isArray(data.tools) ? data.tools : [];
+        // Where Chromium keeps the tools, its word counts, not a message the page could write.
+        if (native || testing) refresh();
+        else report(pageTools);
+        break;
+      case "changed":
+        wake();
+        refresh();
+        break;
+      case "error":
+        if (typeof data.name === "string" && typeof data.message === "string") thrown.set(data.name, data.message);
+        break;
+      case "result": {
+        const resolve = pending.get(data.id);
+        pending.delete(data.id);
+        resolve?.(data.error ? { error: data.error } : { result: data.result ?? null });
+        break;
+      }
+      default:
+        break;
+    }
+  });
+
+  // What the worker reaches through chrome.scripting, which runs its functions in this world.
+  globalThis[MARK] = {
+    /** The document's tools now, whether or not the bridge woke. */
+    tools() {
+      wake();
+      return currentTools();
+    },
+    /** Injected after an install, into a page whose polyfill may hold tools already: ask it. */
+    relist() {
+      window.postMessage({ source: BRIDGE, kind: "list" }, "*");
+    },
+  };
 })();

@@ -3,7 +3,7 @@
 // that two frames declaring one name stay two tools, with the frame's origin (`frameOrigin`): the
 // site a tool belongs to is its frame's, not the top page's. A call goes to the document that
 // declared the tool; a frame that goes away (removed, or navigated) takes its tools with it, and
-// so does a new top document.
+// so does a new top document (pruneFrames).
 //
 // Bounded as a tab's tools are: a frame's first MAX_FRAME_TOOLS tools and the first MAX_FRAMES
 // frames that declare any, the rest left out with a warning in the worker's console.
@@ -51,7 +51,7 @@ export function frameReported(tabId, sender, tools) {
   return true;
 }
 
-/** The tab's top document changed, or the tab closed: its frames' tools are gone. */
+/** The tab closed: its frames' tools are gone. */
 export function forgetFrames(tabId) {
   framesByTab.delete(tabId);
 }

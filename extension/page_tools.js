@@ -1,7 +1,11 @@
 // Page tools: each tab's tools as its bridge content scripts last reported them (the top
-// document's, and its frames' through frame_tools.js), asking a bridge where none reported,
-// running a tool in the document that declared it for a broker, and the bridges of tabs that were
-// open before the extension came. What runs inside the page is polyfill.js and bridge.js.
+// document's, and its frames' through frame_tools.js), running a tool in the document that
+// declared it for a broker, and the bridges of tabs that were open before the extension came.
+// What runs inside the page is polyfill.js and bridge.js. A bridge reports its document's first
+// tool and every change after it, and says nothing in a document without tools (most of them):
+// a document that has not reported has none. Where the worker cannot know (it restarted, a tab was
+// swapped in, a broker asks), it asks the bridge through chrome.scripting, which wakes nothing in
+// a page that has no tool.
 
 import { dialogOpenError } from "./actions/dialogs.js";
 import { Bridge, ToBroker } from "./protocol.js";
@@ -76,17 +80,23 @@ function withTimeout(promise, ms, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** The tab's tools as its bridge sees them now; [] where no bridge runs (restricted pages). */
+/**
+ * The tab's top document's tools as its bridge sees them now, and that document's id: no tools
+ * where no bridge runs (restricted pages).
+ */
 async function askTools(tabId) {
   try {
-    const answer = await withTimeout(
-      chrome.tabs.sendMessage(tabId, { kind: Bridge.LIST }, { frameId: 0 }),
+    const [answer] = await withTimeout(
+      chrome.scripting.executeScript({
+        target: { tabId, frameIds: [0] },
+        func: () => globalThis[Symbol.for("browser-mcp.bridge")]?.tools?.() ?? [],
+      }),
       BRIDGE_TIMEOUT_MS,
       "the page",
     );
-    return cleanTools(answer?.tools);
+    return { tools: cleanTools(answer?.result), documentId: answer?.documentId ?? null };
   } catch {
-    return [];
+    return { tools: [], documentId: null };
   }
 }
 
@@ -97,9 +107,9 @@ export async function restoreTools() {
     tabs
       .filter((tab) => tab.id >= 0)
       .map(async (tab) => {
-        const tools = await askTools(tab.id);
+        const asked = await askTools(tab.id);
         // A bridge that reported meanwhile knows at least as much.
-        if (!topTools.has(tab.id)) topTools.set(tab.id, { tools, documentId: null });
+        if (!topTools.has(tab.id)) topTools.set(tab.id, asked);
         if (!toolsByTab.has(tab.id)) toolsByTab.set(tab.id, listed(tab.id));
       }),
   );
@@ -107,8 +117,7 @@ export async function restoreTools() {
 
 /** Ask the tab's bridge and keep the answer without telling the brokers: the caller reports the tab. */
 export async function learnTools(tabId) {
-  const tools = await askTools(tabId);
-  topTools.set(tabId, { tools, documentId: topTools.get(tabId)?.documentId ?? null });
+  topTools.set(tabId, await askTools(tabId));
   toolsByTab.set(tabId, listed(tabId));
   return toolsByTab.get(tabId);
 }
@@ -120,20 +129,26 @@ export function setTools(tabId, tools) {
 }
 
 /**
- * Ask the tab's bridge again and report any change. A bridge that reported for the document the
- * tab shows has told its tools already (it reports every change): it is not asked again, which
- * would wake the page as it finishes loading.
+ * The tab is loading or has loaded: report any change in its tools. The document it shows has the
+ * tools its bridge reported, or none while it said nothing (it reports its first tool as it
+ * comes, before or after this). Only where Chromium cannot name the document is its bridge asked.
  */
 export async function refreshTools(tabId) {
-  const shown = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
-  const reported = topTools.get(tabId);
-  const told = Boolean(shown?.documentId) && shown.documentId === reported?.documentId;
-  const tools = told ? reported.tools : await askTools(tabId);
-  // The answer can arrive late: a tab closed meanwhile must not come back as a ghost.
-  if (!told && !(await chrome.tabs.get(tabId).catch(() => null))) return;
-  // A frame removed without a last word is found out here, once the page has loaded.
+  // A tab closed meanwhile must not come back as a ghost.
+  if (!(await chrome.tabs.get(tabId).catch(() => null))) return;
+  // The frames of a document before this one, or removed without a last word, are found out here.
   await pruneFrames(tabId);
-  setTools(tabId, tools);
+  // Read last, with nothing awaited between it and publishing: a report that arrived meanwhile
+  // is not undone.
+  const shown = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+  if (!shown?.documentId) {
+    const asked = await askTools(tabId);
+    if (!(await chrome.tabs.get(tabId).catch(() => null))) return;
+    topTools.set(tabId, asked);
+  } else if (topTools.get(tabId)?.documentId !== shown.documentId) {
+    topTools.set(tabId, { tools: [], documentId: shown.documentId });
+  }
+  publish(tabId);
 }
 
 /** A bridge's report of its document's tools: the top document's, or a frame's. */
@@ -144,11 +159,13 @@ export function toolsReported(sender, tools) {
     if (frameReported(tabId, sender, cleanTools(tools))) publish(tabId);
     return;
   }
-  // A new top document: the frames of the one before went with it.
   const documentId = sender.documentId ?? null;
-  if (documentId !== (topTools.get(tabId)?.documentId ?? null)) forgetFrames(tabId);
+  const newDocument = documentId !== (topTools.get(tabId)?.documentId ?? null);
   topTools.set(tabId, { tools: cleanTools(tools), documentId });
-  publish(tabId);
+  // A new top document: the frames of the one before went with it (its own may have reported
+  // already, a top document telling its first tool only once it has one).
+  if (newDocument) pruneFrames(tabId).then(() => publish(tabId));
+  else publish(tabId);
 }
 
 /** Tabs that were open before the extension was installed or updated have no content scripts. */
@@ -159,6 +176,12 @@ export async function injectBridges() {
     chrome.scripting
       .executeScript({ target, files: ["polyfill.js"], world: "MAIN" })
       .then(() => chrome.scripting.executeScript({ target, files: ["bridge.js"] }))
+      .then(() =>
+        chrome.scripting.executeScript({
+          target,
+          func: () => globalThis[Symbol.for("browser-mcp.bridge")]?.relist?.(),
+        }),
+      )
       .catch(() => {});
   }
 }

@@ -5,14 +5,20 @@
 //   aborting the signal unregisters the tool, plus `getTools()` and `toolchange` events. Installed
 //   where Chromium does not provide it (it does with --enable-features=WebMCP), and in every frame.
 // - `navigator.modelContext` (the older surface existing pages use): `registerTool` (returning
-//   `{unregister}`), `unregisterTool`, `provideContext({tools})`, `clearContext`. Always an adapter
-//   over `document.modelContext`, native or polyfilled, so one registry holds every tool.
+//   `{unregister}`), `unregisterTool`, `provideContext({tools})`, `clearContext`. Where Chromium
+//   has none of its own, an adapter over `document.modelContext`, native or polyfilled, so one
+//   registry holds every tool.
+//
+// Most pages declare no tool, and they should not feel the extension: until a page touches
+// `document.modelContext` or `navigator.modelContext`, or holds a `<form toolname>`, only two
+// getters are defined here, and nothing is built or listened to.
 //
 // The polyfill's registry lives in the MAIN world, where the extension cannot see it. It talks to
 // bridge.js (isolated world) with window.postMessage: it announces its tool list on every change
-// and runs calls the bridge asks for. The page sees these messages too and could forge them, but
-// only about its own tools, which it controls anyway. Content scripts cannot be ES modules, so
-// the message names are spelled here and in bridge.js.
+// and runs calls the bridge asks for; where Chromium keeps the tools, it says only that they
+// changed. The page sees these messages too and could forge them, but only about its own tools,
+// which it controls anyway. Content scripts cannot be ES modules, so the message names are spelled
+// here and in bridge.js.
 (() => {
   "use strict";
 
@@ -91,7 +97,20 @@
       };
       return register.call(this, wrapped, options);
     };
+    // The bridge stays idle until the page has a tool: Chromium's registry tells when it changes.
+    native.addEventListener("toolchange", () => post({ kind: "changed" }));
   } else {
+    let context = null;
+    Object.defineProperty(Document.prototype, "modelContext", {
+      configurable: true,
+      enumerable: true,
+      get: () => (context ??= polyfilledContext()),
+    });
+    declarativeTools(() => (context ??= polyfilledContext()));
+  }
+
+  /** The registry of a document without Chromium's WebMCP, built the first time the page asks. */
+  function polyfilledContext() {
     const tools = new Map();
 
     class ModelContext extends EventTarget {
@@ -174,12 +193,7 @@
       }
     });
 
-    Object.defineProperty(Document.prototype, "modelContext", {
-      configurable: true,
-      enumerable: true,
-      get: () => context,
-    });
-    declarativeTools(context);
+    return context;
   }
 
   /**
@@ -189,9 +203,10 @@
    * fills the fields as a person would (`input` and `change` heard), then submits the form if it
    * says `toolautosubmit`, or else waits for the person to submit it. The submit event tells the
    * page an agent sent it (`agentInvoked`) and takes the result (`respondWith(promise)`); without
-   * one, the result says the form was submitted, and where to.
+   * one, the result says the form was submitted, and where to. `modelContext()` gives the
+   * registry, which a page with no tool form never builds.
    */
-  function declarativeTools(context) {
+  function declarativeTools(modelContext) {
     const registered = new Map(); // form -> {name, description, controller}
     const waiting = new Map(); // form -> settle(result or error)
 
@@ -348,7 +363,7 @@
         const inputSchema = schemaOf(form);
         const controller = new AbortController();
         try {
-          context.registerTool(
+          modelContext().registerTool(
             { name, description, inputSchema, execute: execute(form) },
             { signal: controller.signal },
           );
@@ -388,6 +403,31 @@
   }
 
   if (!("modelContext" in navigator)) {
+    let legacy = null;
+    Object.defineProperty(Navigator.prototype, "modelContext", {
+      configurable: true,
+      enumerable: true,
+      get: () => (legacy ??= legacyContext()),
+    });
+  } else {
+    // Chromium's older WebMCP keeps the tools of its own navigator.modelContext, which the bridge
+    // reads through navigator.modelContextTesting: each change wakes it.
+    const older = navigator.modelContext;
+    for (const method of ["registerTool", "unregisterTool", "provideContext", "clearContext"]) {
+      const own = older[method];
+      if (typeof own !== "function") continue;
+      older[method] = function (...args) {
+        try {
+          return own.apply(this, args);
+        } finally {
+          post({ kind: "changed" });
+        }
+      };
+    }
+  }
+
+  /** The older surface over `document.modelContext`, built the first time the page asks. */
+  function legacyContext() {
     const registrations = new Map(); // name -> AbortController
     const provided = new Set(); // names that came from provideContext
 
@@ -405,7 +445,7 @@
       registrations.set(tool.name, controller);
       return { unregister: () => unregisterTool(tool.name) };
     };
-    const legacy = {
+    return {
       registerTool,
       unregisterTool,
       provideContext({ tools = [] } = {}) {
@@ -419,10 +459,5 @@
         for (const name of [...registrations.keys()]) unregisterTool(name);
       },
     };
-    Object.defineProperty(Navigator.prototype, "modelContext", {
-      configurable: true,
-      enumerable: true,
-      get: () => legacy,
-    });
   }
 })();

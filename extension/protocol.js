@@ -119,10 +119,13 @@ export const PORT_LAST = 8785;
 /** The native messaging host that streams the live brokers: {type: "brokers", brokers: [{port, token, pid}]}. */
 export const NATIVE_HOST = "browser_mcp.broker";
 
-/** Between the bridge content script and the service worker (chrome.runtime messaging). */
+/**
+ * Between the bridge content script and the service worker (chrome.runtime messaging). The worker
+ * asks a bridge for its tools through chrome.scripting instead (page_tools.js), which does not wake
+ * a page that has none.
+ */
 export const Bridge = Object.freeze({
   TOOLS: "browser-mcp/tools", // bridge -> worker: {kind, tools}
-  LIST: "browser-mcp/list", // worker -> bridge: answered with {tools}
   CALL: "browser-mcp/call", // worker -> bridge: {kind, id, name, args}, answered with {result} or {error}
   CANCEL: "browser-mcp/cancel", // worker -> bridge: {kind, id}: the call's AbortSignal fires
 });

@@ -68,9 +68,10 @@ export function tabUpdated(tabId, change, tab) {
   }
   // Pinning moves the tab to the pinned ones at the left, and the others along.
   if (change.pinned !== undefined) windowChanged(tab.windowId);
-  // A page that loaded without a bridge (an error page, a restricted site) has no tools: ask,
-  // rather than keep what the previous page declared.
-  if (change.status === "complete") refreshTools(tabId);
+  // A new document has no tools until its bridge reports one: the previous page's go as soon as
+  // it is replaced, and a page that loaded without a bridge (an error page, a restricted site)
+  // never has any.
+  if (change.status !== undefined) refreshTools(tabId);
 }
 
 export function tabRemoved(tabId, { windowId, isWindowClosing } = {}) {

@@ -38,6 +38,7 @@ def test_execute_tool_gets_the_arguments_in_the_shape_its_chromium_takes_found_o
     shape: str, calls: list[str]
 ) -> None:
     seen = run_bridge(shape)
+    assert seen["idle"] == {"listening": False, "reported": 0}, "the bridge is idle until the page has a tool"
     assert seen["listed"]["tools"] == [{"name": "echo", "description": "Echo", "inputSchema": ECHO_SCHEMA}]
     assert seen["first"] == {"result": {"echoed": "one"}} and seen["second"] == {"result": {"echoed": "two"}}
     assert seen["calls"] == calls
@@ -45,6 +46,7 @@ def test_execute_tool_gets_the_arguments_in_the_shape_its_chromium_takes_found_o
 
 def test_the_older_model_context_testing_surface_is_listed_called_and_followed() -> None:
     seen = run_bridge("testing")
+    assert seen["idle"] == {"listening": False, "reported": 0}, "the bridge is idle until the page has a tool"
     assert seen["listed"]["tools"] == [{"name": "echo", "description": "Echo", "inputSchema": ECHO_SCHEMA}]
     assert seen["first"] == {"result": {"echoed": "one"}} and seen["calls"] == ["string", "string"]
     assert seen["reports"][-1] == ["echo", "later"], "a change it calls back about is reported"

@@ -419,9 +419,44 @@ async def test_a_call_fails_when_its_page_navigates_away(world: World) -> None:
     await page.close()
 
 
+async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: World) -> None:
+    """Most pages declare no tool: their bridge neither listens to the extension nor tells it
+    anything (a page should not feel it), and the worker takes that silence for no tools, the
+    tools of the page before included. The page's first tool wakes it, and its tools work."""
+    page, tab = await world.open_page("modern.html", "quiet", {"echo", "fail", "temporary"})
+    await page.goto(world.url("plain.html", "quiet"))
+    await world.tab_at(world.url("plain.html", "quiet"), set())
+    reached = await world.worker.evaluate(
+        """(tabId) => chrome.tabs.sendMessage(tabId, {kind: "browser-mcp/call", id: 1, name: "echo", args: {}})
+             .then(() => "answered", (error) => error.message)""",
+        tab["id"],
+    )
+    assert "Receiving end does not exist" in reached, reached
+    await page.evaluate(
+        """document.modelContext.registerTool({
+             name: "woken", description: "Registered after load", inputSchema: {type: "object"},
+             execute: () => "awake"})"""
+    )
+    await world.tab_at(world.url("plain.html", "quiet"), {"woken"})
+    await world.claim(tab["ref"])
+    status, body = await world.post(f"/tabs/{tab['ref']}/tools/woken", {})
+    assert status == 200, body
+    assert body["result"] == "awake"
+    await page.close()
+
+
+async def test_a_page_restored_from_history_has_its_tools_again(world: World) -> None:
+    page, _tab = await world.open_page("modern.html", "history", {"echo", "fail", "temporary"})
+    await page.goto(world.url("plain.html", "history"))
+    await world.tab_at(world.url("plain.html", "history"), set())
+    await page.go_back()
+    await world.tab_at(world.url("modern.html", "history"), {"echo", "fail", "temporary"})
+    await page.close()
+
+
 async def test_a_page_without_a_bridge_is_listed_without_the_tools_of_the_one_before(world: World) -> None:
-    # An error page has no bridge to report its tools: once it has loaded the worker asks it, since
-    # the last report came from the page before (a bridge that reported for the page shown is not asked).
+    # An error page has no bridge to report its tools: the worker takes a document that said
+    # nothing for one without tools, not for the page before.
     page, _tab = await world.open_page("modern.html", "error-page", {"echo", "fail", "temporary"})
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))

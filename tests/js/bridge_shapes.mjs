@@ -52,8 +52,9 @@ const modelContextTesting = {
   },
 };
 
+const pageListeners = [];
 const window = {
-  addEventListener: () => {},
+  addEventListener: (type, listener) => type === "message" && pageListeners.push(listener),
   postMessage: () => {},
 };
 window.top = window; // a top-level document
@@ -77,8 +78,15 @@ sandbox.globalThis = sandbox;
 vm.createContext(sandbox);
 vm.runInContext(readFileSync(bridgePath, "utf8"), sandbox);
 
+// The bridge is idle until the page has a tool; what the worker asks through chrome.scripting.
+const bridge = vm.runInContext(`globalThis[Symbol.for("browser-mcp.bridge")]`, sandbox);
+const idle = { listening: onMessage !== null, reported: reports.length };
+// polyfill.js tells the bridge that Chromium's tools changed, as the page registers one.
+for (const listener of pageListeners)
+  listener({ source: window, data: { source: "browser-mcp-page", kind: "changed" } });
+await new Promise((resolve) => setTimeout(resolve, 10));
 const ask = (message) => new Promise((resolve) => onMessage(message, {}, resolve));
-const listed = await ask({ kind: "browser-mcp/list" });
+const listed = { tools: await bridge.tools() };
 const first = await ask({ kind: "browser-mcp/call", name: "echo", args: { text: "one" } });
 const second = await ask({ kind: "browser-mcp/call", name: "echo", args: { text: "two" } });
 if (changed) {
@@ -86,4 +94,4 @@ if (changed) {
   changed();
   await new Promise((resolve) => setTimeout(resolve, 50));
 }
-console.log(JSON.stringify({ listed, first, second, calls, reports }));
+console.log(JSON.stringify({ idle, listed, first, second, calls, reports }));
