@@ -106,7 +106,7 @@
       enumerable: true,
       get: () => (context ??= polyfilledContext()),
     });
-    declarativeTools(() => (context ??= polyfilledContext()));
+    watchToolForms(() => (context ??= polyfilledContext()));
   }
 
   /** The registry of a document without Chromium's WebMCP, built the first time the page asks. */
@@ -204,7 +204,8 @@
    * says `toolautosubmit`, or else waits for the person to submit it. The submit event tells the
    * page an agent sent it (`agentInvoked`) and takes the result (`respondWith(promise)`); without
    * one, the result says the form was submitted, and where to. `modelContext()` gives the
-   * registry, which a page with no tool form never builds.
+   * registry. Gives `scan()`, which registers the document's tool forms and drops those that went
+   * or changed, and `holding()`, whether any is registered.
    */
   function declarativeTools(modelContext) {
     const registered = new Map(); // form -> {name, description, controller}
@@ -320,7 +321,8 @@
     }
 
     const submissions = new WeakMap(); // form -> {event, answered} of its last submission an agent awaits
-    // Runs before the page's own submit listeners, so that they see what an agent sent.
+    // At the window, in the capture phase: before the form's and the document's listeners, so that
+    // they see what an agent sent.
     window.addEventListener(
       "submit",
       (event) => {
@@ -374,15 +376,25 @@
       }
     }
 
+    return { scan, holding: () => registered.size > 0 };
+  }
+
+  /**
+   * Where pages may declare `<form toolname>`: looked for once the page is idle, and then in what
+   * it adds. The forms' machinery (declarativeTools) is built only for a page that has one.
+   */
+  function watchToolForms(modelContext) {
+    let forms = null;
+    const scan = () => (forms ??= declarativeTools(modelContext)).scan();
     // Nodes a page adds can bring a tool form; while it has none, only those are looked at.
     const bringsToolForm = (node) =>
       node.nodeType === Node.ELEMENT_NODE && (node.matches("form[toolname]") || node.querySelector("form[toolname]"));
     const concernsTools = (records) =>
-      registered.size > 0 ||
+      forms?.holding() ||
       records.some((record) => record.type === "attributes" || [...record.addedNodes].some(bringsToolForm));
 
     const start = () => {
-      scan();
+      if (document.querySelector("form[toolname]")) scan();
       // Scanned in the observer's own callback, once per batch of changes: a page timer set here
       // would count as the page's own in an action's watch for timers that start navigations.
       new MutationObserver((records) => {
@@ -394,7 +406,7 @@
         attributeFilter: ["toolname", "tooldescription"],
       });
     };
-    // The first scan waits until the page is idle rather than run inside its DOMContentLoaded,
+    // The first look waits until the page is idle rather than run inside its DOMContentLoaded,
     // whose end (and its load) it would push back on every page, most of which have no tool form.
     // An idle callback, not a timer, for the same reason as above.
     const whenIdle = () => requestIdleCallback(start, { timeout: 1000 });
