@@ -202,10 +202,11 @@ export async function callTool(message, approved, signal) {
   const dialog = dialogOpenError(message.tabId, message.toolName);
   if (dialog) return { ...answer, error: dialog };
   let outcome;
-  // A frame's tool goes to the frame's document; a message addressed to the approved document
-  // never reaches one that replaced it since.
+  // A tool goes to the document that declared it (a frame's to the frame's): a message addressed
+  // to a document never reaches one that replaced it since, which may declare a tool of the same
+  // name, on another site.
   const frame = frameOfTool(message.tabId, message.toolName);
-  const documentId = approved?.documentId ?? frame?.documentId;
+  const documentId = approved?.documentId ?? (frame ? frame.documentId : topTools.get(message.tabId)?.documentId);
   const where = documentId ? { documentId } : { frameId: frame?.frameId ?? 0 };
   const name = frame?.name ?? message.toolName;
   const id = message.callId;
