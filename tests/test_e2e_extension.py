@@ -454,6 +454,23 @@ async def test_a_page_restored_from_history_has_its_tools_again(world: World) ->
     await page.close()
 
 
+async def test_a_page_kept_in_the_back_forward_cache_declares_its_tools_again(tmp_path: Path, site: str) -> None:
+    """A page restored from the back-forward cache is the document that declared its tools, not a
+    new one: its bridge says so again (Playwright turns the cache off; this browser has it on)."""
+    launch = {"ignore_default_args": ["--disable-back-forward-cache"]}
+    async with open_world(tmp_path, site, World, **launch) as world:
+        page, _tab = await world.open_page("modern.html", "cached", {"echo", "fail", "temporary"})
+        await page.evaluate("addEventListener('pageshow', (event) => { window.restored = event.persisted; })")
+        await page.goto(world.url("plain.html", "cached"))
+        await world.tab_at(world.url("plain.html", "cached"), set())
+        # A restored page fires no load event, which go_back would wait for.
+        await page.go_back(wait_until="commit")
+        restored = await eventually(lambda: page.evaluate("window.restored ?? null"), "the page to be shown again")
+        assert restored is True, "the page was loaded again, not restored from the cache"
+        await world.tab_at(world.url("modern.html", "cached"), {"echo", "fail", "temporary"})
+        await page.close()
+
+
 async def test_a_page_without_a_bridge_is_listed_without_the_tools_of_the_one_before(world: World) -> None:
     # An error page has no bridge to report its tools: the worker takes a document that said
     # nothing for one without tools, not for the page before.
