@@ -20,8 +20,9 @@ Claude Code and VS Code entries carry ``"type": "stdio"``, as their documentatio
 Writing keeps every other key and server: the file is read, the one entry set, and the whole
 written back atomically with its mode, the old content kept beside it as ``FILE.bak``; a link
 is followed to the file it names. A file that is not a JSON object is refused and left alone.
-Codex's TOML is read (``tomllib``) but never written: the standard library cannot write TOML and
-the package carries no TOML writer, so ``--write`` refuses it and the snippet is printed instead.
+Codex's TOML is read and written with ``tomlkit``, which keeps the file's comments, order and
+layout: only our ``[mcp_servers.NAME]`` table is set. A file that is not valid TOML, or whose
+``mcp_servers`` is not a table, is refused and left alone, as a JSON file is.
 VS Code's older place, ``"mcp": {"servers": ...}`` in ``settings.json``, is read when it is plain
 JSON (settings files often hold comments, which are skipped with a note).
 """
@@ -34,13 +35,14 @@ import os
 import shlex
 import stat
 import sys
-import tomllib
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
 
 from . import codec, paths
 from .core.security import CLIENT_TOKEN_PREFIX
@@ -118,18 +120,13 @@ def entry(app: ClientApp, command: Sequence[str]) -> dict[str, Any]:
     return {**typed, "command": command[0], "args": list(command[1:])}
 
 
-def _toml_key(name: str) -> str:
-    bare = name.replace("-", "").replace("_", "").isalnum() and name.isascii()
-    return name if bare else json.dumps(name)
-
-
 def snippet(app: ClientApp, name: str, command: Sequence[str]) -> str:
     """The text to paste into ``app``'s file: JSON, or TOML for Codex."""
     server = entry(app, command)
     if app.key == "codex":
-        # A JSON string is a TOML basic string: the same quotes and escapes.
-        args = ", ".join(json.dumps(a) for a in server["args"])
-        return f"[mcp_servers.{_toml_key(name)}]\ncommand = {json.dumps(server['command'])}\nargs = [{args}]\n"
+        servers = tomlkit.table(is_super_table=True)
+        servers[name] = server
+        return tomlkit.dumps({app.servers_key: servers})
     return codec.dumps_pretty({app.servers_key: {name: server}}) + "\n"
 
 
@@ -193,13 +190,7 @@ def read_servers(app: ClientApp, path: Path) -> dict[str, Any]:
         raise
     except OSError as exc:
         raise ConfigFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if app.key == "codex":
-        try:
-            data: Any = tomllib.loads(raw.decode())
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigFileError(f"{path} is not valid TOML ({exc})") from None
-    else:
-        data = _json_object(path, raw)
+    data: Any = _toml_document(path, raw).unwrap() if app.key == "codex" else _json_object(path, raw)
     servers = data.get(app.servers_key)
     found = dict(servers) if isinstance(servers, dict) else {}
     if app.key == "claude-code" and isinstance(data.get("projects"), dict):
@@ -223,6 +214,14 @@ def vscode_settings_servers(path: Path) -> dict[str, Any]:
     return dict(servers) if isinstance(servers, dict) else {}
 
 
+def _toml_document(path: Path, raw: bytes) -> tomlkit.TOMLDocument:
+    """Raises: ConfigFileError, unless ``raw`` is TOML."""
+    try:
+        return tomlkit.parse(raw.decode())
+    except (TOMLKitError, UnicodeDecodeError) as exc:
+        raise ConfigFileError(f"{path} is not valid TOML ({exc})") from None
+
+
 def _json_object(path: Path, raw: bytes) -> dict[str, Any]:
     """Raises: ConfigFileError, unless ``raw`` is empty or a JSON object."""
     if not raw.strip():
@@ -243,26 +242,31 @@ def write_entry(app: ClientApp, path: Path, name: str, command: Sequence[str]) -
     target) and the entry it replaced.
 
     Raises:
-        ConfigFileError: Codex's TOML, or a file that is not a JSON object or whose servers are not
-            one (the file is left as it was).
+        ConfigFileError: a file that is not a JSON object (Codex's: not TOML) or whose servers are
+            not one (the file is left as it was).
         OSError: the file cannot be written.
     """
-    if app.key == "codex":
-        raise ConfigFileError(
-            f"cannot write {path}: writing TOML needs a library this package does not carry;"
-            f" add the lines above to it yourself, or run: codex mcp add {shlex.quote(name)} -- {shlex.join(command)}"
-        )
     target = path.resolve() if path.is_symlink() else path
     try:
         raw: bytes | None = target.read_bytes()
     except FileNotFoundError:
         raw = None
-    data = {} if raw is None else _json_object(target, raw)
-    servers = data.setdefault(app.servers_key, {})
+    data: Any
+    if app.key == "codex":
+        data = tomlkit.document() if raw is None else _toml_document(target, raw)
+        # A table of tables: each server is written as its own [mcp_servers.NAME].
+        servers = data.setdefault(app.servers_key, tomlkit.table(is_super_table=True))
+        kind = "a table"
+    else:
+        data = {} if raw is None else _json_object(target, raw)
+        servers = data.setdefault(app.servers_key, {})
+        kind = "an object"
     if not isinstance(servers, dict):
-        raise ConfigFileError(f'{target}: "{app.servers_key}" is not an object; it is left as it was')
+        raise ConfigFileError(f'{target}: "{app.servers_key}" is not {kind}; it is left as it was')
     new = entry(app, command)
     before = servers.get(name)
+    if isinstance(before, tomlkit.items.Item):
+        before = before.unwrap()
     if before == new:
         return "unchanged", target, before
     servers[name] = new
@@ -272,7 +276,8 @@ def write_entry(app: ClientApp, path: Path, name: str, command: Sequence[str]) -
     else:
         mode = stat.S_IMODE(target.stat().st_mode)
         write_atomic(target.with_name(f"{target.name}.bak"), raw, mode)
-    write_atomic(target, codec.dumps_pretty(data).encode() + b"\n", mode)
+    text = tomlkit.dumps(data) if app.key == "codex" else codec.dumps_pretty(data) + "\n"
+    write_atomic(target, text.encode(), mode)
     return ("added" if before is None else "replaced"), target, before
 
 
@@ -283,14 +288,11 @@ def print_config(app_key: str, name: str, discovery_dir: Path | None, write: boo
     command = stdio_command(discovery_dir)
     if not write:
         print(snippet(app, name, command), end="")
-        how = f"codex mcp add {shlex.quote(name)} -- {shlex.join(command)}" if app.key == "codex" else "--write"
-        print(f"# {app.title}: add this to {path} ({how} does it for you)", file=sys.stderr)
+        print(f"# {app.title}: add this to {path} (--write does it for you)", file=sys.stderr)
         return 0
     try:
         done, target, before = write_entry(app, path, name, command)
     except ConfigFileError as exc:
-        if app.key == "codex":
-            print(snippet(app, name, command), end="")
         print(f"browser-mcp mcp-config: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

@@ -50,19 +50,57 @@ async def test_each_json_application_gets_its_own_format_and_file(home: Path, ap
     assert stat.S_IMODE((home / file).stat().st_mode) == 0o600
 
 
-async def test_codex_gets_toml_and_write_is_refused_without_touching_its_file(home: Path) -> None:
+async def test_codex_gets_toml_merged_keeping_the_files_comments_and_other_servers(home: Path) -> None:
     printed = await _config(home, "--client-app", "codex")
     assert printed.returncode == 0, printed.stderr
     assert tomllib.loads(printed.stdout) == {"mcp_servers": {"browser": OURS}}
+    assert f"add this to {home / 'codex' / 'config.toml'} (--write does it for you)" in printed.stderr
     config = home / "codex" / "config.toml"
     config.parent.mkdir()
-    config.write_text('model = "o3"\n')
+    before = '# chosen with care\nmodel = "o3"  # the default\n\n[mcp_servers.github]\ncommand = "gh-mcp"\nargs = []\n'
+    config.write_text(before)
+    written = await _config(home, "--client-app", "codex", "--write")
+    assert written.returncode == 0, written.stderr
+    assert f"added server 'browser' in {config}" in written.stdout
+    after = config.read_text()
+    assert after.startswith(before), "what was there stays as it was, comments and layout too"
+    assert tomllib.loads(after) == {
+        "model": "o3",
+        "mcp_servers": {"github": {"command": "gh-mcp", "args": []}, "browser": OURS},
+    }
+    assert (home / "codex" / "config.toml.bak").read_text() == before
+    again = await _config(home, "--client-app", "codex", "--write")
+    assert "nothing changed" in again.stdout
+    assert config.read_text() == after
+
+
+async def test_codex_write_replaces_another_installs_entry_and_creates_a_missing_file(home: Path) -> None:
+    created = await _config(home, "--client-app", "codex", "--write", "--name", "web")
+    assert created.returncode == 0, created.stderr
+    config = home / "codex" / "config.toml"
+    assert tomllib.loads(config.read_text()) == {"mcp_servers": {"web": OURS}}
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    config.write_text('[mcp_servers.web]\ncommand = "/old/venv/bin/browser-mcp"\nargs = ["mcp"]\n')
+    replaced = await _config(home, "--client-app", "codex", "--write", "--name", "web")
+    assert replaced.returncode == 0, replaced.stderr
+    assert "replaced server 'web'" in replaced.stdout and "/old/venv/bin/browser-mcp" in replaced.stdout
+    assert tomllib.loads(config.read_text()) == {"mcp_servers": {"web": OURS}}
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [("model = \n", "is not valid TOML"), ('mcp_servers = "none"\n', '"mcp_servers" is not a table')],
+)
+async def test_a_codex_config_that_is_not_toml_with_a_servers_table_is_refused_and_left_alone(
+    home: Path, content: str, said: str
+) -> None:
+    config = home / "codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(content)
     refused = await _config(home, "--client-app", "codex", "--write")
-    refused.assert_failed_saying(
-        f"cannot write {config}: writing TOML needs a library this package does not carry", "codex mcp add browser -- "
-    )
-    assert tomllib.loads(refused.stdout) == {"mcp_servers": {"browser": OURS}}
-    assert config.read_text() == 'model = "o3"\n'
+    refused.assert_failed_saying(str(config), said)
+    assert config.read_text() == content
+    assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml"]
 
 
 async def test_write_merges_into_a_config_keeping_its_other_servers_and_keys(home: Path) -> None:
