@@ -30,7 +30,6 @@ JSON (settings files often hold comments, which are skipped with a note).
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import shlex
 import stat
