@@ -65,7 +65,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -511,7 +511,7 @@ def _cell_json(results: OverheadResults, page: str, variant: str) -> dict[str, A
         "kept": len(cell.kept),
         "left_out": len(cell.loads) - len(cell.kept),
         "processes": [load.processes for load in cell.loads],
-        "launches": [load.launch for load in cell.loads],
+        "loads": [asdict(load) for load in cell.loads],
     }
     if variant in OUR_VARIANTS:
         found["intervals"] = {

@@ -25,7 +25,8 @@ class Verdict:
 
     def line(self) -> str:
         status = {True: "PASS", False: "MISS", None: "NOT RESOLVED"}[self.passed]
-        return f"  {status}  {self.goal}: {self.detail}"
+        gap = "" if self.detail.startswith("\n") else " "  # a detail of many lines starts on the next
+        return f"  {status}  {self.goal}:{gap}{self.detail}"
 
     @classmethod
     def at_most(cls, goal: str, values: dict[str, float], limit: float, unit: str = "x", digits: int = 2) -> Verdict:
