@@ -152,9 +152,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.overhead_products,
         args.overhead_launches,
     )
-    warmups = (args.warmup, args.actions_click_warmup, args.overhead_warmup)
+    warmups = (args.warmup, args.actions_click_warmup, args.overhead_warmup, args.overhead_settle)
     if min(*counts, *runs, *action_counts) < 1 or min(warmups) < 0:
-        parser.error("call counts, run counts and --repeat must be positive, --warmup not negative")
+        parser.error(
+            "call counts, run counts and --repeat must be positive, warm-ups and --overhead-settle not negative"
+        )
     if args.overhead_loads < args.overhead_launches:
         parser.error("--overhead-loads must be at least --overhead-launches: each launch measures some loads")
     if min(args.daemon_runs, args.daemon_tabs, args.daemon_rounds) < 1 or min(args.daemon_sessions) < 0:
@@ -201,6 +203,14 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         default=3,
         help="launches of the browsers, one after another, each with fresh profiles: two Chromiums set up alike"
         " differ by up to 2 MB in a page's memory, and the launches average that out (--quick: 1)",
+    )
+    overhead.add_argument(
+        "--overhead-settle",
+        type=int,
+        default=500,
+        metavar="MS",
+        help="the wait between a tab's garbage collection and reading its memory: read at once, a frames page is"
+        " 2-5 MB larger one time in four, an excess gone some 100 ms later (default: %(default)s)",
     )
     overhead.add_argument(
         "--overhead-warmup", type=int, default=3, help="loads of each page in each browser after each launch, first"

@@ -126,21 +126,31 @@ class Interval:
 
 
 def median_difference(
-    values: Sequence[float], baseline: Sequence[float], confidence: float = 0.90, resamples: int = BOOTSTRAP_RESAMPLES
+    runs: Sequence[tuple[Sequence[float], Sequence[float]]],
+    confidence: float = 0.90,
+    resamples: int = BOOTSTRAP_RESAMPLES,
 ) -> Interval:
-    """``median(values) - median(baseline)``, with a percentile bootstrap interval: both samples resampled
-    with replacement, each apart, ``resamples`` times, from a fixed seed."""
-    if not values or not baseline:
-        return Interval(math.nan, math.nan, math.nan)
+    """``median(values) - median(baseline)`` over ``runs`` that each measured both side by side (each run's
+    values and baseline; a run with either empty is left out), with a percentile bootstrap interval of two
+    levels: the runs resampled with replacement, then each chosen run's values and its baseline, each apart,
+    ``resamples`` times from a fixed seed. With one run it is a bootstrap of the measurements alone; with
+    several, the interval also covers how the runs differ from one another, which the measurements of one
+    run cannot show.
+    """
+    runs = [(list(values), list(baseline)) for values, baseline in runs if values and baseline]
+    if not runs:
+        return Interval(math.nan, math.nan, math.nan, confidence)
     draw = random.Random(BOOTSTRAP_SEED)
-    differences = [
-        statistics.median(draw.choices(values, k=len(values)))
-        - statistics.median(draw.choices(baseline, k=len(baseline)))
-        for _ in range(resamples)
-    ]
+    differences = []
+    for _ in range(resamples):
+        chosen = draw.choices(runs, k=len(runs))
+        values = [value for run, _ in chosen for value in draw.choices(run, k=len(run))]
+        baseline = [value for _, run in chosen for value in draw.choices(run, k=len(run))]
+        differences.append(statistics.median(values) - statistics.median(baseline))
     tail = (1 - confidence) / 2
     return Interval(
-        statistics.median(values) - statistics.median(baseline),
+        statistics.median(value for values, _ in runs for value in values)
+        - statistics.median(value for _, baseline in runs for value in baseline),
         percentile(differences, tail),
         percentile(differences, 1 - tail),
         confidence,
