@@ -201,8 +201,9 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         "--overhead-launches",
         type=int,
         default=3,
-        help="launches of the browsers, one after another, each with fresh profiles: two Chromiums set up alike"
-        " differ by up to 2 MB in a page's memory, and the launches average that out (--quick: 1)",
+        help="launches of the browsers, one after another, each with fresh profiles: a Chromium can sit up to"
+        " 0.7 MB above its twin set up alike on every load of a page, and the launches average that out and put it"
+        " in the goals' intervals (--quick: 1)",
     )
     overhead.add_argument(
         "--overhead-settle",

@@ -18,8 +18,8 @@ origin, another port, another site), taking turns load by load. Each load opens 
 the page, reads the page's Navigation Timing (``domContentLoadedEventEnd`` and ``loadEventEnd``,
 from the navigation's start) and the tab's memory and CPU, and closes the tab.
 
-Two Chromiums set up alike differ by up to 2 MB in a frames page's memory, so the measured loads are
-split over ``--overhead-launches`` launches of every browser (3; 1 with ``--quick``), each with fresh
+A Chromium can sit up to 0.7 MB above its twin set up alike on every load of a page, so the measured
+loads are split over ``--overhead-launches`` launches of every browser (3; 1 with ``--quick``), each with fresh
 profiles (every launch starts from the same state, so the launches are repeats of one experiment; a
 profile kept would make the first launch unlike the others: empty caches, the extension installed
 then) and its own broker, warm-up loads after each.
@@ -45,16 +45,15 @@ costs the browser outside the page.
 
 Medians are of the loads kept: a load whose tab ended another number of renderer processes than that
 page's usual number (the most common over all its loads in all browsers) is left out, and the report
-says how many per page and browser. The goals, against the do-nothing extension in the same run: ours
-adds at most 1 ms to the time to ``load``, and at most 0.5 MB of private memory per tab, on every page,
-with and without the broker. Each is judged by a 90% confidence interval of (ours' median - the
-do-nothing extension's median), by a bootstrap of two levels (``benchlib.stats.median_difference``):
-the launches resampled, then each chosen launch's loads kept, so that the interval covers how launches
-differ as well as how loads do (a browser of one launch can sit 0.5 MB above its twin of another on
-every load): met when its upper bound is at most the goal, missed when its lower bound is above it,
-otherwise not resolved by this run. Beside the memory's verdict: the difference in JS heap, the steady figure, and
-the difference launch by launch. A benchmark, never a test: verdicts are printed, the exit status
-ignores them.
+says how many per page and browser. The goals, against the do-nothing extension in the same run:
+ours adds at most 1 ms to the time to ``load``, and at most 0.5 MB of private memory per tab, on
+every page, with and without the broker. Each is judged by a 90% confidence interval of (ours'
+median - the do-nothing extension's median), by a bootstrap of two levels
+(``benchlib.stats.median_difference``): the launches resampled, then each chosen launch's loads
+kept, so that the interval covers how launches differ as well as how loads do. Met when its upper
+bound is at most the goal, missed when its lower bound is above it, otherwise not resolved by this
+run. Beside the memory's verdict: the difference in JS heap, the steady figure, and the difference
+launch by launch. A benchmark, never a test: verdicts are printed, the exit status ignores them.
 """
 
 from __future__ import annotations
