@@ -45,7 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 5 start-ups and one claim round, 3 discovery"
-        " runs, 5 snapshots and 10 clicks, one round of the tokens suite's tasks, 10 loads for overhead",
+        " runs, 5 snapshots and 10 clicks, one round of the tokens suite's tasks, 10 loads in one launch for overhead",
     )
     parser.add_argument("--calls-small", type=int, default=2000, help="measured calls per scenario under 100 KB")
     parser.add_argument("--calls-large", type=int, default=2000, help="measured calls per scenario of 100 KB or more")
@@ -137,7 +137,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.daemon_runs, args.daemon_rounds = 5, 1
         args.actions_snapshots, args.actions_clicks = 5, 10
         args.tokens_runs = 1
-        args.overhead_loads, args.overhead_warmup = 10, 1
+        args.overhead_loads, args.overhead_warmup, args.overhead_launches = 10, 1, 1
     if args.discovery_probing_runs is None:
         args.discovery_probing_runs = args.discovery_runs
     counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
@@ -150,10 +150,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.tokens_runs,
         args.overhead_loads,
         args.overhead_products,
+        args.overhead_launches,
     )
-    warmups = (args.warmup, args.actions_click_warmup, args.overhead_warmup)
+    warmups = (args.warmup, args.actions_click_warmup, args.overhead_warmup, args.overhead_settle)
     if min(*counts, *runs, *action_counts) < 1 or min(warmups) < 0:
-        parser.error("call counts, run counts and --repeat must be positive, --warmup not negative")
+        parser.error(
+            "call counts, run counts and --repeat must be positive, warm-ups and --overhead-settle not negative"
+        )
+    if args.overhead_loads < args.overhead_launches:
+        parser.error("--overhead-loads must be at least --overhead-launches: each launch measures some loads")
     if min(args.daemon_runs, args.daemon_tabs, args.daemon_rounds) < 1 or min(args.daemon_sessions) < 0:
         parser.error(
             "--daemon-runs, --daemon-tabs and --daemon-rounds must be positive, --daemon-sessions not negative"
@@ -186,8 +191,31 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
     )
     tokens.add_argument("--tokens-runs", type=int, default=3, help="rounds of the tasks per side (medians reported)")
     overhead = parser.add_argument_group("overhead suite")
-    overhead.add_argument("--overhead-loads", type=int, default=30, help="measured loads of each page in each browser")
-    overhead.add_argument("--overhead-warmup", type=int, default=3, help="loads of each page in each browser first")
+    overhead.add_argument(
+        "--overhead-loads",
+        type=int,
+        default=30,
+        help="measured loads of each page in each browser, split over the launches",
+    )
+    overhead.add_argument(
+        "--overhead-launches",
+        type=int,
+        default=3,
+        help="launches of the browsers, one after another, each with fresh profiles: a Chromium can sit up to"
+        " 0.7 MB above its twin set up alike on every load of a page, and the launches average that out and put it"
+        " in the goals' intervals (--quick: 1)",
+    )
+    overhead.add_argument(
+        "--overhead-settle",
+        type=int,
+        default=500,
+        metavar="MS",
+        help="the wait between a tab's garbage collection and reading its memory: read at once, a frames page is"
+        " 2-5 MB larger one time in four, an excess gone some 100 ms later (default: %(default)s)",
+    )
+    overhead.add_argument(
+        "--overhead-warmup", type=int, default=3, help="loads of each page in each browser after each launch, first"
+    )
     overhead.add_argument("--overhead-products", type=int, default=160, help="products in the shop page loaded")
     overhead.add_argument(
         "--overhead-extension",

@@ -1,13 +1,16 @@
 """Statistics of the measurements: nearest-rank percentiles, median, p90 and max of timings, the
-client's figures of a run of calls (and making them), and medians over a scenario's runs."""
+client's figures of a run of calls (and making them), medians over a scenario's runs, and a
+bootstrap confidence interval of the difference of two medians."""
 
 from __future__ import annotations
 
 import asyncio
 import math
+import random
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 ScenarioT = TypeVar("ScenarioT")
@@ -97,3 +100,58 @@ class Medians:
     def ratio(self, metric: str = "cpu_us_per_call") -> float:
         baseline = self.median(self.baseline, metric)
         return self.median("broker", metric) / baseline if baseline else math.nan
+
+
+BOOTSTRAP_RESAMPLES = 4000
+BOOTSTRAP_SEED = 21  # the same resamples every run: two reports of the same loads say the same
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate and its confidence interval (NaN throughout when there was nothing to estimate from)."""
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float = 0.90
+
+    def meets(self, limit: float) -> bool | None:
+        """Whether the figure is at most ``limit``: True when the whole interval is, False when the whole
+        interval is above it, None when the interval straddles it (this run does not tell)."""
+        if self.high <= limit:
+            return True
+        if self.low > limit:
+            return False
+        return None
+
+
+def median_difference(
+    runs: Sequence[tuple[Sequence[float], Sequence[float]]],
+    confidence: float = 0.90,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> Interval:
+    """``median(values) - median(baseline)`` over ``runs`` that each measured both side by side (each run's
+    values and baseline; a run with either empty is left out), with a percentile bootstrap interval of two
+    levels: the runs resampled with replacement, then each chosen run's values and its baseline, each apart,
+    ``resamples`` times from a fixed seed. With one run it is a bootstrap of the measurements alone; with
+    several, the interval also covers how the runs differ from one another, which the measurements of one
+    run cannot show.
+    """
+    runs = [(list(values), list(baseline)) for values, baseline in runs if values and baseline]
+    if not runs:
+        return Interval(math.nan, math.nan, math.nan, confidence)
+    draw = random.Random(BOOTSTRAP_SEED)
+    differences = []
+    for _ in range(resamples):
+        chosen = draw.choices(runs, k=len(runs))
+        values = [value for run, _ in chosen for value in draw.choices(run, k=len(run))]
+        baseline = [value for _, run in chosen for value in draw.choices(run, k=len(run))]
+        differences.append(statistics.median(values) - statistics.median(baseline))
+    tail = (1 - confidence) / 2
+    return Interval(
+        statistics.median(value for values, _ in runs for value in values)
+        - statistics.median(value for _, baseline in runs for value in baseline),
+        percentile(differences, tail),
+        percentile(differences, 1 - tail),
+        confidence,
+    )
