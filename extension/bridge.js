@@ -1,4 +1,6 @@
-// The isolated-world half of the page-tool relay, in every http(s) document, frames' too.
+// The isolated-world half of the page-tool relay: in every http(s) top document from its start,
+// and in a frame only once one of the tab's frames has a tool (polyfill.js asks the top document's
+// bridge, which asks the worker to put one in each frame that has none).
 //
 // Idle until its document has a tool: most pages never declare one, and they should not feel the
 // extension. At document_start it only listens for polyfill.js's window messages; it does not
@@ -25,6 +27,7 @@
   "use strict";
 
   const TOOLS = "browser-mcp/tools";
+  const FRAME_TOOLS = "browser-mcp/frameTools";
   const CALL = "browser-mcp/call";
   const CANCEL = "browser-mcp/cancel";
   const PAGE = "browser-mcp-page";
@@ -242,8 +245,34 @@
     currentTools().then(report, (error) => console.warn("browser-mcp: getTools failed", error));
   }
 
+  // One request at a time, and one more for frames that asked meanwhile: a frame that spams the
+  // top page with messages costs the worker one look at the tab's frames per answer.
+  let bridging = false;
+  let bridgeAgain = false;
+  function bridgeFrames() {
+    if (bridging) {
+      bridgeAgain = true;
+      return;
+    }
+    bridging = true;
+    chrome.runtime
+      .sendMessage({ kind: FRAME_TOOLS })
+      .catch(() => {})
+      .finally(() => {
+        bridging = false;
+        if (bridgeAgain) {
+          bridgeAgain = false;
+          bridgeFrames();
+        }
+      });
+  }
+
   window.addEventListener("message", (event) => {
     const data = event.data;
+    if (!inFrame && event.source !== window && data?.source === PAGE && data.kind === "frameTools") {
+      bridgeFrames();
+      return;
+    }
     if (event.source !== window || !data || data.source !== PAGE) return;
     switch (data.kind) {
       case "tools":

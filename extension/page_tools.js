@@ -168,6 +168,36 @@ export function toolsReported(sender, tools) {
   else publish(tabId);
 }
 
+const askPolyfill = () => globalThis[Symbol.for("browser-mcp.bridge")]?.relist?.();
+
+/**
+ * A frame of the sender's tab has a tool (its polyfill told the top document's bridge, the sender):
+ * a bridge goes into each frame of the tab that has none (a bridge already there is left as it is),
+ * and asks its polyfill for the tools, which it reports. Frames have no bridge from their start:
+ * the isolated world one lives in costs each document some 100 KB, and most frames never declare
+ * a tool. Which frame asked is not known (a message gives its origin, not its frame), so every
+ * frame of the tab gets one: an idle bridge in a frame without tools.
+ */
+export async function bridgeFrames(sender) {
+  const tabId = sender.tab?.id;
+  if (!(tabId >= 0) || sender.frameId !== 0) return;
+  const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  await Promise.all(
+    frames
+      .filter((frame) => frame.frameId !== 0 && frame.documentId && isScriptable(frame.url))
+      .map(async (frame) => {
+        // Addressed to the document: a frame that navigated meanwhile is left alone.
+        const target = { tabId, documentIds: [frame.documentId] };
+        try {
+          await chrome.scripting.executeScript({ target, files: ["bridge.js"] });
+          await chrome.scripting.executeScript({ target, func: askPolyfill });
+        } catch {
+          // The frame went away meanwhile.
+        }
+      }),
+  );
+}
+
 /** Tabs that were open before the extension was installed or updated have no content scripts. */
 export async function injectBridges() {
   for (const tab of await chrome.tabs.query({})) {
@@ -176,12 +206,7 @@ export async function injectBridges() {
     chrome.scripting
       .executeScript({ target, files: ["polyfill.js"], world: "MAIN" })
       .then(() => chrome.scripting.executeScript({ target, files: ["bridge.js"] }))
-      .then(() =>
-        chrome.scripting.executeScript({
-          target,
-          func: () => globalThis[Symbol.for("browser-mcp.bridge")]?.relist?.(),
-        }),
-      )
+      .then(() => chrome.scripting.executeScript({ target, func: askPolyfill }))
       .catch(() => {});
   }
 }

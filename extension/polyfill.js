@@ -73,6 +73,16 @@
     return typeof error === "string" ? error : String(error);
   }
 
+  // A frame has no bridge until it has a tool: the isolated world a bridge lives in costs each
+  // document some 100 KB, and most frames (ads, embeds) never declare one. A frame's first tool
+  // asks the top document's bridge to have one put in; it then asks this polyfill for the tools.
+  let askedForBridge = false;
+  const askForBridge = () => {
+    if (askedForBridge || window === window.top) return;
+    askedForBridge = true;
+    window.top.postMessage({ source: PAGE, kind: "frameTools" }, "*");
+  };
+
   // Chromium's executeTool rejects with one generic message whatever the tool threw. Wrapping
   // each tool's execute lets the bridge hear what it was, just before that rejection.
   // Chromium's own WebMCP serves top-level documents: in a frame it shares or hides the tools
@@ -150,6 +160,7 @@
       queueMicrotask(() => {
         telling = false;
         post({ kind: "tools", tools: [...tools.values()].map(describe) });
+        if (tools.size) askForBridge();
         context.dispatchEvent(new Event("toolchange"));
       });
     };
@@ -433,6 +444,7 @@
           return own.apply(this, args);
         } finally {
           post({ kind: "changed" });
+          askForBridge();
         }
       };
     }

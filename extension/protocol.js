@@ -126,6 +126,7 @@ export const NATIVE_HOST = "browser_mcp.broker";
  */
 export const Bridge = Object.freeze({
   TOOLS: "browser-mcp/tools", // bridge -> worker: {kind, tools}
+  FRAME_TOOLS: "browser-mcp/frameTools", // top bridge -> worker: a frame has tools; answered once frames have bridges
   CALL: "browser-mcp/call", // worker -> bridge: {kind, id, name, args}, answered with {result} or {error}
   CANCEL: "browser-mcp/cancel", // worker -> bridge: {kind, id}: the call's AbortSignal fires
 });

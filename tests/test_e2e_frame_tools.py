@@ -9,6 +9,7 @@ removed takes its tools with it. Through a real broker and an MCP client.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Page
 
 from .mcp_clients import text
 from .test_e2e_extension import WAIT, World, eventually, open_world, serve_pages
@@ -47,6 +50,19 @@ document.modelContext.registerTool({name: "drain", description: "Empty the accou
   annotations: {destructiveHint: true}, inputSchema: {type: "object", properties: {}},
   execute: () => { window.drained = true; return "drained"; }});
 </script>"""
+# A page whose frames declare nothing at first: one of another site holding one of this origin.
+QUIET = """<!doctype html><title>Quiet</title><p>No tools here</p><script>
+const outer = Object.assign(document.createElement("iframe"), {src: location.origin.replace("127.0.0.1", "localhost") + "/outer.html"});
+document.body.append(outer);
+</script>"""
+OUTER = """<!doctype html><title>Outer</title><p>outer</p><script>
+const inner = Object.assign(document.createElement("iframe"), {src: location.origin.replace("localhost", "127.0.0.1") + "/inner.html"});
+document.body.append(inner);
+</script>"""
+INNER = """<!doctype html><title>Inner</title><p>inner</p><script>
+window.declare = () => document.modelContext.registerTool({name: "late", description: "Declared later",
+  inputSchema: {type: "object", properties: {}}, execute: () => ({frame: "inner", origin: location.origin})});
+</script>"""
 CROWDED = """<!doctype html><title>Crowded</title><iframe src="/many.html"></iframe>"""
 MANY = """<!doctype html><title>Many</title><script>
 for (let i = 0; i < 10000; i++) {
@@ -75,6 +91,9 @@ async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
                 "many.html": MANY,
                 "pays.html": PAYS,
                 "drain.html": DRAIN,
+                "quiet.html": QUIET,
+                "outer.html": OUTER,
+                "inner.html": INNER,
             }
         ) as site,
         open_world(home, site, World, request.param, flags) as world,
@@ -122,6 +141,53 @@ async def test_frames_tools_are_the_tabs_named_apart_described_by_their_site_and
         gone = await client.call(next(n for n, t in mine.items() if host in t.description), {})
         assert gone.is_error, text(gone)
     await page.close()
+
+
+async def bridged_frames(world: World, tab_id: int) -> list[bool]:
+    """Whether each frame of the tab but the top holds the extension's bridge (its isolated world)."""
+    return await world.worker.evaluate(
+        """async (tabId) => {
+             const frames = (await chrome.webNavigation.getAllFrames({tabId})).filter((f) => f.frameId !== 0);
+             const found = await chrome.scripting.executeScript({
+               target: {tabId, frameIds: frames.map((f) => f.frameId)},
+               func: () => Boolean(globalThis[Symbol.for("browser-mcp.bridge")]),
+             });
+             return found.map((r) => r.result);
+           }""",
+        tab_id,
+    )
+
+
+async def test_frames_get_a_bridge_only_once_one_of_them_declares_a_tool(world: World) -> None:
+    """A frame without tools costs no isolated world: the extension puts its bridge in the tab's
+    frames only when one of them declares a tool, here one nested in a frame of another site."""
+    page, tab = await world.open_page("quiet.html", "quiet")
+    url = world.url("quiet.html", "quiet")
+    inner = await eventually(lambda: _inner_frame(page), "the nested frame to load")
+    assert await bridged_frames(world, tab["id"]) == [False, False]
+    await inner.evaluate("declare()")
+
+    async def declared() -> dict[str, object] | None:
+        now = next((t for t in await world.tabs() if t["url"] == url), None)
+        return now if now and [t["name"].split("_", 1)[1] for t in now["tools"]] == ["late"] else None
+
+    listed = await eventually(declared, "the nested frame's tool to reach the broker")
+    assert await bridged_frames(world, tab["id"]) == [True, True]
+    await world.claim(tab["ref"])
+    name = listed["tools"][0]["name"]  # type: ignore[index]
+    status, body = await world.post(f"/tabs/{tab['ref']}/tools/{name}", {})
+    assert status == 200, body
+    assert body["result"] == {"frame": "inner", "origin": world.site}
+    await page.close()
+
+
+async def _inner_frame(page: Page) -> Frame | None:
+    for frame in page.frames:
+        if frame.url.endswith("/inner.html"):
+            with contextlib.suppress(PlaywrightError):
+                if await frame.evaluate("typeof declare === 'function'"):
+                    return frame
+    return None
 
 
 async def test_a_frame_declaring_ten_thousand_tools_is_bounded_and_a_bad_schema_read_as_empty(world: World) -> None:
