@@ -52,11 +52,13 @@ document.modelContext.registerTool({name: "drain", description: "Empty the accou
 </script>"""
 # A page whose frames declare nothing at first: one of another site holding one of this origin.
 QUIET = """<!doctype html><title>Quiet</title><p>No tools here</p><script>
-const outer = Object.assign(document.createElement("iframe"), {src: location.origin.replace("127.0.0.1", "localhost") + "/outer.html"});
+const outer = document.createElement("iframe");
+outer.src = location.origin.replace("127.0.0.1", "localhost") + "/outer.html";
 document.body.append(outer);
 </script>"""
 OUTER = """<!doctype html><title>Outer</title><p>outer</p><script>
-const inner = Object.assign(document.createElement("iframe"), {src: location.origin.replace("localhost", "127.0.0.1") + "/inner.html"});
+const inner = document.createElement("iframe");
+inner.src = location.origin.replace("localhost", "127.0.0.1") + "/inner.html";
 document.body.append(inner);
 </script>"""
 INNER = """<!doctype html><title>Inner</title><p>inner</p><script>
