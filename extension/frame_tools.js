@@ -1,9 +1,10 @@
 // The page tools that a tab's frames declare (iframes of the page's origin or another): each
-// frame's bridge reports its own, and they are listed with the tab's as `f<frameId>_<name>`, so
-// that two frames declaring one name stay two tools, with the frame's origin (`frameOrigin`): the
-// site a tool belongs to is its frame's, not the top page's. A call goes to the document that
-// declared the tool; a frame that goes away (removed, or navigated) takes its tools with it, and
-// so does a new top document (pruneFrames).
+// frame's bridge (put in once a frame of the tab has a tool: page_tools.bridgeFrames) reports its
+// own, and they are listed with the tab's as `f<frameId>_<name>`, so that two frames declaring
+// one name stay two tools, with the frame's origin (`frameOrigin`): the site a tool belongs to is
+// its frame's, not the top page's. A call goes to the document that declared the tool; a frame
+// that goes away (removed, or navigated) takes its tools with it, and so does a new top document
+// (pruneFrames).
 //
 // Bounded as a tab's tools are: a frame's first MAX_FRAME_TOOLS tools and the first MAX_FRAMES
 // frames that declare any, the rest left out with a warning in the worker's console.
