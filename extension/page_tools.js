@@ -20,6 +20,8 @@ const CALLED_OFF = Symbol("called off");
 const toolsByTab = new Map();
 /** tab id -> the tools its top document's bridge last reported, and that document's id. */
 const topTools = new Map();
+/** tab id -> the frame documents of the tab a bridge was put in (bridgeFrames). */
+const bridged = new Map();
 
 export function isScriptable(url) {
   return (
@@ -34,6 +36,7 @@ export function toolsOf(tabId) {
 export function forgetTools(tabId) {
   toolsByTab.delete(tabId);
   topTools.delete(tabId);
+  bridged.delete(tabId);
   forgetFrames(tabId);
 }
 
@@ -182,9 +185,15 @@ export async function bridgeFrames(sender) {
   const tabId = sender.tab?.id;
   if (!(tabId >= 0) || sender.frameId !== 0) return;
   const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  const live = new Set(frames.map((frame) => frame.documentId));
+  // Each frame document once: a page that asks again and again costs a look at its frames only.
+  const before = [...(bridged.get(tabId) ?? [])].filter((documentId) => live.has(documentId));
+  const done = new Set(before);
+  bridged.set(tabId, done);
   await Promise.all(
     frames
       .filter((frame) => frame.frameId !== 0 && frame.documentId && isScriptable(frame.url))
+      .filter((frame) => !done.has(frame.documentId) && done.add(frame.documentId))
       .map(async (frame) => {
         // Addressed to the document: a frame that navigated meanwhile is left alone.
         const target = { tabId, documentIds: [frame.documentId] };
@@ -192,7 +201,8 @@ export async function bridgeFrames(sender) {
           await chrome.scripting.executeScript({ target, files: ["bridge.js"] });
           await chrome.scripting.executeScript({ target, func: askPolyfill });
         } catch {
-          // The frame went away meanwhile.
+          // The frame went away meanwhile, or was not ready: it may ask again.
+          done.delete(frame.documentId);
         }
       }),
   );
