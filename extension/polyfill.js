@@ -11,7 +11,8 @@
 //
 // Most pages declare no tool, and they should not feel the extension: until a page touches
 // `document.modelContext` or `navigator.modelContext`, or holds a `<form toolname>`, only two
-// getters are defined here, and nothing is built or listened to.
+// getters are defined here and the page is watched for tool forms once it is idle; no registry is
+// built, and neither the bridge nor the page is listened to.
 //
 // The polyfill's registry lives in the MAIN world, where the extension cannot see it. It talks to
 // bridge.js (isolated world) with window.postMessage: it announces its tool list on every change
