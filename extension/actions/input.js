@@ -12,7 +12,7 @@
 
 import { onTabAttached, send } from "./debugger.js";
 import { callOn, checkSameDocument, describe, elementFor, pointFor } from "./elements.js";
-import { ActionError, Code, invalidArguments } from "./errors.js";
+import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
 import { onFrameSession } from "./frames.js";
 import { insertText, pressKey, typeKeys } from "./keyboard.js";
 
@@ -51,6 +51,25 @@ export function mouse(tabId, type, point, extra = {}) {
   return send(tabId, "Input.dispatchMouseEvent", { type, x: point.x, y: point.y, ...extra });
 }
 
+const ONTO_RETRIES = 10;
+const ONTO_RETRY_MS = 50;
+
+/**
+ * Move the mouse to `point`, on `element`, and again until the element is under it. Chromium sends
+ * a move into a frame of another process by where it last drew that frame; in a frame nested in
+ * one that has just loaded, it may not know that yet, and the move goes to the frame around it (a
+ * hover unheard, a press on the wrong frame). After ONTO_RETRIES it acts at the point regardless,
+ * as a person would.
+ */
+async function moveOnto(tabId, element, point, extra = {}) {
+  for (let attempt = 0; ; attempt++) {
+    await mouse(tabId, "mouseMoved", point, extra);
+    const under = await callOn(element, "function () { return this.matches(':hover'); }").catch(() => true);
+    if (under || attempt >= ONTO_RETRIES) return;
+    await sleep(ONTO_RETRY_MS);
+  }
+}
+
 /** browser_click {target, doubleClick?, button?, modifiers?} */
 export async function click(tabId, args) {
   const button = args.button ?? "left";
@@ -59,7 +78,7 @@ export async function click(tabId, args) {
   const element = await elementFor(tabId, args.target);
   const point = await pointFor(element);
   checkSameDocument(element);
-  await mouse(tabId, "mouseMoved", point, { modifiers });
+  await moveOnto(tabId, element, point, { modifiers });
   for (let clickCount = 1; clickCount <= (args.doubleClick ? 2 : 1); clickCount++) {
     await mouse(tabId, "mousePressed", point, { button, buttons: BUTTONS[button], clickCount, modifiers });
     await mouse(tabId, "mouseReleased", point, { button, buttons: 0, clickCount, modifiers });
@@ -71,7 +90,7 @@ export async function hover(tabId, args) {
   const element = await elementFor(tabId, args.target);
   const point = await pointFor(element);
   checkSameDocument(element);
-  await mouse(tabId, "mouseMoved", point);
+  await moveOnto(tabId, element, point);
 }
 
 // Fields whose value the browser's own picker sets (a calendar, a colour chooser, a slider): keys
