@@ -70,8 +70,9 @@ export function tabUpdated(tabId, change, tab) {
   if (change.pinned !== undefined) windowChanged(tab.windowId);
   // A new document has no tools until its bridge reports one: the previous page's go as soon as
   // it is replaced, and a page that loaded without a bridge (an error page, a restricted site)
-  // never has any.
-  if (change.status !== undefined) refreshTools(tabId);
+  // never has any. A tab without tools (most of them) has nothing to clear: its loads cost the
+  // worker nothing more.
+  if (change.status !== undefined && toolsOf(tabId).length) refreshTools(tabId);
 }
 
 export function tabRemoved(tabId, { windowId, isWindowClosing } = {}) {
