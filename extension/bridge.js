@@ -307,7 +307,10 @@
       wake();
       return currentTools();
     },
-    /** Injected after an install, into a page whose polyfill may hold tools already: ask it. */
+    /**
+     * Put in after its document started (after an install, or in a frame once one of the tab's
+     * frames has a tool), where the polyfill may hold tools already: ask it.
+     */
     relist() {
       window.postMessage({ source: BRIDGE, kind: "list" }, "*");
     },
