@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -60,17 +60,23 @@ def chromium_args(*extra: str, extension: Path | None = EXTENSION) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def extension_chromium(
-    home: Path, *extra: str, extension: Path = EXTENSION, wait: float = 30.0, **launch: Any
+    home: Path,
+    *extra: str,
+    extension: Path = EXTENSION,
+    wait: float = 30.0,
+    env: Mapping[str, str] | None = None,
+    **launch: Any,
 ) -> AsyncIterator[tuple[BrowserContext, Worker]]:
     """Headless Chromium with the extension from ``extension``, its profile and config under
-    ``home``, once the extension's service worker runs (the project's id, whatever the folder)."""
+    ``home``, once the extension's service worker runs (the project's id, whatever the folder).
+    ``env``, which its native host inherits too, replaces this process's environment."""
     assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
     async with async_playwright() as playwright:
         context = await playwright.chromium.launch_persistent_context(
             str(home / "profile"),
             executable_path=CHROMIUM,
             headless=True,
-            env={**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
+            env=dict(env) if env is not None else {**os.environ, "XDG_CONFIG_HOME": str(home / "config")},
             args=chromium_args(*extra, extension=extension),
             **launch,
         )

@@ -32,16 +32,22 @@ async def held_calls(broker: BrokerUnderTest) -> tuple[Any, asyncio.Event]:
     return fake, arrived
 
 
+async def held_page_call(client: Any, fake: Any, arrived: asyncio.Event) -> tuple[asyncio.Task[Any], dict[str, Any]]:
+    """The client claims tab 7 and calls its page tool, which the fake extension holds: the call
+    under way, and the callTool the extension got."""
+    await client.call_json("tabs", {"action": "claim", "tab": 7})
+    call = asyncio.create_task(client.call("call_page_tool", {"tab": 7, "tool": "wait", "arguments": {}}))
+    async with asyncio.timeout(5):
+        await arrived.wait()
+    return call, fake.received("callTool")[-1]
+
+
 async def test_a_client_that_cancels_has_the_call_called_off_in_the_browser(broker: BrokerUnderTest) -> None:
     fake, arrived = await held_calls(broker)
     for era in (LEGACY, MODERN):
         arrived.clear()
         async with broker.mcp("Claude Code", era) as client:
-            await client.call_json("tabs", {"action": "claim", "tab": 7})
-            call = asyncio.create_task(client.call("call_page_tool", {"tab": 7, "tool": "wait", "arguments": {}}))
-            async with asyncio.timeout(5):
-                await arrived.wait()
-            sent = fake.received("callTool")[-1]
+            call, sent = await held_page_call(client, fake, arrived)
             call.cancel()
             call_id = sent["callId"]
             cancelled = await fake.wait_for("cancelCall", lambda m, call_id=call_id: m["callId"] == call_id)
@@ -79,11 +85,7 @@ async def test_a_rest_caller_that_hangs_up_has_its_call_called_off(broker: Broke
 async def test_a_session_that_ends_has_its_calls_called_off(broker: BrokerUnderTest) -> None:
     fake, arrived = await held_calls(broker)
     async with broker.mcp("Claude Code", LEGACY) as client:
-        await client.call_json("tabs", {"action": "claim", "tab": 7})
-        call = asyncio.create_task(client.call("call_page_tool", {"tab": 7, "tool": "wait", "arguments": {}}))
-        async with asyncio.timeout(5):
-            await arrived.wait()
-        sent = fake.received("callTool")[-1]
+        call, sent = await held_page_call(client, fake, arrived)
         status, body = await broker.delete(f"/sessions/{sent['sessionId']}")
         assert status == 200 and body["existed"] is True, body
         cancelled = await fake.wait_for("cancelCall", lambda m: m["callId"] == sent["callId"])

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import subprocess
 from pathlib import Path
@@ -22,12 +21,12 @@ from typing import Any
 
 import aiohttp
 import pytest
-from playwright.async_api import BrowserContext, Page, async_playwright
+from playwright.async_api import BrowserContext, Page
 
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.paths import ENV_DISCOVERY_DIR
 
-from .chromium import CHROMIUM, chromium_args
+from .chromium import extension_chromium
 from .cli_helpers import CLI, BrokerProcess, Brokers, cli_env, discovery_fields, plant
 from .mcp_clients import LEGACY, mcp_client, sdk_client, stdio_relay, text
 from .test_e2e_extension import MODERN_PAGE, WAIT, eventually, serve_pages
@@ -77,62 +76,46 @@ async def joined_browsers(broker: BrokerProcess, token: str | None = None) -> li
 async def test_the_extension_joins_and_leaves_the_brokers_the_native_host_names(
     brokers: Brokers, env: dict[str, str], host: None, tmp_path: Path
 ) -> None:
-    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing: install Debian's chromium package"
-    async with async_playwright() as playwright:
-        context = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            env=env,
-            args=chromium_args(),
-        )
-        try:
-            popup = await context.new_page()
-            await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")
-            await eventually(lambda: _popup_shows(popup, "Native host: installed."), "the popup to see the host")
-            await eventually(lambda: _popup_shows(popup, "No broker found."), "the popup to say no broker runs")
+    async with contextlib.AsyncExitStack() as stack:
+        context = await launched(stack, env, tmp_path)
+        popup = await context.new_page()
+        await popup.goto(f"chrome-extension://{PROJECT_EXTENSION_ID}/popup.html")
+        await eventually(lambda: _popup_shows(popup, "Native host: installed."), "the popup to see the host")
+        await eventually(lambda: _popup_shows(popup, "No broker found."), "the popup to say no broker runs")
 
-            # Brokers that refuse extensions without the token: the host hands it to the extension.
-            first = await brokers.start("--require-extension-token")
-            assert first.port not in range(8765, 8786)
-            [browser] = await eventually(lambda: joined_browsers(first), "the extension to join the first broker")
-            # A broker that starts later is joined as soon as its discovery file appears (scripts/bench
-            # --suite discovery measures how soon).
-            second = await brokers.start("--require-extension-token")
-            [again] = await eventually(lambda: joined_browsers(second), "the extension to join the second broker")
-            assert again["instanceId"] == browser["instanceId"]
-            async with mcp_client(
-                f"http://127.0.0.1:{second.port}/mcp", second.token, "Native Client", LEGACY
-            ) as client:
-                # A browser hears of a session once it acts there: here, by opening a tab.
-                await client.call_json("tabs", {"action": "open", "url": "about:blank"})
-                for line in (f"Port {first.port}: connected", f"Port {second.port}: connected", "Native Client"):
-                    await eventually(lambda line=line: _popup_shows(popup, line), f"the popup to show {line!r}")
+        # Brokers that refuse extensions without the token: the host hands it to the extension.
+        first = await brokers.start("--require-extension-token")
+        assert first.port not in range(8765, 8786)
+        [browser] = await eventually(lambda: joined_browsers(first), "the extension to join the first broker")
+        # A broker that starts later is joined as soon as its discovery file appears (scripts/bench
+        # --suite discovery measures how soon).
+        second = await brokers.start("--require-extension-token")
+        [again] = await eventually(lambda: joined_browsers(second), "the extension to join the second broker")
+        assert again["instanceId"] == browser["instanceId"]
+        async with mcp_client(f"http://127.0.0.1:{second.port}/mcp", second.token, "Native Client", LEGACY) as client:
+            # A browser hears of a session once it acts there: here, by opening a tab.
+            await client.call_json("tabs", {"action": "open", "url": "about:blank"})
+            for line in (f"Port {first.port}: connected", f"Port {second.port}: connected", "Native Client"):
+                await eventually(lambda line=line: _popup_shows(popup, line), f"the popup to show {line!r}")
 
-                # Its discovery file gone, a broker is left at once, even while it runs.
-                token = second.token
-                second.discovery_file.unlink()
-                await eventually(lambda: _no_browser(second, token), "the extension to leave the second broker")
-                await eventually(lambda: _popup_hides(popup, str(second.port)), "the popup to drop the broker")
-                await eventually(lambda: _popup_hides(popup, "Native Client"), "the popup to drop its session")
+            # Its discovery file gone, a broker is left at once, even while it runs.
+            token = second.token
+            second.discovery_file.unlink()
+            await eventually(lambda: _no_browser(second, token), "the extension to leave the second broker")
+            await eventually(lambda: _popup_hides(popup, str(second.port)), "the popup to drop the broker")
+            await eventually(lambda: _popup_hides(popup, "Native Client"), "the popup to drop its session")
 
-            # A stopped broker removes its file and is left, not waited for.
-            first.send_signal(signal.SIGTERM)
-            await first.exited()
-            await eventually(lambda: _popup_hides(popup, str(first.port)), "the popup to drop the stopped broker")
-            await eventually(lambda: _popup_shows(popup, "No broker found."), "the popup to say no broker runs")
-            assert await joined_browsers(second, token) is None, "the extension rejoined a broker it was told is gone"
-        finally:
-            await context.close()
+        # A stopped broker removes its file and is left, not waited for.
+        first.send_signal(signal.SIGTERM)
+        await first.exited()
+        await eventually(lambda: _popup_hides(popup, str(first.port)), "the popup to drop the stopped broker")
+        await eventually(lambda: _popup_shows(popup, "No broker found."), "the popup to say no broker runs")
+        assert await joined_browsers(second, token) is None, "the extension rejoined a broker it was told is gone"
 
 
 async def launched(stack: contextlib.AsyncExitStack, env: dict[str, str], tmp_path: Path) -> BrowserContext:
     """Chromium with the extension and the installed host, closed with ``stack``."""
-    playwright = await stack.enter_async_context(async_playwright())
-    context = await playwright.chromium.launch_persistent_context(
-        str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, env=env, args=chromium_args()
-    )
-    stack.push_async_callback(context.close)
+    context, _worker = await stack.enter_async_context(extension_chromium(tmp_path, env=env))
     return context
 
 
