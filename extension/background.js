@@ -23,7 +23,7 @@ import {
   startKeepalive,
 } from "./links.js";
 import { pairingChanged } from "./broker_auth.js";
-import { bridgeFrames, injectBridges, toolsReported } from "./page_tools.js";
+import { bridgeFrames, injectBridges, toolsReported, wakeBridge } from "./page_tools.js";
 import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person.js";
 import { popupState } from "./popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./protocol.js";
@@ -109,6 +109,8 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
       break;
     case Bridge.FRAME_TOOLS:
       return answer(bridgeFrames(sender));
+    case Bridge.WAKE:
+      return answer(wakeBridge(sender));
     case Popup.STATE:
       return answer(popupState());
     case Popup.PAUSE:

@@ -1,14 +1,15 @@
-// The isolated-world half of the page-tool relay: in every http(s) top document from its start,
-// and in a frame only once one of the tab's frames has a tool (polyfill.js asks the top document's
-// bridge, which asks the worker to put one in each frame that has none).
+// The isolated-world half of the page-tool relay. Not a content script: the worker puts it in a
+// document that has a tool, or may have one. In a top document, when bridge_loader.js heard the
+// page's first tool; in a frame, once one of the tab's frames has a tool (polyfill.js asks the top
+// document's loader, which asks the worker to put one in each frame that has none); and in the
+// tabs that were open when the extension came.
 //
-// Idle until its document has a tool: most pages never declare one, and they should not feel the
-// extension. At document_start it only listens for polyfill.js's window messages; it does not
-// touch the document, the navigator or the extension's messaging (each of which would build
-// objects in this world, some 50 KB in all), and the worker does not hear from it. The polyfill
-// wakes it with the page's first tool (or, where Chromium keeps the tools, with a change in them).
-// The worker asks an idle bridge through chrome.scripting (`tools()` below), as it does after it
-// restarts.
+// Idle until its document has a tool (a frame put in beside one that has may never declare one):
+// it only listens for polyfill.js's window messages; it does not touch the document, the navigator
+// or the extension's messaging (each of which would build objects in this world, some 50 KB in
+// all), and the worker does not hear from it. The polyfill wakes it with the page's first tool (or,
+// where Chromium keeps the tools, with a change in them). The worker asks an idle bridge through
+// chrome.scripting (`tools()` below), as it does after it restarts.
 //
 // Awake, it reports the tool list on every change and answers CALL and CANCEL. With Chromium's
 // native WebMCP, the isolated world sees `document.modelContext` itself: the bridge lists tools
@@ -27,13 +28,14 @@
   "use strict";
 
   const TOOLS = "browser-mcp/tools";
-  const FRAME_TOOLS = "browser-mcp/frameTools";
+  const WAKE = "browser-mcp/wake";
   const CALL = "browser-mcp/call";
   const CANCEL = "browser-mcp/cancel";
   const PAGE = "browser-mcp-page";
   const BRIDGE = "browser-mcp-bridge";
   const MARK = Symbol.for("browser-mcp.bridge");
-  if (globalThis[MARK]) return;
+  // In a top document, bridge_loader.js holds the place until the bridge is in.
+  if (globalThis[MARK]?.tools) return;
 
   const inFrame = window !== window.top;
   // Chromium's WebMCP surfaces, looked up once the bridge wakes (see wake()).
@@ -245,34 +247,16 @@
     currentTools().then(report, (error) => console.warn("browser-mcp: getTools failed", error));
   }
 
-  // One request at a time, and one more for frames that asked meanwhile: a frame that spams the
-  // top page with messages costs the worker one look at the tab's frames per answer.
-  let bridging = false;
-  let bridgeAgain = false;
-  function bridgeFrames() {
-    if (bridging) {
-      bridgeAgain = true;
-      return;
-    }
-    bridging = true;
-    chrome.runtime
-      .sendMessage({ kind: FRAME_TOOLS })
-      .catch(() => {})
-      .finally(() => {
-        bridging = false;
-        if (bridgeAgain) {
-          bridgeAgain = false;
-          bridgeFrames();
-        }
-      });
+  // The page found a tool form: the worker puts the forms' machinery (tool_forms.js) in, once.
+  let formsAsked = false;
+  function askForForms() {
+    if (formsAsked) return;
+    formsAsked = true;
+    chrome.runtime.sendMessage({ kind: WAKE }).catch(() => {});
   }
 
   window.addEventListener("message", (event) => {
     const data = event.data;
-    if (!inFrame && event.source !== window && data?.source === PAGE && data.kind === "frameTools") {
-      bridgeFrames();
-      return;
-    }
     if (event.source !== window || !data || data.source !== PAGE) return;
     switch (data.kind) {
       case "tools":
@@ -285,6 +269,9 @@
       case "changed":
         wake();
         refresh();
+        break;
+      case "forms":
+        askForForms();
         break;
       case "error":
         if (typeof data.name === "string" && typeof data.message === "string") thrown.set(data.name, data.message);
@@ -308,11 +295,13 @@
       return currentTools();
     },
     /**
-     * Put in after its document started (after an install, or in a frame once one of the tab's
-     * frames has a tool), where the polyfill may hold tools already: ask it.
+     * Put in after its document started, where the page may hold tools already: ask the polyfill,
+     * and in a top document Chromium's registry too.
      */
     relist() {
-      window.postMessage({ source: BRIDGE, kind: "list" }, "*");
+      if (!inFrame) wake();
+      if (native || testing) refresh();
+      if (!native) window.postMessage({ source: BRIDGE, kind: "list" }, "*");
     },
   };
 })();

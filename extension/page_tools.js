@@ -1,11 +1,13 @@
 // Page tools: each tab's tools as its bridge content scripts last reported them (the top
 // document's, and its frames' through frame_tools.js), running a tool in the document that
 // declared it for a broker, and the bridges of tabs that were open before the extension came.
-// What runs inside the page is polyfill.js and bridge.js. A bridge reports its document's first
-// tool and every change after it, and says nothing in a document without tools (most of them):
-// a document that has not reported has none. Where the worker cannot know (it restarted, a tab was
-// swapped in, a broker asks), it asks the bridge through chrome.scripting, which wakes nothing in
-// a page that has no tool.
+// What runs inside the page from its start is polyfill.js and, in top documents, bridge_loader.js;
+// the bridge (bridge.js) and the forms' machinery (tool_forms.js) are put in here, only in the
+// documents that have a tool or a tool form (wakeBridge, bridgeFrames). A bridge reports its
+// document's first tool and every change after it, and says nothing in a document without tools
+// (most of them): a document that has not reported has none. Where the worker cannot know (it
+// restarted, a tab was swapped in, a broker asks), it asks through chrome.scripting, which wakes
+// nothing in a page that has no tool.
 
 import { dialogOpenError } from "./actions/dialogs.js";
 import { Bridge, ToBroker } from "./protocol.js";
@@ -84,19 +86,30 @@ function withTimeout(promise, ms, what) {
 }
 
 /**
+ * In the document, in the isolated world: its tools, as its bridge sees them; none where only the
+ * loader is and the page never asked for a bridge; null where it asked and none came.
+ */
+function bridgeTools() {
+  const bridge = globalThis[Symbol.for("browser-mcp.bridge")];
+  if (bridge?.tools) return bridge.tools();
+  return bridge?.woken ? null : [];
+}
+
+/**
  * The tab's top document's tools as its bridge sees them now, and that document's id: no tools
  * where no bridge runs (restricted pages).
  */
 async function askTools(tabId) {
+  const ask = (target) =>
+    withTimeout(chrome.scripting.executeScript({ target, func: bridgeTools }), BRIDGE_TIMEOUT_MS, "the page");
   try {
-    const [answer] = await withTimeout(
-      chrome.scripting.executeScript({
-        target: { tabId, frameIds: [0] },
-        func: () => globalThis[Symbol.for("browser-mcp.bridge")]?.tools?.() ?? [],
-      }),
-      BRIDGE_TIMEOUT_MS,
-      "the page",
-    );
+    let [answer] = await ask({ tabId, frameIds: [0] });
+    if (answer?.result === null && answer.documentId) {
+      // The page asked for its bridge and none came (the worker stopped meanwhile): it comes now.
+      const target = { tabId, documentIds: [answer.documentId] };
+      await bridgeDocument(target);
+      [answer] = await ask(target);
+    }
     return { tools: cleanTools(answer?.result), documentId: answer?.documentId ?? null };
   } catch {
     return { tools: [], documentId: null };
@@ -172,9 +185,37 @@ export function toolsReported(sender, tools) {
 }
 
 const askPolyfill = () => globalThis[Symbol.for("browser-mcp.bridge")]?.relist?.();
+/** In the document's MAIN world: whether the polyfill found a tool form and has no machinery for it. */
+function wantsForms() {
+  const hooks = Document.prototype[Symbol.for("browser-mcp.polyfill")];
+  return Boolean(hooks?.wantsForms && !hooks.forms);
+}
 
 /**
- * A frame of the sender's tab has a tool (its polyfill told the top document's bridge, the sender):
+ * Put the bridge in the `target` document (one already there stays as it is), and the forms'
+ * machinery where the page has a tool form, then have the bridge ask for the page's tools, which
+ * it reports.
+ */
+async function bridgeDocument(target) {
+  await chrome.scripting.executeScript({ target, files: ["bridge.js"] });
+  const [forms] = await chrome.scripting.executeScript({ target, world: "MAIN", func: wantsForms });
+  if (forms?.result) await chrome.scripting.executeScript({ target, world: "MAIN", files: ["tool_forms.js"] });
+  await chrome.scripting.executeScript({ target, func: askPolyfill });
+}
+
+/**
+ * The sender's document has a tool, a tool form, or a change in Chromium's own tools (its loader
+ * heard the page), or its bridge heard of a tool form: the bridge, or the forms' machinery, goes
+ * in. Addressed to the document: one that replaced it meanwhile is left alone.
+ */
+export async function wakeBridge(sender) {
+  const tabId = sender.tab?.id;
+  if (!(tabId >= 0) || !sender.documentId) return;
+  await bridgeDocument({ tabId, documentIds: [sender.documentId] }).catch(() => {});
+}
+
+/**
+ * A frame of the sender's tab has a tool (its polyfill told the top document's loader, the sender):
  * a bridge goes into each frame of the tab that has none (a bridge already there is left as it is),
  * and asks its polyfill for the tools, which it reports. Frames have no bridge from their start:
  * the isolated world one lives in costs each document some 100 KB, and most frames never declare
@@ -196,10 +237,8 @@ export async function bridgeFrames(sender) {
       .filter((frame) => !done.has(frame.documentId) && done.add(frame.documentId))
       .map(async (frame) => {
         // Addressed to the document: a frame that navigated meanwhile is left alone.
-        const target = { tabId, documentIds: [frame.documentId] };
         try {
-          await chrome.scripting.executeScript({ target, files: ["bridge.js"] });
-          await chrome.scripting.executeScript({ target, func: askPolyfill });
+          await bridgeDocument({ tabId, documentIds: [frame.documentId] });
         } catch {
           // The frame went away meanwhile, or was not ready: it may ask again.
           done.delete(frame.documentId);
@@ -215,8 +254,8 @@ export async function injectBridges() {
     const target = { tabId: tab.id };
     chrome.scripting
       .executeScript({ target, files: ["polyfill.js"], world: "MAIN" })
-      .then(() => chrome.scripting.executeScript({ target, files: ["bridge.js"] }))
-      .then(() => chrome.scripting.executeScript({ target, func: askPolyfill }))
+      .then(() => chrome.scripting.executeScript({ target, files: ["bridge_loader.js"] }))
+      .then(() => bridgeDocument(target))
       .catch(() => {});
   }
 }

@@ -26,8 +26,13 @@
   const PAGE = "browser-mcp-page";
   const BRIDGE = "browser-mcp-bridge";
   const MARK = Symbol.for("browser-mcp.polyfill");
-  if (window[MARK]) return; // injected twice: by the manifest and after an install
-  window[MARK] = true;
+  // Every page pays for what this script touches at its start: the prototypes it must extend are
+  // all it touches (not the window, the document or the navigator, whose wrappers cost more).
+  const documents = Document.prototype;
+  if (documents[MARK]) return; // injected twice: by the manifest and after an install
+  // What tool_forms.js, put in later, joins: the registry, and whether the page has tool forms.
+  const hooks = { modelContext: null, wantsForms: false, forms: null };
+  Object.defineProperty(documents, MARK, { value: hooks });
 
   const post = (message) => window.postMessage({ source: PAGE, ...message }, "*");
 
@@ -89,7 +94,7 @@
   // Chromium's own WebMCP serves top-level documents: in a frame it shares or hides the tools
   // (a frame of the page's origin sees the page's registry, one of another origin's are listed
   // nowhere), so frames always get the polyfill, whose registry is the frame's own.
-  if ("modelContext" in document && window === window.top) {
+  if ("modelContext" in documents && window === window.top) {
     const native = document.modelContext;
     const register = native.registerTool;
     native.registerTool = function registerTool(tool, options) {
@@ -112,12 +117,13 @@
     native.addEventListener("toolchange", () => post({ kind: "changed" }));
   } else {
     let context = null;
-    Object.defineProperty(Document.prototype, "modelContext", {
+    hooks.modelContext = () => (context ??= polyfilledContext());
+    Object.defineProperty(documents, "modelContext", {
       configurable: true,
       enumerable: true,
-      get: () => (context ??= polyfilledContext()),
+      get: hooks.modelContext,
     });
-    watchToolForms(() => (context ??= polyfilledContext()));
+    watchToolForms();
   }
 
   /** The registry of a document without Chromium's WebMCP, built the first time the page asks. */
@@ -209,208 +215,35 @@
   }
 
   /**
-   * WebMCP's declarative tools, where Chromium has none of its own: each `<form toolname
-   * tooldescription>` is a tool whose input schema comes from its named fields (a field's
-   * `toolparamdescription`, else its label, else its `aria-description`, describes it). A call
-   * fills the fields as a person would (`input` and `change` heard), then submits the form if it
-   * says `toolautosubmit`, or else waits for the person to submit it. The submit event tells the
-   * page an agent sent it (`agentInvoked`) and takes the result (`respondWith(promise)`); without
-   * one, the result says the form was submitted, and where to. `modelContext()` gives the
-   * registry. Gives `scan()`, which registers the document's tool forms and drops those that went
-   * or changed, and `holding()`, whether any is registered.
-   */
-  function declarativeTools(modelContext) {
-    const registered = new Map(); // form -> {name, description, controller}
-    const waiting = new Map(); // form -> settle(result or error)
-
-    const fieldsOf = (form) =>
-      [...form.elements].filter(
-        (field) =>
-          field.name &&
-          !field.disabled &&
-          !["submit", "button", "reset", "image", "hidden", "file"].includes(field.type),
-      );
-
-    function describeField(field) {
-      const own =
-        field.getAttribute("toolparamdescription") ?? field.closest("fieldset")?.getAttribute("toolparamdescription");
-      if (own) return own;
-      const label = field.labels?.[0];
-      if (label) {
-        const copy = label.cloneNode(true);
-        for (const inner of copy.querySelectorAll("input, select, textarea, button")) inner.remove();
-        const text = copy.textContent.replace(/\s+/g, " ").trim();
-        if (text) return text;
-      }
-      return field.getAttribute("aria-description") ?? "";
-    }
-
-    function schemaOf(form) {
-      const properties = {};
-      const required = new Set();
-      for (const field of fieldsOf(form)) {
-        let property = properties[field.name];
-        if (field.type === "radio") {
-          property ??= { type: "string", enum: [] };
-          property.enum.push(field.value);
-        } else if (field.type === "checkbox") {
-          property = { type: "boolean" };
-        } else if (field.type === "number" || field.type === "range") {
-          property = { type: "number" };
-          if (field.min !== "") property.minimum = Number(field.min);
-          if (field.max !== "") property.maximum = Number(field.max);
-        } else if (field.localName === "select") {
-          const values = [...field.options].map((option) => option.value);
-          property = field.multiple
-            ? { type: "array", items: { type: "string", enum: values } }
-            : { type: "string", enum: values };
-        } else {
-          property = { type: "string" };
-          if (["email", "url", "date", "time"].includes(field.type))
-            property.format = field.type === "url" ? "uri" : field.type;
-        }
-        const description = describeField(field);
-        if (description) property.description = description;
-        properties[field.name] = property;
-        if (field.required) required.add(field.name);
-      }
-      return { type: "object", properties, ...(required.size ? { required: [...required] } : {}) };
-    }
-
-    function set(field, value) {
-      if (field.type === "checkbox") field.checked = value === true || value === "true" || value === "on";
-      else if (field.type === "radio") field.checked = field.value === String(value);
-      else if (field.localName === "select" && field.multiple) {
-        const chosen = new Set((Array.isArray(value) ? value : [value]).map(String));
-        for (const option of field.options) option.selected = chosen.has(option.value);
-      } else field.value = String(value);
-      field.dispatchEvent(new Event("input", { bubbles: true }));
-      field.dispatchEvent(new Event("change", { bubbles: true }));
-    }
-
-    function fill(form, args) {
-      const fields = fieldsOf(form);
-      const unknown = Object.keys(args).filter((name) => !fields.some((field) => field.name === name));
-      if (unknown.length) throw new TypeError(`the form has no field ${unknown.join(", ")}`);
-      for (const field of fields) if (Object.hasOwn(args, field.name)) set(field, args[field.name]);
-    }
-
-    /** What became of a submission an agent asked for: the page's answer, or where the form went. */
-    function outcomeOf(form, submission) {
-      if (submission.answered) return submission.answered;
-      if (submission.event.defaultPrevented) return "The form was submitted; the page handled it without navigating.";
-      return `The form was submitted: the page is going to ${form.action}.`;
-    }
-
-    function execute(form) {
-      return (args) =>
-        new Promise((resolve, reject) => {
-          fill(form, args ?? {});
-          if (!form.checkValidity()) {
-            const wrong = fieldsOf(form).filter((field) => !field.checkValidity());
-            const why = wrong.map((field) => `${field.name} (${field.validationMessage})`).join(", ");
-            form.reportValidity();
-            reject(new Error(`the form's fields are not valid: ${why}`));
-            return;
-          }
-          waiting.get(form)?.(Promise.reject(new Error("another call filled the form again")));
-          const settle = (outcome) => Promise.resolve(outcome).then(resolve, reject);
-          waiting.set(form, settle);
-          if (!form.hasAttribute("toolautosubmit")) {
-            form.querySelector("input, select, textarea")?.focus();
-            return;
-          }
-          const before = submissions.get(form);
-          form.requestSubmit();
-          const submission = submissions.get(form);
-          // Every listener has run by now; the page may also have refused it (invalid, or none fired).
-          if (submission && submission !== before) settle(outcomeOf(form, submission));
-          else if (waiting.get(form) === settle) {
-            waiting.delete(form);
-            reject(new Error("the form was not submitted"));
-          }
-        });
-    }
-
-    const submissions = new WeakMap(); // form -> {event, answered} of its last submission an agent awaits
-    // At the window, in the capture phase: before the form's and the document's listeners, so that
-    // they see what an agent sent.
-    window.addEventListener(
-      "submit",
-      (event) => {
-        const form = event.target;
-        const settle = waiting.get(form);
-        if (!settle) return;
-        waiting.delete(form);
-        const submission = { event, answered: null };
-        submissions.set(form, submission);
-        Object.defineProperty(event, "agentInvoked", { value: true });
-        Object.defineProperty(event, "respondWith", {
-          value: (promise) => {
-            if (submission.answered) throw new DOMException("respondWith was called already", "InvalidStateError");
-            submission.answered = Promise.resolve(promise);
-          },
-        });
-        // The person submitted it: its outcome once every listener has run.
-        if (!form.hasAttribute("toolautosubmit")) setTimeout(() => settle(outcomeOf(form, submission)));
-      },
-      true,
-    );
-
-    function scan() {
-      const forms = new Set(document.querySelectorAll("form[toolname][tooldescription]"));
-      for (const [form, entry] of registered) {
-        const same =
-          forms.has(form) &&
-          form.getAttribute("toolname") === entry.name &&
-          form.getAttribute("tooldescription") === entry.description &&
-          JSON.stringify(schemaOf(form)) === entry.schema;
-        if (!same) {
-          entry.controller.abort();
-          registered.delete(form);
-        }
-      }
-      for (const form of forms) {
-        if (registered.has(form)) continue;
-        const name = form.getAttribute("toolname");
-        const description = form.getAttribute("tooldescription");
-        const inputSchema = schemaOf(form);
-        const controller = new AbortController();
-        try {
-          modelContext().registerTool(
-            { name, description, inputSchema, execute: execute(form) },
-            { signal: controller.signal },
-          );
-          registered.set(form, { name, description, controller, schema: JSON.stringify(inputSchema) });
-        } catch (error) {
-          console.warn(`browser-mcp polyfill: the form tool ${name} is not registered:`, error.message);
-        }
-      }
-    }
-
-    return { scan, holding: () => registered.size > 0 };
-  }
-
-  /**
    * Where pages may declare `<form toolname>`: looked for once the page is idle, and then in what
-   * it adds. The forms' machinery (declarativeTools) is built only for a page that has one.
+   * it adds. The forms' machinery (tool_forms.js) is put in only where one shows up: the page says
+   * so to its bridge (a frame without one asks the top document's, as for its first tool), which
+   * has the worker put it in. It then scans on every change that concerns tool forms.
    */
-  function watchToolForms(modelContext) {
-    let forms = null;
-    const scan = () => (forms ??= declarativeTools(modelContext)).scan();
+  function watchToolForms() {
+    const found = () => {
+      if (hooks.forms) {
+        hooks.forms.scan();
+        return;
+      }
+      if (hooks.wantsForms) return;
+      hooks.wantsForms = true;
+      post({ kind: "forms" });
+      askForBridge();
+    };
     // Nodes a page adds can bring a tool form; while it has none, only those are looked at.
     const bringsToolForm = (node) =>
       node.nodeType === Node.ELEMENT_NODE && (node.matches("form[toolname]") || node.querySelector("form[toolname]"));
     const concernsTools = (records) =>
-      forms?.holding() ||
+      hooks.forms?.holding() ||
       records.some((record) => record.type === "attributes" || [...record.addedNodes].some(bringsToolForm));
 
     const start = () => {
-      if (document.querySelector("form[toolname]")) scan();
+      if (document.querySelector("form[toolname]")) found();
       // Scanned in the observer's own callback, once per batch of changes: a page timer set here
       // would count as the page's own in an action's watch for timers that start navigations.
       new MutationObserver((records) => {
-        if (concernsTools(records)) scan();
+        if (concernsTools(records)) found();
       }).observe(document, {
         subtree: true,
         childList: true,
@@ -418,15 +251,18 @@
         attributeFilter: ["toolname", "tooldescription"],
       });
     };
-    // The first look waits until the page is idle rather than run inside its DOMContentLoaded,
-    // whose end (and its load) it would push back on every page, most of which have no tool form.
-    // An idle callback, not a timer, for the same reason as above.
-    const whenIdle = () => requestIdleCallback(start, { timeout: 1000 });
-    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", whenIdle, { once: true });
-    else whenIdle();
+    // The first look waits until the page has been parsed and is idle: inside its parsing, or its
+    // DOMContentLoaded, it would push back the load of every page, most of which have no tool
+    // form. An idle callback, not a timer, for the same reason as above; and asked for here rather
+    // than from a DOMContentLoaded listener, which costs that event's dispatch a call of ours.
+    const whenParsed = () => {
+      if (document.readyState === "loading") requestIdleCallback(whenParsed, { timeout: 1000 });
+      else start();
+    };
+    requestIdleCallback(whenParsed, { timeout: 1000 });
   }
 
-  if (!("modelContext" in navigator)) {
+  if (!("modelContext" in Navigator.prototype)) {
     let legacy = null;
     Object.defineProperty(Navigator.prototype, "modelContext", {
       configurable: true,

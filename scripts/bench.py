@@ -137,7 +137,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.daemon_runs, args.daemon_rounds = 5, 1
         args.actions_snapshots, args.actions_clicks = 5, 10
         args.tokens_runs = 1
-        args.overhead_loads, args.overhead_warmup, args.overhead_launches = 10, 1, 1
+        args.overhead_loads, args.overhead_warmup, args.overhead_launches, args.overhead_traced = 10, 1, 1, 4
     if args.discovery_probing_runs is None:
         args.discovery_probing_runs = args.discovery_runs
     counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
@@ -151,6 +151,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.overhead_loads,
         args.overhead_products,
         args.overhead_launches,
+        args.overhead_traced,
     )
     warmups = (args.warmup, args.actions_click_warmup, args.overhead_warmup, args.overhead_settle)
     if min(*counts, *runs, *action_counts) < 1 or min(warmups) < 0:
@@ -212,6 +213,13 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         metavar="MS",
         help="the wait between a tab's garbage collection and reading its memory: read at once, a frames page is"
         " 2-5 MB larger one time in four, an excess gone some 100 ms later (default: %(default)s)",
+    )
+    overhead.add_argument(
+        "--overhead-traced",
+        type=int,
+        default=30,
+        help="loads of each page in each browser traced by Chromium, split over the launches (at least 2 in each):"
+        " the page's main-thread work until its load, which a busy machine does not stretch (--quick: 4)",
     )
     overhead.add_argument(
         "--overhead-warmup", type=int, default=3, help="loads of each page in each browser after each launch, first"
