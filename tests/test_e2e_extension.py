@@ -420,9 +420,10 @@ async def test_a_call_fails_when_its_page_navigates_away(world: World) -> None:
 
 
 async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: World) -> None:
-    """Most pages declare no tool: their bridge neither listens to the extension nor tells it
-    anything (a page should not feel it), and the worker takes that silence for no tools, the
-    tools of the page before included. The page's first tool wakes it, and its tools work."""
+    """Most pages declare no tool: they get neither the bridge nor the forms' machinery, only the
+    few lines that wait for a tool, which neither listen to the extension nor tell it anything (a
+    page should not feel it), and the worker takes that silence for no tools, the tools of the page
+    before included. The page's first tool brings the bridge, and its tools work."""
     page, tab = await world.open_page("modern.html", "quiet", {"echo", "fail", "temporary"})
     await page.goto(world.url("plain.html", "quiet"))
     await world.tab_at(world.url("plain.html", "quiet"), set())
@@ -432,16 +433,59 @@ async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: W
         tab["id"],
     )
     assert "Receiving end does not exist" in reached, reached
+    assert await scripts_in(world, tab["id"]) == {"loader": True, "bridge": False, "forms": False}
     await page.evaluate(
         """document.modelContext.registerTool({
              name: "woken", description: "Registered after load", inputSchema: {type: "object"},
              execute: () => "awake"})"""
     )
     await world.tab_at(world.url("plain.html", "quiet"), {"woken"})
+    assert await scripts_in(world, tab["id"]) == {"loader": False, "bridge": True, "forms": False}
     await world.claim(tab["ref"])
     status, body = await world.post(f"/tabs/{tab['ref']}/tools/woken", {})
     assert status == 200, body
     assert body["result"] == "awake"
+    await page.close()
+
+
+async def scripts_in(world: World, tab_id: int) -> dict[str, bool]:
+    """Which of the extension's scripts the tab's top document holds beside the polyfill: the loader
+    alone, the bridge, and the forms' machinery."""
+    found: dict[str, bool] = await world.worker.evaluate(
+        """async (tabId) => {
+             const target = {tabId, frameIds: [0]};
+             const [isolated] = await chrome.scripting.executeScript({target, func: () => {
+               const bridge = globalThis[Symbol.for("browser-mcp.bridge")];
+               return {loader: Boolean(bridge && !bridge.tools), bridge: Boolean(bridge?.tools)};
+             }});
+             const [main] = await chrome.scripting.executeScript({target, world: "MAIN",
+               func: () => Boolean(Document.prototype[Symbol.for("browser-mcp.polyfill")]?.forms)});
+             return {...isolated.result, forms: main.result};
+           }""",
+        tab_id,
+    )
+    return found
+
+
+async def test_a_tool_form_brings_the_forms_machinery_and_the_bridge(world: World) -> None:
+    """A page's first tool form, added after its load, has the worker put the forms' machinery and
+    the bridge in (where Chromium has WebMCP of its own, its forms are its own: only the bridge);
+    the form is then a tool."""
+    page, tab = await world.open_page("plain.html", "late-form", set())
+    assert await scripts_in(world, tab["id"]) == {"loader": True, "bridge": False, "forms": False}
+    await page.evaluate(
+        """() => document.body.insertAdjacentHTML("beforeend",
+             `<form toolname="subscribe" tooldescription="Subscribe to the letter" toolautosubmit
+                    onsubmit="event.preventDefault(); event.respondWith(Promise.resolve('subscribed'))">
+                <input name="email" type="email" required></form>`)"""
+    )
+    await world.tab_at(world.url("plain.html", "late-form"), {"subscribe"})
+    polyfilled = world.flavour == "polyfill"
+    assert await scripts_in(world, tab["id"]) == {"loader": False, "bridge": True, "forms": polyfilled}
+    await world.claim(tab["ref"])
+    status, body = await world.post(f"/tabs/{tab['ref']}/tools/subscribe", {"email": "a@example.com"})
+    assert status == 200, body
+    assert "subscribed" in json.dumps(body["result"]), body
     await page.close()
 
 
