@@ -12,12 +12,15 @@
 // Most pages declare no tool, and they should not feel the extension: until a page touches
 // `document.modelContext` or `navigator.modelContext`, or holds a `<form toolname>`, only two
 // getters are defined here and the page is watched for tool forms once it is idle; no registry is
-// built, and neither the bridge nor the page is listened to.
+// built, and neither the bridge nor the page is listened to. Every document compiles this file, so
+// what only some need is elsewhere: the tool forms' machinery in tool_forms.js, and the bridge,
+// both put in by the worker where a page has a tool form or a tool (a comment costs next to
+// nothing to compile; code does).
 //
 // The polyfill's registry lives in the MAIN world, where the extension cannot see it. It talks to
-// bridge.js (isolated world) with window.postMessage: it announces its tool list on every change
-// and runs calls the bridge asks for; where Chromium keeps the tools, it says only that they
-// changed. The page sees these messages too and could forge them, but only about its own tools,
+// bridge.js (isolated world; until it is in, bridge_loader.js, which has it put in) with
+// window.postMessage: it announces its tool list on every change and runs calls the bridge asks
+// for; where Chromium keeps the tools, it says only that they changed. The page sees these messages too and could forge them, but only about its own tools,
 // which it controls anyway. Content scripts cannot be ES modules, so the message names are spelled
 // here and in bridge.js.
 (() => {
