@@ -126,7 +126,11 @@
       enumerable: true,
       get: hooks.modelContext,
     });
-    watchToolForms();
+    // The first look waits until the page has been parsed and is idle: inside its parsing, or its
+    // DOMContentLoaded, it would push back the load of every page, most of which have no tool
+    // form. An idle callback, not a timer: a page timer set here would count as the page's own in
+    // an action's watch for timers that start navigations.
+    requestIdleCallback(watchToolForms, { timeout: 1000 });
   }
 
   /** The registry of a document without Chromium's WebMCP, built the first time the page asks. */
@@ -218,12 +222,18 @@
   }
 
   /**
-   * Where pages may declare `<form toolname>`: looked for once the page is idle, and then in what
-   * it adds. The forms' machinery (tool_forms.js) is put in only where one shows up: the page says
-   * so to its bridge (a frame without one asks the top document's, as for its first tool), which
-   * has the worker put it in. It then scans on every change that concerns tool forms.
+   * Where pages may declare `<form toolname>`: looked for once the page has been parsed and is
+   * idle, and then in what it adds. The forms' machinery (tool_forms.js) is put in only where one
+   * shows up: the page says so to its bridge (a frame without one asks the top document's, as for
+   * its first tool), which has the worker put it in. It then scans on every change that concerns
+   * tool forms. Called from an idle callback, not at the start: a function is compiled when it is
+   * first called, and this one's compiling is then off the page's load.
    */
   function watchToolForms() {
+    if (document.readyState === "loading") {
+      requestIdleCallback(watchToolForms, { timeout: 1000 });
+      return;
+    }
     const found = () => {
       if (hooks.forms) {
         hooks.forms.scan();
@@ -241,28 +251,17 @@
       hooks.forms?.holding() ||
       records.some((record) => record.type === "attributes" || [...record.addedNodes].some(bringsToolForm));
 
-    const start = () => {
-      if (document.querySelector("form[toolname]")) found();
-      // Scanned in the observer's own callback, once per batch of changes: a page timer set here
-      // would count as the page's own in an action's watch for timers that start navigations.
-      new MutationObserver((records) => {
-        if (concernsTools(records)) found();
-      }).observe(document, {
-        subtree: true,
-        childList: true,
-        attributes: true,
-        attributeFilter: ["toolname", "tooldescription"],
-      });
-    };
-    // The first look waits until the page has been parsed and is idle: inside its parsing, or its
-    // DOMContentLoaded, it would push back the load of every page, most of which have no tool
-    // form. An idle callback, not a timer, for the same reason as above; and asked for here rather
-    // than from a DOMContentLoaded listener, which costs that event's dispatch a call of ours.
-    const whenParsed = () => {
-      if (document.readyState === "loading") requestIdleCallback(whenParsed, { timeout: 1000 });
-      else start();
-    };
-    requestIdleCallback(whenParsed, { timeout: 1000 });
+    if (document.querySelector("form[toolname]")) found();
+    // Scanned in the observer's own callback, once per batch of changes: a page timer set here
+    // would count as the page's own in an action's watch for timers that start navigations.
+    new MutationObserver((records) => {
+      if (concernsTools(records)) found();
+    }).observe(document, {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      attributeFilter: ["toolname", "tooldescription"],
+    });
   }
 
   if (!("modelContext" in Navigator.prototype)) {

@@ -144,7 +144,7 @@ class TracedLoad:
 
 
 # Trace categories for TracedLoad: the main thread's tasks, and the scripts run in them.
-TRACE_CATEGORIES = ["toplevel", "devtools.timeline", "loading", "__metadata"]
+TRACE_CATEGORIES = ["toplevel", "devtools.timeline", "loading"]
 TASK = "ThreadControllerImpl::RunTask"
 
 
@@ -154,20 +154,26 @@ def traced_load(events: list[dict[str, Any]], launch: int) -> TracedLoad:
     load, in CPU time (a busy machine stretches their wall time, not this).
 
     Raises:
-        BenchError: when the trace holds no load of an outermost frame.
+        BenchError: when the trace holds no commit or no load of an outermost frame.
     """
-    loads = [
-        e for e in events if e["name"] == "MarkLoad" and e.get("args", {}).get("data", {}).get("isOutermostMainFrame")
-    ]
-    if not loads:
-        raise BenchError("the trace holds no load of the page")
+
+    def outermost(name: str) -> list[dict[str, Any]]:
+        found = [e for e in events if e["name"] == name]
+        return [e for e in found if e.get("args", {}).get("data", {}).get("isOutermostMainFrame")]
+
+    loads, commits = outermost("MarkLoad"), outermost("CommitLoad")
+    if not loads or not commits:
+        raise BenchError("the trace holds no commit or no load of the page")
     load = loads[-1]
     pid, tid, end = load["pid"], load["tid"], load["ts"]
-    on_thread = [e for e in events if e["pid"] == pid and e["tid"] == tid and e.get("ph") == "X"]
-    # From the commit on: before it, the renderer may be a spare one setting itself up, whatever the extension.
-    commits = [e["ts"] for e in on_thread if e["name"] == "DocumentLoader::CommitNavigation" and e["ts"] <= end]
-    start = max(commits, default=0)
-    main = [e for e in on_thread if e["ts"] + e.get("dur", 0) >= start and e["ts"] <= end]
+    # From the task that committed the page on: before it, the renderer may be a spare one setting itself
+    # up, whatever the extension (the page's frames commit later, in the same renderer or another).
+    start = max((e["ts"] for e in commits if e["pid"] == pid and e["ts"] <= end), default=0)
+    main = [
+        e for e in events
+        if e["pid"] == pid and e["tid"] == tid and e.get("ph") == "X" and e["ts"] + e.get("dur", 0) >= start
+        and e["ts"] <= end
+    ]  # fmt: skip
     scripts = [
         e for e in main
         if e["name"] in ("EvaluateScript", "FunctionCall") and "chrome-extension://" in json.dumps(e.get("args", {}))
