@@ -34,6 +34,7 @@
   const PAGE = "browser-mcp-page";
   const BRIDGE = "browser-mcp-bridge";
   const MARK = Symbol.for("browser-mcp.bridge");
+  const PAGE_ANSWER_MS = 200;
   // In a top document, bridge_loader.js holds the place until the bridge is in.
   if (globalThis[MARK]?.tools) return;
 
@@ -45,6 +46,10 @@
   // Whether this page's executeTool takes a JSON string (Chromium 150-154); null until a call tells.
   let argsAsString = null;
   let pageTools = [];
+  // Until the polyfill has told this bridge its tools (it tells them as they change, or when asked):
+  // the resolves of those who wait for them.
+  let heardPage = false;
+  const awaitingPage = [];
   // A document that declares no tools says nothing: the worker takes silence for none.
   let lastReport = "[]";
   let nextCallId = 1;
@@ -262,6 +267,8 @@
       case "tools":
         wake();
         pageTools = Array.isArray(data.tools) ? data.tools : [];
+        heardPage = true;
+        for (const resolve of awaitingPage.splice(0)) resolve();
         // Where Chromium keeps the tools, its word counts, not a message the page could write.
         if (native || testing) refresh();
         else report(pageTools);
@@ -289,9 +296,20 @@
 
   // What the worker reaches through chrome.scripting, which runs its functions in this world.
   globalThis[MARK] = {
-    /** The document's tools now, whether or not the bridge woke. */
-    tools() {
+    /**
+     * The document's tools now, whether or not the bridge woke. A bridge just put in asks the
+     * polyfill first, and waits a little for its answer: a page that never touched the polyfill's
+     * registry has none to give.
+     */
+    async tools() {
       wake();
+      if (!native && !heardPage) {
+        await new Promise((resolve) => {
+          awaitingPage.push(resolve);
+          setTimeout(resolve, PAGE_ANSWER_MS);
+          window.postMessage({ source: BRIDGE, kind: "list" }, "*");
+        });
+      }
       return currentTools();
     },
     /**

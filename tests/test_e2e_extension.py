@@ -489,6 +489,27 @@ async def test_a_tool_form_brings_the_forms_machinery_and_the_bridge(world: Worl
     await page.close()
 
 
+async def test_a_page_whose_call_for_its_bridge_was_lost_gets_it_when_a_client_asks(world: World) -> None:
+    """The loader asks the worker for the bridge once; should that request be lost (the worker
+    stopped as it came), the page's tools are not: a client that asks for them has the bridge put in."""
+    page, tab = await world.open_page("plain.html", "lost-wake", set())
+    await world.worker.evaluate(
+        """(tabId) => chrome.scripting.executeScript({target: {tabId, frameIds: [0]},
+             func: () => { globalThis[Symbol.for("browser-mcp.bridge")].woken = true; }})""",
+        tab["id"],
+    )
+    await page.evaluate(
+        """document.modelContext.registerTool({
+             name: "late", description: "Registered while no bridge came", inputSchema: {type: "object"},
+             execute: () => "here"})"""
+    )
+    assert await scripts_in(world, tab["id"]) == {"loader": True, "bridge": False, "forms": False}
+    body = await world.get(f"/tabs/{tab['ref']}/tools?refresh=true")
+    assert [tool["name"] for tool in body["tools"]] == ["late"], body
+    assert (await scripts_in(world, tab["id"]))["bridge"] is True
+    await page.close()
+
+
 async def test_a_page_restored_from_history_has_its_tools_again(world: World) -> None:
     page, _tab = await world.open_page("modern.html", "history", {"echo", "fail", "temporary"})
     await page.goto(world.url("plain.html", "history"))
