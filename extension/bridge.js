@@ -4,7 +4,7 @@
 // document's loader, which asks the worker to put one in each frame that has none); and in the
 // tabs that were open when the extension came.
 //
-// Idle until its document has a tool (a frame put in beside one that has may never declare one):
+// Idle until its document has a tool (a frame's bridge comes when any frame of its tab has one):
 // it only listens for polyfill.js's window messages; it does not touch the document, the navigator
 // or the extension's messaging (each of which would build objects in this world, some 50 KB in
 // all), and the worker does not hear from it. The polyfill wakes it with the page's first tool (or,

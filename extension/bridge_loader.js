@@ -1,9 +1,9 @@
 // What every http(s) top document gets from its start, in the extension's isolated world: a few
 // lines that wait for the page to have a tool. Most pages never declare one, and they should not
-// feel the extension: compiling the whole bridge (bridge.js) in each of them cost more than the
-// rest of the extension together. So this hears polyfill.js's window messages and, at the page's
-// first tool (or tool form, or change in Chromium's own tools), asks the worker once to put the
-// bridge in this document; the bridge then asks the page for its tools. It also passes on the
+// feel the extension: compiling the whole bridge (bridge.js, 12 KB) cost each of them about a
+// quarter of a millisecond of its load. So this hears polyfill.js's window messages and, at the
+// page's first tool (or tool form, or change in Chromium's own tools), asks the worker once to put
+// the bridge in this document; the bridge then asks the page for its tools. It also passes on the
 // requests of the page's frames, whose first tool asks the top document for a bridge of their own
 // (frames have no script of ours in this world until then).
 //

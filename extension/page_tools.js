@@ -107,7 +107,7 @@ async function askTools(tabId) {
     if (answer?.result === null && answer.documentId) {
       // The page asked for its bridge and none came (the worker stopped meanwhile): it comes now.
       const target = { tabId, documentIds: [answer.documentId] };
-      await bridgeDocument(target);
+      await withTimeout(bridgeDocument(target), BRIDGE_TIMEOUT_MS, "the page");
       [answer] = await ask(target);
     }
     return { tools: cleanTools(answer?.result), documentId: answer?.documentId ?? null };
