@@ -84,7 +84,7 @@
 
   // A frame has no bridge until it has a tool: the isolated world a bridge lives in costs each
   // document some 100 KB, and most frames (ads, embeds) never declare one. A frame's first tool
-  // asks the top document's bridge to have one put in; it then asks this polyfill for the tools.
+  // asks the top document's loader to have one put in; it then asks this polyfill for the tools.
   let askedForBridge = false;
   const askForBridge = () => {
     if (askedForBridge || window === window.top) return;

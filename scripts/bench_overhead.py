@@ -507,6 +507,11 @@ METRICS = (
 )
 
 
+def _interval_note(name: str, interval: Interval, unit: str, digits: int) -> str:
+    """``interval`` said beside a verdict's: its estimate and bounds, named."""
+    return f"{name} {interval.estimate:+.{digits}f} {unit} [{interval.low:+.{digits}f}, {interval.high:+.{digits}f}]"
+
+
 def _notes(results: OverheadResults, labels: dict[str, tuple[str, str]], metric: str, heap: bool) -> dict[str, str]:
     """What goes beside each interval of a verdict: with ``heap``, the difference in JS heap (the steady
     figure), and with more than one launch, the difference launch by launch."""
@@ -514,8 +519,7 @@ def _notes(results: OverheadResults, labels: dict[str, tuple[str, str]], metric:
     for label, (page, variant) in labels.items():
         found = []
         if heap:
-            js_heap = results.intervals[page, variant, "js_heap_mb"]
-            found.append(f"JS heap {js_heap.estimate:+.3f} MB [{js_heap.low:+.3f}, {js_heap.high:+.3f}]")
+            found.append(_interval_note("JS heap", results.intervals[page, variant, "js_heap_mb"], "MB", 3))
         if results.launches > 1:
             digits = 2 if heap else 1
             found.append(
@@ -530,12 +534,10 @@ def verdicts(results: OverheadResults) -> list[Verdict]:
     load = {label: results.intervals[page, variant, "load_ms"] for label, (page, variant) in labels.items()}
     memory = {label: results.intervals[page, variant, "uss_mb"] for label, (page, variant) in labels.items()}
     work = {label: results.intervals[page, variant, "main_thread_cpu_ms"] for label, (page, variant) in labels.items()}
-    scripts = {}
-    for label, (page, variant) in labels.items():
-        in_scripts = results.intervals[page, variant, "scripts_ms"]
-        scripts[label] = (
-            f"in extension scripts {in_scripts.estimate:+.2f} ms [{in_scripts.low:+.2f}, {in_scripts.high:+.2f}]"
-        )
+    scripts = {
+        label: _interval_note("in extension scripts", results.intervals[page, variant, "scripts_ms"], "ms", 2)
+        for label, (page, variant) in labels.items()
+    }
     return [
         Verdict.interval_at_most(
             f"ours adds at most {LOAD_GOAL_MS:g} ms to the time to load over the do-nothing extension",
