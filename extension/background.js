@@ -23,7 +23,7 @@ import {
   startKeepalive,
 } from "./links.js";
 import { pairingChanged } from "./broker_auth.js";
-import { bridgeFrames, injectBridges, toolsReported, wakeBridge } from "./page_tools.js";
+import { injectBridges, toolsReported, wakeBridge } from "./page_tools.js";
 import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person.js";
 import { popupState } from "./popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./protocol.js";
@@ -107,10 +107,6 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     case Bridge.TOOLS:
       toolsReported(sender, message.tools);
       break;
-    case Bridge.FRAME_TOOLS:
-      return answer(bridgeFrames(sender));
-    case Bridge.WAKE:
-      return answer(wakeBridge(sender));
     case Popup.STATE:
       return answer(popupState());
     case Popup.PAUSE:
@@ -132,6 +128,14 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     default:
       console.warn("browser-mcp: unknown runtime message", message?.kind);
   }
+  return false;
+});
+
+// Every http(s) page can send here (the manifest's externally_connectable, for the polyfill in its
+// world): only WAKE is taken, for the sender's own document as Chromium names it, and nothing is
+// answered, so a page learns nothing through this but that the extension is installed.
+chrome.runtime.onMessageExternal.addListener((message, sender) => {
+  if (message?.kind === Bridge.WAKE) wakeBridge(sender);
   return false;
 });
 

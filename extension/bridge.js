@@ -1,14 +1,13 @@
 // The isolated-world half of the page-tool relay. Not a content script: the worker puts it in a
-// document that has a tool, or may have one. In a top document, when bridge_loader.js heard the
-// page's first tool; in a frame, once one of the tab's frames has a tool (polyfill.js asks the top
-// document's loader, which asks the worker to put one in each frame that has none); and in the
-// tabs that were open when the extension came.
+// document that has a tool or a tool form (polyfill.js asks for it with the page's first one), in
+// the tabs that were open when the extension came, and in a document whose request was lost when a
+// client asks for its tools. Documents without tools never hold a script of ours in this world.
 //
-// Idle until its document has a tool (a frame's bridge comes when any frame of its tab has one):
+// Idle until its document has a tool (in a tab open when the extension came, it may have none):
 // it only listens for polyfill.js's window messages; it does not touch the document, the navigator
 // or the extension's messaging (each of which would build objects in this world, some 50 KB in
-// all), and the worker does not hear from it. The polyfill wakes it with the page's first tool (or,
-// where Chromium keeps the tools, with a change in them). The worker asks an idle bridge through
+// all), and the worker does not hear from it. The polyfill's messages wake it: the page's tools (or,
+// where Chromium keeps the tools, a change in them). The worker asks an idle bridge through
 // chrome.scripting (`tools()` below), as it does after it restarts.
 //
 // Awake, it reports the tool list on every change and answers CALL and CANCEL. With Chromium's
@@ -28,15 +27,13 @@
   "use strict";
 
   const TOOLS = "browser-mcp/tools";
-  const WAKE = "browser-mcp/wake";
   const CALL = "browser-mcp/call";
   const CANCEL = "browser-mcp/cancel";
   const PAGE = "browser-mcp-page";
   const BRIDGE = "browser-mcp-bridge";
   const MARK = Symbol.for("browser-mcp.bridge");
   const PAGE_ANSWER_MS = 200;
-  // In a top document, bridge_loader.js holds the place until the bridge is in.
-  if (globalThis[MARK]?.tools) return;
+  if (globalThis[MARK]) return;
 
   const inFrame = window !== window.top;
   // Chromium's WebMCP surfaces, looked up once the bridge wakes (see wake()).
@@ -252,14 +249,6 @@
     currentTools().then(report, (error) => console.warn("browser-mcp: getTools failed", error));
   }
 
-  // The page found a tool form: the worker puts the forms' machinery (tool_forms.js) in, once.
-  let formsAsked = false;
-  function askForForms() {
-    if (formsAsked) return;
-    formsAsked = true;
-    chrome.runtime.sendMessage({ kind: WAKE }).catch(() => {});
-  }
-
   window.addEventListener("message", (event) => {
     const data = event.data;
     if (event.source !== window || !data || data.source !== PAGE) return;
@@ -276,9 +265,6 @@
       case "changed":
         wake();
         refresh();
-        break;
-      case "forms":
-        askForForms();
         break;
       case "error":
         if (typeof data.name === "string" && typeof data.message === "string") thrown.set(data.name, data.message);

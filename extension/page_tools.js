@@ -1,13 +1,14 @@
 // Page tools: each tab's tools as its bridge content scripts last reported them (the top
 // document's, and its frames' through frame_tools.js), running a tool in the document that
 // declared it for a broker, and the bridges of tabs that were open before the extension came.
-// What runs inside the page from its start is polyfill.js and, in top documents, bridge_loader.js;
+// What runs inside the page from its start is polyfill.js alone, in the MAIN world of every frame;
 // the bridge (bridge.js) and the forms' machinery (tool_forms.js) are put in here, only in the
-// documents that have a tool or a tool form (wakeBridge, bridgeFrames). A bridge reports its
-// document's first tool and every change after it, and says nothing in a document without tools
-// (most of them): a document that has not reported has none. Where the worker cannot know (it
-// restarted, a tab was swapped in, a broker asks), it asks through chrome.scripting, which wakes
-// nothing in a page that has no tool.
+// documents that ask for them with their first tool or tool form (wakeBridge). A bridge reports
+// its document's tools and every change after it; a document without tools (most of them) says
+// nothing: one that has not reported has none. Where the worker cannot know (it restarted, a tab
+// was swapped in, a broker asks), it reads the polyfill's hooks in the MAIN world through
+// chrome.scripting, and asks the bridge only where the page asked for one: a look in the isolated
+// world would build that world in a page that has no tool.
 
 import { dialogOpenError } from "./actions/dialogs.js";
 import { Bridge, ToBroker } from "./protocol.js";
@@ -22,8 +23,8 @@ const CALLED_OFF = Symbol("called off");
 const toolsByTab = new Map();
 /** tab id -> the tools its top document's bridge last reported, and that document's id. */
 const topTools = new Map();
-/** tab id -> the frame documents of the tab a bridge was put in (bridgeFrames). */
-const bridged = new Map();
+/** documentId -> whether another request came while the bridge was being put in (wakeBridge). */
+const waking = new Map();
 
 export function isScriptable(url) {
   return (
@@ -38,7 +39,6 @@ export function toolsOf(tabId) {
 export function forgetTools(tabId) {
   toolsByTab.delete(tabId);
   topTools.delete(tabId);
-  bridged.delete(tabId);
   forgetFrames(tabId);
 }
 
@@ -86,31 +86,36 @@ function withTimeout(promise, ms, what) {
 }
 
 /**
- * In the document, in the isolated world: its tools, as its bridge sees them; none where only the
- * loader is and the page never asked for a bridge; null where it asked and none came.
+ * In the document's MAIN world: "none" where the page never asked for a bridge and was given none,
+ * "missing" where what it asked for (its bridge, the forms' machinery) did not come, else "ready".
  */
+function bridgeState() {
+  const hooks = Document.prototype[Symbol.for("browser-mcp.polyfill")];
+  if (!hooks?.woken && !hooks?.bridged) return "none";
+  return !hooks.bridged || (hooks.wantsForms && !hooks.forms) ? "missing" : "ready";
+}
+
+/** In the document, in the isolated world: its tools, as its bridge sees them. */
 function bridgeTools() {
-  const bridge = globalThis[Symbol.for("browser-mcp.bridge")];
-  if (bridge?.tools) return bridge.tools();
-  return bridge?.woken ? null : [];
+  return globalThis[Symbol.for("browser-mcp.bridge")]?.tools?.() ?? [];
 }
 
 /**
- * The tab's top document's tools as its bridge sees them now, and that document's id: no tools
- * where no bridge runs (restricted pages).
+ * The tab's top document's tools as its bridge sees them now, and that document's id: none where
+ * the page never asked for a bridge, or none can run (restricted pages).
  */
 async function askTools(tabId) {
-  const ask = (target) =>
-    withTimeout(chrome.scripting.executeScript({ target, func: bridgeTools }), BRIDGE_TIMEOUT_MS, "the page");
+  const inPage = (target, world, func) =>
+    withTimeout(chrome.scripting.executeScript({ target, world, func }), BRIDGE_TIMEOUT_MS, "the page");
   try {
-    let [answer] = await ask({ tabId, frameIds: [0] });
-    if (answer?.result === null && answer.documentId) {
-      // The page asked for its bridge and none came (the worker stopped meanwhile): it comes now.
-      const target = { tabId, documentIds: [answer.documentId] };
-      await withTimeout(bridgeDocument(target), BRIDGE_TIMEOUT_MS, "the page");
-      [answer] = await ask(target);
-    }
-    return { tools: cleanTools(answer?.result), documentId: answer?.documentId ?? null };
+    const [state] = await inPage({ tabId, frameIds: [0] }, "MAIN", bridgeState);
+    const documentId = state?.documentId ?? null;
+    if (!documentId || !["missing", "ready"].includes(state.result)) return { tools: [], documentId };
+    const target = { tabId, documentIds: [documentId] };
+    // The page's request was lost (the worker stopped meanwhile): what it asked for comes now.
+    if (state.result === "missing") await withTimeout(bridgeDocument(target), BRIDGE_TIMEOUT_MS, "the page");
+    const [answer] = await inPage(target, "ISOLATED", bridgeTools);
+    return { tools: cleanTools(answer?.result), documentId };
   } catch {
     return { tools: [], documentId: null };
   }
@@ -185,10 +190,15 @@ export function toolsReported(sender, tools) {
 }
 
 const askPolyfill = () => globalThis[Symbol.for("browser-mcp.bridge")]?.relist?.();
-/** In the document's MAIN world: whether the polyfill found a tool form and has no machinery for it. */
-function wantsForms() {
+/**
+ * In the document's MAIN world, once its bridge is in: note it (see bridgeState), and say
+ * whether the polyfill found a tool form and has no machinery for it.
+ */
+function bridgedWantsForms() {
   const hooks = Document.prototype[Symbol.for("browser-mcp.polyfill")];
-  return Boolean(hooks?.wantsForms && !hooks.forms);
+  if (!hooks) return false;
+  hooks.bridged = true;
+  return Boolean(hooks.wantsForms && !hooks.forms);
 }
 
 /**
@@ -198,53 +208,36 @@ function wantsForms() {
  */
 async function bridgeDocument(target) {
   await chrome.scripting.executeScript({ target, files: ["bridge.js"] });
-  const [forms] = await chrome.scripting.executeScript({ target, world: "MAIN", func: wantsForms });
+  const [forms] = await chrome.scripting.executeScript({ target, world: "MAIN", func: bridgedWantsForms });
   if (forms?.result) await chrome.scripting.executeScript({ target, world: "MAIN", files: ["tool_forms.js"] });
   await chrome.scripting.executeScript({ target, func: askPolyfill });
 }
 
 /**
- * The sender's document has a tool, a tool form, or a change in Chromium's own tools (its loader
- * heard the page), or its bridge heard of a tool form: the bridge, or the forms' machinery, goes
- * in. Addressed to the document: one that replaced it meanwhile is left alone.
+ * A page's request (polyfill.js, through externally_connectable): its document has a tool, a tool
+ * form, or a change in Chromium's own tools, and wants its bridge, or the forms' machinery. The
+ * document is the one Chromium says sent it, top document or frame; the message says nothing more.
+ * Addressed to that document: one that replaced it meanwhile is left alone. One at a time per
+ * document, and one more for those that came meanwhile: a page that asks again and again costs
+ * the worker a look at its document per answer, never a pile of them.
  */
 export async function wakeBridge(sender) {
   const tabId = sender.tab?.id;
-  if (!(tabId >= 0) || !sender.documentId) return;
-  await bridgeDocument({ tabId, documentIds: [sender.documentId] }).catch(() => {});
-}
-
-/**
- * A frame of the sender's tab has a tool (its polyfill told the top document's loader, the sender):
- * a bridge goes into each frame of the tab that has none (a bridge already there is left as it is),
- * and asks its polyfill for the tools, which it reports. Frames have no bridge from their start:
- * the isolated world one lives in costs each document some 100 KB, and most frames never declare
- * a tool. Which frame asked is not known (a message gives its origin, not its frame), so every
- * frame of the tab gets one: an idle bridge in a frame without tools.
- */
-export async function bridgeFrames(sender) {
-  const tabId = sender.tab?.id;
-  if (!(tabId >= 0) || sender.frameId !== 0) return;
-  const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
-  const live = new Set(frames.map((frame) => frame.documentId));
-  // Each frame document once: a page that asks again and again costs a look at its frames only.
-  const before = [...(bridged.get(tabId) ?? [])].filter((documentId) => live.has(documentId));
-  const done = new Set(before);
-  bridged.set(tabId, done);
-  await Promise.all(
-    frames
-      .filter((frame) => frame.frameId !== 0 && frame.documentId && isScriptable(frame.url))
-      .filter((frame) => !done.has(frame.documentId) && done.add(frame.documentId))
-      .map(async (frame) => {
-        // Addressed to the document: a frame that navigated meanwhile is left alone.
-        try {
-          await bridgeDocument({ tabId, documentIds: [frame.documentId] });
-        } catch {
-          // The frame went away meanwhile, or was not ready: it may ask again.
-          done.delete(frame.documentId);
-        }
-      }),
-  );
+  const documentId = sender.documentId;
+  if (!(tabId >= 0) || typeof documentId !== "string" || !isScriptable(sender.url)) return;
+  if (waking.has(documentId)) {
+    waking.set(documentId, true);
+    return;
+  }
+  waking.set(documentId, false);
+  try {
+    do {
+      waking.set(documentId, false);
+      await bridgeDocument({ tabId, documentIds: [documentId] }).catch(() => {});
+    } while (waking.get(documentId));
+  } finally {
+    waking.delete(documentId);
+  }
 }
 
 /** Tabs that were open before the extension was installed or updated have no content scripts. */
@@ -254,7 +247,6 @@ export async function injectBridges() {
     const target = { tabId: tab.id };
     chrome.scripting
       .executeScript({ target, files: ["polyfill.js"], world: "MAIN" })
-      .then(() => chrome.scripting.executeScript({ target, files: ["bridge_loader.js"] }))
       .then(() => bridgeDocument(target))
       .catch(() => {});
   }

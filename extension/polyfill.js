@@ -1,5 +1,5 @@
 // Page tools where Chromium has no WebMCP of its own. Runs in the page's MAIN world at
-// document_start, before any page script.
+// document_start, before any page script, and is the only script of the extension there.
 //
 // - `document.modelContext` (the current WebMCP surface): `registerTool(tool, {signal})`, where
 //   aborting the signal unregisters the tool, plus `getTools()` and `toolchange` events. Installed
@@ -12,17 +12,23 @@
 // Most pages declare no tool, and they should not feel the extension: until a page touches
 // `document.modelContext` or `navigator.modelContext`, or holds a `<form toolname>`, only two
 // getters are defined here and the page is watched for tool forms once it is idle; no registry is
-// built, and neither the bridge nor the page is listened to. Every document compiles this file, so
-// what only some need is elsewhere: the tool forms' machinery in tool_forms.js, and the bridge,
-// both put in by the worker where a page has a tool form or a tool (a comment costs next to
-// nothing to compile; code does).
+// built and nothing listens. Every document compiles this file, so what only some need is
+// elsewhere: the bridge (bridge.js, in the extension's isolated world) and the tool forms'
+// machinery (tool_forms.js), both put in by the worker where a page has a tool or a tool form (a
+// comment costs next to nothing to compile; code does). No script of ours runs in the isolated
+// world from the start: a document's first script there costs it about a millisecond of its load,
+// for Chromium builds that world then.
 //
-// The polyfill's registry lives in the MAIN world, where the extension cannot see it. It talks to
-// bridge.js (isolated world; until it is in, bridge_loader.js, which has it put in) with
-// window.postMessage: it announces its tool list on every change and runs calls the bridge asks
-// for; where Chromium keeps the tools, it says only that they changed. The page sees these messages too and could forge them, but only about its own tools,
-// which it controls anyway. Content scripts cannot be ES modules, so the message names are spelled
-// here and in bridge.js.
+// So the page's first tool, tool form or change in Chromium's own tools asks the worker itself for
+// the bridge (`wake`), through the extension messaging Chromium gives pages the manifest names
+// (`externally_connectable`). The worker takes the document from Chromium's word about the
+// sender, never from the message, so a page can have a bridge put only in itself. The bridge then
+// asks for the tools. The polyfill's registry lives in the MAIN world, where the extension cannot
+// see it; it talks to the bridge with window.postMessage: it announces its tool list on every
+// change and runs calls the bridge asks for; where Chromium keeps the tools, it says only that
+// they changed. The page sees these messages too and could forge them, but only about its own
+// tools, which it controls anyway. Content scripts cannot be ES modules, so the message names are
+// spelled here and in bridge.js and protocol.js.
 (() => {
   "use strict";
 
@@ -33,8 +39,9 @@
   // all it touches (not the window, the document or the navigator, whose wrappers cost more).
   const documents = Document.prototype;
   if (documents[MARK]) return; // injected twice: by the manifest and after an install
-  // What tool_forms.js, put in later, joins: the registry, and whether the page has tool forms.
-  const hooks = { modelContext: null, wantsForms: false, forms: null };
+  // What the worker reads and tool_forms.js, put in later, joins: the registry; whether the page
+  // asked for its bridge, has tool forms, and was given its bridge.
+  const hooks = { modelContext: null, woken: false, wantsForms: false, forms: null, bridged: false };
   Object.defineProperty(documents, MARK, { value: hooks });
 
   const post = (message) => window.postMessage({ source: PAGE, ...message }, "*");
@@ -82,15 +89,49 @@
     return typeof error === "string" ? error : String(error);
   }
 
-  // A frame has no bridge until it has a tool: the isolated world a bridge lives in costs each
-  // document some 100 KB, and most frames (ads, embeds) never declare one. A frame's first tool
-  // asks the top document's loader to have one put in; it then asks this polyfill for the tools.
-  let askedForBridge = false;
-  const askForBridge = () => {
-    if (askedForBridge || window === window.top) return;
-    askedForBridge = true;
-    window.top.postMessage({ source: PAGE, kind: "frameTools" }, "*");
-  };
+  // The extension's id, which the page's messaging needs, is in the address of this script.
+  // Read only when asked: at the start, a stack trace cost each page a third of a millisecond. The
+  // page may have changed how stacks are written by then; it can spoil only its own request.
+  function extensionId() {
+    const { prepareStackTrace, stackTraceLimit } = Error;
+    const set = (key, value) => {
+      try {
+        Error[key] = value;
+      } catch {
+        // what the page made unwritable stays as it is
+      }
+    };
+    if (prepareStackTrace !== undefined) set("prepareStackTrace", undefined);
+    if (!(stackTraceLimit >= 1)) set("stackTraceLimit", 10);
+    try {
+      return /chrome-extension:\/\/([a-p]{32})\//.exec(String(new Error().stack))?.[1] ?? null;
+    } catch {
+      return null;
+    } finally {
+      if (prepareStackTrace !== undefined) set("prepareStackTrace", prepareStackTrace);
+      if (!(stackTraceLimit >= 1)) set("stackTraceLimit", stackTraceLimit);
+    }
+  }
+
+  /**
+   * Have the worker put the bridge in this document, and the forms' machinery if it has a tool
+   * form. Should this request be lost (the worker stopped, the page broke the messaging), the
+   * worker reads `hooks.woken` when a client asks for the page's tools and puts them in then.
+   */
+  function askWorker() {
+    hooks.woken = true;
+    const runtime = globalThis.chrome?.runtime;
+    const id = extensionId();
+    if (typeof runtime?.sendMessage !== "function" || !id) return;
+    try {
+      runtime.sendMessage(id, { kind: "browser-mcp/wake" }, () => void runtime.lastError);
+    } catch {
+      // the extension was reloaded or removed: nothing to ask
+    }
+  }
+
+  /** The page's first tool (or change in Chromium's own tools): its bridge comes, once. */
+  const wake = () => hooks.woken || askWorker();
 
   // Chromium's executeTool rejects with one generic message whatever the tool threw. Wrapping
   // each tool's execute lets the bridge hear what it was, just before that rejection.
@@ -116,8 +157,11 @@
       };
       return register.call(this, wrapped, options);
     };
-    // The bridge stays idle until the page has a tool: Chromium's registry tells when it changes.
-    native.addEventListener("toolchange", () => post({ kind: "changed" }));
+    // The bridge comes once the page has a tool: Chromium's registry tells when it changes.
+    native.addEventListener("toolchange", () => {
+      post({ kind: "changed" });
+      wake();
+    });
   } else {
     let context = null;
     hooks.modelContext = () => (context ??= polyfilledContext());
@@ -174,7 +218,7 @@
       queueMicrotask(() => {
         telling = false;
         post({ kind: "tools", tools: [...tools.values()].map(describe) });
-        if (tools.size) askForBridge();
+        if (tools.size) wake();
         context.dispatchEvent(new Event("toolchange"));
       });
     };
@@ -224,9 +268,8 @@
   /**
    * Where pages may declare `<form toolname>`: looked for once the page has been parsed and is
    * idle, and then in what it adds. The forms' machinery (tool_forms.js) is put in only where one
-   * shows up: the page says so to its bridge (a frame without one asks the top document's, as for
-   * its first tool), which has the worker put it in. It then scans on every change that concerns
-   * tool forms. Called from an idle callback, not at the start: a function is compiled when it is
+   * shows up: the page asks the worker for it (and for its bridge, if it has none yet). It then
+   * scans on every change that concerns tool forms. Called from an idle callback, not at the start: a function is compiled when it is
    * first called, and this one's compiling is then off the page's load.
    */
   function watchToolForms() {
@@ -241,8 +284,7 @@
       }
       if (hooks.wantsForms) return;
       hooks.wantsForms = true;
-      post({ kind: "forms" });
-      askForBridge();
+      askWorker();
     };
     // Nodes a page adds can bring a tool form; while it has none, only those are looked at.
     const bringsToolForm = (node) =>
@@ -283,7 +325,7 @@
           return own.apply(this, args);
         } finally {
           post({ kind: "changed" });
-          askForBridge();
+          wake();
         }
       };
     }

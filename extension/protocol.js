@@ -120,14 +120,14 @@ export const PORT_LAST = 8785;
 export const NATIVE_HOST = "browser_mcp.broker";
 
 /**
- * Between the page's scripts in the isolated world (bridge_loader.js, bridge.js) and the service
- * worker (chrome.runtime messaging). The worker asks a bridge for its tools through
- * chrome.scripting instead (page_tools.js), which does not wake a page that has none.
+ * Between the page and the service worker (chrome.runtime messaging): the bridge (bridge.js, in the
+ * isolated world), and the polyfill (polyfill.js, in the page's world, through
+ * externally_connectable), whose WAKE is the one message the worker takes from a page's world.
+ * The worker asks a bridge for its tools through chrome.scripting instead (page_tools.js).
  */
 export const Bridge = Object.freeze({
   TOOLS: "browser-mcp/tools", // bridge -> worker: {kind, tools}
-  WAKE: "browser-mcp/wake", // loader or bridge -> worker: put the bridge (and the forms' machinery) in the sender's document
-  FRAME_TOOLS: "browser-mcp/frameTools", // top loader -> worker: a frame has tools; answered once frames have bridges
+  WAKE: "browser-mcp/wake", // polyfill -> worker: put the bridge (and the forms' machinery) in the sender's document; no answer
   CALL: "browser-mcp/call", // worker -> bridge: {kind, id, name, args}, answered with {result} or {error}
   CANCEL: "browser-mcp/cancel", // worker -> bridge: {kind, id}: the call's AbortSignal fires
 });

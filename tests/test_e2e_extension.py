@@ -420,10 +420,10 @@ async def test_a_call_fails_when_its_page_navigates_away(world: World) -> None:
 
 
 async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: World) -> None:
-    """Most pages declare no tool: they get neither the bridge nor the forms' machinery, only the
-    few lines that wait for a tool, which neither listen to the extension nor tell it anything (a
-    page should not feel it), and the worker takes that silence for no tools, the tools of the page
-    before included. The page's first tool brings the bridge, and its tools work."""
+    """Most pages declare no tool: they get no script of ours but the polyfill in their own world
+    (Chromium builds the extension's world in a document only for a script of ours, or where the
+    frame's document before had one), and the worker takes their silence for no tools, the tools of
+    the page before included. The page's first tool brings the bridge, and its tools work."""
     page, tab = await world.open_page("modern.html", "quiet", {"echo", "fail", "temporary"})
     await page.goto(world.url("plain.html", "quiet"))
     await world.tab_at(world.url("plain.html", "quiet"), set())
@@ -433,14 +433,21 @@ async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: W
         tab["id"],
     )
     assert "Receiving end does not exist" in reached, reached
-    assert await scripts_in(world, tab["id"]) == {"loader": True, "bridge": False, "forms": False}
+    await page.close()
+
+    page, tab = await world.open_page("plain.html", "quieter", set())
+    # A client asking for the page's tools looks in the page's world only.
+    body = await world.get(f"/tabs/{tab['ref']}/tools?refresh=true")
+    assert body["tools"] == [], body
+    assert await our_worlds(world, page) == 0
     await page.evaluate(
         """document.modelContext.registerTool({
              name: "woken", description: "Registered after load", inputSchema: {type: "object"},
              execute: () => "awake"})"""
     )
-    await world.tab_at(world.url("plain.html", "quiet"), {"woken"})
-    assert await scripts_in(world, tab["id"]) == {"loader": False, "bridge": True, "forms": False}
+    await world.tab_at(world.url("plain.html", "quieter"), {"woken"})
+    assert await our_worlds(world, page) == 1
+    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": False}
     await world.claim(tab["ref"])
     status, body = await world.post(f"/tabs/{tab['ref']}/tools/woken", {})
     assert status == 200, body
@@ -448,19 +455,38 @@ async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: W
     await page.close()
 
 
+async def our_worlds(world: World, page: Page) -> int:
+    """How many of the extension's isolated worlds the page's top document holds, as Chromium's
+    DevTools list its script contexts (a look through the extension would build one)."""
+    devtools = await world.context.new_cdp_session(page)
+    contexts: list[dict[str, Any]] = []
+    devtools.on("Runtime.executionContextCreated", lambda event: contexts.append(event["context"]))
+    try:
+        tree = await devtools.send("Page.getFrameTree")
+        # Chromium reports every existing context before it answers.
+        await devtools.send("Runtime.enable")
+    finally:
+        await devtools.detach()
+    top = tree["frameTree"]["frame"]["id"]
+    return sum(
+        1
+        for context in contexts
+        if context.get("auxData", {}).get("frameId") == top
+        and context.get("origin", "").startswith(f"chrome-extension://{PROJECT_EXTENSION_ID}")
+    )
+
+
 async def scripts_in(world: World, tab_id: int) -> dict[str, bool]:
-    """Which of the extension's scripts the tab's top document holds beside the polyfill: the loader
-    alone, the bridge, and the forms' machinery."""
+    """Which of the extension's scripts the tab's top document holds beside the polyfill: the bridge
+    and the forms' machinery."""
     found: dict[str, bool] = await world.worker.evaluate(
         """async (tabId) => {
              const target = {tabId, frameIds: [0]};
-             const [isolated] = await chrome.scripting.executeScript({target, func: () => {
-               const bridge = globalThis[Symbol.for("browser-mcp.bridge")];
-               return {loader: Boolean(bridge && !bridge.tools), bridge: Boolean(bridge?.tools)};
-             }});
+             const [isolated] = await chrome.scripting.executeScript({target,
+               func: () => Boolean(globalThis[Symbol.for("browser-mcp.bridge")]?.tools)});
              const [main] = await chrome.scripting.executeScript({target, world: "MAIN",
                func: () => Boolean(Document.prototype[Symbol.for("browser-mcp.polyfill")]?.forms)});
-             return {...isolated.result, forms: main.result};
+             return {bridge: isolated.result, forms: main.result};
            }""",
         tab_id,
     )
@@ -472,7 +498,7 @@ async def test_a_tool_form_brings_the_forms_machinery_and_the_bridge(world: Worl
     the bridge in (where Chromium has WebMCP of its own, its forms are its own: only the bridge);
     the form is then a tool."""
     page, tab = await world.open_page("plain.html", "late-form", set())
-    assert await scripts_in(world, tab["id"]) == {"loader": True, "bridge": False, "forms": False}
+    assert await our_worlds(world, page) == 0
     await page.evaluate(
         """() => document.body.insertAdjacentHTML("beforeend",
              `<form toolname="subscribe" tooldescription="Subscribe to the letter" toolautosubmit
@@ -481,7 +507,7 @@ async def test_a_tool_form_brings_the_forms_machinery_and_the_bridge(world: Worl
     )
     await world.tab_at(world.url("plain.html", "late-form"), {"subscribe"})
     polyfilled = world.flavour == "polyfill"
-    assert await scripts_in(world, tab["id"]) == {"loader": False, "bridge": True, "forms": polyfilled}
+    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": polyfilled}
     await world.claim(tab["ref"])
     status, body = await world.post(f"/tabs/{tab['ref']}/tools/subscribe", {"email": "a@example.com"})
     assert status == 200, body
@@ -490,24 +516,68 @@ async def test_a_tool_form_brings_the_forms_machinery_and_the_bridge(world: Worl
 
 
 async def test_a_page_whose_call_for_its_bridge_was_lost_gets_it_when_a_client_asks(world: World) -> None:
-    """The loader asks the worker for the bridge once; should that request be lost (the worker
-    stopped as it came), the page's tools are not: a client that asks for them has the bridge put in."""
+    """The polyfill asks the worker for the bridge once, through the messaging Chromium gives the
+    page; should that request be lost (here the page broke that messaging; the worker may also stop
+    as it comes), the page's tools are not: a client that asks for them has the bridge put in."""
     page, tab = await world.open_page("plain.html", "lost-wake", set())
-    await world.worker.evaluate(
-        """(tabId) => chrome.scripting.executeScript({target: {tabId, frameIds: [0]},
-             func: () => { globalThis[Symbol.for("browser-mcp.bridge")].woken = true; }})""",
-        tab["id"],
-    )
+    await page.evaluate("window.chrome = undefined")
     await page.evaluate(
         """document.modelContext.registerTool({
              name: "late", description: "Registered while no bridge came", inputSchema: {type: "object"},
              execute: () => "here"})"""
     )
-    assert await scripts_in(world, tab["id"]) == {"loader": True, "bridge": False, "forms": False}
+    assert await our_worlds(world, page) == 0
     body = await world.get(f"/tabs/{tab['ref']}/tools?refresh=true")
     assert [tool["name"] for tool in body["tools"]] == ["late"], body
-    assert (await scripts_in(world, tab["id"]))["bridge"] is True
+    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": False}
     await page.close()
+
+
+async def test_what_pages_send_the_extension_puts_a_bridge_in_their_own_document_alone(world: World) -> None:
+    """Every http(s) page may message the extension (its polyfill asks that way for its bridge). A
+    hostile page that sends it everything it can think of, again and again, gets no answer, no
+    tools it did not declare, and a bridge in its own document only; another tab's page and its
+    tools are untouched, and the extension goes on working."""
+    page, tab = await world.open_page("plain.html", "forger", set())
+    other, other_tab = await world.open_page("plain.html", "bystander", set())
+    answers = await page.evaluate(
+        """async (id) => {
+             const send = (message) => new Promise((resolve) => {
+               try {
+                 chrome.runtime.sendMessage(id, message,
+                   (answer) => resolve(answer === undefined ? String(chrome.runtime.lastError?.message) : answer));
+               } catch (error) {
+                 resolve(`refused: ${error.message}`);
+               }
+             });
+             const forged = [
+               {kind: "browser-mcp/tools", tools: [{name: "forged", description: "", inputSchema: {}}]},
+               {kind: "browser-mcp/frameTools"}, {kind: "popup/state"}, {kind: "popup/pause"},
+               {kind: "browser-mcp/wake", tabId: 1, documentId: "0123"}, null, "wake", 42,
+             ];
+             const sent = [];
+             for (let round = 0; round < 50; round++) sent.push(...forged.map(send));
+             sent.push(...Array.from({length: 200}, () => send({kind: "browser-mcp/wake"})));
+             return [...new Set(await Promise.all(sent))];
+           }""",
+        PROJECT_EXTENSION_ID,
+    )
+    # Nothing comes back: Chromium says the extension closed the channel, or refuses what it cannot send.
+    assert all(isinstance(answer, str) for answer in answers), answers
+    assert all("closed before a response" in answer or answer.startswith("refused: ") for answer in answers), answers
+    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": False}
+    assert (await world.tab_at(world.url("plain.html", "forger"), set()))["tools"] == []
+    assert await our_worlds(world, other) == 0
+    await other.evaluate(
+        """document.modelContext.registerTool({
+             name: "honest", description: "Still heard", inputSchema: {type: "object"}, execute: () => "ok"})"""
+    )
+    await world.tab_at(world.url("plain.html", "bystander"), {"honest"})
+    await world.claim(other_tab["ref"])
+    status, body = await world.post(f"/tabs/{other_tab['ref']}/tools/honest", {})
+    assert (status, body["result"]) == (200, "ok"), body
+    await page.close()
+    await other.close()
 
 
 async def test_a_page_restored_from_history_has_its_tools_again(world: World) -> None:

@@ -145,28 +145,31 @@ async def test_frames_tools_are_the_tabs_named_apart_described_by_their_site_and
     await page.close()
 
 
-async def bridged_frames(world: World, tab_id: int) -> list[bool]:
-    """Whether each frame of the tab but the top holds the extension's bridge (its isolated world)."""
-    return await world.worker.evaluate(
+async def bridged_frames(world: World, tab_id: int) -> dict[str, bool]:
+    """Whether each frame of the tab but the top, by its page's path, holds the extension's bridge
+    (its isolated world)."""
+    found: dict[str, bool] = await world.worker.evaluate(
         """async (tabId) => {
              const frames = (await chrome.webNavigation.getAllFrames({tabId})).filter((f) => f.frameId !== 0);
              const found = await chrome.scripting.executeScript({
                target: {tabId, frameIds: frames.map((f) => f.frameId)},
-               func: () => Boolean(globalThis[Symbol.for("browser-mcp.bridge")]),
+               func: () => [location.pathname, Boolean(globalThis[Symbol.for("browser-mcp.bridge")])],
              });
-             return found.map((r) => r.result);
+             return Object.fromEntries(found.map((r) => r.result));
            }""",
         tab_id,
     )
+    return found
 
 
-async def test_frames_get_a_bridge_only_once_one_of_them_declares_a_tool(world: World) -> None:
-    """A frame without tools costs no isolated world: the extension puts its bridge in the tab's
-    frames only when one of them declares a tool, here one nested in a frame of another site."""
+async def test_a_frame_gets_a_bridge_only_once_it_declares_a_tool(world: World) -> None:
+    """A frame without tools costs no isolated world: the extension puts its bridge in a frame only
+    when that frame declares a tool, here one nested in a frame of another site, whose parent frame
+    declares none and gets none."""
     page, tab = await world.open_page("quiet.html", "quiet")
     url = world.url("quiet.html", "quiet")
     inner = await eventually(lambda: _inner_frame(page), "the nested frame to load")
-    assert await bridged_frames(world, tab["id"]) == [False, False]
+    assert await bridged_frames(world, tab["id"]) == {"/outer.html": False, "/inner.html": False}
     await inner.evaluate("declare()")
 
     async def declared() -> dict[str, object] | None:
@@ -174,7 +177,7 @@ async def test_frames_get_a_bridge_only_once_one_of_them_declares_a_tool(world: 
         return now if now and [t["name"].split("_", 1)[1] for t in now["tools"]] == ["late"] else None
 
     listed = await eventually(declared, "the nested frame's tool to reach the broker")
-    assert await bridged_frames(world, tab["id"]) == [True, True]
+    assert await bridged_frames(world, tab["id"]) == {"/outer.html": False, "/inner.html": True}
     await world.claim(tab["ref"])
     name = listed["tools"][0]["name"]  # type: ignore[index]
     status, body = await world.post(f"/tabs/{tab['ref']}/tools/{name}", {})
