@@ -116,12 +116,15 @@ const running = new Map();
  * asked) binds the run to the page they saw; `signal` fires when the broker calls the call off.
  */
 async function admitted(link, message, run) {
-  const unheld = await unclaimed(link, message);
-  if (unheld) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error: unheld });
   const call = `${link.port}/${message.callId}`;
+  // Known before anything is awaited: a call the broker calls off while its tab is looked up must
+  // not run on regardless (a 20 s wait would hold its tab the whole time).
   const controller = new AbortController();
   running.set(call, controller);
   try {
+    const unheld = await unclaimed(link, message);
+    if (unheld) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error: unheld });
+    if (controller.signal.aborted) return cancelled(message);
     const { error, approved } = await admit(link, message);
     if (error) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error });
     try {

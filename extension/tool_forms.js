@@ -1,8 +1,8 @@
 // WebMCP's declarative tools (`<form toolname>`) where Chromium has none of its own, in the page's
 // MAIN world. Not a content script: polyfill.js watches for tool forms, and the worker puts this in
 // only a document that has one (most never do, and they should not pay to compile it). It joins
-// the polyfill through the hooks it left on the window, and registers the forms in the registry
-// the polyfill built.
+// the polyfill through the hooks it left on Document.prototype, and registers the forms in the
+// registry the polyfill built.
 (() => {
   "use strict";
 
