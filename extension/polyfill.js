@@ -90,8 +90,9 @@
   }
 
   // The extension's id, which the page's messaging needs, is in the address of this script.
-  // Read only when asked: at the start, a stack trace cost each page a third of a millisecond. The
-  // page may have changed how stacks are written by then; it can spoil only its own request.
+  // Read only when asked: at the start, even making an Error cost each page a third of a
+  // millisecond. The page may have changed how stacks are written by then; it can spoil only its
+  // own request.
   function extensionId() {
     const { prepareStackTrace, stackTraceLimit } = Error;
     const set = (key, value) => {
@@ -269,8 +270,9 @@
    * Where pages may declare `<form toolname>`: looked for once the page has been parsed and is
    * idle, and then in what it adds. The forms' machinery (tool_forms.js) is put in only where one
    * shows up: the page asks the worker for it (and for its bridge, if it has none yet). It then
-   * scans on every change that concerns tool forms. Called from an idle callback, not at the start: a function is compiled when it is
-   * first called, and this one's compiling is then off the page's load.
+   * scans on every change that concerns tool forms. Called from an idle callback, not at the
+   * start: a function is compiled when it is first called, and this one's compiling is then off
+   * the page's load.
    */
   function watchToolForms() {
     if (document.readyState === "loading") {

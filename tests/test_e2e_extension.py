@@ -533,6 +533,25 @@ async def test_a_page_whose_call_for_its_bridge_was_lost_gets_it_when_a_client_a
     await page.close()
 
 
+async def test_a_page_that_rewrites_error_stacks_still_gets_its_bridge(world: World) -> None:
+    """The polyfill finds the extension's id in a stack trace of its own; a page whose scripts (an
+    error reporter, say) rewrite stack traces or turn them off still has its tools heard as it
+    declares them, and its own settings are as it left them."""
+    page, _tab = await world.open_page("plain.html", "stacks", set())
+    await page.evaluate(
+        """() => {
+             Error.prepareStackTrace = () => "rewritten";
+             Error.stackTraceLimit = 0;
+             document.modelContext.registerTool({
+               name: "heard", description: "Declared under odd stacks", inputSchema: {type: "object"},
+               execute: () => "yes"});
+           }"""
+    )
+    await world.tab_at(world.url("plain.html", "stacks"), {"heard"})
+    assert await page.evaluate("[Error.prepareStackTrace(), Error.stackTraceLimit]") == ["rewritten", 0]
+    await page.close()
+
+
 async def test_what_pages_send_the_extension_puts_a_bridge_in_their_own_document_alone(world: World) -> None:
     """Every http(s) page may message the extension (its polyfill asks that way for its bridge). A
     hostile page that sends it everything it can think of, again and again, gets no answer, no
