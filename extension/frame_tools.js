@@ -1,5 +1,5 @@
 // The page tools that a tab's frames declare (iframes of the page's origin or another): each
-// frame's bridge (put in once a frame of the tab has a tool: page_tools.bridgeFrames) reports its
+// frame's bridge (put in once that frame has a tool: page_tools.wakeBridge) reports its
 // own, and they are listed with the tab's as `f<frameId>_<name>`, so that two frames declaring
 // one name stay two tools, with the frame's origin (`frameOrigin`): the site a tool belongs to is
 // its frame's, not the top page's. A call goes to the document that declared the tool; a frame
