@@ -33,7 +33,8 @@
   const BRIDGE = "browser-mcp-bridge";
   const MARK = Symbol.for("browser-mcp.bridge");
   const PAGE_ANSWER_MS = 200;
-  if (globalThis[MARK]) return;
+  // The place may hold a loader from an earlier version of the extension, which this replaces.
+  if (globalThis[MARK]?.tools) return;
 
   const inFrame = window !== window.top;
   // Chromium's WebMCP surfaces, looked up once the bridge wakes (see wake()).
