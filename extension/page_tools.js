@@ -229,7 +229,6 @@ export async function wakeBridge(sender) {
     waking.set(documentId, true);
     return;
   }
-  waking.set(documentId, false);
   try {
     do {
       waking.set(documentId, false);
