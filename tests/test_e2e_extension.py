@@ -559,8 +559,14 @@ async def test_what_pages_send_the_extension_puts_a_bridge_in_their_own_document
     tools are untouched, and the extension goes on working."""
     page, tab = await world.open_page("plain.html", "forger", set())
     other, other_tab = await world.open_page("plain.html", "bystander", set())
+    # The bystander's tab and document, which a page could guess or learn: the request names them.
+    bystander = await world.worker.evaluate(
+        """(tabId) => chrome.webNavigation.getFrame({tabId, frameId: 0})
+             .then((frame) => ({tabId, documentId: frame.documentId}))""",
+        other_tab["id"],
+    )
     answers = await page.evaluate(
-        """async (id) => {
+        """async ([id, bystander]) => {
              const send = (message) => new Promise((resolve) => {
                try {
                  chrome.runtime.sendMessage(id, message,
@@ -572,14 +578,14 @@ async def test_what_pages_send_the_extension_puts_a_bridge_in_their_own_document
              const forged = [
                {kind: "browser-mcp/tools", tools: [{name: "forged", description: "", inputSchema: {}}]},
                {kind: "browser-mcp/frameTools"}, {kind: "popup/state"}, {kind: "popup/pause"},
-               {kind: "browser-mcp/wake", tabId: 1, documentId: "0123"}, null, "wake", 42,
+               {kind: "browser-mcp/wake", ...bystander, frameId: 0}, null, "wake", 42,
              ];
              const sent = [];
              for (let round = 0; round < 50; round++) sent.push(...forged.map(send));
              sent.push(...Array.from({length: 200}, () => send({kind: "browser-mcp/wake"})));
              return [...new Set(await Promise.all(sent))];
            }""",
-        PROJECT_EXTENSION_ID,
+        [PROJECT_EXTENSION_ID, bystander],
     )
     # Nothing comes back: Chromium says the extension closed the channel, or refuses what it cannot send.
     assert all(isinstance(answer, str) for answer in answers), answers
