@@ -108,6 +108,9 @@ class FakeExtension:
         self.closed = asyncio.Event()
         self.close_code: int | None = None
         self.on_call: Callable[[Json], Awaitable[None]] = self.answer_call
+        # "tabCreated"; "tabFocused" (an existing tab of that address); or, as the original protocol's
+        # extensions answer `focus: true`, "newTabFocused" (tabCreated without requestId, then
+        # tabFocused) and "unannouncedTabFocused" (tabFocused alone).
         self.answer_open_with = "tabCreated"
         self.reply_to_discover = True
         self.answer_pings = True
@@ -278,6 +281,16 @@ class FakeExtension:
             return
         window_id = next(self._window_ids) if message.get("newWindow") else message.get("windowId", 1)
         tab = FakeTab(next(self._tab_ids), message["url"], window_id=window_id, pinned=message.get("pinned", False))
+        if message.get("focus") and self.answer_open_with in ("newTabFocused", "unannouncedTabFocused"):
+            # The original protocol's extensions: the new tab focused is answered with tabFocused,
+            # after its tabCreated (no requestId) from the browser's own event, or with nothing before.
+            tab.announce_empty = True
+            if self.answer_open_with == "newTabFocused":
+                await self.add_tab(tab)
+            else:
+                self._place(tab)
+            await self.send({"type": "tabFocused", "tabId": tab.id, "requestId": message["requestId"], "tools": []})
+            return
         await self.add_tab(tab, request_id=message["requestId"])
 
     async def answer_call(self, message: Json) -> None:

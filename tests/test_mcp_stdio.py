@@ -137,6 +137,31 @@ async def test_a_claimed_tab_brings_its_page_tool_with_a_list_change(
 
 
 @pytest.mark.parametrize("era", ERAS)
+async def test_tools_learnt_by_asking_are_the_claimers_tools_with_a_list_change(
+    era: str, discovery_dir: Path, state_dir: Path, broker: BrokerProcess, connect_fake: ConnectFake
+) -> None:
+    # An extension of the original protocol: "tools": [] until asked, never toolsChanged, and the
+    # person's focus reports the tools it pushed, none.
+    literal = FakeTab(9, SHOP_URL, "Shoe shop", {"search": search})
+    literal.announce_empty, literal.push_tools = True, False
+    fake = await connect_fake(broker, literal)
+    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
+        listed = await client.call_json("page_tools", {"tab": 9})
+        assert [tool["name"] for tool in listed["tools"]] == ["search"]
+        await fake.send({"type": "tabFocused", "tabId": 9, "tools": []})
+        before = client.changes.count
+        await client.call_json("tabs", {"action": "claim", "tab": 9})
+        await client.changes.next(before)
+        assert "t9_search" in await client.tool_names()
+        # The page gains a tool and is asked again: the owner's list follows.
+        fake.tabs[9].functions["compare"] = lambda args: "compared"
+        before = client.changes.count
+        listed = await client.call_json("page_tools", {"tab": 9, "refresh": True})
+        await client.changes.next(before)
+        assert "t9_compare" in await client.tool_names()
+
+
+@pytest.mark.parametrize("era", ERAS)
 async def test_a_call_with_large_arguments_comes_through_whole(
     era: str, discovery_dir: Path, state_dir: Path, shop: FakeExtension
 ) -> None:

@@ -73,6 +73,9 @@ class Tab:
     window_id: int | None = None
     index: int | None = None
     pinned: bool | None = None
+    # Its place in the order its browser announced tabs (:meth:`Browser.heard_of`): a tab heard
+    # of after an ``openTab`` was sent is the one it opened, whatever answered it.
+    heard: int = 0
 
     def update(self, info: TabInfo) -> None:
         self.title = info.title
@@ -125,6 +128,13 @@ class Browser:
     # The live sessions it was told of (``connect``): those that opened, claimed or acted on
     # something in it. Only these may it name, and only these hear of it ending.
     told: set[SessionId] = attrs.Factory(set)
+    # How many tabs it has announced so far, each a number in that order (:attr:`Tab.heard`).
+    tabs_heard: int = 0
+
+    def heard_of(self, tab: Tab) -> None:
+        """Number a tab new to the broker after every tab announced before it."""
+        self.tabs_heard += 1
+        tab.heard = self.tabs_heard
 
     def window_tabs(self, window_id: int) -> list[Tab]:
         """The tabs known to be in one of its windows, left to right."""

@@ -262,7 +262,7 @@ class BrowserLinks:
         browser.paused = message.paused
         browser.instance_id = instance_id
         self._heard_extension_version(browser, message.extension_version)
-        owners = {tab_id: tab.owner for tab_id, tab in browser.tabs.items()}
+        known = dict(browser.tabs)
         gone = set(browser.tabs) - {info.id for info in message.tabs}
         browser.tabs = {}
         listed = [info for info in message.tabs if info.id >= 0]
@@ -273,7 +273,12 @@ class BrowserLinks:
         if len(kept) < len(listed):
             effects.append(self._too_many_tabs(link, len(listed) - len(kept), limit))
         for info in kept:
-            tab = Tab(info.id, owner=owners.get(info.id))
+            before = known.get(info.id)
+            tab = Tab(info.id, owner=before.owner if before else None)
+            if before is None:
+                browser.heard_of(tab)
+            else:
+                tab.heard = before.heard
             tab.update(info)
             browser.tabs[info.id] = tab
             if info.active:
@@ -329,7 +334,10 @@ class BrowserLinks:
             capacity, limit = self._tab_capacity(browser)
             if len(browser.tabs) >= capacity:
                 return self._refused_tab(link, message.request_id, now, self._too_many_tabs(link, 1, limit))
-        tab = browser.tabs.get(message.tab.id) or Tab(message.tab.id)
+        tab = browser.tabs.get(message.tab.id)
+        if tab is None:
+            tab = Tab(message.tab.id)
+            browser.heard_of(tab)
         tab.update(message.tab)
         browser.tabs[tab.id] = tab
         effects = self._answer_open_tab(link, message.request_id, browser, tab, now, created=True)
@@ -364,12 +372,38 @@ class BrowserLinks:
         return self._tab_gone(link, message.tab_id, now) + changed
 
     def _on_tab_focused(self, link: Link, message: TabFocused, now: float) -> list[Effect]:
-        browser, tab = self._announced_tab(link, message.tab_id)
-        if message.tools is not None:
+        browser, tab = self._focused_tab(link, message)
+        if message.tools:
             tab.set_tools(message.tools)
+        elif message.tools is not None and not tab.tools_confirmed:
+            # An empty list here says no more than a snapshot's: the original protocol's
+            # extensions send what they pushed, which for a page they only answer for is nothing.
+            tab.tools = ()
         browser.active_tab = tab.id
         effects = self._answer_open_tab(link, message.request_id, browser, tab, now, created=False)
         return effects + self._changed(browser, tab)
+
+    def _focused_tab(self, link: Link, message: TabFocused) -> tuple[Browser, Tab]:
+        """The tab a ``tabFocused`` names. One never announced is taken only as the answer to an
+        ``openTab``: the tab it just opened, which an extension of the original protocol may
+        name first there.
+
+        Raises:
+            _UnannouncedTab: any other tab never announced, or one past the browser's tab limit.
+        """
+        browser = self._browsers[link.browser]
+        tab = browser.tabs.get(message.tab_id)
+        if tab is not None:
+            return browser, tab
+        opening = self._pending.get(message.request_id) if message.request_id else None
+        if opening is None or opening.link_id != link.id or opening.kind is not CallKind.OPEN_TAB:
+            raise _UnannouncedTab(message.tab_id)
+        if message.tab_id < 0 or len(browser.tabs) >= self._tab_capacity(browser)[0]:
+            raise _UnannouncedTab(message.tab_id)
+        tab = Tab(message.tab_id)
+        browser.heard_of(tab)
+        browser.tabs[tab.id] = tab
+        return browser, tab
 
     def _on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
         browser, tab = self._announced_tab(link, message.tab_id)
@@ -593,15 +627,18 @@ class BrowserLinks:
     def _answer_open_tab(
         self, link: Link, request_id: str | None, browser: Browser, tab: Tab, now: float, *, created: bool
     ) -> list[Effect]:
-        """An ``openTab`` answered: a tab it ``created`` is the session's; one it focused instead
-        (as the original protocol allows) is only if it already was, so no client gains the
-        person's tab, or another's, by asking to open its address."""
+        """An ``openTab`` answered: a tab it ``created`` is the session's, and so is a focused one
+        the browser announced only after the request was sent (the original protocol's extensions
+        answer ``focus: true`` with ``tabFocused`` for the tab just opened). A tab focused instead
+        that the broker knew before is the session's only if it already was, so no client gains
+        the person's tab, or another's, by asking to open its address."""
         if request_id is None:
             return []
         pending = self._reply_to(link, request_id, CallKind.OPEN_TAB)
         if pending is None:
             return []
-        if tab.owner is None and created:
+        new = created or (pending.tabs_heard_before is not None and tab.heard > pending.tabs_heard_before)
+        if tab.owner is None and new:
             tab.owner = pending.session_id
         if tab.owner != pending.session_id:
             return self._finish(pending.call_id, now, self._focused_instead(browser, tab))

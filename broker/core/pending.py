@@ -57,6 +57,8 @@ class Pending:
     breaker: ToolKey | None = None
     # What a browser action's answer shows of the page it reports.
     view: View | None = None
+    # An openTab's: how many tabs its browser had announced when it was sent; a later one is its tab.
+    tabs_heard_before: int | None = None
 
     @property
     def place(self) -> str:

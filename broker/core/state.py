@@ -279,6 +279,7 @@ class Broker(BrowserRequests):
         if window_id is not None:
             self.check_window_open_to(session, browser, window_id)
         pending = self._add_pending(session, browser, CallKind.OPEN_TAB, now, None)
+        pending.tabs_heard_before = browser.tabs_heard
         message = OpenTab(session_id, url, focus, pending.call_id, window_id, new_window, pinned)
         return pending.call_id, self._tell(browser, message)
 
