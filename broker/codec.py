@@ -88,6 +88,7 @@ TAGS: dict[type, str] = {
     wire.PersonReleasedTab: "personReleasedTab",
     wire.PauseChanged: "pauseChanged",
     wire.ApprovalPending: "approvalPending",
+    wire.RequestRefused: "error",
     wire.Connect: "connect",
     wire.OpenTab: "openTab",
     wire.CloseTab: "closeTab",

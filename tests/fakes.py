@@ -2,7 +2,7 @@
 
 By default it behaves like a well-mannered extension: it answers ``connect`` with a snapshot,
 ``callTool`` by running the tab's tool (a Python callable), ``openTab`` with ``tabCreated``,
-``closeTab`` with ``tabClosed``, ``discoverTools`` with ``toolsDiscovered``, ``browserAction``
+``closeTab`` with ``tabClosed`` (or a refusal, or nothing), ``discoverTools`` with ``toolsDiscovered``, ``browserAction``
 (when given ``actions``) with a result naming what arrived, ``browserRequest`` (when given
 ``features``) from its tabs' windows and its history and bookmarks lists, and ``ping`` with ``pong``. Tests
 replace :attr:`FakeExtension.on_call` (or ``on_action``) to answer late, twice, malformed, never,
@@ -113,6 +113,10 @@ class FakeExtension:
         # tabFocused) and "unannouncedTabFocused" (tabFocused alone).
         self.answer_open_with = "tabCreated"
         self.reply_to_discover = True
+        # closeTab: answered with tabClosed {tabId, requestId}; with ``refuse_close`` (code, message)
+        # refused with error {code, message, requestId}; with ``answer_close`` False, never answered.
+        self.refuse_close: tuple[str, str] | None = None
+        self.answer_close = True
         self.answer_pings = True
         # The built-in browser actions it claims to carry out, and how it answers each.
         self.actions = actions
@@ -267,12 +271,25 @@ class FakeExtension:
         elif kind == "openTab":
             await self._open_tab(message)
         elif kind == "closeTab":
-            if message["tabId"] in self.tabs:
-                await self.remove_tab(message["tabId"])
+            await self._close_tab(message)
         elif kind == "discoverTools" and self.reply_to_discover:
             tab = self.tabs[message["tabId"]]
             tools = [tool(n) for n in tab.functions]
             await self.send({"type": "toolsDiscovered", "callId": message["callId"], "tabId": tab.id, "tools": tools})
+
+    async def _close_tab(self, message: Json) -> None:
+        tab_id, request_id = message["tabId"], message.get("requestId")
+        if self.refuse_close is not None:
+            if request_id is not None:
+                code, text = self.refuse_close
+                await self.send({"type": "error", "code": code, "message": text, "requestId": request_id})
+            return
+        if tab_id in self.tabs and self.answer_close:
+            del self.tabs[tab_id]
+            closed: Json = {"type": "tabClosed", "tabId": tab_id}
+            if request_id is not None:
+                closed["requestId"] = request_id
+            await self.send(closed)
 
     async def _open_tab(self, message: Json) -> None:
         if self.answer_open_with == "tabFocused":

@@ -281,7 +281,7 @@ EXTENSION_MESSAGES: dict[str, Check] = {
     ),
     "tabCreated": record({"tab": TAB}, {"requestId": nullable(string), **SESSION}),
     "tabUpdated": record({"tab": TAB}, SESSION),
-    "tabClosed": record({"tabId": integer}, SESSION),
+    "tabClosed": record({"tabId": integer}, {"requestId": nullable(string), **SESSION}),
     "tabFocused": record(
         {"tabId": integer}, {"tools": nullable(array(TOOL)), "requestId": nullable(string), **SESSION}
     ),
@@ -296,6 +296,8 @@ EXTENSION_MESSAGES: dict[str, Check] = {
     "personReleasedTab": record({"tabId": integer}, SESSION),
     "pauseChanged": record({"paused": boolean}, SESSION),
     "approvalPending": record({"callId": string, "timeout": number}, SESSION),
+    # A refusal of a request (closeTab); one naming no request of the link is dropped unanswered.
+    "error": record({"code": string, "message": string}, {"requestId": nullable(string), **SESSION}),
 }
 # The README's extension -> broker types are the protocol's; everything else in codec.TAGS is the
 # broker's own and refused when an extension sends it.

@@ -19,6 +19,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
     │   ├── TabBusy                   409 tab_busy (a call in it waits for the person's approval)
     │   ├── DialogOpen                409 dialog_open (its page's dialog waits for browser_handle_dialog)
+    │   ├── CloseHeld                 409 close_held (its page's beforeunload asks the person to leave)
     │   ├── UploadNotAllowed          403 upload_not_allowed (a file outside the folders uploads may use)
     │   ├── UploadTooLarge            413 upload_too_large (a file over the upload size limit)
     │   ├── UnsupportedEncoding       415 unsupported_encoding (a compressed request body)
@@ -66,6 +67,7 @@ __all__ = [
     "CallTimedOut",
     "CircuitOpen",
     "ConsentRequired",
+    "CloseHeld",
     "DialogOpen",
     "ExtensionDisconnected",
     "ExtensionError",
@@ -202,6 +204,11 @@ class DialogOpen(RequestError, code="dialog_open", status=409):
     which alone knows of it, refuses every other built-in tool there until it is answered."""
 
     page_text = True  # it quotes the dialog's message
+
+
+class CloseHeld(RequestError, code="close_held", status=409):
+    """A tab asked to close stays open: its page's ``beforeunload`` handler asks the person whether
+    to leave, and the tab closes only if they say so."""
 
 
 class UploadNotAllowed(RequestError, code="upload_not_allowed", status=403):

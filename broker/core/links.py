@@ -42,6 +42,7 @@ from .errors import (
     BadReply,
     BrokerError,
     CallTimedOut,
+    CloseHeld,
     ConsentRequired,
     DialogOpen,
     ExtensionDisconnected,
@@ -78,6 +79,7 @@ from .messages import (
     OpenTab,
     Ping,
     Pong,
+    RequestRefused,
     TabClaimed,
     TabClosed,
     TabCreated,
@@ -111,6 +113,16 @@ _REFUSED: dict[str, type[BrokerError]] = {
     TabNotClaimed.code: TabNotClaimed,
     TabBusy.code: TabBusy,
     DialogOpen.code: DialogOpen,
+}
+# What an extension's refusal of a closeTab (``error {code, message, requestId}``) says: the tab is
+# not the session's in its books, it is paused, the tab is gone, a call there waits for the person,
+# or the page's beforeunload asks the person first. Other codes stay tool_failed with the code.
+_CLOSE_REFUSALS: dict[str, type[BrokerError]] = {
+    Paused.code: Paused,
+    TabNotClaimed.code: TabNotClaimed,
+    TabNotFound.code: TabNotFound,
+    TabBusy.code: TabBusy,
+    CloseHeld.code: CloseHeld,
 }
 # A browserRequest's error codes that name one of the broker's own errors: a window to close
 # gained a tab that is not the session's after the broker checked it.
@@ -511,6 +523,17 @@ class BrowserLinks:
         logger.info("link %s: %s", link.id, text)
         return SendToExtension(link.id, ErrorReply("invalid_message", text))
 
+    def _on_request_refused(self, link: Link, message: RequestRefused, now: float) -> list[Effect]:
+        pending = self._reply_to(link, message.request_id, CallKind.CLOSE_TAB) if message.request_id else None
+        if pending is None:
+            # Never answered: an error frame for an error frame would keep two ends talking.
+            logger.info("link %s: error %s: %s", link.id, message.code, message.message)
+            return []
+        known = _CLOSE_REFUSALS.get(message.code)
+        why = f"the browser did not close tab {pending.browser}:{pending.tab_id}: {message.message}"
+        failure = known(why) if known else PageToolFailed(why, page_code=message.code)
+        return self._finish(pending.call_id, now, failure)
+
     def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
         link.last_sent = now
         return [SendToExtension(link.id, Pong())]
@@ -534,6 +557,7 @@ class BrowserLinks:
         Ping: _on_ping,
         Pong: _on_pong,
         Disconnected: _on_disconnected,
+        RequestRefused: _on_request_refused,
     }
 
     def _connect_message(self, session: Session) -> Connect:

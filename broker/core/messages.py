@@ -30,6 +30,7 @@ __all__ = [
     "FocusTab",
     "OpenTab",
     "PauseChanged",
+    "RequestRefused",
     "PersonEndedSession",
     "PersonReleasedTab",
     "Ping",
@@ -184,6 +185,8 @@ class TabUpdated:
 class TabClosed:
     tab_id: int
     session_id: str | None = None
+    # The ``closeTab`` it answers, when it answers one (the close is reported either way).
+    request_id: str | None = None
 
 
 @attrs.frozen
@@ -297,6 +300,21 @@ class ApprovalPending:
     session_id: str | None = None
 
 
+@attrs.frozen
+class RequestRefused:
+    """``error {code, message, requestId}``: the extension did not carry out the request ``requestId``
+    names (a ``closeTab`` it refused, or one its page's ``beforeunload`` holds).
+
+    Not in the seed protocol. One without a ``requestId`` the broker knows is logged, never
+    answered, so two ends that each refuse the other's frames cannot start an exchange.
+    """
+
+    code: str
+    message: str
+    request_id: str | None = None
+    session_id: str | None = None
+
+
 ExtensionMessage = (
     Connected
     | TabCreated
@@ -313,6 +331,7 @@ ExtensionMessage = (
     | PersonReleasedTab
     | PauseChanged
     | ApprovalPending
+    | RequestRefused
 )
 
 
@@ -363,8 +382,13 @@ class OpenTab:
 
 @attrs.frozen
 class CloseTab:
+    """Close a tab; answered by ``tabClosed {tabId, requestId}``, or ``error {code, message,
+    requestId}`` when the extension refuses (extensions of the seed protocol send neither with
+    ``requestId``: their ``tabClosed`` still ends the request, a refusal times out)."""
+
     session_id: str
     tab_id: int
+    request_id: str | None = None
 
 
 @attrs.frozen

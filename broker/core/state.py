@@ -299,7 +299,7 @@ class Broker(BrowserRequests):
         self._check_paused(browser)
         self._check_not_busy(browser, tab, "close")
         pending = self._add_pending(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
-        return pending.call_id, self._tell(browser, CloseTab(session_id, tab.id))
+        return pending.call_id, self._tell(browser, CloseTab(session_id, tab.id, pending.call_id))
 
     def call_action(
         self,
