@@ -13,6 +13,7 @@ import { runBrowserRequest } from "./browser_wide.js";
 import { reply } from "./links.js";
 import { unclaimed } from "./ownership.js";
 import { callTool, discoverTools } from "./page_tools.js";
+import { isPaused, pausedError } from "./person.js";
 import { forgetSessions, groupTab, rememberSession, ungroupTab } from "./sessions.js";
 import { sendSnapshot } from "./snapshot.js";
 import { closeTab, focusTab, openTab } from "./tabs.js";
@@ -51,9 +52,14 @@ export async function handleBrokerMessage(link, message) {
     case FromBroker.OPEN_TAB:
       await openTab(link, message);
       break;
-    case FromBroker.CLOSE_TAB:
-      if (await held(link, message)) await closeTab(link, message);
+    case FromBroker.CLOSE_TAB: {
+      const refusal = isPaused() ? pausedError() : await unclaimed(link, message);
+      if (!refusal) await closeTab(link, message);
+      else if (message.requestId !== undefined) {
+        link.send(reply(ToBroker.ERROR, message, { ...refusal, requestId: message.requestId }));
+      } else console.warn(`browser-mcp: broker on port ${link.port} asked for closeTab: ${refusal.message}`);
       break;
+    }
     case FromBroker.FOCUS_TAB:
       if (await held(link, message)) await focusTab(link, message);
       break;
@@ -100,7 +106,7 @@ export async function handleBrokerMessage(link, message) {
   }
 }
 
-/** Whether the session holds the tab a closeTab or focusTab names; these have no answer to refuse with. */
+/** Whether the session holds the tab a focusTab names; it has no answer to refuse with. */
 async function held(link, message) {
   const refused = await unclaimed(link, message);
   if (refused) console.warn(`browser-mcp: broker on port ${link.port} asked for ${message.type}: ${refused.message}`);

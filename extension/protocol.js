@@ -44,6 +44,15 @@ export const Refusal = Object.freeze({
   DIALOG_OPEN: "dialog_open",
 });
 
+/**
+ * The codes of an `error {code, message, requestId}` answering a closeTab the extension did not
+ * carry out, beside Refusal.TAB_NOT_CLAIMED and PersonRefusal.PAUSED (broker/core/links.py maps
+ * them): the page's beforeunload asks the person whether to leave, and the tab stays until they say.
+ */
+export const CloseRefusal = Object.freeze({
+  CLOSE_HELD: "close_held",
+});
+
 /** Extension -> broker. */
 export const ToBroker = Object.freeze({
   CONNECTED: "connected",
@@ -57,6 +66,8 @@ export const ToBroker = Object.freeze({
   PING: "ping",
   PONG: "pong",
   DISCONNECTED: "disconnected",
+  // A request not carried out ({code, message, requestId}): a closeTab refused or held.
+  ERROR: "error",
   // What the person did in the browser (person.js, approvals.js).
   PERSON_ENDED_SESSION: "personEndedSession",
   PERSON_RELEASED_TAB: "personReleasedTab",

@@ -2,7 +2,7 @@
 // each with its page tools and its place (window, index, pinned), and a broker's requests to open,
 // focus or close a tab.
 
-import { ToBroker } from "./protocol.js";
+import { CloseRefusal, ToBroker } from "./protocol.js";
 import { broadcast, reply } from "./links.js";
 import { forgetTools, isScriptable, learnTools, refreshTools, setTools, toolsOf } from "./page_tools.js";
 import { forgetOwner, groupTab } from "./sessions.js";
@@ -147,7 +147,53 @@ export async function focusTab(link, message) {
   link.send(reply(ToBroker.TAB_FOCUSED, message, { tabId: tab.id, tools: toolsOf(tab.id) }));
 }
 
+/**
+ * How long a closing tab may take before its page is taken to hold it. Chromium 156 (headless,
+ * tried) settles chrome.tabs.remove within milliseconds for a page that lets go, even one with a
+ * beforeunload handler but no user activation (no dialog then); while the page's beforeunload
+ * dialog is open it stays pending, after "Stay" for good, after "Leave" it resolves as the tab goes.
+ */
+const CLOSE_HELD_AFTER_MS = 1000;
+
+/**
+ * Close the tab a broker's closeTab names, answering the request (`requestId`): `tabClosed` once
+ * it is gone (onRemoved also tells every broker), or `error` `close_held` while its page asks the
+ * person whether to leave; if they then leave, onRemoved reports it as for any tab.
+ */
 export async function closeTab(link, message) {
-  // onRemoved reports the closing; a tab that is already gone is reported here.
-  await chrome.tabs.remove(message.tabId).catch(() => link.send({ type: ToBroker.TAB_CLOSED, tabId: message.tabId }));
+  const removal = chrome.tabs.remove(message.tabId).then(
+    () => "closed",
+    () => "gone",
+  );
+  let timer;
+  const waited = new Promise((resolve) => {
+    timer = setTimeout(() => resolve("held"), CLOSE_HELD_AFTER_MS);
+  });
+  const outcome = await Promise.race([removal, waited]);
+  clearTimeout(timer);
+  const held = outcome === "held" && (await tabExists(message.tabId));
+  if (message.requestId === undefined) {
+    // A broker of the original protocol: only a tab already gone needs saying (onRemoved says the rest).
+    if (outcome === "gone") link.send({ type: ToBroker.TAB_CLOSED, tabId: message.tabId });
+    return;
+  }
+  // A tab gone already (the broker's list was behind) counts as closed: it is not there.
+  const answer = held
+    ? {
+        type: ToBroker.ERROR,
+        code: CloseRefusal.CLOSE_HELD,
+        message:
+          "its page asks whether to leave it (a beforeunload dialog): the tab stays open unless the person" +
+          " chooses to leave (or a client acting in the tab answers it with browser_handle_dialog)",
+      }
+    : { type: ToBroker.TAB_CLOSED, tabId: message.tabId };
+  const { type, ...fields } = answer;
+  link.send(reply(type, message, { ...fields, requestId: message.requestId }));
+}
+
+function tabExists(tabId) {
+  return chrome.tabs.get(tabId).then(
+    () => true,
+    () => false,
+  );
 }

@@ -2,11 +2,12 @@
 
 By default it behaves like a well-mannered extension: it answers ``connect`` with a snapshot,
 ``callTool`` by running the tab's tool (a Python callable), ``openTab`` with ``tabCreated``,
-``closeTab`` with ``tabClosed`` (or a refusal, or nothing), ``discoverTools`` with ``toolsDiscovered``, ``browserAction``
-(when given ``actions``) with a result naming what arrived, ``browserRequest`` (when given
-``features``) from its tabs' windows and its history and bookmarks lists, and ``ping`` with ``pong``. Tests
-replace :attr:`FakeExtension.on_call` (or ``on_action``) to answer late, twice, malformed, never,
-or to drop the link, and read everything the broker sent from :attr:`FakeExtension.inbox`.
+``closeTab`` with ``tabClosed`` (or a refusal, or nothing), ``discoverTools`` with
+``toolsDiscovered``, ``browserAction`` (when given ``actions``) with a result naming what arrived,
+``browserRequest`` (when given ``features``) from its tabs' windows and its history and
+bookmarks lists, and ``ping`` with ``pong``. Tests replace :attr:`FakeExtension.on_call` (or
+``on_action``) to answer late, twice, malformed, never, or to drop the link, and read everything
+the broker sent from :attr:`FakeExtension.inbox`.
 """
 
 from __future__ import annotations

@@ -39,6 +39,11 @@ def test_the_extensions_refusal_codes_are_the_ones_the_broker_maps_to_its_errors
     assert _names("Refusal", "[a-z_]+") == set(links._REFUSED)
 
 
+def test_the_extensions_close_refusals_are_ones_the_broker_maps_to_its_errors() -> None:
+    sent = _names("CloseRefusal", "[a-z_]+") | {"paused", "tab_not_claimed"}
+    assert sent <= set(links._CLOSE_REFUSALS)
+
+
 def test_protocol_js_knows_the_header_that_marks_a_brokers_answers() -> None:
     source = (EXTENSION / "protocol.js").read_text()
     assert f'export const BROKER_HEADER = "{BROKER_HEADER}";' in source
