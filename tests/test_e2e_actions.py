@@ -791,7 +791,9 @@ async def test_the_extension_acts_only_in_tabs_the_broker_said_the_session_holds
         answer = await world.request(request, windowId=window, tabIds=[tab])
         assert answer["error"]["code"] == "tab_not_claimed", answer
     await world.link.send({"type": "focusTab", "sessionId": SESSION, "tabId": tab})
-    await world.link.send({"type": "closeTab", "sessionId": SESSION, "tabId": tab})
+    await world.link.send({"type": "closeTab", "sessionId": SESSION, "tabId": tab, "requestId": "close-1"})
+    close = await world.link.wait_for("closeTab's refusal", lambda m: m.get("requestId") == "close-1")
+    assert close["type"] == "error" and close["code"] == "tab_not_claimed", close
     await world.settled()
     assert not await attached(world, tab), "nothing attached the debugger to the person's tab"
     state = "(id) => chrome.tabs.get(id).then((t) => ({active: t.active, url: t.url}), () => null)"
