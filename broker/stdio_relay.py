@@ -23,7 +23,11 @@ the aiohttp WebSocket to the broker with its heartbeat (opened only once the ser
 record's port proved it holds the record's token, ``POST /auth/challenge``; never through a
 proxy), and reconnecting: each attempt re-reads
 the discovery files (a restarted broker has a new port and token), backing off up to
-:data:`RETRY_MAX` seconds; it never starts a broker itself after the first one, so
+:data:`RETRY_MAX` seconds. A broker that refuses the session (its token holds as many sessions
+as it may: 429 ``too_many_sessions``) is asked why, and the client hears that error at once on
+every request that waits or comes (:meth:`RelayState.refused`); the relay then tries again from
+:data:`REFUSED_FIRST` seconds, doubling up to :data:`REFUSED_MAX`, so a slot that frees is taken
+without a busy broker being asked several times a second. It never starts a broker itself after the first one, so
 ``browser-mcp stop`` stays stopped. After stdin closes, requests already read get
 :data:`DRAIN_TIMEOUT` seconds to be answered; a broken stdout ends the session.
 """
@@ -55,10 +59,21 @@ logger = logging.getLogger(__name__)
 
 RETRY_FIRST = 0.1
 RETRY_MAX = 2.0
+# After the broker refused the session: the first wait before asking again, and the longest.
+REFUSED_FIRST = 1.0
+REFUSED_MAX = 30.0
 DRAIN_TIMEOUT = 1.0
 # Ping the broker this often; a broker that stops answering is treated as gone.
 HEARTBEAT = 20.0
 LINE_LIMIT = 64 * 1024 * 1024  # what the broker's /mcp/stream accepts in one frame
+
+
+class _Refused(Exception):
+    """The broker answered the link's upgrade with an error: ``why`` is its code and message."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 class Relay:
@@ -156,8 +171,16 @@ class Relay:
         failures = 0
         # trust_env stays off: a proxy of the environment must never see the link or the token.
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10), trust_env=False) as http:
+            refusals = 0
             while True:
-                ws = await self._connect(http, record, loud=failures == 0) if record is not None else None
+                try:
+                    ws = await self._connect(http, record, loud=failures == 0) if record is not None else None
+                except _Refused as refused:
+                    ws = None
+                    refusals += 1
+                    self._refused(refused.why, refusals == 1)
+                else:
+                    refusals = 0
                 if ws is not None and record is not None:
                     failures = 0
                     linked_at = loop.time()
@@ -174,23 +197,49 @@ class Relay:
                         delay = RETRY_FIRST
                 elif record is not None:
                     failures += 1
+                # A refusal holds until a session ends: asked again ever less often, not spun on.
+                cap = REFUSED_MAX if refusals else RETRY_MAX
+                delay = min(max(delay, REFUSED_FIRST) if refusals else delay, cap)
+                if refusals:
+                    logger.debug("refused %d times; asking again in %g s", refusals, delay)
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, RETRY_MAX)
+                delay = min(delay * 2, cap)
                 # --pid chooses the first broker only: a restarted broker has another pid.
                 record = find_broker(self.discovery_dir, None if self.state.linked_before else self.pid, self.port)
+
+    def _refused(self, why: str, first: bool) -> None:
+        # Said once per run of refusals; the client hears it on each of its requests.
+        logger.log(logging.WARNING if first else logging.DEBUG, "the broker refused this session: %s", why)
+        text = (
+            f"browser-mcp: the broker refused this session: {why}. This session asks again by itself,"
+            f" less and less often (at most every {REFUSED_MAX:g} s), and works once the broker takes it."
+        )
+        self._apply(self.state.refused(text))
 
     async def _connect(
         self, http: aiohttp.ClientSession, record: BrokerRecord, loud: bool
     ) -> aiohttp.ClientWebSocketResponse | None:
+        """The link, or None when the broker cannot be reached or did not prove itself.
+
+        Raises:
+            _Refused: the broker answered the upgrade with a client error (429 ``too_many_sessions``).
+        """
+        url = f"ws://127.0.0.1:{record.port}/mcp/stream"
+        headers = {"Authorization": f"Bearer {record.token}", WORKDIR_HEADER: quote(os.getcwd())}
         try:
             if not await self._proven(http, record, loud):
                 return None
             return await http.ws_connect(
-                f"ws://127.0.0.1:{record.port}/mcp/stream",
-                headers={"Authorization": f"Bearer {record.token}", WORKDIR_HEADER: quote(os.getcwd())},
+                url,
+                headers=headers,
                 heartbeat=HEARTBEAT,
                 max_msg_size=0,  # the broker bounds what it sends; a page's result may be large
             )
+        except aiohttp.WSServerHandshakeError as exc:
+            if not 400 <= exc.status < 500:
+                logger.log(logging.WARNING if loud else logging.DEBUG, "the broker answered %d", exc.status)
+                return None
+            raise _Refused(await _why_refused(http, record, headers, exc.status)) from None
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             # Said once per outage; the attempts after it would only repeat it.
             logger.log(
@@ -268,6 +317,19 @@ class Relay:
                 logger.warning("dropping a frame from the broker that is not JSON")
                 return
         self._apply(self.state.from_broker(message, data))
+
+
+async def _why_refused(http: aiohttp.ClientSession, record: BrokerRecord, headers: dict[str, str], status: int) -> str:
+    """The broker's error for a refused upgrade (``code: message``), asked again without the upgrade:
+    the handshake's answer keeps its body from the WebSocket client."""
+    try:
+        async with http.get(f"{record.url}/mcp/stream", headers=headers) as response:
+            error = (await response.json(content_type=None)).get("error")
+    except (aiohttp.ClientError, OSError, TimeoutError, ValueError, AttributeError):
+        error = None
+    if isinstance(error, dict) and isinstance(error.get("code"), str) and isinstance(error.get("message"), str):
+        return f"{error['code']}: {error['message']}"
+    return f"HTTP {status}"
 
 
 # Lines and frames up to this size are parsed whole; a larger one (a tools/call with large

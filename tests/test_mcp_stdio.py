@@ -45,6 +45,7 @@ from .mcp_clients import (
     MODERN,
     McpClient,
     initialize_request,
+    mcp_client,
     sdk_client,
     stdio_relay,
     text,
@@ -445,3 +446,39 @@ async def test_stdout_carries_nothing_but_json_rpc(
     assert json.loads(messages[2]["result"]["content"][0]["text"]) == {"tabs": []}
     assert "noise from print" in err and "noise from fd 1" in err
     assert process.returncode == 0
+
+
+async def test_a_relay_whose_token_is_at_its_session_quota_says_why_and_backs_off(
+    discovery_dir: Path, state_dir: Path, brokers: Brokers
+) -> None:
+    full = await brokers.start("--max-sessions", "1")
+    # The one session the broker's own token may hold, held by another client.
+    async with mcp_client(f"http://127.0.0.1:{full.port}/mcp", full.token, "holder", LEGACY):
+        process = await raw_relay(discovery_dir, state_dir, LOG_LEVEL="debug")
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        try:
+            process.stdin.write(json.dumps(initialize_request("refused")).encode() + b"\n")
+            async with asyncio.timeout(START_TIMEOUT):
+                refused = json.loads(await process.stdout.readline())
+            assert refused["id"] == 1 and refused["error"]["message"].startswith(
+                "browser-mcp: the broker refused this session: too_many_sessions: 1 sessions of the broker's own"
+            ), refused
+            assert "--max-sessions" in refused["error"]["message"]
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tabs", "arguments": {}}}
+            process.stdin.write(json.dumps(call).encode() + b"\n")
+            async with asyncio.timeout(START_TIMEOUT):
+                answer = json.loads(await process.stdout.readline())
+            assert answer["id"] == 2 and answer["result"]["isError"] is True
+            assert "too_many_sessions" in answer["result"]["content"][0]["text"]
+            # Asked again ever less often: 1 s, 2 s, 4 s between attempts, not several a second.
+            waits: list[str] = []
+            async with asyncio.timeout(START_TIMEOUT):
+                while len(waits) < 3:
+                    line = (await process.stderr.readline()).decode()
+                    assert line, "the relay ended"
+                    if "asking again in" in line:
+                        waits.append(line.rsplit("asking again in ", 1)[1].strip())
+            assert waits == ["1 s", "2 s", "4 s"]
+        finally:
+            process.kill()
+            await finish(process)

@@ -409,3 +409,34 @@ def test_a_call_known_by_its_head_is_read_whole_only_to_answer_it_when_its_broke
 def test_requests_whose_params_the_bookkeeping_reads_must_come_whole() -> None:
     with pytest.raises(ValueError, match="initialize"):
         from_client_head(linked(), INITIALIZE)
+
+
+# A broker that refuses the session
+
+REFUSAL = "browser-mcp: the broker refused this session: too_many_sessions: 1 sessions of the broker's own token"
+
+
+@pytest.mark.parametrize("modern", [False, True])
+def test_a_refused_session_answers_what_waits_and_what_comes_with_the_brokers_error(modern: bool) -> None:
+    state = RelayState()
+    from_client(state, INITIALIZE)
+    from_client(state, INITIALIZED)
+    from_client(state, tool_call(2, modern))
+
+    effects = state.refused(REFUSAL)
+
+    assert to_client(effects) == [closed(1, REFUSAL), failed_call(2, REFUSAL, modern)]
+    assert to_broker(effects) == [] and state.settled
+    assert to_client(from_client(state, request(3, "tools/list"))) == [closed(3, REFUSAL)]
+    # A broker that takes the session later gets what still waited, and is heard as ever.
+    assert to_broker(state.link_up()) == [INITIALIZED]
+    assert to_broker(from_client(state, request(4, "tools/list"))) == [request(4, "tools/list")]
+
+
+def test_a_refusal_after_a_lost_link_answers_tool_calls_with_it() -> None:
+    state = established()
+    state.link_down()
+    state.refused(REFUSAL)
+
+    assert to_client(from_client(state, tool_call(5))) == [failed_call(5, REFUSAL)]
+    assert to_client(from_client(state, request(6, "tools/list"))) == [closed(6, REFUSAL)]

@@ -24,6 +24,10 @@ What it owns:
   ``notifications/initialized``, then the kept requests; and the client is told its tool list
   changed (2025: ``notifications/tools/list_changed``; 2026: the same on each listen stream that
   asked for tool changes), since its tabs were in the old session.
+- What a broker's refusal of the session does (its credential holds as many sessions as it
+  may, :meth:`RelayState.refused`): every request waiting for a link is answered at once with the
+  broker's error (a ``tools/call`` as an ``isError`` result), and so is each one that comes until
+  a link is up, instead of waiting for a link that may not come.
 - ``notifications/cancelled`` ends the cancelled request's bookkeeping: no answer comes and
   nothing is replayed.
 - A request may come by its head alone (:meth:`RelayState.from_client_head`): its id and method,
@@ -171,6 +175,8 @@ class RelayState:
         self._initialized: _Waiting | None = None
         self._up = False
         self._linked_before = False
+        # The broker's word on why it refused the session, while no link is up; None otherwise.
+        self._refusal: str | None = None
 
     @property
     def up(self) -> bool:
@@ -226,6 +232,8 @@ class RelayState:
         request = _Request(key, message, line, whole=whole)
         if method == "initialize":
             self._initialize = message
+        if self._refusal is not None and not self._up:
+            return [self._unavailable(request, self._refusal)]
         if method == "tools/call" and self._linked_before and not self._up:
             return [self._unavailable(request, UNAVAILABLE)]
         self._pending[key] = request
@@ -268,6 +276,7 @@ class RelayState:
         reconnect = self._linked_before
         self._linked_before = True
         self._up = True
+        self._refusal = None
         self._broker_requests.clear()
         if reconnect:
             effects += self._resume()
@@ -296,6 +305,21 @@ class RelayState:
         for key, request in self._pending.items():
             if request.method == "subscriptions/listen" and request.sent and request.wants_tool_changes:
                 effects.append(SendToClient({**notice, "params": {"_meta": {SUBSCRIPTION_ID_META_KEY: key}}}))
+        return effects
+
+    def refused(self, why: str) -> list[Effect]:
+        """The broker refused to open the session (``why``, its error as the client is to read it):
+        what waits for a link is answered with it, and so is what comes, until a link is up."""
+        self._refusal = why
+        effects: list[Effect] = []
+        kept: list[_Waiting] = []
+        for waiting in self._outbox:
+            request = waiting.request
+            if request is None or request.method == "subscriptions/listen":
+                kept.append(waiting)  # notifications wait; a listen stream is answered only at its end
+            elif self._pending.pop(request.id, None) is request:
+                effects.append(self._unavailable(request, why))
+        self._outbox = kept
         return effects
 
     def link_down(self) -> list[Effect]:
