@@ -52,7 +52,7 @@ from .core.errors import (
     PageToolFailed,
     Unavailable,
 )
-from .core.messages import Arguments, ErrorReply, JsonObject, RawJson, Tool
+from .core.messages import Arguments, ErrorReply, JsonObject, Tool
 from .core.once import Outcome
 from .core.results import PageResult, bounded_result
 from .core.state import Broker
@@ -572,6 +572,7 @@ class Hub:
 
 
 def _fingerprint(ref: str | int, tool: str, args: Arguments) -> bytes:
-    """What an idempotency key is bound to: the tab as named, the tool and the arguments' bytes."""
-    body = args.text if isinstance(args, RawJson) else codec.dumps(args)
+    """What an idempotency key is bound to: the tab as named, the tool and the arguments' meaning
+    (the same JSON with other spacing or key order is the same call)."""
+    body = codec.canonical(args)
     return hashlib.sha256(b"\0".join((str(ref).encode(), tool.encode(), body))).digest()

@@ -15,7 +15,9 @@ instead of running the tool twice. What is kept, and for how long, is bounded:
 - At most ``per_session`` keys a session, running or kept; a new key past that is refused
   (429 ``too_many_calls``) until the oldest lapses. A session's keys go when it ends.
 - A key names one call: reused for another tab, tool or arguments it is refused with
-  :class:`~.errors.IdempotencyKeyReused` (422), as the IETF draft on the header asks.
+  :class:`~.errors.IdempotencyKeyReused` (422), as the IETF draft on the header asks. The adapter
+  digests the arguments' meaning, not their bytes: the same JSON spaced or ordered otherwise is
+  the same call.
 
 The adapter keeps what a repeat waits on while the first call runs; this module keeps the rules.
 """
