@@ -265,8 +265,9 @@ def written(text: str) -> Any:
 
 def canonical(value: Arguments) -> bytes:
     """Tool arguments in one form whatever the spacing and key order they came in, for comparing
-    calls by meaning: keys sorted at every level, no spaces, escapes in strings undone. Sent arguments nested deeper than orjson writes (254 levels) stay as they came, so
-    that a call with them is still told apart; parsed ones that deep cannot be sent at all.
+    calls by meaning: keys sorted at every level, no spaces, escapes in strings undone. Sent
+    arguments nested deeper than orjson writes (254 levels) stay as they came, so that a call
+    with them is still told apart; parsed ones that deep cannot be sent at all.
     """
     parsed = orjson.loads(value.text) if isinstance(value, RawJson) else value
     try:

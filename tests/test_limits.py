@@ -257,6 +257,19 @@ async def test_the_same_body_spaced_or_ordered_otherwise_is_the_same_call(make_b
     assert len(fake.received("callTool")) == 1
 
 
+async def test_what_a_key_keeps_is_the_answer_the_client_was_sent_after_the_cut(make_broker: MakeBroker) -> None:
+    broker = await make_broker(max_result_chars=1000)
+    page = FakeTab(7, "https://shop.example/", "Shop", {"read": lambda args: "word " * 200_000})
+    fake = await broker.extension(page)
+    await broker.claim(7)
+    once = {"Idempotency-Key": "read-1"}
+    first = await broker.post("/tabs/7/tools/read", {}, headers=once)
+    assert first[0] == 200 and len(first[1]["result"]) < 1200 and first[1]["limited"]
+    assert await broker.post("/tabs/7/tools/read", {}, headers=once) == first
+    assert len(fake.received("callTool")) == 1
+    assert 1000 < broker.hub.core.once_keys.kept_bytes(None) < 10_000
+
+
 async def test_a_refused_call_is_not_kept_so_its_repeat_can_succeed(make_broker: MakeBroker) -> None:
     broker = await make_broker()
     fake = await broker.extension(shop())

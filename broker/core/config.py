@@ -44,6 +44,9 @@ class Config:
     # Idempotency-Keys one session holds (calls running or ended within idempotency_keep_for s).
     idempotency_keys_per_session: int = 1000
     idempotency_keep_for: float = 60.0
+    # Bytes of those calls' outcomes kept for one credential (the owner's token, or one client
+    # token across its sessions); past it the oldest outcomes are dropped.
+    idempotency_bytes_per_credential: int = 4 * 1024 * 1024
     # Tabs one browser may report, and all browsers together (those within their grace time
     # included); more are refused with an error frame.
     max_tabs_per_browser: int = 10_000
