@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from broker.core.browser_tools import ACTIONS
 from broker.core.security import client_token
-from broker.uploads import WORKDIR_HEADER
+from broker.uploads import LARGE_BYTES, WORKDIR_HEADER
 
 from .conftest import TOKEN, MakeBroker
 from .fakes import FakeTab
@@ -366,3 +366,24 @@ async def test_a_client_token_cannot_declare_the_root_folder_its_working_folder(
     result = answer["result"]
     assert result["isError"] and "the root folder is never a client token's root" in result["content"][0]["text"]
     assert fake.received("browserAction") == []
+
+
+async def test_files_outside_the_project_or_large_are_flagged_for_the_window(
+    make_broker: MakeBroker, folders: dict[str, Path]
+) -> None:
+    large = folders["root"] / "video.bin"
+    large.write_bytes(b"\0" * LARGE_BYTES)
+    broker = await make_broker(upload_dirs=(str(folders["uploads"]),))
+    fake = await broker.extension(TAB, actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN, roots=[folders["root"].as_uri()]) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        paths = [str(folders["root"] / "root.txt"), str(folders["uploads"] / "uploads.txt"), str(large)]
+        result = await client.call("browser_file_upload", {"paths": paths})
+        assert not result.is_error, text(result)
+    files = (await fake.wait_for("browserAction"))["args"]["files"]
+    assert [(file["name"], file["flags"]) for file in files] == [
+        ("root.txt", []),
+        ("uploads.txt", ["outside the project folder"]),
+        ("video.bin", ["large"]),
+    ]
+    assert base64.b64decode(files[2]["data"]) == large.read_bytes()
