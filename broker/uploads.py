@@ -31,7 +31,6 @@ import base64
 import mimetypes
 import os
 import stat
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -201,17 +200,18 @@ def _protection(path: Path, protected: list[Path], named: tuple[Path, ...]) -> P
     return None
 
 
-def _opened_path(handle: int) -> Path | None:
-    """The path of the file ``handle`` is open on, as the system names it (None where it cannot)."""
+def _is_checked_file(handle: int, info: os.stat_result, resolved: Path) -> bool:
+    """Whether the file ``handle`` is open on is the one ``resolved`` named: by the path Linux
+    names it by (no folder on the way swapped for a link between the check and the open), else
+    by device and inode."""
+    named = Path(f"/proc/self/fd/{handle}")
     try:
-        if sys.platform == "darwin":
-            import fcntl  # noqa: PLC0415
-
-            named = fcntl.fcntl(handle, getattr(fcntl, "F_GETPATH"), b"\0" * 1024)  # noqa: B009 - macOS alone has it
-            return Path(named.rstrip(b"\0").decode())
-        return Path(os.readlink(f"/proc/self/fd/{handle}"))
+        if named.parent.is_dir():
+            return Path(os.readlink(named)) == resolved
+        now = os.stat(resolved, follow_symlinks=False)
     except OSError:
-        return None
+        return False
+    return (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino)
 
 
 def _read(given: str, resolved: Path, max_bytes: int, room: int) -> tuple[bytes, os.stat_result]:
@@ -243,8 +243,7 @@ def _read(given: str, resolved: Path, max_bytes: int, room: int) -> tuple[bytes,
                 f"{given!r} ({info.st_size:,} bytes) and the files before it are over the upload limit of"
                 f" {max_bytes:,} bytes for all the files of one upload together"
             )
-        opened = _opened_path(handle)
-        if opened is not None and opened != resolved:
+        if not _is_checked_file(handle, info, resolved):
             raise UploadNotAllowed(changed)
         chunks = []
         left = info.st_size + 1
