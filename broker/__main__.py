@@ -171,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=DEFAULTS.upload_max_bytes / 1024 / 1024,
         metavar="MB",
-        help="the largest file browser_file_upload sends (default: %(default)g)",
+        help="the most browser_file_upload sends, each file and all of one call together; files are read into"
+        " memory when checked (default: %(default)g)",
     )
     serve.add_argument(
         "--no-evaluate",
@@ -364,6 +365,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     first_run = not paths.token_file().exists()
+    directory, warning = paths.writable_discovery_dir(args.discovery_dir)
     settings = Settings(
         token=_broker_token(),
         allowed_extensions=_allowed_extensions(args.allow_extension),
@@ -375,6 +377,7 @@ def _serve(args: argparse.Namespace) -> int:
             allow_evaluate=not args.no_evaluate,
             upload_dirs=_upload_dirs(args.upload_dir),
             upload_max_bytes=round(args.upload_max_mb * 1024 * 1024),
+            upload_protected=(str(directory),),
             max_sessions=args.max_sessions,
             client_max_sessions=args.client_max_sessions,
             rate_limit=args.rate_limit,
@@ -388,7 +391,6 @@ def _serve(args: argparse.Namespace) -> int:
             max_result_chars=args.max_result_chars,
         ),
     )
-    directory, warning = paths.writable_discovery_dir(args.discovery_dir)
     if warning:
         logging.getLogger("broker").warning(warning)
 

@@ -57,6 +57,7 @@ __all__ = [
     "decode_handshake",
     "dumps",
     "dumps_pretty",
+    "canonical",
     "dumps_text",
     "encode_broker_message",
     "loads",
@@ -261,6 +262,19 @@ def dumps(value: Any) -> bytes:
 def written(text: str) -> Any:
     """JSON already written, to go into a value :func:`dumps` writes as it is."""
     return orjson.Fragment(text)
+
+
+def canonical(value: Arguments) -> bytes:
+    """Tool arguments in one form whatever the spacing and key order they came in, for comparing
+    calls by meaning: keys sorted at every level, no spaces, escapes in strings undone. Sent
+    arguments nested deeper than orjson writes (254 levels) stay as they came, so that a call
+    with them is still told apart; parsed ones that deep cannot be sent at all.
+    """
+    parsed = orjson.loads(value.text) if isinstance(value, RawJson) else value
+    try:
+        return b"c" + orjson.dumps(parsed, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        return b"r" + value.text if isinstance(value, RawJson) else b"x"
 
 
 def dumps_text(value: Any) -> str:

@@ -21,7 +21,7 @@ import hashlib
 import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import attrs
 
@@ -52,8 +52,8 @@ from .core.errors import (
     PageToolFailed,
     Unavailable,
 )
-from .core.messages import Arguments, ErrorReply, JsonObject, RawJson, Tool
-from .core.once import Outcome
+from .core.messages import Arguments, ErrorReply, JsonObject, Tool
+from .core.once import Outcome, footprint
 from .core.results import PageResult, bounded_result
 from .core.state import Broker
 
@@ -306,50 +306,53 @@ class Hub:
 
         Raises:
             IdempotencyKeyReused: ``once_key`` named another call.
+            IdempotencyOutcomeDropped: ``once_key``'s call ran, and its outcome was dropped.
             TooManyCalls: the session holds as many keys as it may.
             PageToolFailed: the page's result cannot be written as JSON.
         """
-        value = await self._call_tool(session_id, ref, tool, args, answer_within, once_key, on_wait)
+
+        def start(now: float) -> tuple[CallId, list[Effect]]:
+            return self.core.call_tool(session_id, ref, tool, args, now, answer_within)
+
+        if once_key is None:
+            return self._bounded(await self._request(start, on_wait))
+        place = (session_id, once_key)
+        credential = self.core.session_credential(session_id)
+        fingerprint = _fingerprint(ref, tool, args)
+        known = self.core.once_keys.begin(session_id, once_key, fingerprint, self._loop.time(), credential)
+        if isinstance(known, Outcome):
+            return cast(PageResult, known.replay())
+        task = self._once.get(place) if known else None
+        if task is None:
+            # What is kept for a repeat is what the client was sent: the result after the cut.
+            task = self._loop.create_task(self._bounded_call(start, on_wait))
+            self._once[place] = task
+            task.add_done_callback(lambda done: self._once_ended(session_id, once_key, done))
+        return await asyncio.shield(task)
+
+    async def _bounded_call(
+        self, start: Callable[[float], tuple[CallId, list[Effect]]], on_wait: OnWait | None
+    ) -> PageResult:
+        return self._bounded(await self._request(start, on_wait))
+
+    def _bounded(self, value: Any) -> PageResult:
         try:
             return bounded_result(value, self.config.max_result_chars, codec.dumps_text)
         except codec.JSONEncodeError as exc:
             raise PageToolFailed(f"the page's result cannot be written as JSON: {exc}") from None
 
-    async def _call_tool(
-        self,
-        session_id: SessionId,
-        ref: str | int,
-        tool: str,
-        args: Arguments,
-        answer_within: float | None,
-        once_key: str | None,
-        on_wait: OnWait | None,
-    ) -> Any:
-        def start(now: float) -> tuple[CallId, list[Effect]]:
-            return self.core.call_tool(session_id, ref, tool, args, now, answer_within)
-
-        if once_key is None:
-            return await self._request(start, on_wait)
-        place = (session_id, once_key)
-        known = self.core.once_keys.begin(session_id, once_key, _fingerprint(ref, tool, args), self._loop.time())
-        if isinstance(known, Outcome):
-            return known.replay()
-        task = self._once.get(place) if known else None
-        if task is None:
-            task = self._loop.create_task(self._request(start, on_wait))
-            self._once[place] = task
-            task.add_done_callback(lambda done: self._once_ended(session_id, once_key, done))
-        return await asyncio.shield(task)
-
-    def _once_ended(self, session_id: SessionId, key: str, task: asyncio.Task[Any]) -> None:
+    def _once_ended(self, session_id: SessionId, key: str, task: asyncio.Task[PageResult]) -> None:
         if self._once.get((session_id, key)) is not task:
             return  # its session ended meanwhile, and a call of a new one took the key
         del self._once[(session_id, key)]
         error = Unavailable("the broker is shutting down") if task.cancelled() else task.exception()
         if error is not None and not isinstance(error, BrokerError):
             error = InternalError("internal error in the broker")
+        result = None if error else task.result()
+        size = footprint(error if result is None else (result.value, result.notes, result.json_text))
         # The core keeps the result, or a copy of the error with no traceback.
-        self.core.once_keys.end(session_id, key, self._loop.time(), None if error else task.result(), error)
+        self.core.once_keys.end(session_id, key, self._loop.time(), result, error, size)
+        self._schedule()  # to free it when it lapses
 
     async def act(
         self,
@@ -572,6 +575,7 @@ class Hub:
 
 
 def _fingerprint(ref: str | int, tool: str, args: Arguments) -> bytes:
-    """What an idempotency key is bound to: the tab as named, the tool and the arguments' bytes."""
-    body = args.text if isinstance(args, RawJson) else codec.dumps(args)
+    """What an idempotency key is bound to: the tab as named, the tool and the arguments' meaning
+    (the same JSON with other spacing or key order is the same call)."""
+    body = codec.canonical(args)
     return hashlib.sha256(b"\0".join((str(ref).encode(), tool.encode(), body))).digest()

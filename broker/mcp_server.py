@@ -478,8 +478,14 @@ class McpSurface:
                     client_folders = await _client_folders(ctx, params)
                     if isinstance(client_folders, types.InputRequiredResult):
                         return client_folders
-                    folders = [*self.hub.config.upload_dirs, *client_folders]
-                    action_args = uploads.checked_upload(action_args, folders, self.hub.config.upload_max_bytes)
+                    config = self.hub.config
+                    places = uploads.upload_places(
+                        config.upload_dirs, client_folders, client_token=CLIENT_LABEL.get() is not None
+                    )
+                    # Files are read whole: not on the event loop.
+                    action_args = await asyncio.to_thread(
+                        uploads.checked_upload, action_args, places, config.upload_max_bytes, config.upload_protected
+                    )
                 view, value = await self.hub.act(
                     session.key, tab_ref, action, action_args, on_wait=self._progress(ctx, session)
                 )

@@ -18,6 +18,7 @@ Handlers parse, call the hub and shape JSON with :mod:`broker.views`; the rules 
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -192,7 +193,11 @@ async def browser_action(request: web.Request) -> web.Response:
     _, args = browser_tools.action_arguments(action, arguments.tool_arguments(await _json_body(request)))
     if action == "file_upload":
         config = _hub(request).config
-        args = uploads.checked_upload(args, config.upload_dirs, config.upload_max_bytes)
+        places = uploads.upload_places(config.upload_dirs)
+        # Files are read whole: not on the event loop.
+        args = await asyncio.to_thread(
+            uploads.checked_upload, args, places, config.upload_max_bytes, config.upload_protected
+        )
     answer_within = arguments.call_timeout(request.query.get("timeout"))
     _, result = await _hub(request).act(session_id, request.match_info["tab"], action, args, answer_within)
     return _result_response(result)

@@ -6,7 +6,8 @@
 // and the tab's site and title. The broker hears that the
 // call waits (approvalPending), so it does not time the call out meanwhile. Deny, closing the
 // window, or no answer within the approval time fails the call with `not_approved`; "always allow"
-// adds that credential on that site to the options' list. Read-only tools never ask.
+// adds that credential on that site to the options' list, and never covers an upload: each asks,
+// its files listed with the flagged ones first. Read-only tools never ask.
 //
 // An approval is for what then runs: the tab takes no other call while one waits for the person or
 // runs with their approval (`tab_busy`, as the broker refuses them too), and the approved call runs
@@ -65,7 +66,17 @@ function shownArguments(message) {
   }
   if (message.type === FromBroker.BROWSER_ACTION && message.action === "file_upload") {
     const { files, paths, ...rest } = args;
-    const listed = uploadedFiles({ files, paths }).map((file) => `${file.name}, ${file.size}: ${file.path}`);
+    // Flagged files first (hidden, outside the project folder, large, through a symlink): one
+    // among many is not to be missed.
+    const described = uploadedFiles({ files, paths });
+    const ordered = [
+      ...described.filter((file) => file.flags.length),
+      ...described.filter((file) => !file.flags.length),
+    ];
+    const listed = ordered.map((file) => {
+      const line = `${file.name}, ${file.size}: ${file.path}`;
+      return file.flags.length ? `⚠ ${file.flags.join(", ")}: ${line}` : line;
+    });
     const code = listed.join("\n") || "(none: the file chooser is cancelled)";
     return { code, args: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "", codeLabel: "Files" };
   }
@@ -81,10 +92,12 @@ export function hintsOf(annotations) {
   return { destructive, readOnly: annotations?.readOnlyHint === true && !destructive };
 }
 
-function needsApproval(annotations, origin, credential) {
+function needsApproval(annotations, origin, credential, upload) {
   const { approvalPolicy } = settings();
   const { destructive, readOnly } = hintsOf(annotations);
   if (approvalPolicy === Policy.NEVER || readOnly) return false;
+  // "Always allow", whatever it was given for, never covers the person's files: each upload asks.
+  if (upload) return true;
   if (alwaysAllowed(credential, origin)) return false;
   if (approvalPolicy === Policy.NOT_READ_ONLY) return true;
   return destructive;
@@ -163,7 +176,8 @@ export async function admit(link, message) {
   if (!wholeBrowser && !place) return {};
   const origin = place?.origin ?? "";
   const credential = sessionCredential(link.port, message.sessionId);
-  if (!needsApproval(annotations, origin, credential)) return {};
+  const upload = message.type === FromBroker.BROWSER_ACTION && message.action === "file_upload";
+  if (!needsApproval(annotations, origin, credential, upload)) return {};
   const site = origin || place?.url || "the whole browser";
   const { code, args, codeLabel = "Function" } = shownArguments(message);
   if (code.length + args.length > MAX_SHOWN) {
@@ -189,9 +203,9 @@ export async function admit(link, message) {
     site,
     url: place?.url ?? "",
     title: place?.title ?? "",
-    // "Always allow" is for one credential on one site; a request of the whole browser, or of a
-    // session whose credential the broker did not name, is allowed once at a time.
-    perSite: Boolean(origin && credential),
+    // "Always allow" is for one credential on one site; a request of the whole browser, of a
+    // session whose credential the broker did not name, or an upload, is allowed once at a time.
+    perSite: Boolean(origin && credential && !upload),
     timeoutMs,
   };
   const answer = await ask(details, `${link.port}/${message.sessionId}`, `${link.port}/${message.callId}`);

@@ -7,8 +7,9 @@ beside a minimal aiohttp relay), ``bench_mcp.py`` (MCP calls, spawn time and a l
 beside an SDK-based relay), ``bench_daemon.py`` (start-up, idle memory, a page tool's definition
 and claiming tabs, each beside its baseline), ``bench_discovery.py`` (how soon the real extension
 joins a new broker), ``bench_actions.py`` (the built-in browser tools beside Playwright MCP's) and
-``bench_tokens.py`` (a scripted agent's tasks through both: calls, characters read, time) and
-``bench_overhead.py`` (what the extension costs the pages a person opens);
+``bench_tokens.py`` (a scripted agent's tasks through both: calls, characters read, time),
+``bench_overhead.py`` (what the extension costs the pages a person opens) and ``bench_keys.py``
+(the broker's memory under a client's keyed calls of a page tool with a large answer);
 the harness they share is the package ``benchlib``. The MCP, daemon, discovery and actions modules are
 imported only when their suite runs, so the MCP SDK and Playwright load only then.
 
@@ -45,7 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 5 start-ups and one claim round, 3 discovery"
-        " runs, 5 snapshots and 10 clicks, one round of the tokens suite's tasks, 10 loads in one launch for overhead",
+        " runs, 5 snapshots and 10 clicks, one round of the tokens suite's tasks, 10 loads in one launch for overhead,"
+        " 10 s of calls and 5 s after them for keys",
     )
     parser.add_argument("--calls-small", type=int, default=2000, help="measured calls per scenario under 100 KB")
     parser.add_argument("--calls-large", type=int, default=2000, help="measured calls per scenario of 100 KB or more")
@@ -71,7 +73,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead"],
+        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead", "keys"],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
         " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); daemon: start-up and idle memory beside a"
@@ -87,7 +89,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " through Playwright MCP (its defaults, and --snapshot-mode none): success, calls, characters read and"
         " time (scripts/bench_tokens.py; not part of all; needs what actions needs); overhead: what the extension"
         " costs the pages a person opens: load times and a tab's memory with no extension, a do-nothing one, ours"
-        " and ours joined to a broker (scripts/bench_overhead.py; not part of all: four Chromiums, some minutes)",
+        " and ours joined to a broker (scripts/bench_overhead.py; not part of all: four Chromiums, some minutes);"
+        " keys: the broker's memory while a client token makes keyed calls of a page tool with a large answer,"
+        " beside the same calls without keys (scripts/bench_keys.py; not part of all: about 2.5 minutes)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -129,15 +133,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="brokers started for port probing to find, about 10 s each (default: as many as --discovery-runs)",
     )
     _browser_suites_options(parser)
+    _keys_options(parser)
     args = parser.parse_args(argv)
     if args.quick:
-        args.calls_small, args.calls_large, args.warmup, args.repeat = 300, 100, 30, 1
-        args.mcp_calls, args.mcp_calls_large, args.spawn_runs, args.list_requests = 200, 50, 5, 10
-        args.discovery_runs = 3
-        args.daemon_runs, args.daemon_rounds = 5, 1
-        args.actions_snapshots, args.actions_clicks = 5, 10
-        args.tokens_runs = 1
-        args.overhead_loads, args.overhead_warmup, args.overhead_launches, args.overhead_traced = 10, 1, 1, 4
+        _quick_counts(args)
     if args.discovery_probing_runs is None:
         args.discovery_probing_runs = args.discovery_runs
     counts = (args.calls_small, args.calls_large, args.repeat, args.mcp_calls, args.mcp_calls_large)
@@ -165,6 +164,37 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "--daemon-runs, --daemon-tabs and --daemon-rounds must be positive, --daemon-sessions not negative"
         )
     return args
+
+
+def _quick_counts(args: argparse.Namespace) -> None:
+    """--quick: a smoke run of every suite."""
+    args.calls_small, args.calls_large, args.warmup, args.repeat = 300, 100, 30, 1
+    args.mcp_calls, args.mcp_calls_large, args.spawn_runs, args.list_requests = 200, 50, 5, 10
+    args.discovery_runs = 3
+    args.daemon_runs, args.daemon_rounds = 5, 1
+    args.actions_snapshots, args.actions_clicks = 5, 10
+    args.tokens_runs = 1
+    args.overhead_loads, args.overhead_warmup, args.overhead_launches, args.overhead_traced = 10, 1, 1, 4
+    args.keys_seconds, args.keys_after = 10.0, 5.0
+
+
+def _keys_options(parser: argparse.ArgumentParser) -> None:
+    keys = parser.add_argument_group("keys suite")
+    keys.add_argument("--keys-seconds", type=float, default=65.0, help="how long the calls go on")
+    keys.add_argument("--keys-rate", type=float, default=20.0, help="calls a second (a client token's default limit)")
+    keys.add_argument(
+        "--keys-after",
+        type=float,
+        default=70.0,
+        help="seconds after the calls when RSS is read last (keys lapse at 60)",
+    )
+    keys.add_argument("--keys-answer-chars", type=int, default=1_000_000, help="characters of the page tool's answer")
+    keys.add_argument(
+        "--keys-broker-cmd",
+        default=f"{BROWSER_MCP} serve",
+        help="how to start each broker, its limits its own (another checkout's for a before and after);"
+        " --port and --discovery-dir are appended (default: %(default)s)",
+    )
 
 
 def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
@@ -252,7 +282,7 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
 
 # The suites that are not part of all run alone and alike: bench_<suite>.bench_<suite>(args), whose
 # module is imported only then (the SDK and Playwright load only for the suites that need them).
-LONE_SUITES = ("discovery", "actions", "tokens", "overhead")
+LONE_SUITES = ("discovery", "actions", "tokens", "overhead", "keys")
 
 
 async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any]:

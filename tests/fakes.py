@@ -147,7 +147,10 @@ class FakeExtension:
         link_key: bytes | None = None,
     ) -> None:
         """Open the link; with ``link_key``, run the handshake as the real extension does first."""
-        self.ws = await session.ws_connect(url, headers={"Origin": EXTENSION_ORIGIN} if headers is None else headers)
+        # No cap on what it hears, as a browser's WebSocket has none (an upload's bytes come in one frame).
+        self.ws = await session.ws_connect(
+            url, headers={"Origin": EXTENSION_ORIGIN} if headers is None else headers, max_msg_size=0
+        )
         self._reader = asyncio.create_task(self._read())
         if link_key is not None:
             await self.prove(link_key, int(URL(url).port or 80))

@@ -505,7 +505,9 @@ async def test_act_uploads_files_only_from_the_brokers_upload_dirs(
     )
     assert result.returncode == 0, result.stderr
     sent = await fake.wait_for("browserAction")
-    assert sent["args"]["files"] == [{"path": str((uploads / "report.txt").resolve()), "name": "report.txt", "size": 7}]
+    described = [{key: file[key] for key in ("path", "name", "size", "data")} for file in sent["args"]["files"]]
+    report = {"path": str((uploads / "report.txt").resolve()), "name": "report.txt", "size": 7, "data": "cmVwb3J0Cg=="}
+    assert described == [report]  # its bytes go with it, as read when checked
 
 
 # windows, history, bookmarks

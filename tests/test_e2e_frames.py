@@ -379,7 +379,10 @@ async def test_a_file_chooser_in_an_out_of_process_frame_takes_a_file(world: Wor
         snapshot = await world.ok(tab, "snapshot")
         clicked = await world.ok(tab, "click", target=frame_ref(snapshot, 'button "Photo"'))
         assert "[File chooser]" in clicked, clicked
-        paths = {"paths": [str(notes)], "files": [{"path": str(notes), "name": "notes.txt", "size": 13}]}
+        # As the broker sends it: the bytes it read, which the extension sets in the frame's own input.
+        read = {"path": str(notes), "name": "notes.txt", "size": 13, "type": "text/plain"}
+        read["data"] = "aW4gdGhlIGZyYW1lCg=="
+        paths = {"paths": [str(notes)], "files": [read]}
         uploaded = await world.ok(tab, "file_upload", **paths)
         assert "Uploaded 1 file into the file chooser: notes.txt" in uploaded, uploaded
         await frame.wait_for_function("document.getElementById('answer').textContent === 'photo: notes.txt'")

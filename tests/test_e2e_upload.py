@@ -2,14 +2,17 @@
 
 The real extension in headless Chromium, driven by ``tests/test_e2e_actions.py``'s fake broker
 (its ``world``). The fake broker sends what the real one sends after checking the paths
-(``broker/uploads.py``): absolute paths, and each file's name and size. ``tests/pages/upload_page.html``
-reads every file it gets back (name, type, size, contents) and says when its chooser is cancelled.
+(``broker/uploads.py``): absolute paths, and each file's name, size, flags and bytes, read when
+checked. ``tests/pages/upload_page.html`` reads every file it gets back (name, type, size,
+contents) and says when its chooser is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import mimetypes
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -37,11 +40,22 @@ async def tab(world: World) -> AsyncIterator[tuple[int, Page]]:
     await page.close()
 
 
-def described(*paths: Path) -> dict[str, Any]:
-    """browser_file_upload's arguments as the broker sends them once it has checked the paths."""
+def described(*paths: Path, flags: dict[Path, list[str]] | None = None) -> dict[str, Any]:
+    """browser_file_upload's arguments as the broker sends them once it has checked and read the paths."""
     return {
         "paths": [str(path) for path in paths],
-        "files": [{"path": str(path), "name": path.name, "size": path.stat().st_size} for path in paths],
+        "files": [
+            {
+                "path": str(path),
+                "name": path.name,
+                "size": path.stat().st_size,
+                "flags": (flags or {}).get(path, []),
+                "type": mimetypes.guess_type(path.name)[0] or "",
+                "modified": path.stat().st_mtime_ns // 1_000_000,
+                "data": base64.b64encode(path.read_bytes()).decode(),
+            }
+            for path in paths
+        ],
     }
 
 
@@ -188,3 +202,138 @@ async def test_the_approval_window_names_the_files_that_go_whatever_else_the_cal
     finally:
         await world.approval_policy("never")
     assert await page.evaluate("window.received") == []
+
+
+async def test_what_reaches_the_page_is_the_bytes_the_broker_read_not_what_the_path_holds_now(
+    world: World, tab: tuple[int, Page], tmp_path: Path
+) -> None:
+    tab_id, page = tab
+    cv = tmp_path / "cv.txt"
+    cv.write_text("my cv")
+    checked = described(cv)
+    # Replaced on disk after the broker read it: the page still gets what was read (and shown).
+    cv.unlink()
+    cv.symlink_to(tmp_path / "token")
+    (tmp_path / "token").write_text("the owner's token")
+    # And a file large enough to reach the page in several parts.
+    large = tmp_path / "large.txt"
+    large.write_text("".join(f"line {number:07d}\n" for number in range(400_000)))
+    await open_chooser(world, tab_id, 'button "Attachments"')
+    await world.ok(
+        tab_id,
+        "file_upload",
+        paths=[*checked["paths"], str(large)],
+        files=[*checked["files"], *described(large)["files"]],
+    )
+    await answer(page, "attachments: cv.txt, large.txt")
+    files = (await page.evaluate("window.received"))[-1]["files"]
+    assert files[0] == {"name": "cv.txt", "type": "text/plain", "size": 5, "text": "my cv"}
+    assert (files[1]["size"], files[1]["text"] == large.read_text()) == (large.stat().st_size, True)
+    # Bytes that are not the size shown are refused.
+    await open_chooser(world, tab_id, 'button "Photo"')
+    forged = described(tmp_path / "token")
+    forged["files"][0]["size"] = 3
+    refused = await world.fails(tab_id, "file_upload", **forged)
+    assert refused["code"] == "invalid_arguments" and "other bytes than its size" in refused["message"], refused
+    assert "Cancelled" in await world.ok(tab_id, "file_upload", paths=[])
+
+
+async def test_the_approval_window_lists_flagged_files_first(
+    world: World, tab: tuple[int, Page], tmp_path: Path
+) -> None:
+    tab_id, _ = tab
+    project = tmp_path / "project"
+    project.mkdir()
+    documents = []
+    for number in range(40):
+        document = project / f"chapter-{number:02d}.md"
+        document.write_text(f"# Chapter {number}\n")
+        documents.append(document)
+    hidden = project / ".env"
+    hidden.write_text("API_KEY=1234")
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("{}")
+    # Buried among the others, as a client would bury them.
+    paths = [*documents[:20], hidden, *documents[20:30], elsewhere, *documents[30:]]
+    flags = {hidden: ["hidden"], elsewhere: ["outside the project folder", "through a symlink"]}
+    await open_chooser(world, tab_id, 'button "Attachments"')
+    await world.approval_policy("destructive")
+    try:
+        asked = asyncio.ensure_future(world.act(tab_id, "file_upload", **described(*paths, flags=flags)))
+        window = await world.context.wait_for_event("page", lambda opened: "/approval.html" in opened.url)
+        await window.wait_for_selector("#agent:not(:empty)")
+        lines = (await window.locator("#code").text_content() or "").split("\n")
+        assert lines[:2] == [
+            f"⚠ hidden: .env, 12 B: {hidden}",
+            f"⚠ outside the project folder, through a symlink: elsewhere.json, 2 B: {elsewhere}",
+        ]
+        assert len(lines) == 42 and all(not line.startswith("⚠") for line in lines[2:])
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        await window.locator("body").screenshot(path=str(OUTPUT / "approval_flagged_first.png"))
+        with contextlib.suppress(Exception):
+            await window.get_by_role("button", name="Deny").click()
+        assert (await asked)["error"]["code"] == "not_approved"
+    finally:
+        await world.approval_policy("never")
+    assert "Cancelled" in await world.ok(tab_id, "file_upload", paths=[])
+
+
+async def test_always_allow_given_on_the_site_never_covers_an_upload(
+    world: World, tab: tuple[int, Page], tmp_path: Path
+) -> None:
+    tab_id, page = tab
+    session = "mallory-session"
+    link = world.link
+    await link.send(
+        {
+            "type": "connect",
+            "sessionId": session,
+            "clientName": "Mallory",
+            "credential": "mallory",
+            "serverVersion": "fake",
+        }
+    )
+    await link.wait_for("mallory's snapshot", lambda m: m.get("type") == "connected" and m.get("sessionId") == session)
+    await open_chooser(world, tab_id, 'button "Photo"')  # the chooser waits for whoever holds the tab
+    await world.claim(tab_id, session)
+    # What "Always allow mallory on this site" leaves, given for a destructive tool there.
+    await world.worker.evaluate(
+        """async (site) => {
+            const {settings} = await chrome.storage.local.get("settings");
+            const changed = {approvalPolicy: "destructive", approvalTimeoutMs: 20000,
+                             alwaysAllow: [{credential: "mallory", origin: site}]};
+            await chrome.storage.local.set({settings: {...settings, ...changed}});
+        }""",
+        world.site,
+    )
+    calls = iter(range(1, 100))
+
+    async def act(action: str, **args: Any) -> dict[str, Any]:
+        call_id = f"mallory-{next(calls)}"
+        frame = {"type": "browserAction", "sessionId": session, "callId": call_id, "tabId": tab_id, "action": action}
+        await link.send({**frame, "args": args})
+        return await link.wait_for(action, lambda m: m.get("type") == "toolResult" and m.get("callId") == call_id)
+
+    try:
+        # The site is allowed for mallory: a destructive tool runs without asking.
+        assert (await act("evaluate", function="() => 6 * 7"))["error"] is None
+        token = tmp_path / "server-4242.json"
+        token.write_text('{"token": "the owner\'s"}')
+        asked = asyncio.ensure_future(act("file_upload", **described(token)))
+        window = await world.context.wait_for_event("page", lambda opened: "/approval.html" in opened.url)
+        await window.wait_for_selector("#agent:not(:empty)")
+        assert "via mallory" in await window.locator("#credential").inner_text()
+        assert await window.locator("#always").is_hidden()  # an upload is allowed once at a time
+        with contextlib.suppress(Exception):
+            await window.get_by_role("button", name="Deny").click()
+        assert (await asked)["error"]["code"] == "not_approved"
+    finally:
+        await world.worker.evaluate(
+            """async () => {
+                const {settings} = await chrome.storage.local.get("settings");
+                await chrome.storage.local.set({settings: {...settings, approvalPolicy: "never", alwaysAllow: []}});
+            }"""
+        )
+        await world.claim(tab_id)
+    assert await page.evaluate("window.received") == []
+    assert "Cancelled" in await world.ok(tab_id, "file_upload", paths=[])

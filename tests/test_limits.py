@@ -230,6 +230,46 @@ async def test_a_key_reused_for_another_tab_tool_or_arguments_is_refused(make_br
     assert len(fake.received("callTool")) == 1
 
 
+async def test_the_same_body_spaced_or_ordered_otherwise_is_the_same_call(make_broker: MakeBroker) -> None:
+    broker = await make_broker()
+    fake = await broker.extension(shop())
+    await broker.claim(7)
+    once = {"Idempotency-Key": "order-7", "Content-Type": "application/json"}
+
+    async def send(body: str) -> tuple[int, Any]:
+        async with broker.client.post("/tabs/7/tools/search", data=body.encode(), headers=once) as response:
+            return response.status, await response.json()
+
+    first = await send('{"q": "shoes", "filters": {"size": 42, "colour": "red"}, "tags": ["a", "b"]}')
+    assert first == (200, {"result": {"hits": 1}})
+    for same in (
+        '{"tags":["a","b"],"filters":{"colour":"red","size":42},"q":"shoes"}',
+        '\n {\n  "filters" : { "colour" : "r\\u0065d",\n "size" : 42 } , "q":"shoes" ,"tags":[ "a","b" ] }\n',
+    ):
+        assert await send(same) == first
+    for other in (
+        '{"q": "shoes", "filters": {"size": 42, "colour": "red"}, "tags": ["b", "a"]}',
+        '{"q": "shoes", "filters": {"size": 43, "colour": "red"}, "tags": ["a", "b"]}',
+        '{"q": "shoes", "filters": {"size": 42, "colour": "red", "new": true}, "tags": ["a", "b"]}',
+    ):
+        status, answer = await send(other)
+        assert status == 422 and answer["error"]["code"] == "idempotency_key_reused", answer
+    assert len(fake.received("callTool")) == 1
+
+
+async def test_what_a_key_keeps_is_the_answer_the_client_was_sent_after_the_cut(make_broker: MakeBroker) -> None:
+    broker = await make_broker(max_result_chars=1000)
+    page = FakeTab(7, "https://shop.example/", "Shop", {"read": lambda args: "word " * 200_000})
+    fake = await broker.extension(page)
+    await broker.claim(7)
+    once = {"Idempotency-Key": "read-1"}
+    first = await broker.post("/tabs/7/tools/read", {}, headers=once)
+    assert first[0] == 200 and len(first[1]["result"]) < 1200 and first[1]["limited"]
+    assert await broker.post("/tabs/7/tools/read", {}, headers=once) == first
+    assert len(fake.received("callTool")) == 1
+    assert 1000 < broker.hub.core.once_keys.kept_bytes(None) < 10_000
+
+
 async def test_a_refused_call_is_not_kept_so_its_repeat_can_succeed(make_broker: MakeBroker) -> None:
     broker = await make_broker()
     fake = await broker.extension(shop())

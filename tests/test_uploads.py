@@ -9,15 +9,19 @@ reaches the extension. ``tests/test_mcp_stdio.py`` has the folder ``browser-mcp 
 
 from __future__ import annotations
 
+import asyncio
+import base64
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import aiohttp
 import pytest
 from mcp.client.streamable_http import streamable_http_client
 
 from broker.core.browser_tools import ACTIONS
-from broker.uploads import WORKDIR_HEADER
+from broker.core.security import client_token
+from broker.uploads import LARGE_BYTES, WORKDIR_HEADER
 
 from .conftest import TOKEN, MakeBroker
 from .fakes import FakeTab
@@ -27,12 +31,23 @@ ALL_ACTIONS = list(ACTIONS)
 TAB = FakeTab(7, "https://upload.example/form", "Upload form")
 
 
-def uploaded(path: Path) -> dict[str, Any]:
-    """browser_file_upload's arguments as the extension gets them for one file."""
+def uploaded(path: Path, flags: list[str] | None = None) -> dict[str, Any]:
+    """browser_file_upload's arguments as the extension gets them for one file: its bytes with it."""
     resolved = path.resolve()
+    info = resolved.stat()
     return {
         "paths": [str(resolved)],
-        "files": [{"path": str(resolved), "name": resolved.name, "size": resolved.stat().st_size}],
+        "files": [
+            {
+                "path": str(resolved),
+                "name": resolved.name,
+                "size": info.st_size,
+                "flags": flags or [],
+                "type": "text/plain",
+                "modified": info.st_mtime_ns // 1_000_000,
+                "data": base64.b64encode(resolved.read_bytes()).decode(),
+            }
+        ],
     }
 
 
@@ -76,7 +91,8 @@ async def test_a_file_under_the_clients_roots_reaches_the_extension_resolved(
         (folders["root"] / "link.txt").symlink_to(folders["root"] / "root.txt")
         result = await client.call("browser_file_upload", {"paths": [str(folders["root"] / "link.txt")]})
         assert not result.is_error, text(result)
-        assert fake.received("browserAction")[-1]["args"] == uploaded(folders["root"] / "root.txt")
+        linked = uploaded(folders["root"] / "root.txt", flags=["through a symlink"])
+        assert fake.received("browserAction")[-1]["args"] == linked
         # No paths cancels the chooser: nothing to check.
         result = await client.call("browser_file_upload", {})
         assert not result.is_error, text(result)
@@ -193,3 +209,181 @@ async def test_rest_uploads_only_from_upload_dirs(make_broker: MakeBroker, folde
     assert status == 200, body
     sent = await fake.wait_for("browserAction")
     assert sent["args"] == uploaded(folders["uploads"] / "uploads.txt")
+
+
+# Attacks: what a client may try to send away
+
+
+def page_receives(frame: dict[str, Any]) -> list[tuple[str, bytes]]:
+    """What the page gets for an upload the extension carries out: the bytes the broker sent with
+    each file, or, for a file sent without them, what its path holds now (as Chromium reads a
+    path it is given)."""
+    return [
+        (file["name"], base64.b64decode(file["data"]) if "data" in file else Path(file["path"]).read_bytes())
+        for file in frame["args"]["files"]
+    ]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A person's home folder holding the broker's token and discovery files and the usual secrets."""
+    home = tmp_path / "home"
+    for folder in ("project", ".config/browser-mcp", ".ssh", "run/browser-mcp", "profiles/work/Default"):
+        (home / folder).mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("BROWSER_MCP_TOKEN_FILE", raising=False)
+    monkeypatch.setenv("BROWSER_MCP_DISCOVERY_DIR", str(home / "run" / "browser-mcp"))
+    (home / ".config/browser-mcp/token").write_text(TOKEN + "\n")
+    (home / "run/browser-mcp/server-4242.json").write_text(f'{{"port": 8765, "token": "{TOKEN}"}}')
+    (home / ".ssh/id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (home / ".ssh/id_ed25519.pub").write_text("ssh-ed25519 AAAA person@laptop\n")
+    # A browser profile kept where the person likes (chromium --user-data-dir).
+    (home / "profiles/work/Local State").write_text("{}")
+    (home / "profiles/work/Default/Cookies").write_text("session=1")
+    (home / "project/cv.txt").write_text("my cv")
+    return home
+
+
+async def test_a_file_swapped_for_a_link_to_the_token_while_the_person_looks_sends_what_they_saw(
+    make_broker: MakeBroker, home: Path
+) -> None:
+    broker = await make_broker()
+    fake = await broker.extension(TAB, actions=ALL_ACTIONS)
+    waiting: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def approval_window(message: dict[str, Any]) -> None:
+        await waiting.put(message)  # the person reads the window; the call waits
+
+    fake.on_action = approval_window
+    cv = home / "project" / "cv.txt"
+    mallory = client_token(TOKEN, "mallory")
+    async with broker.mcp("mallory", MODERN, token=mallory, roots=[(home / "project").as_uri()]) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        upload = asyncio.ensure_future(client.call("browser_file_upload", {"paths": [str(cv)]}))
+        shown = await asyncio.wait_for(waiting.get(), 5)
+        assert [(f["name"], f["size"], f["path"]) for f in shown["args"]["files"]] == [("cv.txt", 5, str(cv))]
+        # While the window is open, the client swaps the file for a link to the broker's token.
+        cv.unlink()
+        cv.symlink_to(home / ".config/browser-mcp/token")
+        await fake.answer_action(shown)  # "Allow once"
+        assert not (await upload).is_error
+    assert page_receives(shown) == [("cv.txt", b"my cv")]
+
+
+async def test_the_brokers_token_and_the_persons_secrets_never_go_whatever_the_roots(
+    make_broker: MakeBroker, home: Path
+) -> None:
+    broker = await make_broker()
+    fake = await broker.extension(TAB, actions=ALL_ACTIONS)
+    mallory = client_token(TOKEN, "mallory")
+    secrets = [
+        home / ".config/browser-mcp/token",
+        home / "run/browser-mcp/server-4242.json",
+        home / ".ssh/id_ed25519",
+        home / "profiles/work/Default/Cookies",
+    ]
+    (home / "project/innocent.txt").symlink_to(home / ".config/browser-mcp/token")
+    async with broker.mcp("mallory", MODERN, token=mallory, roots=[home.as_uri()]) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        for secret in [*secrets, home / "project/innocent.txt"]:
+            refused = await client.call("browser_file_upload", {"paths": [str(secret)]})
+            assert refused.is_error and text(refused).startswith("upload_not_allowed:"), (secret, text(refused))
+            assert "never uploaded unless the person names that folder with `serve --upload-dir`" in text(refused)
+        assert fake.received("browserAction") == []
+        result = await client.call("browser_file_upload", {"paths": [str(home / "project/cv.txt")]})
+        assert not result.is_error, text(result)
+        # Flagged for the window: what lies below a hidden folder of the root.
+        (home / ".notes").mkdir()
+        (home / ".notes/plan.txt").write_text("plan")
+        assert not (await client.call("browser_file_upload", {"paths": [str(home / ".notes/plan.txt")]})).is_error
+    assert [file["flags"] for sent in fake.received("browserAction") for file in sent["args"]["files"]] == [
+        [],
+        ["hidden"],
+    ]
+    # Naming the folder itself with --upload-dir opens it, and only it; naming the home does not.
+    for upload_dir, allowed in ((home, False), (home / ".ssh", True)):
+        named = await make_broker(upload_dirs=(str(upload_dir),))
+        await named.extension(TAB, actions=ALL_ACTIONS)
+        await named.claim(7)
+        status, body = await named.post("/tabs/7/actions/file_upload", {"paths": [str(home / ".ssh/id_ed25519.pub")]})
+        assert (status == 200) is allowed, body
+        status, body = await named.post("/tabs/7/actions/file_upload", {"paths": [str(secrets[0])]})
+        assert status == 403 and body["error"]["code"] == "upload_not_allowed", body
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_client_token_cannot_make_the_root_folder_or_a_folder_outside_home_its_root(
+    make_broker: MakeBroker, home: Path, tmp_path: Path, era: str
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("notes")
+    broker = await make_broker()
+    fake = await broker.extension(TAB, FakeTab(8, "https://upload.example/other"), actions=ALL_ACTIONS)
+    mallory = client_token(TOKEN, "mallory")
+    async with broker.mcp("mallory", era, token=mallory, roots=["file:///", outside.as_uri()]) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        for path, why in (
+            ("/etc/hostname", "the root folder is never"),
+            (outside / "notes.txt", "inside the person's home"),
+        ):
+            refused = await client.call("browser_file_upload", {"paths": [str(path)]})
+            assert refused.is_error and text(refused).startswith("upload_not_allowed:"), text(refused)
+            assert why in text(refused), text(refused)
+    # The person's own token keeps the roots it declares.
+    async with broker.mcp("person", era, roots=[outside.as_uri()]) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 8})
+        assert not (await client.call("browser_file_upload", {"paths": [str(outside / "notes.txt")]})).is_error
+    assert len(fake.received("browserAction")) == 1
+
+
+async def test_a_client_token_cannot_declare_the_root_folder_its_working_folder(
+    make_broker: MakeBroker, home: Path
+) -> None:
+    broker = await make_broker()
+    fake = await broker.extension(TAB, actions=ALL_ACTIONS)
+    headers = {"Authorization": f"Bearer {client_token(TOKEN, 'mallory')}", WORKDIR_HEADER: quote("/")}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(broker.server.make_url("/mcp/stream"), headers=headers) as ws,
+    ):
+
+        async def request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            await ws.send_json({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            async with asyncio.timeout(5):
+                while (frame := await ws.receive_json()).get("id") != request_id:
+                    pass
+            return frame
+
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "relay", "version": "1"}}
+        await request(1, "initialize", hello)
+        await ws.send_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await request(2, "tools/call", {"name": "tabs", "arguments": {"action": "claim", "tab": 7}})
+        answer = await request(
+            3, "tools/call", {"name": "browser_file_upload", "arguments": {"paths": ["/etc/hostname"]}}
+        )
+    result = answer["result"]
+    assert result["isError"] and "the root folder is never a client token's root" in result["content"][0]["text"]
+    assert fake.received("browserAction") == []
+
+
+async def test_files_outside_the_project_or_large_are_flagged_for_the_window(
+    make_broker: MakeBroker, folders: dict[str, Path]
+) -> None:
+    large = folders["root"] / "video.bin"
+    large.write_bytes(b"\0" * LARGE_BYTES)
+    broker = await make_broker(upload_dirs=(str(folders["uploads"]),))
+    fake = await broker.extension(TAB, actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN, roots=[folders["root"].as_uri()]) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        paths = [str(folders["root"] / "root.txt"), str(folders["uploads"] / "uploads.txt"), str(large)]
+        result = await client.call("browser_file_upload", {"paths": paths})
+        assert not result.is_error, text(result)
+    files = (await fake.wait_for("browserAction"))["args"]["files"]
+    assert [(file["name"], file["flags"]) for file in files] == [
+        ("root.txt", []),
+        ("uploads.txt", ["outside the project folder"]),
+        ("video.bin", ["large"]),
+    ]
+    assert base64.b64decode(files[2]["data"]) == large.read_bytes()

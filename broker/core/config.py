@@ -44,6 +44,9 @@ class Config:
     # Idempotency-Keys one session holds (calls running or ended within idempotency_keep_for s).
     idempotency_keys_per_session: int = 1000
     idempotency_keep_for: float = 60.0
+    # Bytes of those calls' outcomes kept for one credential (the owner's token, or one client
+    # token across its sessions); past it the oldest outcomes are dropped.
+    idempotency_bytes_per_credential: int = 4 * 1024 * 1024
     # Tabs one browser may report, and all browsers together (those within their grace time
     # included); more are refused with an error frame.
     max_tabs_per_browser: int = 10_000
@@ -58,9 +61,13 @@ class Config:
     frame_limit: int = 32 * 1024 * 1024
     # Whether browser_evaluate (any JavaScript in a client's tab) is offered at all.
     allow_evaluate: bool = True
-    # Folders (absolute) every caller may upload files from, and the largest file it may upload.
+    # Folders (absolute) every caller may upload files from, and the most one upload sends (each
+    # file and all together).
     upload_dirs: tuple[str, ...] = ()
     upload_max_bytes: int = 100 * 1024 * 1024
+    # The broker's own files and folders beside those every broker has (its token, the default
+    # discovery folders): never uploaded unless an upload_dirs folder names them.
+    upload_protected: tuple[str, ...] = ()
     # Characters of a page tool's result a client gets; past them it is cut, with a note
     # (broker.core.results has the whole rule).
     max_result_chars: int = 100_000

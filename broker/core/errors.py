@@ -45,6 +45,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── ExtensionDisconnected     503 extension_disconnected (the link was lost mid-call)
     │   ├── CallTimedOut              504 timeout
     │   ├── SessionEnded              410 session_ended (also when the person ended it)
+    │   ├── IdempotencyOutcomeDropped 410 idempotency_outcome_dropped (the key's call ran; its outcome is gone)
     │   └── CircuitOpen               503 circuit_open (a tool that keeps timing out is rested)
     └── InternalError                 500 internal_error
 
@@ -74,6 +75,7 @@ __all__ = [
     "ExtensionNotConnected",
     "Forbidden",
     "IdempotencyKeyReused",
+    "IdempotencyOutcomeDropped",
     "InternalError",
     "InvalidMessage",
     "InvalidRequest",
@@ -300,6 +302,11 @@ class CallTimedOut(Unavailable, code="timeout", status=504): ...
 
 
 class SessionEnded(Unavailable, code="session_ended", status=410): ...
+
+
+class IdempotencyOutcomeDropped(Unavailable, code="idempotency_outcome_dropped", status=410):
+    """The call an Idempotency-Key names ran, but its outcome was dropped to keep the credential's
+    kept outcomes within their bound: a repeat is told so rather than run the call again."""
 
 
 class CircuitOpen(Unavailable, code="circuit_open", status=503): ...

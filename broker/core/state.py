@@ -108,7 +108,9 @@ class Broker(BrowserRequests):
         )
         self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
         self._baselines = Baselines()
-        self.once_keys = OnceKeys(config.idempotency_keep_for, config.idempotency_keys_per_session)
+        self.once_keys = OnceKeys(
+            config.idempotency_keep_for, config.idempotency_keys_per_session, config.idempotency_bytes_per_credential
+        )
         self._ended_by_person: dict[SessionId, str] = {}
         # When the broker last gave links and calls back the time it stood still (resumed).
         self._resumed_at: float | None = None
@@ -173,6 +175,11 @@ class Broker(BrowserRequests):
 
     def has_session(self, session_id: SessionId) -> bool:
         return session_id in self._sessions
+
+    def session_credential(self, session_id: SessionId) -> str | None:
+        """The client token's name that opened the session (None: the broker's own token, or no such session)."""
+        session = self._sessions.get(session_id)
+        return None if session is None else session.credential
 
     def close_session(self, session_id: SessionId, why: str | None = None) -> list[Effect]:
         """End a session: its pending calls are withdrawn (``why`` tells their callers) and its
@@ -468,6 +475,7 @@ class Broker(BrowserRequests):
             logger.info("session %s (%s) ended: %s", session.id, session.name, reason)
             effects += self.close_session(session.id)
             effects.append(SessionExpired(session.id, reason))
+        self.once_keys.lapse(now)
         return effects
 
     def resumed(self, now: float, stood_still: float) -> list[Effect]:
@@ -503,6 +511,9 @@ class Broker(BrowserRequests):
             times.append(link.last_received + config.silence_timeout)
             times.append(max(link.last_received, link.last_sent) + config.ping_interval)
         times += [b.detached_at + config.browser_grace for b in self._browsers.values() if b.detached_at is not None]
+        lapse = self.once_keys.next_lapse()
+        if lapse is not None:
+            times.append(lapse)
         return min(times, default=None)
 
     # Views

@@ -4,18 +4,21 @@
 // Chromium would show the person a native chooser (or, with the debugger attached, cancel it);
 // here it is intercepted, so that a click on an <input type=file> (or on what opens one) leaves it
 // open for the client: the click's result says so, and browser_file_upload sets the input's files
-// from disk (DOM.setFileInputFiles: real files, their names, types, sizes and contents as on
-// disk, the page seeing `input` and `change`) or, without paths, cancels it (`cancel`). Which files
-// may go is the broker's to check (broker/uploads.py): it sends absolute paths it resolved, with
-// their names and sizes for the approval window. Chromium lets an extension hand a page files only
-// with "Allow access to file URLs" on.
+// (the page seeing `input` and `change`) or, without paths, cancels it (`cancel`). Which files may
+// go is the broker's to check (broker/uploads.py): it sends the absolute paths it resolved, each
+// file's name, size and flags for the approval window, and the file's bytes, read when it checked
+// them. Those bytes are what the page gets, as Files built in an isolated world of the input's
+// frame (as Playwright sets files it holds in memory): the person approves what they saw, and a
+// file replaced on disk while the window was open changes nothing. A broker of an earlier version
+// sends no bytes: its paths are then read by Chromium (DOM.setFileInputFiles), which lets an
+// extension hand a page files from disk only with "Allow access to file URLs" on.
 
 import { onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { onFrameSession } from "./frames.js";
 
 /**
- * tab id -> {backendNodeId, mode, target} of the chooser the page opened and nobody answered yet;
+ * tab id -> {backendNodeId, frameId, mode, target} of the chooser the page opened and nobody answered yet;
  * target is what its input's commands go to: the tab, or the session of the out-of-process frame
  * (frames.js) it opened in, which is intercepted and heard there, not through the tab.
  */
@@ -29,7 +32,8 @@ onFrameSession((session) => send(session, ...INTERCEPT).catch(() => {}));
 function chooserEvent(target, method, params) {
   const tabId = target.tabId ?? target;
   if (method === "Page.fileChooserOpened" && params.backendNodeId !== undefined) {
-    choosers.set(tabId, { backendNodeId: params.backendNodeId, mode: params.mode, target });
+    const { backendNodeId, frameId, mode } = params;
+    choosers.set(tabId, { backendNodeId, frameId, mode, target });
   } else if (method === "Page.frameNavigated" && !params.frame.parentId && target === tabId) {
     choosers.delete(tabId); // its input went with the page
   } else if (method === "Target.detachedFromTarget" && choosers.get(tabId)?.target.sessionId === params.sessionId) {
@@ -71,19 +75,110 @@ function sizeOf(bytes) {
 
 /**
  * The files an upload's `args` send: each of its `paths` (what is uploaded), named by its last
- * part, with the size the broker gave in `files` for that same path. A size is taken only for a
- * path that is uploaded, so what the person is shown is what goes.
+ * part, with the size, flags and bytes the broker gave in `files` for that same path. A size is
+ * taken only for a path that is uploaded, so what the person is shown is what goes.
  */
 export function uploadedFiles(args) {
-  const sizes = new Map((Array.isArray(args.files) ? args.files : []).map((file) => [file?.path, file?.size]));
+  const described = new Map((Array.isArray(args.files) ? args.files : []).map((file) => [file?.path, file]));
   return (Array.isArray(args.paths) ? args.paths : []).map((path) => {
-    const size = sizes.get(path);
+    const file = described.get(path) ?? {};
+    const flags = Array.isArray(file.flags) ? file.flags.filter((flag) => typeof flag === "string") : [];
     return {
       path: String(path),
       name: String(path).split(/[/\\]/).pop(),
-      size: Number.isInteger(size) ? sizeOf(size) : "size unknown",
+      size: Number.isInteger(file.size) ? sizeOf(file.size) : "size unknown",
+      bytes: Number.isInteger(file.size) ? file.size : null,
+      flags,
+      data: typeof file.data === "string" ? file.data : null,
+      type: typeof file.type === "string" ? file.type : "",
+      modified: Number.isFinite(file.modified) ? file.modified : Date.now(),
     };
   });
+}
+
+/** How many bytes base64 `data` holds. */
+function decodedLength(data) {
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return (data.length / 4) * 3 - padding;
+}
+
+// Base64 characters handed to the page at a time (a multiple of 4, so each part decodes alone).
+const PART = 4 * 1024 * 1024;
+// An isolated world of the input's frame: the page's own scripts cannot touch what runs there.
+const WORLD_NAME = "browser-mcp upload";
+// Run on the input in that world: keep one part of a file's bytes (on the world's own wrapper of
+// the input, which the page cannot see).
+const TAKE_PART = `function (index, part) {
+  const parts = (this.__browserMcpUpload ??= []);
+  (parts[index] ??= []).push(part);
+}`;
+// Then build the Files from their parts, set them, and tell the page as a chooser would.
+const SET_FILES = `function (files) {
+  const parts = this.__browserMcpUpload ?? [];
+  delete this.__browserMcpUpload;
+  const transfer = new DataTransfer();
+  files.forEach((file, index) => {
+    const bytes = (parts[index] ?? []).map((part) => {
+      const text = atob(part);
+      const array = new Uint8Array(text.length);
+      for (let at = 0; at < text.length; at += 1) array[at] = text.charCodeAt(at);
+      return array;
+    });
+    transfer.items.add(new File(bytes, file.name, { type: file.type, lastModified: file.modified }));
+  });
+  this.files = transfer.files;
+  this.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+  this.dispatchEvent(new Event("change", { bubbles: true }));
+}`;
+
+/** Set the chooser's input to `files` (from uploadedFiles), from the bytes they carry. */
+async function setFromBytes(chooser, files) {
+  const { executionContextId } = await send(chooser.target, "Page.createIsolatedWorld", {
+    frameId: chooser.frameId,
+    worldName: WORLD_NAME,
+  });
+  const { object } = await send(chooser.target, "DOM.resolveNode", {
+    backendNodeId: chooser.backendNodeId,
+    executionContextId,
+  });
+  try {
+    for (const [index, file] of files.entries()) {
+      for (let at = 0; at < file.data.length; at += PART) {
+        await send(chooser.target, "Runtime.callFunctionOn", {
+          objectId: object.objectId,
+          functionDeclaration: TAKE_PART,
+          arguments: [{ value: index }, { value: file.data.slice(at, at + PART) }],
+        });
+      }
+    }
+    const shown = files.map(({ name, type, modified }) => ({ name, type, modified }));
+    const { exceptionDetails } = await send(chooser.target, "Runtime.callFunctionOn", {
+      objectId: object.objectId,
+      functionDeclaration: SET_FILES,
+      arguments: [{ value: shown }],
+    });
+    if (exceptionDetails) {
+      const why = exceptionDetails.exception?.description ?? exceptionDetails.text;
+      throw new ActionError(Code.ACTION_FAILED, `the files could not be set: ${why}`);
+    }
+  } finally {
+    await send(chooser.target, "Runtime.releaseObject", { objectId: object.objectId }).catch(() => {});
+  }
+}
+
+/**
+ * The files to set from their bytes; null when the broker sent none (an earlier version, which
+ * sends paths alone). Files whose bytes are missing, or are not the size shown, are refused.
+ */
+function filesWithBytes(args) {
+  const files = uploadedFiles(args);
+  if (files.every((file) => file.data === null)) return null;
+  for (const file of files) {
+    if (file.data === null || file.bytes === null || decodedLength(file.data) !== file.bytes) {
+      throw invalidArguments(`the broker sent ${file.path} without its bytes, or with other bytes than its size`);
+    }
+  }
+  return files;
 }
 
 async function cancel(chooser) {
@@ -108,20 +203,25 @@ export async function uploadFiles(tabId, args) {
   if (paths.length > 1 && chooser.mode !== "selectMultiple") {
     throw invalidArguments(`the file chooser takes one file, and ${paths.length} were given`);
   }
+  const withBytes = filesWithBytes(args);
   choosers.delete(tabId);
   if (!paths.length) {
     await cancel(chooser);
     return "Cancelled the file chooser";
   }
-  if (!(await chrome.extension.isAllowedFileSchemeAccess())) {
-    choosers.set(tabId, chooser);
-    throw new ActionError(
-      Code.ACTION_FAILED,
-      'Chromium lets the extension hand pages files only with "Allow access to file URLs" on: turn it on in' +
-        " the browser-mcp extension's details (chrome://extensions), then call browser_file_upload again",
-    );
+  if (withBytes) {
+    await setFromBytes(chooser, withBytes);
+  } else {
+    if (!(await chrome.extension.isAllowedFileSchemeAccess())) {
+      choosers.set(tabId, chooser);
+      throw new ActionError(
+        Code.ACTION_FAILED,
+        'Chromium lets the extension hand pages files only with "Allow access to file URLs" on: turn it on in' +
+          " the browser-mcp extension's details (chrome://extensions), then call browser_file_upload again",
+      );
+    }
+    await send(chooser.target, "DOM.setFileInputFiles", { files: paths, backendNodeId: chooser.backendNodeId });
   }
-  await send(chooser.target, "DOM.setFileInputFiles", { files: paths, backendNodeId: chooser.backendNodeId });
   const names = uploadedFiles(args)
     .map((file) => `${file.name} (${file.size})`)
     .join(", ");

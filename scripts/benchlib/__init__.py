@@ -25,7 +25,7 @@ Chromium's launch arguments are the tests' own, ``tests/chromium.py``.
 
 The benchmarks themselves are ``scripts/bench_rest.py``, ``scripts/bench_mcp.py`` (with
 ``scripts/bench_mcp_list.py``), ``scripts/bench_daemon.py``, ``scripts/bench_discovery.py``,
-``scripts/bench_actions.py``, ``scripts/bench_tokens.py`` and ``scripts/bench_overhead.py``;
+``scripts/bench_actions.py``, ``scripts/bench_tokens.py``, ``scripts/bench_overhead.py`` and ``scripts/bench_keys.py``;
 ``scripts/bench.py`` parses the command line and runs them. This module imports only the standard
 library: the baselines import the package too (for :mod:`benchlib.relay_link`), and their memory is
 measured.

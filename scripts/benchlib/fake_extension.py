@@ -8,6 +8,7 @@ CPU is never counted as the server's.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -31,10 +32,12 @@ SNAPSHOT = {
 
 
 class FakeExtension:
-    """Answers ``connect`` once with the snapshot and every ``callTool`` by echoing its args."""
+    """Answers ``connect`` once with the snapshot and every ``callTool`` by echoing its args (or with
+    what ``answer`` makes of them)."""
 
-    def __init__(self, snapshot: dict[str, Any] = SNAPSHOT) -> None:
+    def __init__(self, snapshot: dict[str, Any] = SNAPSHOT, answer: Callable[[Any], Any] | None = None) -> None:
         self.snapshot = snapshot
+        self.answer = answer
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.task: asyncio.Task[None] | None = None
 
@@ -50,7 +53,8 @@ class FakeExtension:
             message = orjson.loads(frame.data)
             kind = message.get("type")
             if kind == "callTool":
-                reply = {"type": "toolResult", "callId": message["callId"], "result": message["args"], "error": None}
+                result = message["args"] if self.answer is None else self.answer(message["args"])
+                reply = {"type": "toolResult", "callId": message["callId"], "result": result, "error": None}
                 await ws.send_frame(orjson.dumps(reply), aiohttp.WSMsgType.TEXT)
             elif kind == "connect" and not snapshot_sent:
                 snapshot_sent = True
