@@ -43,7 +43,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from . import codec, uploads
 from .core import arguments, browser_tools, browser_wide
 from .core.effects import TabView
-from .core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
+from .core.errors import BrokerError, InvalidRequest, PageToolFailed, TabNotFound, ToolNotFound, error_to_wire
 from .core.messages import Tool
 from .core.results import is_content
 from .core.tool_names import name_page_tools, tab_of_page_tool
@@ -634,14 +634,19 @@ def _json_result(value: Any) -> types.CallToolResult:
 
 
 def _unwritable(exc: Exception, ref: str) -> types.CallToolResult:
-    message = f"tool_failed: the page's result cannot be written as JSON ({exc}); tab {ref}"
-    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+    return _error_result(PageToolFailed(f"the page's result cannot be written as JSON ({exc}); tab {ref}"))
 
 
 def _error_result(exc: BrokerError) -> types.CallToolResult:
+    """A failed call as an MCP result: ``code: message`` for the model to read, and for a client
+    to branch on, ``structuredContent`` holding the very ``{"error": {...}}`` REST answers with
+    (``code``, ``message``, a failed tool's own ``pageCode``), so the two doors never differ."""
     meta = {UNTRUSTED: True} if exc.page_text else None
     return types.CallToolResult(
-        content=[types.TextContent(text=f"{exc.code}: {exc.message}")], is_error=True, _meta=meta
+        content=[types.TextContent(text=f"{exc.code}: {exc.message}")],
+        structured_content={"error": error_to_wire(exc)},
+        is_error=True,
+        _meta=meta,
     )
 
 

@@ -166,6 +166,40 @@ async def test_page_tool_failure_is_an_error_result(broker: BrokerUnderTest, era
         assert refused.is_error and not (refused.meta or {}).get("browser-mcp/untrusted")
 
 
+async def test_every_error_result_carries_its_code_as_rest_gives_it(broker: BrokerUnderTest, era: str) -> None:
+    fake = await broker.extension(shop(7), actions=["click"])
+
+    async def stale(message: dict[str, Any]) -> None:
+        error = {"code": "stale_ref", "message": "ref e3 is from an earlier page: take a new snapshot"}
+        await fake.send({"type": "toolResult", "callId": message["callId"], "error": error})
+
+    fake.on_action = stale
+    await broker.claim(7)
+    rest_failed = (await broker.post("/tabs/7/tools/checkout", {}))[1]
+    rest_stale = (await broker.post("/tabs/7/actions/click", {"target": "e3", "element": "Buy"}))[1]
+    rest_gone = (await broker.post("/tabs/99/tools/checkout", {}))[1]
+    await broker.post("/tabs/7/release")
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        failed = await client.call("t7_checkout")
+        refused = await client.call("call_page_tool", {"tab": 99, "tool": "checkout"})
+        stale_ref = await client.call("browser_click", {"tab": 7, "ref": "e3", "element": "Buy"})
+        unknown = await client.call("tabs", {"action": "fly"})
+
+    for result, rest in [(failed, rest_failed), (refused, rest_gone), (stale_ref, rest_stale)]:
+        assert result.is_error and result.structured_content == {"error": rest["error"]}
+        error = result.structured_content["error"]
+        assert text(result) == f"{error['code']}: {error['message']}", "the text says the same"
+    assert failed.structured_content["error"]["pageCode"] == "declined"
+    assert stale_ref.structured_content["error"] == {
+        "code": "tool_failed",
+        "message": "ref e3 is from an earlier page: take a new snapshot",
+        "pageCode": "stale_ref",
+    }
+    assert refused.structured_content["error"]["code"] == "tab_not_found"
+    assert unknown.structured_content == {"error": {"code": "invalid_request", "message": text(unknown)[17:]}}
+
+
 async def test_no_browser_explains_how_to_load_the_extension(broker: BrokerUnderTest, era: str) -> None:
     async with broker.mcp("Claude Code", era) as client:
         result = await client.call("tabs", {"action": "open", "url": "https://example.com/"})
