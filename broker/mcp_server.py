@@ -46,7 +46,7 @@ from .core.effects import TabView
 from .core.errors import BrokerError, InvalidRequest, PageToolFailed, TabNotFound, ToolNotFound, error_to_wire
 from .core.messages import Tool
 from .core.results import is_content
-from .core.tool_names import name_page_tools, tab_of_page_tool
+from .core.tool_names import labelled_description, name_page_tools, tab_of_page_tool
 from .hub import Hub, OnWait
 from .mcp_progress import WaitProgress
 from .runtime import VERSION
@@ -601,8 +601,9 @@ def _tool_json(name: str, view: TabView, tool: Tool) -> dict[str, Any]:
 
     Every client pays for each definition in its context window, so the broker adds little to
     what the page declared: that it is a page's tool ("page tool", the words the server's
-    instructions call untrusted), of which tab and site, once and briefly. That its output is
-    untrusted is said in every result's ``_meta`` too.
+    instructions call untrusted), of which tab and site, once and briefly, before anything the
+    page wrote, in a form the page's text cannot take (:func:`labelled_description`). That its
+    output is untrusted is said in every result's ``_meta`` too.
     """
     if tool.frame_origin is not None:
         site = urllib.parse.urlsplit(tool.frame_origin).netloc or tool.frame_origin[:60] or "a frame"
@@ -612,7 +613,7 @@ def _tool_json(name: str, view: TabView, tool: Tool) -> dict[str, Any]:
         where = f"tab {view.ref}, {site}"
     spec: dict[str, Any] = {
         "name": name,
-        "description": f"{tool.description} (page tool, {where})".lstrip(),
+        "description": labelled_description(f"page tool, {where}", tool.description),
         "inputSchema": _input_schema(tool.input_schema),
     }
     if tool.frame_origin is not None:

@@ -124,7 +124,7 @@ async def test_frames_tools_are_the_tabs_named_apart_described_by_their_site_and
         assert len(mine) == 3, list(tools)
         described = {tool.description for tool in mine.values()}
         host = other.split("//")[1]
-        assert any(d.endswith(f"(page tool, tab {tab['ref']}, frame of {host})") for d in described), described  # type: ignore[index]
+        assert any(d.startswith(f"[page tool, tab {tab['ref']}, frame of {host}] ") for d in described), described  # type: ignore[index]
         answers = []
         for name in mine:
             result = await client.call(name, {})
