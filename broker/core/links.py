@@ -92,6 +92,7 @@ from .messages import (
 from .pending import CallKind, Pending, PendingCalls
 from .sessions import OWNER_CREDENTIAL, Session, Sessions
 from .snapshots import SNAPSHOT_BUDGET, Baselines, View, with_section
+from .tab_refs import named_in_message, named_in_result
 
 __all__ = ["BrowserLinks", "Link"]
 
@@ -115,6 +116,8 @@ _REFUSED: dict[str, type[BrokerError]] = {
 # A browserRequest's error codes that name one of the broker's own errors: a window to close
 # gained a tab that is not the session's after the broker checked it.
 _BROWSER_REFUSALS: dict[str, type[BrokerError]] = {"window_changed": WindowNotOwned}
+# toolResult error codes of a page tool call that the extension wrote, not the page.
+_EXTENSION_TOOL_CODES = frozenset({"tab_not_found", "no_page_tools", "page_gone", "cancelled"})
 
 
 class _UnannouncedTab(Exception):
@@ -409,7 +412,10 @@ class BrowserLinks:
             return []
         error = message.error
         if error is None:
-            return self._finish(pending.call_id, now, value=self._with_snapshot(pending, message))
+            value = self._with_snapshot(pending, message)
+            if pending.kind is CallKind.ACTION:
+                value = named_in_result(value, pending.browser)
+            return self._finish(pending.call_id, now, value=value)
         failure: BrokerError
         if isinstance(error, WireError):
             code = error.code or ""
@@ -418,10 +424,20 @@ class BrowserLinks:
                 or _REFUSED.get(code)
                 or (_BROWSER_REFUSALS.get(code) if pending.kind is CallKind.BROWSER else None)
             )
-            failure = known(error.message) if known else PageToolFailed(error.message, page_code=error.code)
+            # A page tool's own error is the page's text, kept as it wrote it.
+            page_wrote = pending.kind is CallKind.TOOL and known is None and code not in _EXTENSION_TOOL_CODES
+            text = error.message if page_wrote else self._tabs_named(link, pending, error.message)
+            failure = known(text) if known else PageToolFailed(text, page_code=error.code)
         else:
             failure = PageToolFailed(error)
         return self._finish(pending.call_id, now, failure)
+
+    def _tabs_named(self, link: Link, pending: Pending, text: str) -> str:
+        """The extension's message with the tabs it names (the call's own, or for a call of the
+        browser's own, any of its tabs) written as refs."""
+        if pending.tab_id is not None:
+            return named_in_message(text, pending.browser, frozenset({pending.tab_id}))
+        return named_in_message(text, pending.browser, frozenset(self._browsers[link.browser].tabs))
 
     def _with_snapshot(self, pending: Pending, message: ToolResult) -> Any:
         """A browser action's result with the page's snapshot as this client is to read it."""
