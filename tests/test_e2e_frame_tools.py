@@ -329,7 +329,13 @@ async def test_a_hostile_frame_cannot_pose_as_the_broker_the_top_page_or_the_app
         await window.wait_for_timeout(150)  # drawn
         await window.locator("body").screenshot(path=str(FRAME_OUTPUT / f"hostile_approval_{world.flavour}.png"))
         # The window's own labels are the window's; every word the page chose is boxed as the page's.
-        assert await window.locator("dt:visible").all_inner_texts() == ["Agent", "Tool", "Site", "Page title", "Arguments"]
+        assert await window.locator("dt:visible").all_inner_texts() == [
+            "Agent",
+            "Tool",
+            "Site",
+            "Page title",
+            "Arguments",
+        ]
         assert await window.locator("#site").inner_text() == world.site.replace("127.0.0.1", "localhost")
         assert await window.locator("#tool").get_attribute("class") == "page-text"
         assert await window.locator("#tool").inner_text() == f"f{found[1]}_pay"

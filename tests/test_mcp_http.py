@@ -528,3 +528,29 @@ async def test_opening_a_tab_of_another_scheme_is_a_tool_error(broker: BrokerUnd
         assert refused.is_error and text(refused).startswith("invalid_request: cannot open 'javascript:alert(1)'")
     await broker.settled(fake)
     assert fake.received("openTab") == []
+
+
+async def test_a_claim_the_browser_refuses_for_another_brokers_session_fails_naming_it_and_is_undone(
+    make_broker: MakeBroker, era: str
+) -> None:
+    broker = await make_broker(call_timeout=1.0)
+    fake = await broker.extension(shop(7), shop(8), shop(9), features=["claims"])
+    fake.held_elsewhere[7] = 'tab 7 is held by session "Codex" of the broker on port 8766'
+    async with broker.mcp("Claude Code", era) as client:
+        refused = await client.call("tabs", {"action": "claim", "tab": 7})
+        assert refused.is_error and refused.structured_content is not None
+        assert refused.structured_content["error"]["code"] == "tab_owned"
+        assert 'session "Codex" of the broker on port 8766' in text(refused)
+        listed = await client.call_json("tabs", {"action": "list"})
+        assert next(t for t in listed["tabs"] if t["id"] == 7)["owner"] is None, "the claim was undone"
+        assert "t7_search" not in await client.tool_names()
+        claimed = await client.call_json("tabs", {"action": "claim", "tab": 8})
+        assert claimed["claim"]["owner"]["name"] == "Claude Code"
+        assert [m.get("callId") is not None for m in fake.received("tabClaimed")] == [True, True]
+        # An extension that says it answers claims and does not: the claim times out, undone.
+        fake.answer_claims = False
+        silent = await client.call("tabs", {"action": "claim", "tab": 9})
+        assert silent.is_error and text(silent).startswith("timeout:"), text(silent)
+        listed = await client.call_json("tabs", {"action": "list"})
+        assert next(t for t in listed["tabs"] if t["id"] == 9)["owner"] is None
+    assert fake.received("tabReleased")[-1]["tabId"] == 9, "the browser is told to ungroup what it may have grouped"

@@ -143,9 +143,9 @@ class BrowserRequests(PersonInCharge):
         others = [tab for tab in tabs if tab.owner != session.id]
         if others:
             raise WindowNotOwned(
-                f"cannot {action} window {browser.key}:{window_id}: it holds {self._whose(browser, others)}; only a window"
-                " whose every tab is yours can be focused, resized or closed (browser_windows action=create opens"
-                " one)"
+                f"cannot {action} window {browser.key}:{window_id}: it holds {self._whose(browser, others)};"
+                " only a window whose every tab is yours can be focused, resized or closed"
+                " (browser_windows action=create opens one)"
             )
         return tabs
 

@@ -53,6 +53,7 @@ from .errors import (
     PersonDeclined,
     SessionEnded,
     TabBusy,
+    TabHeldElsewhere,
     TabNotClaimed,
     TabNotFound,
     TabOwnedByOther,
@@ -116,6 +117,9 @@ _REFUSED: dict[str, type[BrokerError]] = {
 # A browserRequest's error codes that name one of the broker's own errors: a window to close
 # gained a tab that is not the session's after the broker checked it.
 _BROWSER_REFUSALS: dict[str, type[BrokerError]] = {"window_changed": WindowNotOwned}
+# The feature (``connected.features``) of an extension that answers ``tabClaimed`` carrying a
+# ``callId``, refusing a tab another broker's session holds there.
+CLAIMS = "claims"
 # toolResult error codes of a page tool call that the extension wrote, not the page.
 _EXTENSION_TOOL_CODES = frozenset({"tab_not_found", "no_page_tools", "page_gone", "cancelled"})
 
@@ -407,6 +411,7 @@ class BrowserLinks:
             CallKind.DISCOVER,
             CallKind.OPEN_TAB,
             CallKind.BROWSER,
+            CallKind.CLAIM,
         )
         if pending is None:
             return []
@@ -423,6 +428,7 @@ class BrowserLinks:
                 _DECLINED.get(code)
                 or _REFUSED.get(code)
                 or (_BROWSER_REFUSALS.get(code) if pending.kind is CallKind.BROWSER else None)
+                or (TabHeldElsewhere if pending.kind is CallKind.CLAIM else None)
             )
             # A page tool's own error is the page's text, kept as it wrote it.
             page_wrote = pending.kind is CallKind.TOOL and known is None and code not in _EXTENSION_TOOL_CODES
@@ -581,9 +587,30 @@ class BrowserLinks:
             else:
                 self._breakers.withdrawn(key, call_id)
         effects = self._called_off(pending, error, withdrawn=withdrawn)
+        if pending.kind is CallKind.CLAIM and (error is not None or withdrawn):
+            effects += self._claim_undone(pending, refused=isinstance(error, TabHeldElsewhere))
         if error is not None:
             return [*effects, RejectCall(call_id, error)]
         return [*effects, ResolveCall(call_id, value)]
+
+    def _claim_undone(self, pending: Pending, *, refused: bool) -> list[Effect]:
+        """A claim the browser refused, or did not confirm: the tab is not the session's here.
+
+        A browser that did not answer may have grouped the tab all the same, so it is told; one
+        that refused kept the tab as it was, its holder's, whom a release would disturb.
+        """
+        browser = self._browsers.get(pending.browser)
+        tab = browser.tabs.get(pending.tab_id) if browser and pending.tab_id is not None else None
+        if browser is None or tab is None or tab.owner != pending.session_id:
+            return []
+        tab.owner = None
+        session = self._sessions.get(pending.session_id)
+        if session is not None and session.current == (browser.key, tab.id):
+            session.current = None
+        told = (
+            [] if refused or browser.link_id is None else self._tell(browser, TabReleased(pending.session_id, tab.id))
+        )
+        return [*told, *self._changed(browser, tab, pending.session_id)]
 
     def _called_off(self, pending: Pending, error: BrokerError | None, *, withdrawn: bool) -> list[Effect]:
         """A call the page is running, ended here without its answer: the browser stops it too."""

@@ -86,7 +86,9 @@ def page_tool_refusal(name: str) -> str | None:
     if not _PAGE_NAME.fullmatch(declared):
         return f"a page tool's name is at most {MAX_PAGE_NAME} letters, digits, _, - and ."
     if _OURS.search(declared):
-        return "tabs, page_tools, call_page_tool and browser_* name the broker's own tools: a page's tool cannot take them"
+        return (
+            "tabs, page_tools, call_page_tool and browser_* name the broker's own tools: a page's tool cannot take them"
+        )
     return None
 
 
