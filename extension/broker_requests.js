@@ -10,7 +10,7 @@ import { admit, approvalEnded, cancelApprovalOf, cancelApprovals } from "./appro
 import { releaseSessions, releaseTab } from "./actions/debugger.js";
 import { runBrowserAction } from "./actions/run.js";
 import { runBrowserRequest } from "./browser_wide.js";
-import { reply } from "./links.js";
+import { isJoined, reply } from "./links.js";
 import { unclaimed } from "./ownership.js";
 import { callTool, discoverTools } from "./page_tools.js";
 import { forgetSessions, groupTab, heldElsewhere, rememberSession, sessionName, ungroupTab } from "./sessions.js";
@@ -107,7 +107,9 @@ export async function handleBrokerMessage(link, message) {
  * as the tab is not its session's (ownership.js).
  */
 async function claimTab(link, message) {
-  const holder = heldElsewhere(link.port, message.tabId);
+  // A broker no longer joined holds nothing: its sessions ended with it, as far as this browser knows.
+  const found = heldElsewhere(link.port, message.tabId);
+  const holder = found && isJoined(found.port) ? found : null;
   const answer = (error) => {
     if (message.callId)
       link.send(reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, result: null, error }));
