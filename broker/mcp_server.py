@@ -619,7 +619,8 @@ def _tool_json(name: str, view: TabView, tool: Tool) -> dict[str, Any]:
     if tool.frame_origin is not None:
         spec["_meta"] = {"browser-mcp/origin": tool.frame_origin}
     if tool.title:
-        spec["title"] = tool.title
+        # A client may show the title in the name's place: it is labelled as the description is.
+        spec["title"] = labelled_description("page tool", tool.title)
     if tool.read_only:
         spec["annotations"] = {"readOnlyHint": True}
     elif tool.destructive:
