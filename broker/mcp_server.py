@@ -554,7 +554,12 @@ class McpSurface:
         self, key: str, ref: str | int, tool: str, arguments: dict[str, Any], on_wait: OnWait
     ) -> types.CallToolResult:
         result = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
-        return _page_result(result.value, str(ref), result.json_text, result.notes)
+        # The tab by its ref (b2:12), whatever the client named it by: two browsers may share an id.
+        try:
+            shown = self.hub.tab(ref).ref
+        except BrokerError:
+            shown = str(ref)  # closed meanwhile
+        return _page_result(result.value, shown, result.json_text, result.notes)
 
 
 async def _client_folders(

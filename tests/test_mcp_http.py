@@ -207,6 +207,8 @@ async def test_every_error_result_carries_its_code_as_rest_gives_it(broker: Brok
         refused = await client.call("call_page_tool", {"tab": 99, "tool": "checkout"})
         stale_ref = await client.call("browser_click", {"tab": 7, "ref": "e3", "element": "Buy"})
         unknown = await client.call("tabs", {"action": "fly"})
+        found = await client.call("call_page_tool", {"tab": 7, "tool": "search", "arguments": {"q": "x"}})
+    assert found.meta is not None and found.meta["browser-mcp/tab"] == "b1:7", "named by its ref, not as asked"
 
     for result, rest in [(failed, rest_failed), (refused, rest_gone), (stale_ref, rest_stale)]:
         assert result.is_error and result.structured_content == {"error": rest["error"]}
