@@ -391,10 +391,10 @@ class BrowserLinks:
         if pending is None:
             return effects
         if pending.then_call is None:
-            return effects + self._finish(pending.call_id, now, value=message.tools)
+            return effects + self._finish(pending.call_id, now, value=tab.tools)
         # A call that waited to learn the tab's tools: sent now, or refused if the page lacks it.
         assert pending.tool_name is not None
-        if not any(t.name == pending.tool_name for t in message.tools):
+        if not any(t.name == pending.tool_name for t in tab.tools or ()):
             missing = ToolNotFound(no_such_tool(browser.key, tab, pending.tool_name))
             return effects + self._finish(pending.call_id, now, missing)
         pending.kind = CallKind.TOOL
