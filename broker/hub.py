@@ -269,9 +269,18 @@ class Hub:
 
     async def change_tab(self, session_id: SessionId, change: TabChange, ref: str | int) -> TabView:
         """Claim, release or focus a tab for the session."""
-        act = {TabChange.CLAIM: self.core.claim_tab, TabChange.RELEASE: self.core.release_tab}
-        view, effects = act.get(change, self.core.focus_tab)(session_id, ref)
-        await self.run(effects)
+        if change is TabChange.CLAIM:
+            view, asked, effects = self.core.ask_claim(session_id, ref, self._loop.time())
+            if asked is None:
+                await self.run(effects)
+            else:
+                # A browser that answers claims may refuse one (another broker's session holds the tab).
+                await self._request(lambda now: (asked, effects))
+                view = self.core.tab(view.ref)
+        else:
+            act = self.core.release_tab if change is TabChange.RELEASE else self.core.focus_tab
+            view, effects = act(session_id, ref)
+            await self.run(effects)
         if view.tools_provisional and change is not TabChange.RELEASE:
             # The tab's tools join the session's: learn them from the page before answering. The
             # claim stands whatever the page says; a page that cannot say keeps its empty list.

@@ -43,10 +43,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from . import codec, uploads
 from .core import arguments, browser_tools, browser_wide
 from .core.effects import TabView
-from .core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
+from .core.errors import BrokerError, InvalidRequest, PageToolFailed, TabNotFound, ToolNotFound, error_to_wire
 from .core.messages import Tool
 from .core.results import is_content
-from .core.tool_names import name_page_tools, tab_of_page_tool
+from .core.tool_names import labelled_description, name_page_tools, tab_of_page_tool
 from .hub import Hub, OnWait
 from .mcp_progress import WaitProgress
 from .runtime import VERSION
@@ -560,7 +560,12 @@ class McpSurface:
         self, key: str, ref: str | int, tool: str, arguments: dict[str, Any], on_wait: OnWait
     ) -> types.CallToolResult:
         result = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
-        return _page_result(result.value, str(ref), result.json_text, result.notes)
+        # The tab by its ref (b2:12), whatever the client named it by: two browsers may share an id.
+        try:
+            shown = self.hub.tab(ref).ref
+        except BrokerError:
+            shown = str(ref)  # closed meanwhile
+        return _page_result(result.value, shown, result.json_text, result.notes)
 
 
 async def _client_folders(
@@ -607,8 +612,9 @@ def _tool_json(name: str, view: TabView, tool: Tool) -> dict[str, Any]:
 
     Every client pays for each definition in its context window, so the broker adds little to
     what the page declared: that it is a page's tool ("page tool", the words the server's
-    instructions call untrusted), of which tab and site, once and briefly. That its output is
-    untrusted is said in every result's ``_meta`` too.
+    instructions call untrusted), of which tab and site, once and briefly, before anything the
+    page wrote, in a form the page's text cannot take (:func:`labelled_description`). That its
+    output is untrusted is said in every result's ``_meta`` too.
     """
     if tool.frame_origin is not None:
         site = urllib.parse.urlsplit(tool.frame_origin).netloc or tool.frame_origin[:60] or "a frame"
@@ -618,13 +624,14 @@ def _tool_json(name: str, view: TabView, tool: Tool) -> dict[str, Any]:
         where = f"tab {view.ref}, {site}"
     spec: dict[str, Any] = {
         "name": name,
-        "description": f"{tool.description} (page tool, {where})".lstrip(),
+        "description": labelled_description(f"page tool, {where}", tool.description),
         "inputSchema": _input_schema(tool.input_schema),
     }
     if tool.frame_origin is not None:
         spec["_meta"] = {"browser-mcp/origin": tool.frame_origin}
     if tool.title:
-        spec["title"] = tool.title
+        # A client may show the title in the name's place: it is labelled as the description is.
+        spec["title"] = labelled_description("page tool", tool.title)
     if tool.read_only:
         spec["annotations"] = {"readOnlyHint": True}
     elif tool.destructive:
@@ -640,14 +647,19 @@ def _json_result(value: Any) -> types.CallToolResult:
 
 
 def _unwritable(exc: Exception, ref: str) -> types.CallToolResult:
-    message = f"tool_failed: the page's result cannot be written as JSON ({exc}); tab {ref}"
-    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+    return _error_result(PageToolFailed(f"the page's result cannot be written as JSON ({exc}); tab {ref}"))
 
 
 def _error_result(exc: BrokerError) -> types.CallToolResult:
+    """A failed call as an MCP result: ``code: message`` for the model to read, and for a client
+    to branch on, ``structuredContent`` holding the very ``{"error": {...}}`` REST answers with
+    (``code``, ``message``, a failed tool's own ``pageCode``), so the two doors never differ."""
     meta = {UNTRUSTED: True} if exc.page_text else None
     return types.CallToolResult(
-        content=[types.TextContent(text=f"{exc.code}: {exc.message}")], is_error=True, _meta=meta
+        content=[types.TextContent(text=f"{exc.code}: {exc.message}")],
+        structured_content={"error": error_to_wire(exc)},
+        is_error=True,
+        _meta=meta,
     )
 
 

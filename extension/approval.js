@@ -15,6 +15,24 @@ function gone() {
   document.getElementById("gone").hidden = false;
 }
 
+// What a page chose (its tool's name, its title) is shown as the page's: in a box of its own,
+// beside words of ours saying whose it is, one line, with line breaks, other control characters
+// and the characters that reorder text shown as marks, and cut at MAX_PAGE_TEXT. So it can
+// never stand where the window's own labels do, nor read as them.
+const MAX_PAGE_TEXT = 300;
+// eslint-disable-next-line no-control-regex -- control characters are what it is for
+const UNSEEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/gu;
+
+function showPageText(element, text) {
+  const marked = String(text).replace(UNSEEN, (c) =>
+    c === "\n" ? "↵" : `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`,
+  );
+  const cut =
+    marked.length > MAX_PAGE_TEXT ? `${marked.slice(0, MAX_PAGE_TEXT)}… (${marked.length} characters)` : marked;
+  element.textContent = cut;
+  element.classList.add("page-text");
+}
+
 /** The credential the agent connected with: its name is its own choice, this is not. */
 function showCredential(name) {
   const credential = document.getElementById("credential");
@@ -37,9 +55,16 @@ async function show() {
   }
   document.getElementById("agent").textContent = details.agent;
   showCredential(details.credential);
-  document.getElementById("tool").textContent = details.tool;
+  const tool = document.getElementById("tool");
+  if (details.toolByPage) {
+    showPageText(tool, details.tool);
+    document.getElementById("tool-whose").hidden = false;
+  } else {
+    tool.textContent = details.tool;
+  }
   document.getElementById("site").textContent = details.site;
-  document.getElementById("title").textContent = details.title;
+  showPageText(document.getElementById("title"), details.title);
+  for (const id of ["title-label", "title-box"]) document.getElementById(id).hidden = details.title === "";
   document.getElementById("url").textContent = details.url === details.site ? "" : details.url;
   const hasCode = details.code !== "";
   for (const id of ["code-label", "code-box"]) document.getElementById(id).hidden = !hasCode;

@@ -197,6 +197,8 @@ export async function admit(link, message) {
     agent: sessionName(link.port, message.sessionId),
     credential,
     tool: name,
+    // A page tool's name is the page's choice; a built-in tool's is ours.
+    toolByPage: message.type === FromBroker.CALL_TOOL,
     code,
     codeLabel,
     args,

@@ -94,7 +94,22 @@
     return unique([...pageTools, ...(await testingTools())]);
   }
 
-  function report(tools) {
+  // The rule of page_tool_names.js, for Chromium's own WebMCP, which does not check names: said
+  // in the page's console, where its author looks.
+  function named(tool) {
+    if (!tool || typeof tool !== "object") return false;
+    const name = String(tool.name);
+    const plain = name.length <= 128 && /^[A-Za-z0-9_.-]+$/.test(name);
+    if (plain && !/(^|[_.-])(tabs|page_tools|call_page_tool)$|browser_/i.test(name)) return true;
+    console.warn(
+      `browser-mcp: the tool ${JSON.stringify(name.slice(0, 200))} is left out: a tool's name is at most 128` +
+        " letters, digits, _, - and ., and tabs, page_tools, call_page_tool and browser_* name the browser's own tools",
+    );
+    return false;
+  }
+
+  function report(all) {
+    const tools = all.filter(named);
     const text = JSON.stringify(tools);
     if (text === lastReport) return;
     lastReport = text;

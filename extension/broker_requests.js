@@ -5,16 +5,16 @@
 // would reach a page (a page tool, a built-in browser tool) then passes the person's say
 // (approvals.js): the pause, and their approval where the call needs it.
 
-import { FromBroker, PersonRefusal, ToBroker } from "./protocol.js";
+import { FromBroker, PersonRefusal, Refusal, ToBroker } from "./protocol.js";
 import { admit, approvalEnded, cancelApprovalOf, cancelApprovals } from "./approvals.js";
 import { releaseSessions, releaseTab } from "./actions/debugger.js";
 import { runBrowserAction } from "./actions/run.js";
 import { runBrowserRequest } from "./browser_wide.js";
-import { reply } from "./links.js";
+import { isJoined, reply } from "./links.js";
 import { unclaimed } from "./ownership.js";
 import { callTool, discoverTools } from "./page_tools.js";
 import { isPaused, pausedError } from "./person.js";
-import { forgetSessions, groupTab, rememberSession, ungroupTab } from "./sessions.js";
+import { forgetSessions, groupTab, heldElsewhere, rememberSession, sessionName, ungroupTab } from "./sessions.js";
 import { sendSnapshot } from "./snapshot.js";
 import { closeTab, focusTab, openTab } from "./tabs.js";
 import { heardVersions } from "./versions.js";
@@ -64,7 +64,7 @@ export async function handleBrokerMessage(link, message) {
       if (await held(link, message)) await focusTab(link, message);
       break;
     case FromBroker.TAB_CLAIMED:
-      await groupTab(link.port, message.sessionId, message.tabId);
+      await claimTab(link, message);
       break;
     case FromBroker.TAB_RELEASED:
       await Promise.all([ungroupTab(link.port, message.sessionId, message.tabId), releaseTab(message.tabId)]);
@@ -104,6 +104,38 @@ export async function handleBrokerMessage(link, message) {
     default:
       console.warn("browser-mcp: unknown message type from the broker", message?.type);
   }
+}
+
+/**
+ * A broker's session claims a tab: grouped as that session's, unless a live session of another
+ * broker holds it, whose claim stands (tab_owned, naming it). A broker that asks with a callId
+ * hears either way; one that does not (older) is not told, and its later calls there are refused
+ * as the tab is not its session's (ownership.js).
+ */
+async function claimTab(link, message) {
+  // A broker no longer joined holds nothing: its sessions ended with it, as far as this browser knows.
+  const found = heldElsewhere(link.port, message.tabId);
+  const holder = found && isJoined(found.port) ? found : null;
+  const answer = (error) => {
+    if (message.callId)
+      link.send(reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, result: null, error }));
+  };
+  if (holder) {
+    const text =
+      `tab ${message.tabId} is held by session ${JSON.stringify(sessionName(holder.port, holder.sessionId))} of` +
+      ` the broker on port ${holder.port}, which this browser also joins: it stays that session's until it` +
+      " releases it, or the person takes it back";
+    console.warn(`browser-mcp: broker on port ${link.port} claimed a tab another holds: ${text}`);
+    answer({ code: Refusal.TAB_OWNED, message: text });
+    return;
+  }
+  try {
+    await groupTab(link.port, message.sessionId, message.tabId);
+  } catch (error) {
+    // Held all the same (a tab of a popup window cannot be grouped): groupTab noted it first.
+    console.warn(`browser-mcp: tab ${message.tabId} could not be grouped`, error);
+  }
+  answer(null);
 }
 
 /** Whether the session holds the tab a focusTab names; it has no answer to refuse with. */

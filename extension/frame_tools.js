@@ -2,7 +2,8 @@
 // frame's bridge (put in once that frame has a tool: page_tools.wakeBridge) reports its
 // own, and they are listed with the tab's as `f<frameId>_<name>`, so that two frames declaring
 // one name stay two tools, with the frame's origin (`frameOrigin`): the site a tool belongs to is
-// its frame's, not the top page's. A call goes to the document that declared the tool; a frame
+// its frame's, not the top page's (a top document's tool never takes such a name:
+// page_tool_names.js). A call goes to the document that declared the tool; a frame
 // that goes away (removed, or navigated) takes its tools with it, and so does a new top document
 // (pruneFrames).
 //
@@ -65,6 +66,11 @@ export function frameToolsOf(tabId) {
       listed.push({ ...tool, name: `f${frameId}_${tool.name}`, frameOrigin: frame.origin });
   }
   return listed;
+}
+
+/** Whether a listed name is of the form a frame's tool is listed by (page_tool_names.js). */
+export function isFrameTool(listedName) {
+  return FRAME_TOOL.test(listedName ?? "");
 }
 
 /**

@@ -14,7 +14,8 @@ import { dialogOpenError } from "./actions/dialogs.js";
 import { Bridge, ToBroker } from "./protocol.js";
 import { pageChanged } from "./documents.js";
 import { broadcast, reply } from "./links.js";
-import { forgetFrames, frameOfTool, frameReported, frameToolsOf, pruneFrames } from "./frame_tools.js";
+import { forgetFrames, frameOfTool, frameReported, frameToolsOf, isFrameTool, pruneFrames } from "./frame_tools.js";
+import { declaredTopName, listedTopName, nameRefusal } from "./page_tool_names.js";
 
 const BRIDGE_TIMEOUT_MS = 2_000;
 const CALLED_OFF = Symbol("called off");
@@ -43,7 +44,8 @@ export function forgetTools(tabId) {
 }
 
 function listed(tabId) {
-  return [...(topTools.get(tabId)?.tools ?? []), ...frameToolsOf(tabId)];
+  const top = (topTools.get(tabId)?.tools ?? []).map((tool) => ({ ...tool, name: listedTopName(tool.name) }));
+  return [...top, ...frameToolsOf(tabId)];
 }
 
 /** Tell the brokers the tab's tools, if they changed. */
@@ -61,7 +63,15 @@ function cleanTools(tools) {
   if (!Array.isArray(tools)) return [];
   const clean = [];
   for (const tool of tools) {
-    if (!tool || typeof tool.name !== "string" || tool.name === "") continue;
+    if (!tool || typeof tool !== "object") continue;
+    // Chromium's own WebMCP does not check names as the polyfill does.
+    const refusal = nameRefusal(tool.name);
+    if (refusal) {
+      console.warn(
+        `browser-mcp: a page's tool ${JSON.stringify(String(tool.name).slice(0, 200))} is left out: ${refusal}`,
+      );
+      continue;
+    }
     const item = {
       name: tool.name,
       description: typeof tool.description === "string" ? tool.description : "",
@@ -271,9 +281,16 @@ export async function callTool(message, approved, signal) {
   // to a document never reaches one that replaced it since, which may declare a tool of the same
   // name, on another site.
   const frame = frameOfTool(message.tabId, message.toolName);
+  // A frame's name whose frame is gone is nobody's: never the top document's tool of that name.
+  if (!frame && isFrameTool(message.toolName)) {
+    return {
+      ...answer,
+      error: { code: "tool_not_found", message: `no frame of the page declares ${message.toolName}` },
+    };
+  }
   const documentId = approved?.documentId ?? (frame ? frame.documentId : topTools.get(message.tabId)?.documentId);
   const where = documentId ? { documentId } : { frameId: frame?.frameId ?? 0 };
-  const name = frame?.name ?? message.toolName;
+  const name = frame?.name ?? declaredTopName(message.toolName);
   const id = message.callId;
   // Called off: the tool's AbortSignal fires in the page.
   let abort;

@@ -49,6 +49,15 @@
   function checkTool(tool) {
     if (!tool || typeof tool !== "object") throw new TypeError("a tool must be an object");
     if (typeof tool.name !== "string" || tool.name === "") throw new TypeError("a tool needs a name");
+    // The rule of page_tool_names.js: a name that could pose as the browser's own words or tools.
+    if (tool.name.length > 128 || !/^[A-Za-z0-9_.-]+$/.test(tool.name)) {
+      throw new TypeError("a tool's name is at most 128 letters, digits, _, - and .");
+    }
+    if (/(^|[_.-])(tabs|page_tools|call_page_tool)$|browser_/i.test(tool.name)) {
+      throw new TypeError(
+        `tool ${tool.name}: tabs, page_tools, call_page_tool and browser_* name the browser's own tools`,
+      );
+    }
     if (typeof tool.execute !== "function") throw new TypeError(`tool ${tool.name} needs an execute function`);
   }
 

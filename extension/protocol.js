@@ -42,6 +42,8 @@ export const Refusal = Object.freeze({
   TAB_NOT_CLAIMED: "tab_not_claimed",
   TAB_BUSY: "tab_busy",
   DIALOG_OPEN: "dialog_open",
+  // A claim of a tab another broker's live session holds (a tabClaimed's answer).
+  TAB_OWNED: "tab_owned",
 });
 
 /**
@@ -116,9 +118,10 @@ export const BROWSER_ACTIONS = Object.freeze([
  * What this extension carries out beyond tabs, announced in `connected.features`: windows (tabs'
  * windowId, index and pinned; openTab's windowId, newWindow and pinned; listWindows, focusWindow,
  * closeWindow), history (searchHistory) and bookmarks (searchBookmarks, createBookmark), each a
- * browserRequest (browser_wide.js).
+ * browserRequest (browser_wide.js); and claims: a tabClaimed with a callId is answered with
+ * toolResult, refused (tab_owned) for a tab another broker's session holds (broker_requests.js).
  */
-export const BROWSER_FEATURES = Object.freeze(["windows", "history", "bookmarks"]);
+export const BROWSER_FEATURES = Object.freeze(["windows", "history", "bookmarks", "claims"]);
 
 /** Every answer of a broker carries this header (broker/version.py BROKER_HEADER). */
 export const BROKER_HEADER = "X-Browser-MCP-Broker";

@@ -84,6 +84,14 @@ export function holds(port, sessionId, tabId) {
   return Boolean(sessionId) && owners[tabId] === key && Object.hasOwn(sessions, key);
 }
 
+/** The live session of a broker other than the one on `port` that holds tab `tabId`, as {port, sessionId}; else null. */
+export function heldElsewhere(port, tabId) {
+  const key = owners[tabId];
+  const holder = ownerOf(tabId);
+  if (!holder || holder.port === port || !Object.hasOwn(sessions, key)) return null;
+  return holder;
+}
+
 /**
  * The colour of the session's tab group that `groupId` names, else of any of its live groups (the
  * person may recolour one), else the one chosen for it.

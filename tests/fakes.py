@@ -119,6 +119,9 @@ class FakeExtension:
         self.refuse_close: tuple[str, str] | None = None
         self.answer_close = True
         self.answer_pings = True
+        # With "claims" in its features: a claim's answer, refused for these tabs (id -> message).
+        self.answer_claims = True
+        self.held_elsewhere: dict[int, str] = {}
         # The built-in browser actions it claims to carry out, and how it answers each.
         self.actions = actions
         self.on_action: Callable[[Json], Awaitable[None]] = self.answer_action
@@ -276,6 +279,10 @@ class FakeExtension:
             await self._open_tab(message)
         elif kind == "closeTab":
             await self._close_tab(message)
+        elif kind == "tabClaimed" and message.get("callId") and self.answer_claims:
+            held = self.held_elsewhere.get(message["tabId"])
+            error = {"code": "tab_owned", "message": held} if held else None
+            await self.send({"type": "toolResult", "callId": message["callId"], "result": None, "error": error})
         elif kind == "discoverTools" and self.reply_to_discover:
             tab = self.tabs[message["tabId"]]
             tools = [tool(n) for n in tab.functions]

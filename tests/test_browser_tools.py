@@ -442,3 +442,32 @@ async def test_an_answer_of_the_wrong_shape_ends_its_call_at_once(broker: Broker
     fake.on_action = fake.answer_action
     status, _ = await broker.post("/tabs/7/actions/snapshot")
     assert status == 200
+
+
+async def test_two_browsers_sharing_tab_ids_name_tabs_by_their_refs_in_results_and_errors(
+    broker: BrokerUnderTest, era: str
+) -> None:
+    await broker.extension(page(7), page(9), actions=ALL_ACTIONS, instance_id="first")
+    second = await broker.extension(page(7), page(9), actions=ALL_ACTIONS, instance_id="second")
+    opened = "### New tabs\n- Tab 9: https://page9.example/ (yours; name it with tab: 9)"
+
+    async def answer(message: dict[str, Any]) -> None:
+        reply: dict[str, Any] = {"type": "toolResult", "callId": message["callId"]}
+        if message["action"] == "click":
+            reply["result"] = {"content": [{"type": "text", "text": f"### Result\nclicked\n{opened}"}]}
+        else:
+            reply["error"] = {"code": "no_dialog", "message": "no dialog is open in tab 7 (tab 12 had one)"}
+        await second.send(reply)
+
+    second.on_action = answer
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": "b2:7"})
+        clicked = await client.call("browser_click", {"tab": "b2:7", "element": "Open", "ref": "e1"})
+        assert not clicked.is_error, text(clicked)
+        assert "- Tab b2:9: https://page9.example/ (yours; name it with tab: b2:9)" in text(clicked)
+        assert "Tab 9:" not in text(clicked)
+        refused = await client.call("browser_handle_dialog", {"tab": "b2:7", "accept": True})
+        assert refused.is_error
+        assert text(refused) == "tool_failed: no dialog is open in tab b2:7 (tab 12 had one)", "only the call's tab"
+    status, body = await broker.post("/tabs/b2:7/actions/click", {"element": "Open", "target": "e1"})
+    assert status == 409 and "b2:7" in body["error"]["message"], body

@@ -114,7 +114,7 @@ async def test_a_window_holding_the_persons_tab_cannot_be_focused_or_closed(brok
         for action in ("focus", "close"):
             message = await refused(client, "browser_windows", {"action": action, "windowId": 1}, "window_not_owned")
             assert f"cannot {action} window b1:1" in message
-            assert "the person's tab 7 (Page 7)" in message and "action=create" in message
+            assert "the person's tab b1:7 (Page 7)" in message and "action=create" in message
     assert sent_requests(fake) == []
 
 
@@ -302,7 +302,7 @@ async def test_browser_resize_asks_only_for_a_window_whose_every_tab_is_the_clie
         await refused(client, "browser_resize", {"width": 800, "height": 600}, "invalid_request")  # no current tab
         await client.call_json("tabs", {"action": "open", "url": "https://beside.example/", "windowId": 1})
         says = await refused(client, "browser_resize", {"width": 800, "height": 600}, "window_not_owned")
-        assert "the person's tab 7" in says and "resized" in says
+        assert "the person's tab b1:7" in says and "resized" in says
         created = await client.call_json("browser_windows", {"action": "create", "url": "https://own.example/"})
         for bad in (
             {"width": 0, "height": 600},

@@ -529,7 +529,7 @@ async def test_windows_lists_opens_and_refuses_the_persons(discovery_dir: Path, 
     assert (rows["b1:1"]["YOURS"], rows["b1:1"]["TABS"]) == ("-", "7")
     assert rows[f"b1:{window}"]["YOURS"] == "yes"
     refused = await cli(discovery_dir, "windows", "close", "1")
-    refused.assert_failed_saying("the person's tab 7", "window_not_owned")
+    refused.assert_failed_saying("the person's tab b1:7", "window_not_owned")
     closed = await cli(discovery_dir, "windows", "close", str(window))
     assert closed.returncode == 0 and json.loads(closed.stdout)["closed"]["id"] == window
     tabs = await cli(discovery_dir, "tabs")

@@ -97,7 +97,7 @@ async def test_a_client_gets_a_window_of_its_own_and_not_the_persons(world: Worl
             message = await refused(
                 client, "browser_windows", {"action": action, "windowId": persons["windowId"]}, "window_not_owned"
             )
-            assert f"the person's tab {persons['id']}" in message
+            assert f"the person's tab {persons['ref']}" in message
         message = await refused(
             other, "browser_windows", {"action": "close", "windowId": window["id"]}, "window_not_owned"
         )

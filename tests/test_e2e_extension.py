@@ -800,6 +800,41 @@ async def test_the_extension_joins_every_paired_broker_in_the_port_range(world: 
     await page.close()
 
 
+async def test_a_tab_one_broker_holds_is_refused_to_another_brokers_claim_naming_the_holder(
+    world: World, tmp_path: Path
+) -> None:
+    url = world.url("modern.html", "held")
+    page, first_tab = await world.open_page("modern.html", "held", {"echo", "fail", "temporary"})
+    await world.claim(first_tab["ref"])
+    async with Brokers(tmp_path / "discovery") as brokers:
+        second = await start_probed_broker(brokers)
+        await trust_broker(world.worker, second.token)
+        headers = {"Authorization": f"Bearer {second.token}", "X-Session-Name": "Second Agent"}
+        async with aiohttp.ClientSession(f"http://127.0.0.1:{second.port}", headers=headers) as http:
+
+            async def listed() -> dict[str, Any] | None:
+                async with http.get("/tabs") as response:
+                    tabs = (await response.json())["tabs"]
+                return next((t for t in tabs if t["url"] == url and len(t["tools"]) == 3), None)
+
+            tab = await eventually(listed, "the extension to join a second broker", within=WAIT * 2)
+            async with http.post(f"/tabs/{tab['ref']}/claim") as response:
+                body = await response.json()
+                assert response.status == 409 and body["error"]["code"] == "tab_owned", body
+                assert f"the broker on port {world.broker.port}" in body["error"]["message"], body
+            async with http.get("/tabs") as response:
+                again = next(t for t in (await response.json())["tabs"] if t["id"] == tab["id"])
+            assert again["owner"] is None, "the refused claim was undone"
+            status, body = await world.post(f"/tabs/{first_tab['ref']}/tools/echo", {"text": "still mine"})
+            assert status == 200 and body["result"]["echoed"] == "still mine", body
+            # Released by its holder, the tab may be claimed by the other broker's session.
+            status, body = await world.post(f"/tabs/{first_tab['ref']}/release", {})
+            assert status == 200, body
+            async with http.post(f"/tabs/{tab['ref']}/claim") as response:
+                assert response.status == 200, await response.text()
+    await page.close()
+
+
 async def test_another_programs_server_in_the_port_range_gets_no_websocket(world: World) -> None:
     """The extension probes with plain requests and opens a link only where a broker answers."""
     requests: list[web.Request] = []

@@ -89,7 +89,9 @@ async def open_opener(client: McpClient, world: World, tag: str) -> tuple[str, s
 
 def new_tab_of(result_text: str, page: str) -> int:
     """The tab a result's "New tabs" section names at ``page``."""
-    found = re.search(rf"^- Tab (\d+): \S*{re.escape(page)}", result_text, re.M)
+    found = re.search(
+        rf"^- Tab b\d+:(\d+): \S*{re.escape(page)} \(yours; name it with tab: b\d+:\1\)$", result_text, re.M
+    )
     assert found, f"no new tab at {page} named in:\n{result_text}"
     return int(found.group(1))
 

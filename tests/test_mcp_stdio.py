@@ -125,6 +125,9 @@ async def test_a_claimed_tab_brings_its_page_tool_with_a_list_change(
 ) -> None:
     async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
         assert "t7_search" not in await client.tool_names()
+        refused = await client.call("t7_search", {"query": "shoes"})
+        assert refused.is_error and refused.structured_content is not None
+        assert refused.structured_content["error"]["code"] == "tab_not_claimed", "a code to branch on, over stdio too"
         before = client.changes.count
 
         claimed = await client.call_json("tabs", {"action": "claim", "tab": 7})
@@ -239,6 +242,7 @@ async def test_a_stopped_broker_is_reported_and_a_new_one_is_used_without_a_rest
             down = await client.call("tabs", {"action": "list"})
         assert down.is_error
         assert "broker is not reachable" in text(down) and "reconnects" in text(down)
+        assert down.structured_content == {"error": {"code": "broker_unreachable", "message": text(down)}}
 
         # Requests other than tool calls wait for a broker instead of failing.
         listing = asyncio.create_task(client.tool_names())
@@ -284,6 +288,7 @@ async def test_a_call_in_flight_when_the_broker_dies_ends_with_an_error_result(
 
         assert result.is_error
         assert "went away during this call" in text(result)
+        assert result.structured_content == {"error": {"code": "broker_gone", "message": text(result)}}
 
 
 # Starting a broker

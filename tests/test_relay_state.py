@@ -13,6 +13,7 @@ from broker.core.relay_state import (
     CONNECTION_CLOSED,
     GONE_BEFORE_ANSWER,
     GONE_DURING_CALL,
+    RELAY_CODES,
     UNAVAILABLE,
     Effect,
     RelayState,
@@ -86,7 +87,11 @@ def tool_call(key: Any, modern: bool = False) -> Json:
 
 
 def failed_call(key: Any, text: str, modern: bool = False) -> Json:
-    answer: Json = {"content": [{"type": "text", "text": text}], "isError": True}
+    answer: Json = {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {"error": {"code": RELAY_CODES[text], "message": text}},
+        "isError": True,
+    }
     if modern:
         answer["resultType"] = "complete"
     return result(key, answer)

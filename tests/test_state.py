@@ -938,12 +938,12 @@ def test_a_window_is_the_sessions_only_while_every_tab_in_it_is() -> None:
     # Closing names the tabs it was checked with, so the extension keeps a window that gained one.
     assert sent(effects) == [BrowserRequest("s1", call_id, "closeWindow", {"windowId": 2, "tabIds": [9]})]
     core.claim_tab("s1", 7)
-    with pytest.raises(errors.WindowNotOwned, match=r"the person's tab 8 \(Tab 8\)"):
+    with pytest.raises(errors.WindowNotOwned, match=r"the person's tab b1:8 \(Tab 8\)"):
         core.browser_request("s1", windows_call("focus", "b1:1"), 0.0)
     # A tab that moves in from another window counts from its report on.
     core.extension_message(1, TabUpdated(placed(8, 2, 1)), 0.0)
     core.browser_request("s1", windows_call("focus", 1), 0.0)
-    with pytest.raises(errors.WindowNotOwned, match="the person's tab 8"):
+    with pytest.raises(errors.WindowNotOwned, match="the person's tab b1:8"):
         core.browser_request("s1", windows_call("close", 2), 0.0)
 
 

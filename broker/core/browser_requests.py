@@ -130,7 +130,7 @@ class BrowserRequests(PersonInCharge):
         others = [tab for tab in tabs if tab.owner not in (None, session.id)]
         if others:
             raise WindowNotOwned(
-                f"cannot open a tab in window {browser.key}:{window_id}: it holds {self._whose(others)};"
+                f"cannot open a tab in window {browser.key}:{window_id}: it holds {self._whose(browser, others)};"
                 " open it in a window of your own (browser_windows action=create) or the person's"
             )
 
@@ -143,9 +143,9 @@ class BrowserRequests(PersonInCharge):
         others = [tab for tab in tabs if tab.owner != session.id]
         if others:
             raise WindowNotOwned(
-                f"cannot {action} window {browser.key}:{window_id}: it holds {self._whose(others)}; only a window"
-                " whose every tab is yours can be focused, resized or closed (browser_windows action=create opens"
-                " one)"
+                f"cannot {action} window {browser.key}:{window_id}: it holds {self._whose(browser, others)};"
+                " only a window whose every tab is yours can be focused, resized or closed"
+                " (browser_windows action=create opens one)"
             )
         return tabs
 
@@ -180,16 +180,16 @@ class BrowserRequests(PersonInCharge):
             raise AmbiguousTab(f"window id {window_id} exists in several browsers; name one of {choices}")
         return found[0], window_id
 
-    def _whose(self, tabs: list[Tab]) -> str:
-        """The tabs named with their owners: "the person's tab 12 (Inbox), tab 14 of session 'A'"."""
+    def _whose(self, browser: Browser, tabs: list[Tab]) -> str:
+        """The tabs named with their owners: "the person's tab b1:12 (Inbox), tab b1:14 of session 'A'"."""
         named = []
         for tab in tabs[:_NAMED_TABS]:
             title = f" ({tab.title[:40]})" if tab.title else ""
             if tab.owner is None:
-                named.append(f"the person's tab {tab.id}{title}")
+                named.append(f"the person's tab {browser.key}:{tab.id}{title}")
             else:
                 owner = self._sessions.get(tab.owner)
-                named.append(f"tab {tab.id}{title} of session {owner.name if owner else tab.owner!r}")
+                named.append(f"tab {browser.key}:{tab.id}{title} of session {owner.name if owner else tab.owner!r}")
         more = len(tabs) - _NAMED_TABS
         return ", ".join(named) + (f" and {more} more" if more > 0 else "")
 

@@ -8,6 +8,7 @@ bare id or no name at all means, and the errors when that is unclear, are decide
 from __future__ import annotations
 
 import itertools
+import logging
 
 import attrs
 
@@ -21,8 +22,11 @@ from .errors import (
     WindowNotFound,
 )
 from .messages import TabInfo, Tool
+from .tool_names import page_tool_refusal
 
 __all__ = ["NO_EXTENSION", "Browser", "Browsers", "Tab", "outdated_extension", "parse_ref"]
+
+logger = logging.getLogger(__name__)
 
 NO_EXTENSION = (
     "no browser extension is connected to the broker: load the browser-mcp extension"
@@ -89,13 +93,23 @@ class Tab:
         if info.pinned is not None:
             self.pinned = info.pinned
         if info.tools is not None:
-            self.tools = info.tools
+            self.tools = self._named(info.tools)
             self.tools_confirmed = False
 
     def set_tools(self, tools: tuple[Tool, ...]) -> None:
         """The page's own word on its tools."""
-        self.tools = tools
+        self.tools = self._named(tools)
         self.tools_confirmed = True
+
+    def _named(self, tools: tuple[Tool, ...]) -> tuple[Tool, ...]:
+        """``tools`` but those whose names could pose as the broker's own (an extension that does
+        not check them as ours does), which are left out, saying why."""
+        kept = tuple(tool for tool in tools if page_tool_refusal(tool.name) is None)
+        if len(kept) < len(tools):
+            for tool in tools:
+                if (why := page_tool_refusal(tool.name)) is not None:
+                    logger.info("tab %s: the page tool %r is left out: %s", self.id, tool.name[:200], why)
+        return kept
 
     @property
     def tools_provisional(self) -> bool:

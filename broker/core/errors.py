@@ -15,6 +15,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── WindowNotFound            404 window_not_found
     │   ├── AmbiguousTab              409 ambiguous_tab
     │   ├── TabOwnedByOther           409 tab_owned
+    │   ├── TabHeldElsewhere          409 tab_owned (the browser says another broker's session holds it)
     │   ├── TabNotClaimed             409 tab_not_claimed (the person's tab: claim it first)
     │   ├── WindowNotOwned            409 window_not_owned (it holds a tab not the session's)
     │   ├── TabBusy                   409 tab_busy (a call in it waits for the person's approval)
@@ -92,6 +93,7 @@ __all__ = [
     "RequestError",
     "SessionEnded",
     "TabBusy",
+    "TabHeldElsewhere",
     "TabNotClaimed",
     "TabNotFound",
     "TabOwnedByOther",
@@ -179,6 +181,11 @@ class TabOwnedByOther(RequestError, code="tab_owned", status=409):
         super().__init__(message)
         self.owner_session_id = owner_session_id
         self.owner_name = owner_name
+
+
+class TabHeldElsewhere(RequestError, code="tab_owned", status=409):
+    """The browser refused a claim: a session of another broker it is joined to holds the tab
+    (the message, the browser's, names it)."""
 
 
 class TabNotClaimed(RequestError, code="tab_not_claimed", status=409): ...

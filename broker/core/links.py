@@ -54,6 +54,7 @@ from .errors import (
     PersonDeclined,
     SessionEnded,
     TabBusy,
+    TabHeldElsewhere,
     TabNotClaimed,
     TabNotFound,
     TabOwnedByOther,
@@ -94,6 +95,7 @@ from .messages import (
 from .pending import CallKind, Pending, PendingCalls
 from .sessions import OWNER_CREDENTIAL, Session, Sessions
 from .snapshots import SNAPSHOT_BUDGET, Baselines, View, with_section
+from .tab_refs import named_in_message, named_in_result
 
 __all__ = ["BrowserLinks", "Link"]
 
@@ -127,6 +129,11 @@ _CLOSE_REFUSALS: dict[str, type[BrokerError]] = {
 # A browserRequest's error codes that name one of the broker's own errors: a window to close
 # gained a tab that is not the session's after the broker checked it.
 _BROWSER_REFUSALS: dict[str, type[BrokerError]] = {"window_changed": WindowNotOwned}
+# The feature (``connected.features``) of an extension that answers ``tabClaimed`` carrying a
+# ``callId``, refusing a tab another broker's session holds there.
+CLAIMS = "claims"
+# toolResult error codes of a page tool call that the extension wrote, not the page.
+_EXTENSION_TOOL_CODES = frozenset({"tab_not_found", "no_page_tools", "page_gone", "cancelled"})
 
 
 class _UnannouncedTab(Exception):
@@ -430,10 +437,10 @@ class BrowserLinks:
         if pending is None:
             return effects
         if pending.then_call is None:
-            return effects + self._finish(pending.call_id, now, value=message.tools)
+            return effects + self._finish(pending.call_id, now, value=tab.tools)
         # A call that waited to learn the tab's tools: sent now, or refused if the page lacks it.
         assert pending.tool_name is not None
-        if not any(t.name == pending.tool_name for t in message.tools):
+        if not any(t.name == pending.tool_name for t in tab.tools or ()):
             missing = ToolNotFound(no_such_tool(browser.key, tab, pending.tool_name))
             return effects + self._finish(pending.call_id, now, missing)
         pending.kind = CallKind.TOOL
@@ -450,12 +457,16 @@ class BrowserLinks:
             CallKind.DISCOVER,
             CallKind.OPEN_TAB,
             CallKind.BROWSER,
+            CallKind.CLAIM,
         )
         if pending is None:
             return []
         error = message.error
         if error is None:
-            return self._finish(pending.call_id, now, value=self._with_snapshot(pending, message))
+            value = self._with_snapshot(pending, message)
+            if pending.kind is CallKind.ACTION:
+                value = named_in_result(value, pending.browser)
+            return self._finish(pending.call_id, now, value=value)
         failure: BrokerError
         if isinstance(error, WireError):
             code = error.code or ""
@@ -463,11 +474,22 @@ class BrowserLinks:
                 _DECLINED.get(code)
                 or _REFUSED.get(code)
                 or (_BROWSER_REFUSALS.get(code) if pending.kind is CallKind.BROWSER else None)
+                or (TabHeldElsewhere if pending.kind is CallKind.CLAIM else None)
             )
-            failure = known(error.message) if known else PageToolFailed(error.message, page_code=error.code)
+            # A page tool's own error is the page's text, kept as it wrote it.
+            page_wrote = pending.kind is CallKind.TOOL and known is None and code not in _EXTENSION_TOOL_CODES
+            text = error.message if page_wrote else self._tabs_named(link, pending, error.message)
+            failure = known(text) if known else PageToolFailed(text, page_code=error.code)
         else:
             failure = PageToolFailed(error)
         return self._finish(pending.call_id, now, failure)
+
+    def _tabs_named(self, link: Link, pending: Pending, text: str) -> str:
+        """The extension's message with the tabs it names (the call's own, or for a call of the
+        browser's own, any of its tabs) written as refs."""
+        if pending.tab_id is not None:
+            return named_in_message(text, pending.browser, frozenset({pending.tab_id}))
+        return named_in_message(text, pending.browser, frozenset(self._browsers[link.browser].tabs))
 
     def _with_snapshot(self, pending: Pending, message: ToolResult) -> Any:
         """A browser action's result with the page's snapshot as this client is to read it."""
@@ -623,9 +645,30 @@ class BrowserLinks:
             else:
                 self._breakers.withdrawn(key, call_id)
         effects = self._called_off(pending, error, withdrawn=withdrawn)
+        if pending.kind is CallKind.CLAIM and (error is not None or withdrawn):
+            effects += self._claim_undone(pending, refused=isinstance(error, TabHeldElsewhere))
         if error is not None:
             return [*effects, RejectCall(call_id, error)]
         return [*effects, ResolveCall(call_id, value)]
+
+    def _claim_undone(self, pending: Pending, *, refused: bool) -> list[Effect]:
+        """A claim the browser refused, or did not confirm: the tab is not the session's here.
+
+        A browser that did not answer may have grouped the tab all the same, so it is told; one
+        that refused kept the tab as it was, its holder's, whom a release would disturb.
+        """
+        browser = self._browsers.get(pending.browser)
+        tab = browser.tabs.get(pending.tab_id) if browser and pending.tab_id is not None else None
+        if browser is None or tab is None or tab.owner != pending.session_id:
+            return []
+        tab.owner = None
+        session = self._sessions.get(pending.session_id)
+        if session is not None and session.current == (browser.key, tab.id):
+            session.current = None
+        told = (
+            [] if refused or browser.link_id is None else self._tell(browser, TabReleased(pending.session_id, tab.id))
+        )
+        return [*told, *self._changed(browser, tab, pending.session_id)]
 
     def _called_off(self, pending: Pending, error: BrokerError | None, *, withdrawn: bool) -> list[Effect]:
         """A call the page is running, ended here without its answer: the browser stops it too."""

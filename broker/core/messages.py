@@ -409,10 +409,15 @@ class TabClaimed:
 
     Not in the seed protocol (nor ``TabReleased``): an extension that does not know them ignores
     them, and only the grouping is lost.
+
+    ``call_id``, only to an extension whose ``connected.features`` has ``claims``: it answers with
+    ``toolResult`` (error ``tab_owned`` when another broker's live session holds the tab), and the
+    claim ends with that answer, undone if refused.
     """
 
     session_id: str
     tab_id: int
+    call_id: str | None = None
 
 
 @attrs.frozen

@@ -36,6 +36,7 @@ class CallKind(enum.Enum):
     CLOSE_TAB = "closing a tab"
     ACTION = "browser action"
     BROWSER = "browser request"
+    CLAIM = "claiming a tab"
 
 
 @attrs.define

@@ -53,6 +53,7 @@ __all__ = [
     "CONNECTION_CLOSED",
     "GONE_BEFORE_ANSWER",
     "GONE_DURING_CALL",
+    "RELAY_CODES",
     "READS_PARAMS",
     "UNAVAILABLE",
     "Effect",
@@ -87,6 +88,9 @@ GONE_DURING_CALL = (
     " This session reconnects by itself when a broker is back; retry in a moment."
 )
 GONE_BEFORE_ANSWER = "browser-mcp: the broker went away before answering; retry"
+# The error codes of the relay's own failed tool results, in the broker's ``{"error": {...}}``
+# form (docs/rest.md's table), so a client branches on them as on the broker's.
+RELAY_CODES = {UNAVAILABLE: "broker_unreachable", GONE_DURING_CALL: "broker_gone"}
 
 
 # Effects
@@ -343,7 +347,11 @@ class RelayState:
     def _unavailable(self, request: _Request, text: str) -> SendToClient:
         """The answer to ``request`` when no broker will give one: a failed tool result, or an error."""
         if request.method == "tools/call":
-            result: Json = {"content": [{"type": "text", "text": text}], "isError": True}
+            result: Json = {
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": {"error": {"code": RELAY_CODES[text], "message": text}},
+                "isError": True,
+            }
             if request.modern(self._read):
                 result["resultType"] = "complete"
             return SendToClient({"jsonrpc": "2.0", "id": request.id, "result": result})

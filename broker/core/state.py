@@ -66,7 +66,7 @@ from .errors import (
     ToolNotFound,
 )
 from .limits import Breakers, RateLimiter
-from .links import BrowserLinks, Link, no_such_tool
+from .links import CLAIMS, BrowserLinks, Link, no_such_tool
 from .messages import (
     Arguments,
     BrowserAction,
@@ -373,7 +373,22 @@ class Broker(BrowserRequests):
         Raises:
             SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy.
         """
-        return self._set_owner(session_id, tab_ref, "claim", session_id)
+        view, effects, _ = self._set_owner(session_id, tab_ref, "claim", session_id)
+        return view, effects
+
+    def ask_claim(
+        self, session_id: SessionId, tab_ref: str | int, now: float
+    ) -> tuple[TabView, CallId | None, list[Effect]]:
+        """:meth:`claim_tab`, asking a browser that answers claims (``claims`` in its features):
+        the call returned ends with its answer, and a refusal (another broker's session holds the
+        tab there) undoes the claim. None when nothing is asked.
+
+        Raises:
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy,
+            TooManyCalls, RateLimited.
+        """
+        view, effects, asked = self._set_owner(session_id, tab_ref, "claim", session_id, asked_at=now)
+        return view, asked, effects
 
     def release_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
         """Give a tab back to the person.
@@ -381,7 +396,8 @@ class Broker(BrowserRequests):
         Raises:
             SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy.
         """
-        return self._set_owner(session_id, tab_ref, "release", None)
+        view, effects, _ = self._set_owner(session_id, tab_ref, "release", None)
+        return view, effects
 
     def focus_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
         """Bring a tab the session owns to the front, and make it the session's current tab.
@@ -622,19 +638,27 @@ class Broker(BrowserRequests):
             )
 
     def _set_owner(
-        self, session_id: SessionId, tab_ref: str | int, action: str, owner: SessionId | None
-    ) -> tuple[TabView, list[Effect]]:
+        self,
+        session_id: SessionId,
+        tab_ref: str | int,
+        action: str,
+        owner: SessionId | None,
+        asked_at: float | None = None,
+    ) -> tuple[TabView, list[Effect], CallId | None]:
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_owner(session, browser, tab, action)
         self._check_not_busy(browser, tab, action, but_for=session_id)
+        asked = None
+        if asked_at is not None and owner is not None and tab.owner != owner and CLAIMS in browser.features:
+            asked = self._add_pending(session, browser, CallKind.CLAIM, asked_at, None, tab.id).call_id
         if owner is not None:
             session.current = (browser.key, tab.id)
             session.taken_back.discard((browser.key, tab.id))
         elif session.current == (browser.key, tab.id):
             session.current = None
         if tab.owner == owner:
-            return self._view(browser, tab), []
+            return self._view(browser, tab), [], None
         previous, tab.owner = tab.owner, owner
-        change = TabClaimed(session_id, tab.id) if owner else TabReleased(session_id, tab.id)
-        return self._view(browser, tab), [*self._tell(browser, change), *self._changed(browser, tab, previous)]
+        change = TabClaimed(session_id, tab.id, asked) if owner else TabReleased(session_id, tab.id)
+        return self._view(browser, tab), [*self._tell(browser, change), *self._changed(browser, tab, previous)], asked
