@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 
 class WaitingLink(Protocol):
+    def __hash__(self) -> int: ...
+
     async def turn_away(self, reason: str) -> None:
         """Close the link, telling its extension ``reason``."""
 

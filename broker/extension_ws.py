@@ -6,8 +6,9 @@ the limit) is refused with an error frame and the link stays up; anything larger
 aiohttp with close code 1009. Before the hub hears a frame, the link's handshake (the broker
 proves it holds the link key, the extension proves it back, or pairs) is answered here by
 :class:`_Door`; until the extension has proven the key, the link is one of the few
-:class:`~broker.connections.UnprovenLinks`, for a few seconds at most. Keepalive is the protocol's JSON ``ping``/``pong``, driven by the
-core, because WebSocket-level pings do not keep an MV3 service worker awake.
+:class:`~broker.connections.UnprovenLinks`, for a few seconds at most. Keepalive is the
+protocol's JSON ``ping``/``pong``, driven by the core, because WebSocket-level pings do not keep
+an MV3 service worker awake.
 """
 
 from __future__ import annotations

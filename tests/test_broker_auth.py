@@ -177,9 +177,7 @@ async def test_links_racing_wrong_proofs_against_one_code_are_all_refused_and_no
     await issue_code(broker)
     port = broker.server.port
     assert port is not None
-    peers = [
-        Peer(await session.ws_connect(broker.ws_url, headers={"Origin": EXTENSION_ORIGIN})) for _ in range(12)
-    ]
+    peers = [Peer(await session.ws_connect(broker.ws_url, headers={"Origin": EXTENSION_ORIGIN})) for _ in range(12)]
     offers = []
     for peer in peers:
         ours = nonce()

@@ -47,7 +47,9 @@ async def prove(ws: aiohttp.ClientWebSocketResponse, token: str, port: int) -> N
     await ws.send_json({"type": "authChallenge", "nonce": ours})
     answer = await next_frame(ws, "authProof")
     key = link_auth.link_key(token)
-    await ws.send_json({"type": "authResponse", "proof": link_auth.proof(key, Role.EXTENSION, port, ours, answer["nonce"])})
+    await ws.send_json(
+        {"type": "authResponse", "proof": link_auth.proof(key, Role.EXTENSION, port, ours, answer["nonce"])}
+    )
 
 
 async def join(ws: aiohttp.ClientWebSocketResponse, name: str) -> None:
@@ -204,7 +206,9 @@ async def _the_owner_and_the_person_get_through(broker: BrokerProcess, session: 
         assert response.status == 200
     person = await session.ws_connect(broker.ws_url, headers=ORIGIN)
     await prove(person, broker.token, broker.port)
-    await person.send_json({"type": "connected", "browser": {"name": "the person's browser", "version": "1"}, "tabs": []})
+    await person.send_json(
+        {"type": "connected", "browser": {"name": "the person's browser", "version": "1"}, "tabs": []}
+    )
     await person.send_json({"type": "ping"})
     await next_frame(person, "pong")
     async with session.get(f"http://127.0.0.1:{broker.port}/status", headers=headers) as response:
