@@ -117,7 +117,10 @@ def make_app(runtime: Runtime) -> web.Application:
     )
     app[HUB] = hub
     app[RUNTIME] = runtime
-    app[CONNECTIONS] = ConnectionGate(settings.limits.max_unproven_connections)
+    limits = settings.limits
+    app[CONNECTIONS] = ConnectionGate(
+        limits.max_unproven_connections, limits.max_unproven_links, limits.link_proof_timeout
+    )
 
     async def identify(request: web.Request, response: web.StreamResponse) -> None:
         response.headers[BROKER_HEADER] = VERSION

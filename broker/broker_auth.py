@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import weakref
 from typing import Any
 
 from aiohttp import web
@@ -26,7 +27,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from . import codec
 from .core import link_auth
-from .core.errors import Forbidden, InvalidMessage, InvalidRequest, Unauthorized
+from .core.errors import Forbidden, InvalidMessage, InvalidRequest, PairingFailed, Unauthorized
 from .core.link_auth import PairingDesk, Role
 from .core.messages import (
     AuthChallenge,
@@ -130,17 +131,34 @@ class LinkHandshake:
             return PairNonce(self.broker_id, ours)
         if self._pairing is None:
             raise InvalidMessage("pairProof before pairChallenge")
-        return await self._pair(message, now, *self._pairing)
+        return await self._pair(message, *self._pairing)
 
-    async def _pair(self, message: PairProof, now: float, theirs: str, ours: str) -> PairKey:
-        code = self._desk.current(now)
-        # PBKDF2 is slow on purpose: off the event loop, so other links and calls go on meanwhile.
-        keys = await asyncio.to_thread(link_auth.pairing_keys, code, self.broker_id, self._port, theirs, ours)
+    async def _pair(self, message: PairProof, theirs: str, ours: str) -> PairKey:
         self._pairing = None
-        self._desk.settle(secrets.compare_digest(message.proof.encode(), keys.extension_proof.encode()))
+        # One proof at a time per broker: each is settled against the code as the one before left
+        # it, so proofs racing each other cannot outlive the code's voiding and pass for right.
+        async with _turn(self._desk):
+            code = self._desk.current(asyncio.get_running_loop().time())
+            # PBKDF2 is slow on purpose: off the event loop, so other links and calls go on meanwhile.
+            keys = await asyncio.to_thread(link_auth.pairing_keys, code, self.broker_id, self._port, theirs, ours)
+            right = secrets.compare_digest(message.proof.encode(), keys.extension_proof.encode())
+            self._desk.settle(code, right, asyncio.get_running_loop().time())
+        if not right:  # settle raised for every wrong proof; this holds whatever it does
+            raise PairingFailed("wrong pairing code")
         iv = os.urandom(12)
         wrapped = AESGCM(keys.wrap_key).encrypt(iv, self._key, self.broker_id.encode())
         return PairKey(keys.broker_proof, link_auth.b64(iv), link_auth.b64(wrapped))
+
+
+_turns: weakref.WeakKeyDictionary[PairingDesk, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def _turn(desk: PairingDesk) -> asyncio.Lock:
+    """The lock that lets one pairing proof at a time be checked against ``desk``'s code."""
+    lock = _turns.get(desk)
+    if lock is None:
+        lock = _turns[desk] = asyncio.Lock()
+    return lock
 
 
 routes = web.RouteTableDef()

@@ -5,8 +5,10 @@ and tells it when the socket ends. Frames up to the limit are read; a larger fra
 the limit) is refused with an error frame and the link stays up; anything larger still is cut by
 aiohttp with close code 1009. Before the hub hears a frame, the link's handshake (the broker
 proves it holds the link key, the extension proves it back, or pairs) is answered here by
-:class:`_Door`. Keepalive is the protocol's JSON ``ping``/``pong``, driven by the
-core, because WebSocket-level pings do not keep an MV3 service worker awake.
+:class:`_Door`; until the extension has proven the key, the link is one of the few
+:class:`~broker.connections.UnprovenLinks`, for a few seconds at most. Keepalive is the
+protocol's JSON ``ping``/``pong``, driven by the core, because WebSocket-level pings do not keep
+an MV3 service worker awake.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from . import codec
 from .broker_auth import LinkHandshake, local_port
+from .connections import CONNECTIONS, UnprovenLinks
 from .core.effects import LinkId
 from .core.errors import BrokerError, Forbidden, InvalidMessage, TooManyLinks, Unauthorized, WebSocketRequired
-from .core.messages import ErrorReply, HandshakeMessage, HandshakeReply, Pong
+from .core.messages import ErrorReply, HandshakeMessage, HandshakeReply, PairNonce, Pong
 from .core.security import check_bearer, check_host, is_allowed_origin
 from .hub import Hub
 from .runtime import Runtime
@@ -71,6 +74,8 @@ def check_extension_request(request: web.Request, allowed_extensions: frozenset[
 # Frames larger than this are never handshake frames: they are passed on unread.
 _HANDSHAKE_FRAME_LIMIT = 4096
 _KEEPALIVE = frozenset({"ping", "pong"})
+# Seconds a link has to finish a pairing exchange it began.
+PAIRING_TIME = 60.0
 
 
 class _Door:
@@ -80,29 +85,46 @@ class _Door:
     *settled*: every frame goes to the hub. One whose first frame is neither handshake nor
     keepalive settles too (an extension that does not prove itself; allowed unless the broker
     requires proof). With ``--require-extension-token`` the hub hears of the link only once the
-    extension has proven itself, so it is sent nothing before then.
+    extension has proven itself, so it is sent nothing before then. Until it settles, the link
+    waits among the :class:`UnprovenLinks`, which close it when its time is up or more wait.
     """
 
-    def __init__(self, ws: web.WebSocketResponse, hub: Hub, handshake: LinkHandshake, require_proof: bool) -> None:
+    def __init__(
+        self,
+        ws: web.WebSocketResponse,
+        hub: Hub,
+        handshake: LinkHandshake,
+        require_proof: bool,
+        waiting: UnprovenLinks,
+    ) -> None:
         self.ws = ws
         self.hub = hub
         self.handshake = handshake
         self.require_proof = require_proof
+        self.waiting = waiting
         self.link_id: LinkId | None = None
         self.settled = False
+        self.turned_away: str | None = None
 
     async def open(self, proven: bool) -> None:
         """Raises: _Refused, when as many links as the broker takes are open."""
         self.settled = proven
+        if not proven:
+            self.waiting.arrived(self)
         if proven or not self.require_proof:
-            await self._open_link()
+            await self._open_link(proven)
 
-    async def _open_link(self) -> None:
+    async def _open_link(self, proven: bool) -> None:
         try:
-            self.link_id = await self.hub.link_opened(WebSocketLink(self.ws))
+            self.link_id = await self.hub.link_opened(WebSocketLink(self.ws), proven)
         except TooManyLinks as exc:
             # Others opened while this one upgraded (or proved itself): told in its close frame.
             raise _Refused(exc.message) from None
+
+    async def turn_away(self, reason: str) -> None:
+        """Close a link that waited too long, or too many with it, to prove the link key."""
+        self.turned_away = reason
+        await self.ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=reason[:120].encode())
 
     async def frame(self, data: bytes) -> None:
         """Handle one frame from the extension.
@@ -141,6 +163,9 @@ class _Door:
             )
             raise _Refused("the extension did not prove the link key")
         self.settled = True
+        # An extension that skips the handshake, where that is allowed: it stays unproven in the
+        # hub, where any link that proves the key may take its place.
+        self.waiting.left(self)
 
     async def _handshake(self, message: HandshakeMessage) -> None:
         try:
@@ -153,11 +178,18 @@ class _Door:
             return
         if reply is not None:
             await self._reply(reply)
-        if self.handshake.extension_proven:
+        if isinstance(reply, PairNonce):
+            # A pairing began against a live code: the exchange (stretching the code on both
+            # sides, waiting its turn behind other links' proofs) must not be cut short.
+            self.waiting.restart(self, max(self.waiting.timeout, PAIRING_TIME))
+        if self.handshake.extension_proven and not self.settled:
             logger.info("the extension proved this broker's link key")
             self.settled = True
+            self.waiting.left(self)
             if self.link_id is None:
-                await self._open_link()
+                await self._open_link(proven=True)
+            else:
+                self.hub.link_proven(self.link_id)
 
     async def _reply(self, message: HandshakeReply) -> None:
         await self.ws.send_frame(codec.encode_broker_message(message), WSMsgType.TEXT)
@@ -184,11 +216,13 @@ async def extension_link(request: web.Request, hub: Hub, runtime: Runtime) -> we
     await ws.prepare(request)
     settings = runtime.settings
     handshake = LinkHandshake(settings.token, local_port(request, runtime.port), runtime.pairing)
-    door = _Door(ws, hub, handshake, settings.require_extension_token)
+    waiting = request.app[CONNECTIONS].links
+    door = _Door(ws, hub, handshake, settings.require_extension_token, waiting)
     try:
         # The guard checked a presented token: a script with the broker's token needs no handshake.
         await door.open(proven="Authorization" in request.headers)
     except _Refused as exc:
+        waiting.left(door)
         await ws.close(code=WSCloseCode.TRY_AGAIN_LATER, message=str(exc)[:120].encode())
         return ws
     logger.info("extension link %s opened from %s", door.link_id, request.headers.get("Origin", "a script"))
@@ -204,6 +238,9 @@ async def extension_link(request: web.Request, hub: Hub, runtime: Runtime) -> we
         reason = str(exc)
         await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=reason[:120].encode())
     finally:
+        waiting.left(door)
+        if door.turned_away is not None:
+            reason = door.turned_away
         if door.link_id is not None:
             await hub.link_closed(door.link_id, reason)
         logger.info("extension link %s closed: %s", door.link_id, reason)

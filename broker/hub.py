@@ -428,13 +428,16 @@ class Hub:
         """Raises: TooManyLinks, when no more extension links may open."""
         self.core.check_link_room()
 
-    async def link_opened(self, sender: LinkSender) -> LinkId:
-        """Raises: TooManyLinks, when as many links as the limit opened meanwhile."""
+    async def link_opened(self, sender: LinkSender, proven: bool = True) -> LinkId:
+        """Raises: TooManyLinks, when as many proven links as the limit opened meanwhile."""
         link_id = next(self._link_ids)
-        effects = self.core.link_opened(link_id, self._loop.time())
+        effects = self.core.link_opened(link_id, self._loop.time(), proven)
         self._links[link_id] = sender
         await self.run(effects)
         return link_id
+
+    def link_proven(self, link_id: LinkId) -> None:
+        self.core.link_proven(link_id)
 
     async def link_frame(self, link_id: LinkId, frame: bytes) -> None:
         """Handle one text frame; a bad one gets an error reply and the link stays up."""

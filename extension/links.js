@@ -49,6 +49,12 @@ const trust = new Map();
 const REFUSED_FOR_MS = 10_000; // a server that failed its proof is not asked again before this
 const HELD_LIMIT = 64; // frames a broker may send before it has proven itself
 const PAIRING_STEP_MS = 15_000;
+// A broker closes a link that has not proven itself within a few seconds (the one waiting to be
+// paired too), and the sweep opens another: the popup keeps showing it as not paired meanwhile.
+const UNPAIRED_KEPT_MS = 15_000;
+// The close code a broker gives a link it had no room for or whose time to prove itself ran out:
+// no sign the server is not the broker.
+const TRY_AGAIN_LATER = 1013;
 
 class Link {
   constructor(port, token) {
@@ -62,14 +68,23 @@ class Link {
     this.held = [];
     this.steps = Promise.resolve(); // handshake frames, one after another
     this.expected = null; // {types, resolve, reject}: a pairing step waiting for the broker's answer
+    this.challenges = 0; // authChallenges the broker has not answered yet
+    this.pairing = false;
+    this.opening = new Promise((resolve) => {
+      this.whenOpen = resolve; // true once open, false if it closed first
+    });
     this.ws = new WebSocket(`ws://127.0.0.1:${port}/`);
     this.handshake = setTimeout(() => this.ws.close(), HANDSHAKE_MS);
     this.ws.onopen = () => {
       this.opened = true;
+      this.whenOpen(true);
       this.challenge();
     };
     this.ws.onmessage = (event) => this.receive(event.data);
-    this.ws.onclose = () => this.closed();
+    this.ws.onclose = (event) => {
+      this.whenOpen(false);
+      this.closed(event.code);
+    };
     this.ws.onerror = () => {}; // onclose follows; a probe of an empty port fails this way
   }
 
@@ -95,6 +110,7 @@ class Link {
   /** Ask the broker to prove it holds its link key, over a fresh nonce. */
   challenge() {
     this.nonce = newNonce();
+    this.challenges += 1;
     this.sendHandshake({ type: ToBroker.AUTH_CHALLENGE, nonce: this.nonce });
   }
 
@@ -108,13 +124,14 @@ class Link {
     handleJoinedChange();
   }
 
-  closed() {
+  closed(code) {
     clearTimeout(this.handshake);
     this.expected?.reject(new Error(`the broker on port ${this.port} closed the link`));
     if (links.get(this.port) !== this) return;
     links.delete(this.port);
-    if (trust.get(this.port)?.state === TrustState.UNPAIRED) trust.delete(this.port);
-    else if (this.opened && !this.proven && !trust.has(this.port)) {
+    const unpaired = trust.get(this.port);
+    if (unpaired?.state === TrustState.UNPAIRED) unpaired.closedAt = Date.now();
+    else if (this.opened && !this.proven && !trust.has(this.port) && code !== TRY_AGAIN_LATER) {
       trust.set(this.port, {
         state: TrustState.REFUSED,
         reason: "it never proved it is the broker (an older broker, or not one)",
@@ -159,7 +176,10 @@ class Link {
     }
     switch (message?.type) {
       case FromBroker.AUTH_PROOF:
-        await this.checkBroker(message);
+        // The broker answers challenges in turn, and only the latest one's nonce is kept: the
+        // answer to a challenge sent again since (pairing stored the key meanwhile) is not checked.
+        this.challenges = Math.max(this.challenges - 1, 0);
+        if (this.challenges === 0) await this.checkBroker(message);
         break;
       case FromBroker.PING:
         this.sendHandshake({ type: ToBroker.PONG });
@@ -235,6 +255,15 @@ class Link {
 
   /** Pair with the code the person typed: the broker proves it knows it, and hands over its link key. */
   async pair(code) {
+    this.pairing = true;
+    try {
+      await this.exchange(code);
+    } finally {
+      this.pairing = false;
+    }
+  }
+
+  async exchange(code) {
     const ours = newNonce();
     const offered = this.expect([FromBroker.PAIR_NONCE]);
     this.sendHandshake({ type: ToBroker.PAIR_CHALLENGE, nonce: ours });
@@ -258,14 +287,18 @@ export function untrusted() {
   const now = Date.now();
   for (const [port, state] of trust) {
     if (state.state === TrustState.REFUSED && now - state.at > 6 * REFUSED_FOR_MS) trust.delete(port);
+    const gone = state.closedAt && !links.has(port) && now - state.closedAt > UNPAIRED_KEPT_MS;
+    if (state.state === TrustState.UNPAIRED && gone) trust.delete(port);
   }
   return [...trust].map(([port, state]) => ({ port, ...state }));
 }
 
 /** Pair the broker waiting on `port` with `code`. Throws, saying why, when that fails. */
 export async function pairLink(port, code) {
+  // The broker may have closed the link that waited (it had not proven itself in time): pair over a new one.
+  if (!links.has(port) && trust.get(port)?.state === TrustState.UNPAIRED) openLink(port, null);
   const link = links.get(port);
-  if (!link?.open) throw new Error(`no broker is linked on port ${port}: is it still running?`);
+  if (!link || !(await link.opening)) throw new Error(`no broker is linked on port ${port}: is it still running?`);
   if (link.proven) return;
   await link.pair(code);
 }
@@ -273,7 +306,8 @@ export async function pairLink(port, code) {
 /** The paired keys changed: brokers that waited to be paired are asked again. */
 export function retryUnpaired() {
   for (const link of links.values()) {
-    if (!link.proven && trust.get(link.port)?.state === TrustState.UNPAIRED) link.challenge();
+    // A link pairing now asks again itself once the key is stored.
+    if (!link.proven && !link.pairing && trust.get(link.port)?.state === TrustState.UNPAIRED) link.challenge();
   }
 }
 

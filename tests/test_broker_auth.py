@@ -168,6 +168,34 @@ async def test_a_wrong_code_gets_nothing_and_three_wrong_tries_void_it(broker: B
     assert code
 
 
+async def test_links_racing_wrong_proofs_against_one_code_are_all_refused_and_none_gets_the_key(
+    broker: BrokerUnderTest, session: aiohttp.ClientSession
+) -> None:
+    # The attack: a local process opens a dozen links while a code is out, has each ask for a
+    # pairing nonce, then sends every wrong proof at once, hoping the ones checked after the code
+    # was voided are answered with the wrapped link key, to be searched offline.
+    await issue_code(broker)
+    port = broker.server.port
+    assert port is not None
+    peers = [Peer(await session.ws_connect(broker.ws_url, headers={"Origin": EXTENSION_ORIGIN})) for _ in range(12)]
+    offers = []
+    for peer in peers:
+        ours = nonce()
+        await peer.send({"type": "pairChallenge", "nonce": ours})
+        offers.append((ours, await peer.next("pairNonce")))
+    proofs = [
+        link_auth.pairing_keys("WRONGCOD", offer["brokerId"], port, ours, offer["nonce"]).extension_proof
+        for ours, offer in offers
+    ]
+    await asyncio.gather(*(peer.send({"type": "pairProof", "proof": p}) for peer, p in zip(peers, proofs, strict=True)))
+    answers = await asyncio.gather(*(peer.ws.receive_json(timeout=10) for peer in peers))
+    assert [a["type"] for a in answers] == ["error"] * 12, [a["type"] for a in answers]
+    # Three wrong tries void the code; the proofs checked after find none out.
+    assert sorted(a["code"] for a in answers) == ["no_pairing_code"] * 9 + ["pairing_failed"] * 3
+    for peer in peers:
+        await peer.ws.close()
+
+
 async def test_pairing_without_a_code_out_says_how_to_get_one(peer: Peer) -> None:
     await peer.send({"type": "pairChallenge", "nonce": nonce()})
     error = await peer.next("error")
@@ -189,10 +217,28 @@ def test_a_pairing_code_expires_and_a_new_one_replaces_the_old() -> None:
     desk.issue("CCCCCCCC", now=1.0)
     assert desk.current(now=2.0) == "CCCCCCCC"
     with pytest.raises(PairingFailed):
-        desk.settle(right=False)
-    desk.settle(right=True)
+        desk.settle("CCCCCCCC", right=False, now=2.0)
+    desk.settle("CCCCCCCC", right=True, now=2.0)
     with pytest.raises(NoPairingCode):
         desk.current(now=3.0)
+
+
+def test_a_proof_settles_only_against_the_code_still_out() -> None:
+    desk = PairingDesk()
+    desk.issue("AAAAAAAA", now=0.0)
+    desk.issue("CCCCCCCC", now=1.0)
+    # Checked against the code the new one replaced: refused, right or not, and the new one stays.
+    with pytest.raises(NoPairingCode, match="replaced"):
+        desk.settle("AAAAAAAA", right=True, now=2.0)
+    for _ in range(link_auth.CODE_ATTEMPTS):
+        with pytest.raises(PairingFailed):
+            desk.settle("CCCCCCCC", right=False, now=2.0)
+    # Voided: a right proof checked after that is refused too.
+    with pytest.raises(NoPairingCode):
+        desk.settle("CCCCCCCC", right=True, now=2.0)
+    desk.issue("DDDDDDDD", now=3.0)
+    with pytest.raises(NoPairingCode, match="expired"):
+        desk.settle("DDDDDDDD", right=True, now=3.0 + link_auth.CODE_LIFETIME)
 
 
 # The HTTP challenge

@@ -149,6 +149,46 @@ async def test_an_unpaired_broker_learns_nothing_until_the_person_pairs_it_in_th
         await popup.close()
 
 
+# What the popup shows when a server fails its proof: after a right pairing it must never appear.
+WATCH_ALARMS = """() => {
+  window.alarms = [];
+  const look = () => {
+    for (const item of document.querySelectorAll(".pair-refused")) window.alarms.push(item.innerText);
+  };
+  new MutationObserver(look).observe(document.body, {childList: true, subtree: true, characterData: true});
+  look();
+}"""
+
+
+async def test_pairing_ends_connected_with_no_false_alarm_round_after_round(browser: Browser) -> None:
+    popup = await browser.popup()
+    await popup.evaluate(WATCH_ALARMS)
+    for round_ in range(4):
+        async with Brokers(browser.home / f"discovery-round-{round_}") as brokers:
+            broker = await start_probed_broker(brokers)
+            await _pair_in_the_popup(browser, popup, broker, brokers.discovery_dir)
+            assert await popup.evaluate("window.alarms") == [], f"round {round_}: a false alarm after a right pairing"
+            broker.send_signal(signal.SIGTERM)
+            await broker.exited()
+    await popup.close()
+
+
+async def _pair_in_the_popup(browser: Browser, popup: Page, broker: BrokerProcess, discovery_dir: Path) -> None:
+    """The person pairs ``broker``: its code typed into the popup, until the popup shows it connected."""
+    await eventually(
+        lambda: _shows(popup, f"Found a broker on port {broker.port} that is not paired."),
+        "the popup to show the unpaired broker",
+    )
+    paired = await run_cli("pair", "--port", str(broker.port), discovery_dir=discovery_dir)
+    found = re.search(r"port \d+: ([A-Z0-9]{4}-[A-Z0-9]{4})", paired.stdout)
+    assert found, paired.stdout
+    item = popup.locator(".pair-broker", has_text=f"port {broker.port}")
+    await item.locator("input").fill(found.group(1))
+    await item.locator("button").click()
+    await eventually(lambda: joined(broker, browser.instance), "the extension to join the paired broker")
+    await eventually(lambda: _shows(popup, f"Port {broker.port}: connected"), "the popup to show it connected")
+
+
 async def _shows(page: Page, text: str) -> bool:
     return text in await popup_text(page)
 

@@ -1001,6 +1001,22 @@ def test_links_are_bounded_in_number() -> None:
     core.link_opened(3, 1.0)
 
 
+def test_links_that_have_not_proven_the_key_give_way_and_never_fill_the_slots() -> None:
+    core = make_core(max_links=2)
+    core.link_opened(1, 0.0, proven=False)
+    core.link_opened(2, 0.0, proven=False)
+    core.check_link_room()  # unproven links keep no one out
+    # A newcomer takes the oldest unproven link's place, whatever it will prove.
+    assert only(core.link_opened(3, 1.0, proven=False), CloseLink).link_id == 1
+    core.link_proven(3)
+    assert only(core.link_opened(4, 2.0), CloseLink).link_id == 2
+    # Both slots hold links that proved the key: one more is refused, proven or not.
+    with pytest.raises(errors.TooManyLinks, match="2 extension links are open"):
+        core.check_link_room()
+    with pytest.raises(errors.TooManyLinks):
+        core.link_opened(5, 3.0, proven=False)
+
+
 def test_browsers_kept_for_their_reconnect_are_bounded_too() -> None:
     core = make_core(max_links=2)
     for link in range(1, 5):

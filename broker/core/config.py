@@ -51,8 +51,14 @@ class Config:
     # included); more are refused with an error frame.
     max_tabs_per_browser: int = 10_000
     max_tabs: int = 20_000
-    # Extension links open at once; one more is refused before its WebSocket opens.
+    # Extension links open at once; one more is refused before its WebSocket opens while this many
+    # have proven the link key, and closes the oldest that has not otherwise.
     max_links: int = 16
+    # Extension links that have not proven the link key yet (or, when proof is not required,
+    # settled as an extension that skips the handshake): at most this many (a new one past it
+    # closes the oldest), each for at most link_proof_timeout s (a pairing exchange restarts it).
+    max_unproven_links: int = 32
+    link_proof_timeout: float = 10.0
     # Seconds a connection may take to bring a whole request's headers (and may idle between requests).
     header_timeout: float = 10.0
     # Open connections that have not shown a token; a new one past this closes the oldest of them.

@@ -20,7 +20,8 @@ each proves it knows the code (keyed by PBKDF2 of the code and both nonces, so a
 does not let anyone test guesses quickly), the extension first. Only then does the broker send
 the link key, wrapped under a key derived the same way (:func:`pairing_keys`). A code is valid
 for :data:`CODE_LIFETIME` seconds, gives way after :data:`CODE_ATTEMPTS` wrong proofs, and is
-spent by the first right one.
+spent by the first right one; the adapter checks one proof at a time, and a proof counts only
+against the code still out when it is settled (:meth:`PairingDesk.settle`).
 
 This module is pure: callers pass in the nonces, the codes and ``now``; sockets, randomness and
 the wrapping cipher are the adapters' (:mod:`broker.broker_auth`).
@@ -199,14 +200,20 @@ class PairingDesk:
             )
         return self._code.code
 
-    def settle(self, right: bool) -> None:
-        """A proof of the current code was checked: a right one spends it, wrong ones wear it out.
+    def settle(self, code: str, right: bool, now: float) -> None:
+        """A proof of ``code`` was checked: a right one spends it, wrong ones wear it out.
+
+        Whatever the proof, it counts only against the code still out: one checked against a code
+        that was voided, replaced or expired meanwhile is refused, so that a proof checked late
+        never passes for a right one.
 
         Raises:
+            NoPairingCode: ``code`` is no longer out.
             PairingFailed: the proof was wrong (the message says whether the code is now void).
         """
-        if self._code is None:
-            return
+        if self.current(now) != code:
+            raise NoPairingCode("the pairing code was replaced while this proof was checked: type the new one")
+        assert self._code is not None
         if right:
             self._code = None
             return

@@ -152,6 +152,8 @@ class Link:
     last_sent: float
     # Its browser's sessions were listed to it (after its first snapshot).
     sessions_listed: bool = False
+    # Its extension proved the broker's link key (or it came with the broker's token).
+    proven: bool = True
 
 
 # What the broker sends about one session: its session is introduced to a browser before the first.
@@ -173,24 +175,44 @@ class BrowserLinks:
     _baselines: Baselines
 
     def check_link_room(self) -> None:
-        """Raises: TooManyLinks, when as many extension links as ``Config.max_links`` are open."""
-        if len(self._links) >= self.config.max_links:
+        """Raises: TooManyLinks, when as many links that proved the link key as ``Config.max_links`` are open.
+
+        Links that have not proven it never keep another out: the oldest of them makes room
+        (:meth:`link_opened`).
+        """
+        proven = sum(link.proven for link in self._links.values())
+        if proven >= self.config.max_links:
             raise TooManyLinks(
-                f"{len(self._links)} extension links are open, the most this broker takes (--max-links):"
+                f"{proven} extension links are open, the most this broker takes (--max-links):"
                 " close a browser's link (or its extension) first"
             )
 
-    def link_opened(self, link_id: LinkId, now: float) -> list[Effect]:
-        """A link opened: it gets the first ``connect``.
+    def link_opened(self, link_id: LinkId, now: float, proven: bool = True) -> list[Effect]:
+        """A link opened (``proven``: its extension proved the link key): it gets the first ``connect``.
+
+        With ``Config.max_links`` links open, the oldest one that has not proven the key is closed
+        to make room, so links a local process opens and leaves unproven cannot keep the person's
+        extension out.
 
         Raises:
-            TooManyLinks: as many links as ``Config.max_links`` are open.
+            TooManyLinks: as many links as ``Config.max_links`` are open, and all proved the key.
         """
-        self.check_link_room()
+        effects: list[Effect] = []
+        if len(self._links) >= self.config.max_links:
+            self.check_link_room()
+            oldest = next(link for link in self._links.values() if not link.proven)
+            reason = "the broker's links are full, and this one had not proven the broker's link key"
+            effects += [CloseLink(oldest.id, reason), *self.link_closed(oldest.id, now, reason)]
         browser = self._browsers.add(link_id)
-        self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now)
+        self._links[link_id] = Link(link_id, browser.key, last_received=now, last_sent=now, proven=proven)
         # Which browser this is, and so which sessions it may hear of, its snapshot will say.
-        return [SendToExtension(link_id, self._link_connect())]
+        return [*effects, SendToExtension(link_id, self._link_connect())]
+
+    def link_proven(self, link_id: LinkId) -> None:
+        """The link's extension proved the link key: no link that has not can take its place."""
+        link = self._links.get(link_id)
+        if link is not None:
+            link.proven = True
 
     def link_closed(self, link_id: LinkId, now: float, reason: str = "") -> list[Effect]:
         """The link is gone: its calls fail at once and its browser leaves the listing."""
