@@ -19,10 +19,9 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from . import codec
 from .core import link_auth
@@ -41,6 +40,9 @@ from .core.messages import (
 from .rest import json_response
 from .runtime import CLIENT_LABEL, RUNTIME, Runtime
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 __all__ = [
     "OPEN_PATHS",
     "LinkHandshake",
@@ -53,6 +55,14 @@ __all__ = [
 
 # Routes any local caller may use without a token: proving the broker is the point of them.
 OPEN_PATHS = frozenset({"/auth/challenge"})
+
+
+def _aes_gcm(key: bytes) -> AESGCM:
+    # Loaded on a pairing's first wrap: cryptography maps its Rust binding and OpenSSL's libcrypto,
+    # some 10 MB of a broker's memory, and nothing else needs them.
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: PLC0415
+
+    return AESGCM(key)
 
 
 def new_nonce() -> str:
@@ -139,7 +149,7 @@ class LinkHandshake:
         self._pairing = None
         self._desk.settle(secrets.compare_digest(message.proof.encode(), keys.extension_proof.encode()))
         iv = os.urandom(12)
-        wrapped = AESGCM(keys.wrap_key).encrypt(iv, self._key, self.broker_id.encode())
+        wrapped = _aes_gcm(keys.wrap_key).encrypt(iv, self._key, self.broker_id.encode())
         return PairKey(keys.broker_proof, link_auth.b64(iv), link_auth.b64(wrapped))
 
 
