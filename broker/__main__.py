@@ -240,6 +240,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="with --client-app: merge it into the application's configuration file, keeping all else",
     )
 
+    _add_module_commands(commands, wanted)
+    return parser
+
+
+def _add_module_commands(commands: Any, wanted: Callable[[str], bool]) -> None:
+    """The subcommands whose options live in their own modules, those options only where ``wanted``."""
     native_host = commands.add_parser("native-host", help="the native messaging host the browser extension starts")
     if wanted("native-host"):
         from . import native_host as host_module  # noqa: PLC0415 - kept beside its subcommand
@@ -273,7 +279,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from . import extension_package  # noqa: PLC0415 - kept beside its subcommand
 
         extension_package.add_arguments(extension)
-    return parser
 
 
 def _command_in(argv: Sequence[str]) -> str | None:

@@ -20,6 +20,15 @@ from .cli_helpers import CLI, EXIT_TIMEOUT, START_TIMEOUT, cli_env, finish
 NOT_AT_START = ("cryptography", "tomlkit", "broker.doctor", "broker.service", "broker.client_apps", "broker.native")
 
 
+def _token_in(discovery_dir: Path) -> str:
+    token: str = json.loads(next(discovery_dir.glob("*.json")).read_text())["token"]
+    return token
+
+
+def _maps_of(pid: int) -> str:
+    return Path(f"/proc/{pid}/maps").read_text()
+
+
 async def serve_until_answered(discovery_dir: Path) -> tuple[str, str]:
     """The maps of a broker that has answered ``GET /status``, and the imports it reported until it stopped."""
     process = await asyncio.create_subprocess_exec(
@@ -32,13 +41,13 @@ async def serve_until_answered(discovery_dir: Path) -> tuple[str, str]:
         async with asyncio.timeout(START_TIMEOUT):
             line = (await process.stdout.readline()).decode()
         port = int(line.split("http://127.0.0.1:", 1)[1].split(" ", 1)[0])
-        token = json.loads(next(discovery_dir.glob("*.json")).read_text())["token"]
+        token = _token_in(discovery_dir)
         async with (
             aiohttp.ClientSession() as session,
             session.get(f"http://127.0.0.1:{port}/status", headers={"Authorization": f"Bearer {token}"}) as answer,
         ):
             assert answer.status == 200, await answer.text()
-        maps = Path(f"/proc/{process.pid}/maps").read_text()
+        maps = _maps_of(process.pid)
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
