@@ -19,6 +19,7 @@ from broker.core.snapshots import (
     render,
     view_of,
     with_section,
+    without_address,
 )
 
 SHOP = """\
@@ -186,8 +187,8 @@ def test_a_clients_first_look_is_the_whole_page_and_then_its_changes() -> None:
     assert baselines.section("s1", TAB, page(SHOP), AFTER) == ["- No changes since your last snapshot of this tab."]
     new = SHOP.replace("Cart (0)", "Cart (1)")
     told = baselines.section("s1", TAB, page(new), AFTER)
-    assert told[0].startswith("- Changes since your last snapshot") and told[1] == "```diff"
-    assert '~   - link "Cart (1)" [ref=e4]:' in told[2]
+    assert told[0] == "```diff" and told[-1] == "```"  # what its lines mean, browser_snapshot's description says
+    assert '~   - link "Cart (1)" [ref=e4]:' in told[1]
     assert baselines.section("s1", TAB, page(new), AFTER) == ["- No changes since your last snapshot of this tab."]
 
 
@@ -203,12 +204,12 @@ def test_two_clients_keep_baselines_of_their_own() -> None:
     baselines.section("b", TAB, page(SHOP), WHOLE)
     one = SHOP.replace("Cart (0)", "Cart (1)")
     two = one.replace("Cart (1)", "Cart (2)")
-    assert "Cart (1)" in baselines.section("a", TAB, page(one), AFTER)[2]
+    assert "Cart (1)" in baselines.section("a", TAB, page(one), AFTER)[1]
     # b has not read "Cart (1)": its changes run from what it last read.
     told_b = baselines.section("b", TAB, page(two), AFTER)
-    assert "Cart (2)" in told_b[2]
+    assert "Cart (2)" in told_b[1]
     told_a = baselines.section("a", TAB, page(two), CHANGES)
-    assert "Cart (2)" in told_a[2]
+    assert "Cart (2)" in told_a[1]
     assert baselines.section("b", TAB, page(two), CHANGES) == ["- No changes since your last snapshot of this tab."]
 
 
@@ -230,7 +231,7 @@ def test_changes_over_the_budget_are_cut_with_a_note_and_stay_to_be_read() -> No
     assert told[-1].startswith("- Left out: ") and "changes: true" in told[-1] and "[ref=e3]" in told[-1]
     # Nothing was taken as read: the whole of it comes with changes: true.
     whole = baselines.section("s1", TAB, page(new), CHANGES)
-    assert whole[2].count('"Item ') == 80 and not whole[-1].startswith("- Left out")
+    assert whole[1].count('"Item ') == 80 and not whole[-1].startswith("- Left out")
     assert baselines.section("s1", TAB, page(new), AFTER) == ["- No changes since your last snapshot of this tab."]
 
 
@@ -251,7 +252,7 @@ def test_a_part_snapshot_updates_that_part_of_the_baseline() -> None:
     told = baselines.section("s1", TAB, part, View(changes=True, budget=SNAPSHOT_BUDGET))
     assert "$11" in "\n".join(told) and "Cart" not in "\n".join(told)
     rest = baselines.section("s1", TAB, page(new), CHANGES)
-    assert "Cart (1)" in rest[2] and "$11" not in rest[2]
+    assert "Cart (1)" in rest[1] and "$11" not in rest[1]
 
 
 def test_forgetting_a_session_or_a_tab_drops_their_baselines() -> None:
@@ -328,3 +329,44 @@ def test_text_a_page_writes_to_look_like_a_ref_is_not_taken_for_one() -> None:
     # The real e2 changes; the lines that only mention it do not take its place.
     new = old.replace('"Keep" [ref=e2]', '"Keep" [pressed] [ref=e2]')
     assert changes(old, new) == '~ - button "Keep" [pressed] [ref=e2]'
+
+
+def answer(*sections: str) -> dict[str, object]:
+    return {"content": [{"type": "text", "text": "\n".join(sections)}, {"type": "image", "data": "AA=="}]}
+
+
+ADDRESS = "### Page\n- Page URL: https://shop.test/\n- Page Title: Shop"
+
+
+def test_an_answer_leaves_out_the_address_and_title_the_client_was_told_and_says_them_when_they_change() -> None:
+    baselines = Baselines()
+    assert not baselines.address_told("s1", TAB, page(SHOP), AFTER)  # the first answer says them
+    assert baselines.address_told("s1", TAB, page(SHOP), AFTER)
+    assert baselines.address_told("s1", TAB, page(SHOP, document="d2"), CHANGES)  # a reload: the same
+    assert not baselines.address_told("s2", TAB, page(SHOP), AFTER), "another client was never told them"
+    assert not baselines.address_told("s1", ("b1", 8), page(SHOP), AFTER), "nor in another tab"
+    moved = PageSnapshot(document="d3", yaml=SHOP, url="https://shop.test/cart", title="Shop")
+    renamed = PageSnapshot(document="d3", yaml=SHOP, url="https://shop.test/cart", title="Cart")
+    assert not baselines.address_told("s1", TAB, moved, AFTER)
+    assert not baselines.address_told("s1", TAB, renamed, AFTER)
+    assert baselines.address_told("s1", TAB, renamed, AFTER)
+    # A whole snapshot, which a client may take to find its bearings, says them again.
+    assert not baselines.address_told("s1", TAB, renamed, WHOLE)
+    baselines.forget_tab(TAB)
+    assert not baselines.address_told("s1", TAB, renamed, AFTER)
+    baselines.forget_session("s1")
+    assert not baselines.address_told("s1", TAB, renamed, AFTER)
+
+
+def test_leaving_out_the_address_keeps_the_rest_of_the_answer() -> None:
+    clicked = answer("### Result\n- Clicked", ADDRESS)
+    assert without_address(clicked, page(SHOP)) == answer("### Result\n- Clicked")
+    troubled = answer(ADDRESS + "\n- Console: 1 error", "### Modal state\n- none")
+    assert without_address(troubled, page(SHOP)) == answer("### Page\n- Console: 1 error", "### Modal state\n- none")
+    # Only the Page section's lines, and only the page's own address: a result that quotes them keeps them.
+    quoted = answer("### Result\n- Page URL: https://shop.test/", ADDRESS.replace("shop.test/", "shop.test/cart"))
+    assert without_address(quoted, page(SHOP)) == answer(
+        "### Result\n- Page URL: https://shop.test/", "### Page\n- Page URL: https://shop.test/cart"
+    )
+    assert without_address({"content": []}, page(SHOP)) == {"content": []}
+    assert without_address("text", page(SHOP)) == "text"

@@ -35,6 +35,7 @@ from .messages import JsonObject, PageSnapshot
 
 __all__ = [
     "AFTER_ACTION_BUDGET",
+    "DIFF_LEGEND",
     "SNAPSHOT_BUDGET",
     "Baselines",
     "Node",
@@ -45,6 +46,7 @@ __all__ = [
     "render",
     "view_of",
     "with_section",
+    "without_address",
 ]
 
 SNAPSHOT_BUDGET = 100_000
@@ -421,9 +423,11 @@ class _Baseline:
 _NEW_PAGE = "- A new page since your last snapshot of this tab: the whole page."
 _FIRST = "- Your first snapshot of this tab: the whole page."
 _NO_CHANGES = "- No changes since your last snapshot of this tab."
-_CHANGES = (
-    "- Changes since your last snapshot of this tab: + added, - removed, ~ changed (shown as it is now);"
-    " unmarked lines are their context."
+# What a diff block's lines mean, said once in browser_snapshot's description rather than in every
+# answer (on a small page it was a third of an action's answer).
+DIFF_LEGEND = (
+    "a diff block holds what changed since your last snapshot of the tab: + added (with what it holds),"
+    " - removed, ~ changed (as it is now), unmarked lines the ones around them"
 )
 _FOLD_NOTE = (
     "- Folded to {budget} of its {length} characters: a line `… N more X like these [ref=R]` stands for"
@@ -438,14 +442,30 @@ class Baselines:
 
     def __init__(self) -> None:
         self._baselines: dict[tuple[SessionId, TabKey], _Baseline] = {}
+        # The address and title each client was last told of each tab.
+        self._addresses: dict[tuple[SessionId, TabKey], tuple[str, str]] = {}
 
     def forget_session(self, session_id: SessionId) -> None:
         for key in [key for key in self._baselines if key[0] == session_id]:
             del self._baselines[key]
+        for key in [key for key in self._addresses if key[0] == session_id]:
+            del self._addresses[key]
 
     def forget_tab(self, tab: TabKey) -> None:
         for key in [key for key in self._baselines if key[1] == tab]:
             del self._baselines[key]
+        for key in [key for key in self._addresses if key[1] == tab]:
+            del self._addresses[key]
+
+    def address_told(self, session_id: SessionId, tab: TabKey, page: PageSnapshot, view: View) -> bool:
+        """Whether this answer need not tell the client the page's URL and title: it was told both in
+        this tab, and neither changed since (a whole ``browser_snapshot`` tells them again, as the
+        client may have asked for it to find its bearings). They count as told from now on."""
+        key = (session_id, tab)
+        address = (page.url, page.title)
+        told = self._addresses.get(key) == address
+        self._addresses[key] = address
+        return told and (view.changes or view.after_action)
 
     def __len__(self) -> int:
         return len(self._baselines)
@@ -513,14 +533,14 @@ class Baselines:
         if not lines:
             return [_NO_CHANGES], frozenset()
         body = "\n".join(str(line) for line in lines)
-        if len(body) + len(_CHANGES) > view.budget:
+        if len(body) > view.budget:
             return None
-        return [_CHANGES, "```diff", body, "```"], _refs_of(line.text for line in lines)
+        return ["```diff", body, "```"], _refs_of(line.text for line in lines)
 
     def _left_out(self, old: Sequence[Node], new: Sequence[Node], view: View, seen: frozenset[str] | None) -> list[str]:
         lines = diff(old, new, seen)
-        # Room is kept for the section's first line and the note.
-        kept = lines[: _fitting([str(line) for line in lines], view.budget - len(_CHANGES) - 200)]
+        # Room is kept for the note.
+        kept = lines[: _fitting([str(line) for line in lines], view.budget - 200)]
         rest = lines[len(kept) :]
         changed = sum(1 for line in rest if line.mark != " ")
         refs = _by_ref(new)
@@ -532,7 +552,7 @@ class Baselines:
             " browser_snapshot with changes: true shows them all; with target set to one of those refs, that part."
         )
         body = "\n".join(str(line) for line in kept)
-        return [_CHANGES, "```diff", body, "```", note]
+        return ["```diff", body, "```", note]
 
     def _whole(
         self, nodes: Sequence[Node], view: View, target: str | None, note: str | None
@@ -568,6 +588,30 @@ def with_section(result: Any, title: str, lines: Sequence[str]) -> Any:
     else:
         content.insert(0, {"type": "text", "text": section})
     return {**result, "content": content}
+
+
+def without_address(result: Any, page: PageSnapshot) -> Any:
+    """An MCP CallToolResult (as JSON) whose ``### Page`` section no longer gives ``page``'s URL and
+    title; the section goes when nothing else is left in it (the console's trouble stays)."""
+    if not isinstance(result, dict) or not isinstance(result.get("content"), list) or not result["content"]:
+        return result
+    first = result["content"][0]
+    if not isinstance(first, dict) or first.get("type") != "text" or not isinstance(first.get("text"), str):
+        return result
+    address = {f"- Page URL: {page.url}", f"- Page Title: {page.title}"}
+    lines: list[str] = []
+    in_page = False
+    for line in first["text"].split("\n"):
+        if line.startswith("### "):
+            in_page = line == "### Page"
+        elif in_page and line in address:
+            continue
+        lines.append(line)
+    if "### Page" in lines:
+        at = lines.index("### Page")
+        if at + 1 == len(lines) or lines[at + 1].startswith("### "):
+            del lines[at]
+    return {**result, "content": [{**first, "text": "\n".join(lines)}, *result["content"][1:]]}
 
 
 def _replaced(nodes: tuple[Node, ...], ref: str, part: Node) -> tuple[Node, ...]:
