@@ -412,8 +412,8 @@ async def test_each_client_reads_the_page_as_changed_since_its_own_last_snapshot
     status, body = await broker.post("/tabs/7/claim")
     assert status == 200, body
     status, body = await broker.post("/tabs/7/actions/click", {"target": "e2"})
-    assert (
-        status == 200 and "- Your first snapshot of this tab: the whole page." in body["result"]["content"][0]["text"]
+    assert status == 200 and body["result"]["content"][0]["text"].endswith(
+        '### Snapshot\n```yaml\n- heading "Shop" [level=1] [ref=e1]\n- link "Cart (1)" [ref=e2]\n```'
     )
     status, body = await broker.post("/tabs/7/actions/snapshot", {"changes": True})
     assert body["result"]["content"][0]["text"].endswith("- No changes since your last snapshot of this tab.")

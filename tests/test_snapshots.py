@@ -182,8 +182,8 @@ TAB = ("b1", 7)
 
 def test_a_clients_first_look_is_the_whole_page_and_then_its_changes() -> None:
     baselines = Baselines()
-    first = baselines.section("s1", TAB, page(SHOP), AFTER)
-    assert first[0].startswith("- Your first snapshot of this tab") and SHOP in first
+    # After an action, the whole page in a yaml block says itself that it is whole (the tool's description).
+    assert baselines.section("s1", TAB, page(SHOP), AFTER) == ["```yaml", SHOP, "```"]
     assert baselines.section("s1", TAB, page(SHOP), AFTER) == ["- No changes since your last snapshot of this tab."]
     new = SHOP.replace("Cart (0)", "Cart (1)")
     told = baselines.section("s1", TAB, page(new), AFTER)
@@ -217,8 +217,12 @@ def test_a_new_document_gives_the_whole_page_saying_so() -> None:
     baselines = Baselines()
     baselines.section("s1", TAB, page(SHOP), WHOLE)
     cart = '- heading "Your cart" [level=1] [ref=e30]\n- text: Empty'
-    told = baselines.section("s1", TAB, page(cart, document="d2"), AFTER)
+    told = baselines.section("s1", TAB, page(cart, document="d2"), CHANGES)
     assert told[0].startswith("- A new page since your last snapshot of this tab") and cart in told
+    assert Baselines().section("s1", TAB, page(cart), CHANGES)[0].startswith("- Your first snapshot of this tab")
+    # After an action, the yaml block alone.
+    baselines.section("s1", TAB, page(SHOP), WHOLE)
+    assert baselines.section("s1", TAB, page(cart, document="d3"), AFTER) == ["```yaml", cart, "```"]
 
 
 def test_changes_over_the_budget_are_cut_with_a_note_and_stay_to_be_read() -> None:
@@ -370,3 +374,41 @@ def test_leaving_out_the_address_keeps_the_rest_of_the_answer() -> None:
     )
     assert without_address({"content": []}, page(SHOP)) == {"content": []}
     assert without_address("text", page(SHOP)) == "text"
+
+
+FORM = """\
+- generic [ref=e1]:
+  - form "Sign up" [ref=e2]:
+    - generic [ref=e3]:
+      - textbox "Name" [active] [ref=e4]: Ada
+    - generic [ref=e5]:
+      - textbox "Email" [ref=e6]
+    - button "[active] offers" [ref=e7]"""
+
+
+def told(old: str, new: str) -> list[str]:
+    return [str(line) for line in diff(parse(old), parse(new))]
+
+
+def test_a_focus_that_moves_is_told_where_it_went_and_wrappers_without_a_name_are_left_out() -> None:
+    typed = FORM.replace(" [active] [ref=e4]", " [ref=e4]").replace(
+        '"Email" [ref=e6]', '"Email" [active] [ref=e6]: a@b'
+    )
+    assert told(FORM, typed) == ['    - form "Sign up" [ref=e2]:', '~       - textbox "Email" [active] [ref=e6]: a@b']
+    # The element it left is told when it changed otherwise too, as it is now.
+    retyped = typed.replace('"Name" [ref=e4]: Ada', '"Name" [ref=e4]: Ada L')
+    assert told(FORM, retyped)[1] == '~       - textbox "Name" [ref=e4]: Ada L'
+    # A focus lost, taken by nothing shown, is told.
+    assert told(FORM, FORM.replace(" [active] [ref=e4]", " [ref=e4]")) == [
+        '    - form "Sign up" [ref=e2]:',
+        '~       - textbox "Name" [ref=e4]: Ada',
+    ]
+    # A name that reads "[active]" is the page's text, not the focus.
+    pressed = typed.replace('"[active] offers" [ref=e7]', '"[active] offers" [active] [ref=e7]')
+    assert told(typed, pressed) == [
+        '    - form "Sign up" [ref=e2]:',
+        '~     - button "[active] offers" [active] [ref=e7]',
+    ]
+    # A wrapper with a name, or holding text, stays as context.
+    named = FORM.replace("- generic [ref=e3]:", '- generic "Who" [ref=e3]:')
+    assert '      - generic "Who" [ref=e3]:' in told(named, named.replace(": Ada", ": Bea"))

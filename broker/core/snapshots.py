@@ -55,6 +55,8 @@ AFTER_ACTION_BUDGET = 4_000
 MIN_BUDGET = 500
 
 _REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
+# An element that only holds others: no name, no text, no state.
+_WRAPPER = re.compile(r"- generic \[ref=(?:f\d+)?e\d+\]:")
 # A JSON-quoted string (an element's name, or a text), escapes and all.
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 _LANDMARKS = frozenset(
@@ -97,6 +99,19 @@ def _ref_in(label: str) -> str | None:
     key = _QUOTED.sub('""', label).split(": ", 1)[0]
     found = _REF.search(key)
     return found.group(1) if found else None
+
+
+def _active_at(label: str) -> int:
+    """Where a line's `` [active]`` (the focused element's mark) stands, outside its quoted name and
+    before its text; -1 when it has none."""
+    masked = _QUOTED.sub(lambda quoted: "_" * len(quoted.group()), label)
+    key_end = masked.find(": ")
+    return masked.rfind(" [active]", 0, key_end if key_end >= 0 else len(masked))
+
+
+def _without_active(label: str) -> str:
+    at = _active_at(label)
+    return label if at < 0 else label[:at] + label[at + len(" [active]") :]
 
 
 def _refs_of(lines: Iterable[str]) -> frozenset[str]:
@@ -176,6 +191,12 @@ class _Differ:
         # The refs the client was shown (None: all of them): an element it never saw (a fold held
         # it) that moves into view comes whole, as new to it.
         self.seen = seen
+        # When the focus moved to another element, that element's line says so ([active]); the one
+        # it left is not told as changed for that alone (one element has the focus).
+        focused = {ref for ref, node in self.new_refs.items() if _active_at(node.label) >= 0}
+        self.blurred = (
+            {ref for ref, node in self.old_refs.items() if _active_at(node.label) >= 0} - focused if focused else set()
+        )
 
     def children(
         self, old: Sequence[Node], new: Sequence[Node], depth: int, path: tuple[str, ...], parent_size: int
@@ -206,9 +227,10 @@ class _Differ:
 
     def node(self, before: Node, after: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
         inside = self.children(before.children, after.children, depth + 1, _within(path, after), _size(after))
-        if before.label == after.label and not inside:
+        was = _without_active(before.label) if before.ref in self.blurred else before.label
+        if was == after.label and not inside:
             return []
-        mark = " " if before.label == after.label else "~"
+        mark = " " if was == after.label else "~"
         return [DiffLine(mark, depth, after.line, path), *inside]
 
     def context(self, node: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
@@ -257,7 +279,9 @@ def diff(old: Sequence[Node], new: Sequence[Node], seen: frozenset[str] | None =
 
     ``seen``: the refs of ``old`` its reader was shown, when it was not shown all of it.
     """
-    return _Differ(old, new, seen).children(old, new, 0, (), sum(_size(node) for node in new))
+    lines = _Differ(old, new, seen).children(old, new, 0, (), sum(_size(node) for node in new))
+    # A wrapper without a name around a change tells nothing the indentation does not: left out.
+    return [line for line in lines if not (line.mark == " " and _WRAPPER.fullmatch(line.text))]
 
 
 # Folding
@@ -427,7 +451,8 @@ _NO_CHANGES = "- No changes since your last snapshot of this tab."
 # answer (on a small page it was a third of an action's answer).
 DIFF_LEGEND = (
     "a diff block holds what changed since your last snapshot of the tab: + added (with what it holds),"
-    " - removed, ~ changed (as it is now), unmarked lines the ones around them"
+    " - removed, ~ changed (as it is now), unmarked lines the ones around them (wrappers without a name"
+    " left out); when the focus moves, the line of the element that took it says [active]"
 )
 _FOLD_NOTE = (
     "- Folded to {budget} of its {length} characters: a line `… N more X like these [ref=R]` stands for"
@@ -485,7 +510,9 @@ class Baselines:
         if page.target is not None:
             return self._part(key, baseline if same_page else None, nodes, page, view)
         if not view.changes or baseline is None or not same_page:
-            note = None if not view.changes and not view.after_action else (_NEW_PAGE if baseline else _FIRST)
+            # An action's answer says nothing of why the page comes whole: browser_snapshot's
+            # description does (a first look, or a new page); asked for changes, a snapshot says it.
+            note = None if view.after_action or not view.changes else (_NEW_PAGE if baseline else _FIRST)
             lines, seen = self._whole(nodes, view, None, note)
             self._baselines[key] = _Baseline(page.document, page.yaml, seen)
             return lines
