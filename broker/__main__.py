@@ -97,7 +97,13 @@ def _add_browser_wide_commands(commands: Any) -> None:
     _add_broker_choice(bookmarks)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; given the ``command`` about to run, the options of the others that
+    live in their own modules are left out, so that a broker's start does not import those modules."""
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
+
     parser = argparse.ArgumentParser(
         prog="browser-mcp", description="Share one real browser, its tabs and page tools, with many AI clients."
     )
@@ -221,48 +227,75 @@ def build_parser() -> argparse.ArgumentParser:
     )
     config.add_argument("--port", type=int, help="port for the HTTP form (default: the live broker's, else 8765)")
     config.add_argument("--discovery-dir", type=Path, help="where discovery files are")
-    from .client_apps import APPS  # noqa: PLC0415 - kept beside its options
+    if wanted("mcp-config"):
+        from .client_apps import APPS  # noqa: PLC0415 - kept beside its options
 
-    config.add_argument(
-        "--client-app",
-        choices=list(APPS),
-        help="print the stdio configuration of this application alone (its file's format)",
-    )
+        config.add_argument(
+            "--client-app",
+            choices=list(APPS),
+            help="print the stdio configuration of this application alone (its file's format)",
+        )
     config.add_argument(
         "--write",
         action="store_true",
         help="with --client-app: merge it into the application's configuration file, keeping all else",
     )
 
-    from . import native_host, native_install  # noqa: PLC0415 - kept beside their subcommands
-
-    native_host.add_arguments(
-        commands.add_parser("native-host", help="the native messaging host the browser extension starts")
-    )
-    native_install.add_arguments(
-        commands.add_parser("install-native-host", help="register the native messaging host with the browsers")
-    )
-    from . import doctor, extension_package, service  # noqa: PLC0415 - kept beside their subcommands
-
-    doctor.add_arguments(
-        commands.add_parser("doctor", help="check the broker, browser, native host, ports and MCP clients; say fixes")
-    )
-
-    service.add_arguments(
-        commands.add_parser("service", help="run the broker as a login service (systemd user unit, launchd agent)")
-    )
-
-    extension_package.add_arguments(
-        commands.add_parser("extension", help="the browser extension this install carries: its folder, a store zip")
-    )
+    _add_module_commands(commands, wanted)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from .service import split_install_options  # noqa: PLC0415
+def _add_module_commands(commands: Any, wanted: Callable[[str], bool]) -> None:
+    """The subcommands whose options live in their own modules, those options only where ``wanted``."""
+    native_host = commands.add_parser("native-host", help="the native messaging host the browser extension starts")
+    if wanted("native-host"):
+        from . import native_host as host_module  # noqa: PLC0415 - kept beside its subcommand
 
-    argv, serve_options = split_install_options(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser().parse_args(argv)
+        host_module.add_arguments(native_host)
+    native_install = commands.add_parser(
+        "install-native-host", help="register the native messaging host with the browsers"
+    )
+    if wanted("install-native-host"):
+        from . import native_install as install_module  # noqa: PLC0415 - kept beside its subcommand
+
+        install_module.add_arguments(native_install)
+    doctor = commands.add_parser(
+        "doctor", help="check the broker, browser, native host, ports and MCP clients; say fixes"
+    )
+    if wanted("doctor"):
+        from . import doctor as doctor_module  # noqa: PLC0415 - kept beside its subcommand
+
+        doctor_module.add_arguments(doctor)
+    service = commands.add_parser(
+        "service", help="run the broker as a login service (systemd user unit, launchd agent)"
+    )
+    if wanted("service"):
+        from . import service as service_module  # noqa: PLC0415 - kept beside its subcommand
+
+        service_module.add_arguments(service)
+    extension = commands.add_parser(
+        "extension", help="the browser extension this install carries: its folder, a store zip"
+    )
+    if wanted("extension"):
+        from . import extension_package  # noqa: PLC0415 - kept beside its subcommand
+
+        extension_package.add_arguments(extension)
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (the top level takes no option with a value), if any."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    serve_options = None
+    command = _command_in(argv)
+    if command == "service":
+        from .service import split_install_options  # noqa: PLC0415
+
+        argv, serve_options = split_install_options(argv)
+    args = build_parser(command).parse_args(argv)
     try:
         if args.command == "serve":
             return _serve(args)
@@ -310,7 +343,7 @@ def _allowed_extensions(flags: list[str]) -> frozenset[str]:
 def _check_serve_options(options: list[str]) -> None:
     """Exits as ``serve`` would (argparse's message, code 2) when it would refuse ``options``."""
     try:
-        build_parser().parse_args(["serve", *options])
+        build_parser("serve").parse_args(["serve", *options])
     except SystemExit:
         print(
             "browser-mcp service install: the options after install are serve's (see browser-mcp serve --help)",

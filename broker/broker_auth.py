@@ -20,10 +20,9 @@ import asyncio
 import os
 import secrets
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from . import codec
 from .core import link_auth
@@ -42,6 +41,9 @@ from .core.messages import (
 from .rest import json_response
 from .runtime import CLIENT_LABEL, RUNTIME, Runtime
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 __all__ = [
     "OPEN_PATHS",
     "LinkHandshake",
@@ -54,6 +56,14 @@ __all__ = [
 
 # Routes any local caller may use without a token: proving the broker is the point of them.
 OPEN_PATHS = frozenset({"/auth/challenge"})
+
+
+def _aes_gcm(key: bytes) -> AESGCM:
+    # Loaded on a pairing's first wrap: cryptography maps its Rust binding and OpenSSL's libcrypto,
+    # some 10 MB of a broker's memory, and nothing else needs them.
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: PLC0415
+
+    return AESGCM(key)
 
 
 def new_nonce() -> str:
@@ -146,7 +156,7 @@ class LinkHandshake:
         if not right:  # settle raised for every wrong proof; this holds whatever it does
             raise PairingFailed("wrong pairing code")
         iv = os.urandom(12)
-        wrapped = AESGCM(keys.wrap_key).encrypt(iv, self._key, self.broker_id.encode())
+        wrapped = _aes_gcm(keys.wrap_key).encrypt(iv, self._key, self.broker_id.encode())
         return PairKey(keys.broker_proof, link_auth.b64(iv), link_auth.b64(wrapped))
 
 

@@ -221,6 +221,13 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         "--tokens-products", type=int, default=160, help="products in the shop's catalogue (as --actions-products)"
     )
     tokens.add_argument("--tokens-runs", type=int, default=3, help="rounds of the tasks per side (medians reported)")
+    tokens.add_argument(
+        "--tokens-flows",
+        nargs="+",
+        choices=["shop", "support", "small"],
+        default=["shop", "support", "small"],
+        help="the flows to run (default all; the goals need all)",
+    )
     overhead = parser.add_argument_group("overhead suite")
     overhead.add_argument(
         "--overhead-loads",

@@ -59,6 +59,7 @@ from benchlib.mcp_sides import shop_stage, start_playwright, text_of, unwrapped
 from benchlib.pages import (
     COUNTRIES,
     ORDER_CONFIRMED,
+    SIGNED_UP,
     SUPPORT_SENT,
     Product,
     ShopPage,
@@ -71,6 +72,7 @@ from tests.chromium import CHROMIUM
 
 # The goals, ours over Playwright MCP's.
 CHARS_GOAL = 0.25
+SMALL_CHARS_GOAL = 0.6  # the small pages' flow alone
 CALLS_GOAL = 1.0
 TIME_GOAL = 1.0
 
@@ -87,6 +89,10 @@ CUSTOMER = {
 }
 COUNTRY = COUNTRIES[3]
 ORDER_NUMBER = "BS-12345"
+NOTES = ("Call the printer about the invoice", "Order more paper")
+# The tasks the totals (calls, characters, time) and their goals are of; the small pages' flow is judged apart.
+TASKS = ("shop", "support")
+FLOWS = (*TASKS, "small")
 QUANTITY = 2  # of the first product in the cart
 
 # A fenced block of an answer: ```yaml or ```diff, up to its closing fence.
@@ -246,15 +252,19 @@ class SideRun:
 
     @property
     def calls(self) -> int:
-        return sum(flow.calls for flow in self.flows)
+        return sum(flow.calls for flow in self.flows if flow.flow in TASKS)
 
     @property
     def chars(self) -> int:
-        return sum(flow.chars for flow in self.flows)
+        return sum(flow.chars for flow in self.flows if flow.flow in TASKS)
 
     @property
     def seconds(self) -> float:
-        return sum(flow.seconds for flow in self.flows)
+        return sum(flow.seconds for flow in self.flows if flow.flow in TASKS)
+
+    def of(self, flow: str) -> FlowResult:
+        """That flow's result (an empty one when it was not run: see --tokens-flows)."""
+        return next((found for found in self.flows if found.flow == flow), FlowResult(flow))
 
 
 class FlowFailed(Exception):
@@ -425,6 +435,14 @@ class Agent:
             raise FlowFailed(f"no {what} on the page; it shows:\n{self.view.text[:2000]}")
         return found
 
+    async def expect_match(self, pattern: re.Pattern[str]) -> None:
+        """As :meth:`expect`, for a line matching ``pattern``.
+
+        Raises:
+            FlowFailed: when the page does not show it.
+        """
+        await self._seek(lambda: pattern.search(self.view.text) is not None or None, pattern.pattern)
+
     async def expect(self, needle: str) -> None:
         """The agent checks that the page shows ``needle`` in what it read; if not, it looks again (a snapshot).
 
@@ -570,17 +588,56 @@ async def support_flow(agent: Agent, url: Callable[[str], str]) -> None:
     await agent.expect(f"{SUPPORT_SENT}: {CUSTOMER['Full name']}, order {ORDER_NUMBER}, topic Returns")
 
 
-async def run_flows(agent: Agent, shop: ShopPage, url: Callable[[str], str], opens_tab: bool) -> SideRun:
-    """Both flows on one side; a flow that fails is reported as failed, and the next one runs."""
+async def small_flow(agent: Agent, url: Callable[[str], str], opens_tab: bool = False) -> None:
+    """Small pages: a form of three fields and a button, one field at a time; then a form that resets itself
+    once sent, two notes saved with it.
+
+    Raises:
+        FlowFailed: when a step finds the page other than it should be.
+    """
+    agent.step = "open the small form"
+    if opens_tab:
+        await agent.call("browser_tabs", {"action": "new"})
+    await agent.act("browser_navigate", {"url": url("/small-form")})
+    for label, value in (("Name", CUSTOMER["Full name"]), ("Email", CUSTOMER["Email"]), ("City", CUSTOMER["City"])):
+        agent.step = f"type the {label.lower()}"
+        field = await agent.ref("textbox", label)
+        await agent.act("browser_type", {"element": label, "target": field, "text": value})
+    agent.step = "sign up"
+    button = await agent.ref("button", "Sign up")
+    await agent.act("browser_click", {"element": "Sign up", "target": button})
+    await agent.expect(f"{SIGNED_UP}: {CUSTOMER['Full name']}, {CUSTOMER['Email']}, {CUSTOMER['City']}")
+    agent.step = "open the notes"
+    await agent.act("browser_navigate", {"url": url("/small-notes")})
+    for note in NOTES:
+        agent.step = "type a note"
+        field = await agent.ref("textbox", "Note")
+        await agent.act("browser_type", {"element": "Note", "target": field, "text": note})
+        agent.step = "save the note"
+        button = await agent.ref("button", "Save note")
+        await agent.act("browser_click", {"element": "Save note", "target": button})
+        # The note is an item of the list now, and the field it was typed in is empty again.
+        saved = re.compile(rf"^\s*- listitem(?: \[ref=[^\]\s]+\])?: {re.escape(note)}$", re.MULTILINE)
+        await agent.expect_match(saved)
+        if re.search(rf'textbox "Note"[^\n]*: {re.escape(note)}$', agent.view.text, re.MULTILINE):
+            raise FlowFailed(f"the note's field still shows {note!r} after it was saved:\n{agent.view.text[:2000]}")
+
+
+async def run_flows(
+    agent: Agent, shop: ShopPage, url: Callable[[str], str], opens_tab: bool, names: tuple[str, ...] = FLOWS
+) -> SideRun:
+    """The flows on one side; a flow that fails is reported as failed, and the next one runs."""
     flows: list[FlowResult] = []
-    for name in ("shop", "support"):
+    for name in names:
         agent.start(name)
         started = time.perf_counter()
         try:
             if name == "shop":
                 await shop_flow(agent, shop, url, opens_tab)
-            else:
+            elif name == "support":
                 await support_flow(agent, url)
+            else:
+                await small_flow(agent, url, opens_tab and "shop" not in names)
             agent.flow.success = True
         except FlowFailed as exc:
             agent.flow.failure = f"{agent.step}: {exc}"
@@ -613,6 +670,15 @@ class TokensResults:
 
     def best_playwright(self, metric: str) -> float:
         return min(self.median(side, metric) for side in SIDES[1:])
+
+    def flow_median(self, side: str, flow: str, metric: str) -> float:
+        return float(statistics.median(getattr(run.of(flow), metric) for run in self.runs[side]))
+
+    def small_chars_ratio(self) -> tuple[float, float, float]:
+        """The small pages' flow: ours' characters over the smaller of Playwright MCP's two runs, and both."""
+        ours = self.flow_median("ours", "small", "chars")
+        theirs = min(self.flow_median(side, "small", "chars") for side in SIDES[1:])
+        return (ours / theirs if theirs else float("inf")), ours, theirs
 
     def ratio(self, metric: str, side: str) -> float:
         theirs = self.median(side, metric)
@@ -659,7 +725,9 @@ async def _bench_tokens(args: Any) -> TokensResults:
             progress(f"tokens: round {number + 1} of {args.tokens_runs}")
             for side in order:
                 # Ours opens a tab of its own for the task (Playwright MCP has its page from the start).
-                runs[side].append(await run_flows(agents[side], shop, pages.url, opens_tab=side == "ours"))
+                runs[side].append(
+                    await run_flows(agents[side], shop, pages.url, side == "ours", tuple(args.tokens_flows))
+                )
         sizes = {side: await whole_snapshot_chars(agents[side], pages.url("/shop")) for side in SIDES[:2]}
     return TokensResults(args.tokens_products, sizes, version, stage.browser_name, runs)
 
@@ -678,6 +746,7 @@ def tokens_verdicts(results: TokensResults) -> list[Verdict]:
     ours_chars = results.median("ours", "chars")
     best_chars = results.best_playwright("chars")
     chars_ratio = ours_chars / best_chars if best_chars else float("inf")
+    small_ratio, small_ours, small_theirs = results.small_chars_ratio()
     calls = {side: results.ratio("calls", side) for side in SIDES[1:]}
     seconds = {side: results.ratio("seconds", side) for side in SIDES[1:]}
     successes = {side: results.success(side) for side in SIDES}
@@ -693,6 +762,13 @@ def tokens_verdicts(results: TokensResults) -> list[Verdict]:
             chars_ratio <= CHARS_GOAL,
             f"{chars_ratio:.2f}x ({ours_chars:.0f} / {best_chars:.0f})",
             {"ratio": chars_ratio, "ours": ours_chars, "playwright": best_chars},
+        ),
+        Verdict(
+            f"small pages' flow: characters read <= {SMALL_CHARS_GOAL:g}x Playwright MCP's"
+            " (the smaller of its two runs)",
+            small_ratio <= SMALL_CHARS_GOAL,
+            f"{small_ratio:.2f}x ({small_ours:.0f} / {small_theirs:.0f})",
+            {"ratio": small_ratio, "ours": small_ours, "playwright": small_theirs},
         ),
         Verdict.at_most(f"calls <= {CALLS_GOAL:g}x Playwright MCP's", calls, CALLS_GOAL),
         Verdict.at_most(f"time <= {TIME_GOAL:g}x Playwright MCP's", seconds, TIME_GOAL),
@@ -712,10 +788,12 @@ def tokens_report(results: TokensResults, args: Any) -> str:
         f" {results.shop_snapshot_chars.get('playwright', 0)}); search, filter, open a product, add three to the"
         " cart, change a quantity, fill the checkout's 8 fields, place the order, read the confirmation",
         "support: a form with a part in an iframe (one browser_fill_form), a confirm dialog on sending it",
+        "small (judged apart, not in the totals): a form of three fields and a button filled one field at a time,"
+        " then a form that resets itself once sent, two notes saved with it",
         "the agent reads the new state after every action: ours what the action answered (and a snapshot where it"
         " says it left something out); Playwright MCP the file its answer links (reading it counts as one call, as"
         " an agent's Read tool call is one) or, with --snapshot-mode none, a browser_snapshot",
-        f"medians of {args.tokens_runs} round(s); characters: every text the agent read",
+        f"medians of {args.tokens_runs} round(s); characters: every text the agent read; totals: shop and support",
         "",
         f"  {'':<24} {'ours':>10} {'Playwright':>11} {'PW none':>10} {'ours/PW':>8} {'ours/none':>10}",
     ]
@@ -728,12 +806,21 @@ def tokens_report(results: TokensResults, args: Any) -> str:
             f" {ratios[0]:>7.2f}x {ratios[1]:>9.2f}x"
         )
 
+    def small_row() -> str:
+        values = [results.flow_median(side, "small", "chars") for side in SIDES]
+        ratios = [values[0] / value if value else float("inf") for value in values[1:]]
+        return (
+            f"  {'small: characters read':<24} {values[0]:>10.0f} {values[1]:>11.0f} {values[2]:>10.0f}"
+            f" {ratios[0]:>7.2f}x {ratios[1]:>9.2f}x"
+        )
+
     success = [("yes" if results.success(side) else "NO") for side in SIDES]
     lines += [
         f"  {'success':<24} {success[0]:>10} {success[1]:>11} {success[2]:>10}",
         row("calls", "calls", ".0f"),
         row("characters read", "chars", ".0f"),
         row("time, s", "seconds", ".2f"),
+        small_row(),
         "",
         "  by flow (the last round):",
     ]
@@ -743,6 +830,10 @@ def tokens_report(results: TokensResults, args: Any) -> str:
             found = results.runs[side][-1].flows[index]
             cells.append(f"{side} {found.calls} calls / {found.chars} chars / {found.seconds:.1f} s")
         lines.append(f"    {flow.flow:<8} " + "; ".join(cells))
+    lines.append("  every read of the small pages' flow (the last round): characters, the step and its call")
+    for side in SIDES:
+        reads = results.runs[side][-1].of("small").reads
+        lines.append(f"    {side}: " + "; ".join(f"{chars} {what}" for what, chars, _ms in reads))
     lines.append("  ours' largest reads (the last round): characters, the step and its call (the call's time)")
     for flow in results.runs["ours"][-1].flows:
         lines += [f"    {flow.flow:<8} {chars:>7}  {what} ({ms:.0f} ms)" for what, chars, ms in flow.largest(4)]
@@ -767,6 +858,7 @@ def tokens_json(results: TokensResults, args: Any) -> dict[str, Any]:
             "calls": results.median(name, "calls"),
             "chars": results.median(name, "chars"),
             "seconds": results.median(name, "seconds"),
+            "small_chars": results.flow_median(name, "small", "chars"),
             "runs": [asdict(run) for run in results.runs[name]],
         }
 
@@ -784,7 +876,8 @@ def tokens_json(results: TokensResults, args: Any) -> dict[str, Any]:
         "shop_snapshot_chars": results.shop_snapshot_chars,
         **{name.replace("-", "_"): side(name) for name in SIDES},
         "ratios": {
-            "chars_vs_smaller": results.median("ours", "chars") / results.best_playwright("chars"),
+            "chars_vs_smaller": results.median("ours", "chars") / (results.best_playwright("chars") or float("nan")),
+            "small_chars_vs_smaller": results.small_chars_ratio()[0],
             **{
                 f"{metric}_vs_{name.replace('-', '_')}": results.ratio(metric, name)
                 for metric in ("calls", "chars", "seconds")

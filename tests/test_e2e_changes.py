@@ -95,7 +95,8 @@ async def test_a_click_that_adds_an_item_answers_with_that_item_alone(world: Wor
         apple = ref_of(first, r'button "Buy apple"')
         answer = await ok(client, "browser_click", tab=tab, target=ref_of(first, r'button "Add item"'))
         told = snapshot_section(answer)
-        assert told.startswith("- Changes since your last snapshot of this tab:"), told
+        assert told.startswith("```diff\n"), told
+        assert "### Page" not in answer, "neither the address nor the title changed"
         assert re.search(r"^\+ +- listitem \[ref=e\d+\]: New item 1$", told, re.M), told
         assert re.search(r'^  +- list "Groceries" \[ref=e\d+\]:$', told, re.M), "its ancestor, for context"
         assert "apple" not in told and len(answer) < 600, answer
@@ -128,7 +129,7 @@ async def test_a_navigation_answers_with_the_new_page_whole(world: World) -> Non
         answer = await ok(client, "browser_click", tab=tab, target=ref_of(first, r'link "Other page"'))
         assert f"- Page URL: {world.site}/other.html" in answer and "- Page Title: Other" in answer
         told = snapshot_section(answer)
-        assert told.startswith("- A new page since your last snapshot of this tab"), told
+        assert told.startswith("```yaml\n"), told  # whole, as an action's answer gives a new page
         assert 'heading "The other page" [level=1]' in told and "Welcome elsewhere" in told
         # That page is now the baseline: nothing changed since.
         assert snapshot_section(await ok(client, "browser_snapshot", tab=tab, changes=True)) == (

@@ -13,7 +13,15 @@ from typing import Any
 import attrs
 import pytest
 
-from broker.core.results import BASE64_RUN, MAX_ITEMS, MAX_MEDIA_CHARS, base64_runs, control_count
+from broker import codec
+from broker.core.results import (
+    BASE64_RUN,
+    MAX_ITEMS,
+    MAX_MEDIA_CHARS,
+    base64_runs,
+    control_count,
+    json_control_count,
+)
 from broker.mcp_server import LIMITED
 
 from .conftest import BrokerUnderTest, MakeBroker
@@ -232,3 +240,24 @@ def test_base64_runs_are_found_wherever_they_lie_as_a_search_of_every_place_find
 def test_control_characters_are_counted_but_tabs_line_breaks_and_escapes() -> None:
     assert control_count("a\tb\nc\r\x1b[31mred") == 0
     assert control_count("\x00\x01é\x7f\x1f") == 4
+
+
+def test_every_control_character_is_counted_alone_and_among_text() -> None:
+    # A text without any is not counted at all: each kind must still be found on its own.
+    for code in [*range(32), 127]:
+        counted = 0 if code in (9, 10, 13, 27) else 1
+        assert control_count(chr(code)) == counted, code
+        assert control_count("é words " * 200 + chr(code) * 3 + " more") == 3 * counted, code
+
+
+def test_a_json_texts_controls_are_counted_as_a_full_count_counts_them() -> None:
+    values: list[object] = [
+        "".join(chr(code) for code in range(128)),
+        {"a\x01b": ["\x7f" * 5, "\t\n", {"é\x1f": "\x00" * 3}], "plain": "words " * 300},
+        ["\x7f"] * 2000,
+        {"data": "x" * 5000},
+    ]
+    for value in values:
+        written = codec.dumps_text(value)
+        assert json_control_count(written) == control_count(written), value
+    assert json_control_count(codec.dumps_text("\x7f\x7f\x01")) == 2

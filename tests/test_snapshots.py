@@ -19,6 +19,7 @@ from broker.core.snapshots import (
     render,
     view_of,
     with_section,
+    without_address,
 )
 
 SHOP = """\
@@ -181,13 +182,13 @@ TAB = ("b1", 7)
 
 def test_a_clients_first_look_is_the_whole_page_and_then_its_changes() -> None:
     baselines = Baselines()
-    first = baselines.section("s1", TAB, page(SHOP), AFTER)
-    assert first[0].startswith("- Your first snapshot of this tab") and SHOP in first
+    # After an action, the whole page in a yaml block says itself that it is whole (the tool's description).
+    assert baselines.section("s1", TAB, page(SHOP), AFTER) == ["```yaml", SHOP, "```"]
     assert baselines.section("s1", TAB, page(SHOP), AFTER) == ["- No changes since your last snapshot of this tab."]
     new = SHOP.replace("Cart (0)", "Cart (1)")
     told = baselines.section("s1", TAB, page(new), AFTER)
-    assert told[0].startswith("- Changes since your last snapshot") and told[1] == "```diff"
-    assert '~   - link "Cart (1)" [ref=e4]:' in told[2]
+    assert told[0] == "```diff" and told[-1] == "```"  # what its lines mean, browser_snapshot's description says
+    assert '~   - link "Cart (1)" [ref=e4]:' in told[1]
     assert baselines.section("s1", TAB, page(new), AFTER) == ["- No changes since your last snapshot of this tab."]
 
 
@@ -203,12 +204,12 @@ def test_two_clients_keep_baselines_of_their_own() -> None:
     baselines.section("b", TAB, page(SHOP), WHOLE)
     one = SHOP.replace("Cart (0)", "Cart (1)")
     two = one.replace("Cart (1)", "Cart (2)")
-    assert "Cart (1)" in baselines.section("a", TAB, page(one), AFTER)[2]
+    assert "Cart (1)" in baselines.section("a", TAB, page(one), AFTER)[1]
     # b has not read "Cart (1)": its changes run from what it last read.
     told_b = baselines.section("b", TAB, page(two), AFTER)
-    assert "Cart (2)" in told_b[2]
+    assert "Cart (2)" in told_b[1]
     told_a = baselines.section("a", TAB, page(two), CHANGES)
-    assert "Cart (2)" in told_a[2]
+    assert "Cart (2)" in told_a[1]
     assert baselines.section("b", TAB, page(two), CHANGES) == ["- No changes since your last snapshot of this tab."]
 
 
@@ -216,8 +217,12 @@ def test_a_new_document_gives_the_whole_page_saying_so() -> None:
     baselines = Baselines()
     baselines.section("s1", TAB, page(SHOP), WHOLE)
     cart = '- heading "Your cart" [level=1] [ref=e30]\n- text: Empty'
-    told = baselines.section("s1", TAB, page(cart, document="d2"), AFTER)
+    told = baselines.section("s1", TAB, page(cart, document="d2"), CHANGES)
     assert told[0].startswith("- A new page since your last snapshot of this tab") and cart in told
+    assert Baselines().section("s1", TAB, page(cart), CHANGES)[0].startswith("- Your first snapshot of this tab")
+    # After an action, the yaml block alone.
+    baselines.section("s1", TAB, page(SHOP), WHOLE)
+    assert baselines.section("s1", TAB, page(cart, document="d3"), AFTER) == ["```yaml", cart, "```"]
 
 
 def test_changes_over_the_budget_are_cut_with_a_note_and_stay_to_be_read() -> None:
@@ -230,7 +235,7 @@ def test_changes_over_the_budget_are_cut_with_a_note_and_stay_to_be_read() -> No
     assert told[-1].startswith("- Left out: ") and "changes: true" in told[-1] and "[ref=e3]" in told[-1]
     # Nothing was taken as read: the whole of it comes with changes: true.
     whole = baselines.section("s1", TAB, page(new), CHANGES)
-    assert whole[2].count('"Item ') == 80 and not whole[-1].startswith("- Left out")
+    assert whole[1].count('"Item ') == 80 and not whole[-1].startswith("- Left out")
     assert baselines.section("s1", TAB, page(new), AFTER) == ["- No changes since your last snapshot of this tab."]
 
 
@@ -251,7 +256,7 @@ def test_a_part_snapshot_updates_that_part_of_the_baseline() -> None:
     told = baselines.section("s1", TAB, part, View(changes=True, budget=SNAPSHOT_BUDGET))
     assert "$11" in "\n".join(told) and "Cart" not in "\n".join(told)
     rest = baselines.section("s1", TAB, page(new), CHANGES)
-    assert "Cart (1)" in rest[2] and "$11" not in rest[2]
+    assert "Cart (1)" in rest[1] and "$11" not in rest[1]
 
 
 def test_forgetting_a_session_or_a_tab_drops_their_baselines() -> None:
@@ -328,3 +333,82 @@ def test_text_a_page_writes_to_look_like_a_ref_is_not_taken_for_one() -> None:
     # The real e2 changes; the lines that only mention it do not take its place.
     new = old.replace('"Keep" [ref=e2]', '"Keep" [pressed] [ref=e2]')
     assert changes(old, new) == '~ - button "Keep" [pressed] [ref=e2]'
+
+
+def answer(*sections: str) -> dict[str, object]:
+    return {"content": [{"type": "text", "text": "\n".join(sections)}, {"type": "image", "data": "AA=="}]}
+
+
+ADDRESS = "### Page\n- Page URL: https://shop.test/\n- Page Title: Shop"
+
+
+def test_an_answer_leaves_out_the_address_and_title_the_client_was_told_and_says_them_when_they_change() -> None:
+    baselines = Baselines()
+    assert not baselines.address_told("s1", TAB, page(SHOP), AFTER)  # the first answer says them
+    assert baselines.address_told("s1", TAB, page(SHOP), AFTER)
+    assert baselines.address_told("s1", TAB, page(SHOP, document="d2"), CHANGES)  # a reload: the same
+    assert not baselines.address_told("s2", TAB, page(SHOP), AFTER), "another client was never told them"
+    assert not baselines.address_told("s1", ("b1", 8), page(SHOP), AFTER), "nor in another tab"
+    moved = PageSnapshot(document="d3", yaml=SHOP, url="https://shop.test/cart", title="Shop")
+    renamed = PageSnapshot(document="d3", yaml=SHOP, url="https://shop.test/cart", title="Cart")
+    assert not baselines.address_told("s1", TAB, moved, AFTER)
+    assert not baselines.address_told("s1", TAB, renamed, AFTER)
+    assert baselines.address_told("s1", TAB, renamed, AFTER)
+    # A whole snapshot, which a client may take to find its bearings, says them again.
+    assert not baselines.address_told("s1", TAB, renamed, WHOLE)
+    baselines.forget_tab(TAB)
+    assert not baselines.address_told("s1", TAB, renamed, AFTER)
+    baselines.forget_session("s1")
+    assert not baselines.address_told("s1", TAB, renamed, AFTER)
+
+
+def test_leaving_out_the_address_keeps_the_rest_of_the_answer() -> None:
+    clicked = answer("### Result\n- Clicked", ADDRESS)
+    assert without_address(clicked, page(SHOP)) == answer("### Result\n- Clicked")
+    troubled = answer(ADDRESS + "\n- Console: 1 error", "### Modal state\n- none")
+    assert without_address(troubled, page(SHOP)) == answer("### Page\n- Console: 1 error", "### Modal state\n- none")
+    # Only the Page section's lines, and only the page's own address: a result that quotes them keeps them.
+    quoted = answer("### Result\n- Page URL: https://shop.test/", ADDRESS.replace("shop.test/", "shop.test/cart"))
+    assert without_address(quoted, page(SHOP)) == answer(
+        "### Result\n- Page URL: https://shop.test/", "### Page\n- Page URL: https://shop.test/cart"
+    )
+    assert without_address({"content": []}, page(SHOP)) == {"content": []}
+    assert without_address("text", page(SHOP)) == "text"
+
+
+FORM = """\
+- generic [ref=e1]:
+  - form "Sign up" [ref=e2]:
+    - generic [ref=e3]:
+      - textbox "Name" [active] [ref=e4]: Ada
+    - generic [ref=e5]:
+      - textbox "Email" [ref=e6]
+    - button "[active] offers" [ref=e7]"""
+
+
+def told(old: str, new: str) -> list[str]:
+    return [str(line) for line in diff(parse(old), parse(new))]
+
+
+def test_a_focus_that_moves_is_told_where_it_went_and_wrappers_without_a_name_are_left_out() -> None:
+    typed = FORM.replace(" [active] [ref=e4]", " [ref=e4]").replace(
+        '"Email" [ref=e6]', '"Email" [active] [ref=e6]: a@b'
+    )
+    assert told(FORM, typed) == ['    - form "Sign up" [ref=e2]:', '~       - textbox "Email" [active] [ref=e6]: a@b']
+    # The element it left is told when it changed otherwise too, as it is now.
+    retyped = typed.replace('"Name" [ref=e4]: Ada', '"Name" [ref=e4]: Ada L')
+    assert told(FORM, retyped)[1] == '~       - textbox "Name" [ref=e4]: Ada L'
+    # A focus lost, taken by nothing shown, is told.
+    assert told(FORM, FORM.replace(" [active] [ref=e4]", " [ref=e4]")) == [
+        '    - form "Sign up" [ref=e2]:',
+        '~       - textbox "Name" [ref=e4]: Ada',
+    ]
+    # A name that reads "[active]" is the page's text, not the focus.
+    pressed = typed.replace('"[active] offers" [ref=e7]', '"[active] offers" [active] [ref=e7]')
+    assert told(typed, pressed) == [
+        '    - form "Sign up" [ref=e2]:',
+        '~     - button "[active] offers" [active] [ref=e7]',
+    ]
+    # A wrapper with a name, or holding text, stays as context.
+    named = FORM.replace("- generic [ref=e3]:", '- generic "Who" [ref=e3]:')
+    assert '      - generic "Who" [ref=e3]:' in told(named, named.replace(": Ada", ": Bea"))

@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import InvalidRequest
 from .messages import JsonObject
+from .snapshots import DIFF_LEGEND
 
 __all__ = ["ACTIONS", "PREFIX", "action_arguments", "action_of", "tool_definitions"]
 
@@ -58,7 +59,8 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
         " A ref stays the element's while it is on the page. Take one before acting; `target` limits"
         " it to one element or frame; `changes: true` shows only what changed since your last"
         " snapshot of the tab. Actions (click, type ...) answer with what they changed, so a"
-        " snapshot after them is rarely needed.",
+        " snapshot after them is rarely needed. Under ### Snapshot, a yaml block is the whole page (after"
+        f" an action: your first look at the tab, or a new page since your last); {DIFF_LEGEND}.",
         _schema(
             target=_TARGET,
             depth={"type": "integer", "minimum": 0, "description": "levels of the tree to show (default all)"},

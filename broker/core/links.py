@@ -94,7 +94,7 @@ from .messages import (
 )
 from .pending import CallKind, Pending, PendingCalls
 from .sessions import OWNER_CREDENTIAL, Session, Sessions
-from .snapshots import SNAPSHOT_BUDGET, Baselines, View, with_section
+from .snapshots import SNAPSHOT_BUDGET, Baselines, View, with_section, without_address
 from .tab_refs import named_in_message, named_in_result
 
 __all__ = ["BrowserLinks", "Link"]
@@ -518,8 +518,12 @@ class BrowserLinks:
         if message.page is None or pending.kind is not CallKind.ACTION or pending.tab_id is None:
             return message.result
         view = pending.view or View(changes=False, budget=SNAPSHOT_BUDGET)
-        lines = self._baselines.section(pending.session_id, (pending.browser, pending.tab_id), message.page, view)
-        return with_section(message.result, "Snapshot", lines)
+        tab = (pending.browser, pending.tab_id)
+        lines = self._baselines.section(pending.session_id, tab, message.page, view)
+        result = message.result
+        if self._baselines.address_told(pending.session_id, tab, message.page, view):
+            result = without_address(result, message.page)
+        return with_section(result, "Snapshot", lines)
 
     def _changed(self, browser: Browser, tab: Tab, *also: SessionId | None) -> list[Effect]:
         """The tool lists a change of ``tab`` may touch: its owner's and ``also``'s."""

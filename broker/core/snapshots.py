@@ -35,6 +35,7 @@ from .messages import JsonObject, PageSnapshot
 
 __all__ = [
     "AFTER_ACTION_BUDGET",
+    "DIFF_LEGEND",
     "SNAPSHOT_BUDGET",
     "Baselines",
     "Node",
@@ -45,6 +46,7 @@ __all__ = [
     "render",
     "view_of",
     "with_section",
+    "without_address",
 ]
 
 SNAPSHOT_BUDGET = 100_000
@@ -53,6 +55,8 @@ AFTER_ACTION_BUDGET = 4_000
 MIN_BUDGET = 500
 
 _REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
+# An element that only holds others: no name, no text, no state.
+_WRAPPER = re.compile(r"- generic \[ref=(?:f\d+)?e\d+\]:")
 # A JSON-quoted string (an element's name, or a text), escapes and all.
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 _LANDMARKS = frozenset(
@@ -95,6 +99,19 @@ def _ref_in(label: str) -> str | None:
     key = _QUOTED.sub('""', label).split(": ", 1)[0]
     found = _REF.search(key)
     return found.group(1) if found else None
+
+
+def _active_at(label: str) -> int:
+    """Where a line's `` [active]`` (the focused element's mark) stands, outside its quoted name and
+    before its text; -1 when it has none."""
+    masked = _QUOTED.sub(lambda quoted: "_" * len(quoted.group()), label)
+    key_end = masked.find(": ")
+    return masked.rfind(" [active]", 0, key_end if key_end >= 0 else len(masked))
+
+
+def _without_active(label: str) -> str:
+    at = _active_at(label)
+    return label if at < 0 else label[:at] + label[at + len(" [active]") :]
 
 
 def _refs_of(lines: Iterable[str]) -> frozenset[str]:
@@ -174,6 +191,12 @@ class _Differ:
         # The refs the client was shown (None: all of them): an element it never saw (a fold held
         # it) that moves into view comes whole, as new to it.
         self.seen = seen
+        # When the focus moved to another element, that element's line says so ([active]); the one
+        # it left is not told as changed for that alone (one element has the focus).
+        focused = {ref for ref, node in self.new_refs.items() if _active_at(node.label) >= 0}
+        self.blurred = (
+            {ref for ref, node in self.old_refs.items() if _active_at(node.label) >= 0} - focused if focused else set()
+        )
 
     def children(
         self, old: Sequence[Node], new: Sequence[Node], depth: int, path: tuple[str, ...], parent_size: int
@@ -204,9 +227,10 @@ class _Differ:
 
     def node(self, before: Node, after: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
         inside = self.children(before.children, after.children, depth + 1, _within(path, after), _size(after))
-        if before.label == after.label and not inside:
+        was = _without_active(before.label) if before.ref in self.blurred else before.label
+        if was == after.label and not inside:
             return []
-        mark = " " if before.label == after.label else "~"
+        mark = " " if was == after.label else "~"
         return [DiffLine(mark, depth, after.line, path), *inside]
 
     def context(self, node: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
@@ -255,7 +279,9 @@ def diff(old: Sequence[Node], new: Sequence[Node], seen: frozenset[str] | None =
 
     ``seen``: the refs of ``old`` its reader was shown, when it was not shown all of it.
     """
-    return _Differ(old, new, seen).children(old, new, 0, (), sum(_size(node) for node in new))
+    lines = _Differ(old, new, seen).children(old, new, 0, (), sum(_size(node) for node in new))
+    # A wrapper without a name around a change tells nothing the indentation does not: left out.
+    return [line for line in lines if not (line.mark == " " and _WRAPPER.fullmatch(line.text))]
 
 
 # Folding
@@ -421,9 +447,12 @@ class _Baseline:
 _NEW_PAGE = "- A new page since your last snapshot of this tab: the whole page."
 _FIRST = "- Your first snapshot of this tab: the whole page."
 _NO_CHANGES = "- No changes since your last snapshot of this tab."
-_CHANGES = (
-    "- Changes since your last snapshot of this tab: + added, - removed, ~ changed (shown as it is now);"
-    " unmarked lines are their context."
+# What a diff block's lines mean, said once in browser_snapshot's description rather than in every
+# answer (on a small page it was a third of an action's answer).
+DIFF_LEGEND = (
+    "a diff block holds what changed since your last snapshot of the tab: + added (with what it holds),"
+    " - removed, ~ changed (as it is now), unmarked lines the ones around them (wrappers without a name"
+    " left out); when the focus moves, the line of the element that took it says [active]"
 )
 _FOLD_NOTE = (
     "- Folded to {budget} of its {length} characters: a line `… N more X like these [ref=R]` stands for"
@@ -438,14 +467,30 @@ class Baselines:
 
     def __init__(self) -> None:
         self._baselines: dict[tuple[SessionId, TabKey], _Baseline] = {}
+        # The address and title each client was last told of each tab.
+        self._addresses: dict[tuple[SessionId, TabKey], tuple[str, str]] = {}
 
     def forget_session(self, session_id: SessionId) -> None:
         for key in [key for key in self._baselines if key[0] == session_id]:
             del self._baselines[key]
+        for key in [key for key in self._addresses if key[0] == session_id]:
+            del self._addresses[key]
 
     def forget_tab(self, tab: TabKey) -> None:
         for key in [key for key in self._baselines if key[1] == tab]:
             del self._baselines[key]
+        for key in [key for key in self._addresses if key[1] == tab]:
+            del self._addresses[key]
+
+    def address_told(self, session_id: SessionId, tab: TabKey, page: PageSnapshot, view: View) -> bool:
+        """Whether this answer need not tell the client the page's URL and title: it was told both in
+        this tab, and neither changed since (a whole ``browser_snapshot`` tells them again, as the
+        client may have asked for it to find its bearings). They count as told from now on."""
+        key = (session_id, tab)
+        address = (page.url, page.title)
+        told = self._addresses.get(key) == address
+        self._addresses[key] = address
+        return told and (view.changes or view.after_action)
 
     def __len__(self) -> int:
         return len(self._baselines)
@@ -465,7 +510,9 @@ class Baselines:
         if page.target is not None:
             return self._part(key, baseline if same_page else None, nodes, page, view)
         if not view.changes or baseline is None or not same_page:
-            note = None if not view.changes and not view.after_action else (_NEW_PAGE if baseline else _FIRST)
+            # An action's answer says nothing of why the page comes whole: browser_snapshot's
+            # description does (a first look, or a new page); asked for changes, a snapshot says it.
+            note = None if view.after_action or not view.changes else (_NEW_PAGE if baseline else _FIRST)
             lines, seen = self._whole(nodes, view, None, note)
             self._baselines[key] = _Baseline(page.document, page.yaml, seen)
             return lines
@@ -513,14 +560,14 @@ class Baselines:
         if not lines:
             return [_NO_CHANGES], frozenset()
         body = "\n".join(str(line) for line in lines)
-        if len(body) + len(_CHANGES) > view.budget:
+        if len(body) > view.budget:
             return None
-        return [_CHANGES, "```diff", body, "```"], _refs_of(line.text for line in lines)
+        return ["```diff", body, "```"], _refs_of(line.text for line in lines)
 
     def _left_out(self, old: Sequence[Node], new: Sequence[Node], view: View, seen: frozenset[str] | None) -> list[str]:
         lines = diff(old, new, seen)
-        # Room is kept for the section's first line and the note.
-        kept = lines[: _fitting([str(line) for line in lines], view.budget - len(_CHANGES) - 200)]
+        # Room is kept for the note.
+        kept = lines[: _fitting([str(line) for line in lines], view.budget - 200)]
         rest = lines[len(kept) :]
         changed = sum(1 for line in rest if line.mark != " ")
         refs = _by_ref(new)
@@ -532,7 +579,7 @@ class Baselines:
             " browser_snapshot with changes: true shows them all; with target set to one of those refs, that part."
         )
         body = "\n".join(str(line) for line in kept)
-        return [_CHANGES, "```diff", body, "```", note]
+        return ["```diff", body, "```", note]
 
     def _whole(
         self, nodes: Sequence[Node], view: View, target: str | None, note: str | None
@@ -568,6 +615,30 @@ def with_section(result: Any, title: str, lines: Sequence[str]) -> Any:
     else:
         content.insert(0, {"type": "text", "text": section})
     return {**result, "content": content}
+
+
+def without_address(result: Any, page: PageSnapshot) -> Any:
+    """An MCP CallToolResult (as JSON) whose ``### Page`` section no longer gives ``page``'s URL and
+    title; the section goes when nothing else is left in it (the console's trouble stays)."""
+    if not isinstance(result, dict) or not isinstance(result.get("content"), list) or not result["content"]:
+        return result
+    first = result["content"][0]
+    if not isinstance(first, dict) or first.get("type") != "text" or not isinstance(first.get("text"), str):
+        return result
+    address = {f"- Page URL: {page.url}", f"- Page Title: {page.title}"}
+    lines: list[str] = []
+    in_page = False
+    for line in first["text"].split("\n"):
+        if line.startswith("### "):
+            in_page = line == "### Page"
+        elif in_page and line in address:
+            continue
+        lines.append(line)
+    if "### Page" in lines:
+        at = lines.index("### Page")
+        if at + 1 == len(lines) or lines[at + 1].startswith("### "):
+            del lines[at]
+    return {**result, "content": [{**first, "text": "\n".join(lines)}, *result["content"][1:]]}
 
 
 def _replaced(nodes: tuple[Node, ...], ref: str, part: Node) -> tuple[Node, ...]:

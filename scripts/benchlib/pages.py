@@ -477,6 +477,45 @@ document.getElementById("support").addEventListener("submit", (event) => {{
 </script>
 </body></html>
 """
+# The small pages (``/small-form``, ``/small-notes``): a form of three fields and a button, and a form
+# that resets itself once sent, each note it keeps going into a list.
+SIGNUP_HEADING = "Newsletter"
+SIGNED_UP = "Signed up"
+SMALL_FORM_PAGE = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{SIGNUP_HEADING}</title></head><body>
+<h1>{SIGNUP_HEADING}</h1>
+<form id="signup"><label>Name <input name="name"></label>
+<label>Email <input type="email" name="email"></label>
+<label>City <input name="city"></label>
+<button type="submit">Sign up</button></form>
+<p id="status" role="status"></p>
+<script>
+document.getElementById("signup").addEventListener("submit", (event) => {{
+  event.preventDefault();
+  const fields = event.target.elements;
+  document.getElementById("status").textContent =
+    `{SIGNED_UP}: ${{fields.name.value}}, ${{fields.email.value}}, ${{fields.city.value}}`;
+}});
+</script>
+</body></html>
+"""
+NOTES_HEADING = "Notes"
+NOTES_PAGE = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{NOTES_HEADING}</title></head><body>
+<h1>{NOTES_HEADING}</h1>
+<form id="note"><label>Note <input name="note"></label> <button type="submit">Save note</button></form>
+<ul id="saved" aria-label="Saved notes"></ul>
+<script>
+document.getElementById("note").addEventListener("submit", (event) => {{
+  event.preventDefault();
+  const item = document.createElement("li");
+  item.textContent = event.target.elements.note.value;
+  document.getElementById("saved").append(item);
+  event.target.reset();
+}});
+</script>
+</body></html>
+"""
 ORDER_DETAILS_FRAME = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Order details</title></head><body>
 <h2>Order details</h2>
@@ -499,6 +538,8 @@ def pages_app(shop: ShopPage, ports: list[int]) -> web.Application:
         "/checkout": CHECKOUT_PAGE,
         "/support": SUPPORT_PAGE,
         "/frame/order-details": ORDER_DETAILS_FRAME,
+        "/small-form": SMALL_FORM_PAGE,
+        "/small-notes": NOTES_PAGE,
     }
 
     async def fixed_handler(request: web.Request) -> web.Response:
