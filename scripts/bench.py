@@ -45,7 +45,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 5 start-ups and one claim round, 3 discovery"
-        " runs, 5 snapshots and 10 clicks, one round of the tokens suite's tasks, 10 loads in one launch for overhead",
+        " runs, 5 snapshots and 10 clicks, one round of the tokens suite's tasks, 10 loads in one launch for overhead,"
+        " 20,000 messages and 20 clicks a phase for flood",
     )
     parser.add_argument("--calls-small", type=int, default=2000, help="measured calls per scenario under 100 KB")
     parser.add_argument("--calls-large", type=int, default=2000, help="measured calls per scenario of 100 KB or more")
@@ -71,7 +72,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead"],
+        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead", "flood"],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
         " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); daemon: start-up and idle memory beside a"
@@ -87,7 +88,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " through Playwright MCP (its defaults, and --snapshot-mode none): success, calls, characters read and"
         " time (scripts/bench_tokens.py; not part of all; needs what actions needs); overhead: what the extension"
         " costs the pages a person opens: load times and a tab's memory with no extension, a do-nothing one, ours"
-        " and ours joined to a broker (scripts/bench_overhead.py; not part of all: four Chromiums, some minutes)",
+        " and ours joined to a broker (scripts/bench_overhead.py; not part of all: four Chromiums, some minutes);"
+        " flood: a REST client's clicks in one tab, quiet and while a page in another floods the extension with"
+        " messages (scripts/bench_flood.py; not part of all: one Chromium, a few minutes)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -136,7 +139,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.discovery_runs = 3
         args.daemon_runs, args.daemon_rounds = 5, 1
         args.actions_snapshots, args.actions_clicks = 5, 10
-        args.tokens_runs = 1
+        args.tokens_runs, args.flood_messages, args.flood_clicks = 1, 20_000, 20
         args.overhead_loads, args.overhead_warmup, args.overhead_launches, args.overhead_traced = 10, 1, 1, 4
     if args.discovery_probing_runs is None:
         args.discovery_probing_runs = args.discovery_runs
@@ -239,6 +242,18 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         help="another version of the extension (another checkout's extension/) in a fifth browser, as 'compared'"
         " (without a broker): a before and after in the same run",
     )
+    flood = parser.add_argument_group("flood suite")
+    flood.add_argument("--flood-messages", type=int, default=100_000, help="messages each flooding page sends")
+    flood.add_argument("--flood-clicks", type=int, default=50, help="measured clicks per phase (quiet, each attack)")
+    flood.add_argument("--flood-click-warmup", type=int, default=5, help="clicks before the quiet ones")
+    flood.add_argument(
+        "--flood-attacks",
+        nargs="+",
+        default=["plain", "kept", "loop"],
+        choices=["plain", "kept", "loop"],
+        help="how the page sends: plain (chrome.runtime.sendMessage each time), kept (a reference kept from the"
+        " start), loop (all in one loop, never yielding)",
+    )
 
 
 def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
@@ -252,7 +267,7 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
 
 # The suites that are not part of all run alone and alike: bench_<suite>.bench_<suite>(args), whose
 # module is imported only then (the SDK and Playwright load only for the suites that need them).
-LONE_SUITES = ("discovery", "actions", "tokens", "overhead")
+LONE_SUITES = ("discovery", "actions", "tokens", "overhead", "flood")
 
 
 async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any]:
