@@ -23,6 +23,7 @@ import {
   startKeepalive,
 } from "./links.js";
 import { pairingChanged } from "./broker_auth.js";
+import { pageMessage } from "./page_messages.js";
 import { injectBridges, toolsReported, wakeBridge } from "./page_tools.js";
 import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person.js";
 import { popupState } from "./popup_state.js";
@@ -132,10 +133,10 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 });
 
 // Every http(s) page can send here (the manifest's externally_connectable, for the polyfill in its
-// world): only WAKE is taken, for the sender's own document as Chromium names it, and nothing is
-// answered, so a page learns nothing through this but that the extension is installed.
+// world): only WAKE is taken, for the sender's own document as Chromium names it, within a rate
+// (page_messages.js), and nothing is answered.
 chrome.runtime.onMessageExternal.addListener((message, sender) => {
-  if (message?.kind === Bridge.WAKE) wakeBridge(sender);
+  pageMessage(message, sender, wakeBridge);
   return false;
 });
 

@@ -47,7 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="a smoke run: 300 / 100 calls, 30 warm-up, no repeat, 5 start-ups and one claim round, 3 discovery"
         " runs, 5 snapshots and 10 clicks, one round of the tokens suite's tasks, 10 loads in one launch for overhead,"
-        " 10 s of calls and 5 s after them for keys",
+        " 10 s of calls and 5 s after them for keys, 20,000 messages and 20 clicks a phase for flood",
     )
     parser.add_argument("--calls-small", type=int, default=2000, help="measured calls per scenario under 100 KB")
     parser.add_argument("--calls-large", type=int, default=2000, help="measured calls per scenario of 100 KB or more")
@@ -73,7 +73,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead", "keys"],
+        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead", "keys", "flood"],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
         " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); daemon: start-up and idle memory beside a"
@@ -91,7 +91,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " costs the pages a person opens: load times and a tab's memory with no extension, a do-nothing one, ours"
         " and ours joined to a broker (scripts/bench_overhead.py; not part of all: four Chromiums, some minutes);"
         " keys: the broker's memory while a client token makes keyed calls of a page tool with a large answer,"
-        " beside the same calls without keys (scripts/bench_keys.py; not part of all: about 2.5 minutes)",
+        " beside the same calls without keys (scripts/bench_keys.py; not part of all: about 2.5 minutes);"
+        " flood: a REST client's clicks in one tab, quiet and while a page in another floods the extension with"
+        " messages (scripts/bench_flood.py; not part of all: one Chromium, a few minutes)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -173,7 +175,7 @@ def _quick_counts(args: argparse.Namespace) -> None:
     args.discovery_runs = 3
     args.daemon_runs, args.daemon_rounds = 5, 1
     args.actions_snapshots, args.actions_clicks = 5, 10
-    args.tokens_runs = 1
+    args.tokens_runs, args.flood_messages, args.flood_clicks = 1, 20_000, 20
     args.overhead_loads, args.overhead_warmup, args.overhead_launches, args.overhead_traced = 10, 1, 1, 4
     args.keys_seconds, args.keys_after = 10.0, 5.0
 
@@ -276,6 +278,18 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         help="another version of the extension (another checkout's extension/) in a fifth browser, as 'compared'"
         " (without a broker): a before and after in the same run",
     )
+    flood = parser.add_argument_group("flood suite")
+    flood.add_argument("--flood-messages", type=int, default=100_000, help="messages each flooding page sends")
+    flood.add_argument("--flood-clicks", type=int, default=50, help="measured clicks per phase (quiet, each attack)")
+    flood.add_argument("--flood-click-warmup", type=int, default=5, help="clicks before the quiet ones")
+    flood.add_argument(
+        "--flood-attacks",
+        nargs="+",
+        default=["plain", "kept", "loop"],
+        choices=["plain", "kept", "loop"],
+        help="how the page sends: plain (chrome.runtime.sendMessage each time), kept (a reference kept from the"
+        " start), loop (all in one loop, never yielding)",
+    )
 
 
 def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
@@ -289,7 +303,7 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
 
 # The suites that are not part of all run alone and alike: bench_<suite>.bench_<suite>(args), whose
 # module is imported only then (the SDK and Playwright load only for the suites that need them).
-LONE_SUITES = ("discovery", "actions", "tokens", "overhead", "keys")
+LONE_SUITES = ("discovery", "actions", "tokens", "overhead", "keys", "flood")
 
 
 async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any]:

@@ -119,7 +119,7 @@ async def test_clicks_reach_visible_elements_on_a_scrolled_page_and_in_scroll_bo
 
     # In a scroll box, a shade over the button takes the click: refused, naming the shade.
     error = await world.fails(tab, "click", target=ref_of(snapshot, 'button "Shaded"'))
-    assert error["code"] == "action_failed"
+    assert error["code"] == "element_covered"
     assert "cannot reach <button#shaded>: <div#boxed-shade> covers it" in error["message"], error
     assert await clicks(page) == ["far", "boxed"]
     await page.close()

@@ -63,10 +63,11 @@ export async function describe(element) {
 /**
  * Scroll the element into view and find a point inside it that input would reach: the middle of
  * its first box on screen, provided nothing else covers it there (an overlay, a dialog). Boxes
- * that are still moving get a few tries.
+ * that are still moving get a few tries. Fails with element_covered naming what is on top, or
+ * action_failed when the element shows nowhere.
  */
 export async function pointFor(element) {
-  let lastProblem = "";
+  let lastProblem = { code: Code.ACTION_FAILED, text: "" };
   for (let attempt = 0; attempt < HIT_RETRIES; attempt++) {
     if (attempt) await sleep(HIT_RETRY_MS);
     await revealFrame(element.frame);
@@ -74,7 +75,7 @@ export async function pointFor(element) {
     await settleScroll(element.frame);
     let point = await visiblePoint(element);
     if (!point) {
-      lastProblem = "it has no visible box (hidden, empty or outside the page)";
+      lastProblem = { code: Code.ACTION_FAILED, text: "it has no visible box (hidden, empty or outside the page)" };
       continue;
     }
     let covering = await coveringElement(element, point);
@@ -85,9 +86,72 @@ export async function pointFor(element) {
       const offset = await frameOffset(element.frame);
       return { x: point.x + offset.x, y: point.y + offset.y };
     }
-    lastProblem = `${covering} covers it at (${Math.round(point.x)}, ${Math.round(point.y)})`;
+    lastProblem = { code: Code.ELEMENT_COVERED, text: `${covering} covers it at ${where(point)}` };
   }
-  throw new ActionError(Code.ACTION_FAILED, `cannot reach ${await describe(element)}: ${lastProblem}`);
+  throw new ActionError(lastProblem.code, `cannot reach ${await describe(element)}: ${lastProblem.text}`);
+}
+
+const where = (point) => `(${Math.round(point.x)}, ${Math.round(point.y)})`;
+
+/**
+ * Right before input goes to `point` (pointFor's, in the tab's viewport): the point if input there
+ * still reaches the element or one of its parts. Between the scroll and the input the page may
+ * have moved (a banner came in above, it grew or shrank as it scrolled) or the viewport shrunk
+ * (Chromium's "started debugging this browser" bar comes just after the debugger first attaches,
+ * and takes the bottom of the viewport), and input there would land on whatever is there now, and
+ * be answered as done. Then the element is scrolled to again and its new point checked once more;
+ * if that misses too, this fails: element_covered naming what is on top, or element_moved.
+ */
+export async function confirmPoint(element, point) {
+  if (!(await missAt(element, point))) return point;
+  const again = await pointFor(element);
+  const miss = await missAt(element, again);
+  if (!miss) return again;
+  throw new ActionError(miss.code, `cannot reach ${await describe(element)}: ${miss.text}, scrolled to twice`);
+}
+
+/**
+ * Why input at `point` (in the tab's viewport) would miss the element now, as {code, text}, or
+ * null when it would reach it: the point is out of the viewport, or something else is there,
+ * covering the element (its box is still under the point) or where the element was before it moved.
+ */
+export async function missAt(element, point) {
+  const offset = await frameOffset(element.frame);
+  const local = { x: point.x - offset.x, y: point.y - offset.y };
+  const views = [await send(element.session, "Page.getLayoutMetrics")];
+  if (element.session !== element.tabId) views.push(await send(element.tabId, "Page.getLayoutMetrics"));
+  const [{ cssLayoutViewport: view }] = views;
+  for (const [{ cssLayoutViewport: bounds }, at] of views.map((metrics, i) => [metrics, i ? point : local])) {
+    if (at.x < 0 || at.y < 0 || at.x >= bounds.clientWidth || at.y >= bounds.clientHeight) {
+      const size = `${Math.round(bounds.clientWidth)}x${Math.round(bounds.clientHeight)}`;
+      return { code: Code.ELEMENT_MOVED, text: `it moved: ${where(point)} is outside the viewport, now ${size}` };
+    }
+  }
+  const covering = await coveringElement(element, { inDocument: { x: local.x + view.pageX, y: local.y + view.pageY } });
+  if (!covering) return null;
+  if (await boxHolds(element, local)) {
+    return { code: Code.ELEMENT_COVERED, text: `${covering} covers it at ${where(point)}` };
+  }
+  return { code: Code.ELEMENT_MOVED, text: `it moved: ${covering} is at ${where(point)} now` };
+}
+
+/** Whether one of the element's boxes holds `point` (in its frame's viewport). */
+async function boxHolds(element, point) {
+  try {
+    const { quads } = await send(element.session, "DOM.getContentQuads", { backendNodeId: element.node });
+    return quads.some((quad) => {
+      const xs = [quad[0], quad[2], quad[4], quad[6]];
+      const ys = [quad[1], quad[3], quad[5], quad[7]];
+      return (
+        point.x >= Math.min(...xs) &&
+        point.x <= Math.max(...xs) &&
+        point.y >= Math.min(...ys) &&
+        point.y <= Math.max(...ys)
+      );
+    });
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -10,6 +10,12 @@ export const Code = Object.freeze({
   CAPTURE_FAILED: "capture_failed",
   EVALUATE_FAILED: "evaluate_failed",
   ACTION_FAILED: "action_failed",
+  // Input would not reach the element: something else is on top of it where input would go (the
+  // message names it).
+  ELEMENT_COVERED: "element_covered",
+  // Input would not reach the element: it moved (the page shifted, the viewport shrank) between
+  // being scrolled to and the input, and again once scrolled to anew.
+  ELEMENT_MOVED: "element_moved",
   // browser_handle_dialog found no dialog to answer (a dialog that is open is Refusal.DIALOG_OPEN).
   NO_DIALOG: "no_dialog",
   // browser_file_upload found no file chooser open (no click opened one, or it was answered).

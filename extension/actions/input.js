@@ -11,7 +11,7 @@
 // front or behind; the domain draws nothing until asked to highlight something, which is never.
 
 import { onTabAttached, send } from "./debugger.js";
-import { callOn, checkSameDocument, describe, elementFor, pointFor } from "./elements.js";
+import { callOn, checkSameDocument, confirmPoint, describe, elementFor, missAt, pointFor } from "./elements.js";
 import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
 import { onFrameSession } from "./frames.js";
 import { insertText, pressKey, typeKeys } from "./keyboard.js";
@@ -66,8 +66,34 @@ async function moveOnto(tabId, element, point, extra = {}) {
     await mouse(tabId, "mouseMoved", point, extra);
     const under = await callOn(element, "function () { return this.matches(':hover'); }").catch(() => true);
     if (under || attempt >= ONTO_RETRIES) return;
+    // The element is no longer there (the page moved it, or covered it, as the mouse came): the
+    // caller aims again rather than this waiting for a hover that cannot come.
+    if (await missAt(element, point)) return;
     await sleep(ONTO_RETRY_MS);
   }
+}
+
+/**
+ * Bring the mouse onto the element, at a point where input reaches it (elements.js's
+ * confirmPoint) right before it moves and again once it is there, as a page may move or cover the
+ * element when the mouse arrives: the point it is on, ready for a press.
+ */
+export async function pointerOnto(tabId, element, extra = {}) {
+  const point = await confirmPoint(element, await pointFor(element));
+  checkSameDocument(element);
+  await moveOnto(tabId, element, point, extra);
+  const settled = await confirmPoint(element, point);
+  if (settled === point) return point;
+  checkSameDocument(element);
+  await moveOnto(tabId, element, settled, extra);
+  const miss = await missAt(element, settled);
+  if (miss) throw new ActionError(miss.code, `cannot reach ${await describe(element)}: ${miss.text} as the mouse came`);
+  return settled;
+}
+
+/** Scroll to the element and make sure input would reach it, for a control set without the mouse. */
+async function reached(element) {
+  return confirmPoint(element, await pointFor(element));
 }
 
 /** browser_click {target, doubleClick?, button?, modifiers?} */
@@ -76,9 +102,7 @@ export async function click(tabId, args) {
   if (!BUTTONS[button]) throw invalidArguments("button must be left, right or middle");
   const modifiers = modifierBits(args.modifiers);
   const element = await elementFor(tabId, args.target);
-  const point = await pointFor(element);
-  checkSameDocument(element);
-  await moveOnto(tabId, element, point, { modifiers });
+  const point = await pointerOnto(tabId, element, { modifiers });
   for (let clickCount = 1; clickCount <= (args.doubleClick ? 2 : 1); clickCount++) {
     await mouse(tabId, "mousePressed", point, { button, buttons: BUTTONS[button], clickCount, modifiers });
     await mouse(tabId, "mouseReleased", point, { button, buttons: 0, clickCount, modifiers });
@@ -88,9 +112,7 @@ export async function click(tabId, args) {
 /** browser_hover {target} */
 export async function hover(tabId, args) {
   const element = await elementFor(tabId, args.target);
-  const point = await pointFor(element);
-  checkSameDocument(element);
-  await moveOnto(tabId, element, point);
+  await pointerOnto(tabId, element);
 }
 
 // Fields whose value the browser's own picker sets (a calendar, a colour chooser, a slider): keys
@@ -186,7 +208,7 @@ async function fill(tabId, element, text, slowly) {
   if (await isInputProxy(element)) {
     await send(element.session, "DOM.scrollIntoViewIfNeeded", { backendNodeId: element.node }).catch(() => {});
   } else {
-    await pointFor(element);
+    await reached(element);
   }
   const picked = await focusForTyping(element);
   checkSameDocument(element);
@@ -233,7 +255,7 @@ export async function selectOption(tabId, args) {
     throw invalidArguments("values must be a list of option values or labels");
   }
   const element = await elementFor(tabId, args.target);
-  await pointFor(element);
+  await reached(element);
   await choose(element, args.values);
 }
 
@@ -243,9 +265,7 @@ async function setChecked(tabId, element, wanted) {
     "function () { return this.checked ?? this.getAttribute('aria-checked') === 'true'; }",
   );
   if (state === wanted) return;
-  const point = await pointFor(element);
-  checkSameDocument(element);
-  await mouse(tabId, "mouseMoved", point);
+  const point = await pointerOnto(tabId, element);
   await mouse(tabId, "mousePressed", point, { button: "left", buttons: 1, clickCount: 1 });
   await mouse(tabId, "mouseReleased", point, { button: "left", buttons: 0, clickCount: 1 });
   if (
@@ -272,8 +292,8 @@ export async function fillForm(tabId, args) {
   for (const field of args.fields) {
     const element = await elementFor(tabId, field.target ?? field.ref);
     if (field.type === "textbox") await fill(tabId, element, field.value, false);
-    else if (field.type === "slider") await pointFor(element).then(() => setPicked(element, field.value));
-    else if (field.type === "combobox") await pointFor(element).then(() => choose(element, [field.value]));
+    else if (field.type === "slider") await reached(element).then(() => setPicked(element, field.value));
+    else if (field.type === "combobox") await reached(element).then(() => choose(element, [field.value]));
     else await setChecked(tabId, element, field.value === "true");
   }
 }

@@ -15,7 +15,7 @@
 // with the tab's debugger link.
 
 import { OBJECT_GROUP, onTabForgotten, send, utilityWorld, waitForEvent } from "./debugger.js";
-import { checkSameDocument, describe, elementFor, pointFor } from "./elements.js";
+import { checkSameDocument, confirmPoint, describe, elementFor, pointFor } from "./elements.js";
 import { frameWorlds } from "./frames.js";
 import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
 import { BUTTONS, mouse } from "./input.js";
@@ -209,12 +209,16 @@ async function watchDocument({ target, world }, types) {
 /**
  * Press the left button at `start`, move in steps to the point `findEnd()` gives once pressed
  * (it may scroll the page), and release it there; `towards` is where the end was last seen.
- * Whether the page took an HTML5 drop, or null when no HTML5 drag started (a drag made of
- * pointer events only).
+ * `aim(point, place)` says where input meant for `point` goes now, right before the press
+ * ("start") and the release ("end"): the same point, another where the page moved what is
+ * dragged, or a failure. Whether the page took an HTML5 drop, or null when no HTML5 drag started
+ * (a drag made of pointer events only).
  */
-async function dragBetween(tabId, start, towards, findEnd) {
+async function dragBetween(tabId, start, towards, findEnd, aim = async (point) => point) {
   await moveTo(tabId, start);
   try {
+    const pressAt = await aim(start, "start");
+    if (pressAt !== start) await moveTo(tabId, pressAt);
     await press(tabId, "left");
     // A few pixels towards the end first, past Chromium's drag threshold while the mouse is still
     // over what it pressed: an HTML5 drag starts there, before scrolling to the end could lose it.
@@ -236,6 +240,8 @@ async function dragBetween(tabId, start, towards, findEnd) {
         y: from.y + ((end.y - from.y) * step) / DRAG_STEPS,
       });
     }
+    const releaseAt = await aim(end, "end");
+    if (releaseAt !== end) await moveTo(tabId, releaseAt);
     return await release(tabId, "left");
   } catch (error) {
     await letGo(tabId);
@@ -259,13 +265,17 @@ export async function drag(tabId, args) {
   }
   // Where it ends is checked before any button goes down, and found again once it is held.
   const towards = await pointFor(target);
-  const start = await pointFor(source);
+  const start = await confirmPoint(source, await pointFor(source));
   checkSameDocument(source);
-  const dropped = await dragBetween(tabId, start, towards, async () => {
+  const findEnd = async () => {
     const end = await pointFor(target);
     checkSameDocument(target);
     return end;
-  });
+  };
+  // The dragged element may have moved under the mouse before the press (see
+  // elements.js's confirmPoint); so may the one it is dropped on before the release.
+  const aim = (point, place) => confirmPoint(place === "start" ? source : target, point);
+  const dropped = await dragBetween(tabId, start, towards, findEnd, aim);
   if (dropped === false) {
     throw new ActionError(
       Code.ACTION_FAILED,
