@@ -115,6 +115,8 @@ _REFUSED: dict[str, type[BrokerError]] = {
     TabNotClaimed.code: TabNotClaimed,
     TabBusy.code: TabBusy,
     DialogOpen.code: DialogOpen,
+    # Another broker's session holds the tab in this browser (a claim's answer, or a later call's).
+    TabHeldElsewhere.code: TabHeldElsewhere,
 }
 # What an extension's refusal of a closeTab (``error {code, message, requestId}``) says: the tab is
 # not the session's in its books, it is paused, the tab is gone, a call there waits for the person,
