@@ -518,19 +518,28 @@ class Broker(BrowserRequests):
 
     def next_wakeup(self) -> float | None:
         """When :meth:`expire` next has something to do, or None when nothing is waiting."""
-        deadline = self._pending.next_deadline()
-        times = [] if deadline is None else [deadline]
-        if self._sessions.check_idle_at is not None:
-            times.append(self._sessions.check_idle_at)
+        # Asked twice per call (as it starts and as it ends): kept to plain comparisons, no lists.
+        when = self._pending.next_deadline()
+        idle = self._sessions.check_idle_at
+        if idle is not None and (when is None or idle < when):
+            when = idle
         config = self.config
+        silence, ping = config.silence_timeout, config.ping_interval
         for link in self._links.values():
-            times.append(link.last_received + config.silence_timeout)
-            times.append(max(link.last_received, link.last_sent) + config.ping_interval)
-        times += [b.detached_at + config.browser_grace for b in self._browsers.values() if b.detached_at is not None]
+            received = link.last_received
+            sent = link.last_sent
+            due = min(received + silence, (received if received > sent else sent) + ping)
+            if when is None or due < when:
+                when = due
+        for browser in self._browsers.values():
+            if browser.detached_at is not None:
+                due = browser.detached_at + config.browser_grace
+                if when is None or due < when:
+                    when = due
         lapse = self.once_keys.next_lapse()
-        if lapse is not None:
-            times.append(lapse)
-        return min(times, default=None)
+        if lapse is not None and (when is None or lapse < when):
+            when = lapse
+        return when
 
     # Views
 
