@@ -231,7 +231,11 @@ async def extension_link(request: web.Request, hub: Hub, runtime: Runtime) -> we
         async for message in ws:
             # Binary frames are read as JSON too: some clients send UTF-8 JSON that way.
             if message.type is WSMsgType.TEXT or message.type is WSMsgType.BINARY:
-                await door.frame(message.data)
+                if door.settled and door.link_id is not None:
+                    # The hub's at once (what door.frame ends in): a page's answers come this way.
+                    await hub.link_frame(door.link_id, message.data)
+                else:
+                    await door.frame(message.data)
             elif message.type is WSMsgType.ERROR:
                 reason = f"socket error: {ws.exception()}"
     except _Refused as exc:

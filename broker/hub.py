@@ -64,6 +64,7 @@ STOOD_STILL = 1.0
 
 logger = logging.getLogger(__name__)
 frames_logger = logging.getLogger("broker.frames")
+_SETTLING = (fx.ResolveCall, fx.RejectCall)
 
 
 class OnWait(Protocol):
@@ -397,8 +398,9 @@ class Hub:
             BrokerError: the core refused the call, or it ended in an error, a timeout or a lost
                 link.
         """
-        call_id, effects = start(self._loop.time())
-        waiter: asyncio.Future[Any] = self._loop.create_future()
+        loop = self._loop
+        call_id, effects = start(loop.time())
+        waiter: asyncio.Future[Any] = loop.create_future()
         self._waiters[call_id] = waiter
         if on_wait is not None:
             self._on_wait[call_id] = on_wait
@@ -460,7 +462,9 @@ class Hub:
             await self._reply_error(link_id, exc.code, exc.message)
             await self.run(self.core.unreadable_reply(link_id, codec.peek_call_id(frame), exc.message, now))
             return
-        await self.run(self.core.extension_message(link_id, message_in, now))
+        # As run() does, one coroutine fewer: every answer from a page comes this way.
+        await self.apply(self.core.extension_message(link_id, message_in, now))
+        self._schedule()
 
     async def link_closed(self, link_id: LinkId, reason: str = "") -> None:
         if self._links.pop(link_id, None) is None:
@@ -477,8 +481,10 @@ class Hub:
     async def apply(self, effects: list[Effect]) -> None:
         for effect in effects:
             if isinstance(effect, fx.SendToExtension):
-                await self._send_message(effect)
-            elif isinstance(effect, fx.ResolveCall | fx.RejectCall):
+                frame = self._frame_of(effect)
+                if frame is not None:
+                    await self._send(effect.link_id, frame)
+            elif isinstance(effect, _SETTLING):
                 self._settle(effect)
             elif isinstance(effect, fx.CloseLink):
                 sender = self._links.pop(effect.link_id, None)
@@ -505,13 +511,13 @@ class Hub:
         else:
             waiter.set_exception(effect.error)
 
-    async def _send_message(self, effect: fx.SendToExtension) -> None:
+    def _frame_of(self, effect: fx.SendToExtension) -> bytes | None:
+        """The message as a frame; None for one that cannot be written (its call fails at once)."""
         try:
-            frame = codec.encode_broker_message(effect.message)
+            return codec.encode_broker_message(effect.message)
         except codec.JSONEncodeError as exc:
             self._unsendable(effect.message, exc)
-            return
-        await self._send(effect.link_id, frame)
+            return None
 
     def _unsendable(self, message: Any, exc: Exception) -> None:
         """A call whose arguments cannot be written as JSON fails at once, naming why."""
