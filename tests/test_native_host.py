@@ -211,7 +211,8 @@ async def test_broker_killed_without_removing_its_file_disappears(brokers: Broke
     await broker.process.wait()
     assert broker.discovery_file.exists()
 
-    assert await host.brokers(within=2.5) == []
+    # Found by the host's next rescan (once a second), however late a loaded machine runs it.
+    assert await host.brokers() == []
     assert not broker.discovery_file.exists(), "the host deletes the file of a dead broker"
 
 
