@@ -8,7 +8,8 @@ beside an SDK-based relay), ``bench_daemon.py`` (start-up, idle memory, a page t
 and claiming tabs, each beside its baseline), ``bench_discovery.py`` (how soon the real extension
 joins a new broker), ``bench_actions.py`` (the built-in browser tools beside Playwright MCP's) and
 ``bench_tokens.py`` (a scripted agent's tasks through both: calls, characters read, time) and
-``bench_overhead.py`` (what the extension costs the pages a person opens);
+``bench_overhead.py`` (what the extension costs the pages a person opens) and ``bench_soak.py`` (20
+clients on the real extension for an hour, with ``bench_soak_clients.py``: nothing lost, memory flat);
 the harness they share is the package ``benchlib``. The MCP, daemon, discovery and actions modules are
 imported only when their suite runs, so the MCP SDK and Playwright load only then.
 
@@ -71,7 +72,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead"],
+        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead", "soak"],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
         " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); daemon: start-up and idle memory beside a"
@@ -87,7 +88,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " through Playwright MCP (its defaults, and --snapshot-mode none): success, calls, characters read and"
         " time (scripts/bench_tokens.py; not part of all; needs what actions needs); overhead: what the extension"
         " costs the pages a person opens: load times and a tab's memory with no extension, a do-nothing one, ours"
-        " and ours joined to a broker (scripts/bench_overhead.py; not part of all: four Chromiums, some minutes)",
+        " and ours joined to a broker (scripts/bench_overhead.py; not part of all: four Chromiums, some minutes);"
+        " soak: 20 clients (MCP over HTTP and stdio in both eras, REST) work their own tabs through the real"
+        " extension for --minutes, every answer checked, the broker's memory, descriptors and idle CPU followed"
+        " (scripts/bench_soak.py; not part of all: an hour by default)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -168,7 +172,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
-    """The options of the suites that drive headless Chromium: actions and tokens (beside Playwright MCP), overhead."""
+    """The options of the suites that drive headless Chromium: actions and tokens (beside Playwright MCP), overhead,
+    soak."""
+    _soak_options(parser)
     actions = parser.add_argument_group("actions suite")
     actions.add_argument(
         "--actions-products",
@@ -241,6 +247,43 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above 0")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above 0")
+    return value
+
+
+def _soak_options(parser: argparse.ArgumentParser) -> None:
+    """The soak suite's options (scripts/bench_soak.py)."""
+    soak = parser.add_argument_group("soak suite")
+    soak.add_argument(
+        "--minutes", type=_positive, default=60.0, help="how long the soak runs, its idle tail included (default: 60)"
+    )
+    soak.add_argument(
+        "--soak-clients",
+        type=_positive_int,
+        default=20,
+        help="clients, taking the five doors in turn",
+    )
+    soak.add_argument(
+        "--soak-pause", type=_positive, default=1.0, metavar="S", help="a client's pause between its rounds, on average"
+    )
+    soak.add_argument(
+        "--soak-idle-minutes",
+        type=_positive,
+        help="the idle tail at the end, the broker's CPU measured (default: 5 of 60 minutes, a twelfth of a shorter"
+        " run, at least 30 s)",
+    )
+
+
 def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
     """uvloop for the client side when installed: it keeps the load generator out of the way."""
     try:
@@ -252,7 +295,7 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
 
 # The suites that are not part of all run alone and alike: bench_<suite>.bench_<suite>(args), whose
 # module is imported only then (the SDK and Playwright load only for the suites that need them).
-LONE_SUITES = ("discovery", "actions", "tokens", "overhead")
+LONE_SUITES = ("discovery", "actions", "tokens", "overhead", "soak")
 
 
 async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any]:
