@@ -212,8 +212,10 @@ def _minutely(samples: list[Sample]) -> list[Sample]:
     """The first sample, one a minute after it, and the last."""
     shown: list[Sample] = []
     for sample in samples:
-        if not shown or sample.at_s - shown[-1].at_s >= 59.5 or sample is samples[-1]:
+        if not shown or sample.at_s - shown[-1].at_s >= 59.5:
             shown.append(sample)
+    if samples and shown[-1] is not samples[-1]:
+        shown[-1] = samples[-1]
     return shown
 
 
