@@ -30,7 +30,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from .chromium import extension_chromium, trust_broker
+from .chromium import extension_chromium, probe_only, trust_broker
 from .cli_helpers import BrokerProcess, Brokers
 from .mcp_clients import LEGACY, McpClient, mcp_client, text
 
@@ -260,13 +260,19 @@ async def open_world(
     kind: type[WorldT],
     flavour: str = "polyfill",
     extra_args: tuple[str, ...] = (),
+    probed: bool = True,
     **launch: Any,
 ) -> AsyncIterator[WorldT]:
-    """A broker on a probed port, and headless Chromium with the extension, once it has joined."""
+    """A broker on a probed port, and headless Chromium with the extension, once it has joined.
+
+    Not ``probed``: the broker takes any free port and the extension is told to look there
+    alone, so that no other run's broker or browser meets this one."""
     async with Brokers(home / "discovery") as brokers:
-        broker = await start_probed_broker(brokers)
+        broker = await (start_probed_broker(brokers) if probed else brokers.start())
         async with extension_chromium(home, *extra_args, wait=WAIT, **launch) as (context, worker):
             await trust_broker(worker, broker.token)
+            if not probed:
+                await probe_only(worker, broker.port)
             world = kind(context, worker, broker, broker.token, site, flavour)
             try:
                 await world.joined()
