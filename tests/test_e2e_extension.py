@@ -453,7 +453,7 @@ async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: W
     )
     await world.tab_at(world.url("plain.html", "quieter"), {"woken"})
     assert await our_worlds(world, page) == 1
-    assert await scripts_in(world, tab["id"]) == {"bridge": False, "forms": False}
+    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": False}
     await world.claim(tab["ref"])
     status, body = await world.post(f"/tabs/{tab['ref']}/tools/woken", {})
     assert status == 200, body
@@ -535,7 +535,7 @@ async def test_a_page_whose_call_for_its_bridge_was_lost_gets_it_when_a_client_a
     assert await our_worlds(world, page) == 0
     body = await world.get(f"/tabs/{tab['ref']}/tools?refresh=true")
     assert [tool["name"] for tool in body["tools"]] == ["late"], body
-    assert await scripts_in(world, tab["id"]) == {"bridge": False, "forms": False}
+    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": False}
     await page.close()
 
 
