@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import aiohttp
+import pytest
 
+from broker.mcp_http import quiet_sse_shutdown_watcher
 from broker.mcp_server import LEGACY_HTTP_PREFIX
 
 from .conftest import BrokerUnderTest
@@ -81,3 +84,15 @@ async def test_a_broker_shutting_down_ends_an_open_listen_stream_with_its_result
                     events += 1
                 await shutting_down
         assert events == 0
+
+
+def test_an_sse_starlette_without_the_watcher_state_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sse_starlette import sse  # noqa: PLC0415 - the library whose detail is looked for
+
+    monkeypatch.delattr(sse, "_get_shutdown_state")
+    quiet_sse_shutdown_watcher()  # another version: nothing to quiet, and no error
+    monkeypatch.undo()
+    monkeypatch.setattr(sse, "_thread_state", threading.local())
+    monkeypatch.delattr(sse, "_shutdown_watcher")
+    quiet_sse_shutdown_watcher()
+    assert sse._get_shutdown_state().watcher_started is False
