@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import base64
 import errno
+import importlib
 import logging
 import os
 import shlex
@@ -245,41 +246,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# The subcommands whose options live in their own modules: (command, module, help). Each module's
+# add_arguments builds its command's options, and is imported only for the command that runs, so
+# a starting broker loads none of them.
+_MODULE_COMMANDS = (
+    ("native-host", "native_host", "the native messaging host the browser extension starts"),
+    ("install-native-host", "native_install", "register the native messaging host with the browsers"),
+    ("doctor", "doctor", "check the broker, browser, native host, ports and MCP clients; say fixes"),
+    ("service", "service", "run the broker as a login service (systemd user unit, launchd agent)"),
+    ("extension", "extension_package", "the browser extension this install carries: its folder, a store zip"),
+)
+
+
 def _add_module_commands(commands: Any, wanted: Callable[[str], bool]) -> None:
     """The subcommands whose options live in their own modules, those options only where ``wanted``."""
-    native_host = commands.add_parser("native-host", help="the native messaging host the browser extension starts")
-    if wanted("native-host"):
-        from . import native_host as host_module  # noqa: PLC0415 - kept beside its subcommand
-
-        host_module.add_arguments(native_host)
-    native_install = commands.add_parser(
-        "install-native-host", help="register the native messaging host with the browsers"
-    )
-    if wanted("install-native-host"):
-        from . import native_install as install_module  # noqa: PLC0415 - kept beside its subcommand
-
-        install_module.add_arguments(native_install)
-    doctor = commands.add_parser(
-        "doctor", help="check the broker, browser, native host, ports and MCP clients; say fixes"
-    )
-    if wanted("doctor"):
-        from . import doctor as doctor_module  # noqa: PLC0415 - kept beside its subcommand
-
-        doctor_module.add_arguments(doctor)
-    service = commands.add_parser(
-        "service", help="run the broker as a login service (systemd user unit, launchd agent)"
-    )
-    if wanted("service"):
-        from . import service as service_module  # noqa: PLC0415 - kept beside its subcommand
-
-        service_module.add_arguments(service)
-    extension = commands.add_parser(
-        "extension", help="the browser extension this install carries: its folder, a store zip"
-    )
-    if wanted("extension"):
-        from . import extension_package  # noqa: PLC0415 - kept beside its subcommand
-
-        extension_package.add_arguments(extension)
+    for name, module, help_text in _MODULE_COMMANDS:
+        command = commands.add_parser(name, help=help_text)
+        if wanted(name):
+            importlib.import_module(f".{module}", __package__).add_arguments(command)
 
 
 def _command_in(argv: Sequence[str]) -> str | None:

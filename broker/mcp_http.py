@@ -125,6 +125,11 @@ class LegacySessions:
                 if self.event_streams[session_id] == 0 and self._task_group is not None:
                     self._task_group.start_soon(self._end_if_gone, session_id)
 
+    async def end_all(self) -> None:
+        """End every session: its event streams end with their last chunk, not cut off."""
+        for transport in list(self.transports.values()):
+            await transport.terminate()
+
     async def _open(self, scope: Scope, receive: Any, send: Any) -> None:
         session_id = uuid.uuid4().hex
         try:
@@ -343,6 +348,29 @@ class McpEndpoint:
         return ws
 
 
+def quiet_sse_shutdown_watcher() -> None:
+    """Keep sse_starlette's shutdown watcher from starting on this thread's event loop.
+
+    Every event stream the SDK serves is an sse_starlette ``EventSourceResponse``, and the first
+    one starts a task that looks at uvicorn's exit flag twice a second for the life of the loop:
+    an idle broker would wake 120 times a minute once any HTTP client had come and gone. The
+    broker does not run under uvicorn, so that flag never changes here; it ends its event streams
+    itself when it shuts down (:meth:`RunningMcp.going_away`).
+
+    sse_starlette has no public switch for the watcher, so this marks it started in the library's
+    per-thread state (3.x: ``_get_shutdown_state().watcher_started``). Where that detail is not
+    found, as in another version, nothing is changed and the watcher runs as before.
+    """
+    try:
+        from sse_starlette import sse  # noqa: PLC0415 - only the MCP surface needs it
+
+        state = sse._get_shutdown_state()
+    except (ImportError, AttributeError):
+        return
+    if isinstance(getattr(state, "watcher_started", None), bool) and hasattr(sse, "_shutdown_watcher"):
+        state.watcher_started = True
+
+
 class RunningMcp:
     """The MCP surface and its HTTP endpoint, running until :meth:`stop`."""
 
@@ -356,6 +384,7 @@ class RunningMcp:
         # anyio task groups must be entered and left by one task, and aiohttp handlers and
         # cleanups run in tasks of their own: a task of its own holds them.
         ready = asyncio.Event()
+        quiet_sse_shutdown_watcher()
 
         async def hold() -> None:
             async with self.endpoint.run():
@@ -368,7 +397,10 @@ class RunningMcp:
     async def going_away(self) -> None:
         for ws in list(self.endpoint.tunnels):
             await ws.close(code=WSCloseCode.GOING_AWAY, message=b"the broker is shutting down")
+        # Event streams are ended here, each with its last chunk: nothing else would end them
+        # before aiohttp cancels the handlers still running (see quiet_sse_shutdown_watcher).
         await self.surface.end_all()
+        await self.endpoint.legacy.end_all()
 
     async def stop(self) -> None:
         self._stop.set()

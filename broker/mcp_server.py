@@ -153,6 +153,8 @@ class McpSession:
     name: str
     stateless: bool
     bus: InMemorySubscriptionBus = attrs.Factory(InMemorySubscriptionBus)
+    # Its listen streams, which the broker closes gracefully when it shuts down.
+    listens: ListenHandler = attrs.Factory(lambda self: ListenHandler(self.bus), takes_self=True)
     notify_legacy: Any = None
     seen: list[Visible] = attrs.Factory(list)
     tool_json: dict[str, tuple[str, str, Tool, dict[str, Any]]] = attrs.Factory(dict)
@@ -235,6 +237,9 @@ class McpSurface:
                 self.session_ended.notify_all()
 
     async def end_all(self) -> None:
+        for session in self.sessions.values():
+            # Each listen stream ends with its result, as the spec's graceful closure has it.
+            session.listens.close()
         for key in list(self.sessions):
             await self.end(key, "the broker is shutting down")
 
@@ -373,7 +378,7 @@ class McpSurface:
         session = await self.who(ctx)
         async with self.hub.listening(session.key):
             # One bus per session: the stock handler sends every event to every listener of a bus.
-            return await ListenHandler(session.bus)(ctx, params)
+            return await session.listens(ctx, params)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

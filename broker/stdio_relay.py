@@ -59,6 +59,8 @@ logger = logging.getLogger(__name__)
 
 RETRY_FIRST = 0.1
 RETRY_MAX = 2.0
+# A refused upgrade whose answer named no error of the broker's (a proxy, an older broker).
+SESSION_REFUSED = "session_refused"
 # After the broker refused the session: the first wait before asking again, and the longest.
 REFUSED_FIRST = 1.0
 REFUSED_MAX = 30.0
@@ -69,10 +71,12 @@ LINE_LIMIT = 64 * 1024 * 1024  # what the broker's /mcp/stream accepts in one fr
 
 
 class _Refused(Exception):
-    """The broker answered the link's upgrade with an error: ``why`` is its code and message."""
+    """The broker answered the link's upgrade with an error: its ``code``, and ``why``, the code and
+    message as the client reads them."""
 
-    def __init__(self, why: str) -> None:
+    def __init__(self, code: str, why: str) -> None:
         super().__init__(why)
+        self.code = code
         self.why = why
 
 
@@ -178,7 +182,7 @@ class Relay:
                 except _Refused as refused:
                     ws = None
                     refusals += 1
-                    self._refused(refused.why, refusals == 1)
+                    self._refused(refused.code, refused.why, refusals == 1)
                 else:
                     refusals = 0
                 if ws is not None and record is not None:
@@ -207,14 +211,14 @@ class Relay:
                 # --pid chooses the first broker only: a restarted broker has another pid.
                 record = find_broker(self.discovery_dir, None if self.state.linked_before else self.pid, self.port)
 
-    def _refused(self, why: str, first: bool) -> None:
+    def _refused(self, code: str, why: str, first: bool) -> None:
         # Said once per run of refusals; the client hears it on each of its requests.
         logger.log(logging.WARNING if first else logging.DEBUG, "the broker refused this session: %s", why)
         text = (
             f"browser-mcp: the broker refused this session: {why}. This session asks again by itself,"
             f" less and less often (at most every {REFUSED_MAX:g} s), and works once the broker takes it."
         )
-        self._apply(self.state.refused(text))
+        self._apply(self.state.refused(code, text))
 
     async def _connect(
         self, http: aiohttp.ClientSession, record: BrokerRecord, loud: bool
@@ -239,7 +243,7 @@ class Relay:
             if not 400 <= exc.status < 500:
                 logger.log(logging.WARNING if loud else logging.DEBUG, "the broker answered %d", exc.status)
                 return None
-            raise _Refused(await _why_refused(http, record, headers, exc.status)) from None
+            raise _Refused(*await _why_refused(http, record, headers, exc.status)) from None
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             # Said once per outage; the attempts after it would only repeat it.
             logger.log(
@@ -319,17 +323,19 @@ class Relay:
         self._apply(self.state.from_broker(message, data))
 
 
-async def _why_refused(http: aiohttp.ClientSession, record: BrokerRecord, headers: dict[str, str], status: int) -> str:
-    """The broker's error for a refused upgrade (``code: message``), asked again without the upgrade:
-    the handshake's answer keeps its body from the WebSocket client."""
+async def _why_refused(
+    http: aiohttp.ClientSession, record: BrokerRecord, headers: dict[str, str], status: int
+) -> tuple[str, str]:
+    """The broker's error for a refused upgrade (its code, and ``code: message``), asked again
+    without the upgrade: the handshake's answer keeps its body from the WebSocket client."""
     try:
         async with http.get(f"{record.url}/mcp/stream", headers=headers) as response:
             error = (await response.json(content_type=None)).get("error")
     except (aiohttp.ClientError, OSError, TimeoutError, ValueError, AttributeError):
         error = None
     if isinstance(error, dict) and isinstance(error.get("code"), str) and isinstance(error.get("message"), str):
-        return f"{error['code']}: {error['message']}"
-    return f"HTTP {status}"
+        return error["code"], f"{error['code']}: {error['message']}"
+    return SESSION_REFUSED, f"HTTP {status}"
 
 
 # Lines and frames up to this size are parsed whole; a larger one (a tools/call with large

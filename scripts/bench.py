@@ -8,8 +8,10 @@ beside an SDK-based relay), ``bench_daemon.py`` (start-up, idle memory, a page t
 and claiming tabs, each beside its baseline), ``bench_discovery.py`` (how soon the real extension
 joins a new broker), ``bench_actions.py`` (the built-in browser tools beside Playwright MCP's) and
 ``bench_tokens.py`` (a scripted agent's tasks through both: calls, characters read, time),
-``bench_overhead.py`` (what the extension costs the pages a person opens) and ``bench_keys.py``
-(the broker's memory under a client's keyed calls of a page tool with a large answer);
+``bench_overhead.py`` (what the extension costs the pages a person opens), ``bench_keys.py``
+(the broker's memory under a client's keyed calls of a page tool with a large answer),
+``bench_flood.py`` (clicks while a page floods the extension) and ``bench_soak.py`` (20
+clients on the real extension for an hour, with ``bench_soak_clients.py``: nothing lost, memory flat);
 the harness they share is the package ``benchlib``. The MCP, daemon, discovery and actions modules are
 imported only when their suite runs, so the MCP SDK and Playwright load only then.
 
@@ -73,7 +75,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead", "keys", "flood"],
+        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead", "keys", "flood", "soak"],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
         " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); daemon: start-up and idle memory beside a"
@@ -93,7 +95,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " keys: the broker's memory while a client token makes keyed calls of a page tool with a large answer,"
         " beside the same calls without keys (scripts/bench_keys.py; not part of all: about 2.5 minutes);"
         " flood: a REST client's clicks in one tab, quiet and while a page in another floods the extension with"
-        " messages (scripts/bench_flood.py; not part of all: one Chromium, a few minutes)",
+        " messages (scripts/bench_flood.py; not part of all: one Chromium, a few minutes);"
+        " soak: 20 clients (MCP over HTTP and stdio in both eras, REST) work their own tabs through the real"
+        " extension for --minutes, every answer checked, the broker's memory, descriptors and idle CPU followed"
+        " (scripts/bench_soak.py; not part of all: an hour by default)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -200,7 +205,9 @@ def _keys_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
-    """The options of the suites that drive headless Chromium: actions and tokens (beside Playwright MCP), overhead."""
+    """The options of the suites that drive headless Chromium: actions and tokens (beside Playwright MCP), overhead,
+    soak."""
+    _soak_options(parser)
     actions = parser.add_argument_group("actions suite")
     actions.add_argument(
         "--actions-products",
@@ -292,6 +299,43 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above 0")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above 0")
+    return value
+
+
+def _soak_options(parser: argparse.ArgumentParser) -> None:
+    """The soak suite's options (scripts/bench_soak.py)."""
+    soak = parser.add_argument_group("soak suite")
+    soak.add_argument(
+        "--minutes", type=_positive, default=60.0, help="how long the soak runs, its idle tail included (default: 60)"
+    )
+    soak.add_argument(
+        "--soak-clients",
+        type=_positive_int,
+        default=20,
+        help="clients, taking the five doors in turn",
+    )
+    soak.add_argument(
+        "--soak-pause", type=_positive, default=1.0, metavar="S", help="a client's pause between its rounds, on average"
+    )
+    soak.add_argument(
+        "--soak-idle-minutes",
+        type=_positive,
+        help="the idle tail at the end, the broker's CPU measured (default: 5 of 60 minutes, a twelfth of a shorter"
+        " run, at least 30 s)",
+    )
+
+
 def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
     """uvloop for the client side when installed: it keeps the load generator out of the way."""
     try:
@@ -303,7 +347,7 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
 
 # The suites that are not part of all run alone and alike: bench_<suite>.bench_<suite>(args), whose
 # module is imported only then (the SDK and Playwright load only for the suites that need them).
-LONE_SUITES = ("discovery", "actions", "tokens", "overhead", "keys", "flood")
+LONE_SUITES = ("discovery", "actions", "tokens", "overhead", "keys", "flood", "soak")
 
 
 async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any]:

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from playwright.async_api import BrowserContext, Worker, async_playwright
+from playwright.async_api import BrowserContext, Page, Worker, async_playwright
 
 from broker.core import link_auth
 from broker.core.security import PROJECT_EXTENSION_ID
@@ -112,6 +112,72 @@ async def trust_broker(worker: _Worker, token: str) -> None:
         """([id, key]) => chrome.storage.local.get("pairedBrokers").then(({pairedBrokers}) =>
             chrome.storage.local.set({pairedBrokers: {...(pairedBrokers ?? {}), [id]: key}}))""",
         [link_auth.broker_id(token), link_auth.b64(link_auth.link_key(token))],
+    )
+
+
+async def change_settings(worker: _Worker, **changes: Any) -> None:
+    """Change the extension's settings where its options page keeps them, and return once the
+    worker has heard the change: its own ``chrome.storage.onChanged`` listener, added at its start,
+    runs before the one added here, so the settings it acts on are the new ones by then."""
+    await worker.evaluate(
+        """async (changes) => {
+            let heard;
+            const listener = (change, area) => {
+                if (area === "local" && change.settings) heard();
+            };
+            const told = new Promise((resolve) => (heard = resolve));
+            chrome.storage.onChanged.addListener(listener);
+            const {settings} = await chrome.storage.local.get("settings");
+            const changed = {...settings, ...changes};
+            await chrome.storage.local.set({settings: changed});
+            // Storage tells no one of a write that changed nothing.
+            if (JSON.stringify(changed) !== JSON.stringify(settings)) await told;
+            chrome.storage.onChanged.removeListener(listener);
+        }""",
+        changes,
+    )
+
+
+async def probe_only(worker: _Worker, port: int) -> None:
+    """Have the extension look for brokers on ``port`` alone (its options' port range), so that
+    a test's broker on a port of its own is found, and no other run's browser finds it."""
+    await change_settings(worker, portFirst=port, portLast=port)
+
+
+async def in_front(worker: _Worker, *, tab_id: int | None = None, url: str | None = None) -> None:
+    """Return once the browser has the tab (by id, or by the URL it shows) as the active tab of
+    the window last focused. Bringing a page to the front returns before the browser's tab and
+    window events have run: what the extension reads may still be the tab in front before it."""
+    try:
+        async with asyncio.timeout(30.0):
+            await _in_front(worker, tab_id, url)
+    except TimeoutError:
+        raise AssertionError(f"the browser never put tab {tab_id or url} in front") from None
+
+
+async def _in_front(worker: _Worker, tab_id: int | None, url: str | None) -> None:
+    await worker.evaluate(
+        """([tabId, url]) => new Promise((resolve) => {
+            const check = async () => {
+                const [tab] = await chrome.tabs.query({active: true, lastFocusedWindow: true});
+                if (!tab || (tabId !== null ? tab.id !== tabId : tab.url !== url)) return;
+                chrome.tabs.onActivated.removeListener(check);
+                chrome.windows.onFocusChanged.removeListener(check);
+                resolve();
+            };
+            chrome.tabs.onActivated.addListener(check);
+            chrome.windows.onFocusChanged.addListener(check);
+            check();
+        })""",
+        [tab_id, url],
+    )
+
+
+async def visible(page: Page) -> None:
+    """Return once the page is visible (it hears so after the browser put its tab in front)."""
+    await page.evaluate(
+        """() => document.visibilityState === "visible" || new Promise((resolve) =>
+            document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && resolve()))"""
     )
 
 

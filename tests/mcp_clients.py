@@ -125,11 +125,13 @@ async def sdk_client(
     name: str,
     era: str,
     legacy_ready: Callable[[], Awaitable[None]] | None = None,
-    start_timeout: float = 5.0,
+    start_timeout: float = 20.0,
     roots: list[str] | None = None,
 ) -> AsyncIterator[McpClient]:
     """An SDK client of ``target`` (a transport, or stdio server parameters) listening for changes;
-    with ``roots`` (file URIs), one that declares the roots capability and lists them."""
+    with ``roots`` (file URIs), one that declares the roots capability and lists them.
+    ``start_timeout`` bounds its handshake and subscription: only a failure waits that long, and a
+    machine loaded by parallel runs took more than 5 s."""
     holder: list[McpClient] = []
 
     async def list_roots(_context: Any) -> types.ListRootsResult:
@@ -166,7 +168,7 @@ async def sdk_client(
                     await wrapped.changes.record()
 
         listener = asyncio.create_task(listen())
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(start_timeout):
             await listening.wait()
         try:
             yield wrapped

@@ -37,7 +37,16 @@ from broker.core.messages import PageSnapshot
 from broker.core.snapshots import SNAPSHOT_BUDGET, Baselines, View, view_of, with_section
 from broker.version import BROKER_HEADER
 
-from .chromium import answer_challenge, extension_chromium, instance_id, trust_broker
+from .chromium import (
+    answer_challenge,
+    change_settings,
+    extension_chromium,
+    in_front,
+    instance_id,
+    probe_only,
+    trust_broker,
+    visible,
+)
 from .test_e2e_extension import PROBED_PORTS, eventually, free_probed_ports, serve_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -49,6 +58,30 @@ ACTIONS = list(browser_tools.ACTIONS)
 SESSION = "session-actions"
 # The fake broker's token: the extension is paired with it, and it proves it on every link.
 FAKE_TOKEN = "fake-broker-token-0123456789abcdef"
+
+
+# A new tab at a URL, once it has loaded: its id. Heard from the browser's own tab events, which
+# do not depend on when Playwright attached to the page (attached late, it may never hear its load).
+LOADED_TAB = """([url, active]) => new Promise((resolve, reject) => {
+    let id = null;
+    const loaded = new Set();
+    // The page's load, not that of the blank document a tab starts with.
+    const complete = (tab) => tab.status === "complete" && /^https?:/.test(tab.url ?? "");
+    const heard = (tabId, change, tab) => {
+        if (!complete(tab)) return;
+        if (id === null) loaded.add(tabId);
+        else if (tabId === id) done();
+    };
+    const done = () => {
+        chrome.tabs.onUpdated.removeListener(heard);
+        resolve(id);
+    };
+    chrome.tabs.onUpdated.addListener(heard);
+    chrome.tabs.create({url, active}).then(async (tab) => {
+        id = tab.id;
+        if (loaded.has(id) || complete(await chrome.tabs.get(id))) done();
+    }, reject);
+})"""
 
 
 class Link:
@@ -110,7 +143,18 @@ class FakeBroker:
         await link.receive()
         return ws
 
-    async def start(self) -> None:
+    async def start(self, probed: bool = True) -> None:
+        """Listen on a free port the extension probes by default, or (not ``probed``) on any free
+        port, for a browser told to look there alone (:func:`tests.chromium.probe_only`)."""
+        if not probed:
+            app = web.Application()
+            app.router.add_get("/", self.handle)
+            self.runner = web.AppRunner(app)
+            await self.runner.setup()
+            site = web.TCPSite(self.runner, "127.0.0.1", 0)
+            await site.start()
+            self.port = self.runner.addresses[0][1]
+            return
         for port in free_probed_ports():
             app = web.Application()
             app.router.add_get("/", self.handle)
@@ -166,11 +210,8 @@ class World:
         """A new tab at ``page``, claimed by the session unless not ``claimed`` (then it is the
         person's): its id and its Playwright page."""
         async with self.context.expect_page() as opening:
-            tab_id = await self.worker.evaluate(
-                "([url, active]) => chrome.tabs.create({url, active}).then((tab) => tab.id)", [self.url(page), active]
-            )
+            tab_id = await self.worker.evaluate(LOADED_TAB, [self.url(page), active])
         browser_page = await opening.value
-        await browser_page.wait_for_load_state()
         if claimed:
             await self.claim(tab_id)
         return tab_id, browser_page
@@ -211,14 +252,7 @@ class World:
 
     async def approval_policy(self, policy: str) -> None:
         """Set the extension's approval policy (options page), with 20 s for the person to answer."""
-        await self.worker.evaluate(
-            """async (policy) => {
-                const {settings} = await chrome.storage.local.get("settings");
-                const approvals = {approvalPolicy: policy, approvalTimeoutMs: 20000};
-                await chrome.storage.local.set({settings: {...settings, ...approvals}});
-            }""",
-            policy,
-        )
+        await change_settings(self.worker, approvalPolicy=policy, approvalTimeoutMs=20000)
 
     async def request(self, request: str, **args: Any) -> dict[str, Any]:
         """Send a browserRequest (the browser's windows, history, bookmarks) and return its toolResult."""
@@ -282,7 +316,7 @@ async def serve_site() -> AsyncIterator[str]:
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
     home = tmp_path_factory.mktemp("actions")
     broker = FakeBroker()
-    await broker.start()
+    await broker.start(probed=False)
     try:
         # Pages get their window's own size, as in a person's browser, not an emulated one.
         chromium = extension_chromium(home, wait=WAIT, no_viewport=True)
@@ -290,7 +324,8 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
             await trust_broker(worker, FAKE_TOKEN)
             # These tests are of the actions themselves: browser_evaluate runs without asking the
             # person (tests/test_e2e_person.py tests the asking).
-            await worker.evaluate("chrome.storage.local.set({settings: {approvalPolicy: 'never'}})")
+            await change_settings(worker, approvalPolicy="never")
+            await probe_only(worker, broker.port)
             link = await broker.link_of(await instance_id(worker, WAIT))
             await link.send(
                 {"type": "connect", "sessionId": SESSION, "clientName": "Actions test", "serverVersion": "fake"}
@@ -605,6 +640,9 @@ async def test_actions_in_a_background_tab_leave_the_persons_tab_active(world: W
     person, person_page = await world.open("a.html")
     await person_page.bring_to_front()
     tab, page = await world.open("form.html", active=False)
+    # What the person sees is read once the browser has put their tab in front, not meanwhile.
+    await in_front(world.worker, tab_id=person)
+    await visible(person_page)
 
     async def active_tabs() -> list[int]:
         tabs: list[int] = await world.worker.evaluate(

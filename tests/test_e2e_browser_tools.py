@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from .chromium import in_front, visible
 from .mcp_clients import LEGACY, MODERN, McpClient, mcp_client, sdk_client, stdio_relay, text
 from .test_e2e_extension import WAIT, World, open_world, serve_pages
 
@@ -73,7 +74,7 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Tools
                 "noise.html": NOISE,
             }
         ) as site,
-        open_world(home, site, ToolsWorld, no_viewport=True) as world,
+        open_world(home, site, ToolsWorld, probed=False, no_viewport=True) as world,
     ):
         world.home = home
         yield world
@@ -142,6 +143,9 @@ async def test_the_persons_tab_needs_a_claim_and_another_clients_tab_is_refused(
 async def test_the_person_keeps_their_tab_in_front_while_a_client_works(world: World) -> None:
     person_page, _ = await world.open_page("person.html", "front")
     await person_page.bring_to_front()
+    # The person's tab is in front once the browser says so; bringing it there returns before.
+    await in_front(world.worker, url=world.url("person.html", "front"))
+    await visible(person_page)
     async with world.mcp("background-worker") as client:
         await snapshot_click_type(client, world)
     assert await person_page.evaluate("document.visibilityState") == "visible"

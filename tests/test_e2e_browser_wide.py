@@ -44,7 +44,7 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
     OUTPUT.mkdir(parents=True, exist_ok=True)
     async with (
         serve_pages(PAGES) as site,
-        open_world(tmp_path_factory.mktemp("e2e-browser-wide"), site, World) as world,
+        open_world(tmp_path_factory.mktemp("e2e-browser-wide"), site, World, probed=False) as world,
     ):
         yield world
 

@@ -30,7 +30,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from .chromium import extension_chromium, trust_broker
+from .chromium import extension_chromium, probe_only, trust_broker
 from .cli_helpers import BrokerProcess, Brokers
 from .mcp_clients import LEGACY, McpClient, mcp_client, text
 
@@ -260,13 +260,19 @@ async def open_world(
     kind: type[WorldT],
     flavour: str = "polyfill",
     extra_args: tuple[str, ...] = (),
+    probed: bool = True,
     **launch: Any,
 ) -> AsyncIterator[WorldT]:
-    """A broker on a probed port, and headless Chromium with the extension, once it has joined."""
+    """A broker on a probed port, and headless Chromium with the extension, once it has joined.
+
+    Not ``probed``: the broker takes any free port and the extension is told to look there
+    alone, so that no other run's broker or browser meets this one."""
     async with Brokers(home / "discovery") as brokers:
-        broker = await start_probed_broker(brokers)
+        broker = await (start_probed_broker(brokers) if probed else brokers.start())
         async with extension_chromium(home, *extra_args, wait=WAIT, **launch) as (context, worker):
             await trust_broker(worker, broker.token)
+            if not probed:
+                await probe_only(worker, broker.port)
             world = kind(context, worker, broker, broker.token, site, flavour)
             try:
                 await world.joined()
@@ -447,7 +453,7 @@ async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: W
     )
     await world.tab_at(world.url("plain.html", "quieter"), {"woken"})
     assert await our_worlds(world, page) == 1
-    assert await scripts_in(world, tab["id"]) == {"bridge": False, "forms": False}
+    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": False}
     await world.claim(tab["ref"])
     status, body = await world.post(f"/tabs/{tab['ref']}/tools/woken", {})
     assert status == 200, body
@@ -529,7 +535,7 @@ async def test_a_page_whose_call_for_its_bridge_was_lost_gets_it_when_a_client_a
     assert await our_worlds(world, page) == 0
     body = await world.get(f"/tabs/{tab['ref']}/tools?refresh=true")
     assert [tool["name"] for tool in body["tools"]] == ["late"], body
-    assert await scripts_in(world, tab["id"]) == {"bridge": False, "forms": False}
+    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": False}
     await page.close()
 
 

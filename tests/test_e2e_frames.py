@@ -54,6 +54,10 @@ async def open_frames(world: World, other_origin: str) -> tuple[int, Page]:
         return sorted(names) == sorted(["", *FRAMES])
 
     await eventually(loaded, "every frame to load")
+    # And drawn: the browser sends a mouse move into a frame of another process by where it last
+    # drew that frame, so input before a nested frame's first drawing goes to the frame around it.
+    for frame in page.frames:
+        await frame.evaluate("() => new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(drawn)))")
     return tab, page
 
 

@@ -178,7 +178,9 @@ async def test_a_planted_discovery_file_leads_the_extension_to_nothing(
         await secret.goto(f"{site}/secret.html?account=9876")
         real = await brokers.start()
         await eventually(lambda: joined_browsers(real), "the extension to join the real broker")
-        squatter = await stack.enter_async_context(squatting("own-key", real))
+        # On a port of its own: the planted file is the one way there, and no other run's browser,
+        # probing 8765-8785, links to it and answers its challenge in this browser's place.
+        squatter = await stack.enter_async_context(squatting("own-key", real, probed=False))
         pid = stack.enter_context(process("broker-lookalike" if planted == "token-the-server-lacks" else "other"))
         fields = discovery_fields(pid, squatter.port, token="a-token-the-squatter-does-not-know-0123")
         path = plant(discovery_dir, f"server-{pid}.json", fields)

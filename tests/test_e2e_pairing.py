@@ -284,14 +284,20 @@ def _old_protocol_orders() -> list[dict[str, Any]]:
 
 
 @contextlib.asynccontextmanager
-async def squatting(answer: str, real: BrokerProcess) -> AsyncIterator[Squatter]:
+async def squatting(answer: str, real: BrokerProcess, probed: bool = True) -> AsyncIterator[Squatter]:
+    """A squatter on a port the extension probes, or (not ``probed``) on any free port, where only
+    what names it leads a browser."""
     squatter = Squatter(answer, real)
     app = web.Application()
     app.router.add_get("/", squatter.handle)
     runner = web.AppRunner(app)
     await runner.setup()
     try:
-        squatter.port = await serve_on_probed_port(runner)
+        if probed:
+            squatter.port = await serve_on_probed_port(runner)
+        else:
+            await web.TCPSite(runner, "127.0.0.1", 0).start()
+            squatter.port = runner.addresses[0][1]
         yield squatter
     finally:
         # A link waiting to be paired stays open until the server goes: close it first.

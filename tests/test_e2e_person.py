@@ -24,6 +24,7 @@ from playwright.async_api import Page
 
 from broker.core.security import PROJECT_EXTENSION_ID, client_token
 
+from . import chromium
 from .mcp_clients import LEGACY, McpClient, mcp_client, text
 from .test_e2e_extension import (
     WAIT,
@@ -99,14 +100,8 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
 
 async def change_settings(world: World, **changes: Any) -> None:
     """Change the extension's settings where its options page keeps them (how long an approval
-    window waits has no control there)."""
-    await world.worker.evaluate(
-        """async (changes) => {
-            const {settings} = await chrome.storage.local.get("settings");
-            await chrome.storage.local.set({settings: {...settings, ...changes}});
-        }""",
-        changes,
-    )
+    window waits has no control there), once the worker has heard."""
+    await chromium.change_settings(world.worker, **changes)
 
 
 async def open_popup(world: World) -> Page:

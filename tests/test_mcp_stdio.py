@@ -475,6 +475,7 @@ async def test_a_relay_whose_token_is_at_its_session_quota_says_why_and_backs_of
                 answer = json.loads(await process.stdout.readline())
             assert answer["id"] == 2 and answer["result"]["isError"] is True
             assert "too_many_sessions" in answer["result"]["content"][0]["text"]
+            assert answer["result"]["structuredContent"]["error"]["code"] == "too_many_sessions"
             # Asked again ever less often: 1 s, 2 s, 4 s between attempts, not several a second.
             waits: list[str] = []
             async with asyncio.timeout(START_TIMEOUT):

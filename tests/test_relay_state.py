@@ -86,10 +86,10 @@ def tool_call(key: Any, modern: bool = False) -> Json:
     return request(key, "tools/call", **params)
 
 
-def failed_call(key: Any, text: str, modern: bool = False) -> Json:
+def failed_call(key: Any, text: str, modern: bool = False, code: str | None = None) -> Json:
     answer: Json = {
         "content": [{"type": "text", "text": text}],
-        "structuredContent": {"error": {"code": RELAY_CODES[text], "message": text}},
+        "structuredContent": {"error": {"code": code or RELAY_CODES[text], "message": text}},
         "isError": True,
     }
     if modern:
@@ -428,9 +428,9 @@ def test_a_refused_session_answers_what_waits_and_what_comes_with_the_brokers_er
     from_client(state, INITIALIZED)
     from_client(state, tool_call(2, modern))
 
-    effects = state.refused(REFUSAL)
+    effects = state.refused("too_many_sessions", REFUSAL)
 
-    assert to_client(effects) == [closed(1, REFUSAL), failed_call(2, REFUSAL, modern)]
+    assert to_client(effects) == [closed(1, REFUSAL), failed_call(2, REFUSAL, modern, "too_many_sessions")]
     assert to_broker(effects) == [] and state.settled
     assert to_client(from_client(state, request(3, "tools/list"))) == [closed(3, REFUSAL)]
     # A broker that takes the session later gets what still waited, and is heard as ever.
@@ -441,7 +441,7 @@ def test_a_refused_session_answers_what_waits_and_what_comes_with_the_brokers_er
 def test_a_refusal_after_a_lost_link_answers_tool_calls_with_it() -> None:
     state = established()
     state.link_down()
-    state.refused(REFUSAL)
+    state.refused("too_many_sessions", REFUSAL)
 
-    assert to_client(from_client(state, tool_call(5))) == [failed_call(5, REFUSAL)]
+    assert to_client(from_client(state, tool_call(5))) == [failed_call(5, REFUSAL, code="too_many_sessions")]
     assert to_client(from_client(state, request(6, "tools/list"))) == [closed(6, REFUSAL)]

@@ -539,7 +539,7 @@ def test_close_tab_ends_when_the_browser_reports_it_closed() -> None:
     connect(core, tabs=(shop_tab(),))
     claimed(core)
     call_id, effects = core.close_tab("s1", 7, 0.0)
-    assert sent(effects) == [CloseTab("s1", 7)]
+    assert sent(effects) == [CloseTab("s1", 7, call_id)]
     answer = only(core.extension_message(1, TabClosed(7), 1.0), ResolveCall)
     assert answer.call_id == call_id and answer.value == {"closed": "b1:7"}
 

@@ -179,8 +179,9 @@ class RelayState:
         self._initialized: _Waiting | None = None
         self._up = False
         self._linked_before = False
-        # The broker's word on why it refused the session, while no link is up; None otherwise.
-        self._refusal: str | None = None
+        # The broker's word on why it refused the session (its code, the text the client reads),
+        # while no link is up; None otherwise.
+        self._refusal: tuple[str, str] | None = None
 
     @property
     def up(self) -> bool:
@@ -237,7 +238,7 @@ class RelayState:
         if method == "initialize":
             self._initialize = message
         if self._refusal is not None and not self._up:
-            return [self._unavailable(request, self._refusal)]
+            return [self._unavailable(request, *reversed(self._refusal))]
         if method == "tools/call" and self._linked_before and not self._up:
             return [self._unavailable(request, UNAVAILABLE)]
         self._pending[key] = request
@@ -311,10 +312,10 @@ class RelayState:
                 effects.append(SendToClient({**notice, "params": {"_meta": {SUBSCRIPTION_ID_META_KEY: key}}}))
         return effects
 
-    def refused(self, why: str) -> list[Effect]:
-        """The broker refused to open the session (``why``, its error as the client is to read it):
-        what waits for a link is answered with it, and so is what comes, until a link is up."""
-        self._refusal = why
+    def refused(self, code: str, why: str) -> list[Effect]:
+        """The broker refused to open the session (its error ``code``, and ``why`` as the client is to
+        read it): what waits for a link is answered with it, and so is what comes, until a link is up."""
+        self._refusal = (code, why)
         effects: list[Effect] = []
         kept: list[_Waiting] = []
         for waiting in self._outbox:
@@ -322,7 +323,7 @@ class RelayState:
             if request is None or request.method == "subscriptions/listen":
                 kept.append(waiting)  # notifications wait; a listen stream is answered only at its end
             elif self._pending.pop(request.id, None) is request:
-                effects.append(self._unavailable(request, why))
+                effects.append(self._unavailable(request, why, code))
         self._outbox = kept
         return effects
 
@@ -344,12 +345,13 @@ class RelayState:
             )
         return effects
 
-    def _unavailable(self, request: _Request, text: str) -> SendToClient:
-        """The answer to ``request`` when no broker will give one: a failed tool result, or an error."""
+    def _unavailable(self, request: _Request, text: str, code: str | None = None) -> SendToClient:
+        """The answer to ``request`` when no broker will give one: a failed tool result, or an error.
+        ``code``: the broker's, when it refused; else the relay's own for ``text``."""
         if request.method == "tools/call":
             result: Json = {
                 "content": [{"type": "text", "text": text}],
-                "structuredContent": {"error": {"code": RELAY_CODES[text], "message": text}},
+                "structuredContent": {"error": {"code": code or RELAY_CODES[text], "message": text}},
                 "isError": True,
             }
             if request.modern(self._read):

@@ -2,7 +2,7 @@
 
 - this package: the project's root (put on ``sys.path``, so ``broker`` and ``tests`` import from
   this checkout), :class:`BenchError`, :func:`progress`, the payload sizes and the time limits;
-- :mod:`benchlib.proc`: a process's own counters from ``/proc`` (CPU seconds, RSS) and finding a
+- :mod:`benchlib.proc`: a process's own counters from ``/proc`` (CPU seconds, RSS, open files) and finding a
   child process;
 - :mod:`benchlib.servers`: starting the servers measured (the broker, the two baselines) and
   stopping them;
@@ -14,7 +14,7 @@
 - :mod:`benchlib.relay_link`: the baselines' end of the extension link, which
   ``scripts/bench_relay.py`` and ``scripts/bench_mcp_relay.py`` both serve;
 - :mod:`benchlib.browser`: the project's extension in headless Chromium, with the native host;
-- :mod:`benchlib.pages`: the pages the actions, tokens and overhead benchmarks drive, generated and served on
+- :mod:`benchlib.pages`: the pages the actions, tokens, overhead and soak benchmarks drive, generated and served on
   127.0.0.1;
 - :mod:`benchlib.playwright_mcp`: Playwright MCP, pinned, installed into the bench's cache and run
   over stdio;
@@ -25,7 +25,8 @@ Chromium's launch arguments are the tests' own, ``tests/chromium.py``.
 
 The benchmarks themselves are ``scripts/bench_rest.py``, ``scripts/bench_mcp.py`` (with
 ``scripts/bench_mcp_list.py``), ``scripts/bench_daemon.py``, ``scripts/bench_discovery.py``,
-``scripts/bench_actions.py``, ``scripts/bench_tokens.py``, ``scripts/bench_overhead.py`` and ``scripts/bench_keys.py``;
+``scripts/bench_actions.py``, ``scripts/bench_tokens.py``, ``scripts/bench_overhead.py``, ``scripts/bench_keys.py``,
+``scripts/bench_flood.py`` and ``scripts/bench_soak.py`` (with ``scripts/bench_soak_clients.py``);
 ``scripts/bench.py`` parses the command line and runs them. This module imports only the standard
 library: the baselines import the package too (for :mod:`benchlib.relay_link`), and their memory is
 measured.

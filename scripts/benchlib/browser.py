@@ -3,7 +3,8 @@
 Playwright's ``launch_persistent_context`` with the real-browser tests' own arguments
 (``tests/chromium.py``), in a folder of the bench's own (profile, home, config root, the brokers'
 discovery folder): nothing of the user's is read or written. One Chromium takes about 400 MB.
-``scripts/bench_discovery.py``, ``scripts/bench_actions.py`` and ``scripts/bench_overhead.py`` use it.
+``scripts/bench_discovery.py``, ``scripts/bench_actions.py``, ``scripts/bench_overhead.py`` and
+``scripts/bench_soak.py`` use it.
 """
 
 from __future__ import annotations

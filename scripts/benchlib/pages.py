@@ -1,4 +1,4 @@
-"""The pages the actions, tokens and overhead benchmarks drive, made by the bench and served on 127.0.0.1.
+"""The pages the actions, tokens, overhead and soak benchmarks drive, made by the bench and served on 127.0.0.1.
 
 - ``/shop``: a large catalogue page: a navigation menu with a submenu and a link to the cart, a
   search form (search box, category select, two price fields, a checkbox, a radio group, a submit
@@ -19,6 +19,7 @@
 - ``/small``: a counter: one button that adds one to the number shown, and a link and a field.
 - ``/tiny``: a title and a paragraph. ``/many-frames``: ten iframes of the three below, taking turns (the
   overhead benchmark's pages, with the shop).
+- ``/soak``: the soak suite's page, which says whose it is and what it holds (``SOAK_PAGE``).
 - ``/frames``: three iframes holding real content: a form of this origin, a list of links served on the
   second port (cross-origin), and a counter like ``/small`` with a few more buttons on ``localhost``
   (cross-site: Chromium puts it in a process of its own).
@@ -525,6 +526,38 @@ ORDER_DETAILS_FRAME = """<!doctype html>
 """
 
 
+# The soak suite's page (``/soak?client=c7&tab=3&step=2``): it names its client, tab and step in its
+# title and heading, counts the clicks on "Add one", holds a "Note" field, and declares one page tool,
+# soak_state, that says all of that back with the nonce it was given: an answer that names another
+# client, tab or step, or other figures, was misrouted or wrong.
+SOAK_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Soak</title></head><body>
+<h1>Soak</h1>
+<p id="count">Clicked 0 times</p>
+<button type="button" id="add">Add one</button>
+<label>Note <input type="text" id="note"></label>
+<script>
+const asked = new URLSearchParams(location.search);
+const [client, tab, step] = ["client", "tab", "step"].map((key) => asked.get(key));
+document.title = `Soak ${client} tab ${tab} step ${step}`;
+document.querySelector("h1").textContent = `Soak page of ${client}, tab ${tab}, step ${step}`;
+let clicks = 0;
+document.getElementById("add").addEventListener("click", () => {
+  clicks += 1;
+  document.getElementById("count").textContent = `Clicked ${clicks} times`;
+});
+document.modelContext.registerTool({
+  name: "soak_state",
+  description: "What this page holds: its client, tab, step, clicks and note, and the nonce given",
+  inputSchema: {type: "object", properties: {nonce: {type: "string"}}, required: ["nonce"]},
+  annotations: {readOnlyHint: true},
+  execute: async ({nonce}) => ({client, tab, step, clicks, note: document.getElementById("note").value, nonce}),
+});
+</script>
+</body></html>
+"""
+
+
 def pages_app(shop: ShopPage, ports: list[int]) -> web.Application:
     """The bench's pages as an aiohttp app; ``ports``: the ports it is served on, once it is."""
     fixed = {
@@ -540,6 +573,7 @@ def pages_app(shop: ShopPage, ports: list[int]) -> web.Application:
         "/frame/order-details": ORDER_DETAILS_FRAME,
         "/small-form": SMALL_FORM_PAGE,
         "/small-notes": NOTES_PAGE,
+        "/soak": SOAK_PAGE,
     }
 
     async def fixed_handler(request: web.Request) -> web.Response:

@@ -1,4 +1,5 @@
-"""A process's own counters, read from ``/proc`` (Linux only), and finding a child process."""
+"""A process's own counters, read from ``/proc`` (Linux only): CPU, memory, open files; and finding a
+child process."""
 
 from __future__ import annotations
 
@@ -43,6 +44,11 @@ def status_kib(pid: int, key: str) -> int:
         if line.startswith(key + ":"):
             return int(line.split()[1])
     raise BenchError(f"no {key} in /proc/{pid}/status")
+
+
+def open_fds(pid: int) -> int:
+    """How many file descriptors ``pid`` holds open."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
 
 
 def child_pid(marker: str) -> int:
