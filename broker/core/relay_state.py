@@ -238,7 +238,8 @@ class RelayState:
         if method == "initialize":
             self._initialize = message
         if self._refusal is not None and not self._up:
-            return [self._unavailable(request, *reversed(self._refusal))]
+            code, why = self._refusal
+            return [self._unavailable(request, why, code)]
         if method == "tools/call" and self._linked_before and not self._up:
             return [self._unavailable(request, UNAVAILABLE)]
         self._pending[key] = request
