@@ -725,8 +725,8 @@ def _records(args: argparse.Namespace) -> int:
             lambda r: [
                 str(r.get("id")),
                 str(r.get("parentId") or "-"),
-                "  " * (r.get("depth") or 0) + _clip(r.get("title") or "", 40) + ("/" if r.get("folder") else ""),
-                _clip(r.get("url") or "", 70),
+                _clip(r.get("title") or "-", 40),
+                f"(folder of {r.get('children', '?')})" if r.get("folder") else _clip(r.get("url") or "", 70),
             ],
             "no bookmarks",
         )
