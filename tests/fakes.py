@@ -137,6 +137,8 @@ class FakeExtension:
         # person's answer to a deletion's approval: "allow", "deny", or None when not asked.
         self.bookmark_nodes: list[Json] = []
         self.approval: str | None = "allow"
+        # When set, the person answers a deletion only once this is (the test has seen it wait).
+        self.answered: asyncio.Event | None = None
         self._window_ids = itertools.count(100)
         self._arrived = asyncio.Condition()
         self._reader: asyncio.Task[None] | None = None
@@ -415,6 +417,8 @@ class FakeExtension:
             result = {"deleted": {"id": node["id"], "title": node["title"]}}
         if self.approval is not None:
             await self.send({"type": "approvalPending", "callId": message["callId"], "timeout": 60})
+            if self.answered is not None:
+                await self.answered.wait()
             if self.approval != "allow":
                 return {"error": {"code": "not_approved", "message": "the person did not approve it: they denied it"}}
         if message["request"] == "deleteHistory":

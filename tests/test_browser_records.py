@@ -11,6 +11,7 @@ code, and bad input refused with nothing sent.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -271,3 +272,19 @@ async def test_a_page_tool_named_like_the_deleting_tools_is_not_a_door_to_them(b
             client, "call_page_tool", {"tab": 7, "tool": "browser_history_delete", "arguments": {}}, "tool_not_found"
         )
     assert fake.received("callTool") == []
+
+
+async def test_an_mcp_client_hears_progress_while_a_deletion_waits_for_the_person(broker: BrokerUnderTest) -> None:
+    fake = await shared_browser(broker)
+    fake.answered = asyncio.Event()
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        heard.append((value, total, message))
+        fake.answered.set()  # the person answers once the client has heard that the call waits
+
+    async with broker.mcp("Claude Code", MODERN) as client:
+        result = await client.client.call_tool("browser_history_delete", {"url": KITTENS}, progress_callback=progress)
+        assert not result.is_error, text(result)
+    assert heard and heard[0][1] == 60
+    assert (heard[0][2] or "").startswith("waiting for the person to approve deleteHistory on b1")
