@@ -37,7 +37,8 @@ const shownTime = (ms) => `${new Date(ms).toLocaleString()} (${new Date(ms).toIS
 /** The browser's own folders (bar, other, mobile; Firefox's menu, toolbar, unfiled) and their root. */
 async function checkRemovable(node) {
   if (node.unmodifiable) throw invalidArguments(`bookmark ${node.id} is managed by the browser's administrator`);
-  const [parent] = node.parentId === undefined ? [] : await chrome.bookmarks.get(node.parentId);
+  // A root that cannot be read (Firefox's may not be) is a root all the same.
+  const [parent] = node.parentId === undefined ? [] : await chrome.bookmarks.get(node.parentId).catch(() => []);
   if (!parent || parent.parentId === undefined) {
     throw invalidArguments(
       `${quoted(node.title)} (id ${node.id}) is one of the browser's own folders: it cannot be deleted`,
