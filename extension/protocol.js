@@ -117,11 +117,20 @@ export const BROWSER_ACTIONS = Object.freeze([
 /**
  * What this extension carries out beyond tabs, announced in `connected.features`: windows (tabs'
  * windowId, index and pinned; openTab's windowId, newWindow and pinned; listWindows, focusWindow,
- * closeWindow), history (searchHistory) and bookmarks (searchBookmarks, createBookmark), each a
- * browserRequest (browser_wide.js); and claims: a tabClaimed with a callId is answered with
- * toolResult, refused (tab_owned) for a tab another broker's session holds (broker_requests.js).
+ * closeWindow), history (searchHistory) and bookmarks (searchBookmarks, createBookmark), and
+ * deleteHistory, bookmarkTree and deleteBookmark, each a browserRequest of its name
+ * (browser_wide.js); and claims: a tabClaimed with a callId is answered with toolResult, refused
+ * (tab_owned) for a tab another broker's session holds (broker_requests.js).
  */
-export const BROWSER_FEATURES = Object.freeze(["windows", "history", "bookmarks", "claims"]);
+export const BROWSER_FEATURES = Object.freeze([
+  "windows",
+  "history",
+  "bookmarks",
+  "deleteHistory",
+  "bookmarkTree",
+  "deleteBookmark",
+  "claims",
+]);
 
 /** Every answer of a broker carries this header (broker/version.py BROKER_HEADER). */
 export const BROKER_HEADER = "X-Browser-MCP-Broker";

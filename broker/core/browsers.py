@@ -137,7 +137,7 @@ class Browser:
     actions: frozenset[str] = frozenset()
     # The person paused AI agents in it: calls are refused here, before they reach the browser.
     paused: bool = False
-    # What it carries out beyond tabs: "windows", "history", "bookmarks" (browser_wide.py).
+    # What it carries out beyond tabs: "windows", "history", "bookmarks", ... (browser_wide.REQUESTS).
     features: frozenset[str] = frozenset()
     # The live sessions it was told of (``connect``): those that opened, claimed or acted on
     # something in it. Only these may it name, and only these hear of it ending.
