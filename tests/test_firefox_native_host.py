@@ -39,4 +39,7 @@ async def test_firefox_joins_a_key_requiring_broker_the_native_host_names(
             opened = await client.call_json("tabs", {"action": "open", "url": "about:blank"})
             assert opened, opened
         assert browser["instanceId"]
-        del firefox
+        assert browser["name"] == "Firefox" and browser["version"].split(".")[0].isdigit(), browser
+        assert browser["driver"]["name"] == "webextension", browser
+        # Its page's Origin is the add-on's, drawn for this profile.
+        assert firefox.extension_origin.startswith("moz-extension://")
