@@ -7,6 +7,7 @@ native host). Firefox has no WebMCP of its own, so the pages get the extension's
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,7 +21,8 @@ from .chromium import probe_only, trust_broker
 from .cli_helpers import BrokerProcess, Brokers
 from .firefox import Context, Firefox, extension_firefox
 from .mcp_clients import LEGACY, McpClient, mcp_client, text
-from .test_e2e_extension import MODERN_PAGE, eventually, serve_pages
+from .test_e2e_extension import MODERN_PAGE, WAIT, eventually, serve_pages
+from .test_e2e_person import SHOP
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -55,7 +57,7 @@ class Fox:
 async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     home: Path = tmp_path_factory.mktemp("firefox")
     async with (
-        serve_pages({"modern.html": MODERN_PAGE}) as site,
+        serve_pages({"modern.html": MODERN_PAGE, "shop.html": SHOP}) as site,
         Brokers(home / "discovery") as brokers,
     ):
         broker = await brokers.start()
@@ -132,6 +134,42 @@ async def test_two_clients_get_their_own_groups_and_cannot_use_each_others_tabs(
         assert not mine.is_error and json.loads(text(mine))["echoed"] == "mine"
         for client, tab in ((one, first), (two, second)):
             await client.call_json("tabs", {"action": "close", "tab": tab["ref"]})
+
+
+async def approval_window(fox: Fox) -> Context | None:
+    """The approval window's page, once it shows the request."""
+    for found in await fox.firefox.contexts():
+        if found["url"].startswith(f"{fox.firefox.extension_origin}/approval.html"):
+            window = Context(fox.firefox.bidi, found["context"])
+            if await window.evaluate("document.querySelector('#agent')?.textContent ?? ''"):
+                return window
+    return None
+
+
+async def test_a_destructive_page_tool_waits_for_the_person_in_the_approval_window(fox: Fox) -> None:
+    url = f"{fox.site}/shop.html?approval"
+    async with fox.mcp("Shopping Agent") as client:
+        opened = await client.call_json("tabs", {"action": "open", "url": url})
+        ref = opened["opened"]["ref"]
+
+        async def tools_known() -> bool:
+            asked = await client.call("page_tools", {"tab": ref, "refresh": True})
+            return not asked.is_error and "buy" in {t["name"] for t in json.loads(text(asked))["tools"]}
+
+        await eventually(tools_known, "the shop's tools")
+        call = asyncio.ensure_future(
+            client.call("call_page_tool", {"tab": ref, "tool": "buy", "arguments": {"item": "shoes"}})
+        )
+        window = await eventually(lambda: approval_window(fox), "the approval window")
+        shown = await window.evaluate("document.body.innerText")
+        assert "Shopping Agent" in shown and "buy" in shown and '"shoes"' in shown, shown
+        assert not call.done()
+        (fox.firefox.profile.parent / "approval.png").write_bytes(await window.screenshot())
+        await window.click("#once")
+        async with asyncio.timeout(WAIT):
+            result = await call
+        assert not result.is_error and text(result) == "bought shoes", text(result)
+        await client.call_json("tabs", {"action": "close", "tab": ref})
 
 
 async def test_built_in_browser_tools_are_refused_naming_firefox(fox: Fox) -> None:
