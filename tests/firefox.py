@@ -159,6 +159,16 @@ class Context:
             {"context": self.id, "actions": [{"type": "pointer", "id": "mouse", "actions": pointer}]},
         )
 
+    async def type_text(self, text: str) -> None:
+        """Real key presses of ``text`` into whatever has the focus."""
+        keys = [
+            action for char in text for action in ({"type": "keyDown", "value": char}, {"type": "keyUp", "value": char})
+        ]
+        await self.bidi.call(
+            "input.performActions",
+            {"context": self.id, "actions": [{"type": "key", "id": "keyboard", "actions": keys}]},
+        )
+
     async def screenshot(self) -> bytes:
         """The tab's viewport as PNG bytes."""
         result = await self.bidi.call("browsingContext.captureScreenshot", {"context": self.id})
