@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from .chromium import probe_only, trust_broker
+from .chromium import change_settings, probe_only, trust_broker
 from .cli_helpers import BrokerProcess, Brokers
 from .firefox import Context, Firefox, extension_firefox
 from .mcp_clients import LEGACY, McpClient, mcp_client, text
@@ -177,3 +177,33 @@ async def test_built_in_browser_tools_are_refused_naming_firefox(fox: Fox) -> No
         await client.call_json("tabs", {"action": "open", "url": f"{fox.site}/modern.html?builtin"})
         refused = await client.call("browser_snapshot", {})
         assert refused.is_error and "Firefox" in text(refused), text(refused)
+
+
+async def test_a_history_entry_is_deleted_only_with_the_persons_consent_and_approval(fox: Fox) -> None:
+    url = f"{fox.site}/modern.html?forget-me"
+    page = await fox.firefox.new_tab(url)
+    await page.close()
+
+    async def visits() -> int:
+        return int(await fox.control.evaluate("(url) => chrome.history.getVisits({url}).then((v) => v.length)", url))
+
+    await eventually(visits, "the visit in Firefox's history")
+    async with fox.mcp("Fox Cleaner") as client:
+        refused = await client.call("browser_history_delete", {"url": url})
+        assert refused.is_error and text(refused).startswith("consent_required:"), text(refused)
+        await change_settings(fox.control, shareRecords=True)
+        try:
+            call = asyncio.ensure_future(client.call("browser_history_delete", {"url": url}))
+            window = await eventually(lambda: approval_window(fox), "the deletion's approval window")
+            shown = await window.evaluate("document.body.innerText")
+            assert "browser_history_delete" in shown and url in shown and "Deletes" in shown, shown
+            assert await window.evaluate("document.querySelector('#always').hidden")
+            assert not call.done() and await visits() == 1
+            await window.click("#once")
+            async with asyncio.timeout(WAIT):
+                deleted = await call
+            assert not deleted.is_error, text(deleted)
+            assert json.loads(text(deleted)) == {"deleted": {"url": url, "visits": 1}}
+            assert await visits() == 0
+        finally:
+            await change_settings(fox.control, shareRecords=False)
