@@ -54,8 +54,9 @@ chrome.tabs.onAttached.addListener(tabMoved);
 chrome.tabs.onDetached.addListener(tabMoved);
 // The built-in browser tools' DevTools protocol links (actions/).
 chrome.tabs.onRemoved.addListener(tabGone);
-chrome.debugger.onEvent.addListener(debuggerEvent);
-chrome.debugger.onDetach.addListener(debuggerDetached);
+// Firefox has no DevTools protocol for extensions: there the built-in tools have no such links.
+chrome.debugger?.onEvent.addListener(debuggerEvent);
+chrome.debugger?.onDetach.addListener(debuggerDetached);
 chrome.downloads.onCreated.addListener(downloadCreated);
 
 chrome.windows.onRemoved.addListener(approvalWindowClosed);

@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 
+from broker.core.security import FIREFOX_EXTENSION_ID
 from broker.extension_package import pack
 from broker.version import VERSION
 
 from .chromium import EXTENSION, extension_chromium
+from .firefox import extension_firefox
 
 ROOT = Path(__file__).resolve().parent.parent
 # A file name the extension's sources mention: imports, pages, icons, setIcon paths.
@@ -48,8 +50,8 @@ def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv
 
 
-def _run(venv: Path, *args: str, cwd: Path) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+def _run(venv: Path, *args: str, cwd: Path, **extra_env: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")} | extra_env
     done = subprocess.run(
         [str(venv / "bin" / "browser-mcp"), *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
     )
@@ -128,6 +130,54 @@ def test_extension_pack_writes_what_the_store_needs_and_nothing_else(installed: 
     assert "key" not in manifest, "the Chrome Web Store refuses a manifest with a key"
     assert {f"icons/icon-{size}.png" for size in (16, 32, 48, 128)} <= names
     assert {f"icons/icon-{state}-{size}.png" for state in ("off", "paused") for size in (16, 32)} <= names
+
+
+def _firefox_build(installed: Path, tmp_path: Path) -> tuple[Path, str]:
+    """The installed package's Firefox folder, checked against the source; and its version."""
+    data = tmp_path / "data"
+    printed = _run(installed, "extension", "path", "--browser", "firefox", cwd=tmp_path, XDG_DATA_HOME=str(data))
+    folder = Path(printed.strip())
+    assert folder == data / "browser-mcp" / "extension-firefox"
+    names = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    assert names == _referenced(EXTENSION)
+    for name in names - {"manifest.json"}:
+        assert (folder / name).read_bytes() == (EXTENSION / name).read_bytes(), f"{name} is not the source's"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["background"] == {"scripts": ["background.js"], "type": "module"}
+    assert manifest["browser_specific_settings"]["gecko"] == {
+        "id": FIREFOX_EXTENSION_ID,
+        "strict_min_version": "128.0",
+    }
+    assert "upgrade-insecure-requests" not in manifest["content_security_policy"]["extension_pages"]
+    assert not {"key", "minimum_chrome_version", "externally_connectable"} & manifest.keys()
+    assert "debugger" not in manifest["permissions"]
+    # Written again on each run: the folder follows the installed source.
+    (folder / "popup.js").write_text("stale")
+    _run(installed, "extension", "path", "--browser", "firefox", cwd=tmp_path, XDG_DATA_HOME=str(data))
+    assert (folder / "popup.js").read_bytes() == (EXTENSION / "popup.js").read_bytes()
+    return folder, str(manifest["version"])
+
+
+async def test_extension_path_for_firefox_writes_the_same_files_under_a_derived_manifest_firefox_loads(
+    installed: Path, tmp_path: Path
+) -> None:
+    folder, version = _firefox_build(installed, tmp_path)
+    async with extension_firefox(tmp_path / "firefox", extension=folder) as firefox:
+        page = await firefox.extension_page("options.html")
+        assert await page.evaluate("chrome.runtime.getManifest().version") == version
+
+
+def test_extension_pack_for_firefox_writes_an_unsigned_xpi(installed: Path, tmp_path: Path) -> None:
+    printed = _run(installed, "extension", "pack", "--browser", "firefox", cwd=tmp_path)
+    out = tmp_path / f"browser-mcp-extension-{VERSION}.xpi"
+    assert str(out.name) in printed and "addons.mozilla.org" in printed
+    with zipfile.ZipFile(out) as archive:
+        names = set(archive.namelist())
+        manifest = json.loads(archive.read("manifest.json"))
+    assert names == _referenced(EXTENSION)
+    assert manifest["version"] == VERSION
+    assert manifest["browser_specific_settings"]["gecko"]["id"] == FIREFOX_EXTENSION_ID
+    assert "service_worker" not in manifest["background"] and "key" not in manifest
 
 
 def test_pack_leaves_out_tests_lint_and_sources(tmp_path: Path) -> None:

@@ -1,0 +1,96 @@
+"""End to end in Firefox ESR: the add-on's event page unloads while a client is connected, and
+comes back with the link restored and nothing lost.
+
+Firefox unloads an idle event page (``extensions.background.idle.timeout``, 30 s by default;
+4 s here) and its WebSocket with it. The broker keeps the browser, its tabs and who owns them
+through the gap; a browser event (here a tab the person opens) wakes the page, which joins again
+as the same browser, so the client's tab is still its own and its page tool answers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from .chromium import probe_only, trust_broker
+from .cli_helpers import BrokerProcess, Brokers
+from .firefox import extension_firefox
+from .mcp_clients import LEGACY, mcp_client, text
+from .test_e2e_extension import MODERN_PAGE, eventually, serve_pages
+
+IDLE_MS = 4000
+
+
+async def browsers(broker: BrokerProcess) -> list[dict[str, Any]]:
+    headers = {"Authorization": f"Bearer {broker.token}"}
+    async with (
+        aiohttp.ClientSession(headers=headers) as http,
+        http.get(f"http://127.0.0.1:{broker.port}/status") as answer,
+    ):
+        return list((await answer.json())["browsers"])
+
+
+async def test_the_event_page_unloads_and_comes_back_as_the_same_browser_with_nothing_lost(tmp_path: Path) -> None:
+    async with (
+        serve_pages({"modern.html": MODERN_PAGE}) as site,
+        Brokers(tmp_path / "discovery") as brokers,
+    ):
+        broker = await brokers.start()
+        prefs = {"extensions.background.idle.timeout": IDLE_MS}
+        async with extension_firefox(tmp_path / "browser", prefs=prefs) as firefox:
+            control = await firefox.extension_page("options.html")
+            await trust_broker(control, broker.token)
+            await probe_only(control, broker.port)
+            # An extension page left open would keep nothing alive, but it is not the person's.
+            await control.close()
+
+            async def joined() -> list[dict[str, Any]]:
+                return [b for b in await browsers(broker) if b["connected"]]
+
+            [first] = await eventually(joined, "Firefox to join the broker")
+            url = f"{site}/modern.html?kept"
+            async with mcp_client(f"http://127.0.0.1:{broker.port}/mcp", broker.token, "Fox", LEGACY) as client:
+
+                async def open_tab() -> Any:
+                    answer = await client.call("tabs", {"action": "open", "url": url})
+                    if answer.is_error:
+                        # Asleep already (the idle time is short): a browser event wakes it.
+                        await firefox.new_tab()
+                        return None
+                    return json.loads(text(answer))
+
+                ref = (await eventually(open_tab, "a tab opened for the client"))["opened"]["ref"]
+
+                async def unloaded() -> bool:
+                    return not await joined()
+
+                await eventually(unloaded, "the idle event page to unload and its link to close", within=30)
+                # The broker kept the browser and the client's tab through the gap.
+                [kept] = await browsers(broker)
+                assert kept["browser"] == first["browser"] and not kept["connected"]
+
+                # The person opens a tab: the event wakes the page, which joins again.
+                await firefox.new_tab()
+                [again] = await eventually(joined, "the woken event page to join again", within=30)
+                assert (again["browser"], again["instanceId"]) == (first["browser"], first["instanceId"])
+                listed = await client.call_json("tabs", {"action": "list"})
+                [tab] = [t for t in listed["tabs"] if t["ref"] == ref]
+                assert tab["owner"]["name"] == "Fox", tab
+
+                async def echoed() -> Any:
+                    answer = await client.call(
+                        "call_page_tool", {"tab": ref, "tool": "echo", "arguments": {"text": "x"}}
+                    )
+                    if answer.is_error:
+                        # Asleep again before the call reached it: a browser event wakes it once more.
+                        await firefox.new_tab()
+                        return None
+                    return json.loads(text(answer))
+
+                assert await eventually(echoed, "the client's page tool to answer") == {
+                    "echoed": "x",
+                    "from": "/modern.html",
+                }

@@ -1,0 +1,209 @@
+"""End to end in Firefox ESR: a page's tools reach MCP clients, each client's tabs in a group.
+
+One Firefox for the module, with the extension's Firefox build, trusting a broker on a port of
+its own through the link key (as pairing leaves it; ``test_firefox_native_host.py`` proves the
+native host). Firefox has no WebMCP of its own, so the pages get the extension's polyfill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+
+from .chromium import change_settings, probe_only, trust_broker
+from .cli_helpers import BrokerProcess, Brokers
+from .firefox import Context, Firefox, extension_firefox
+from .mcp_clients import LEGACY, McpClient, mcp_client, text
+from .test_e2e_extension import MODERN_PAGE, WAIT, eventually, serve_pages
+from .test_e2e_person import SHOP
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+class Fox:
+    """The module's Firefox, its broker and its pages' site."""
+
+    def __init__(self, firefox: Firefox, control: Context, broker: BrokerProcess, site: str) -> None:
+        self.firefox = firefox
+        self.control = control
+        self.broker = broker
+        self.site = site
+
+    async def status(self) -> Any:
+        headers = {"Authorization": f"Bearer {self.broker.token}"}
+        async with aiohttp.ClientSession(headers=headers) as http, http.get(f"{self.broker_url}/status") as answer:
+            return await answer.json()
+
+    @property
+    def broker_url(self) -> str:
+        return f"http://127.0.0.1:{self.broker.port}"
+
+    def mcp(self, name: str) -> Any:
+        return mcp_client(f"{self.broker_url}/mcp", self.broker.token, name, LEGACY)
+
+    async def joined(self) -> dict[str, Any] | None:
+        browsers = [b for b in (await self.status())["browsers"] if b["connected"]]
+        return browsers[0] if browsers else None
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
+    home: Path = tmp_path_factory.mktemp("firefox")
+    async with (
+        serve_pages({"modern.html": MODERN_PAGE, "shop.html": SHOP}) as site,
+        Brokers(home / "discovery") as brokers,
+    ):
+        broker = await brokers.start()
+        async with extension_firefox(home / "browser") as firefox:
+            control = await firefox.extension_page("options.html")
+            await trust_broker(control, broker.token)
+            await probe_only(control, broker.port)
+            world = Fox(firefox, control, broker, site)
+            await eventually(world.joined, "Firefox to join the broker")
+            yield world
+
+
+async def group_title(fox: Fox, tab_id: int) -> str | None:
+    title: str | None = await fox.control.evaluate(
+        """async (id) => {
+            const tab = await chrome.tabs.get(id);
+            if (tab.groupId === -1) return null;
+            const group = await chrome.tabGroups.get(tab.groupId).catch(() => null);
+            return group?.title ?? null;
+        }""",
+        tab_id,
+    )
+    return title
+
+
+async def tab_with_tools(client: McpClient, url: str) -> dict[str, Any] | None:
+    """The tab showing ``url`` once its tools are known, asking its page for them afresh (which
+    puts the bridge in a page whose own call for it went unheard)."""
+    listed = await client.call_json("tabs", {"action": "list"})
+    found = [t for t in listed["tabs"] if t["url"] == url]
+    if not found:
+        return None
+    asked = await client.call("page_tools", {"tab": found[0]["ref"], "refresh": True})
+    if asked.is_error or not {"echo", "fail"} <= {t["name"] for t in json.loads(text(asked))["tools"]}:
+        return None
+    return dict(found[0])
+
+
+async def test_firefox_says_its_name_and_page_driver(fox: Fox) -> None:
+    browser = await fox.joined()
+    assert browser is not None and browser["name"] == "Firefox", browser
+    assert browser["driver"]["name"] == "webextension"
+
+
+async def test_a_pages_tools_reach_an_mcp_client_and_answer_it(fox: Fox) -> None:
+    url = f"{fox.site}/modern.html?opened"
+    async with fox.mcp("Fox Client") as client:
+        opened = await client.call_json("tabs", {"action": "open", "url": url})
+        ref = opened["opened"]["ref"]
+        assert opened["opened"]["browserName"] == "Firefox"
+        tab = await eventually(lambda: tab_with_tools(client, url), "the page's tools to reach the broker")
+        assert tab["ref"] == ref
+        echoed = await client.call_json("call_page_tool", {"tab": ref, "tool": "echo", "arguments": {"text": "fox"}})
+        assert echoed == {"echoed": "fox", "from": "/modern.html"}
+        failed = await client.call("call_page_tool", {"tab": ref, "tool": "fail", "arguments": {}})
+        assert failed.is_error and "the page says no" in text(failed)
+        assert await group_title(fox, tab["id"]) == "Fox Client"
+        await client.call_json("tabs", {"action": "close", "tab": ref})
+
+
+async def test_two_clients_get_their_own_groups_and_cannot_use_each_others_tabs(fox: Fox) -> None:
+    async with fox.mcp("Client One") as one, fox.mcp("Client Two") as two:
+        refs = []
+        for client, tag in ((one, "one"), (two, "two")):
+            url = f"{fox.site}/modern.html?{tag}"
+            await client.call_json("tabs", {"action": "open", "url": url})
+            refs.append(await eventually(lambda c=client, u=url: tab_with_tools(c, u), f"tab {tag}'s tools"))
+        first, second = refs
+        assert await group_title(fox, first["id"]) == "Client One"
+        assert await group_title(fox, second["id"]) == "Client Two"
+        refused = await two.call("call_page_tool", {"tab": first["ref"], "tool": "echo", "arguments": {"text": "x"}})
+        assert refused.is_error and "tab_owned" in text(refused) and "Client One" in text(refused)
+        mine = await one.call("call_page_tool", {"tab": first["ref"], "tool": "echo", "arguments": {"text": "mine"}})
+        assert not mine.is_error and json.loads(text(mine))["echoed"] == "mine"
+        for client, tab in ((one, first), (two, second)):
+            await client.call_json("tabs", {"action": "close", "tab": tab["ref"]})
+
+
+async def approval_window(fox: Fox) -> Context | None:
+    """The approval window's page, once it shows the request."""
+    for found in await fox.firefox.contexts():
+        if found["url"].startswith(f"{fox.firefox.extension_origin}/approval.html"):
+            window = Context(fox.firefox.bidi, found["context"])
+            if await window.evaluate("document.querySelector('#agent')?.textContent ?? ''"):
+                return window
+    return None
+
+
+async def test_a_destructive_page_tool_waits_for_the_person_in_the_approval_window(fox: Fox) -> None:
+    url = f"{fox.site}/shop.html?approval"
+    async with fox.mcp("Shopping Agent") as client:
+        opened = await client.call_json("tabs", {"action": "open", "url": url})
+        ref = opened["opened"]["ref"]
+
+        async def tools_known() -> bool:
+            asked = await client.call("page_tools", {"tab": ref, "refresh": True})
+            return not asked.is_error and "buy" in {t["name"] for t in json.loads(text(asked))["tools"]}
+
+        await eventually(tools_known, "the shop's tools")
+        call = asyncio.ensure_future(
+            client.call("call_page_tool", {"tab": ref, "tool": "buy", "arguments": {"item": "shoes"}})
+        )
+        window = await eventually(lambda: approval_window(fox), "the approval window")
+        shown = await window.evaluate("document.body.innerText")
+        assert "Shopping Agent" in shown and "buy" in shown and '"shoes"' in shown, shown
+        assert not call.done()
+        (fox.firefox.profile.parent / "approval.png").write_bytes(await window.screenshot())
+        await window.click("#once")
+        async with asyncio.timeout(WAIT):
+            result = await call
+        assert not result.is_error and text(result) == "bought shoes", text(result)
+        await client.call_json("tabs", {"action": "close", "tab": ref})
+
+
+async def test_built_in_browser_tools_are_refused_naming_firefox(fox: Fox) -> None:
+    async with fox.mcp("Fox Client") as client:
+        await client.call_json("tabs", {"action": "open", "url": f"{fox.site}/modern.html?builtin"})
+        refused = await client.call("browser_snapshot", {})
+        assert refused.is_error and "Firefox" in text(refused), text(refused)
+
+
+async def test_a_history_entry_is_deleted_only_with_the_persons_consent_and_approval(fox: Fox) -> None:
+    url = f"{fox.site}/modern.html?forget-me"
+    page = await fox.firefox.new_tab(url)
+    await page.close()
+
+    async def visits() -> int:
+        return int(await fox.control.evaluate("(url) => chrome.history.getVisits({url}).then((v) => v.length)", url))
+
+    await eventually(visits, "the visit in Firefox's history")
+    async with fox.mcp("Fox Cleaner") as client:
+        refused = await client.call("browser_history_delete", {"url": url})
+        assert refused.is_error and text(refused).startswith("consent_required:"), text(refused)
+        await change_settings(fox.control, shareRecords=True)
+        try:
+            call = asyncio.ensure_future(client.call("browser_history_delete", {"url": url}))
+            window = await eventually(lambda: approval_window(fox), "the deletion's approval window")
+            shown = await window.evaluate("document.body.innerText")
+            assert "browser_history_delete" in shown and url in shown and "Deletes" in shown, shown
+            assert await window.evaluate("document.querySelector('#always').hidden")
+            assert not call.done() and await visits() == 1
+            await window.click("#once")
+            async with asyncio.timeout(WAIT):
+                deleted = await call
+            assert not deleted.is_error, text(deleted)
+            assert json.loads(text(deleted)) == {"deleted": {"url": url, "visits": 1}}
+            assert await visits() == 0
+        finally:
+            await change_settings(fox.control, shareRecords=False)
