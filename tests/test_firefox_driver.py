@@ -1,0 +1,221 @@
+"""End to end in headless Firefox ESR: the built-in tools on the WebExtension page driver.
+
+Firefox has no chrome.debugger, so the extension's driver choice (``extension/actions/driver.js``)
+takes the WebExtension driver there. A copy of the extension, its manifest made Firefox's
+(background scripts, a gecko id, the page agent's modules reachable from pages), is installed
+over WebDriver BiDi with a probe (``tests/firefox_driver_probe.js``) beside its background: the
+probe runs browser actions through ``actions/run.js`` on pages this module serves, one on
+127.0.0.1 holding a frame from localhost (another site), and posts each answer back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+FIREFOX = "/usr/bin/firefox-esr"
+EXTENSION = Path(__file__).resolve().parent.parent / "extension"
+PROBE = Path(__file__).resolve().parent / "firefox_driver_probe.js"
+GECKO_ID = "browser-mcp-driver-test@example.org"
+PAGE_AGENT = ["actions/page_agent.js", "actions/page_roles.js", "actions/page_snapshot.js", "actions/page_yaml.js"]
+
+PAGES = {
+    "a.html": """<!doctype html><title>Page A</title><h1>Hello A</h1><a href="b.html">to B</a>
+        <button onclick="document.title='clicked'">Press</button><input aria-label="Name">
+        <iframe src="FRAME"></iframe>""",
+    "b.html": """<!doctype html><title>Page B</title><h1>Hello B</h1><p>second page</p>
+        <script>fetch("/b.json")</script>""",
+    "b.json": "{}",
+    "f.html": "<!doctype html><title>Frame</title><button>Inner button</button>",
+    # A page that replaces what input and dialog hooks would use before any of ours could run.
+    "hostile.html": """<!doctype html><title>Hostile</title><script>
+        window.hostileSaw = [];
+        Element.prototype.dispatchEvent = function () { window.hostileSaw.push("dispatch"); return true; };
+        window.alert = () => window.hostileSaw.push("alert");
+        Object.defineProperty(window, "__browserMcpAgent", { get() { window.hostileSaw.push("agent"); } });
+        </script><button>Bait</button>""",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def firefox_copy(folder: Path, config: dict[str, str]) -> Path:
+    """The extension as Firefox loads it, with the probe beside its background."""
+    copy = folder / "extension"
+    shutil.copytree(EXTENSION, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest.pop("key", None)
+    manifest.pop("minimum_chrome_version", None)
+    manifest["background"] = {"scripts": ["background.js", "firefox_driver_probe.js"], "type": "module"}
+    manifest["permissions"] = [name for name in manifest["permissions"] if name != "debugger"] + ["webRequest"]
+    manifest["host_permissions"] = [*manifest["host_permissions"], "<all_urls>"]
+    manifest["web_accessible_resources"] = [{"resources": PAGE_AGENT, "matches": ["<all_urls>"]}]
+    manifest["browser_specific_settings"] = {"gecko": {"id": GECKO_ID}}
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    shutil.copy(PROBE, copy / "firefox_driver_probe.js")
+    (copy / "probe_config.json").write_text(json.dumps(config))
+    return copy
+
+
+async def bidi_install(port: int, extension: Path) -> None:
+    async with aiohttp.ClientSession() as http, http.ws_connect(f"ws://127.0.0.1:{port}/session") as ws:
+        for number, (method, params) in enumerate(
+            [
+                ("session.new", {"capabilities": {}}),
+                ("webExtension.install", {"extensionData": {"type": "path", "path": str(extension)}}),
+            ],
+            1,
+        ):
+            await ws.send_json({"id": number, "method": method, "params": params})
+            async for frame in ws:
+                answer = json.loads(frame.data)
+                if answer.get("id") == number:
+                    assert answer["type"] == "success", answer
+                    break
+
+
+def launch_firefox(folder: Path, bidi_port: int) -> subprocess.Popen[bytes]:
+    """Headless Firefox ESR with a profile of its own, listening for WebDriver BiDi on `bidi_port`."""
+    assert Path(FIREFOX).exists(), f"{FIREFOX} is missing: apt-get install -y firefox-esr"
+    profile = folder / "profile"
+    profile.mkdir()
+    return subprocess.Popen(
+        [FIREFOX, "--headless", "--no-remote", "--profile", str(profile), f"--remote-debugging-port={bidi_port}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "HOME": str(folder)},
+    )
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def answers(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[list[dict[str, Any]]]:
+    folder = tmp_path_factory.mktemp("firefox_driver")
+    done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    page_port, frame_port, bidi_port = free_port(), free_port(), free_port()
+
+    async def page(request: web.Request) -> web.Response:
+        text = PAGES.get(request.match_info["name"])
+        if text is None:
+            return web.Response(status=404)
+        kind = "application/json" if request.match_info["name"].endswith(".json") else "text/html"
+        return web.Response(text=text.replace("FRAME", f"http://localhost:{frame_port}/f.html"), content_type=kind)
+
+    async def result(request: web.Request) -> web.Response:
+        if not done.done():
+            done.set_result(await request.text())
+        return web.Response(text="ok")
+
+    app = web.Application()
+    app.router.add_get("/{name}", page)
+    app.router.add_post("/result", result)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", page_port).start()
+    await web.TCPSite(runner, "localhost", frame_port).start()
+    extension = firefox_copy(folder, {"base": f"http://127.0.0.1:{page_port}"})
+    firefox = await asyncio.to_thread(launch_firefox, folder, bidi_port)
+    try:
+        assert firefox.stdout is not None
+        loop = asyncio.get_running_loop()
+        while b"WebDriver BiDi listening" not in await loop.run_in_executor(None, firefox.stdout.readline):
+            assert firefox.poll() is None, "Firefox ended before it listened for WebDriver BiDi"
+        # Firefox's console goes on writing: read it so that it never blocks.
+        loop.run_in_executor(None, firefox.stdout.read)
+        await bidi_install(bidi_port, extension)
+        yield json.loads(await asyncio.wait_for(done, 90))
+    finally:
+        firefox.terminate()
+        firefox.wait(30)
+        if firefox.stdout is not None:
+            firefox.stdout.close()
+        await runner.cleanup()
+
+
+def text_of(answer: dict[str, Any]) -> str:
+    assert answer.get("error") is None, answer
+    return "\n".join(part["text"] for part in answer["result"]["content"] if part["type"] == "text")
+
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def test_a_snapshot_shows_the_page_and_a_cross_origin_frame_with_refs_that_stay(
+    answers: list[dict[str, Any]],
+) -> None:
+    first, second, frame = answers[0], answers[1], answers[2]
+    yaml = first["page"]["yaml"]
+    assert 'heading "Hello A" [level=1] [ref=e2]' in yaml
+    assert 'button "Press" [ref=e4]' in yaml
+    assert "[origin=http://localhost:" in yaml
+    assert 'button "Inner button" [ref=f1e1]' in yaml
+    assert second["page"]["yaml"] == yaml
+    assert frame["page"]["yaml"].strip() == '- button "Inner button" [ref=f1e1]'
+
+
+async def test_navigate_and_back_move_the_tab_and_refs_of_the_first_page_hold_again(
+    answers: list[dict[str, Any]],
+) -> None:
+    navigated, back = answers[3], answers[5]
+    assert "- Page Title: Page B" in text_of(navigated)
+    assert 'heading "Hello B"' in navigated["page"]["yaml"]
+    assert "- Page Title: Page A" in text_of(back)
+    assert 'link "to B" [ref=e3]' in back["page"]["yaml"]
+
+
+async def test_network_requests_lists_what_the_page_fetched(answers: list[dict[str, Any]]) -> None:
+    assert "/b.json => [200]" in text_of(answers[4])
+
+
+async def test_a_screenshot_is_a_png_of_the_viewport(answers: list[dict[str, Any]]) -> None:
+    shot = answers[6]
+    assert "- Screenshot of the viewport" in text_of(shot)
+    image = next(part for part in shot["result"]["content"] if part["type"] == "image")
+    assert image["mimeType"] == "image/png" and image["data"].startswith("iVBORw0KGgo")
+
+
+async def test_evaluate_runs_in_the_page_with_the_element_of_a_ref(answers: list[dict[str, Any]]) -> None:
+    assert '"to B"' in text_of(answers[7])
+
+
+async def test_wait_for_finds_the_pages_text(answers: list[dict[str, Any]]) -> None:
+    assert "Waited for hello a" in text_of(answers[8])
+
+
+async def test_an_action_the_driver_cannot_do_is_not_supported_naming_firefox(answers: list[dict[str, Any]]) -> None:
+    error = answers[9]["error"]
+    assert error["code"] == "not_supported" and "Firefox" in error["message"]
+
+
+async def test_a_ref_never_given_is_refused_as_stale(answers: list[dict[str, Any]]) -> None:
+    assert answers[10]["error"]["code"] == "stale_ref"
+
+
+async def test_a_hostile_page_neither_sees_nor_stops_the_drivers_page_code(answers: list[dict[str, Any]]) -> None:
+    hostile = answers[11]
+    assert 'button "Bait"' in hostile["page"]["yaml"]
+    assert text_of(answers[12]).split("\n", 1)[1].strip() == "[]"
+
+
+async def test_a_tab_closed_mid_action_ends_that_action_with_a_clear_error_and_no_other(
+    answers: list[dict[str, Any]],
+) -> None:
+    closed = answers[13]["error"]
+    assert closed is not None and closed["code"] == "action_failed"
+    assert "closed" in closed["message"] or "does not exist" in closed["message"]
+    assert "- Page Title: Hostile" in text_of(answers[14])
