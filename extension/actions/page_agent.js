@@ -7,7 +7,9 @@ import { ariaRules } from "./page_roles.js";
 import { snapshotAgent } from "./page_snapshot.js";
 import { yamlRenderer } from "./page_yaml.js";
 
-export const agent = snapshotAgent(ariaRules, yamlRenderer);
+// On the world's global too, under the name the DevTools driver's agent has (agent.js), where the
+// synthetic input code finds it.
+export const agent = (globalThis.__browserMcpAgent ??= snapshotAgent(ariaRules, yamlRenderer));
 
 export const tasks = {
   /** The agent's snapshot of `root` (or the page), with the frame id of each frame it shows. */

@@ -143,7 +143,7 @@ async function run(tabId, action, args, owner, approved, signal, handler = HANDL
   if (approved) await checkApproved(tabId, url, approved);
   if (!isScriptable(url) && !OPEN_PAGE.test(url)) {
     if (action !== "navigate") {
-      throw new ActionError(Code.ACTION_FAILED, `the tab shows ${url}, a page Chromium keeps extensions out of`);
+      throw new ActionError(Code.ACTION_FAILED, `the tab shows ${url}, a page the browser keeps extensions out of`);
     }
     await leaveRestrictedPage(tabId, args);
     return pageAfter(tabId);
