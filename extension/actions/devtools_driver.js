@@ -45,6 +45,8 @@ export const devtoolsDriver = Object.freeze({
   serialized,
   stopLoading: (tabId) => send(tabId, "Page.stopLoading"),
   afterAction: releaseHandles,
+  /** Its input is trusted, as a person's: nothing to say of it. */
+  inputNote: null,
   /** Nothing it cannot do. */
   refusal: () => null,
   pageReport,

@@ -42,9 +42,12 @@ async function pageAfter(tabId, result = []) {
 }
 
 // The driver's tools are looked up as they are called, so that both drivers share this table.
+// Input a driver makes up in the page rather than sends as a person's says so in its answer.
+const inputNotes = () => (driver.inputNote ? [driver.inputNote] : []);
+
 const input = (act) => async (tabId, args) => {
   await driver.withNavigationWatch(tabId, () => driver[act](tabId, args));
-  return pageAfter(tabId);
+  return pageAfter(tabId, inputNotes());
 };
 
 const moving = (go) => async (tabId, args) => {
@@ -94,7 +97,7 @@ const HANDLERS = {
   async file_upload(tabId, args) {
     let said;
     await driver.withNavigationWatch(tabId, async () => (said = await driver.uploadFiles(tabId, args)));
-    return pageAfter(tabId, [said]);
+    return pageAfter(tabId, [said, ...inputNotes()]);
   },
 };
 

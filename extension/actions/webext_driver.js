@@ -20,6 +20,7 @@ import {
   withNavigationWatch,
 } from "./webext_navigation.js";
 import { forgetFrames, locate, pageReport } from "./webext_snapshot.js";
+import { saveNumbers } from "./ref_numbers.js";
 import { runIn } from "./webext_scripts.js";
 import { forgetRequests, listenForRequests, networkRequests, watchRequests } from "./webext_telemetry.js";
 
@@ -56,6 +57,7 @@ function tabGone(tabId) {
   forgetTab(tabId);
   forgetFrames(tabId);
   forgetRequests(tabId);
+  saveNumbers(tabId, null);
 }
 
 export const webExtensionDriver = Object.freeze({
@@ -103,6 +105,7 @@ export const webExtensionDriver = Object.freeze({
   },
   stopLoading: (tabId) => runIn(tabId, 0, () => window.stop()),
   afterAction: async () => {},
+  inputNote: "- Input was synthetic (isTrusted false): a page that checks isTrusted ignores it",
   refusal: (action) => (ACTIONS.includes(action) ? null : unsupported(`do browser_${action}`)),
   pageReport,
   waitForReady,

@@ -12,8 +12,9 @@ const COMMIT_WAIT_MS = 15_000;
 const READY_WAIT_MS = 15_000;
 const LOAD_WAIT_MS = 5_000;
 const POLL_MS = 100;
-// How long after an input a navigation it set off may still start and be reported as its own.
-const SETTLE_MS = 500;
+// How long after an input a navigation it set off may still start and be reported as its own: a
+// link's or a form's starts as the click is handled, before the page answers the next script.
+const SETTLE_MS = 250;
 
 /** tab id -> {document, waiters: Set<{match, finish}>} */
 const tabs = new Map();
