@@ -12,9 +12,9 @@ const COMMIT_WAIT_MS = 15_000;
 const READY_WAIT_MS = 15_000;
 const LOAD_WAIT_MS = 5_000;
 const POLL_MS = 100;
-// How long after an input a navigation it set off may still start and be reported as its own: a
-// link's or a form's starts as the click is handled, before the page answers the next script.
-const SETTLE_MS = 250;
+// How long after an input (and the page's answer to one more script) a navigation it set off may
+// still start and be reported as its own: a link's or a form's starts as the click is handled.
+const SETTLE_MS = 50;
 
 /** tab id -> {document, waiters: Set<{match, finish}>} */
 const tabs = new Map();
@@ -159,6 +159,7 @@ export async function withNavigationWatch(tabId, act) {
   const starting = nextEvent(tabId, topFrame(["starting", "moved"]), COMMIT_WAIT_MS);
   try {
     await act();
+    await readyState(tabId); // the page has handled the input, and told of what it set off
     await Promise.race([starting, sleep(SETTLE_MS)]);
   } finally {
     starting.cancel();
