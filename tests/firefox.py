@@ -307,4 +307,3 @@ async def extension_firefox(
                 await process.wait()
         for drain in drains:
             drain.cancel()
-

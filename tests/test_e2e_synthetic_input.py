@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 
 from .page_functions import input_call, ref_of, snapshot_call
-from .synthetic_pages import PageTab, chromium_tab, serve_pages
+from .synthetic_pages import PageTab, browser_tab
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -26,17 +26,16 @@ CLICK_SEQUENCE = [
 ]  # fmt: skip
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["chromium"])
-async def browser_tab(request: pytest.FixtureRequest) -> AsyncIterator[PageTab]:
-    async with serve_pages() as site:
-        async with chromium_tab(site) as tab:
-            yield tab
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["chromium", "firefox"])
+async def opened(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[PageTab]:
+    async with browser_tab(request.param, tmp_path_factory.mktemp(request.param)) as tab:
+        yield tab
 
 
 @pytest_asyncio.fixture(loop_scope="module")
-async def tab(browser_tab: PageTab) -> PageTab:
-    await browser_tab.goto(PAGE)
-    return browser_tab
+async def tab(opened: PageTab) -> PageTab:
+    await opened.goto(PAGE)
+    return opened
 
 
 async def act(tab: PageTab, **request: Any) -> dict[str, Any]:
