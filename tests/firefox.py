@@ -307,3 +307,4 @@ async def extension_firefox(
                 await process.wait()
         for drain in drains:
             drain.cancel()
+
