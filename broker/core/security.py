@@ -19,6 +19,7 @@ from .sessions import OWNER_CREDENTIAL
 
 __all__ = [
     "PROJECT_EXTENSION_ID",
+    "FIREFOX_EXTENSION_ID",
     "refuse_extension_ids",
     "check_bearer",
     "client_token",
@@ -29,6 +30,11 @@ __all__ = [
 
 # Fixed by the `key` in extension/manifest.json, whatever folder the extension is loaded from.
 PROJECT_EXTENSION_ID = "mchblnnplcjofeadimfinmipflmimflp"
+
+# The Firefox build's ``browser_specific_settings.gecko.id``. Its pages' origin is
+# ``moz-extension://<uuid>`` with a uuid drawn per profile, so that origin cannot be allowed in
+# advance: a Firefox link is admitted by its link-key proof alone.
+FIREFOX_EXTENSION_ID = "browser-mcp@broker"
 
 _EXTENSION_ID = re.compile(r"^[a-p]{32}$")
 
