@@ -37,7 +37,7 @@ async function flow(base) {
   out.push(await act(tab, "take_screenshot"));
   out.push(await act(tab, "evaluate", { function: "(el) => el.textContent", target: "e3" }));
   out.push(await act(tab, "wait_for", { text: "hello a" }));
-  out.push(await act(tab, "click", { target: "e4" }));
+  out.push(await act(tab, "mouse_wheel", { deltaX: 0, deltaY: 100 }));
   out.push(await act(tab, "snapshot", { target: "e99" }));
   out.push(await act(tab, "navigate", { url: `${base}/hostile.html` }));
   out.push(await act(tab, "evaluate", { function: "() => window.hostileSaw" }));
@@ -45,6 +45,27 @@ async function flow(base) {
   await chrome.tabs.remove(other);
   out.push(await closing);
   out.push(await act(tab, "snapshot"));
+  const bait = /button "Bait" \[ref=(e\d+)\]/.exec(out[11].page.yaml)[1];
+  out.push(await act(tab, "click", { target: bait }));
+  out.push(await act(tab, "evaluate", { function: "() => [window.hostileSaw, window.baitClicks]" }));
+  out.push(await act(tab, "navigate", { url: `${base}/a.html` }));
+  const link = /link "to B" \[ref=(e\d+)\]/.exec(out[17].page.yaml)[1];
+  const inner = /button "Inner button" \[ref=(f\d+e\d+)\]/.exec(out[17].page.yaml)[1];
+  const reload = `() => new Promise((done) => {
+    const frame = document.querySelector("iframe");
+    frame.onload = () => done(true);
+    frame.src = frame.src + "?again";
+  })`;
+  out.push(await act(tab, "evaluate", { function: reload }));
+  out.push(await act(tab, "click", { target: inner }));
+  out.push(await act(tab, "click", { target: link }));
+  out.push(await act(tab, "navigate", { url: `${base}/upload.html` }));
+  const input = /button "Choose" \[ref=(e\d+)\]/.exec(out[21].page.yaml)?.[1] ?? "input";
+  out.push(await act(tab, "click", { target: input }));
+  const file = { path: "/tmp/note.txt", size: 5, data: btoa("hello"), type: "text/plain" };
+  out.push(await act(tab, "file_upload", { paths: [file.path], files: [file] }));
+  out.push(await act(tab, "evaluate", { function: "() => window.uploaded" }));
+  out.push(await act(tab, "file_upload", { paths: [file.path], files: [file] }));
   return out;
 }
 

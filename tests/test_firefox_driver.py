@@ -39,13 +39,20 @@ PAGES = {
         <script>fetch("/b.json")</script>""",
     "b.json": "{}",
     "f.html": "<!doctype html><title>Frame</title><button>Inner button</button>",
+    "upload.html": """<!doctype html><title>Upload</title><input type="file" aria-label="Choose">
+        <script>
+        document.querySelector("input").addEventListener("change", async (event) => {
+          const [file] = event.target.files;
+          window.uploaded = [file.name, await file.text(), event.isTrusted];
+        });
+        </script>""",
     # A page that replaces what input and dialog hooks would use before any of ours could run.
     "hostile.html": """<!doctype html><title>Hostile</title><script>
         window.hostileSaw = [];
         Element.prototype.dispatchEvent = function () { window.hostileSaw.push("dispatch"); return true; };
         window.alert = () => window.hostileSaw.push("alert");
         Object.defineProperty(window, "__browserMcpAgent", { get() { window.hostileSaw.push("agent"); } });
-        </script><button>Bait</button>""",
+        </script><button onclick="window.baitClicks = (window.baitClicks ?? 0) + 1">Bait</button>""",
 }
 
 
@@ -219,3 +226,32 @@ async def test_a_tab_closed_mid_action_ends_that_action_with_a_clear_error_and_n
     assert closed is not None and closed["code"] == "action_failed"
     assert "closed" in closed["message"] or "does not exist" in closed["message"]
     assert "- Page Title: Hostile" in text_of(answers[14])
+
+
+async def test_a_click_is_synthetic_and_says_so_and_a_pages_own_dispatch_event_never_runs(
+    answers: list[dict[str, Any]],
+) -> None:
+    clicked = text_of(answers[15])
+    assert "isTrusted false" in clicked
+    seen = json.loads(text_of(answers[16]).split("\n", 1)[1])
+    assert seen == [[], 1]
+
+
+async def test_a_click_on_a_link_waits_for_the_page_it_leads_to(answers: list[dict[str, Any]]) -> None:
+    assert "- Page Title: Page B" in text_of(answers[20])
+
+
+async def test_a_ref_in_a_frame_that_navigated_since_its_snapshot_is_refused_as_stale(
+    answers: list[dict[str, Any]],
+) -> None:
+    assert text_of(answers[18]).endswith("true")
+    assert answers[19]["error"]["code"] == "stale_ref", answers[19]
+
+
+async def test_a_file_input_clicked_waits_for_browser_file_upload_which_sets_its_files(
+    answers: list[dict[str, Any]],
+) -> None:
+    assert "[File chooser]" in text_of(answers[22])
+    assert "Uploaded 1 file into the file chooser: note.txt (5 B)" in text_of(answers[23])
+    assert json.loads(text_of(answers[24]).split("\n", 1)[1]) == ["note.txt", "hello", False]
+    assert answers[25]["error"]["code"] == "no_file_chooser"

@@ -8,6 +8,7 @@
 import { ActionError, Code } from "./errors.js";
 import { watchingDownloads } from "./downloads.js";
 import { evaluate, takeScreenshot } from "./webext_capture.js";
+import { click, drag, fileChooserLines, forgetChooser, hover, selectOption, uploadFiles } from "./webext_input.js";
 import {
   forgetTab,
   heard,
@@ -27,6 +28,11 @@ import { forgetRequests, listenForRequests, networkRequests, watchRequests } fro
 /** What this driver carries out; the rest is not_supported. */
 const ACTIONS = [
   "snapshot",
+  "click",
+  "hover",
+  "select_option",
+  "drag",
+  "file_upload",
   "wait_for",
   "navigate",
   "navigate_back",
@@ -57,6 +63,7 @@ function tabGone(tabId) {
   forgetTab(tabId);
   forgetFrames(tabId);
   forgetRequests(tabId);
+  forgetChooser(tabId);
   saveNumbers(tabId, null);
 }
 
@@ -76,6 +83,8 @@ export const webExtensionDriver = Object.freeze({
     for (const [event, kind] of Object.entries(events)) {
       chrome.webNavigation[event].addListener((details) => heard(kind, details));
     }
+    // A page's file chooser goes with it.
+    chrome.webNavigation.onCommitted.addListener((details) => details.frameId === 0 && forgetChooser(details.tabId));
     listenForRequests();
   },
   tabGone,
@@ -126,21 +135,21 @@ export const webExtensionDriver = Object.freeze({
   consoleMessages: () => {
     throw unsupported("read the console");
   },
-  click: refuse("click"),
-  hover: refuse("hover"),
+  click,
+  hover,
   type: refuse("type"),
   fillForm: refuse("fill forms"),
-  selectOption: refuse("select options"),
+  selectOption,
   pressKey: refuse("press keys"),
-  drag: refuse("drag"),
+  drag,
   mouseClickXy: refuse("click at coordinates"),
   mouseMoveXy: refuse("move the mouse to coordinates"),
   mouseDragXy: refuse("drag between coordinates"),
   mouseDown: refuse("press the mouse button"),
   mouseUp: refuse("release the mouse button"),
   mouseWheel: refuse("scroll the mouse wheel"),
-  uploadFiles: refuse("upload files"),
-  fileChooserLines: () => [],
+  uploadFiles,
+  fileChooserLines,
   answerDialog: refuse("answer dialogs"),
   modalLine: (dialog) => `- ${dialog.type} dialog: "${dialog.message}"`,
   refuseWhileDialogOpen: () => {},
