@@ -35,7 +35,8 @@ async function flow(base) {
   out.push(await act(tab, "network_requests", { static: true }));
   out.push(await act(tab, "navigate_back"));
   out.push(await act(tab, "take_screenshot"));
-  out.push(await act(tab, "evaluate", { function: "(el) => el.textContent", target: "e3" }));
+  const back = /link "to B" \[ref=(e\d+)\]/.exec(out[5].page.yaml)[1];
+  out.push(await act(tab, "evaluate", { function: "(el) => el.textContent", target: back }));
   out.push(await act(tab, "wait_for", { text: "hello a" }));
   out.push(await act(tab, "mouse_wheel", { deltaX: 0, deltaY: 100 }));
   out.push(await act(tab, "snapshot", { target: "e99" }));
