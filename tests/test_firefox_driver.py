@@ -2,33 +2,28 @@
 
 Firefox has no chrome.debugger, so the extension's driver choice (``extension/actions/driver.js``)
 takes the WebExtension driver there. The extension's Firefox build (``broker.firefox_extension``)
-is installed over WebDriver BiDi with a probe (``tests/firefox_driver_probe.js``) beside its background: the
-probe runs browser actions through ``actions/run.js`` on pages this module serves, one on
-127.0.0.1 holding a frame from localhost (another site), and posts each answer back.
+is installed over WebDriver BiDi (``tests/firefox.py``) with a probe beside its background
+(``tests/firefox_driver_probe.js``): it runs browser actions through ``actions/run.js`` on pages
+this module serves, one on 127.0.0.1 holding a frame from localhost (another site), and posts
+each answer back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import socket
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from broker import firefox_extension
-from broker.extension_package import store_files
+from .firefox import build_extension, extension_firefox
 
-FIREFOX = "/usr/bin/firefox-esr"
-EXTENSION = Path(__file__).resolve().parent.parent / "extension"
 PROBE = Path(__file__).resolve().parent / "firefox_driver_probe.js"
 
 PAGES = {
@@ -63,9 +58,8 @@ def free_port() -> int:
 
 
 def firefox_copy(folder: Path, config: dict[str, str]) -> Path:
-    """The extension's Firefox build (``browser-mcp extension path --browser firefox``'s), with the
-    probe beside its background."""
-    copy = firefox_extension.build(EXTENSION, store_files(EXTENSION), folder / "extension")
+    """The extension's Firefox build, with the probe beside its background."""
+    copy = build_extension(folder / "extension")
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["background"]["scripts"].append("firefox_driver_probe.js")
     (copy / "manifest.json").write_text(json.dumps(manifest))
@@ -74,41 +68,11 @@ def firefox_copy(folder: Path, config: dict[str, str]) -> Path:
     return copy
 
 
-async def bidi_install(port: int, extension: Path) -> None:
-    async with aiohttp.ClientSession() as http, http.ws_connect(f"ws://127.0.0.1:{port}/session") as ws:
-        for number, (method, params) in enumerate(
-            [
-                ("session.new", {"capabilities": {}}),
-                ("webExtension.install", {"extensionData": {"type": "path", "path": str(extension)}}),
-            ],
-            1,
-        ):
-            await ws.send_json({"id": number, "method": method, "params": params})
-            async for frame in ws:
-                answer = json.loads(frame.data)
-                if answer.get("id") == number:
-                    assert answer["type"] == "success", answer
-                    break
-
-
-def launch_firefox(folder: Path, bidi_port: int) -> subprocess.Popen[bytes]:
-    """Headless Firefox ESR with a profile of its own, listening for WebDriver BiDi on `bidi_port`."""
-    assert Path(FIREFOX).exists(), f"{FIREFOX} is missing: apt-get install -y firefox-esr"
-    profile = folder / "profile"
-    profile.mkdir()
-    return subprocess.Popen(
-        [FIREFOX, "--headless", "--no-remote", "--profile", str(profile), f"--remote-debugging-port={bidi_port}"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "HOME": str(folder)},
-    )
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def answers(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[list[dict[str, Any]]]:
     folder = tmp_path_factory.mktemp("firefox_driver")
     done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    page_port, frame_port, bidi_port = free_port(), free_port(), free_port()
+    page_port, frame_port = free_port(), free_port()
 
     async def page(request: web.Request) -> web.Response:
         text = PAGES.get(request.match_info["name"])
@@ -130,21 +94,10 @@ async def answers(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[lis
     await web.TCPSite(runner, "127.0.0.1", page_port).start()
     await web.TCPSite(runner, "localhost", frame_port).start()
     extension = firefox_copy(folder, {"base": f"http://127.0.0.1:{page_port}"})
-    firefox = await asyncio.to_thread(launch_firefox, folder, bidi_port)
     try:
-        assert firefox.stdout is not None
-        loop = asyncio.get_running_loop()
-        while b"WebDriver BiDi listening" not in await loop.run_in_executor(None, firefox.stdout.readline):
-            assert firefox.poll() is None, "Firefox ended before it listened for WebDriver BiDi"
-        # Firefox's console goes on writing: read it so that it never blocks.
-        loop.run_in_executor(None, firefox.stdout.read)
-        await bidi_install(bidi_port, extension)
-        yield json.loads(await asyncio.wait_for(done, 90))
+        async with extension_firefox(folder, extension=extension):
+            yield json.loads(await asyncio.wait_for(done, 90))
     finally:
-        firefox.terminate()
-        firefox.wait(30)
-        if firefox.stdout is not None:
-            firefox.stdout.close()
         await runner.cleanup()
 
 
