@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from .page_functions import input_call, ref_of, snapshot_call
+from .page_functions import input_call, keys_call, ref_of, snapshot_call
 from .synthetic_pages import PageTab, browser_tab
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -165,3 +165,16 @@ async def test_a_click_that_opens_a_file_input_is_answered_by_an_upload_without_
     assert (await act(tab, action="upload", files=[file("c.txt", "C")]))["element"] == "<input#hidden-file>"
     await tab.page_value("new Promise((done) => setTimeout(done, 50))")
     assert (await tab.page_value("window.received"))[0]["input"] == "hidden-file"
+
+
+async def test_a_page_that_replaced_the_dom_methods_first_neither_stops_nor_fools_the_input(opened: PageTab) -> None:
+    await opened.goto("synthetic_hostile.html")
+    # Firefox runs the extension's WebMCP polyfill in the page's world, where the page sees it look.
+    await opened.page_value("window.tampered = []")
+    assert (await act(opened, action="click", target={"selector": "#buy"}))["ok"]
+    answer = await opened.call(keys_call(), {"action": "fill", "target": {"selector": "#name"}, "text": "Ada"})
+    assert answer["value"] == "Ada"
+    assert await opened.page_value("window.tampered") == []
+    kinds = [(event["type"], event["target"]) for event in await opened.page_value("window.seen")]
+    assert kinds == [("pointerdown", "buy"), ("mousedown", "buy"), ("click", "buy"), ("beforeinput", "name"),
+                     ("input", "name")]  # fmt: skip
