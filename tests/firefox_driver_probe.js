@@ -67,6 +67,10 @@ async function flow(base) {
   out.push(await act(tab, "file_upload", { paths: [file.path], files: [file] }));
   out.push(await act(tab, "evaluate", { function: "() => window.uploaded" }));
   out.push(await act(tab, "file_upload", { paths: [file.path], files: [file] }));
+  out.push(await act(tab, "navigate", { url: `${base}/form.html` }));
+  const field = /textbox "Name" \[ref=(e\d+)\]/.exec(out[26].page.yaml)[1];
+  out.push(await act(tab, "type", { target: field, text: "Ada", submit: true }));
+  out.push(await act(tab, "evaluate", { function: "() => window.seen" }));
   return out;
 }
 

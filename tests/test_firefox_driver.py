@@ -41,6 +41,13 @@ PAGES = {
           window.uploaded = [file.name, await file.text(), event.isTrusted];
         });
         </script>""",
+    "form.html": """<!doctype html><title>Form</title>
+        <form onsubmit="event.preventDefault(); window.seen.push('submit:' + this.elements[0].value)">
+        <input aria-label="Name"></form>
+        <script>
+        window.seen = [];
+        document.querySelector("input").addEventListener("input", (event) => window.seen.push(event.isTrusted));
+        </script>""",
     # A page that replaces what input and dialog hooks would use before any of ours could run.
     "hostile.html": """<!doctype html><title>Hostile</title><script>
         window.hostileSaw = [];
@@ -202,3 +209,10 @@ async def test_a_file_input_clicked_waits_for_browser_file_upload_which_sets_its
     assert "Uploaded 1 file into the file chooser: note.txt (5 B)" in text_of(answers[23])
     assert json.loads(text_of(answers[24]).split("\n", 1)[1]) == ["note.txt", "hello", False]
     assert answers[25]["error"]["code"] == "no_file_chooser"
+
+
+async def test_type_fills_a_field_with_synthetic_input_and_enter_submits_its_form(
+    answers: list[dict[str, Any]],
+) -> None:
+    assert "isTrusted false" in text_of(answers[27])
+    assert json.loads(text_of(answers[28]).split("\n", 1)[1]) == [False, "submit:Ada"]

@@ -8,7 +8,18 @@
 import { ActionError, Code } from "./errors.js";
 import { watchingDownloads } from "./downloads.js";
 import { evaluate, takeScreenshot } from "./webext_capture.js";
-import { click, drag, fileChooserLines, forgetChooser, hover, selectOption, uploadFiles } from "./webext_input.js";
+import {
+  click,
+  drag,
+  fileChooserLines,
+  fillForm,
+  forgetChooser,
+  hover,
+  pressKey,
+  selectOption,
+  type,
+  uploadFiles,
+} from "./webext_input.js";
 import {
   forgetTab,
   heard,
@@ -31,6 +42,9 @@ const ACTIONS = [
   "click",
   "hover",
   "select_option",
+  "type",
+  "fill_form",
+  "press_key",
   "drag",
   "file_upload",
   "wait_for",
@@ -137,10 +151,10 @@ export const webExtensionDriver = Object.freeze({
   },
   click,
   hover,
-  type: refuse("type"),
-  fillForm: refuse("fill forms"),
+  type,
+  fillForm,
   selectOption,
-  pressKey: refuse("press keys"),
+  pressKey,
   drag,
   mouseClickXy: refuse("click at coordinates"),
   mouseMoveXy: refuse("move the mouse to coordinates"),

@@ -7,23 +7,30 @@
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { checkedPaths, filesWithBytes, uploadedFiles } from "./file_chooser.js";
 import { syntheticInput } from "./synthetic_input.js";
+import { syntheticKeys } from "./synthetic_keys.js";
 import { syntheticKit } from "./synthetic_kit.js";
 import { locate, missing } from "./webext_snapshot.js";
 import { runIn } from "./webext_scripts.js";
 
 /** tab id -> frame id where a click opened a file input's chooser, which no one answered yet */
 const choosers = new Map();
+/** tab id -> frame id of the tab's last input: where focus is, which a pressed key goes to */
+const focused = new Map();
 
-/** The tab closed or left its page: its chooser went with it. */
-export const forgetChooser = (tabId) => choosers.delete(tabId);
+/** The tab closed or left its page: its chooser went with it, and focus is on the page again. */
+export function forgetChooser(tabId) {
+  choosers.delete(tabId);
+  focused.delete(tabId);
+}
 
 /**
  * Run `request` on the element `target` names (none: the frame's open file chooser, in frame
  * `frameId`); the page's answer when it went through.
  */
-async function synthetic(tabId, target, request, frameId = 0) {
+async function synthetic(tabId, target, request, frameId = 0, pageFunction = syntheticInput) {
   const where = target === null ? { frameId, target: null, given: 0 } : locate(tabId, target);
-  const send = () => runIn(tabId, where.frameId, syntheticInput, [{ ...request, target: where.target }]);
+  focused.set(tabId, where.frameId);
+  const send = () => runIn(tabId, where.frameId, pageFunction, [{ ...request, target: where.target }]);
   let answer = await send();
   if (answer?.code === "no_kit") {
     await runIn(tabId, where.frameId, syntheticKit);
@@ -91,6 +98,42 @@ export async function selectOption(tabId, args) {
     throw invalidArguments("values must be a list of strings");
   }
   await synthetic(tabId, args.target, { action: "select", values: args.values });
+}
+
+/** browser_type {target, text, slowly?, submit?} */
+export async function type(tabId, args) {
+  if (typeof args.text !== "string") throw invalidArguments("text must be a string");
+  const { slowly, submit } = args;
+  await synthetic(tabId, args.target, { action: "fill", text: args.text, slowly, submit }, 0, syntheticKeys);
+}
+
+/** browser_press_key {key}: on what has focus, in the frame of the tab's last input. */
+export async function pressKey(tabId, args) {
+  if (typeof args.key !== "string" || !args.key) throw invalidArguments("key must be a key name like Enter or a");
+  await synthetic(tabId, null, { action: "press", key: args.key }, focused.get(tabId) ?? 0, syntheticKeys);
+}
+
+const FIELD_TYPES = ["textbox", "checkbox", "radio", "combobox", "slider"];
+
+/** browser_fill_form {fields: [{target, type, value}]}, one field after another. */
+export async function fillForm(tabId, args) {
+  if (!Array.isArray(args.fields) || !args.fields.length) throw invalidArguments("fields must be a non-empty list");
+  for (const [index, field] of args.fields.entries()) {
+    if (typeof field?.value !== "string") throw invalidArguments(`fields[${index}].value must be a string`);
+    if (!FIELD_TYPES.includes(field.type)) {
+      throw invalidArguments(`fields[${index}].type must be one of ${FIELD_TYPES.join(", ")}`);
+    }
+  }
+  for (const field of args.fields) {
+    const target = field.target ?? field.ref;
+    if (field.type === "textbox" || field.type === "slider") {
+      await synthetic(tabId, target, { action: "fill", text: field.value }, 0, syntheticKeys);
+    } else if (field.type === "combobox") {
+      await synthetic(tabId, target, { action: "select", values: [field.value] });
+    } else {
+      await synthetic(tabId, target, { action: "check", checked: field.value === "true" });
+    }
+  }
 }
 
 /** browser_drag {startTarget, endTarget}: both in the same frame. */
