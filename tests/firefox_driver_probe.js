@@ -32,6 +32,7 @@ async function flow(base) {
   out.push(await act(tab, "snapshot"));
   out.push(await act(tab, "snapshot", { target: "f1e1" }));
   out.push(await act(tab, "navigate", { url: `${base}/b.html` }));
+  await act(tab, "wait_for", { text: "fetched" }); // its fetch has ended
   out.push(await act(tab, "network_requests", { static: true }));
   out.push(await act(tab, "navigate_back"));
   out.push(await act(tab, "take_screenshot"));

@@ -31,7 +31,7 @@ PAGES = {
         <button onclick="document.title='clicked'">Press</button><input aria-label="Name">
         <iframe src="FRAME"></iframe>""",
     "b.html": """<!doctype html><title>Page B</title><h1>Hello B</h1><p>second page</p>
-        <script>fetch("/b.json")</script>""",
+        <script>fetch("/b.json").then(() => document.body.append("fetched"))</script>""",
     "b.json": "{}",
     "f.html": "<!doctype html><title>Frame</title><button>Inner button</button>",
     "upload.html": """<!doctype html><title>Upload</title><input type="file" aria-label="Choose">
