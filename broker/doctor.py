@@ -36,7 +36,7 @@ import attrs
 from . import client_apps, codec, native_install, paths
 from .client import BrokerClient, ClientError
 from .core.errors import Unauthorized
-from .core.security import PROJECT_EXTENSION_ID, check_bearer
+from .core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, check_bearer
 from .discovery import BrokerRecord, is_broker_process, live_brokers, printed_words
 from .files import is_own_file
 from .version import VERSION
@@ -255,7 +255,7 @@ def _launcher_command(launcher: Path) -> list[str] | None:
 def _native_host_findings(brokers: list[_Broker]) -> Iterator[Finding]:
     here = [*paths.broker_command(), "native-host"]
     registered, elsewhere = [], []
-    for target in native_install.targets(list(native_install.BROWSERS), []):
+    for target in native_install.targets([*native_install.BROWSERS, native_install.FIREFOX], []):
         try:
             manifest = codec.loads(target.manifest.read_bytes())
         except FileNotFoundError:
@@ -265,12 +265,17 @@ def _native_host_findings(brokers: list[_Broker]) -> Iterator[Finding]:
             continue
         launcher = Path(str(manifest.get("path", ""))) if isinstance(manifest, dict) else Path()
         command = _launcher_command(launcher)
-        origins = manifest.get("allowed_origins", []) if isinstance(manifest, dict) else []
+        allowed_key, ours = (
+            ("allowed_extensions", FIREFOX_EXTENSION_ID)
+            if target.firefox
+            else ("allowed_origins", f"chrome-extension://{PROJECT_EXTENSION_ID}/")
+        )
+        origins = manifest.get(allowed_key, []) if isinstance(manifest, dict) else []
         if command is None:
             elsewhere.append(f"{target.label}: its manifest names {launcher}, which is not a launcher it can run")
         elif command[: len(here)] != here:
             elsewhere.append(f"{target.label}: it runs {shlex.join(command)}, not this install")
-        elif f"chrome-extension://{PROJECT_EXTENSION_ID}/" not in origins:
+        elif ours not in origins:
             elsewhere.append(f"{target.label}: its manifest does not let this project's extension start it")
         else:
             registered.append(target.label)

@@ -8,6 +8,12 @@ takes: the files the browser loads (the manifest, scripts, pages, styles, icons)
 tests, lint or editor files, no icon sources), the manifest's ``version`` set to the package's, and
 without the manifest's ``key``, which the store refuses (it assigns the id itself; a broker then
 hears that id once started with ``--allow-extension ID``).
+
+``--browser firefox`` serves Firefox from the same files (:mod:`broker.firefox_extension`):
+``path`` writes them with the derived Firefox manifest into ``extension-firefox`` under the
+user's data folder (copies, rewritten on each run, so the printed folder follows the installed or
+cloned source) and prints it, to load as a temporary add-on at ``about:debugging``; ``pack``
+writes the unsigned ``.xpi`` (a zip) that addons.mozilla.org signs.
 """
 
 from __future__ import annotations
@@ -20,11 +26,20 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from . import codec
+from . import codec, firefox_extension, paths
 from .client import ClientError
 from .version import VERSION
 
-__all__ = ["STORE_SUFFIXES", "add_arguments", "extension_dir", "main", "pack", "store_files"]
+__all__ = [
+    "FIREFOX",
+    "STORE_SUFFIXES",
+    "add_arguments",
+    "extension_dir",
+    "firefox_folder",
+    "main",
+    "pack",
+    "store_files",
+]
 
 # What the browser loads; anything else in the folder (a stray note, a source file) stays out.
 STORE_SUFFIXES = frozenset({".js", ".html", ".css", ".png", ".json"})
@@ -32,6 +47,8 @@ STORE_SUFFIXES = frozenset({".js", ".html", ".css", ".png", ".json"})
 _CHROME_VERSION = re.compile(r"^(0|[1-9]\d{0,4})(\.(0|[1-9]\d{0,4})){0,3}$")
 # Zip entries dated the same whatever the files' dates, so one version packs to the same bytes.
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+FIREFOX = "firefox"
+_BROWSER_HELP = "chrome (any Chromium-family browser) or firefox (default: chrome)"
 
 
 def extension_dir() -> Path:
@@ -63,7 +80,7 @@ def store_files(folder: Path) -> list[str]:
     return sorted(relative.as_posix() for relative in found if _is_store_file(relative))
 
 
-def store_manifest(folder: Path) -> dict[str, object]:
+def store_manifest(folder: Path, browser: str = "chrome") -> dict[str, object]:
     """The manifest as the store gets it: this package's version, no ``key``.
 
     Raises:
@@ -74,14 +91,20 @@ def store_manifest(folder: Path) -> dict[str, object]:
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     manifest["version"] = VERSION
     manifest.pop("key", None)
-    return dict(manifest)
+    return firefox_extension.firefox_manifest(manifest) if browser == FIREFOX else dict(manifest)
 
 
-def pack(out: Path, folder: Path | None = None) -> list[str]:
+def firefox_folder(out: Path | None = None) -> Path:
+    """The Firefox build written from this install's extension (into ``out``, else the data folder)."""
+    source = extension_dir()
+    return firefox_extension.build(source, store_files(source), out or paths.firefox_extension_dir())
+
+
+def pack(out: Path, folder: Path | None = None, browser: str = "chrome") -> list[str]:
     """Write the store's zip of the extension to ``out`` (whole or not at all); returns its entries."""
     folder = folder or extension_dir()
     names = store_files(folder)
-    manifest = codec.dumps_pretty(store_manifest(folder)) + "\n"
+    manifest = codec.dumps_pretty(store_manifest(folder, browser)) + "\n"
     out.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
     try:
@@ -101,25 +124,34 @@ def pack(out: Path, folder: Path | None = None) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="extension_command", required=True, metavar="ACTION")
-    actions.add_parser("path", help="print the folder to load unpacked at chrome://extensions")
-    packer = actions.add_parser("pack", help="write the zip to upload to the Chrome Web Store")
+    shower = actions.add_parser(
+        "path", help="print the folder to load unpacked at chrome://extensions (Firefox: about:debugging)"
+    )
+    packer = actions.add_parser("pack", help="write the zip to upload to the Chrome Web Store (or Firefox's .xpi)")
+    for action in (shower, packer):
+        action.add_argument("--browser", choices=["chrome", FIREFOX], default="chrome", help=_BROWSER_HELP)
     packer.add_argument(
         "--out",
         type=Path,
         default=None,
         metavar="FILE",
-        help=f"the zip to write (default: browser-mcp-extension-{VERSION}.zip here)",
+        help=f"the zip to write (default: browser-mcp-extension-{VERSION}.zip here, or .xpi for firefox)",
     )
 
 
 def main(args: argparse.Namespace) -> int:
+    firefox = args.browser == FIREFOX
     if args.extension_command == "path":
-        print(extension_dir())
+        try:
+            print(firefox_folder() if firefox else extension_dir())
+        except OSError as exc:
+            raise ClientError(f"cannot write the Firefox build: {exc.strerror or exc}") from None
         return 0
-    out = args.out or Path(f"browser-mcp-extension-{VERSION}.zip")
+    out = args.out or Path(f"browser-mcp-extension-{VERSION}.{'xpi' if firefox else 'zip'}")
     try:
-        names = pack(out)
+        names = pack(out, browser=args.browser)
     except OSError as exc:
         raise ClientError(f"cannot write {out}: {exc.strerror or exc}") from None
-    print(f"wrote {out} (version {VERSION}, {len(names)} files): upload it in the Chrome Web Store's dashboard")
+    where = "sign it at addons.mozilla.org" if firefox else "upload it in the Chrome Web Store's dashboard"
+    print(f"wrote {out} (version {VERSION}, {len(names)} files): {where}")
     return 0

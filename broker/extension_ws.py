@@ -24,7 +24,7 @@ from .connections import CONNECTIONS, UnprovenLinks
 from .core.effects import LinkId
 from .core.errors import BrokerError, Forbidden, InvalidMessage, TooManyLinks, Unauthorized, WebSocketRequired
 from .core.messages import ErrorReply, HandshakeMessage, HandshakeReply, PairNonce, Pong
-from .core.security import check_bearer, check_host, is_allowed_origin
+from .core.security import check_bearer, check_host, is_allowed_origin, is_firefox_extension_origin
 from .hub import Hub
 from .runtime import Runtime
 
@@ -47,6 +47,9 @@ class WebSocketLink:
 def check_extension_request(request: web.Request, allowed_extensions: frozenset[str], token: str) -> None:
     """An allowed extension origin, or (for scripts and tests without one) the broker's own token.
 
+    A Firefox add-on's origin passes too: it cannot be pinned, so its link must prove the link
+    key whatever the broker's settings (:func:`extension_link`).
+
     An extension proves it holds the link key on the link itself (:class:`LinkHandshake`); the
     token never travels in the URL. A token presented in ``Authorization`` must be right
     whatever the origin.
@@ -59,7 +62,7 @@ def check_extension_request(request: web.Request, allowed_extensions: frozenset[
     origin = request.headers.get("Origin")
     presented = request.headers.get("Authorization")
     if origin is not None:
-        if not is_allowed_origin(origin, allowed_extensions):
+        if not is_allowed_origin(origin, allowed_extensions) and not is_firefox_extension_origin(origin):
             raise Forbidden(
                 f"Origin {origin!r} may not open the extension link; allowed:"
                 f" {', '.join(sorted('chrome-extension://' + i for i in allowed_extensions))}"
@@ -217,7 +220,10 @@ async def extension_link(request: web.Request, hub: Hub, runtime: Runtime) -> we
     settings = runtime.settings
     handshake = LinkHandshake(settings.token, local_port(request, runtime.port), runtime.pairing)
     waiting = request.app[CONNECTIONS].links
-    door = _Door(ws, hub, handshake, settings.require_extension_token, waiting)
+    # Any Firefox add-on carries a moz-extension origin: only the link key's proof tells ours.
+    origin = request.headers.get("Origin")
+    require_proof = settings.require_extension_token or (origin is not None and is_firefox_extension_origin(origin))
+    door = _Door(ws, hub, handshake, require_proof, waiting)
     try:
         # The guard checked a presented token: a script with the broker's token needs no handshake.
         await door.open(proven="Authorization" in request.headers)

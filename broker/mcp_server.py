@@ -528,7 +528,7 @@ class McpSurface:
         tabs, current = self.hub.own_tabs(key)
         current_ref = current.ref if current else None
         lines = [
-            f"- {index}: {'(current) ' if view.ref == current_ref else ''}[{view.title}] ({view.url}) tab {view.ref}"
+            f"- {index}: {'(current) ' if view.ref == current_ref else ''}[{view.title}] ({view.url}) {view.label}"
             for index, view in enumerate(tabs)
         ]
         body = "\n".join(["### Open tabs", *(lines or ["- none: browser_tabs action=new opens one"])])
@@ -623,10 +623,10 @@ def _tool_json(name: str, view: TabView, tool: Tool) -> dict[str, Any]:
     """
     if tool.frame_origin is not None:
         site = urllib.parse.urlsplit(tool.frame_origin).netloc or tool.frame_origin[:60] or "a frame"
-        where = f"tab {view.ref}, frame of {site}"
+        where = f"{view.label}, frame of {site}"
     else:
         site = urllib.parse.urlsplit(view.url).hostname or view.url[:60]
-        where = f"tab {view.ref}, {site}"
+        where = f"{view.label}, {site}"
     spec: dict[str, Any] = {
         "name": name,
         "description": labelled_description(f"page tool, {where}", tool.description),

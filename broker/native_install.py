@@ -21,7 +21,10 @@ brave      ``BraveSoftware/Brave-Browser``             ``BraveSoftware/Brave-Bro
 edge       ``microsoft-edge``                          ``Microsoft Edge``
 =========  ==========================================  ==================================================
 
-each followed by ``/NativeMessagingHosts``. Without ``--browser`` every browser whose folder exists
+each followed by ``/NativeMessagingHosts``. Firefox (``firefox``) reads
+``~/.mozilla/native-messaging-hosts`` on Linux and ``~/Library/Application
+Support/Mozilla/NativeMessagingHosts`` on macOS, and its manifest names the add-on by its gecko id
+(``allowed_extensions``) where Chromium's names origins. Without ``--browser`` every browser whose folder exists
 is chosen, else Chromium. ``--user-data-dir DIR`` writes into ``DIR/NativeMessagingHosts``, which
 is what Chromium reads when started with that ``--user-data-dir`` (it then ignores the home
 folder's); given alone it replaces the default choice of browsers.
@@ -44,12 +47,13 @@ from typing import Any
 import attrs
 
 from . import codec, paths
-from .core.security import PROJECT_EXTENSION_ID, refuse_extension_ids
+from .core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, refuse_extension_ids
 from .files import write_atomic
 from .native_host import HOST_NAME
 
 __all__ = [
     "BROWSERS",
+    "FIREFOX",
     "LAUNCHER_NAME",
     "MANIFEST_NAME",
     "Target",
@@ -73,6 +77,10 @@ BROWSERS: dict[str, tuple[str, str]] = {
     "edge": ("microsoft-edge", "Microsoft Edge"),
 }
 
+FIREFOX = "firefox"
+# Firefox's folders: (Linux, under the home folder; macOS, under Application Support).
+_FIREFOX_ROOTS = (".mozilla", "Mozilla")
+
 
 class InstallError(Exception):
     """What the person asked for cannot be done; the message says why."""
@@ -84,6 +92,7 @@ class Target:
 
     label: str
     folder: Path
+    firefox: bool = False
 
     @property
     def manifest(self) -> Path:
@@ -95,6 +104,10 @@ class Target:
 
 
 def _browser_root(browser: str, platform: str) -> Path:
+    if browser == FIREFOX:
+        linux, macos = _FIREFOX_ROOTS
+        support = Path.home() / "Library" / "Application Support"
+        return support / macos if platform == "darwin" else Path.home() / linux
     linux, macos = BROWSERS[browser]
     if platform == "darwin":
         return Path.home() / "Library" / "Application Support" / macos
@@ -112,22 +125,29 @@ def targets(browsers: Sequence[str], user_data_dirs: Sequence[Path], platform: s
     """
     if platform == "win32":
         raise InstallError("Windows registers native messaging hosts in the registry; that is not supported yet")
-    unknown = sorted(set(browsers) - BROWSERS.keys())
+    unknown = sorted(set(browsers) - {*BROWSERS, FIREFOX})
     if unknown:
-        raise InstallError(f"unknown browser {', '.join(unknown)} (known: {', '.join(BROWSERS)})")
-    found = [Target(b, _browser_root(b, platform) / "NativeMessagingHosts") for b in dict.fromkeys(browsers)]
+        raise InstallError(f"unknown browser {', '.join(unknown)} (known: {', '.join([*BROWSERS, FIREFOX])})")
+    found = [_target(b, platform) for b in dict.fromkeys(browsers)]
     found += [Target(f"user-data-dir {d}", d.absolute() / "NativeMessagingHosts") for d in user_data_dirs]
     return found
 
 
+def _target(browser: str, platform: str) -> Target:
+    root = _browser_root(browser, platform)
+    if browser != FIREFOX:
+        return Target(browser, root / "NativeMessagingHosts")
+    return Target(browser, root / ("NativeMessagingHosts" if platform == "darwin" else "native-messaging-hosts"), True)
+
+
 def default_targets(platform: str = sys.platform) -> list[Target]:
     """Every browser whose folder exists, else Chromium."""
-    present = [b for b in BROWSERS if _browser_root(b, platform).is_dir()]
+    present = [b for b in [*BROWSERS, FIREFOX] if _browser_root(b, platform).is_dir()]
     return targets(present or ["chromium"], [], platform)
 
 
-def manifest(launcher: Path, extension_ids: Sequence[str]) -> dict[str, Any]:
-    """The host manifest.
+def manifest(launcher: Path, extension_ids: Sequence[str], *, firefox: bool = False) -> dict[str, Any]:
+    """The host manifest (Firefox's allows the add-on's gecko id; ``extension_ids`` are Chromium's).
 
     Raises:
         InstallError: an id that is not an extension id.
@@ -136,12 +156,17 @@ def manifest(launcher: Path, extension_ids: Sequence[str]) -> dict[str, Any]:
     refused = refuse_extension_ids(ids)
     if refused:
         raise InstallError(refused)
+    allowed = (
+        {"allowed_extensions": [FIREFOX_EXTENSION_ID]}
+        if firefox
+        else {"allowed_origins": [f"chrome-extension://{i}/" for i in ids]}
+    )
     return {
         "name": HOST_NAME,
         "description": "browser-mcp: tells the extension which local brokers are running",
         "path": str(launcher),
         "type": "stdio",
-        "allowed_origins": [f"chrome-extension://{i}/" for i in ids],
+        **allowed,
     }
 
 
@@ -168,7 +193,8 @@ def install(where: Sequence[Target], extension_ids: Sequence[str], command: Sequ
         InstallError: a bad extension id (nothing is written).
         OSError: a folder cannot be written.
     """
-    manifests = [manifest(t.launcher, extension_ids) for t in where]  # refuses bad ids before writing
+    # Refuses bad ids before writing.
+    manifests = [manifest(t.launcher, extension_ids, firefox=t.firefox) for t in where]
     done = []
     for target, content in zip(where, manifests, strict=True):
         target.folder.mkdir(parents=True, exist_ok=True)
@@ -180,7 +206,7 @@ def install(where: Sequence[Target], extension_ids: Sequence[str], command: Sequ
                 "browser": target.label,
                 "manifest": str(target.manifest),
                 "launcher": str(target.launcher),
-                "allowedOrigins": content["allowed_origins"],
+                "allowedOrigins": content.get("allowed_origins", content.get("allowed_extensions")),
             }
         )
     return done
@@ -204,7 +230,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--browser",
         action="append",
         default=[],
-        choices=list(BROWSERS),
+        choices=[*BROWSERS, FIREFOX],
         help="repeatable (default: every browser whose config folder exists, else chromium)",
     )
     parser.add_argument(
@@ -232,7 +258,7 @@ def main(args: argparse.Namespace) -> int:
         if args.browser or args.user_data_dir:
             where = targets(args.browser, args.user_data_dir)
         elif args.uninstall:
-            where = targets(list(BROWSERS), [])  # wherever it was installed
+            where = targets([*BROWSERS, FIREFOX], [])  # wherever it was installed
         else:
             where = default_targets()
         if args.uninstall:

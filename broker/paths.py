@@ -23,6 +23,7 @@ __all__ = [
     "ENV_DISCOVERY_DIR",
     "ENV_TOKEN_FILE",
     "discovery_dirs",
+    "firefox_extension_dir",
     "log_dir",
     "runtime_discovery_dir",
     "token_file",
@@ -45,6 +46,11 @@ def runtime_discovery_dir() -> Path:
 
 def log_dir() -> Path:
     return Path(platformdirs.user_log_dir(APP_NAME))
+
+
+def firefox_extension_dir() -> Path:
+    """Where ``browser-mcp extension path --browser firefox`` writes the extension's Firefox build."""
+    return Path(platformdirs.user_data_dir(APP_NAME)) / "extension-firefox"
 
 
 def token_file() -> Path:

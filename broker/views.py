@@ -64,6 +64,7 @@ def tab_json(tab: TabView) -> dict[str, Any]:
         "windowId": tab.window_id,
         "index": tab.index,
         "pinned": tab.pinned,
+        "browserName": tab.browser_name,
         "owner": None if tab.owner is None else {"sessionId": tab.owner, "name": tab.owner_name},
         "tools": tools_json(tab.tools),
     }
@@ -86,6 +87,7 @@ def browser_json(browser: BrowserView) -> dict[str, Any]:
         "paused": browser.paused,
         "extensionVersion": browser.extension_version,
         "extensionOutdated": browser.extension_outdated,
+        "driver": {"name": browser.driver_name, "actions": list(browser.driver_actions)},
     }
 
 

@@ -96,12 +96,15 @@ class FakeExtension:
         actions: list[str] | None = None,
         features: list[str] | None = None,
         extension_version: str | None = VERSION,
+        driver: Json | None = None,
     ) -> None:
         self.tabs: dict[int, FakeTab] = {}
         for tab in tabs or []:
             self._place(tab)
         self.instance_id = instance_id
         self.browser_name = browser_name
+        # The page driver it names in ``connected`` ({name, actions}); None: it names none.
+        self.driver = driver
         # What it says its own version is (None: nothing, as extensions from before that field).
         self.extension_version = extension_version
         self.inbox: list[Json] = []
@@ -186,6 +189,8 @@ class FakeExtension:
             snapshot["features"] = self.features
         if self.extension_version is not None:
             snapshot["extensionVersion"] = self.extension_version
+        if self.driver is not None:
+            snapshot["driver"] = self.driver
         await self.send(snapshot)
 
     async def close(self) -> None:

@@ -159,10 +159,10 @@ class Context:
             {"context": self.id, "actions": [{"type": "pointer", "id": "mouse", "actions": pointer}]},
         )
 
-    async def screenshot(self, path: Path) -> Path:
+    async def screenshot(self) -> bytes:
+        """The tab's viewport as PNG bytes."""
         result = await self.bidi.call("browsingContext.captureScreenshot", {"context": self.id})
-        path.write_bytes(base64.b64decode(result["data"]))
-        return path
+        return base64.b64decode(result["data"])
 
     async def close(self) -> None:
         await self.bidi.call("browsingContext.close", {"context": self.id})
@@ -307,4 +307,3 @@ async def extension_firefox(
                 await process.wait()
         for drain in drains:
             drain.cancel()
-

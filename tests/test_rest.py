@@ -112,6 +112,7 @@ async def test_status_shows_browsers_sessions_and_tabs(broker: BrokerUnderTest) 
             "paused": False,
             "extensionVersion": VERSION,
             "extensionOutdated": None,
+            "driver": {"name": "", "actions": []},
         }
     ]
     assert body["sessions"] == [

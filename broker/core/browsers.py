@@ -139,6 +139,9 @@ class Browser:
     paused: bool = False
     # What it carries out beyond tabs: "windows", "history", "bookmarks" (browser_wide.py).
     features: frozenset[str] = frozenset()
+    # The page driver its built-in tools run on, and what that driver carries out.
+    driver_name: str = ""
+    driver_actions: frozenset[str] = frozenset()
     # The live sessions it was told of (``connect``): those that opened, claimed or acted on
     # something in it. Only these may it name, and only these hear of it ending.
     told: set[SessionId] = attrs.Factory(set)
@@ -207,6 +210,10 @@ class Browsers(dict[str, Browser]):
             choices = ", ".join(f"{b.key}:{tab_id}" for b, _ in found)
             raise AmbiguousTab(f"tab id {tab_id} exists in several browsers; name one of {choices}")
         return found[0]
+
+    def kinds_differ(self) -> bool:
+        """Connected browsers of more than one kind (Chromium and Firefox): tabs then say which."""
+        return len({b.name for b in self.attached()}) > 1
 
     def shared_tab_ids(self) -> frozenset[int]:
         """Tab ids that more than one connected browser has: these need ``<browser>:<id>``."""

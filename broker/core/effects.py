@@ -112,10 +112,19 @@ class TabView:
     window_id: int | None = None
     index: int | None = None
     pinned: bool | None = None
+    # Its browser's name ("Firefox", "Chromium", ...), and the same only while browsers of more
+    # than one kind are connected: what labels show beside the tab then, so a client tells them apart.
+    browser_name: str = ""
+    kind: str | None = None
 
     @property
     def ref(self) -> str:
         return f"{self.browser}:{self.id}"
+
+    @property
+    def label(self) -> str:
+        """``tab b1:12``, with the browser's name while more than one kind is connected."""
+        return f"tab {self.ref}" if self.kind is None else f"tab {self.ref} ({self.kind})"
 
 
 @attrs.frozen
@@ -175,6 +184,9 @@ class BrowserView:
     # needs, what to tell the person (``outdated_extension``).
     extension_version: str | None = None
     extension_outdated: str | None = None
+    # The page driver behind ``actions`` (:class:`~broker.core.messages.DriverInfo`).
+    driver_name: str = ""
+    driver_actions: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -302,6 +302,8 @@ class BrowserLinks:
         browser.version = message.browser.version
         browser.actions = frozenset(message.actions)
         browser.features = frozenset(message.features)
+        browser.driver_name = message.driver.name
+        browser.driver_actions = frozenset(message.driver.actions)
         browser.paused = message.paused
         browser.instance_id = instance_id
         self._heard_extension_version(browser, message.extension_version)
@@ -782,6 +784,8 @@ class BrowserLinks:
             tab.window_id,
             tab.index,
             tab.pinned,
+            browser.name,
+            browser.name if self._browsers.kinds_differ() else None,
         )
 
 

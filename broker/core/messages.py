@@ -16,6 +16,7 @@ __all__ = [
     "ApprovalPending",
     "BrowserAction",
     "BrowserInfo",
+    "DriverInfo",
     "BrowserRequest",
     "CallTool",
     "CancelCall",
@@ -138,6 +139,15 @@ class BrowserInfo:
 
 
 @attrs.frozen
+class DriverInfo:
+    """The page driver the built-in browser tools run on (``devtools`` in Chromium,
+    ``webextension`` in Firefox) and the actions it carries out; empty from older extensions."""
+
+    name: str = ""
+    actions: tuple[str, ...] = ()
+
+
+@attrs.frozen
 class WireError:
     message: str
     code: str | None = None
@@ -162,6 +172,8 @@ class Connected:
     # What it carries out beyond tabs (:mod:`broker.core.browser_wide`): "windows", "history",
     # "bookmarks"; none when absent, as from an extension older than them.
     features: tuple[str, ...] = ()
+    # The page driver behind ``actions``.
+    driver: DriverInfo = DriverInfo()
 
 
 @attrs.frozen

@@ -3,7 +3,9 @@
 Pure checks on header values, shared by the REST, MCP and extension-link adapters so that one
 rule serves every door. Web pages can reach 127.0.0.1 from the browser, so a ``Host`` that is not
 a loopback name (DNS rebinding) and a web ``Origin`` are refused everywhere; only
-``chrome-extension://`` origins on the allow list pass.
+``chrome-extension://`` origins on the allow list pass, and, on the extension link alone, a
+Firefox add-on's ``moz-extension://<uuid>``, which must then prove the link key (its uuid is drawn
+per profile, so no list can name it).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "check_host",
     "extension_origin",
     "is_allowed_origin",
+    "is_firefox_extension_origin",
 ]
 
 # Fixed by the `key` in extension/manifest.json, whatever folder the extension is loaded from.
@@ -37,6 +40,12 @@ PROJECT_EXTENSION_ID = "mchblnnplcjofeadimfinmipflmimflp"
 FIREFOX_EXTENSION_ID = "browser-mcp@broker"
 
 _EXTENSION_ID = re.compile(r"^[a-p]{32}$")
+_FIREFOX_ORIGIN = re.compile(r"^moz-extension://[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def is_firefox_extension_origin(origin: str) -> bool:
+    """A Firefox add-on's origin: some add-on of the person's Firefox, which one no one can tell."""
+    return _FIREFOX_ORIGIN.match(origin.rstrip("/")) is not None
 
 
 def refuse_extension_ids(ids: Iterable[str]) -> str | None:

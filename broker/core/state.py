@@ -568,6 +568,8 @@ class Broker(BrowserRequests):
                 tuple(sorted(b.features)),
                 b.extension_version,
                 outdated_extension(b.extension_version, self.config.min_extension_version),
+                b.driver_name,
+                tuple(sorted(b.driver_actions)),
             )
             for b in self._browsers.values()
             if b.heard_from
