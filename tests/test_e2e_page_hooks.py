@@ -19,7 +19,7 @@ from aiohttp import web
 
 from .firefox import Context, Firefox, extension_firefox
 from .page_functions import hooks_call
-from .synthetic_pages import PAGES
+from .synthetic_pages import PAGES, browser_tab
 from .test_e2e_extension import serve_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -120,3 +120,11 @@ async def test_console_messages_and_uncaught_errors_are_kept_within_bounds(world
     await tab.evaluate("Array.from({length: 5}, (_, i) => console.log(i))")
     records = await world.run(tools, PAGE, "pageHookRecords", {})
     assert ([entry["text"] for entry in records["console"]], records["dropped"]) == (["2", "3", "4"], 2)
+
+
+async def test_in_chromium_the_hooks_answer_not_supported_and_change_nothing(tmp_path: Path) -> None:
+    async with browser_tab("chromium", tmp_path) as tab:
+        await tab.goto(PAGE)
+        answer = await tab.call(hooks_call("installPageHooks"), {"answerUrl": "http://127.0.0.1:9/"})
+        assert answer["code"] == "not_supported"
+        assert await tab.page_value("window.alert.toString().includes('ownAlertCalls')") is True
