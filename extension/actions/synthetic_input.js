@@ -23,9 +23,76 @@ export function syntheticInput(request) {
   const kit = globalThis.__browserMcpSyntheticKit;
   if (!kit) return { ok: false, code: "no_kit", message: "run syntheticKit in this world first" };
   const { apply, send, fail, describe, contains, parentOf, find, hitAt, reach, stillThere, modifierKeys } = kit;
-  const { fire, moveOnto, focusFrom, usable, natives, state } = kit;
+  const { usable, natives, state } = kit;
+  const FOCUSABLE =
+    "a[href], area[href], button, input, select, textarea, iframe, summary, [tabindex], [contenteditable]";
   const BUTTONS = { left: [0, 1], middle: [1, 4], right: [2, 2] };
   return kit.answer(() => run(request));
+
+  /** Fire a mouse-family event (`type` decides the class); its defaultPrevented. */
+  function fire(target, type, point, init = {}) {
+    const Kind = type.startsWith("pointer")
+      ? PointerEvent
+      : type.startsWith("drag") || type === "drop"
+        ? DragEvent
+        : MouseEvent;
+    const quiet = /enter$|leave$/.test(type);
+    const event = new Kind(type, {
+      bubbles: !quiet,
+      cancelable: !quiet && !/move$/.test(type) && type !== "dragend",
+      composed: true,
+      view: window,
+      clientX: point.x,
+      clientY: point.y,
+      screenX: point.x + (window.mozInnerScreenX ?? screenX),
+      screenY: point.y + (window.mozInnerScreenY ?? screenY),
+      ...(Kind === PointerEvent ? { pointerId: 1, pointerType: "mouse", isPrimary: true, width: 1, height: 1 } : {}),
+      ...init,
+    });
+    send(target, event);
+    return event.defaultPrevented;
+  }
+
+  /** The mouse comes onto `element` at `point`: out/leave where it was, over/enter here, then a move. */
+  function moveOnto(element, point, init) {
+    const before = state.hovered?.deref();
+    if (before !== element) {
+      const kept = before?.isConnected ? before : null;
+      if (kept) {
+        fire(kept, "pointerout", point, { ...init, relatedTarget: element });
+        fire(kept, "mouseout", point, { ...init, relatedTarget: element });
+        for (let at = kept; at && !contains(at, element); at = parentOf(at)) {
+          if (at.nodeType !== 1) continue;
+          fire(at, "pointerleave", point, init);
+          fire(at, "mouseleave", point, init);
+        }
+      }
+      fire(element, "pointerover", point, { ...init, relatedTarget: kept });
+      fire(element, "mouseover", point, { ...init, relatedTarget: kept });
+      const entered = [];
+      for (let at = element; at && !(kept && contains(at, kept)); at = parentOf(at))
+        if (at.nodeType === 1) entered.unshift(at);
+      for (const at of entered) {
+        fire(at, "pointerenter", point, init);
+        fire(at, "mouseenter", point, init);
+      }
+      state.hovered = new WeakRef(element);
+    }
+    fire(element, "pointermove", point, init);
+    fire(element, "mousemove", point, init);
+  }
+
+  /** A press moves focus to the nearest focusable ancestor, or away from where it was. */
+  function focusFrom(element) {
+    for (let at = element; at; at = parentOf(at)) {
+      if (at.nodeType === 1 && at.matches(FOCUSABLE) && !at.matches(":disabled")) {
+        if (at.getRootNode().activeElement !== at) apply(natives.focus, at, [{ preventScroll: true }]);
+        return;
+      }
+    }
+    const active = document.activeElement;
+    if (active && active !== document.body) apply(natives.blur, active, []);
+  }
 
   /** Press and release `button` on the element `count` times, as one or more clicks; whether a file input was clicked. */
   function press(element, point, { button = "left", count = 1, modifiers } = {}) {

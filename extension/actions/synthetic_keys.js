@@ -26,7 +26,8 @@
 export function syntheticKeys(request) {
   const kit = globalThis.__browserMcpSyntheticKit;
   if (!kit) return { ok: false, code: "no_kit", message: "run syntheticKit in this world first" };
-  const { apply, send, fail, describe, find, reach, natives, state } = kit;
+  const { apply, send, fail, describe, find, reach, natives, kindOf, setValue, selectionOf, edit, commit } = kit;
+  const { selectAll, PICKED } = kit;
   const NAMED = {
     Enter: ["Enter", 13],
     Tab: ["Tab", 9],
@@ -56,9 +57,6 @@ export function syntheticKeys(request) {
     Down: "ArrowDown",
   };
   const MODIFIERS = { Shift: "shiftKey", Control: "ctrlKey", Alt: "altKey", Meta: "metaKey" };
-  const NOT_TEXT = new Set(["checkbox", "radio", "button", "submit", "reset", "file", "image", "hidden"]);
-  const PICKED = new Set(["date", "time", "datetime-local", "month", "week", "color", "range"]);
-  state.committed ??= new WeakMap();
   return kit.answer(() => run(request));
 
   function keyOf(name) {
@@ -83,12 +81,6 @@ export function syntheticKeys(request) {
     return at ?? document.body;
   }
 
-  function kindOf(element) {
-    const { localName, type } = element;
-    if (localName === "textarea" || (localName === "input" && !NOT_TEXT.has(type) && !PICKED.has(type))) return "value";
-    return element.isContentEditable ? "rich" : null;
-  }
-
   function keyEvent(target, type, key, modifiers) {
     const charCode = type === "keypress" ? (key.key === "Enter" ? 13 : (key.text?.codePointAt(0) ?? 0)) : 0;
     const event = new KeyboardEvent(type, {
@@ -106,82 +98,6 @@ export function syntheticKeys(request) {
     });
     send(target, event);
     return event.defaultPrevented;
-  }
-
-  function setValue(element, value) {
-    apply(element.localName === "textarea" ? natives.setTextAreaValue : natives.setInputValue, element, [value]);
-  }
-
-  /** The field's selection as [start, end]; fields without one (email, number) are edited at their end. */
-  function selectionOf(element) {
-    const start = element.selectionStart;
-    return start === null || start === undefined
-      ? [element.value.length, element.value.length]
-      : [start, element.selectionEnd];
-  }
-
-  /** One edit as the browser makes it: beforeinput (which may cancel it), the change, input; whether it was made. */
-  function edit(element, inputType, data) {
-    const init = { inputType, data, bubbles: true, composed: true };
-    const before = new InputEvent("beforeinput", { ...init, cancelable: true });
-    send(element, before);
-    if (before.defaultPrevented) return false;
-    if (!state.committed.has(element)) {
-      // The value when the person started: change fires when they leave the field, if it differs.
-      state.committed.set(element, kindOf(element) === "value" ? element.value : element.textContent);
-      element.addEventListener("blur", () => commit(element), { once: true });
-    }
-    if (kindOf(element) === "value") {
-      let [start, end] = selectionOf(element);
-      if (start === end && inputType === "deleteContentBackward") start = Math.max(0, start - 1);
-      if (start === end && inputType === "deleteContentForward") end += 1;
-      const value = element.value;
-      setValue(element, value.slice(0, start) + (data ?? "") + value.slice(end));
-      try {
-        element.setSelectionRange(start + (data ?? "").length, start + (data ?? "").length);
-      } catch {
-        // email and number fields keep no selection
-      }
-    } else {
-      const selection = getSelection();
-      const range = selection.rangeCount ? selection.getRangeAt(0) : document.createRange();
-      if (!element.contains(range.commonAncestorContainer)) (range.selectNodeContents(element), range.collapse(false));
-      if (range.collapsed && inputType === "deleteContentBackward")
-        range.setStart(range.startContainer, Math.max(0, range.startOffset - 1));
-      range.deleteContents();
-      if (data) {
-        const text = document.createTextNode(data);
-        range.insertNode(text);
-        range.setStartAfter(text);
-      }
-      range.collapse(true);
-      selection.removeAllRanges();
-      selection.addRange(range);
-    }
-    send(element, new InputEvent("input", init));
-    return true;
-  }
-
-  function commit(element) {
-    if (!state.committed.has(element)) return;
-    const was = state.committed.get(element);
-    state.committed.delete(element);
-    if (kindOf(element) === "value" && element.value !== was) send(element, new Event("change", { bubbles: true }));
-  }
-
-  function selectAll(element) {
-    if (kindOf(element) === "value") {
-      try {
-        element.setSelectionRange(0, element.value.length);
-      } catch {
-        element.select();
-      }
-      return;
-    }
-    const range = document.createRange();
-    range.selectNodeContents(element);
-    getSelection().removeAllRanges();
-    getSelection().addRange(range);
   }
 
   function click(element) {

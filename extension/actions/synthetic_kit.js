@@ -2,7 +2,8 @@
 // once per world and kept on its global: the native functions they call, taken when the kit is
 // made; finding the element a target names; the point where input reaches it, checked the way
 // the DevTools driver checks it (elements.js: what the viewport shows at the element's middle must
-// be the element or a part of it), and the pointer events a mouse coming onto it makes.
+// be the element or a part of it); and a field's edits as the browser makes them (beforeinput, the
+// value set through the native setter, input, and change once the field is left or committed).
 //
 // Runs in the page, in the tools' isolated world (chrome.scripting.executeScript's default world,
 // ISOLATED; Firefox's content script sandbox, which sees the DOM through Xray vision): there the
@@ -42,9 +43,9 @@ export function syntheticKit() {
           apply(atob, globalThis, [text])
       )(atob),
     });
-    const FOCUSABLE =
-      "a[href], area[href], button, input, select, textarea, iframe, summary, [tabindex], [contenteditable]";
-    const state = { hovered: null, chooser: null };
+    const state = { hovered: null, chooser: null, committed: new WeakMap() };
+    const NOT_TEXT = new Set(["checkbox", "radio", "button", "submit", "reset", "file", "image", "hidden"]);
+    const PICKED = new Set(["date", "time", "datetime-local", "month", "week", "color", "range"]);
 
     const fail = (code, message, why) => Object.assign(new Error(message), { code, why });
     const send = (target, event) => apply(dispatch, target, [event]);
@@ -161,69 +162,88 @@ export function syntheticKit() {
       return keys;
     }
 
-    /** Fire a mouse-family event (`type` decides the class); its defaultPrevented. */
-    function fire(target, type, point, init = {}) {
-      const Kind = type.startsWith("pointer")
-        ? PointerEvent
-        : type.startsWith("drag") || type === "drop"
-          ? DragEvent
-          : MouseEvent;
-      const quiet = /enter$|leave$/.test(type);
-      const event = new Kind(type, {
-        bubbles: !quiet,
-        cancelable: !quiet && !/move$/.test(type) && type !== "dragend",
-        composed: true,
-        view: window,
-        clientX: point.x,
-        clientY: point.y,
-        screenX: point.x + (window.mozInnerScreenX ?? screenX),
-        screenY: point.y + (window.mozInnerScreenY ?? screenY),
-        ...(Kind === PointerEvent ? { pointerId: 1, pointerType: "mouse", isPrimary: true, width: 1, height: 1 } : {}),
-        ...init,
-      });
-      send(target, event);
-      return event.defaultPrevented;
+    function kindOf(element) {
+      const { localName, type } = element;
+      if (localName === "textarea" || (localName === "input" && !NOT_TEXT.has(type) && !PICKED.has(type)))
+        return "value";
+      return element.isContentEditable ? "rich" : null;
     }
 
-    /** The mouse comes onto `element` at `point`: out/leave where it was, over/enter here, then a move. */
-    function moveOnto(element, point, init) {
-      const before = state.hovered?.deref();
-      if (before !== element) {
-        const kept = before?.isConnected ? before : null;
-        if (kept) {
-          fire(kept, "pointerout", point, { ...init, relatedTarget: element });
-          fire(kept, "mouseout", point, { ...init, relatedTarget: element });
-          for (let at = kept; at && !contains(at, element); at = parentOf(at)) {
-            if (at.nodeType !== 1) continue;
-            fire(at, "pointerleave", point, init);
-            fire(at, "mouseleave", point, init);
-          }
-        }
-        fire(element, "pointerover", point, { ...init, relatedTarget: kept });
-        fire(element, "mouseover", point, { ...init, relatedTarget: kept });
-        const entered = [];
-        for (let at = element; at && !(kept && contains(at, kept)); at = parentOf(at))
-          if (at.nodeType === 1) entered.unshift(at);
-        for (const at of entered) {
-          fire(at, "pointerenter", point, init);
-          fire(at, "mouseenter", point, init);
-        }
-        state.hovered = new WeakRef(element);
-      }
-      fire(element, "pointermove", point, init);
-      fire(element, "mousemove", point, init);
+    function setValue(element, value) {
+      apply(element.localName === "textarea" ? natives.setTextAreaValue : natives.setInputValue, element, [value]);
     }
 
-    /** A press moves focus to the nearest focusable ancestor, or away from where it was. */
-    function focusFrom(element) {
-      for (let at = element; at; at = parentOf(at)) {
-        if (at.nodeType === 1 && at.matches(FOCUSABLE) && !at.matches(":disabled")) {
-          if (at.getRootNode().activeElement !== at) apply(natives.focus, at, [{ preventScroll: true }]);
-          return;
-        }
+    /** The field's selection as [start, end]; fields without one (email, number) are edited at their end. */
+    function selectionOf(element) {
+      const start = element.selectionStart;
+      return start === null || start === undefined
+        ? [element.value.length, element.value.length]
+        : [start, element.selectionEnd];
+    }
+
+    /** One edit as the browser makes it: beforeinput (which may cancel it), the change, input; whether it was made. */
+    function edit(element, inputType, data) {
+      const init = { inputType, data, bubbles: true, composed: true };
+      const before = new InputEvent("beforeinput", { ...init, cancelable: true });
+      send(element, before);
+      if (before.defaultPrevented) return false;
+      if (!state.committed.has(element)) {
+        // The value when the person started: change fires when they leave the field, if it differs.
+        state.committed.set(element, kindOf(element) === "value" ? element.value : element.textContent);
+        element.addEventListener("blur", () => commit(element), { once: true });
       }
-      const active = document.activeElement;
-      if (active && active !== document.body) apply(natives.blur, active, []);
+      if (kindOf(element) === "value") {
+        let [start, end] = selectionOf(element);
+        if (start === end && inputType === "deleteContentBackward") start = Math.max(0, start - 1);
+        if (start === end && inputType === "deleteContentForward") end += 1;
+        const value = element.value;
+        setValue(element, value.slice(0, start) + (data ?? "") + value.slice(end));
+        try {
+          element.setSelectionRange(start + (data ?? "").length, start + (data ?? "").length);
+        } catch {
+          // email and number fields keep no selection
+        }
+      } else {
+        const selection = getSelection();
+        const range = selection.rangeCount ? selection.getRangeAt(0) : document.createRange();
+        if (!element.contains(range.commonAncestorContainer))
+          (range.selectNodeContents(element), range.collapse(false));
+        if (range.collapsed && inputType === "deleteContentBackward")
+          range.setStart(range.startContainer, Math.max(0, range.startOffset - 1));
+        range.deleteContents();
+        if (data) {
+          const text = document.createTextNode(data);
+          range.insertNode(text);
+          range.setStartAfter(text);
+        }
+        range.collapse(true);
+        selection.removeAllRanges();
+        selection.addRange(range);
+      }
+      send(element, new InputEvent("input", init));
+      return true;
+    }
+
+    function commit(element) {
+      if (!state.committed.has(element)) return;
+      const was = state.committed.get(element);
+      state.committed.delete(element);
+      if (kindOf(element) === "value" && element.value !== was) send(element, new Event("change", { bubbles: true }));
+    }
+
+    function selectAll(element) {
+      if (kindOf(element) === "value") {
+        try {
+          element.setSelectionRange(0, element.value.length);
+        } catch {
+          element.select();
+        }
+        return;
+      }
+      const range = document.createRange();
+      range.selectNodeContents(element);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
     }
 
     function usable(element, what) {
@@ -254,9 +274,13 @@ export function syntheticKit() {
       reach,
       stillThere,
       modifierKeys,
-      fire,
-      moveOnto,
-      focusFrom,
+      kindOf,
+      setValue,
+      selectionOf,
+      edit,
+      commit,
+      selectAll,
+      PICKED,
       usable,
       natives,
       state,
