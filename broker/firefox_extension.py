@@ -5,7 +5,9 @@ hand: :func:`firefox_manifest` derives it. The background is an event page (``ba
 an ES module) since Firefox has no extension service workers; the add-on's id is fixed
 (:data:`~broker.core.security.FIREFOX_EXTENSION_ID`) so native messaging can name it; the content
 security policy leaves out ``upgrade-insecure-requests``, Firefox's default for MV3, which would
-turn the link's ``ws://127.0.0.1`` into ``wss:``; and the Chromium-only keys and permissions go.
+turn the link's ``ws://127.0.0.1`` into ``wss:``; the Chromium-only keys and permissions go, and
+what the WebExtension page driver needs comes (``webRequest``, the snapshot agent's modules
+reachable from pages).
 :func:`build` writes the source files and that manifest into a folder of their own, the one
 ``browser-mcp extension path --browser firefox`` prints and Firefox loads as a temporary add-on.
 """
@@ -29,6 +31,12 @@ FIREFOX_MIN_VERSION = "128.0"
 # Chromium-only: Firefox would warn of them, or refuse the add-on.
 _CHROMIUM_KEYS = ("key", "minimum_chrome_version", "externally_connectable")
 _FIREFOX_LACKS = frozenset({"debugger"})
+# What the WebExtension page driver needs beside the Chromium manifest's (docs/page-drivers.md):
+# webRequest for browser_network_requests, <all_urls> for tabs.captureTab, and the snapshot
+# agent's modules, which each frame's isolated world imports, reachable from pages (their address
+# holds the per-install uuid).
+_FIREFOX_ADDS = ("webRequest",)
+_PAGE_AGENT = ("actions/page_agent.js", "actions/page_roles.js", "actions/page_snapshot.js", "actions/page_yaml.js")
 _CSP = "script-src 'self'; object-src 'self'"
 
 
@@ -37,7 +45,13 @@ def firefox_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
     derived = {key: value for key, value in manifest.items() if key not in _CHROMIUM_KEYS}
     background = manifest["background"]
     derived["background"] = {"scripts": [background["service_worker"]], "type": background.get("type", "module")}
-    derived["permissions"] = [name for name in manifest.get("permissions", []) if name not in _FIREFOX_LACKS]
+    permissions = [name for name in manifest.get("permissions", []) if name not in _FIREFOX_LACKS]
+    derived["permissions"] = [*permissions, *(name for name in _FIREFOX_ADDS if name not in permissions)]
+    # tabs.captureTab (browser_take_screenshot) is there only for an add-on that may read every page.
+    derived["host_permissions"] = [*manifest.get("host_permissions", []), "<all_urls>"]
+    derived["web_accessible_resources"] = [
+        {"resources": list(_PAGE_AGENT), "matches": list(manifest.get("host_permissions", []))}
+    ]
     derived["content_security_policy"] = {"extension_pages": _CSP}
     derived["browser_specific_settings"] = {
         "gecko": {"id": FIREFOX_EXTENSION_ID, "strict_min_version": FIREFOX_MIN_VERSION}

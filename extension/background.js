@@ -8,7 +8,7 @@
 // application-level ping every 20 s guarantees that (WebSocket-level pings do not count), and an
 // alarm wakes a worker that found no broker.
 
-import { debuggerDetached, debuggerEvent, tabGone } from "./actions/debugger.js";
+import { driver } from "./actions/driver.js";
 import { downloadCreated } from "./actions/downloads.js";
 import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./approvals.js";
 import { handleBrokerMessage } from "./broker_requests.js";
@@ -52,11 +52,9 @@ chrome.tabs.onActivated.addListener(tabActivated);
 chrome.tabs.onMoved.addListener(tabMoved);
 chrome.tabs.onAttached.addListener(tabMoved);
 chrome.tabs.onDetached.addListener(tabMoved);
-// The built-in browser tools' DevTools protocol links (actions/).
-chrome.tabs.onRemoved.addListener(tabGone);
-// Firefox has no DevTools protocol for extensions: there the built-in tools have no such links.
-chrome.debugger?.onEvent.addListener(debuggerEvent);
-chrome.debugger?.onDetach.addListener(debuggerDetached);
+// The built-in browser tools' page driver (actions/driver.js).
+chrome.tabs.onRemoved.addListener(driver.tabGone);
+driver.listen();
 chrome.downloads.onCreated.addListener(downloadCreated);
 
 chrome.windows.onRemoved.addListener(approvalWindowClosed);

@@ -7,7 +7,7 @@
 
 import { FromBroker, PersonRefusal, Refusal, ToBroker } from "./protocol.js";
 import { admit, approvalEnded, cancelApprovalOf, cancelApprovals } from "./approvals.js";
-import { releaseSessions, releaseTab } from "./actions/debugger.js";
+import { releaseSessions, releaseTab } from "./actions/driver.js";
 import { runBrowserAction } from "./actions/run.js";
 import { runBrowserRequest } from "./browser_wide.js";
 import { isJoined, reply } from "./links.js";

@@ -7,7 +7,7 @@ import { BROKER_HEADER, NATIVE_HOST } from "./protocol.js";
 import { closeLinksExcept, forgetSeen, hasLink, isJoined, lostAt, openLink, seenPorts } from "./links.js";
 import { settings, settingsReady } from "./settings.js";
 import { forgetSessions, sessionPorts } from "./sessions.js";
-import { releaseSessions } from "./actions/debugger.js";
+import { releaseSessions } from "./actions/driver.js";
 
 const SWEEP_FIRST_MS = 500;
 const SWEEP_MAX_MS = 2_000; // a sweep of the range is 21 refused loopback requests: cheap

@@ -6,7 +6,7 @@
 // not know these messages; the broker's answers (`disconnect`, `tabReleased`) then change nothing.
 
 import { PersonRefusal, ToBroker } from "./protocol.js";
-import { releaseSessions, releaseTab } from "./actions/debugger.js";
+import { releaseSessions, releaseTab } from "./actions/driver.js";
 import { broadcast, joinedLinks, sendTo } from "./links.js";
 import { forgetSessions, ownerOf, ungroupTab } from "./sessions.js";
 import { showToolbar, toolbarState } from "./toolbar.js";

@@ -4,7 +4,8 @@
 // browser-wide requests it carries out, whether the person paused agents, and every tab with its
 // tools. The first one sent on a link is what joins it.
 
-import { BROWSER_ACTIONS, BROWSER_FEATURES, ToBroker } from "./protocol.js";
+import { BROWSER_FEATURES, ToBroker } from "./protocol.js";
+import { driverAbilities } from "./actions/driver.js";
 import { isPaused, pauseReady } from "./person.js";
 import { ready } from "./rebuild.js";
 import { settings, settingsReady } from "./settings.js";
@@ -15,12 +16,10 @@ import { EXTENSION_VERSION } from "./versions.js";
 const browserInfo = describeBrowser();
 const instance = instanceId();
 
-// The page driver the built-in tools run on: the DevTools protocol where the browser lets an
-// extension use it. Elsewhere (Firefox) none of them is announced yet, so a broker refuses them
-// naming the browser before any reaches it.
-const driver = globalThis.chrome?.debugger
-  ? { name: "devtools", actions: BROWSER_ACTIONS }
-  : { name: "webextension", actions: [] };
+// The page driver the built-in tools run on (actions/driver.js) and what it carries out: every
+// tool with the DevTools protocol (Chromium), those the WebExtension driver can do elsewhere
+// (Firefox), so that a broker refuses the rest naming the browser before any reaches it.
+const driver = driverAbilities();
 
 /**
  * The browser's name and full version: Firefox says them (runtime.getBrowserInfo); Chromium's

@@ -65,7 +65,7 @@ export async function captureSnapshot(tabId, { root, depth, limit }) {
 }
 
 /** Longer than any page's snapshot, for the frames' own (their page's is cut once put together). */
-const NO_LIMIT = 1_000_000_000;
+export const NO_LIMIT = 1_000_000_000;
 
 /** A snapshot by the agent in `world` of `session` (the tab, or an out-of-process frame's session). */
 async function agentSnapshot(session, world, root, options) {
@@ -131,7 +131,7 @@ function refOfLine(line) {
 }
 
 /** How deep the line of ref `ref` is nested in `yaml` (0: a top one). */
-function depthOfLine(yaml, ref) {
+export function depthOfLine(yaml, ref) {
   const line = yaml.split("\n").find((text) => refOfLine(text) === ref) ?? "";
   return line.search(/\S/) / 2;
 }
@@ -140,7 +140,7 @@ function depthOfLine(yaml, ref) {
  * `yaml` with `content` (a frame's snapshot) under the line of ref `ref`, indented one step
  * deeper, and `label` (the frame's origin, when not its page's) on that line.
  */
-function underFrameLine(yaml, ref, label, content) {
+export function underFrameLine(yaml, ref, label, content) {
   const lines = yaml.split("\n");
   const at = lines.findIndex((line) => refOfLine(line) === ref);
   if (at < 0) return yaml;
@@ -160,7 +160,7 @@ function underFrameLine(yaml, ref, label, content) {
  * The snapshot cut at a line's end within `limit` characters, as the agent cuts it; `cutAlready`:
  * how much the agent cut off before the frames went in.
  */
-function cut(snapshot, limit, cutAlready) {
+export function cut(snapshot, limit, cutAlready) {
   const length = snapshot.yaml.length + cutAlready;
   if (snapshot.yaml.length <= limit) return { ...snapshot, length };
   const lineEnd = snapshot.yaml.lastIndexOf("\n", limit);

@@ -22,6 +22,8 @@ export const Code = Object.freeze({
   NO_FILE_CHOOSER: "no_file_chooser",
   // The broker called the action off (its client cancelled, or its time ran out): nobody waits for it.
   CANCELLED: "cancelled",
+  // The page driver cannot do it in this browser (the message names the browser).
+  NOT_SUPPORTED: "not_supported",
 });
 
 export class ActionError extends Error {

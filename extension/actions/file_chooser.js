@@ -53,7 +53,7 @@ export function fileChooserLines(tabId) {
   return [`- [File chooser${many}]: can be handled by browser_file_upload, with paths or none to cancel it`];
 }
 
-function checkedPaths(args) {
+export function checkedPaths(args) {
   const paths = args.paths ?? [];
   if (!Array.isArray(paths) || !paths.every((path) => typeof path === "string" && path)) {
     throw invalidArguments("paths must be a list of absolute file paths");
@@ -170,7 +170,7 @@ async function setFromBytes(chooser, files) {
  * The files to set from their bytes; null when the broker sent none (an earlier version, which
  * sends paths alone). Files whose bytes are missing, or are not the size shown, are refused.
  */
-function filesWithBytes(args) {
+export function filesWithBytes(args) {
   const files = uploadedFiles(args);
   if (files.every((file) => file.data === null)) return null;
   for (const file of files) {

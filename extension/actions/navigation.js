@@ -96,7 +96,7 @@ async function navigation(tabId, start) {
 }
 
 /** Where `url` leads, completed as Playwright MCP completes a bare host name. */
-function checkedUrl(url) {
+export function checkedUrl(url) {
   if (typeof url !== "string" || url.trim() === "") throw invalidArguments("url must be a web address");
   let parsed;
   try {

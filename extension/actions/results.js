@@ -27,10 +27,9 @@ export function sections(...parts) {
 }
 
 /** The page's address and title, and its console trouble. */
-function pageSections(tabId, snapshot) {
+function pageSections(console, snapshot) {
   const page = [`- Page URL: ${snapshot.url}`];
   if (snapshot.title) page.push(`- Page Title: ${snapshot.title}`);
-  const console = consoleSummary(tabId);
   if (console) page.push(`- Console: ${console}`);
   return [["Page", page]];
 }
@@ -47,9 +46,17 @@ export async function pageReport(tabId, { root, target, depth, result = [] } = {
   if (documentOf(tabId) !== shown) {
     throw navigated();
   }
+  return reportOf(snapshot, found, consoleSummary(tabId), { target, depth, result });
+}
+
+/**
+ * The report of a page's `snapshot` ({url, title, yaml}), `found` being its document as
+ * documents.js finds it and `console` its console trouble in a few words ("" when none).
+ */
+export function reportOf(snapshot, found, console, { target, depth, result = [] }) {
   const document = found?.documentId ?? found?.url ?? snapshot.url;
   return {
-    ...textResult(sections(["Result", result], ...pageSections(tabId, snapshot))),
+    ...textResult(sections(["Result", result], ...pageSections(console, snapshot))),
     page: {
       document,
       url: snapshot.url,

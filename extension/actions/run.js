@@ -3,28 +3,19 @@
 // CallToolResult or an error {code, message} (errors.js) whatever the request held.
 //
 // Input actions (click, type...) answer with the page as it is afterwards, as Playwright MCP does;
-// reading tools (console, network, evaluate, screenshot) answer with what they read.
+// reading tools (console, network, evaluate, screenshot) answer with what they read. The page's
+// part is the page driver's (driver.js): the DevTools one in Chromium, the WebExtension one in
+// Firefox; what it cannot do it refuses with not_supported before anything runs.
 
 import { BROWSER_ACTIONS, ToBroker } from "../protocol.js";
 import { reply } from "../links.js";
 import { isScriptable } from "../page_tools.js";
 import { pageChanged } from "../documents.js";
-import { attach, ownTab, send, serialized } from "./debugger.js";
-import { answerDialog, modalLine, refuseWhileDialogOpen, takeDialogNotes, untilDialog } from "./dialogs.js";
-import { elementFor, releaseHandles } from "./elements.js";
-import { fileChooserLines, uploadFiles } from "./file_chooser.js";
+import { driver } from "./driver.js";
 import { ActionError, Code, calledOff, invalidArguments, sleep, withTimeout } from "./errors.js";
-import { evaluate } from "./evaluate.js";
-import { click, fillForm, hover, selectOption, type } from "./input.js";
-import { pressKey } from "./keyboard.js";
-import { navigate, navigateBack, navigateForward, reload, waitForReady, withNavigationWatch } from "./navigation.js";
-import { drag, mouseClickXy, mouseDown, mouseDragXy, mouseMoveXy, mouseUp, mouseWheel } from "./pointer.js";
-import { pageReport, sections, textResult } from "./results.js";
-import { takeScreenshot } from "./screenshot.js";
-import { consoleMessages, networkRequests } from "./telemetry.js";
-import { waitFor } from "./wait.js";
+import { sections, textResult } from "./results.js";
 import { watchingNewTabs } from "../new_tabs.js";
-import { describeDownload, downloadsOf, watchingDownloads } from "./downloads.js";
+import { describeDownload, downloadsOf } from "./downloads.js";
 
 // Below the broker's default 30 s deadline, so that a slow action still gets its own answer.
 const ACTION_TIMEOUT_MS = 28_000;
@@ -37,26 +28,30 @@ const OPEN_PAGE = /^(about:blank|data:)/;
 /** The page after an action; a page that is still moving on gets a moment and a second look. */
 async function pageAfter(tabId, result = []) {
   try {
-    return await pageReport(tabId, { result });
+    return await driver.pageReport(tabId, { result });
   } catch (error) {
     if (error.code !== Code.NAVIGATED) throw error;
   }
-  await waitForReady(tabId).catch(() => {});
+  await driver.waitForReady(tabId).catch(() => {});
   try {
-    return await pageReport(tabId, { result });
+    return await driver.pageReport(tabId, { result });
   } catch {
     const page = ["- The page is still loading: call browser_snapshot to see it"];
     return textResult(sections(["Result", result], ["Page", page]));
   }
 }
 
+// The driver's tools are looked up as they are called, so that both drivers share this table.
+// Input a driver makes up in the page rather than sends as a person's says so in its answer.
+const inputNotes = () => (driver.inputNote ? [driver.inputNote] : []);
+
 const input = (act) => async (tabId, args) => {
-  await withNavigationWatch(tabId, () => act(tabId, args));
-  return pageAfter(tabId);
+  await driver.withNavigationWatch(tabId, () => driver[act](tabId, args));
+  return pageAfter(tabId, inputNotes());
 };
 
 const moving = (go) => async (tabId, args) => {
-  await go(tabId, args);
+  await driver[go](tabId, args);
   return pageAfter(tabId);
 };
 
@@ -65,44 +60,44 @@ const HANDLERS = {
     if (args.depth !== undefined && !(Number.isInteger(args.depth) && args.depth >= 0)) {
       throw invalidArguments("depth must be a whole number, 0 or more");
     }
-    const root = args.target === undefined ? undefined : await elementFor(tabId, args.target);
+    const root = args.target === undefined ? undefined : await driver.elementFor(tabId, args.target);
     // As in Playwright MCP, depth 0 sets no limit.
-    return pageReport(tabId, { root, target: args.target, depth: args.depth || undefined });
+    return driver.pageReport(tabId, { root, target: args.target, depth: args.depth || undefined });
   },
-  click: input(click),
-  hover: input(hover),
-  type: input(type),
-  fill_form: input(fillForm),
-  select_option: input(selectOption),
-  press_key: input((tabId, args) => pressKey(tabId, args.key)),
-  wait_for: async (tabId, args, signal) => pageAfter(tabId, [await waitFor(tabId, args, signal)]),
-  navigate: moving(navigate),
-  navigate_back: moving(navigateBack),
-  navigate_forward: moving(navigateForward),
-  reload: moving(reload),
-  take_screenshot: takeScreenshot,
+  click: input("click"),
+  hover: input("hover"),
+  type: input("type"),
+  fill_form: input("fillForm"),
+  select_option: input("selectOption"),
+  press_key: input("pressKey"),
+  wait_for: async (tabId, args, signal) => pageAfter(tabId, [await driver.waitFor(tabId, args, signal)]),
+  navigate: moving("navigate"),
+  navigate_back: moving("navigateBack"),
+  navigate_forward: moving("navigateForward"),
+  reload: moving("reload"),
+  take_screenshot: (tabId, args) => driver.takeScreenshot(tabId, args),
   async console_messages(tabId, args) {
-    await attach(tabId); // the messages logged before come as it attaches
-    return textResult(sections(["Result", [consoleMessages(tabId, args)]]));
+    await driver.prepare(tabId); // the messages logged before come as it attaches
+    return textResult(sections(["Result", [driver.consoleMessages(tabId, args)]]));
   },
   async network_requests(tabId, args) {
-    await attach(tabId);
+    await driver.prepare(tabId);
     return textResult(
-      sections(["Result", [await networkRequests(tabId, args)]], ["Downloads", await downloadsOf(tabId)]),
+      sections(["Result", [await driver.networkRequests(tabId, args)]], ["Downloads", await downloadsOf(tabId)]),
     );
   },
-  evaluate,
-  drag: input(drag),
-  mouse_click_xy: input(mouseClickXy),
-  mouse_move_xy: input(mouseMoveXy),
-  mouse_drag_xy: input(mouseDragXy),
-  mouse_down: input(mouseDown),
-  mouse_up: input(mouseUp),
-  mouse_wheel: input(mouseWheel),
+  evaluate: (tabId, args) => driver.evaluate(tabId, args),
+  drag: input("drag"),
+  mouse_click_xy: input("mouseClickXy"),
+  mouse_move_xy: input("mouseMoveXy"),
+  mouse_drag_xy: input("mouseDragXy"),
+  mouse_down: input("mouseDown"),
+  mouse_up: input("mouseUp"),
+  mouse_wheel: input("mouseWheel"),
   async file_upload(tabId, args) {
     let said;
-    await withNavigationWatch(tabId, async () => (said = await uploadFiles(tabId, args)));
-    return pageAfter(tabId, [said]);
+    await driver.withNavigationWatch(tabId, async () => (said = await driver.uploadFiles(tabId, args)));
+    return pageAfter(tabId, [said, ...inputNotes()]);
   },
 };
 
@@ -136,7 +131,7 @@ async function stillApproved(approved) {
 async function checkApproved(tabId, url, approved) {
   await stillApproved(approved);
   if (isScriptable(url) || OPEN_PAGE.test(url)) {
-    await attach(tabId);
+    await driver.prepare(tabId);
     await stillApproved(approved);
   }
 }
@@ -146,19 +141,19 @@ async function run(tabId, action, args, owner, approved, signal, handler = HANDL
   if (signal?.aborted) throw calledOff();
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) throw new ActionError(Code.ACTION_FAILED, `tab ${tabId} does not exist`);
-  if (owner) ownTab(tabId, owner);
+  if (owner) driver.ownTab(tabId, owner);
   const url = tab.url || tab.pendingUrl || "";
   if (approved) await checkApproved(tabId, url, approved);
   if (!isScriptable(url) && !OPEN_PAGE.test(url)) {
     if (action !== "navigate") {
-      throw new ActionError(Code.ACTION_FAILED, `the tab shows ${url}, a page Chromium keeps extensions out of`);
+      throw new ActionError(Code.ACTION_FAILED, `the tab shows ${url}, a page the browser keeps extensions out of`);
     }
     await leaveRestrictedPage(tabId, args);
     return pageAfter(tabId);
   }
   try {
     const { result, opened } = await watchingNewTabs(tabId, () =>
-      watchingDownloads(tabId, () => handler(tabId, args, signal), { clicked: CLICKS.has(action) }),
+      driver.watchingDownloads(tabId, () => handler(tabId, args, signal), { clicked: CLICKS.has(action) }),
     );
     return withAftermath(result.result, [
       [
@@ -168,7 +163,7 @@ async function run(tabId, action, args, owner, approved, signal, handler = HANDL
       ["Downloads", result.downloads.map(describeDownload)],
     ]);
   } finally {
-    await releaseHandles(tabId);
+    await driver.afterAction(tabId);
   }
 }
 
@@ -179,7 +174,7 @@ async function run(tabId, action, args, owner, approved, signal, handler = HANDL
  * unread) takes nothing.
  */
 function withModalNotes(tabId, result) {
-  const notes = [...takeDialogNotes(tabId), ...fileChooserLines(tabId)];
+  const notes = [...driver.takeDialogNotes(tabId), ...driver.fileChooserLines(tabId)];
   if (!notes.length) return result;
   const said = sections(["Modal state", notes]);
   const [first, ...rest] = result.content;
@@ -191,7 +186,7 @@ function withModalNotes(tabId, result) {
 async function dialogResult(tabId, dialog) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   const page = tab?.url ? [`- Page URL: ${tab.url}`] : [];
-  return textResult(sections(["Page", page], ["Modal state", [modalLine(dialog)]]));
+  return textResult(sections(["Page", page], ["Modal state", [driver.modalLine(dialog)]]));
 }
 
 /**
@@ -200,16 +195,18 @@ async function dialogResult(tabId, dialog) {
  * browser_handle_dialog answers it at once and only then waits its turn to report the page.
  */
 async function perform(tabId, action, args, owner, approved, signal) {
+  const refused = driver.refusal(action);
+  if (refused) throw refused;
   let handler = HANDLERS[action];
   if (action === "handle_dialog") {
-    const answered = await answerDialog(tabId, args);
+    const answered = await driver.answerDialog(tabId, args);
     handler = () => pageAfter(tabId, [answered]);
   } else {
-    refuseWhileDialogOpen(tabId, action);
+    driver.refuseWhileDialogOpen(tabId, action);
   }
-  const ended = await untilDialog(
+  const ended = await driver.untilDialog(
     tabId,
-    serialized(tabId, () => run(tabId, action, args, owner, approved, signal, handler)),
+    driver.serialized(tabId, () => run(tabId, action, args, owner, approved, signal, handler)),
   );
   return withModalNotes(tabId, ended.dialog ? await dialogResult(tabId, ended.dialog) : ended.value);
 }
@@ -239,7 +236,7 @@ function untilCalledOff(tabId, action, performing, signal) {
     signal.addEventListener(
       "abort",
       () => {
-        if (LOADING.has(action)) send(tabId, "Page.stopLoading").catch(() => {});
+        if (LOADING.has(action)) driver.stopLoading(tabId).catch(() => {});
         reject(calledOff());
       },
       { once: true },

@@ -29,7 +29,7 @@ const MAX_PIXELS = 1.15 * 1024 * 1024;
 const MAX_BYTES = 700_000;
 /** Image pixels per CSS pixel below which a full page's text is no longer readable. */
 const LEGIBLE = 0.5;
-const FORMATS = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
+export const FORMATS = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
 const BAR_SETTLE_MS = 1_000;
 
 /** Wait until the viewport took the debugging bar into account, then for a frame drawn after it. */
@@ -81,7 +81,7 @@ async function areaOf(tabId, args) {
  * `perCssPixel`, within MAX_SIDE and MAX_PIXELS. An area beyond the viewport (a full page, an
  * element) that would shrink below LEGIBLE is cut to its top part at that scale instead.
  */
-function fitted(area, perCssPixel, beyond) {
+export function fitted(area, perCssPixel, beyond) {
   const whole = Math.min(
     perCssPixel,
     MAX_SIDE / area.width,
@@ -95,13 +95,13 @@ function fitted(area, perCssPixel, beyond) {
 }
 
 /** How many bytes the base64 `data` holds. */
-const bytesOf = (data) => Math.floor((data.length * 3) / 4);
+export const bytesOf = (data) => Math.floor((data.length * 3) / 4);
 
 /**
  * What the client needs to know of an image not at one pixel per CSS pixel (`reduced`: made
  * smaller than asked, to fit), or cut short.
  */
-function scaleLines(label, area, clip, scale, reduced) {
+export function scaleLines(label, area, clip, scale, reduced) {
   const lines = [];
   const factor = Number((1 / scale).toFixed(4));
   if (Math.abs(factor - 1) > 0.001) {

@@ -1,0 +1,126 @@
+// The WebExtension driver's reading tools: browser_take_screenshot through tabs.captureTab
+// (Firefox captures a tab behind others too, with no debugging bar to wait for), sized and
+// described as screenshot.js sizes them, and browser_evaluate, a client's function run in the
+// page's own world through scripting, after the person's approval as in the DevTools driver.
+
+import { ActionError, Code, invalidArguments } from "./errors.js";
+import { FORMATS, bytesOf, fitted, scaleLines } from "./screenshot.js";
+import { sections, textResult } from "./results.js";
+import { documentOf } from "./webext_navigation.js";
+import { onElement } from "./webext_snapshot.js";
+import { runIn, withAgent } from "./webext_scripts.js";
+
+const MAX_BYTES = 700_000;
+
+async function areaOf(tabId, args) {
+  if (args.target === undefined) {
+    const { value: areas } = await withAgent(tabId, 0, "areas");
+    if (args.fullPage) return { ...areas, area: areas.page, label: "full page", beyond: true };
+    return { ...areas, area: areas.viewport, label: "viewport", beyond: false };
+  }
+  // An element inside a frame is boxed in its frame's document, which Firefox cannot capture alone.
+  if (/^f\d+e\d+$/.test(args.target)) {
+    throw new ActionError(Code.NOT_SUPPORTED, "Firefox cannot capture an element inside a frame: capture the page");
+  }
+  const areas = await onElement(tabId, args.target, "areas");
+  if (!areas.box) throw new ActionError(Code.CAPTURE_FAILED, "the element has no box to capture");
+  return { ...areas, area: areas.box, label: args.element || "element", beyond: true };
+}
+
+/** browser_take_screenshot {type?, fullPage?, element?, target?, scale?} */
+export async function takeScreenshot(tabId, args) {
+  const type = args.type ?? "png";
+  if (!FORMATS[type]) throw invalidArguments("type must be png, jpeg or webp");
+  if (type === "webp") throw new ActionError(Code.NOT_SUPPORTED, "Firefox captures tabs as png or jpeg, not webp");
+  if (![undefined, "css", "device"].includes(args.scale)) throw invalidArguments('scale must be "css" or "device"');
+  if (args.fullPage && args.target !== undefined) throw invalidArguments("fullPage cannot be used with an element");
+  const { area, label, beyond, pixelRatio } = await areaOf(tabId, args);
+  if (!(area.width >= 1 && area.height >= 1))
+    throw new ActionError(Code.CAPTURE_FAILED, `the ${label} has no size to capture`);
+  const perCssPixel = args.scale === "device" ? pixelRatio : 1;
+  let { clip, scale } = fitted(area, perCssPixel, beyond);
+  const capture = async () => {
+    try {
+      const url = await chrome.tabs.captureTab(tabId, {
+        format: type,
+        ...(type === "jpeg" ? { quality: 90 } : {}),
+        rect: clip,
+        scale,
+      });
+      return url.slice(url.indexOf(",") + 1);
+    } catch (error) {
+      throw new ActionError(Code.CAPTURE_FAILED, `cannot capture the ${label}: ${error.message}`);
+    }
+  };
+  let data = await capture();
+  for (let again = 0; bytesOf(data) > MAX_BYTES && again < 3; again += 1) {
+    scale *= Math.sqrt(MAX_BYTES / bytesOf(data)) * 0.9;
+    data = await capture();
+  }
+  if (bytesOf(data) > MAX_BYTES) {
+    throw new ActionError(Code.CAPTURE_FAILED, `the ${label}'s image stays over ${MAX_BYTES} bytes: try type jpeg`);
+  }
+  const size = `${Math.round(clip.width * scale)}x${Math.round(clip.height * scale)}`;
+  const lines = [`- Screenshot of the ${label}, ${size} pixels, ${type.toUpperCase()}`];
+  lines.push(...scaleLines(label, area, clip, scale, scale < perCssPixel));
+  return {
+    content: [
+      { type: "text", text: sections(["Result", lines]) },
+      { type: "image", data, mimeType: FORMATS[type] },
+    ],
+  };
+}
+
+/**
+ * Page-side, in the page's own world: the client's `source` made by the page's Function (Firefox
+ * gives extensions no other way to compile code there, so a page whose Content Security Policy
+ * forbids eval refuses it), called with the marked element; its outcome as JSON text.
+ */
+async function evaluateInPage(source, mark) {
+  let element;
+  if (mark) {
+    element = document.querySelector(`[data-browser-mcp-evaluate="${mark}"]`);
+    element?.removeAttribute("data-browser-mcp-evaluate");
+  }
+  try {
+    const value = new Function(`return (${source}\n);`)();
+    const result = typeof value === "function" ? await value(element) : await value;
+    if (typeof result === "number" && !Number.isFinite(result)) return { text: String(result) };
+    if (typeof result === "bigint") return { text: `${result}n` };
+    return { text: JSON.stringify(result, null, 2) ?? "undefined" };
+  } catch (error) {
+    return { failed: String(error?.stack ? `${error}\n${error.stack}` : error) };
+  }
+}
+
+/** browser_evaluate {function, element?, target?} */
+export async function evaluate(tabId, args) {
+  const source = args.function;
+  if (typeof source !== "string" || source.trim() === "") {
+    throw invalidArguments("function must be JavaScript source like () => document.title");
+  }
+  const document = documentOf(tabId);
+  let mark = null;
+  if (args.target !== undefined) {
+    if (/^f\d+e\d+$/.test(args.target)) {
+      throw new ActionError(
+        Code.NOT_SUPPORTED,
+        "in Firefox, browser_evaluate takes elements of the page, not of its frames",
+      );
+    }
+    mark = crypto.randomUUID();
+    await onElement(tabId, args.target, "mark", mark);
+  }
+  let answer;
+  try {
+    answer = await runIn(tabId, 0, evaluateInPage, [source, mark], "MAIN");
+  } catch (error) {
+    if (documentOf(tabId) !== document) {
+      throw new ActionError(Code.NAVIGATED, "the page navigated away before the function returned");
+    }
+    if (error.pageError) throw new ActionError(Code.EVALUATE_FAILED, error.message);
+    throw error;
+  }
+  if (answer?.failed !== undefined) throw new ActionError(Code.EVALUATE_FAILED, answer.failed);
+  return textResult(sections(["Result", [answer?.text ?? "undefined"]]));
+}

@@ -1,0 +1,172 @@
+// The WebExtension page driver, for browsers whose extensions have no DevTools protocol
+// (Firefox): the built-in tools through chrome.scripting in the page and its frames (snapshot,
+// refs, evaluate), chrome.tabs (navigation, screenshots), chrome.webNavigation (which document a
+// tab shows, when a page is ready) and chrome.webRequest (network). Input there is synthetic, made
+// by page-side functions: each input's answer says so. What it cannot do is answered with
+// not_supported, naming Firefox; nothing is pretended.
+
+import { ActionError, Code } from "./errors.js";
+import { watchingDownloads } from "./downloads.js";
+import { evaluate, takeScreenshot } from "./webext_capture.js";
+import {
+  click,
+  drag,
+  fileChooserLines,
+  fillForm,
+  forgetChooser,
+  hover,
+  pressKey,
+  selectOption,
+  type,
+  uploadFiles,
+} from "./webext_input.js";
+import {
+  forgetTab,
+  heard,
+  navigate,
+  navigateBack,
+  navigateForward,
+  reload,
+  waitFor,
+  waitForReady,
+  withNavigationWatch,
+} from "./webext_navigation.js";
+import { forgetFrames, locate, pageReport } from "./webext_snapshot.js";
+import { saveNumbers } from "./ref_numbers.js";
+import { runIn } from "./webext_scripts.js";
+import { forgetRequests, listenForRequests, networkRequests, watchRequests } from "./webext_telemetry.js";
+
+/** What this driver carries out; the rest is not_supported. */
+const ACTIONS = [
+  "snapshot",
+  "click",
+  "hover",
+  "select_option",
+  "type",
+  "fill_form",
+  "press_key",
+  "drag",
+  "file_upload",
+  "wait_for",
+  "navigate",
+  "navigate_back",
+  "navigate_forward",
+  "reload",
+  "take_screenshot",
+  "network_requests",
+  "evaluate",
+];
+
+/** tab id -> {queue, owner} */
+const tabs = new Map();
+
+function stateOf(tabId) {
+  let state = tabs.get(tabId);
+  if (!state) {
+    state = { queue: Promise.resolve(), owner: null };
+    tabs.set(tabId, state);
+  }
+  return state;
+}
+
+const unsupported = (what) => new ActionError(Code.NOT_SUPPORTED, `Firefox's extension cannot ${what} yet`);
+const refuse = (what) => () => Promise.reject(unsupported(what));
+
+function tabGone(tabId) {
+  tabs.delete(tabId);
+  forgetTab(tabId);
+  forgetFrames(tabId);
+  forgetRequests(tabId);
+  forgetChooser(tabId);
+  saveNumbers(tabId, null);
+}
+
+export const webExtensionDriver = Object.freeze({
+  name: "webextension",
+  actions: ACTIONS,
+  listen() {
+    const events = {
+      onBeforeNavigate: "starting",
+      onCommitted: "committed",
+      onDOMContentLoaded: "loaded",
+      onCompleted: "completed",
+      onHistoryStateUpdated: "moved",
+      onReferenceFragmentUpdated: "moved",
+      onErrorOccurred: "failed",
+    };
+    for (const [event, kind] of Object.entries(events)) {
+      chrome.webNavigation[event].addListener((details) => heard(kind, details));
+    }
+    // A page's file chooser goes with it.
+    chrome.webNavigation.onCommitted.addListener((details) => details.frameId === 0 && forgetChooser(details.tabId));
+    listenForRequests();
+  },
+  tabGone,
+  async releaseTab(tabId) {
+    const state = tabs.get(tabId);
+    if (state) state.owner = null;
+  },
+  async releaseSessions(port, ended) {
+    const prefix = `${port}/`;
+    for (const state of tabs.values()) {
+      if (state.owner?.startsWith(prefix) && ended(state.owner.slice(prefix.length))) state.owner = null;
+    }
+  },
+  /** Nothing to attach: the tab's requests are kept from its first action on. */
+  async prepare(tabId) {
+    watchRequests(tabId);
+  },
+  ownTab(tabId, owner) {
+    stateOf(tabId).owner = owner;
+    watchRequests(tabId);
+  },
+  serialized(tabId, task) {
+    const state = stateOf(tabId);
+    const run = state.queue.then(task, task);
+    state.queue = run.catch(() => {});
+    return run;
+  },
+  stopLoading: (tabId) => runIn(tabId, 0, () => window.stop()),
+  afterAction: async () => {},
+  inputNote: "- Input was synthetic (isTrusted false): a page that checks isTrusted ignores it",
+  refusal: (action) => (ACTIONS.includes(action) ? null : unsupported(`do browser_${action}`)),
+  pageReport,
+  waitForReady,
+  withNavigationWatch,
+  watchingDownloads: (tabId, task) => watchingDownloads(tabId, task),
+  /** The element `target` names, checked to be there; a snapshot's root. */
+  async elementFor(tabId, target) {
+    locate(tabId, target);
+  },
+  waitFor,
+  navigate,
+  navigateBack,
+  navigateForward,
+  reload,
+  takeScreenshot,
+  networkRequests,
+  evaluate,
+  consoleMessages: () => {
+    throw unsupported("read the console");
+  },
+  click,
+  hover,
+  type,
+  fillForm,
+  selectOption,
+  pressKey,
+  drag,
+  mouseClickXy: refuse("click at coordinates"),
+  mouseMoveXy: refuse("move the mouse to coordinates"),
+  mouseDragXy: refuse("drag between coordinates"),
+  mouseDown: refuse("press the mouse button"),
+  mouseUp: refuse("release the mouse button"),
+  mouseWheel: refuse("scroll the mouse wheel"),
+  uploadFiles,
+  fileChooserLines,
+  answerDialog: refuse("answer dialogs"),
+  modalLine: (dialog) => `- ${dialog.type} dialog: "${dialog.message}"`,
+  refuseWhileDialogOpen: () => {},
+  takeDialogNotes: () => [],
+  untilDialog: (tabId, task) => task.then((value) => ({ value })),
+});

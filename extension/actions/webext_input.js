@@ -1,0 +1,147 @@
+// The WebExtension driver's input: the synthetic event sequences of synthetic_input.js, run in
+// the isolated world of the frame where the target's element is (its kit made there first,
+// synthetic_kit.js), the element found by the same agent that gave its ref. Finding the element
+// and sending its input happen in one script, so a frame cannot navigate between the two: a ref
+// of a document since left is refused as stale.
+
+import { ActionError, Code, invalidArguments } from "./errors.js";
+import { checkedPaths, filesWithBytes, uploadedFiles } from "./file_chooser.js";
+import { syntheticInput } from "./synthetic_input.js";
+import { syntheticKeys } from "./synthetic_keys.js";
+import { syntheticKit } from "./synthetic_kit.js";
+import { locate, missing } from "./webext_snapshot.js";
+import { runIn } from "./webext_scripts.js";
+
+/** tab id -> frame id where a click opened a file input's chooser, which no one answered yet */
+const choosers = new Map();
+/** tab id -> frame id of the tab's last input: where focus is, which a pressed key goes to */
+const focused = new Map();
+
+/** The tab closed or left its page: its chooser went with it, and focus is on the page again. */
+export function forgetChooser(tabId) {
+  choosers.delete(tabId);
+  focused.delete(tabId);
+}
+
+/**
+ * Run `request` on the element `target` names (none: the frame's open file chooser, in frame
+ * `frameId`); the page's answer when it went through.
+ */
+async function synthetic(tabId, target, request, frameId = 0, pageFunction = syntheticInput) {
+  const where = target === null ? { frameId, target: null, given: 0 } : locate(tabId, target);
+  focused.set(tabId, where.frameId);
+  const send = () => runIn(tabId, where.frameId, pageFunction, [{ ...request, target: where.target }]);
+  let answer = await send();
+  if (answer?.code === "no_kit") {
+    await runIn(tabId, where.frameId, syntheticKit);
+    answer = await send();
+  }
+  if (answer?.ok) return answer;
+  if (answer?.code === Code.STALE_REF && answer.why) throw missing(where.target, answer.why, where.given);
+  throw new ActionError(answer?.code ?? Code.ACTION_FAILED, answer?.message ?? "the page gave no answer");
+}
+
+/** browser_click {target, button?, doubleClick?, modifiers?} */
+export async function click(tabId, args) {
+  const where = locate(tabId, args.target);
+  const answer = await synthetic(tabId, args.target, {
+    action: "click",
+    button: args.button ?? "left",
+    doubleClick: Boolean(args.doubleClick),
+    modifiers: args.modifiers,
+  });
+  // A file input's chooser is no native window here: the click's answer says it waits.
+  if (answer.fileChooser) choosers.set(tabId, where.frameId);
+}
+
+/** The modal state line of the tab's file chooser that waits for browser_file_upload. */
+export function fileChooserLines(tabId) {
+  if (!choosers.has(tabId)) return [];
+  return ["- [File chooser]: can be handled by browser_file_upload, with paths or none to cancel it"];
+}
+
+/** browser_file_upload {paths}: the files the broker read, set on the input through a DataTransfer. */
+export async function uploadFiles(tabId, args) {
+  const paths = checkedPaths(args);
+  if (!choosers.has(tabId)) {
+    throw new ActionError(
+      Code.NO_FILE_CHOOSER,
+      `no file chooser is open in tab ${tabId}: click the page's file input (or the button that opens it) first`,
+    );
+  }
+  if (!paths.length) {
+    choosers.delete(tabId);
+    return "Cancelled the file chooser (the page hears no cancel event in Firefox)";
+  }
+  const files = filesWithBytes(args);
+  if (!files) {
+    throw new ActionError(Code.NOT_SUPPORTED, "Firefox's extension needs the files' bytes from the broker: update it");
+  }
+  const frameId = choosers.get(tabId);
+  const sent = files.map(({ name, data, type, modified }) => ({ name, data, type, modified }));
+  await synthetic(tabId, null, { action: "upload", files: sent }, frameId);
+  choosers.delete(tabId);
+  const names = uploadedFiles(args)
+    .map((file) => `${file.name} (${file.size})`)
+    .join(", ");
+  return `Uploaded ${paths.length} file${paths.length === 1 ? "" : "s"} into the file chooser: ${names}`;
+}
+
+/** browser_hover {target} */
+export async function hover(tabId, args) {
+  await synthetic(tabId, args.target, { action: "hover" });
+}
+
+/** browser_select_option {target, values} */
+export async function selectOption(tabId, args) {
+  if (!Array.isArray(args.values) || args.values.some((value) => typeof value !== "string")) {
+    throw invalidArguments("values must be a list of strings");
+  }
+  await synthetic(tabId, args.target, { action: "select", values: args.values });
+}
+
+/** browser_type {target, text, slowly?, submit?} */
+export async function type(tabId, args) {
+  if (typeof args.text !== "string") throw invalidArguments("text must be a string");
+  const { slowly, submit } = args;
+  await synthetic(tabId, args.target, { action: "fill", text: args.text, slowly, submit }, 0, syntheticKeys);
+}
+
+/** browser_press_key {key}: on what has focus, in the frame of the tab's last input. */
+export async function pressKey(tabId, args) {
+  if (typeof args.key !== "string" || !args.key) throw invalidArguments("key must be a key name like Enter or a");
+  await synthetic(tabId, null, { action: "press", key: args.key }, focused.get(tabId) ?? 0, syntheticKeys);
+}
+
+const FIELD_TYPES = ["textbox", "checkbox", "radio", "combobox", "slider"];
+
+/** browser_fill_form {fields: [{target, type, value}]}, one field after another. */
+export async function fillForm(tabId, args) {
+  if (!Array.isArray(args.fields) || !args.fields.length) throw invalidArguments("fields must be a non-empty list");
+  for (const [index, field] of args.fields.entries()) {
+    if (typeof field?.value !== "string") throw invalidArguments(`fields[${index}].value must be a string`);
+    if (!FIELD_TYPES.includes(field.type)) {
+      throw invalidArguments(`fields[${index}].type must be one of ${FIELD_TYPES.join(", ")}`);
+    }
+  }
+  for (const field of args.fields) {
+    const target = field.target ?? field.ref;
+    if (field.type === "textbox" || field.type === "slider") {
+      await synthetic(tabId, target, { action: "fill", text: field.value }, 0, syntheticKeys);
+    } else if (field.type === "combobox") {
+      await synthetic(tabId, target, { action: "select", values: [field.value] });
+    } else {
+      await synthetic(tabId, target, { action: "check", checked: field.value === "true" });
+    }
+  }
+}
+
+/** browser_drag {startTarget, endTarget}: both in the same frame. */
+export async function drag(tabId, args) {
+  const start = locate(tabId, args.startTarget);
+  const end = locate(tabId, args.endTarget);
+  if (start.frameId !== end.frameId) {
+    throw new ActionError(Code.NOT_SUPPORTED, "in Firefox, browser_drag takes two elements of the same frame");
+  }
+  await synthetic(tabId, args.startTarget, { action: "drag", to: end.target });
+}

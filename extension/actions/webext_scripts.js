@@ -1,0 +1,76 @@
+// The WebExtension driver's way into a page: the tools' page-side functions run in one frame of a
+// tab through chrome.scripting.executeScript, in the extension's isolated world (the snapshot's
+// agent, the refs it gave) or in the page's own (a client's browser_evaluate).
+//
+// The page-side code is page_agent.js, which the isolated world imports (a module lives once per
+// world, so each document has one agent); a client's browser_evaluate runs in the page's world.
+
+import { ActionError, Code, withTimeout } from "./errors.js";
+
+const SCRIPT_TIMEOUT_MS = 15_000;
+const AGENT_URL = chrome.runtime.getURL("actions/page_agent.js");
+
+/**
+ * Page-side: the task `name` of page_agent.js run on the element of `target` ({ref}, {selector}
+ * or null for none): {value}, or {missing: "gone" | "unknown" | "no match" | "bad selector"}.
+ */
+async function onElementInPage(agentUrl, name, target, args) {
+  const { agent, tasks } = await import(agentUrl);
+  let found = null;
+  if (target?.selector !== undefined) {
+    try {
+      found = document.querySelector(target.selector) ?? "no match";
+    } catch {
+      found = "bad selector";
+    }
+  } else if (target?.ref !== undefined) {
+    found = agent.element(target.ref);
+  }
+  if (typeof found === "string") return { missing: found };
+  return { value: await tasks[name](found, ...args) };
+}
+
+async function gone(tabId) {
+  return !(await chrome.tabs.get(tabId).catch(() => null));
+}
+
+/**
+ * Run `func(...args)` in frame `frameId` of the tab, in `world` ("ISOLATED" or "MAIN"): what it
+ * returns (JSON). A tab that closed, a frame that went or navigated, a page that does not answer
+ * (a dialog holds it) each fail with their own error rather than waiting.
+ */
+export async function runIn(tabId, frameId, func, args = [], world = "ISOLATED") {
+  let results;
+  try {
+    results = await withTimeout(
+      chrome.scripting.executeScript({ target: { tabId, frameIds: [frameId] }, func, args, world }),
+      SCRIPT_TIMEOUT_MS,
+      "the page's script",
+    );
+  } catch (error) {
+    if (await gone(tabId)) throw new ActionError(Code.ACTION_FAILED, `tab ${tabId} closed during the action`);
+    if (error instanceof ActionError) throw error;
+    if (/frame/i.test(error.message)) {
+      throw new ActionError(Code.NAVIGATED, "the frame navigated away or was removed during the action");
+    }
+    throw new ActionError(Code.ACTION_FAILED, `cannot run in tab ${tabId}: ${error.message}`);
+  }
+  const [first] = results ?? [];
+  if (!first) throw new ActionError(Code.NAVIGATED, "the page navigated away during the action");
+  if (first.error !== undefined) {
+    const text = first.error?.message ?? String(first.error);
+    throw Object.assign(new Error(text), { pageError: first.error });
+  }
+  return first.result;
+}
+
+/**
+ * The task `name` of page_agent.js run by the agent of frame `frameId` on the element of `target`
+ * (null: none), in the isolated world: {value} or {missing}.
+ */
+export function withAgent(tabId, frameId, name, target = null, ...args) {
+  return runIn(tabId, frameId, onElementInPage, [AGENT_URL, name, target, args]).catch((error) => {
+    if (!error.pageError) throw error;
+    throw new ActionError(Code.ACTION_FAILED, `the page's snapshot code failed: ${error.message.split("\n")[0]}`);
+  });
+}

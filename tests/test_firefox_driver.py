@@ -1,0 +1,218 @@
+"""End to end in headless Firefox ESR: the built-in tools on the WebExtension page driver.
+
+Firefox has no chrome.debugger, so the extension's driver choice (``extension/actions/driver.js``)
+takes the WebExtension driver there. The extension's Firefox build (``broker.firefox_extension``)
+is installed over WebDriver BiDi (``tests/firefox.py``) with a probe beside its background
+(``tests/firefox_driver_probe.js``): it runs browser actions through ``actions/run.js`` on pages
+this module serves, one on 127.0.0.1 holding a frame from localhost (another site), and posts
+each answer back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+from .firefox import build_extension, extension_firefox
+
+PROBE = Path(__file__).resolve().parent / "firefox_driver_probe.js"
+
+PAGES = {
+    "a.html": """<!doctype html><title>Page A</title><h1>Hello A</h1><a href="b.html">to B</a>
+        <button onclick="document.title='clicked'">Press</button><input aria-label="Name">
+        <iframe src="FRAME"></iframe>""",
+    "b.html": """<!doctype html><title>Page B</title><h1>Hello B</h1><p>second page</p>
+        <script>fetch("/b.json").then(() => document.body.append("fetched"))</script>""",
+    "b.json": "{}",
+    "f.html": "<!doctype html><title>Frame</title><button>Inner button</button>",
+    "upload.html": """<!doctype html><title>Upload</title><input type="file" aria-label="Choose">
+        <script>
+        document.querySelector("input").addEventListener("change", async (event) => {
+          const [file] = event.target.files;
+          window.uploaded = [file.name, await file.text(), event.isTrusted];
+        });
+        </script>""",
+    "form.html": """<!doctype html><title>Form</title>
+        <form onsubmit="event.preventDefault(); window.seen.push('submit:' + this.elements[0].value)">
+        <input aria-label="Name"></form>
+        <script>
+        window.seen = [];
+        document.querySelector("input").addEventListener("input", (event) => window.seen.push(event.isTrusted));
+        </script>""",
+    # A page that replaces what input and dialog hooks would use before any of ours could run.
+    "hostile.html": """<!doctype html><title>Hostile</title><script>
+        window.hostileSaw = [];
+        Element.prototype.dispatchEvent = function () { window.hostileSaw.push("dispatch"); return true; };
+        window.alert = () => window.hostileSaw.push("alert");
+        Object.defineProperty(window, "__browserMcpAgent", { get() { window.hostileSaw.push("agent"); } });
+        </script><button onclick="window.baitClicks = (window.baitClicks ?? 0) + 1">Bait</button>""",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def firefox_copy(folder: Path, config: dict[str, str]) -> Path:
+    """The extension's Firefox build, with the probe beside its background."""
+    copy = build_extension(folder / "extension")
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["background"]["scripts"].append("firefox_driver_probe.js")
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    shutil.copy(PROBE, copy / "firefox_driver_probe.js")
+    (copy / "probe_config.json").write_text(json.dumps(config))
+    return copy
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def answers(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[list[dict[str, Any]]]:
+    folder = tmp_path_factory.mktemp("firefox_driver")
+    done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    page_port, frame_port = free_port(), free_port()
+
+    async def page(request: web.Request) -> web.Response:
+        text = PAGES.get(request.match_info["name"])
+        if text is None:
+            return web.Response(status=404)
+        kind = "application/json" if request.match_info["name"].endswith(".json") else "text/html"
+        return web.Response(text=text.replace("FRAME", f"http://localhost:{frame_port}/f.html"), content_type=kind)
+
+    async def result(request: web.Request) -> web.Response:
+        if not done.done():
+            done.set_result(await request.text())
+        return web.Response(text="ok")
+
+    app = web.Application()
+    app.router.add_get("/{name}", page)
+    app.router.add_post("/result", result)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", page_port).start()
+    await web.TCPSite(runner, "localhost", frame_port).start()
+    extension = firefox_copy(folder, {"base": f"http://127.0.0.1:{page_port}"})
+    try:
+        async with extension_firefox(folder, extension=extension):
+            yield json.loads(await asyncio.wait_for(done, 90))
+    finally:
+        await runner.cleanup()
+
+
+def text_of(answer: dict[str, Any]) -> str:
+    assert answer.get("error") is None, answer
+    return "\n".join(part["text"] for part in answer["result"]["content"] if part["type"] == "text")
+
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def test_a_snapshot_shows_the_page_and_a_cross_origin_frame_with_refs_that_stay(
+    answers: list[dict[str, Any]],
+) -> None:
+    first, second, frame = answers[0], answers[1], answers[2]
+    yaml = first["page"]["yaml"]
+    assert 'heading "Hello A" [level=1] [ref=e2]' in yaml
+    assert 'button "Press" [ref=e4]' in yaml
+    assert "[origin=http://localhost:" in yaml
+    assert 'button "Inner button" [ref=f1e1]' in yaml
+    assert second["page"]["yaml"] == yaml
+    assert frame["page"]["yaml"].strip() == '- button "Inner button" [ref=f1e1]'
+
+
+async def test_navigate_and_back_move_the_tab_between_its_pages(
+    answers: list[dict[str, Any]],
+) -> None:
+    navigated, back = answers[3], answers[5]
+    assert "- Page Title: Page B" in text_of(navigated)
+    assert 'heading "Hello B"' in navigated["page"]["yaml"]
+    assert "- Page Title: Page A" in text_of(back)
+    assert 'link "to B" [ref=' in back["page"]["yaml"]
+
+
+async def test_network_requests_lists_what_the_page_fetched(answers: list[dict[str, Any]]) -> None:
+    assert "/b.json => [200]" in text_of(answers[4])
+
+
+async def test_a_screenshot_is_a_png_of_the_viewport(answers: list[dict[str, Any]]) -> None:
+    shot = answers[6]
+    assert "- Screenshot of the viewport" in text_of(shot)
+    image = next(part for part in shot["result"]["content"] if part["type"] == "image")
+    assert image["mimeType"] == "image/png" and image["data"].startswith("iVBORw0KGgo")
+
+
+async def test_evaluate_runs_in_the_page_with_the_element_of_a_ref(answers: list[dict[str, Any]]) -> None:
+    assert '"to B"' in text_of(answers[7])
+
+
+async def test_wait_for_finds_the_pages_text(answers: list[dict[str, Any]]) -> None:
+    assert "Waited for hello a" in text_of(answers[8])
+
+
+async def test_an_action_the_driver_cannot_do_is_not_supported_naming_firefox(answers: list[dict[str, Any]]) -> None:
+    error = answers[9]["error"]
+    assert error["code"] == "not_supported" and "Firefox" in error["message"]
+
+
+async def test_a_ref_never_given_is_refused_as_stale(answers: list[dict[str, Any]]) -> None:
+    assert answers[10]["error"]["code"] == "stale_ref"
+
+
+async def test_a_hostile_page_neither_sees_nor_stops_the_drivers_page_code(answers: list[dict[str, Any]]) -> None:
+    hostile = answers[11]
+    assert 'button "Bait"' in hostile["page"]["yaml"]
+    assert text_of(answers[12]).split("\n", 1)[1].strip() == "[]"
+
+
+async def test_a_tab_closed_mid_action_ends_that_action_with_a_clear_error_and_no_other(
+    answers: list[dict[str, Any]],
+) -> None:
+    closed = answers[13]["error"]
+    assert closed is not None and closed["code"] == "action_failed"
+    assert "closed" in closed["message"] or "does not exist" in closed["message"]
+    assert "- Page Title: Hostile" in text_of(answers[14])
+
+
+async def test_a_click_is_synthetic_and_says_so_and_a_pages_own_dispatch_event_never_runs(
+    answers: list[dict[str, Any]],
+) -> None:
+    clicked = text_of(answers[15])
+    assert "isTrusted false" in clicked
+    seen = json.loads(text_of(answers[16]).split("\n", 1)[1])
+    assert seen == [[], 1]
+
+
+async def test_a_click_on_a_link_waits_for_the_page_it_leads_to(answers: list[dict[str, Any]]) -> None:
+    assert "- Page Title: Page B" in text_of(answers[20])
+
+
+async def test_a_ref_in_a_frame_that_navigated_since_its_snapshot_is_refused_as_stale(
+    answers: list[dict[str, Any]],
+) -> None:
+    assert text_of(answers[18]).endswith("true")
+    assert answers[19]["error"]["code"] == "stale_ref", answers[19]
+
+
+async def test_a_file_input_clicked_waits_for_browser_file_upload_which_sets_its_files(
+    answers: list[dict[str, Any]],
+) -> None:
+    assert "[File chooser]" in text_of(answers[22])
+    assert "Uploaded 1 file into the file chooser: note.txt (5 B)" in text_of(answers[23])
+    assert json.loads(text_of(answers[24]).split("\n", 1)[1]) == ["note.txt", "hello", False]
+    assert answers[25]["error"]["code"] == "no_file_chooser"
+
+
+async def test_type_fills_a_field_with_synthetic_input_and_enter_submits_its_form(
+    answers: list[dict[str, Any]],
+) -> None:
+    assert "isTrusted false" in text_of(answers[27])
+    assert json.loads(text_of(answers[28]).split("\n", 1)[1]) == [False, "submit:Ada"]
