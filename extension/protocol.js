@@ -143,14 +143,13 @@ export const PORT_LAST = 8785;
 export const NATIVE_HOST = "browser_mcp.broker";
 
 /**
- * Between the page and the service worker (chrome.runtime messaging): the bridge (bridge.js, in the
- * isolated world), and the polyfill (polyfill.js, in the page's world, through
- * externally_connectable), whose WAKE is the one message the worker takes from a page's world.
+ * Between the page and the service worker (chrome.runtime messaging): the bridge (bridge.js) and the
+ * waker (waker.js), both in the isolated world; the page's own world cannot reach the worker.
  * The worker asks a bridge for its tools through chrome.scripting instead (page_tools.js).
  */
 export const Bridge = Object.freeze({
   TOOLS: "browser-mcp/tools", // bridge -> worker: {kind, tools}
-  WAKE: "browser-mcp/wake", // polyfill -> worker: put the bridge (and the forms' machinery) in the sender's document; no answer
+  WAKE: "browser-mcp/wake", // waker -> worker, once per document: put the bridge (and the forms' machinery) in the sender's document; no answer
   CALL: "browser-mcp/call", // worker -> bridge: {kind, id, name, args}, answered with {result} or {error}
   CANCEL: "browser-mcp/cancel", // worker -> bridge: {kind, id}: the call's AbortSignal fires
 });
