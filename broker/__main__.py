@@ -84,16 +84,38 @@ def _add_browser_wide_commands(commands: Any) -> None:
     windows.add_argument("target", nargs="?", help="open: the URL of its tab; focus, close: the window id")
     windows.add_argument("--browser", help="which connected browser (b1, b2...)")
     _add_broker_choice(windows)
-    history = commands.add_parser("history", help="search the pages the person visited (once they share history)")
+    history = commands.add_parser(
+        "history",
+        help="search the pages the person visited, or delete some (--delete URL, or --delete --since --until)",
+    )
     history.add_argument("query", nargs="?", default="", help="words of a title or address (default: the latest)")
     history.add_argument("--max", type=int, default=None, metavar="N", help="at most N results (default 20)")
     history.add_argument("--since", metavar="WHEN", help="ISO 8601 time (default: all of the history)")
+    history.add_argument(
+        "--delete",
+        nargs="?",
+        const="",
+        metavar="URL",
+        help="delete every visit of URL, or without it every visit from --since to --until (the person approves)",
+    )
+    history.add_argument("--until", metavar="WHEN", help="with --delete: the range's end, ISO 8601")
     history.add_argument("--browser", help="which connected browser (b1, b2...)")
     _add_broker_choice(history)
-    bookmarks = commands.add_parser("bookmarks", help="search the person's bookmarks, or add one (--add URL)")
+    bookmarks = commands.add_parser(
+        "bookmarks",
+        help="search the person's bookmarks, add one (--add URL), list them (--tree), delete one (--delete ID)",
+    )
     bookmarks.add_argument("query", nargs="?", default="", help="words of a title or address (default: the latest)")
     bookmarks.add_argument("--add", metavar="URL", help="bookmark this URL instead of searching")
     bookmarks.add_argument("--title", help="the new bookmark's title (default: its URL)")
+    bookmarks.add_argument(
+        "--tree", nargs="?", const="", metavar="FOLDER", help="list bookmarks and folders (below the folder FOLDER)"
+    )
+    bookmarks.add_argument("--max", type=int, default=None, metavar="N", help="with --tree: at most N (default 200)")
+    bookmarks.add_argument(
+        "--delete", metavar="ID", help="delete the bookmark or empty folder ID (the person approves)"
+    )
+    bookmarks.add_argument("--recursive", action="store_true", help="with --delete: a folder with all it holds")
     bookmarks.add_argument("--browser", help="which connected browser (b1, b2...)")
     _add_broker_choice(bookmarks)
 
@@ -679,10 +701,40 @@ def _windows(args: argparse.Namespace) -> int:
 def _records(args: argparse.Namespace) -> int:
     """history and bookmarks: what the person visited or kept, a line each."""
     client = _client(args)
-    if args.command == "history":
+    if args.command == "history" and args.delete is not None:
+        since, until = (None, None) if args.delete else (args.since, args.until)
+        answer = client.delete(
+            f"/history{_query(url=args.delete or None, since=since, until=until, browser=args.browser)}"
+        )
+    elif args.command == "history":
         answer = client.get(f"/history{_query(q=args.query, max=args.max, since=args.since, browser=args.browser)}")
     elif args.add is not None:
         answer = client.post("/bookmarks", {"url": args.add, "title": args.title, "browser": args.browser})
+    elif args.delete is not None:
+        recursive = "true" if args.recursive else None
+        answer = client.delete(
+            f"/bookmarks/{urllib.parse.quote(args.delete, safe='')}{_query(recursive=recursive, browser=args.browser)}"
+        )
+    elif args.tree is not None:
+        answer = client.get(f"/bookmarks/tree{_query(folder=args.tree or None, max=args.max, browser=args.browser)}")
+        _print_listing(
+            args.json,
+            answer,
+            "results",
+            ["ID", "IN", "TITLE", "URL"],
+            lambda r: [
+                str(r.get("id")),
+                str(r.get("parentId") or "-"),
+                _clip(r.get("title") or "-", 40),
+                f"(folder of {r.get('children', '?')})" if r.get("folder") else _clip(r.get("url") or "", 70),
+            ],
+            "no bookmarks",
+        )
+        if not args.json and answer.get("truncated"):
+            print(
+                f"(the first {len(answer['results'])} of {answer.get('total', '?')}: --max N or --tree FOLDER for more)"
+            )
+        return 0
     else:
         answer = client.get(f"/bookmarks{_query(q=args.query, browser=args.browser)}")
     _print_listing(

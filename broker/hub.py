@@ -229,9 +229,12 @@ class Hub:
         )
         return view
 
-    async def browser_call(self, session_id: SessionId, call: WideCall) -> BrowserCallOutcome:
+    async def browser_call(
+        self, session_id: SessionId, call: WideCall, on_wait: OnWait | None = None
+    ) -> BrowserCallOutcome:
         """A browser-wide call (windows, history, bookmarks); :func:`broker.views.browser_call_json`
-        writes its outcome as REST and MCP send it.
+        writes its outcome as REST and MCP send it. ``on_wait`` hears when it waits for the person's
+        approval (a deletion always does).
 
         ``createWindow`` opens its tab as ``open_tab`` does, so the tab is the session's; a list
         of windows gets each window's tabs and whether all are the session's from the core.
@@ -249,7 +252,7 @@ class Hub:
             asked.append(browser_key)
             return call_id, effects
 
-        answer = await self._request(start)
+        answer = await self._request(start, on_wait)
         if call.request == "listWindows":
             return self.core.describe_windows(session_id, asked[0], answer)
         if call.request == RESIZE_WINDOW:

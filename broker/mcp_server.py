@@ -474,7 +474,8 @@ class McpSurface:
                 return await self._playwright_tabs(session.key, params.name, args)
             wide = browser_wide.call_of(params.name, args)
             if wide is not None:
-                return _json_result(browser_call_json(await self.hub.browser_call(session.key, wide)))
+                outcome = await self.hub.browser_call(session.key, wide, self._progress(ctx, session))
+                return _json_result(browser_call_json(outcome))
             action = browser_tools.action_of(params.name)
             if action is not None:
                 tab, action_args = browser_tools.action_arguments(action, args)

@@ -5,10 +5,12 @@
 ``POST /tabs/{id}/actions/{name}`` (a built-in browser tool, named without ``browser_``), plus
 ``POST /tabs/{id}/claim``, ``/release`` and ``/focus``; the browser's own windows, history and
 bookmarks (``GET /windows``, ``POST /windows {url?}``, ``POST /windows/{id}/focus``,
-``DELETE /windows/{id}``, ``GET /history?q=&max=&since=``, ``GET /bookmarks?q=``,
-``POST /bookmarks {url, title?}``, each taking ``browser``); ``DELETE /sessions/{id}`` and
-``POST /shutdown`` (what ``browser-mcp stop`` uses). Each request acts for the session named by
-``X-Session-Id``, else the default REST session: ``rest`` for the broker's own token,
+``DELETE /windows/{id}``, ``GET /history?q=&max=&since=``, ``DELETE /history?url=`` or
+``?since=&until=``, ``GET /bookmarks?q=``, ``POST /bookmarks {url, title?}``,
+``GET /bookmarks/tree?folder=&max=``, ``DELETE /bookmarks/{id}?recursive=``, each taking
+``browser``); ``DELETE /sessions/{id}`` and ``POST /shutdown`` (what ``browser-mcp stop``
+uses). Each request acts for the session named by ``X-Session-Id``, else the default REST
+session: ``rest`` for the broker's own token,
 ``rest:<name>`` for a client token. A new session is opened on first use and ends, releasing its
 tabs, once unused for the broker's idle time (a script that exits says nothing; the core keeps
 that time). A client token acts only in the sessions it opened, and cannot stop the broker.
@@ -269,6 +271,29 @@ async def create_bookmark(request: web.Request) -> web.Response:
         raise InvalidRequest('creating a bookmark takes {"url": "...", "title"?: "...", "browser"?: "b1"}')
     url, title, browser = body.get("url"), body.get("title"), body.get("browser")
     call = browser_wide.bookmarks_call("create", url=url, title=title, browser=browser)
+    return await _browser_call(request, call)
+
+
+@routes.delete("/history")
+async def delete_history(request: web.Request) -> web.Response:
+    query = request.query
+    call = browser_wide.history_deletion_call(
+        query.get("url"), query.get("since"), query.get("until"), query.get("browser")
+    )
+    return await _browser_call(request, call)
+
+
+@routes.get("/bookmarks/tree")
+async def bookmark_tree(request: web.Request) -> web.Response:
+    query = request.query
+    call = browser_wide.bookmark_tree_call(query.get("folder"), query.get("max"), query.get("browser"))
+    return await _browser_call(request, call)
+
+
+@routes.delete("/bookmarks/{id}")
+async def delete_bookmark(request: web.Request) -> web.Response:
+    query = request.query
+    call = browser_wide.bookmark_deletion_call(request.match_info["id"], query.get("recursive"), query.get("browser"))
     return await _browser_call(request, call)
 
 

@@ -46,6 +46,8 @@ def page_text_fields(answer: dict[str, Any]) -> list[str]:
             fields.append("tools")
         elif key == "results":
             fields += [f"results[].{name}" for name in _RECORD_FIELDS]
+        elif key == "deleted" and isinstance(value, dict) and "title" in value:
+            fields += [f"deleted.{name}" for name in _RECORD_FIELDS]
     return fields
 
 

@@ -7,7 +7,10 @@
 // call waits (approvalPending), so it does not time the call out meanwhile. Deny, closing the
 // window, or no answer within the approval time fails the call with `not_approved`; "always allow"
 // adds that credential on that site to the options' list, and never covers an upload: each asks,
-// its files listed with the flagged ones first. Read-only tools never ask.
+// its files listed with the flagged ones first. Nor does it cover deleting the person's history or
+// bookmarks (record_deletions.js): each deletion asks, showing what goes, and while one waits (or
+// runs) the browser takes no other (`records_busy`), so no window can stand in for another. Read-only
+// tools never ask.
 //
 // An approval is for what then runs: the tab takes no other call while one waits for the person or
 // runs with their approval (`tab_busy`, as the broker refuses them too), and the approved call runs
@@ -22,6 +25,7 @@ import { reply } from "./links.js";
 import { toolsOf } from "./page_tools.js";
 import { isPaused, pausedError } from "./person.js";
 import { RECORD_REQUESTS, notShared } from "./records.js";
+import { DELETION_REQUESTS, deletionOf } from "./record_deletions.js";
 import { documentIn } from "./documents.js";
 import { frameOfTool } from "./frame_tools.js";
 import { sessionCredential, sessionName } from "./sessions.js";
@@ -43,6 +47,9 @@ const BROWSER_REQUESTS = Object.freeze({
   searchHistory: { tool: "browser_history_search", readOnly: true },
   searchBookmarks: { tool: "browser_bookmarks search", readOnly: true },
   createBookmark: { tool: "browser_bookmarks create", readOnly: false },
+  bookmarkTree: { tool: "browser_bookmarks tree", readOnly: true },
+  deleteHistory: { tool: "browser_history_delete", readOnly: false },
+  deleteBookmark: { tool: "browser_bookmarks delete", readOnly: false },
 });
 // Far above any function or arguments a person could read; a call past it is refused, not cut.
 const MAX_SHOWN = 1024 * 1024;
@@ -53,13 +60,16 @@ let nextId = 1;
 const waiting = new Map();
 /** tab id -> how many calls there wait for the person or run with their approval */
 const busyTabs = new Map();
+/** How many deletions of the person's records wait for them or run with their approval: 0 or 1. */
+let deletionsHeld = 0;
 
 /**
  * What the window shows of a call's arguments: a function's source as written, the files an
  * upload sends (listed on their own, by name and size), the rest as JSON.
  */
-function shownArguments(message) {
+function shownArguments(message, deletion) {
   const args = message.args ?? {};
+  if (deletion) return { code: deletion.shown, args: JSON.stringify(args, null, 2), codeLabel: "Deletes" };
   if (message.type === FromBroker.BROWSER_ACTION && typeof args.function === "string") {
     const { function: code, ...rest } = args;
     return { code, args: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "" };
@@ -92,12 +102,13 @@ export function hintsOf(annotations) {
   return { destructive, readOnly: annotations?.readOnlyHint === true && !destructive };
 }
 
-function needsApproval(annotations, origin, credential, upload) {
+function needsApproval(annotations, origin, credential, everyTime) {
   const { approvalPolicy } = settings();
   const { destructive, readOnly } = hintsOf(annotations);
   if (approvalPolicy === Policy.NEVER || readOnly) return false;
-  // "Always allow", whatever it was given for, never covers the person's files: each upload asks.
-  if (upload) return true;
+  // "Always allow", whatever it was given for, never covers the person's files nor deleting their
+  // records: each upload and each deletion asks.
+  if (everyTime) return true;
   if (alwaysAllowed(credential, origin)) return false;
   if (approvalPolicy === Policy.NOT_READ_ONLY) return true;
   return destructive;
@@ -109,6 +120,16 @@ async function describe(message) {
     // Nobody is asked to approve what the person's switch refuses anyway.
     const refused = Object.hasOwn(RECORD_REQUESTS, message.request) ? await notShared() : null;
     if (refused) return { refused };
+    if (Object.hasOwn(DELETION_REQUESTS, message.request)) {
+      // Nor to approve deleting what is not there, or may not go: the person is asked about what is.
+      try {
+        const deletion = await deletionOf(message.request, message.args ?? {});
+        const { tool } = BROWSER_REQUESTS[message.request];
+        return { name: tool, annotations: { destructiveHint: true }, wholeBrowser: true, deletion };
+      } catch (error) {
+        return { refused: { code: error?.code ?? "request_failed", message: String(error?.message ?? error) } };
+      }
+    }
     // An unknown request asks nothing: runBrowserRequest answers it with what is wrong.
     const known = Object.hasOwn(BROWSER_REQUESTS, message.request) ? BROWSER_REQUESTS[message.request] : null;
     return {
@@ -144,12 +165,22 @@ function busyError(tabId) {
   };
 }
 
+function deletionBusyError(tool) {
+  return {
+    code: "records_busy",
+    message:
+      `${tool} was not asked: another deletion of the person's history or bookmarks waits for their approval` +
+      " (or runs with it); the browser takes one at a time, so ask again once it has ended",
+  };
+}
+
 function holdTab(tabId) {
   busyTabs.set(tabId, (busyTabs.get(tabId) ?? 0) + 1);
 }
 
 /** The approved call ended (`admit`'s `approved`): its tab takes other calls again. */
 export function approvalEnded(approved) {
+  if (approved?.bound) deletionsHeld -= 1;
   if (!Number.isInteger(approved?.tabId)) return;
   const left = (busyTabs.get(approved.tabId) ?? 1) - 1;
   if (left > 0) busyTabs.set(approved.tabId, left);
@@ -167,7 +198,7 @@ export async function admit(link, message) {
   if (isPaused()) return { error: pausedError() };
   if (busyTabs.has(message.tabId)) return { error: busyError(message.tabId) };
   await settingsReady;
-  const { name, annotations, refused, wholeBrowser } = await describe(message);
+  const { name, annotations, refused, wholeBrowser, deletion } = await describe(message);
   if (refused) return { error: refused };
   // A frame's tool is approved for the frame's document and site.
   const frame = message.type === FromBroker.CALL_TOOL ? frameOfTool(message.tabId, message.toolName) : null;
@@ -177,9 +208,9 @@ export async function admit(link, message) {
   const origin = place?.origin ?? "";
   const credential = sessionCredential(link.port, message.sessionId);
   const upload = message.type === FromBroker.BROWSER_ACTION && message.action === "file_upload";
-  if (!needsApproval(annotations, origin, credential, upload)) return {};
+  if (!needsApproval(annotations, origin, credential, upload || Boolean(deletion))) return {};
   const site = origin || place?.url || "the whole browser";
-  const { code, args, codeLabel = "Function" } = shownArguments(message);
+  const { code, args, codeLabel = "Function" } = shownArguments(message, deletion);
   if (code.length + args.length > MAX_SHOWN) {
     const size = Math.ceil((code.length + args.length) / 1024);
     return {
@@ -189,8 +220,10 @@ export async function admit(link, message) {
       ),
     };
   }
-  const approved = place ? { ...place, tool: name } : { tool: name };
+  if (deletion && deletionsHeld) return { error: deletionBusyError(name) };
+  const approved = place ? { ...place, tool: name } : { tool: name, bound: deletion?.bound };
   if (place) holdTab(place.tabId);
+  if (deletion) deletionsHeld += 1;
   const timeoutMs = settings().approvalTimeoutMs;
   link.send(reply(ToBroker.APPROVAL_PENDING, message, { callId: message.callId, timeout: timeoutMs / 1000 }));
   const details = {

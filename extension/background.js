@@ -23,7 +23,6 @@ import {
   startKeepalive,
 } from "./links.js";
 import { pairingChanged } from "./broker_auth.js";
-import { pageMessage } from "./page_messages.js";
 import { injectBridges, toolsReported, wakeBridge } from "./page_tools.js";
 import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person.js";
 import { popupState } from "./popup_state.js";
@@ -109,6 +108,10 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     case Bridge.TOOLS:
       toolsReported(sender, message.tools);
       break;
+    case Bridge.WAKE:
+      // waker.js, once per document, for the sender's own document as Chromium names it.
+      if (sender.id === chrome.runtime.id && sender.tab) wakeBridge(sender);
+      break;
     case Popup.STATE:
       return answer(popupState());
     case Popup.PAUSE:
@@ -130,14 +133,6 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     default:
       console.warn("browser-mcp: unknown runtime message", message?.kind);
   }
-  return false;
-});
-
-// Every http(s) page can send here (the manifest's externally_connectable, for the polyfill in its
-// world): only WAKE is taken, for the sender's own document as Chromium names it, within a rate
-// (page_messages.js), and nothing is answered.
-chrome.runtime.onMessageExternal.addListener((message, sender) => {
-  pageMessage(message, sender, wakeBridge);
   return false;
 });
 

@@ -91,7 +91,7 @@ export async function handleBrokerMessage(link, message) {
       break;
     }
     case FromBroker.BROWSER_REQUEST:
-      link.send(await admitted(link, message, () => runBrowserRequest(message)));
+      link.send(await admitted(link, message, (approved) => runBrowserRequest(message, approved)));
       break;
     case FromBroker.PING:
       link.send({ type: ToBroker.PONG });

@@ -1,5 +1,5 @@
 // A broker's browserRequest: what it asks of the browser itself rather than of a page, its windows
-// and the person's records (records.js), answered with one toolResult whatever happens. The broker
+// and the person's records (records.js, record_deletions.js), answered with one toolResult whatever happens. The broker
 // has already decided what the session may ask (a window to focus or close holds only its tabs);
 // this module carries it out, after the person's say: nothing while they paused agents.
 
@@ -8,6 +8,7 @@ import { ActionError, invalidArguments } from "./actions/errors.js";
 import { reply } from "./links.js";
 import { isPaused, pausedError } from "./person.js";
 import { RECORD_REQUESTS } from "./records.js";
+import { DELETION_REQUESTS } from "./record_deletions.js";
 
 function windowId(args) {
   if (!Number.isInteger(args.windowId)) throw invalidArguments("windowId must be a window's id");
@@ -72,17 +73,20 @@ const WINDOW_REQUESTS = Object.freeze({
   },
 });
 
-const REQUESTS = { ...WINDOW_REQUESTS, ...RECORD_REQUESTS };
+const REQUESTS = { ...WINDOW_REQUESTS, ...RECORD_REQUESTS, ...DELETION_REQUESTS };
 
-/** Carry out a broker's browserRequest; the toolResult to send back. */
-export async function runBrowserRequest(message) {
+/**
+ * Carry out a broker's browserRequest; the toolResult to send back. `approved`: what the person
+ * approved of it, when they were asked (a deletion runs only if that is still what it deletes).
+ */
+export async function runBrowserRequest(message, approved) {
   const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
   if (isPaused()) return { ...answer, error: pausedError() };
   try {
     const run = Object.hasOwn(REQUESTS, message.request) ? REQUESTS[message.request] : null;
     if (!run) throw invalidArguments(`unknown browser request ${JSON.stringify(message.request)}`);
     const args = message.args && typeof message.args === "object" && !Array.isArray(message.args) ? message.args : {};
-    return { ...answer, result: await run(args), error: null };
+    return { ...answer, result: await run(args, approved), error: null };
   } catch (error) {
     const code = error instanceof ActionError ? error.code : "request_failed";
     return { ...answer, error: { code, message: String(error?.message ?? error) } };

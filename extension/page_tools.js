@@ -26,6 +26,21 @@ const toolsByTab = new Map();
 const topTools = new Map();
 /** documentId -> whether another request came while the bridge was being put in (wakeBridge). */
 const waking = new Map();
+// Requests a tab's documents may make: each asks once, so only a page that makes document after
+// document gets near this.
+const TAB_WAKES = { burst: 50, perSecond: 5 };
+/** tab id -> {tokens, at}: what is left of its TAB_WAKES. */
+const wakesByTab = new Map();
+
+function tabMayWake(tabId, now) {
+  const bucket = wakesByTab.get(tabId) ?? { tokens: TAB_WAKES.burst, at: now };
+  bucket.tokens = Math.min(TAB_WAKES.burst, bucket.tokens + ((now - bucket.at) / 1000) * TAB_WAKES.perSecond);
+  bucket.at = now;
+  wakesByTab.set(tabId, bucket);
+  if (bucket.tokens < 1) return false;
+  bucket.tokens -= 1;
+  return true;
+}
 
 export function isScriptable(url) {
   return (
@@ -39,6 +54,7 @@ export function toolsOf(tabId) {
 
 export function forgetTools(tabId) {
   toolsByTab.delete(tabId);
+  wakesByTab.delete(tabId);
   topTools.delete(tabId);
   forgetFrames(tabId);
 }
@@ -201,19 +217,20 @@ export function toolsReported(sender, tools) {
 
 const askPolyfill = () => globalThis[Symbol.for("browser-mcp.bridge")]?.relist?.();
 /**
- * In the document's MAIN world, once its bridge is in: note it (see bridgeState), and say
- * whether the polyfill found a tool form and has no machinery for it.
+ * In the document's MAIN world, once its bridge is in: note it (see bridgeState), and say whether
+ * it needs the forms' machinery: where the polyfill keeps the tools, it comes with the bridge, so
+ * that a tool form found later needs no second request (waker.js carries one per document).
  */
 function bridgedWantsForms() {
   const hooks = Document.prototype[Symbol.for("browser-mcp.polyfill")];
   if (!hooks) return false;
   hooks.bridged = true;
-  return Boolean(hooks.wantsForms && !hooks.forms);
+  return Boolean(hooks.modelContext && !hooks.forms);
 }
 
 /**
  * Put the bridge in the `target` document (one already there stays as it is), and the forms'
- * machinery where the page has a tool form, then have the bridge ask for the page's tools, which
+ * machinery where the polyfill keeps the tools, then have the bridge ask for the page's tools, which
  * it reports.
  */
 async function bridgeDocument(target) {
@@ -224,9 +241,11 @@ async function bridgeDocument(target) {
 }
 
 /**
- * A page's request (polyfill.js, through externally_connectable): its document has a tool, a tool
- * form, or a change in Chromium's own tools, and wants its bridge, or the forms' machinery. The
- * document is the one Chromium says sent it, top document or frame; the message says nothing more.
+ * A page's request (polyfill.js, through waker.js, once per document): its document has a tool, a
+ * tool form, or a change in Chromium's own tools, and wants its bridge. The document is the one
+ * Chromium says sent it, top document or frame; the message says nothing more. A tab whose
+ * documents ask more than TAB_WAKES allows (a page making frame after frame, or reloading itself)
+ * is not heard a while: its tools are then looked for when a client asks (bridgeState).
  * Addressed to that document: one that replaced it meanwhile is left alone. One at a time per
  * document, and one more for those that came meanwhile: a page that asks again and again costs
  * the worker a look at its document per answer, never a pile of them.
@@ -235,6 +254,7 @@ export async function wakeBridge(sender) {
   const tabId = sender.tab?.id;
   const documentId = sender.documentId;
   if (!(tabId >= 0) || typeof documentId !== "string" || !isScriptable(sender.url)) return;
+  if (!tabMayWake(tabId, Date.now())) return;
   if (waking.has(documentId)) {
     waking.set(documentId, true);
     return;

@@ -15,15 +15,13 @@
 // built and nothing listens. Every document compiles this file, so what only some need is
 // elsewhere: the bridge (bridge.js, in the extension's isolated world) and the tool forms'
 // machinery (tool_forms.js), both put in by the worker where a page has a tool or a tool form (a
-// comment costs next to nothing to compile; code does). No script of ours runs in the isolated
-// world from the start: a document's first script there costs it about a millisecond of its load,
-// for Chromium builds that world then.
+// comment costs next to nothing to compile; code does).
 //
-// So the page's first tool, tool form or change in Chromium's own tools asks the worker itself for
-// the bridge (`wake`), through the extension messaging Chromium gives pages the manifest names
-// (`externally_connectable`). The worker takes the document from Chromium's word about the
-// sender, never from the message, so a page can have a bridge put only in itself. The bridge then
-// asks for the tools. The polyfill's registry lives in the MAIN world, where the extension cannot
+// So the page's first tool, tool form or change in Chromium's own tools asks the worker for the
+// bridge (`wake`) through waker.js, the one script of ours in the isolated world from the start: a
+// window event it hears, and turns into one request per document. The page's own world has no
+// extension messaging. The worker takes the document from Chromium's word about the sender, so a
+// page can have a bridge put only in itself. The bridge then asks for the tools. The polyfill's registry lives in the MAIN world, where the extension cannot
 // see it; it talks to the bridge with window.postMessage: it announces its tool list on every
 // change and runs calls the bridge asks for; where Chromium keeps the tools, it says only that
 // they changed. The page sees these messages too and could forge them, but only about its own
@@ -41,7 +39,14 @@
   if (documents[MARK]) return; // injected twice: by the manifest and after an install
   // What the worker reads and tool_forms.js, put in later, joins: the registry; whether the page
   // asked for its bridge, has tool forms, and was given its bridge.
-  const hooks = { modelContext: null, woken: false, wantsForms: false, forms: null, bridged: false };
+  const hooks = {
+    modelContext: null,
+    woken: false,
+    waitingForWaker: false,
+    wantsForms: false,
+    forms: null,
+    bridged: false,
+  };
   Object.defineProperty(documents, MARK, { value: hooks });
 
   const post = (message) => window.postMessage({ source: PAGE, ...message }, "*");
@@ -98,45 +103,20 @@
     return typeof error === "string" ? error : String(error);
   }
 
-  // The extension's id, which the page's messaging needs, is in the address of this script.
-  // Read only when asked: at the start, even making an Error cost each page a third of a
-  // millisecond. The page may have changed how stacks are written by then; it can spoil only its
-  // own request.
-  function extensionId() {
-    const { prepareStackTrace, stackTraceLimit } = Error;
-    const set = (key, value) => {
-      try {
-        Error[key] = value;
-      } catch {
-        // what the page made unwritable stays as it is
-      }
-    };
-    if (prepareStackTrace !== undefined) set("prepareStackTrace", undefined);
-    if (!(stackTraceLimit >= 1)) set("stackTraceLimit", 10);
-    try {
-      return /chrome-extension:\/\/([a-p]{32})\//.exec(String(new Error().stack))?.[1] ?? null;
-    } catch {
-      return null;
-    } finally {
-      if (prepareStackTrace !== undefined) set("prepareStackTrace", prepareStackTrace);
-      if (!(stackTraceLimit >= 1)) set("stackTraceLimit", stackTraceLimit);
-    }
-  }
-
   /**
-   * Have the worker put the bridge in this document, and the forms' machinery if it has a tool
-   * form. Should this request be lost (the worker stopped, the page broke the messaging), the
-   * worker reads `hooks.woken` when a client asks for the page's tools and puts them in then.
+   * Have the worker put the bridge in this document: the page's world cannot reach the extension,
+   * so the signal goes to waker.js, in this document's isolated world, which sends the worker one
+   * request per document. A signal nobody cancelled went out before the waker ran: it is sent again
+   * when the waker says it is there. Should the request be lost (the worker stopped, the page
+   * spoiled the signal), the worker reads `hooks.woken` when a client asks for the page's tools
+   * and puts the bridge in then.
    */
   function askWorker() {
     hooks.woken = true;
-    const runtime = globalThis.chrome?.runtime;
-    const id = extensionId();
-    if (typeof runtime?.sendMessage !== "function" || !id) return;
-    try {
-      runtime.sendMessage(id, { kind: "browser-mcp/wake" }, () => void runtime.lastError);
-    } catch {
-      // the extension was reloaded or removed: nothing to ask
+    const signal = () => window.dispatchEvent(new Event("browser-mcp-wake", { cancelable: true }));
+    if (signal() && !hooks.waitingForWaker) {
+      hooks.waitingForWaker = true;
+      window.addEventListener("browser-mcp-waker", signal, { once: true });
     }
   }
 

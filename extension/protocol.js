@@ -117,11 +117,20 @@ export const BROWSER_ACTIONS = Object.freeze([
 /**
  * What this extension carries out beyond tabs, announced in `connected.features`: windows (tabs'
  * windowId, index and pinned; openTab's windowId, newWindow and pinned; listWindows, focusWindow,
- * closeWindow), history (searchHistory) and bookmarks (searchBookmarks, createBookmark), each a
- * browserRequest (browser_wide.js); and claims: a tabClaimed with a callId is answered with
- * toolResult, refused (tab_owned) for a tab another broker's session holds (broker_requests.js).
+ * closeWindow), history (searchHistory) and bookmarks (searchBookmarks, createBookmark), and
+ * deleteHistory, bookmarkTree and deleteBookmark, each a browserRequest of its name
+ * (browser_wide.js); and claims: a tabClaimed with a callId is answered with toolResult, refused
+ * (tab_owned) for a tab another broker's session holds (broker_requests.js).
  */
-export const BROWSER_FEATURES = Object.freeze(["windows", "history", "bookmarks", "claims"]);
+export const BROWSER_FEATURES = Object.freeze([
+  "windows",
+  "history",
+  "bookmarks",
+  "deleteHistory",
+  "bookmarkTree",
+  "deleteBookmark",
+  "claims",
+]);
 
 /** Every answer of a broker carries this header (broker/version.py BROKER_HEADER). */
 export const BROKER_HEADER = "X-Browser-MCP-Broker";
@@ -134,14 +143,13 @@ export const PORT_LAST = 8785;
 export const NATIVE_HOST = "browser_mcp.broker";
 
 /**
- * Between the page and the service worker (chrome.runtime messaging): the bridge (bridge.js, in the
- * isolated world), and the polyfill (polyfill.js, in the page's world, through
- * externally_connectable), whose WAKE is the one message the worker takes from a page's world.
+ * Between the page and the service worker (chrome.runtime messaging): the bridge (bridge.js) and the
+ * waker (waker.js), both in the isolated world; the page's own world cannot reach the worker.
  * The worker asks a bridge for its tools through chrome.scripting instead (page_tools.js).
  */
 export const Bridge = Object.freeze({
   TOOLS: "browser-mcp/tools", // bridge -> worker: {kind, tools}
-  WAKE: "browser-mcp/wake", // polyfill -> worker: put the bridge (and the forms' machinery) in the sender's document; no answer
+  WAKE: "browser-mcp/wake", // waker -> worker, once per document: put the bridge (and the forms' machinery) in the sender's document; no answer
   CALL: "browser-mcp/call", // worker -> bridge: {kind, id, name, args}, answered with {result} or {error}
   CANCEL: "browser-mcp/cancel", // worker -> bridge: {kind, id}: the call's AbortSignal fires
 });

@@ -1,5 +1,6 @@
 // The person's own records, history and bookmarks, for a broker's browserRequest: searchHistory,
-// searchBookmarks and createBookmark. They are the person's private record, so each request first
+// searchBookmarks, createBookmark and bookmarkTree (deleting them is record_deletions.js's). They
+// are the person's private record, so each request first
 // asks whether the person shares them (the options page's switch, off until they turn it on);
 // while they do not, it is refused with `consent_required`, saying where the switch is. Results
 // are what a client needs to find a page again: title, URL and time (ISO 8601).
@@ -29,7 +30,8 @@ export async function notShared() {
   };
 }
 
-async function checkShared() {
+/** Throws consent_required while the person does not share their records. */
+export async function checkShared() {
   const refusal = await notShared();
   if (refusal) throw new ActionError(refusal.code, refusal.message);
 }
@@ -48,6 +50,61 @@ function text(value, name) {
 }
 
 const bookmark = (node) => ({ title: node.title ?? "", url: node.url, time: iso(node.dateAdded), id: node.id });
+
+// Firefox has separators (neither bookmark nor folder); Chromium tells a folder by its lack of url.
+export const isSeparator = (node) => node.type === "separator";
+export const isFolder = (node) => node.url === undefined && !isSeparator(node);
+
+/** The node `id` names with all below it; record_not_found when the browser has none. */
+export async function subTree(id) {
+  try {
+    const [node] = await chrome.bookmarks.getSubTree(id);
+    if (node) return node;
+  } catch {
+    // Both browsers reject an id they do not have.
+  }
+  throw new ActionError(
+    "record_not_found",
+    `no bookmark or folder has id ${JSON.stringify(id)}: browser_bookmarks action=tree or search gives the ids`,
+  );
+}
+
+const TREE = { default: 200, max: 1000 };
+
+function treeCount(value) {
+  if (value === undefined) return TREE.default;
+  if (!Number.isInteger(value) || value < 1) throw invalidArguments("maxResults must be a whole number, 1 or more");
+  return Math.min(value, TREE.max);
+}
+
+function treeEntry(node, depth) {
+  const entry = { id: node.id, parentId: node.parentId ?? null, depth, title: node.title ?? "" };
+  if (isFolder(node))
+    return { ...entry, folder: true, children: (node.children ?? []).length, time: iso(node.dateAdded) };
+  return { ...entry, url: node.url, time: iso(node.dateAdded) };
+}
+
+/**
+ * The tree below `roots`, flat: level by level, so that when it is cut at `limit` the upper
+ * levels are whole (every folder near the top, with its id to list it alone) rather than one
+ * deep folder filling the answer.
+ */
+function flatten(roots, limit) {
+  const results = [];
+  let total = 0;
+  let level = roots.map((node) => ({ node, depth: 0 }));
+  while (level.length) {
+    const next = [];
+    for (const { node, depth } of level) {
+      if (isSeparator(node)) continue;
+      total += 1;
+      if (results.length < limit) results.push(treeEntry(node, depth));
+      for (const child of node.children ?? []) next.push({ node: child, depth: depth + 1 });
+    }
+    level = next;
+  }
+  return { results, total, truncated: total > results.length };
+}
 
 export const RECORD_REQUESTS = Object.freeze({
   async searchHistory(args) {
@@ -86,5 +143,15 @@ export const RECORD_REQUESTS = Object.freeze({
       title: args.title === undefined ? url : text(args.title, "title"),
     });
     return { bookmark: bookmark(created) };
+  },
+  async bookmarkTree(args) {
+    await checkShared();
+    const limit = treeCount(args.maxResults);
+    // The whole tree starts below its unnamed root: the browser's own folders (bar, other, ...).
+    const roots =
+      args.id === undefined
+        ? ((await chrome.bookmarks.getTree())[0]?.children ?? [])
+        : [await subTree(text(args.id, "id"))];
+    return flatten(roots, limit);
   },
 });

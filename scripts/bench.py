@@ -95,7 +95,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " keys: the broker's memory while a client token makes keyed calls of a page tool with a large answer,"
         " beside the same calls without keys (scripts/bench_keys.py; not part of all: about 2.5 minutes);"
         " flood: a REST client's clicks in one tab, quiet and while a page in another floods the extension with"
-        " messages (scripts/bench_flood.py; not part of all: one Chromium, a few minutes);"
+        " messages or the waker's signal (scripts/bench_flood.py; not part of all: one Chromium, a few minutes);"
         " soak: 20 clients (MCP over HTTP and stdio in both eras, REST) work their own tabs through the real"
         " extension for --minutes, every answer checked, the broker's memory, descriptors and idle CPU followed"
         " (scripts/bench_soak.py; not part of all: an hour by default)",
@@ -286,16 +286,22 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         " (without a broker): a before and after in the same run",
     )
     flood = parser.add_argument_group("flood suite")
-    flood.add_argument("--flood-messages", type=int, default=100_000, help="messages each flooding page sends")
+    flood.add_argument(
+        "--flood-messages",
+        type=int,
+        default=100_000,
+        help="messages or signals each flooding page sends (fewer: a shorter run)",
+    )
     flood.add_argument("--flood-clicks", type=int, default=50, help="measured clicks per phase (quiet, each attack)")
     flood.add_argument("--flood-click-warmup", type=int, default=5, help="clicks before the quiet ones")
     flood.add_argument(
         "--flood-attacks",
         nargs="+",
-        default=["plain", "kept", "loop"],
-        choices=["plain", "kept", "loop"],
-        help="how the page sends: plain (chrome.runtime.sendMessage each time), kept (a reference kept from the"
-        " start), loop (all in one loop, never yielding)",
+        default=["kept", "loop", "signal", "signal-loop"],
+        choices=["kept", "loop", "signal", "signal-loop"],
+        help="how the page sends: kept (chrome.runtime.sendMessage through a reference kept from the start), loop"
+        " (the same in one loop, never yielding), signal (the waker's window event), signal-loop (the same in one"
+        " loop)",
     )
 
 

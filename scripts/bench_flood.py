@@ -1,20 +1,24 @@
-"""The flood part of scripts/bench: a client's clicks while a page floods the extension with messages.
+"""The flood part of scripts/bench: a client's clicks while a page floods the extension.
 
-Every http(s) page may message the extension (its ``externally_connectable``, which the polyfill
-needs). The bench runs ``browser-mcp serve --port 0`` and headless Chromium with the project's
-extension, led to the broker by the native host (``benchlib.browser``), and serves two pages on
-127.0.0.1: the bench's counter page, which a REST session opens in a tab of its own and clicks
-("Add one", by the ref a snapshot gave, ``POST /tabs/{id}/actions/click``), and the tests' hostile
-page (``tests/pages/flood.html``), which the person opens in another tab at ``localhost`` (another
-site: a process of its own, as a hostile site would have).
+The page's own world has no extension messaging (the manifest names no web page in
+``externally_connectable``); what reaches the extension is the polyfill's signal to waker.js, a
+window event the page can dispatch too, which the waker turns into one request per document.
+
+The bench runs ``browser-mcp serve --port 0`` and headless Chromium with the project's extension,
+led to the broker by the native host (``benchlib.browser``), and serves two pages on 127.0.0.1: the
+bench's counter page, which a REST session opens in a tab of its own and clicks ("Add one", by the
+ref a snapshot gave, ``POST /tabs/{id}/actions/click``), and the tests' hostile page
+(``tests/pages/flood.html``), which the person opens in another tab at ``localhost`` (another site:
+a process of its own, as a hostile site would have).
 
 Measured, each click timed from the request to its answer:
 
 1. quiet: the clicks with no flooding page open;
-2. for each attack, the clicks while the page sends ``--flood-messages`` messages (the polyfill's
-   WAKE, a kind the extension does not know, and 64 KB ones, in turn, 100 between yields):
-   ``plain`` calls ``chrome.runtime.sendMessage`` each time, as a page does; ``kept`` keeps its
-   own reference to it from the start; ``loop`` sends them all in one loop, never yielding.
+2. for each attack, the clicks while the page sends ``--flood-messages`` of them (fewer make a
+   shorter run): ``kept``, messages through a reference to ``chrome.runtime.sendMessage`` kept from
+   the start, 100 between yields (the page has none: each fails in the page); ``loop``, those
+   messages in one loop, never yielding; ``signal``, the waker's signal, 100 between yields;
+   ``signal-loop``, the signal in one loop.
 
 The goal: with a flooding page open, the click's p99 at most 1.5 x the quiet p99. After each
 attack the page is closed and the bench waits for clicks to be quick again. A benchmark, never a
@@ -46,7 +50,8 @@ from broker.core.security import PROJECT_EXTENSION_ID
 
 FLOOD_PAGE = Path(__file__).resolve().parent.parent / "tests" / "pages" / "flood.html"
 P99_GOAL = 1.5  # the click's p99 with a flooding page open, over the quiet p99
-ATTACKS = {"plain": ("", 100), "kept": ("&keep", 100), "loop": ("", 0)}  # query, chunk (0: all at once)
+# what the page sends, how many between yields (0: all in one loop)
+ATTACKS = {"kept": ("message", 100), "loop": ("message", 0), "signal": ("signal", 100), "signal-loop": ("signal", 0)}
 CALM_CLICK_MS = 500.0  # after an attack, clicks this quick again mean the flood is over
 CALM_TIMEOUT_S = 600.0
 REF = re.compile(rf'button "{re.escape(ADD_BUTTON)}" \[ref=([^\]\s]+)\]')
@@ -57,6 +62,7 @@ class Phase:
     name: str
     click_ms: list[float] = field(default_factory=list)
     sent: int = 0  # messages the page had sent when the clicks were done
+    refused: int = 0  # of those, the ones the page could not send at all
     flood_s: float = 0.0  # how long the page took to send them all (0 when it had not finished)
     calm_s: float = 0.0  # after the page closed, until clicks were quick again
     failures: list[str] = field(default_factory=list)  # the clicks that failed, and why
@@ -185,17 +191,18 @@ async def bench_flood(args: Any) -> FloodResults:
 
 async def attacked(context: Any, clicker: Clicker, port: int, attack: str, args: Any) -> Phase:
     """The clicks while the page floods with ``attack``; then until clicks are quick again."""
-    query, chunk = ATTACKS[attack]
+    how, chunk = ATTACKS[attack]
     page = await context.new_page()
-    await page.goto(f"http://localhost:{port}/flood?id={PROJECT_EXTENSION_ID}{query}")
+    await page.goto(f"http://localhost:{port}/flood?id={PROJECT_EXTENSION_ID}")
     phase = Phase(attack)
     started = time.monotonic()
     count = args.flood_messages
-    await page.evaluate(f"window.startedAt = performance.now(); flood({count}, undefined, {chunk or count})")
+    await page.evaluate(f"window.startedAt = performance.now(); flood({count}, {how!r}, {chunk or count})")
     # A click may fail meanwhile (the broker gives up on it after its deadline): kept, with its time.
     phase.click_ms = [await clicker.click(phase.failures) for _ in range(args.flood_clicks)]
-    state = await page.evaluate("[window.sent, window.done, performance.now() - window.startedAt]")
+    state = await page.evaluate("[window.sent, window.done, performance.now() - window.startedAt, window.failures]")
     phase.sent = int(state[0])
+    phase.refused = int(state[3])
     phase.flood_s = float(state[2]) / 1e3 if state[1] else 0.0
     await page.close()
     closed = time.monotonic()
@@ -204,7 +211,7 @@ async def attacked(context: Any, clicker: Clicker, port: int, attack: str, args:
             raise BenchError(f"clicks were still slow {CALM_TIMEOUT_S:g} s after the {attack} flood's page closed")
     phase.calm_s = time.monotonic() - closed
     progress(
-        f"flood: {attack:<6} p50 {phase.p50:.1f} ms, p99 {phase.p99:.1f} ms, max {phase.max:.1f} ms;"
+        f"flood: {attack:<11} p50 {phase.p50:.1f} ms, p99 {phase.p99:.1f} ms, max {phase.max:.1f} ms;"
         f" {phase.sent} messages sent {time.monotonic() - started:.1f} s after it began;"
         f" {len(phase.failures)} clicks failed"
     )
@@ -229,20 +236,21 @@ def flood_report(results: FloodResults, args: Any) -> str:
         f"browser-mcp bench, flood: a REST client's clicks in one tab while a page in another floods the"
         f" extension; headless {results.browser}",
         f"{results.clicks} clicks per phase ({args.flood_click_warmup} of warm-up before the quiet ones); each attack"
-        f" sends {results.messages} messages (WAKE, an unknown kind, 64 KB) from localhost, another site",
-        "plain: chrome.runtime.sendMessage each time; kept: a reference to it kept from the start; loop: all in"
-        " one loop, never yielding",
+        f" sends {results.messages} from localhost, another site",
+        "kept: chrome.runtime.sendMessage through a reference kept from the start (refused: the page has none);"
+        " loop: the same in one loop, never yielding; signal: the waker's window event, 100 between yields;"
+        " signal-loop: the same in one loop",
         "",
         "failed: clicks answered with an error (the broker's 30 s deadline, then its breaker's circuit_open),"
         " counted with their time",
         "",
-        f"  {'phase':<8} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'failed':>7} {'sent':>8} {'flood s':>8}"
-        f" {'calm s':>8}",
+        f"  {'phase':<11} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'failed':>7} {'sent':>8} {'refused':>8}"
+        f" {'flood s':>8} {'calm s':>8}",
     ]
     for phase in results.phases:
         lines.append(
-            f"  {phase.name:<8} {phase.p50:>9.1f} {phase.p99:>9.1f} {phase.max:>9.1f} {len(phase.failures):>7}"
-            f" {phase.sent:>8} {phase.flood_s:>8.1f} {phase.calm_s:>8.1f}"
+            f"  {phase.name:<11} {phase.p50:>9.1f} {phase.p99:>9.1f} {phase.max:>9.1f} {len(phase.failures):>7}"
+            f" {phase.sent:>8} {phase.refused:>8} {phase.flood_s:>8.1f} {phase.calm_s:>8.1f}"
         )
     lines += ["", "goals:", *(verdict.line() for verdict in flood_verdicts(results))]
     return "\n".join(lines)
@@ -260,6 +268,7 @@ def flood_json(results: FloodResults, _args: Any) -> dict[str, Any]:
                 "p99_ms": phase.p99,
                 "max_ms": phase.max,
                 "sent": phase.sent,
+                "refused": phase.refused,
                 "flood_s": phase.flood_s,
                 "calm_s": phase.calm_s,
                 "failures": phase.failures,

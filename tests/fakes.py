@@ -136,6 +136,12 @@ class FakeExtension:
         self.shared = False
         self.history: list[Json] = []
         self.bookmarks: list[Json] = []
+        # The bookmark tree, flat ({id, parentId, title, url?}; a folder has no url), and the
+        # person's answer to a deletion's approval: "allow", "deny", or None when not asked.
+        self.bookmark_nodes: list[Json] = []
+        self.approval: str | None = "allow"
+        # When set, the person answers a deletion only once this is (the test has seen it wait).
+        self.answered: asyncio.Event | None = None
         self._window_ids = itertools.count(100)
         self._arrived = asyncio.Condition()
         self._reader: asyncio.Task[None] | None = None
@@ -355,8 +361,10 @@ class FakeExtension:
     async def answer_request(self, message: Json) -> None:
         reply: Json = {"type": "toolResult", "callId": message["callId"], "error": None}
         request, args = message["request"], message["args"]
-        if request in ("searchHistory", "searchBookmarks", "createBookmark") and not self.shared:
+        if request in RECORD_REQUESTS and not self.shared:
             reply["error"] = {"code": "consent_required", "message": "turn on sharing in the fake's options"}
+        elif request in ("deleteHistory", "deleteBookmark"):
+            reply.update(await self._deletion(message))
         elif request == "listWindows":
             ids = sorted({t.window_id for t in self.tabs.values() if t.window_id is not None})
             reply["result"] = {"windows": [{"id": i, "focused": i == ids[0], "state": "normal"} for i in ids]}
@@ -368,6 +376,14 @@ class FakeExtension:
             reply["result"] = {"results": [h for h in self.history if args["query"] in h["title"] + h["url"]]}
         elif request == "searchBookmarks":
             reply["result"] = {"results": [b for b in self.bookmarks if args["query"] in b["title"] + b["url"]]}
+        elif request == "bookmarkTree":
+            below = set(self._subtree(args["id"])) if "id" in args else None
+            nodes = [n for n in self.bookmark_nodes if below is None or n["id"] in below]
+            if "id" in args and not nodes:
+                reply["error"] = {"code": "record_not_found", "message": f"no bookmark or folder has id {args['id']}"}
+            else:
+                results = nodes[: args["maxResults"]]
+                reply["result"] = {"results": results, "total": len(nodes), "truncated": len(results) < len(nodes)}
         elif request == "createBookmark":
             self.bookmarks.append({**args, "time": "2026-05-01T09:00:00.000Z"})
             reply["result"] = {"bookmark": self.bookmarks[-1]}
@@ -375,6 +391,52 @@ class FakeExtension:
             reply["result"] = {}
         await self.send(reply)
 
+    def _subtree(self, node_id: str) -> list[str]:
+        """The id and every id below it."""
+        children: dict[str, list[str]] = {}
+        for node in self.bookmark_nodes:
+            children.setdefault(node.get("parentId", ""), []).append(node["id"])
+        found = [node_id] if any(n["id"] == node_id for n in self.bookmark_nodes) else []
+        for each in found:
+            found += children.get(each, [])
+        return found
+
+    async def _deletion(self, message: Json) -> Json:
+        """A deletion's answer, after the person's approval as ``approval`` scripts it."""
+        args = message["args"]
+        if message["request"] == "deleteHistory":
+            if "url" in args:
+                gone = [h for h in self.history if h["url"] == args["url"]]
+            else:
+                gone = [h for h in self.history if args["startTime"] <= h.get("ms", -1) < args["endTime"]]
+            if "url" in args and not gone:
+                return {"error": {"code": "record_not_found", "message": f"history holds no visit of {args['url']}"}}
+            result: Json = {"deleted": {"url": args["url"], "visits": len(gone)} if "url" in args else args}
+        else:
+            ids = self._subtree(args["id"])
+            if not ids:
+                return {"error": {"code": "record_not_found", "message": f"no bookmark or folder has id {args['id']}"}}
+            if len(ids) > 1 and not args["recursive"]:
+                return {"error": {"code": "folder_not_empty", "message": f"folder {args['id']} holds {len(ids) - 1}"}}
+            [node] = [n for n in self.bookmark_nodes if n["id"] == args["id"]]
+            result = {"deleted": {"id": node["id"], "title": node["title"]}}
+        if self.approval is not None:
+            await self.send({"type": "approvalPending", "callId": message["callId"], "timeout": 60})
+            if self.answered is not None:
+                await self.answered.wait()
+            if self.approval != "allow":
+                return {"error": {"code": "not_approved", "message": "the person did not approve it: they denied it"}}
+        if message["request"] == "deleteHistory":
+            self.history = [h for h in self.history if h not in gone]
+        else:
+            self.bookmark_nodes = [n for n in self.bookmark_nodes if n["id"] not in ids]
+        return {"result": result}
+
+
+# The requests of the person's records, refused while they do not share them.
+RECORD_REQUESTS = frozenset(
+    ("searchHistory", "searchBookmarks", "createBookmark", "bookmarkTree", "deleteHistory", "deleteBookmark")
+)
 
 # Actions whose answer is what they read, not the page.
 READING_ACTIONS = frozenset(("take_screenshot", "console_messages", "network_requests", "evaluate"))

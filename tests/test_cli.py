@@ -550,6 +550,44 @@ async def test_history_and_bookmarks_say_where_to_share_them(discovery_dir: Path
     assert [row["TITLE"] for row in table_rows(searched.stdout)] == ["Shoes to buy"]
 
 
+async def test_history_and_bookmarks_are_deleted_and_the_tree_listed(
+    discovery_dir: Path, broker: BrokerProcess, connect_fake: ConnectFake
+) -> None:
+    features = ["windows", "history", "bookmarks", "deleteHistory", "bookmarkTree", "deleteBookmark"]
+    fake = await connect_fake(broker, FakeTab(7, SHOP_URL, "Shoe shop", window_id=1), features=features)
+    fake.shared = True
+    fake.history = [{"title": "Red shoes", "url": SHOP_URL, "time": "2026-05-01T09:00:00.000Z", "ms": 1777626000000}]
+    fake.bookmark_nodes = [
+        {"id": "1", "parentId": "0", "title": "Bookmarks bar", "folder": True, "depth": 0},
+        {"id": "10", "parentId": "1", "title": "Shoes", "folder": True, "depth": 1},
+        {"id": "11", "parentId": "10", "title": "Red shoes", "url": SHOP_URL, "depth": 2},
+    ]
+    tree = await cli(discovery_dir, "bookmarks", "--tree", "--max", "2")
+    assert tree.returncode == 0, tree.stderr
+    assert [row["ID"] for row in table_rows(tree.stdout.rsplit("\n(", 1)[0])] == ["1", "10"]
+    assert "the first 2 of 3" in tree.stdout
+    refused = await cli(discovery_dir, "bookmarks", "--delete", "10")
+    refused.assert_failed_saying("folder_not_empty")
+    fake.approval = "deny"
+    denied = await cli(discovery_dir, "history", "--delete", SHOP_URL)
+    denied.assert_failed_saying("not_approved")
+    fake.approval = "allow"
+    deleted = await cli(discovery_dir, "history", "--delete", SHOP_URL)
+    assert deleted.returncode == 0 and json.loads(deleted.stdout)["deleted"] == {"url": SHOP_URL, "visits": 1}
+    open_ended = await cli(discovery_dir, "history", "--delete", "--since", "2026-05-01")
+    open_ended.assert_failed_saying("`endTime` is missing")
+    ranged = await cli(discovery_dir, "history", "--delete", "--since", "2026-05-01", "--until", "2026-05-02")
+    assert ranged.returncode == 0, ranged.stderr
+    removed = await cli(discovery_dir, "bookmarks", "--delete", "10", "--recursive")
+    assert removed.returncode == 0 and json.loads(removed.stdout)["deleted"]["id"] == "10"
+    assert [n["id"] for n in fake.bookmark_nodes] == ["1"]
+    asked = [(m["request"], m["args"]) for m in fake.received("browserRequest")]
+    assert asked[-2:] == [
+        ("deleteHistory", {"startTime": 1777593600000.0, "endTime": 1777680000000.0}),
+        ("deleteBookmark", {"id": "10", "recursive": True}),
+    ]
+
+
 # The token file
 
 

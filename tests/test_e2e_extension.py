@@ -426,10 +426,10 @@ async def test_a_call_fails_when_its_page_navigates_away(world: World) -> None:
 
 
 async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: World) -> None:
-    """Most pages declare no tool: they get no script of ours but the polyfill in their own world
-    (Chromium builds the extension's world in a document only for a script of ours, or where the
-    frame's document before had one), and the worker takes their silence for no tools, the tools of
-    the page before included. The page's first tool brings the bridge, and its tools work."""
+    """Most pages declare no tool: they get no script of ours but the polyfill in their own world and
+    waker.js, idle, in the extension's (one world, which the bridge joins later), and the worker
+    takes their silence for no tools, the tools of the page before included. The page's first tool
+    brings the bridge, and its tools work."""
     page, tab = await world.open_page("modern.html", "quiet", {"echo", "fail", "temporary"})
     await page.goto(world.url("plain.html", "quiet"))
     await world.tab_at(world.url("plain.html", "quiet"), set())
@@ -445,7 +445,8 @@ async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: W
     # A client asking for the page's tools looks in the page's world only.
     body = await world.get(f"/tabs/{tab['ref']}/tools?refresh=true")
     assert body["tools"] == [], body
-    assert await our_worlds(world, page) == 0
+    assert await our_worlds(world, page) == 1
+    assert await scripts_in(world, tab["id"]) == {"bridge": False, "forms": False}
     await page.evaluate(
         """document.modelContext.registerTool({
              name: "woken", description: "Registered after load", inputSchema: {type: "object"},
@@ -453,7 +454,8 @@ async def test_a_page_without_tools_is_left_alone_until_it_declares_one(world: W
     )
     await world.tab_at(world.url("plain.html", "quieter"), {"woken"})
     assert await our_worlds(world, page) == 1
-    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": False}
+    # Where the polyfill keeps the tools, the forms' machinery comes with the bridge.
+    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": world.flavour == "polyfill"}
     await world.claim(tab["ref"])
     status, body = await world.post(f"/tabs/{tab['ref']}/tools/woken", {})
     assert status == 200, body
@@ -504,7 +506,7 @@ async def test_a_tool_form_brings_the_forms_machinery_and_the_bridge(world: Worl
     the bridge in (where Chromium has WebMCP of its own, its forms are its own: only the bridge);
     the form is then a tool."""
     page, tab = await world.open_page("plain.html", "late-form", set())
-    assert await our_worlds(world, page) == 0
+    assert await scripts_in(world, tab["id"]) == {"bridge": False, "forms": False}
     await page.evaluate(
         """() => document.body.insertAdjacentHTML("beforeend",
              `<form toolname="subscribe" tooldescription="Subscribe to the letter" toolautosubmit
@@ -522,84 +524,43 @@ async def test_a_tool_form_brings_the_forms_machinery_and_the_bridge(world: Worl
 
 
 async def test_a_page_whose_call_for_its_bridge_was_lost_gets_it_when_a_client_asks(world: World) -> None:
-    """The polyfill asks the worker for the bridge once, through the messaging Chromium gives the
-    page; should that request be lost (here the page broke that messaging; the worker may also stop
-    as it comes), the page's tools are not: a client that asks for them has the bridge put in."""
+    """The polyfill asks the worker for the bridge once, through waker.js; should that request be
+    lost (here the page broke the window event that carries it; the worker may also stop as it
+    comes), the page's tools are not: a client that asks for them has the bridge put in."""
     page, tab = await world.open_page("plain.html", "lost-wake", set())
-    await page.evaluate("window.chrome = undefined")
+    await page.evaluate("EventTarget.prototype.dispatchEvent = () => true")
     await page.evaluate(
         """document.modelContext.registerTool({
              name: "late", description: "Registered while no bridge came", inputSchema: {type: "object"},
              execute: () => "here"})"""
     )
-    assert await our_worlds(world, page) == 0
+    assert await scripts_in(world, tab["id"]) == {"bridge": False, "forms": False}
     body = await world.get(f"/tabs/{tab['ref']}/tools?refresh=true")
     assert [tool["name"] for tool in body["tools"]] == ["late"], body
-    assert await scripts_in(world, tab["id"]) == {"bridge": True, "forms": False}
+    assert (await scripts_in(world, tab["id"]))["bridge"]
     await page.close()
 
 
-async def test_a_page_that_rewrites_error_stacks_still_gets_its_bridge(world: World) -> None:
-    """The polyfill finds the extension's id in a stack trace of its own; a page whose scripts (an
-    error reporter, say) rewrite stack traces or turn them off still has its tools heard as it
-    declares them, and its own settings are as it left them."""
-    page, _tab = await world.open_page("plain.html", "stacks", set())
-    await page.evaluate(
-        """() => {
-             Error.prepareStackTrace = () => "rewritten";
-             Error.stackTraceLimit = 0;
-             document.modelContext.registerTool({
-               name: "heard", description: "Declared under odd stacks", inputSchema: {type: "object"},
-               execute: () => "yes"});
-           }"""
-    )
-    await world.tab_at(world.url("plain.html", "stacks"), {"heard"})
-    assert await page.evaluate("[Error.prepareStackTrace(), Error.stackTraceLimit]") == ["rewritten", 0]
-    await page.close()
-
-
-async def test_what_pages_send_the_extension_puts_a_bridge_in_their_own_document_alone(world: World) -> None:
-    """Every http(s) page may message the extension (its polyfill asks that way for its bridge). A
-    hostile page that sends it everything it can think of, again and again, gets no answer, no
-    tools it did not declare, and no bridge anywhere (600 messages at once put it over its rate, and
-    it is ignored: page_messages.js); another tab's page and its tools are untouched, and the
-    extension goes on working."""
+async def test_a_page_cannot_message_the_extension_and_its_forged_signals_bring_only_its_own_bridge(
+    world: World,
+) -> None:
+    """The page's world has no extension messaging (the manifest names no web page in
+    externally_connectable). What a page can do is dispatch the polyfill's signal to waker.js, again
+    and again: that brings a bridge into its own document alone, once; its tools declared later are
+    heard, and another tab's page and its tools are untouched."""
     page, tab = await world.open_page("plain.html", "forger", set())
     other, other_tab = await world.open_page("plain.html", "bystander", set())
-    # The bystander's tab and document, which a page could guess or learn: the request names them.
-    bystander = await world.worker.evaluate(
-        """(tabId) => chrome.webNavigation.getFrame({tabId, frameId: 0})
-             .then((frame) => ({tabId, documentId: frame.documentId}))""",
-        other_tab["id"],
+    assert await page.evaluate("typeof globalThis.chrome?.runtime?.sendMessage") == "undefined"
+    await page.evaluate(
+        """for (let i = 0; i < 10000; i++) window.dispatchEvent(new Event("browser-mcp-wake", {cancelable: true}))"""
     )
-    answers = await page.evaluate(
-        """async ([id, bystander]) => {
-             const send = (message) => new Promise((resolve) => {
-               try {
-                 chrome.runtime.sendMessage(id, message,
-                   (answer) => resolve(answer === undefined ? String(chrome.runtime.lastError?.message) : answer));
-               } catch (error) {
-                 resolve(`refused: ${error.message}`);
-               }
-             });
-             const forged = [
-               {kind: "browser-mcp/tools", tools: [{name: "forged", description: "", inputSchema: {}}]},
-               {kind: "browser-mcp/frameTools"}, {kind: "popup/state"}, {kind: "popup/pause"},
-               {kind: "browser-mcp/wake", ...bystander, frameId: 0}, null, "wake", 42,
-             ];
-             const sent = [];
-             for (let round = 0; round < 50; round++) sent.push(...forged.map(send));
-             sent.push(...Array.from({length: 200}, () => send({kind: "browser-mcp/wake"})));
-             return [...new Set(await Promise.all(sent))];
-           }""",
-        [PROJECT_EXTENSION_ID, bystander],
+    await page.evaluate(
+        """document.modelContext.registerTool({
+             name: "forger_own", description: "Its own", inputSchema: {type: "object"}, execute: () => "mine"})"""
     )
-    # Nothing comes back: Chromium says the extension closed the channel, or refuses what it cannot send.
-    assert all(isinstance(answer, str) for answer in answers), answers
-    assert all("closed before a response" in answer or answer.startswith("refused: ") for answer in answers), answers
-    assert await scripts_in(world, tab["id"]) == {"bridge": False, "forms": False}
-    assert (await world.tab_at(world.url("plain.html", "forger"), set()))["tools"] == []
-    assert await our_worlds(world, other) == 0
+    await world.tab_at(world.url("plain.html", "forger"), {"forger_own"})
+    assert (await scripts_in(world, tab["id"]))["bridge"]
+    assert await scripts_in(world, other_tab["id"]) == {"bridge": False, "forms": False}
     await other.evaluate(
         """document.modelContext.registerTool({
              name: "honest", description: "Still heard", inputSchema: {type: "object"}, execute: () => "ok"})"""

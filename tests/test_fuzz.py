@@ -1122,10 +1122,13 @@ def browser_wide_requests(draw: st.DrawFn) -> tuple[str, str, dict[str, str], An
                 ("GET", "/bookmarks"),
                 ("POST", "/bookmarks"),
                 (draw(st.sampled_from(["PUT", "PATCH", "DELETE"])), "/bookmarks"),
+                ("DELETE", "/history"),
+                ("GET", "/bookmarks/tree"),
+                ("DELETE", f"/bookmarks/{encode_segment(str(draw(window_refs)))}"),
             ]
         )
     )
-    names = st.sampled_from(["q", "max", "since", "browser"]) | header_text(8)
+    names = st.sampled_from(["q", "max", "since", "until", "url", "folder", "recursive", "browser"]) | header_text(8)
     query = draw(st.dictionaries(names, header_text(20), max_size=3))
     body = draw(st.none() | json_values | st.fixed_dictionaries({"url": texts, "title": texts, "browser": texts}))
     session = draw(st.sampled_from([None, KEEPER, "fuzz-other"]))
@@ -1168,9 +1171,11 @@ async def wide_fuzz(make_broker: MakeBroker) -> BrokerUnderTest:
     fake = await broker.extension(
         FakeTab(7, "https://person.example/", "Person", window_id=PERSONS_WINDOW),
         FakeTab(8, "https://keeper.example/", "Keeper", window_id=2),
-        features=["windows", "history", "bookmarks"],
+        features=["windows", "history", "bookmarks", "deleteHistory", "bookmarkTree", "deleteBookmark"],
     )
     fake.shared = True
+    fake.approval = "deny"
+    fake.bookmark_nodes = [{"id": "1", "parentId": "0", "title": "Bar"}, {"id": "2", "parentId": "1", "title": "In"}]
     status, _ = await broker.post("/tabs/8/claim", headers={"X-Session-Id": KEEPER})
     assert status == 200
     return broker

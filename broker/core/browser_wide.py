@@ -6,7 +6,14 @@ same checks through :func:`windows_call`, :func:`history_call` and :func:`bookma
 
 - ``browser_windows {action: list|create|focus|close, windowId?, url?, browser?}``;
 - ``browser_history_search {query, maxResults?, startTime?, browser?}``;
-- ``browser_bookmarks {action: search|create, query?, url?, title?, browser?}``.
+- ``browser_history_delete {url? | startTime, endTime; browser?}``;
+- ``browser_bookmarks {action: search|create|tree|delete, query?, url?, title?, folderId?, id?,
+  recursive?, maxResults?, browser?}``.
+
+Deleting history is a tool of its own rather than an action of ``browser_history_search``, which
+clients may trust as read-only (its annotation says so) and run unasked; ``browser_bookmarks``
+already changes things (create), so reading the tree and deleting are more of its actions. The
+arguments of those three are :mod:`.records`' to check.
 
 Three more keep Playwright MCP's names and arguments, over the client's own tabs
 (:data:`TAB_TOOLS`), listed while a browser carries out the built-in browser tools:
@@ -23,15 +30,16 @@ shares their history and bookmarks is the extension's, which holds their switch.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
 
+from . import records
 from .arguments import page_url
 from .errors import InvalidRequest
 from .messages import JsonObject
+from .records import BOOKMARK_TREE, DELETE_BOOKMARK, DELETE_HISTORY, epoch_ms
 
 __all__ = [
     "CREATE_WINDOW",
@@ -40,11 +48,14 @@ __all__ = [
     "REQUESTS",
     "TOOLS",
     "WideCall",
+    "bookmark_deletion_call",
+    "bookmark_tree_call",
     "bookmarks_call",
     "TAB_TOOLS",
     "TabsCall",
     "call_of",
     "history_call",
+    "history_deletion_call",
     "resize_call",
     "tab_at",
     "tab_tool_definitions",
@@ -62,6 +73,10 @@ REQUESTS = {
     "searchBookmarks": "bookmarks",
     "createBookmark": "bookmarks",
     "resizeWindow": "windows",
+    # Each its own feature, so a browser whose extension came before them answers not_supported.
+    DELETE_HISTORY: DELETE_HISTORY,
+    BOOKMARK_TREE: BOOKMARK_TREE,
+    DELETE_BOOKMARK: DELETE_BOOKMARK,
 }
 # Not a browserRequest: an openTab in a new window (see the module docstring).
 CREATE_WINDOW = "createWindow"
@@ -80,6 +95,11 @@ _RECORD_NOTE = (
     " Results are title, url and time (ISO 8601). The person's private record: it answers only once they"
     " turn on sharing in the browser-mcp extension's options, else an error says where."
 )
+_DELETION_NOTE = (
+    " Deleting cannot be undone: each deletion waits for the person to approve it in the browser"
+    " (not_approved if they do not)."
+)
+_MOMENT = "ISO 8601 (2026-05-01T09:00:00Z) or milliseconds since 1970"
 
 # tool name -> (title, description, input schema, read-only, the feature that lists it)
 TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
@@ -121,17 +141,50 @@ TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
         True,
         "history",
     ),
-    "browser_bookmarks": (
-        "Bookmarks",
-        "The person's bookmarks: action=search finds them by words of their title or address; create adds"
-        " one (`url`, `title`)." + _RECORD_NOTE,
+    "browser_history_delete": (
+        "Delete history",
+        "Delete from the person's history every visit of one page (`url`, whole, as browser_history_search"
+        " shows it), or every visit between `startTime` and `endTime` (both needed)."
+        + _DELETION_NOTE
+        + _RECORD_NOTE.replace(" Results are title, url and time (ISO 8601).", ""),
         {
             "type": "object",
             "properties": {
-                "action": {"type": "string", "enum": ["search", "create"]},
+                "url": {"type": "string", "description": "delete every visit of this address"},
+                "startTime": {"type": ["string", "number"], "description": f"range start: {_MOMENT}"},
+                "endTime": {"type": ["string", "number"], "description": f"range end, after the start: {_MOMENT}"},
+                "browser": _BROWSER,
+            },
+        },
+        False,
+        DELETE_HISTORY,
+    ),
+    "browser_bookmarks": (
+        "Bookmarks",
+        "The person's bookmarks: action=search finds them by words of their title or address; create adds"
+        " one (`url`, `title`); tree lists bookmarks and folders, each with its `id`, `parentId` and `depth`"
+        " (below the folder `folderId`, else all; the upper levels first, at most `maxResults`); delete"
+        " removes the bookmark or empty folder `id`, or a folder with all it holds only with"
+        " `recursive: true`." + _DELETION_NOTE + _RECORD_NOTE,
+        {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["search", "create", "tree", "delete"]},
                 "query": {"type": "string", "description": "for search"},
                 "url": {"type": "string", "description": "for create"},
                 "title": {"type": "string", "description": "for create (default: the url)"},
+                "folderId": {
+                    "type": ["string", "integer"],
+                    "description": "for tree: the folder to list (default: all)",
+                },
+                "maxResults": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": records.MAX_TREE,
+                    "description": "for tree: default 200",
+                },
+                "id": {"type": ["string", "integer"], "description": "for delete: the bookmark's or folder's id"},
+                "recursive": {"type": "boolean", "description": "for delete: a folder with everything in it"},
                 "browser": _BROWSER,
             },
             "required": ["action"],
@@ -141,6 +194,9 @@ TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
     ),
 }
 
+
+# The tools that may delete the person's records, said so in their annotations.
+_DELETING = frozenset({"browser_history_delete", "browser_bookmarks"})
 
 # A window's size in CSS pixels: smaller is no window to work in, larger no screen shows.
 MIN_WINDOW_SIZE = 200
@@ -237,7 +293,8 @@ def _definitions(
             "title": title,
             "description": description,
             "inputSchema": schema,
-            "annotations": {"readOnlyHint": read_only, "openWorldHint": False},
+            "annotations": {"readOnlyHint": read_only, "openWorldHint": False}
+            | ({"destructiveHint": True} if name in _DELETING else {}),
         }
         for name, (title, description, schema, read_only, feature) in tools.items()
         if offered(feature)
@@ -303,10 +360,15 @@ def call_of(tool: str, args: JsonObject) -> WideCall | None:
         return windows_call(args.get("action"), args.get("windowId"), args.get("url"), args.get("browser"))
     if tool == "browser_history_search":
         return history_call(args.get("query"), args.get("maxResults"), args.get("startTime"), args.get("browser"))
+    if tool == "browser_history_delete":
+        return history_deletion_call(args.get("url"), args.get("startTime"), args.get("endTime"), args.get("browser"))
     if tool == "browser_bookmarks":
-        return bookmarks_call(
-            args.get("action"), args.get("query"), args.get("url"), args.get("title"), args.get("browser")
-        )
+        action = args.get("action")
+        if action == "tree":
+            return bookmark_tree_call(args.get("folderId"), args.get("maxResults"), args.get("browser"))
+        if action == "delete":
+            return bookmark_deletion_call(args.get("id"), args.get("recursive"), args.get("browser"))
+        return bookmarks_call(action, args.get("query"), args.get("url"), args.get("title"), args.get("browser"))
     if tool == "browser_resize":
         return resize_call(args.get("width"), args.get("height"))
     return None
@@ -334,8 +396,25 @@ def history_call(query: Any, max_results: Any = None, start_time: Any = None, br
         raise InvalidRequest("searching history needs `query`: words of a title or address ('' for the latest)")
     args: JsonObject = {"query": query, "maxResults": _max_results(max_results)}
     if start_time is not None:
-        args["startTime"] = _epoch_ms(start_time)
+        args["startTime"] = epoch_ms(start_time)
     return WideCall("searchHistory", args, browser=_browser(browser))
+
+
+def history_deletion_call(
+    url: Any = None, start_time: Any = None, end_time: Any = None, browser: Any = None
+) -> WideCall:
+    """Raises: InvalidRequest."""
+    return WideCall(DELETE_HISTORY, records.history_deletion(url, start_time, end_time), browser=_browser(browser))
+
+
+def bookmark_tree_call(folder: Any = None, max_results: Any = None, browser: Any = None) -> WideCall:
+    """Raises: InvalidRequest."""
+    return WideCall(BOOKMARK_TREE, records.bookmark_tree(folder, max_results), browser=_browser(browser))
+
+
+def bookmark_deletion_call(node: Any, recursive: Any = None, browser: Any = None) -> WideCall:
+    """Raises: InvalidRequest."""
+    return WideCall(DELETE_BOOKMARK, records.bookmark_deletion(node, recursive), browser=_browser(browser))
 
 
 def bookmarks_call(action: Any, query: Any = None, url: Any = None, title: Any = None, browser: Any = None) -> WideCall:
@@ -351,7 +430,7 @@ def bookmarks_call(action: Any, query: Any = None, url: Any = None, title: Any =
         if title is not None and not isinstance(title, str):
             raise InvalidRequest("a bookmark's `title` must be a string")
         return WideCall("createBookmark", {"url": url, "title": title or url}, browser=browser)
-    raise InvalidRequest("`action` must be search or create")
+    raise InvalidRequest("`action` must be search, create, tree or delete")
 
 
 def _browser(value: Any) -> str | None:
@@ -368,23 +447,3 @@ def _max_results(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RESULTS:
         raise InvalidRequest(f"`maxResults` must be a whole number from 1 to {MAX_RESULTS}, got {value!r}")
     return value
-
-
-def _epoch_ms(value: Any) -> float:
-    """A moment as chrome.history counts it: milliseconds since 1970, from those or ISO 8601."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e15:
-        return float(value)
-    if isinstance(value, str):
-        if value.replace(".", "", 1).isdecimal():
-            return _epoch_ms(float(value))
-        try:
-            moment = datetime.datetime.fromisoformat(value)
-        except ValueError:
-            pass
-        else:
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=datetime.UTC)
-            return moment.timestamp() * 1000
-    raise InvalidRequest(
-        f"`startTime` must be ISO 8601 (2026-05-01T09:00:00Z) or milliseconds since 1970, got {value!r}"
-    )

@@ -137,7 +137,7 @@ class Browser:
     actions: frozenset[str] = frozenset()
     # The person paused AI agents in it: calls are refused here, before they reach the browser.
     paused: bool = False
-    # What it carries out beyond tabs: "windows", "history", "bookmarks" (browser_wide.py).
+    # What it carries out beyond tabs: "windows", "history", "bookmarks", ... (browser_wide.REQUESTS).
     features: frozenset[str] = frozenset()
     # The page driver its built-in tools run on, and what that driver carries out.
     driver_name: str = ""

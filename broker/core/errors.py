@@ -197,6 +197,19 @@ class WindowNotOwned(RequestError, code="window_not_owned", status=409):
     page_text = True  # it names the tabs in the way by their titles
 
 
+class RecordNotFound(RequestError, code="record_not_found", status=404):
+    """A bookmark id the browser does not have, or an address its history holds no visit of."""
+
+
+class FolderNotEmpty(RequestError, code="folder_not_empty", status=409):
+    """A bookmark folder holding something, asked deleted without ``recursive``."""
+
+
+class RecordsBusy(RequestError, code="records_busy", status=409):
+    """A deletion of the person's records waits for their approval (or runs with it): the browser
+    takes no other until it ends, so the person never answers one window for another's deletion."""
+
+
 class IdempotencyKeyReused(RequestError, code="idempotency_key_reused", status=422): ...
 
 

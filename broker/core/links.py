@@ -47,11 +47,15 @@ from .errors import (
     DialogOpen,
     ExtensionDisconnected,
     ExtensionError,
+    FolderNotEmpty,
+    InvalidRequest,
     MessageTooLarge,
     NotApproved,
     PageToolFailed,
     Paused,
     PersonDeclined,
+    RecordNotFound,
+    RecordsBusy,
     SessionEnded,
     TabBusy,
     TabHeldElsewhere,
@@ -129,8 +133,16 @@ _CLOSE_REFUSALS: dict[str, type[BrokerError]] = {
     CloseHeld.code: CloseHeld,
 }
 # A browserRequest's error codes that name one of the broker's own errors: a window to close
-# gained a tab that is not the session's after the broker checked it.
-_BROWSER_REFUSALS: dict[str, type[BrokerError]] = {"window_changed": WindowNotOwned}
+# gained a tab that is not the session's after the broker checked it; a bookmark or history entry
+# that is not there, a folder deleted without `recursive`, another deletion waiting for the person;
+# and arguments the extension found wrong where the broker could not (a bookmark's kind).
+_BROWSER_REFUSALS: dict[str, type[BrokerError]] = {
+    "window_changed": WindowNotOwned,
+    RecordNotFound.code: RecordNotFound,
+    FolderNotEmpty.code: FolderNotEmpty,
+    RecordsBusy.code: RecordsBusy,
+    "invalid_arguments": InvalidRequest,
+}
 # The feature (``connected.features``) of an extension that answers ``tabClaimed`` carrying a
 # ``callId``, refusing a tab another broker's session holds there.
 CLAIMS = "claims"

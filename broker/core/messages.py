@@ -170,7 +170,8 @@ class Connected:
     # The extension's own version (its manifest's); None from extensions older than this field.
     extension_version: str | None = None
     # What it carries out beyond tabs (:mod:`broker.core.browser_wide`): "windows", "history",
-    # "bookmarks"; none when absent, as from an extension older than them.
+    # "bookmarks", "deleteHistory", "bookmarkTree", "deleteBookmark"; none when absent, as from an
+    # extension older than them.
     features: tuple[str, ...] = ()
     # The page driver behind ``actions``.
     driver: DriverInfo = DriverInfo()
