@@ -174,6 +174,23 @@ async def test_a_destructive_page_tool_waits_for_the_person_in_the_approval_wind
         await client.call_json("tabs", {"action": "close", "tab": ref})
 
 
+async def test_a_page_asks_for_its_bridge_itself_and_its_tools_reach_the_broker_unasked(fox: Fox) -> None:
+    # The polyfill's request for its bridge goes through the waker, an isolated-world content
+    # script: Firefox has no externally_connectable. No client asks for the tab's tools here.
+    url = f"{fox.site}/modern.html?unasked"
+    page = await fox.firefox.new_tab(url)
+
+    async def listed() -> Any:
+        headers = {"Authorization": f"Bearer {fox.broker.token}"}
+        async with aiohttp.ClientSession(headers=headers) as http, http.get(f"{fox.broker_url}/tabs") as answer:
+            tabs = (await answer.json())["tabs"]
+        return [t for t in tabs if t["url"] == url and t["tools"]]
+
+    [tab] = await eventually(listed, "the page's tools to reach the broker with no client asking")
+    assert {"echo", "fail", "temporary"} <= {t["name"] for t in tab["tools"]}
+    await page.close()
+
+
 async def test_a_client_gets_a_window_of_its_own_and_not_the_persons(fox: Fox) -> None:
     persons = await fox.firefox.new_tab(f"{fox.site}/modern.html?persons")
     async with fox.mcp("Window keeper") as client:
