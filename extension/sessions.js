@@ -97,6 +97,7 @@ export function heldElsewhere(port, tabId) {
  * person may recolour one), else the one chosen for it.
  */
 export async function sessionColor(port, sessionId, groupId) {
+  if (!canGroup) return colors[`${port}/${sessionId}`] ?? null;
   const ids = groups[`${port}/${sessionId}`] ?? [];
   for (const id of ids.includes(groupId) ? [groupId, ...ids] : ids) {
     const group = await chrome.tabGroups.get(id).catch(() => null);
@@ -104,6 +105,10 @@ export async function sessionColor(port, sessionId, groupId) {
   }
   return colors[`${port}/${sessionId}`] ?? null;
 }
+
+// Tab groups came to Firefox with 139 (Chromium has had them long before 116): where the browser
+// has none, a session's tabs are still its own (owners), only not grouped.
+const canGroup = Boolean(chrome.tabs.group && chrome.tabGroups);
 
 /** The session's colour, chosen once: the one fewest live sessions have, so agents look apart. */
 function colorOf(key) {
@@ -139,7 +144,7 @@ export async function groupTab(port, sessionId, tabId) {
   saveSessions();
   const tab = await chrome.tabs.get(tabId);
   // Grouping would unpin it: a pinned tab stays where the person or the agent pinned it.
-  if (tab.pinned) return;
+  if (tab.pinned || !canGroup) return;
   const live = (await Promise.all((groups[key] ?? []).map((id) => chrome.tabGroups.get(id).catch(() => null)))).filter(
     Boolean,
   );
@@ -161,7 +166,7 @@ export async function ungroupTab(port, sessionId, tabId) {
     saveSessions();
   }
   const tab = await chrome.tabs.get(tabId).catch(() => null);
-  if (tab && (groups[`${port}/${sessionId}`] ?? []).includes(tab.groupId)) await chrome.tabs.ungroup(tabId);
+  if (canGroup && tab && (groups[`${port}/${sessionId}`] ?? []).includes(tab.groupId)) await chrome.tabs.ungroup(tabId);
 }
 
 /**
@@ -181,6 +186,7 @@ export async function forgetSessions(port, ended) {
   }
   for (const [tabId, owner] of Object.entries(owners)) if (keys.includes(owner)) delete owners[tabId];
   saveSessions();
+  if (!canGroup) return;
   for (const groupId of groupIds) {
     const tabs = await chrome.tabs.query({ groupId }).catch(() => []);
     if (tabs.length) await chrome.tabs.ungroup(tabs.map((tab) => tab.id)).catch(() => {});

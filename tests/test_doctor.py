@@ -174,6 +174,16 @@ async def test_a_broker_without_a_browser_is_a_problem(home: Path, discovery_dir
     assert result.stdout.rstrip().endswith("1 problem found")
 
 
+async def test_the_native_host_registered_for_firefox_too_is_all_well(connected: Setup) -> None:
+    installed = await connected.cli("install-native-host", "--browser", "firefox", as_flag=False)
+    assert installed.returncode == 0, installed.stderr
+    result = await connected.doctor()
+    assert (
+        _line(result, "ok", "native host")
+        == "ok       native host: registered for chromium, firefox; it runs this install"
+    )
+
+
 async def test_a_native_host_of_another_install_is_a_problem(connected: Setup) -> None:
     launcher = connected.home / "config" / "chromium" / "NativeMessagingHosts" / "browser_mcp.broker-host"
     launcher.write_text('#!/bin/sh\nexec /old/venv/bin/browser-mcp native-host "$@"\n')

@@ -26,6 +26,8 @@ from .test_e2e_person import SHOP
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
+RECIPE = "<!doctype html><title>Walnut bread recipe</title><p>flour, walnuts</p>"
+
 
 class Fox:
     """The module's Firefox, its broker and its pages' site."""
@@ -57,7 +59,7 @@ class Fox:
 async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     home: Path = tmp_path_factory.mktemp("firefox")
     async with (
-        serve_pages({"modern.html": MODERN_PAGE, "shop.html": SHOP}) as site,
+        serve_pages({"modern.html": MODERN_PAGE, "shop.html": SHOP, "recipe.html": RECIPE}) as site,
         Brokers(home / "discovery") as brokers,
     ):
         broker = await brokers.start()
@@ -170,6 +172,59 @@ async def test_a_destructive_page_tool_waits_for_the_person_in_the_approval_wind
             result = await call
         assert not result.is_error and text(result) == "bought shoes", text(result)
         await client.call_json("tabs", {"action": "close", "tab": ref})
+
+
+async def test_a_page_asks_for_its_bridge_itself_and_its_tools_reach_the_broker_unasked(fox: Fox) -> None:
+    # The polyfill's request for its bridge goes through the waker, an isolated-world content
+    # script: Firefox has no externally_connectable. No client asks for the tab's tools here.
+    url = f"{fox.site}/modern.html?unasked"
+    page = await fox.firefox.new_tab(url)
+
+    async def listed() -> Any:
+        headers = {"Authorization": f"Bearer {fox.broker.token}"}
+        async with aiohttp.ClientSession(headers=headers) as http, http.get(f"{fox.broker_url}/tabs") as answer:
+            tabs = (await answer.json())["tabs"]
+        return [t for t in tabs if t["url"] == url and t["tools"]]
+
+    [tab] = await eventually(listed, "the page's tools to reach the broker with no client asking")
+    assert {"echo", "fail", "temporary"} <= {t["name"] for t in tab["tools"]}
+    await page.close()
+
+
+async def test_a_client_gets_a_window_of_its_own_and_not_the_persons(fox: Fox) -> None:
+    persons = await fox.firefox.new_tab(f"{fox.site}/modern.html?persons")
+    async with fox.mcp("Window keeper") as client:
+        url = f"{fox.site}/modern.html?own-window"
+        created = await client.call_json("browser_windows", {"action": "create", "url": url})
+        window, opened = created["window"], created["opened"]
+        assert opened["owner"]["name"] == "Window keeper" and opened["windowId"] == window["id"]
+        listed = {w["id"]: w for w in (await client.call_json("browser_windows", {"action": "list"}))["windows"]}
+        assert listed[window["id"]]["yours"] is True and listed[window["id"]]["tabs"] == [opened["id"]]
+        others = [w for w in listed.values() if w["id"] != window["id"]]
+        assert others and all(w["yours"] is False for w in others)
+        refused = await client.call("browser_windows", {"action": "close", "windowId": others[0]["id"]})
+        assert refused.is_error and "window_not_owned" in text(refused), text(refused)
+        await client.call_json("browser_windows", {"action": "close", "windowId": window["id"]})
+    await persons.close()
+
+
+async def test_history_answers_only_once_the_person_shares_it(fox: Fox) -> None:
+    visited = await fox.firefox.new_tab(f"{fox.site}/recipe.html?visited")
+    await visited.close()
+    async with fox.mcp("Researcher") as client:
+        refused = await client.call("browser_history_search", {"query": "Walnut"})
+        assert refused.is_error and text(refused).startswith("consent_required:"), text(refused)
+        await change_settings(fox.control, shareRecords=True)
+
+        async def found() -> Any:
+            result = await client.call("browser_history_search", {"query": "Walnut", "maxResults": 5})
+            if result.is_error:
+                return None
+            return [r for r in json.loads(text(result))["results"] if "recipe.html" in r["url"]]
+
+        [visit] = await eventually(found, "the visited page in the history once sharing is on")
+        assert visit["title"] == "Walnut bread recipe"
+        await change_settings(fox.control, shareRecords=False)
 
 
 async def test_built_in_browser_tools_are_refused_naming_firefox(fox: Fox) -> None:

@@ -214,3 +214,31 @@ async def _the_owner_and_the_person_get_through(broker: BrokerProcess, session: 
     async with session.get(f"http://127.0.0.1:{broker.port}/status", headers=headers) as response:
         status = await response.json()
     assert [b["name"] for b in status["browsers"]] == ["the person's browser"]
+
+
+async def test_a_firefox_add_ons_link_is_heard_only_once_it_proves_the_key(
+    make_broker: MakeBroker, session: aiohttp.ClientSession
+) -> None:
+    # Any add-on of the person's Firefox carries a moz-extension origin (its uuid drawn per
+    # profile): a broker that would hear Chromium links without proof still asks this one for it.
+    broker = await make_broker(require_extension_token=False)
+    port = broker.server.port
+    assert port is not None
+    firefox = {"Origin": "moz-extension://0b6c7b8e-3f2a-4d55-9c1e-7a1b2c3d4e5f"}
+    stranger = await session.ws_connect(broker.ws_url, headers=firefox)
+    await stranger.send_json({"type": "connected", "browser": {"name": "Some add-on", "version": "1"}, "tabs": []})
+    frame = await closed(stranger)
+    assert frame.data == WSCloseCode.POLICY_VIOLATION and "did not prove the link key" in frame.extra
+    assert await browsers(broker) == []
+    ours = await session.ws_connect(broker.ws_url, headers=firefox)
+    await prove(ours, TOKEN, port)
+    await join(ours, "Firefox")
+    assert await browsers(broker) == ["Firefox"]
+
+
+@pytest.mark.parametrize(
+    "origin", ["moz-extension://not-a-uuid", "moz-extension://0B6C7B8E-3F2A-4D55-9C1E-7A1B2C3D4E5F.evil"]
+)
+async def test_a_malformed_moz_extension_origin_is_refused(broker: BrokerUnderTest, origin: str) -> None:
+    async with broker.client.session.get(broker.ws_url, headers={"Origin": origin}) as response:
+        assert response.status == 403

@@ -22,7 +22,7 @@ import pytest
 from watchfiles import awatch
 
 from broker import native_install
-from broker.core.security import PROJECT_EXTENSION_ID
+from broker.core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID
 from broker.discovery import BrokerRecord, pid_alive
 from broker.native_host import HOST_NAME, MAX_TO_BROWSER, brokers_message
 from broker.runtime import PROTOCOL_VERSION, VERSION
@@ -405,6 +405,19 @@ def test_install_without_browser_chooses_those_present_else_chromium(home: dict[
     assert not hosts_dir(home, "chrome").exists()
 
 
+def test_install_for_firefox_allows_the_add_ons_gecko_id_under_dot_mozilla(home: dict[str, str]) -> None:
+    result = install(home, "--browser", "firefox", "--json")
+    assert result.returncode == 0, result.stderr
+    folder = Path(home["HOME"]) / ".mozilla" / "native-messaging-hosts"
+    manifest = json.loads((folder / f"{HOST_NAME}.json").read_text())
+    assert manifest["allowed_extensions"] == [FIREFOX_EXTENSION_ID] and "allowed_origins" not in manifest
+    assert Path(manifest["path"]) == folder / native_install.LAUNCHER_NAME
+    assert json.loads(result.stdout)["installed"][0]["allowedOrigins"] == [FIREFOX_EXTENSION_ID]
+    # Once Firefox's folder exists, installing without --browser writes there too.
+    result = install(home)
+    assert result.returncode == 0 and str(folder) in result.stdout, result.stdout
+
+
 def test_install_into_a_custom_user_data_dir(home: dict[str, str], tmp_path: Path) -> None:
     profile = tmp_path / "profile"
 
@@ -476,6 +489,8 @@ def test_macos_folders_are_under_application_support(tmp_path: Path, monkeypatch
     ]
     (support / "Google" / "Chrome").mkdir(parents=True)
     assert [t.label for t in native_install.default_targets(platform="darwin")] == ["chrome"]
+    [firefox] = native_install.targets([native_install.FIREFOX], [], platform="darwin")
+    assert firefox.folder == support / "Mozilla/NativeMessagingHosts" and firefox.firefox
 
 
 def test_linux_folders_follow_xdg_config_home_else_dot_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
