@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from .test_e2e_person import SHOP
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 RECIPE = "<!doctype html><title>Walnut bread recipe</title><p>flour, walnuts</p>"
+COUNTER = """<!doctype html><title>Counter</title><button onclick="this.nextElementSibling.textContent =
+  'Counted ' + (++this.dataset.n)" data-n="0">Count</button><p>Counted 0</p>"""
 
 
 class Fox:
@@ -59,7 +62,7 @@ class Fox:
 async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     home: Path = tmp_path_factory.mktemp("firefox")
     async with (
-        serve_pages({"modern.html": MODERN_PAGE, "shop.html": SHOP, "recipe.html": RECIPE}) as site,
+        serve_pages({"modern.html": MODERN_PAGE, "shop.html": SHOP, "recipe.html": RECIPE, "counter.html": COUNTER}) as site,
         Brokers(home / "discovery") as brokers,
     ):
         broker = await brokers.start()
@@ -227,11 +230,17 @@ async def test_history_answers_only_once_the_person_shares_it(fox: Fox) -> None:
         await change_settings(fox.control, shareRecords=False)
 
 
-async def test_built_in_browser_tools_are_refused_naming_firefox(fox: Fox) -> None:
-    async with fox.mcp("Fox Client") as client:
-        await client.call_json("tabs", {"action": "open", "url": f"{fox.site}/modern.html?builtin"})
-        refused = await client.call("browser_snapshot", {})
+async def test_built_in_browser_tools_act_in_firefox_and_say_the_input_was_synthetic(fox: Fox) -> None:
+    async with fox.mcp("Fox Clicker") as client:
+        await client.call_json("tabs", {"action": "open", "url": f"{fox.site}/counter.html?builtin"})
+        snapshot = text(await client.call("browser_snapshot", {}))
+        (ref,) = re.findall(r'button "Count" \[ref=([^\]]+)\]', snapshot)
+        clicked = await client.call("browser_click", {"element": "Count button", "ref": ref})
+        assert not clicked.is_error, text(clicked)
+        assert "synthetic" in text(clicked) and "Counted 1" in text(clicked), text(clicked)
+        refused = await client.call("browser_mouse_click_xy", {"element": "the button", "x": 10, "y": 10})
         assert refused.is_error and "Firefox" in text(refused), text(refused)
+        assert refused.structured_content["error"]["code"] == "not_supported", refused.structured_content
 
 
 async def test_a_history_entry_is_deleted_only_with_the_persons_consent_and_approval(fox: Fox) -> None:
