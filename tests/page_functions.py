@@ -63,8 +63,3 @@ def ref_of(yaml: str, line: str) -> str:
 
 def as_json(value: Any) -> str:
     return json.dumps(value)
-
-
-def hooks_call(function: str) -> str:
-    """``function`` of main_world_hooks.js (installPageHooks, pageHookRecords) called with ``request``."""
-    return declaration(["main_world_hooks.js"], f"return {function}(request);")

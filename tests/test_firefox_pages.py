@@ -31,6 +31,8 @@ RECIPE = "<!doctype html><title>Walnut bread recipe</title><p>flour, walnuts</p>
 COUNTER = """<!doctype html><title>Counter</title><button onclick="this.nextElementSibling.textContent =
   'Counted ' + (++this.dataset.n)" data-n="0">Count</button><p>Counted 0</p>"""
 
+PAGES = {"modern.html": MODERN_PAGE, "shop.html": SHOP, "recipe.html": RECIPE, "counter.html": COUNTER}
+
 
 class Fox:
     """The module's Firefox, its broker and its pages' site."""
@@ -62,7 +64,7 @@ class Fox:
 async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     home: Path = tmp_path_factory.mktemp("firefox")
     async with (
-        serve_pages({"modern.html": MODERN_PAGE, "shop.html": SHOP, "recipe.html": RECIPE, "counter.html": COUNTER}) as site,
+        serve_pages(PAGES) as site,
         Brokers(home / "discovery") as brokers,
     ):
         broker = await brokers.start()
