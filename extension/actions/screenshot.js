@@ -95,13 +95,13 @@ export function fitted(area, perCssPixel, beyond) {
 }
 
 /** How many bytes the base64 `data` holds. */
-export const bytesOf = (data) => Math.floor((data.length * 3) / 4);
+const bytesOf = (data) => Math.floor((data.length * 3) / 4);
 
 /**
  * What the client needs to know of an image not at one pixel per CSS pixel (`reduced`: made
  * smaller than asked, to fit), or cut short.
  */
-export function scaleLines(label, area, clip, scale, reduced) {
+function scaleLines(label, area, clip, scale, reduced) {
   const lines = [];
   const factor = Number((1 / scale).toFixed(4));
   if (Math.abs(factor - 1) > 0.001) {
@@ -140,10 +140,10 @@ export async function takeScreenshot(tabId, args) {
   const [pixelRatio, visibility] = result.value;
   // One image pixel per CSS pixel, unless the client asks for the screen's own pixels.
   const perCssPixel = args.scale === "device" ? pixelRatio : 1;
-  let { clip, scale } = fitted(area, perCssPixel, beyond);
+  const { clip, scale } = fitted(area, perCssPixel, beyond);
   // A hidden tab may still be painted (headless Chromium paints every tab): try, but not for long.
   const hidden = visibility === "hidden";
-  const capture = async () => {
+  const capture = async (scale) => {
     try {
       const { data } = await send(
         tabId,
@@ -165,11 +165,19 @@ export async function takeScreenshot(tabId, args) {
       throw new ActionError(Code.CAPTURE_FAILED, `cannot capture the ${label}: ${why}`);
     }
   };
-  let data = await capture();
-  // Too heavy (a photo-like page in PNG): smaller again, by what its bytes say, a little more.
+  return capturedResult({ capture, clip, scale, area, label, type, perCssPixel });
+}
+
+/**
+ * A screenshot's answer, whichever driver captures it: `capture(scale)` at the scale fitted,
+ * smaller again while the image is over MAX_BYTES (a photo-like page in PNG), by what its bytes
+ * say and a little more.
+ */
+export async function capturedResult({ capture, clip, scale, area, label, type, perCssPixel }) {
+  let data = await capture(scale);
   for (let again = 0; bytesOf(data) > MAX_BYTES && again < 3; again += 1) {
     scale *= Math.sqrt(MAX_BYTES / bytesOf(data)) * 0.9;
-    data = await capture();
+    data = await capture(scale);
   }
   if (bytesOf(data) > MAX_BYTES) {
     throw new ActionError(Code.CAPTURE_FAILED, `the ${label}'s image stays over ${MAX_BYTES} bytes: try type jpeg`);
@@ -177,10 +185,9 @@ export async function takeScreenshot(tabId, args) {
   const size = `${Math.round(clip.width * scale)}x${Math.round(clip.height * scale)}`;
   const lines = [`- Screenshot of the ${label}, ${size} pixels, ${type.toUpperCase()}`];
   lines.push(...scaleLines(label, area, clip, scale, scale < perCssPixel));
-  const text = sections(["Result", lines]);
   return {
     content: [
-      { type: "text", text },
+      { type: "text", text: sections(["Result", lines]) },
       { type: "image", data, mimeType: FORMATS[type] },
     ],
   };

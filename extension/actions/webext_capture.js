@@ -4,13 +4,11 @@
 // page's own world through scripting, after the person's approval as in the DevTools driver.
 
 import { ActionError, Code, invalidArguments } from "./errors.js";
-import { FORMATS, bytesOf, fitted, scaleLines } from "./screenshot.js";
+import { FORMATS, capturedResult, fitted } from "./screenshot.js";
 import { sections, textResult } from "./results.js";
 import { documentOf } from "./webext_navigation.js";
 import { onElement } from "./webext_snapshot.js";
 import { runIn, withAgent } from "./webext_scripts.js";
-
-const MAX_BYTES = 700_000;
 
 async function areaOf(tabId, args) {
   if (args.target === undefined) {
@@ -38,8 +36,8 @@ export async function takeScreenshot(tabId, args) {
   if (!(area.width >= 1 && area.height >= 1))
     throw new ActionError(Code.CAPTURE_FAILED, `the ${label} has no size to capture`);
   const perCssPixel = args.scale === "device" ? pixelRatio : 1;
-  let { clip, scale } = fitted(area, perCssPixel, beyond);
-  const capture = async () => {
+  const { clip, scale } = fitted(area, perCssPixel, beyond);
+  const capture = async (scale) => {
     try {
       const url = await chrome.tabs.captureTab(tabId, {
         format: type,
@@ -52,23 +50,7 @@ export async function takeScreenshot(tabId, args) {
       throw new ActionError(Code.CAPTURE_FAILED, `cannot capture the ${label}: ${error.message}`);
     }
   };
-  let data = await capture();
-  for (let again = 0; bytesOf(data) > MAX_BYTES && again < 3; again += 1) {
-    scale *= Math.sqrt(MAX_BYTES / bytesOf(data)) * 0.9;
-    data = await capture();
-  }
-  if (bytesOf(data) > MAX_BYTES) {
-    throw new ActionError(Code.CAPTURE_FAILED, `the ${label}'s image stays over ${MAX_BYTES} bytes: try type jpeg`);
-  }
-  const size = `${Math.round(clip.width * scale)}x${Math.round(clip.height * scale)}`;
-  const lines = [`- Screenshot of the ${label}, ${size} pixels, ${type.toUpperCase()}`];
-  lines.push(...scaleLines(label, area, clip, scale, scale < perCssPixel));
-  return {
-    content: [
-      { type: "text", text: sections(["Result", lines]) },
-      { type: "image", data, mimeType: FORMATS[type] },
-    ],
-  };
+  return capturedResult({ capture, clip, scale, area, label, type, perCssPixel });
 }
 
 /**
