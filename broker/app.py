@@ -12,12 +12,13 @@ import asyncio
 import gc
 import logging
 import math
+import re
 import signal
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from . import discovery
 from .broker_auth import OPEN_PATHS, issue_code, setup_auth_routes
@@ -28,11 +29,11 @@ from .core.security import check_bearer, check_host, is_allowed_origin
 from .extension_ws import check_extension_request, extension_link
 from .hub import Hub
 from .mcp_door import setup_mcp
-from .rest import json_response, setup_rest
+from .rest import call_tool, json_response, page_tool_call, setup_rest
 from .runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime
 from .version import BROKER_HEADER
 
-__all__ = ["PORT_RANGE", "bind_socket", "gate_connections", "make_app", "serve"]
+__all__ = ["PORT_RANGE", "answer_tool_calls_first", "bind_socket", "gate_connections", "make_app", "serve"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,39 +58,96 @@ def _error_response(status: int, error: dict[str, str], page_text: bool = False)
 
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    runtime = request.app[RUNTIME]
-    settings = runtime.settings
     try:
-        if request.path == "/":
-            check_extension_request(request, settings.allowed_extensions, settings.token)
-        else:
-            check_host(request.headers.get("Host"))
-            origin = request.headers.get("Origin")
-            if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions, runtime.port):
-                raise Forbidden(f"requests from web pages are refused (Origin {origin!r})")
-            if request.path not in OPEN_PATHS:
-                request[CLIENT_LABEL] = check_bearer(request.headers.get("Authorization"), settings.token)
-            check_no_content_coding(request.headers.get("Content-Encoding"))
-        if request.path not in OPEN_PATHS:
-            # An open path asks for no token: its connection stays among the unproven ones.
-            request.app[CONNECTIONS].proven(request)
+        _check_request(request, request.app[RUNTIME], request.app[CONNECTIONS])
         return await handler(request)
-    except BrokerError as exc:
+    except Exception as exc:  # noqa: BLE001 - one bad request must not take the broker down
+        return _error_answer(request, exc)
+
+
+def _check_request(request: web.Request, runtime: Runtime, connections: ConnectionGate) -> None:
+    """The security model's checks of a request; sets its ``CLIENT_LABEL`` (a route that needs a token).
+
+    Raises:
+        BrokerError: the request is refused (the error says why).
+    """
+    settings = runtime.settings
+    path = request.path
+    if path == "/":
+        check_extension_request(request, settings.allowed_extensions, settings.token)
+    else:
+        headers = request.headers
+        check_host(headers.get("Host"))
+        origin = headers.get("Origin")
+        if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions, runtime.port):
+            raise Forbidden(f"requests from web pages are refused (Origin {origin!r})")
+        if path not in OPEN_PATHS:
+            request[CLIENT_LABEL] = check_bearer(headers.get("Authorization"), settings.token)
+        check_no_content_coding(headers.get("Content-Encoding"))
+    if path not in OPEN_PATHS:
+        # An open path asks for no token: its connection stays among the unproven ones.
+        connections.proven(request)
+
+
+def _error_answer(request: web.Request, exc: Exception) -> web.Response:
+    """The answer to a request whose check or handler raised ``exc``; a redirect is raised again."""
+    if isinstance(exc, BrokerError):
         if exc.status >= 500:
             logger.info("%s %s: %s", request.method, request.path, exc.message)
         response = _error_response(exc.status, error_to_wire(exc), exc.page_text)
         if isinstance(exc, RateLimited):
             response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
         return response
-    except web.HTTPException as exc:
+    if isinstance(exc, web.HTTPException):
         if exc.status < 400:
-            raise
+            raise exc
         code = _HTTP_CODES.get(exc.status, "http_error")
         return _error_response(exc.status, {"code": code, "message": exc.reason})
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - one bad request must not take the broker down
-        return _error_response(500, error_to_wire(exc))
+    return _error_response(500, error_to_wire(exc))
+
+
+def answer_tool_calls_first(app: web.Application, runner: web.BaseRunner) -> None:
+    """Answer page tool calls (``POST /tabs/{tab}/tools/{tool}``) as ``runner`` serves ``app``,
+    ahead of aiohttp's router; call once ``runner`` is set up, before it accepts connections.
+
+    They are most of a busy broker's requests, and the router, its middleware chain and the
+    response signal cost about as much CPU as the broker's own rules for a call. Such a request
+    gets what the application would give it: the same guard, the route's own pattern and the same
+    handler (:func:`broker.rest.page_tool_call`), the broker's header. Anything else, and a
+    request that expects ``100-continue``, goes through the application as before.
+    """
+    server = runner.server
+    assert server is not None
+    routed = server.request_handler
+    pattern = _route_pattern(app, call_tool)
+    hub, runtime, connections = app[HUB], app[RUNTIME], app[CONNECTIONS]
+
+    async def first(request: web.BaseRequest) -> web.StreamResponse:
+        # A path with an escape goes through the router, which decodes it as it always has.
+        if request.method == "POST" and "%" not in request.raw_path and hdrs.EXPECT not in request.headers:
+            found = pattern.fullmatch(request.path)
+            if found is not None:
+                assert isinstance(request, web.Request)
+                try:
+                    _check_request(request, runtime, connections)
+                    response = await page_tool_call(request, hub, *found.group(1, 2))
+                except Exception as exc:  # noqa: BLE001 - as the guard
+                    response = _error_answer(request, exc)
+                response.headers[BROKER_HEADER] = VERSION
+                return response
+        return await routed(request)
+
+    server.request_handler = first
+
+
+def _route_pattern(app: web.Application, handler: Handler) -> re.Pattern[str]:
+    """The pattern aiohttp's router matches for ``handler``'s one dynamic route."""
+    for route in app.router.routes():
+        if route.handler is handler:
+            pattern = route.resource.get_info().get("pattern") if route.resource else None
+            assert isinstance(pattern, re.Pattern)
+            return pattern
+    raise LookupError(f"no route for {handler.__name__}")
 
 
 def check_no_content_coding(coding: str | None) -> None:
@@ -188,6 +246,7 @@ async def serve(
     runner = web.AppRunner(app, access_log=None, handle_signals=False, handler_cancellation=True)
     await runner.setup()
     gate_connections(app, runner)
+    answer_tool_calls_first(app, runner)
     site = web.SockSite(runner, sock, shutdown_timeout=2.0)
     await site.start()
     # Everything loaded so far lives as long as the process: keep it out of every collection, or

@@ -35,7 +35,7 @@ from .hub import Hub
 from .runtime import CLIENT_LABEL, HUB, RUNTIME
 from .views import browser_call_json, browser_json, page_text_fields, session_json, tab_json, tab_tools_json
 
-__all__ = ["DEFAULT_SESSION", "json_response", "setup_rest"]
+__all__ = ["DEFAULT_SESSION", "call_tool", "json_response", "page_tool_call", "setup_rest"]
 
 DEFAULT_SESSION = "rest"
 _SESSION_ID = re.compile(r"^[\w.:@+-]{1,128}$")
@@ -76,7 +76,7 @@ def _hub(request: web.Request) -> Hub:
     return request.app[HUB]
 
 
-async def _session(request: web.Request) -> str:
+async def _session(request: web.Request, hub: Hub | None = None) -> str:
     """The request's session, opened on first use; each request counts as a use.
 
     Raises:
@@ -85,16 +85,16 @@ async def _session(request: web.Request) -> str:
     """
     credential = request[CLIENT_LABEL]
     default = DEFAULT_SESSION if credential is None else f"{DEFAULT_SESSION}:{credential}"
-    session_id = request.headers.get("X-Session-Id", default)
+    headers = request.headers
+    session_id = headers.get("X-Session-Id", default)
     if not _SESSION_ID.match(session_id):
         raise InvalidRequest("X-Session-Id must be 1-128 letters, digits or . : @ + - _")
-    hub = _hub(request)
     if credential is not None and session_id != default and _reserved(session_id):
         # A client token opening one of these first would hold the session its owner later
         # takes (an MCP client's, or another credential's default REST session).
         raise Forbidden(f"session id {session_id!r} is reserved (rest, rest:*, mcp-*); choose another X-Session-Id")
-    name = request.headers.get("X-Session-Name", session_id)[:128]
-    await hub.open_session(session_id, name, ends_when_idle=True, credential=credential)
+    name = headers.get("X-Session-Name", session_id)[:128]
+    await (hub or _hub(request)).open_session(session_id, name, ends_when_idle=True, credential=credential)
     return session_id
 
 
@@ -180,14 +180,22 @@ async def tab_tools(request: web.Request) -> web.Response:
 
 @routes.post("/tabs/{tab}/tools/{tool}")
 async def call_tool(request: web.Request) -> web.Response:
-    session_id = await _session(request)
+    return await page_tool_call(request, _hub(request), request.match_info["tab"], request.match_info["tool"])
+
+
+async def page_tool_call(request: web.Request, hub: Hub, ref: str, tool: str) -> web.Response:
+    """``POST /tabs/{ref}/tools/{tool}``, once the guard has passed the request.
+
+    Also called by :func:`broker.app.answer_tool_calls_first`, without aiohttp's router: it reads
+    nothing the router gives (no ``match_info``, no ``request.app``).
+    """
+    session_id = await _session(request, hub)
     args = await _tool_arguments(request)
     answer_within = arguments.call_timeout(request.query.get("timeout"))
     once_key = request.headers.get("Idempotency-Key")
     if once_key is not None and not _IDEMPOTENCY_KEY.match(once_key):
         raise InvalidRequest("Idempotency-Key must be 1-128 printable characters")
-    ref, tool = request.match_info["tab"], request.match_info["tool"]
-    result = await _hub(request).call_tool(session_id, ref, tool, args, answer_within, once_key)
+    result = await hub.call_tool(session_id, ref, tool, args, answer_within, once_key)
     value = result.value if result.json_text is None else codec.written(result.json_text)
     return json_response({"result": value, "limited": list(result.notes)} if result.notes else {"result": value})
 

@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from broker.app import gate_connections, make_app
+from broker.app import answer_tool_calls_first, gate_connections, make_app
 from broker.core.config import Config
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.discovery import live_brokers
@@ -130,6 +130,7 @@ async def make_broker(aiohttp_server: Any, aiohttp_client: Any) -> AsyncIterator
         app = make_app(runtime)
         server = await aiohttp_server(app)
         gate_connections(app, server.runner)
+        answer_tool_calls_first(app, server.runner)
         runtime.port = server.port
         client = await aiohttp_client(server, headers={"Authorization": f"Bearer {TOKEN}"})
         broker = BrokerUnderTest(server, client, app)

@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+import yarl
 
 from broker.version import BROKER_HEADER, VERSION
 
@@ -71,6 +72,54 @@ async def test_loopback_hosts_are_served(broker: BrokerUnderTest, host: str) -> 
 async def test_web_origin_is_refused_even_with_the_token(broker: BrokerUnderTest, origin: str) -> None:
     status, body = await broker.post("/tabs/7/tools/search", {}, headers={"Origin": origin})
     assert status == 403 and body["error"]["code"] == "forbidden"
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "code"),
+    [
+        ({}, 401, "unauthorized"),
+        ({"Authorization": f"Bearer {TOKEN}x"}, 401, "unauthorized"),
+        ({"Authorization": f"Bearer {TOKEN}", "Host": "evil.example"}, 403, "forbidden"),
+        ({"Authorization": f"Bearer {TOKEN}", "Origin": "https://evil.example"}, 403, "forbidden"),
+        ({"Authorization": f"Bearer {TOKEN}", "X-Session-Id": "a b"}, 400, "invalid_request"),
+        ({"Authorization": f"Bearer {TOKEN}"}, 200, None),
+    ],
+)
+async def test_a_page_tool_call_is_guarded_and_answered_as_every_request(
+    broker: BrokerUnderTest, session: aiohttp.ClientSession, headers: dict[str, str], status: int, code: str | None
+) -> None:
+    """Page tool calls are answered ahead of aiohttp's router (app.answer_tool_calls_first): the same
+    guard, error shape and broker header as any other route."""
+    await broker.extension(shop())
+    await broker.claim(7)
+    url = str(broker.server.make_url("/tabs/7/tools/search"))
+    async with session.post(url, json={"q": "x"}, headers=headers) as response:
+        body = await response.json()
+        assert response.status == status, body
+        assert response.headers[BROKER_HEADER] == VERSION
+    assert body == ({"result": {"q": "x"}} if code is None else body | {"error": body["error"] | {"code": code}})
+
+
+@pytest.mark.parametrize(
+    ("path", "headers"),
+    [
+        ("/tabs/7/tools/se%61rch", {}),
+        ("/tabs/b1%3A7/tools/search", {}),
+        ("/tabs/7/tools/search", {"Expect": "100-continue"}),
+    ],
+)
+async def test_a_page_tool_call_through_the_router_is_answered_alike(
+    broker: BrokerUnderTest, path: str, headers: dict[str, str]
+) -> None:
+    """A path with an escape, or a request that expects 100-continue, takes aiohttp's router to the
+    same handler: the same answer and header."""
+    await broker.extension(shop())
+    await broker.claim(7)
+    async with broker.client.post(yarl.URL(path, encoded=True), json={"q": "x"}, headers=headers) as response:
+        assert (response.status, await response.json()) == (200, {"result": {"q": "x"}})
+        assert response.headers[BROKER_HEADER] == VERSION
+    status, body = await broker.post("/tabs/7/tools/a%2Fb", {})
+    assert status == 404 and body["error"]["code"] == "tool_not_found" and "'a/b'" in body["error"]["message"]
 
 
 async def test_the_extensions_own_origin_is_served(broker: BrokerUnderTest) -> None:
