@@ -18,6 +18,7 @@ const LEVELS = ["error", "warning", "info", "debug"];
 const LEVEL_OF_TYPE = {
   assert: "error",
   error: "error",
+  exception: "error",
   warning: "warning",
   clear: "debug",
   debug: "debug",
@@ -60,7 +61,7 @@ function onConsole(tabId, params) {
   const where = frame?.url ? ` @ ${frame.url}:${frame.lineNumber}` : "";
   keep(logOf(tabId).console, {
     document: documentOf(tabId),
-    level: LEVEL_OF_TYPE[params.type] ?? "info",
+    level: consoleLevel(params.type),
     line: `[${params.type.toUpperCase()}] ${text}${where}`,
   });
 }
@@ -173,17 +174,25 @@ export function consoleSummary(tabId) {
   return errors || warnings ? `${errors} errors, ${warnings} warnings` : "";
 }
 
-/** browser_console_messages {level?, all?} */
-export function consoleMessages(tabId, args) {
+/** The level a console message of `type` (console.* and the DevTools protocol's names) is listed at. */
+export const consoleLevel = (type) => LEVEL_OF_TYPE[type] ?? "info";
+
+/** browser_console_messages' answer for `all`, the messages [{level, line}] it covers (either driver's). */
+export function consoleListing(all, args) {
   const level = args.level ?? "info";
   if (!LEVELS.includes(level)) throw invalidArguments(`level must be one of ${LEVELS.join(", ")}`);
-  const all = (logs.get(tabId)?.console ?? []).filter((entry) => args.all || entry.document === documentOf(tabId));
   const shown = all.filter((entry) => LEVELS.indexOf(entry.level) <= LEVELS.indexOf(level));
   const errors = all.filter((entry) => entry.level === "error").length;
   const warnings = all.filter((entry) => entry.level === "warning").length;
   const header = [`Total messages: ${all.length} (Errors: ${errors}, Warnings: ${warnings})`];
   if (shown.length !== all.length) header.push(`Returning ${shown.length} messages for level "${level}"`);
   return [...header, "", ...shown.map((entry) => entry.line)].join("\n");
+}
+
+/** browser_console_messages {level?, all?} */
+export function consoleMessages(tabId, args) {
+  const all = (logs.get(tabId)?.console ?? []).filter((entry) => args.all || entry.document === documentOf(tabId));
+  return consoleListing(all, args);
 }
 
 function shortUrl(url) {

@@ -1,0 +1,12 @@
+// Loaded beside background.js in a copy of the extension by tests/test_firefox_dialogs.py: lets the
+// test's extension page run browser actions through the actions layer (run.js, on the WebExtension
+// driver) one at a time, as a broker's browserAction would, and read each answer.
+import { runBrowserAction } from "./actions/run.js";
+
+let calls = 0;
+
+globalThis.probeAction = async (tabId, action, args = {}) => {
+  const message = { type: "browserAction", callId: `c${++calls}`, tabId, action, args, sessionId: "s" };
+  const answer = await runBrowserAction(1, message, null, null);
+  return JSON.stringify({ error: answer.error, result: answer.result, page: answer.page });
+};
