@@ -1,6 +1,7 @@
 // Loaded beside background.js in a copy of the extension by tests/test_firefox_dialogs.py: lets the
 // test's extension page run browser actions through the actions layer (run.js, on the WebExtension
 // driver) one at a time, as a broker's browserAction would, and read each answer.
+import { releaseTab } from "./actions/driver.js";
 import { runBrowserAction } from "./actions/run.js";
 
 let calls = 0;
@@ -10,3 +11,6 @@ globalThis.probeAction = async (tabId, action, args = {}) => {
   const answer = await runBrowserAction(1, message, null, null);
   return JSON.stringify({ error: answer.error, result: answer.result, page: answer.page });
 };
+
+/** The client lets go of the tab, as when the broker releases it. */
+globalThis.probeRelease = (tabId) => releaseTab(tabId);

@@ -12,6 +12,7 @@ at a time, as a broker would; the pages are served on 127.0.0.1, with a frame fr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import shutil
@@ -24,7 +25,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from .chromium import change_settings
-from .firefox import Context, Firefox, build_extension, extension_firefox
+from .firefox import BidiError, Context, Firefox, build_extension, extension_firefox
 from .test_firefox_driver import free_port
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -39,8 +40,13 @@ DIALOGS = """<!doctype html><title>Dialogs</title>
 <button onclick="answer('prompted: ' + prompt('Your name?', 'Bob'))">Prompt</button>
 <button onclick="console.log('hello', 1, {a: 1}); console.warn('careful'); console.error('broken');
   console.debug('detail'); setTimeout(() => { throw new Error('boom'); })">Log</button>
+<a href="later.html">Later</a>
 <p id="answer">none</p>
 <script>function answer(text) { document.getElementById('answer').textContent = text; }</script>"""
+
+# Asks a moment after it loads: a page the tab went to, with no action of the tools there yet.
+LATER = """<!doctype html><title>Later</title><p id="answer">none</p>
+<script>setTimeout(() => { document.getElementById("answer").textContent = String(confirm("Stay?")); }, 200)</script>"""
 
 # Replaces, before any hook of ours, what the hooks and the synthetic click could use, and tries the
 # answer host itself; its frame, from another site, keeps trying while the page is held.
@@ -98,6 +104,9 @@ class Fox:
         answer: dict[str, Any] = await self.control.evaluate(script, [tab_id, action, args])
         return answer
 
+    async def release(self, tab_id: int) -> None:
+        await self.control.evaluate("async (tabId) => (await browser.runtime.getBackgroundPage()).probeRelease(tabId)", tab_id)
+
     async def ok(self, tab_id: int, action: str, **args: Any) -> str:
         answer = await self.act(tab_id, action, **args)
         assert answer["error"] is None, answer
@@ -130,6 +139,7 @@ async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     base = f"http://127.0.0.1:{page_port}"
     pages = {
         "dialogs.html": DIALOGS,
+        "later.html": LATER,
         "hostile.html": HOSTILE.replace("FRAME", f"http://localhost:{frame_port}"),
         "guessing.html": GUESSING.replace("BASE", base),
     }
@@ -211,6 +221,36 @@ async def test_a_prompt_gets_the_clients_text_or_null_when_dismissed(fox: Fox) -
     assert await shown(page, "prompted: Ada") == "prompted: null"
 
 
+async def test_the_next_page_of_a_clients_tab_has_its_dialogs_held_before_any_action_there(fox: Fox) -> None:
+    tab_id, page = await fox.open("dialogs.html")
+    yaml = (await fox.act(tab_id, "snapshot"))["page"]["yaml"]
+    link = re.search(r'link "Later" \[ref=(\w+)\]', yaml)
+    assert link, yaml
+    assert "- Page Title: Later" in await fox.ok(tab_id, "click", target=link.group(1))
+    # The wait, cut short by the dialog, runs on once it is answered, and finds the answer.
+    waited = await fox.ok(tab_id, "wait_for", text="true")
+    assert '["confirm" dialog with message "Stay?"]: can be handled by browser_handle_dialog' in waited, waited
+    await fox.ok(tab_id, "handle_dialog", accept=True)
+    assert await shown(page) == "true"
+
+
+async def test_a_tab_the_client_let_go_of_shows_firefoxs_own_dialogs_to_the_person(fox: Fox) -> None:
+    tab_id, page = await fox.open("dialogs.html")
+    await fox.ok(tab_id, "snapshot")  # the hooks are in
+    await fox.release(tab_id)
+    bidi = fox.firefox.bidi
+    async with bidi.events("browsingContext.userPromptOpened") as prompts:
+        clicking = asyncio.ensure_future(page.click("button"))  # the person's click on "Alert"
+        async with asyncio.timeout(WAIT):
+            opened = await prompts.get()
+        assert (opened["context"], opened["type"], opened["message"]) == (page.id, "alert", "Saved"), opened
+        with contextlib.suppress(BidiError):  # WebDriver may have closed it already
+            await bidi.call("browsingContext.handleUserPrompt", {"context": page.id, "accept": True})
+        await clicking
+    assert await shown(page) == "alert closed"
+    assert (await fox.fails(tab_id, "handle_dialog", accept=True))["code"] == "no_dialog"
+
+
 async def test_a_dialog_nobody_answers_is_dismissed_after_the_timeout_and_the_next_result_says_so(fox: Fox) -> None:
     tab_id, page = await fox.open("dialogs.html")
     await change_settings(fox.control, dialogTimeoutMs=1_000)  # type: ignore[arg-type]
@@ -236,6 +276,16 @@ async def test_console_messages_lists_the_pages_console_and_uncaught_errors_by_l
     errors = await fox.ok(tab_id, "console_messages", level="error")
     assert 'Returning 2 messages for level "error"' in errors and "[LOG]" not in errors
     assert (await fox.fails(tab_id, "console_messages", level="loud"))["code"] == "invalid_arguments"
+
+
+async def test_console_messages_are_kept_within_bounds_of_count_and_length(fox: Fox) -> None:
+    tab_id, _ = await fox.open("dialogs.html")
+    flood = '() => { for (let i = 0; i < 250; i++) console.log("n" + i); console.log("x".repeat(5000)); }'
+    await fox.ok(tab_id, "evaluate", function=flood)
+    listed = await fox.ok(tab_id, "console_messages")
+    assert "Total messages: 200 (Errors: 0, Warnings: 0)" in listed, listed[:200]
+    lines = listed.split("\n\n", 1)[1].splitlines()
+    assert lines[0] == "[LOG] n51" and lines[-1] == f"[LOG] {'x' * 2000}…", (lines[0], len(lines[-1]))
 
 
 async def test_a_hostile_page_that_replaced_alert_dispatch_and_xhr_first_still_has_its_dialog_held(

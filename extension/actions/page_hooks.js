@@ -23,10 +23,16 @@
 // its query. A request that fails (refused, or the driver gone) dismisses the dialog; a tab the
 // tools let go of gets Firefox's own dialogs again, left to the person ({native: true}).
 
-/** Install the hooks in this frame once: {installed: true}, or {installed: false} if they are. */
+/**
+ * Install the hooks in this frame once: {installed: true}; where they are already, give them the
+ * driver's new answer address (a driver that restarted knows only its own): {installed: false}.
+ */
 export function installPageHooks({ answerUrl, consoleLimit, textLimit }) {
   /* global exportFunction */
-  if (globalThis.__browserMcpHooks) return { installed: false };
+  if (globalThis.__browserMcpHooks) {
+    globalThis.__browserMcpHooks.answerUrl = answerUrl;
+    return { installed: false };
+  }
   const page = window.wrappedJSObject;
   const state = { console: [], answerUrl };
   globalThis.__browserMcpHooks = state;

@@ -2,8 +2,9 @@
 // each frame of the tabs the tools act on, and the blocking webRequest listener that hears their
 // dialogs and holds each until dialogs.js has it answered (browser_handle_dialog, or its timeout).
 //
-// Each install gives the frames it reaches a secret of their own in their answer address; a
-// request to the answer host that names no secret of its tab's documents (a page's own, which
+// Each action gives the frames of its tab a new secret for their answer address (the last few a
+// tab's frames were given are kept, for a frame that missed an action), so hooks put in before
+// the event page last unloaded are heard again from the tab's next action on; a request to the answer host that names no secret of its tab's documents (a page's own, which
 // cannot read one) is refused at once, and so is a second dialog while one is held in the tab:
 // neither opens a dialog, answers one, or waits.
 
@@ -20,6 +21,7 @@ const ANSWERED_AT = chrome.runtime.getURL("actions/page_agent.js");
 const CONSOLE_LIMIT = 200;
 const TEXT_LIMIT = 2_000;
 const SCRIPT_TIMEOUT_MS = 5_000;
+const SECRETS_KEPT = 8;
 
 /** tab id -> the secrets given to its current documents' hooks */
 const secrets = new Map();
@@ -90,6 +92,7 @@ export async function hookTab(tabId, frameId = null) {
   if (!tabSecrets) secrets.set(tabId, (tabSecrets = new Set()));
   // Known before the hooks can use it: a page may call alert the moment they are in.
   tabSecrets.add(secret);
+  if (tabSecrets.size > SECRETS_KEPT) tabSecrets.delete(tabSecrets.values().next().value);
   const target = frameId === null ? { tabId, allFrames: true } : { tabId, frameIds: [frameId] };
   const options = { answerUrl: `https://${ANSWER_HOST}/dialog/${secret}`, consoleLimit: CONSOLE_LIMIT, textLimit: TEXT_LIMIT };
   let results = [];
@@ -99,7 +102,7 @@ export async function hookTab(tabId, frameId = null) {
   } catch {
     // a page the add-on may not script, or one held by a dialog: the frames hooked earlier stay so
   }
-  if (!results.some((frame) => frame.result?.installed)) tabSecrets.delete(secret);
+  if (!results.some((frame) => frame.result)) tabSecrets.delete(secret);
 }
 
 /** The tools let go of the tab: its next dialogs are Firefox's own; one held now still waits its answer. */
