@@ -71,7 +71,8 @@ window.guess = async () => {
   return outcomes;
 };
 </script>
-<button onclick="document.getElementById('answer').textContent = String(confirm('Sure?')); console.log('asked')">Ask</button>
+<button onclick="document.getElementById('answer').textContent = String(confirm('Sure?'));
+  console.log('asked')">Ask</button>
 <p id="answer">none</p>
 <iframe src="FRAME/guessing.html"></iframe>"""
 
@@ -105,7 +106,8 @@ class Fox:
         return answer
 
     async def release(self, tab_id: int) -> None:
-        await self.control.evaluate("async (tabId) => (await browser.runtime.getBackgroundPage()).probeRelease(tabId)", tab_id)
+        script = "async (tabId) => (await browser.runtime.getBackgroundPage()).probeRelease(tabId)"
+        await self.control.evaluate(script, tab_id)
 
     async def ok(self, tab_id: int, action: str, **args: Any) -> str:
         answer = await self.act(tab_id, action, **args)

@@ -94,10 +94,19 @@ export async function hookTab(tabId, frameId = null) {
   tabSecrets.add(secret);
   if (tabSecrets.size > SECRETS_KEPT) tabSecrets.delete(tabSecrets.values().next().value);
   const target = frameId === null ? { tabId, allFrames: true } : { tabId, frameIds: [frameId] };
-  const options = { answerUrl: `https://${ANSWER_HOST}/dialog/${secret}`, consoleLimit: CONSOLE_LIMIT, textLimit: TEXT_LIMIT };
+  const options = {
+    answerUrl: `https://${ANSWER_HOST}/dialog/${secret}`,
+    consoleLimit: CONSOLE_LIMIT,
+    textLimit: TEXT_LIMIT,
+  };
   let results = [];
   try {
-    const injecting = chrome.scripting.executeScript({ target, func: installPageHooks, args: [options], injectImmediately: true });
+    const injecting = chrome.scripting.executeScript({
+      target,
+      func: installPageHooks,
+      args: [options],
+      injectImmediately: true,
+    });
     results = await withTimeout(injecting, SCRIPT_TIMEOUT_MS, "the page hooks");
   } catch {
     // a page the add-on may not script, or one held by a dialog: the frames hooked earlier stay so
