@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import json
 import re
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,8 @@ import pytest_asyncio
 from aiohttp import web
 
 from .chromium import change_settings
-from .firefox import BidiError, Context, Firefox, build_extension, extension_firefox
-from .test_firefox_driver import free_port
+from .firefox import BidiError, Context, Firefox, extension_firefox
+from .test_firefox_driver import firefox_copy, free_port, two_sites
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -158,20 +157,9 @@ async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     app = web.Application()
     app.router.add_get("/guessed", guessed)
     app.router.add_get("/{name}", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", page_port).start()
-    await web.TCPSite(runner, "localhost", frame_port).start()
-    extension = build_extension(folder / "extension")
-    manifest = json.loads((extension / "manifest.json").read_text())
-    manifest["background"]["scripts"].append("firefox_actions_probe.js")
-    (extension / "manifest.json").write_text(json.dumps(manifest))
-    shutil.copy(PROBE, extension / "firefox_actions_probe.js")
-    try:
-        async with extension_firefox(folder, extension=extension) as firefox:
-            yield Fox(firefox, await firefox.extension_page(), base, guesses)
-    finally:
-        await runner.cleanup()
+    extension = firefox_copy(folder, {}, probe=PROBE)
+    async with two_sites(app, page_port, frame_port), extension_firefox(folder, extension=extension) as firefox:
+        yield Fox(firefox, await firefox.extension_page(), base, guesses)
 
 
 async def shown(page: Context, before: str = "none") -> str:

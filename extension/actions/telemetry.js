@@ -199,22 +199,25 @@ function shortUrl(url) {
   return url.startsWith("data:") && url.length > 100 ? `${url.slice(0, 50)}...${url.slice(-20)}` : url;
 }
 
-/** browser_network_requests {static?, filter?} */
-export async function networkRequests(tabId, args) {
-  let filter = null;
-  if (args.filter !== undefined && args.filter !== "") {
-    try {
-      filter = new RegExp(args.filter);
-    } catch (error) {
-      throw invalidArguments(`filter is not a valid regular expression: ${error.message}`);
-    }
+/** The pattern of browser_network_requests' `filter` (null for none); invalid_arguments if it is not one. */
+export function requestFilter(args) {
+  if (args.filter === undefined || args.filter === "") return null;
+  try {
+    return new RegExp(args.filter);
+  } catch (error) {
+    throw invalidArguments(`filter is not a valid regular expression: ${error.message}`);
   }
-  await addFromTimeline(tabId, (method, params) => send(tabId, method, params), false);
-  const current = (logs.get(tabId)?.requests ?? []).filter((request) => request.document === documentOf(tabId));
+}
+
+/**
+ * browser_network_requests' answer for the current page's `requests` [{method?, url, type,
+ * status?, statusText?, failure?}] (either driver's): by `args.static`, and `filter`.
+ */
+export function requestListing(requests, args, filter) {
   const lines = [];
   let hidden = 0;
   let methodless = false;
-  current.forEach((request, index) => {
+  requests.forEach((request, index) => {
     const succeeded = !request.failure && request.status !== undefined && request.status < 400;
     if (!args.static && !FETCH_TYPES.has(request.type) && succeeded) {
       hidden += 1;
@@ -238,4 +241,12 @@ export async function networkRequests(tabId, args) {
     );
   }
   return lines.join("\n");
+}
+
+/** browser_network_requests {static?, filter?} */
+export async function networkRequests(tabId, args) {
+  const filter = requestFilter(args);
+  await addFromTimeline(tabId, (method, params) => send(tabId, method, params), false);
+  const current = (logs.get(tabId)?.requests ?? []).filter((request) => request.document === documentOf(tabId));
+  return requestListing(current, args, filter);
 }
