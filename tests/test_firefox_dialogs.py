@@ -234,10 +234,26 @@ async def test_a_tab_the_client_let_go_of_shows_firefoxs_own_dialogs_to_the_pers
         async with asyncio.timeout(WAIT):
             opened = await prompts.get()
         assert (opened["context"], opened["type"], opened["message"]) == (page.id, "alert", "Saved"), opened
-        with contextlib.suppress(BidiError):  # WebDriver may have closed it already
+        with contextlib.suppress(BidiError):  # WebDriver may have dismissed it already
             await bidi.call("browsingContext.handleUserPrompt", {"context": page.id, "accept": True})
         await clicking
     assert await shown(page) == "alert closed"
+    assert (await fox.fails(tab_id, "handle_dialog", accept=True))["code"] == "no_dialog"
+
+
+async def test_a_dialog_held_when_the_client_lets_go_of_its_tab_is_handed_to_the_person(fox: Fox) -> None:
+    tab_id, page = await fox.open("dialogs.html")
+    await fox.click(tab_id, "Confirm")
+    bidi = fox.firefox.bidi
+    async with bidi.events("browsingContext.userPromptOpened") as prompts:
+        await fox.release(tab_id)
+        async with asyncio.timeout(WAIT):
+            opened = await prompts.get()
+        assert (opened["context"], opened["type"], opened["message"]) == (page.id, "confirm", "Delete it?"), opened
+        with contextlib.suppress(BidiError):
+            await bidi.call("browsingContext.handleUserPrompt", {"context": page.id, "accept": True})
+    # WebDriver, standing in for the person, dismisses a prompt itself unless told otherwise.
+    assert await shown(page) in ("confirmed", "declined")
     assert (await fox.fails(tab_id, "handle_dialog", accept=True))["code"] == "no_dialog"
 
 

@@ -4,9 +4,10 @@
 //
 // Each action gives the frames of its tab a new secret for their answer address (the last few a
 // tab's frames were given are kept, for a frame that missed an action), so hooks put in before
-// the event page last unloaded are heard again from the tab's next action on; a request to the answer host that names no secret of its tab's documents (a page's own, which
-// cannot read one) is refused at once, and so is a second dialog while one is held in the tab:
-// neither opens a dialog, answers one, or waits.
+// the event page last unloaded are heard again from the tab's next action on. A request to the
+// answer host that names no secret of its tab's documents (a page's own, which cannot read one)
+// is refused at once, and so is a second dialog while one is held in the tab: neither opens a
+// dialog, answers one, or waits.
 
 import { dialogClosed, dialogOpened, forgetDialogs } from "./dialogs.js";
 import { withTimeout } from "./errors.js";
@@ -82,8 +83,8 @@ export function listenForDialogs() {
 }
 
 /**
- * Put the hooks in the tab's frames that lack them (`frameId`: in that one alone). Frames that
- * cannot be scripted are left out; nothing here fails the action.
+ * Put the hooks in the tab's frames that lack them, and give all of them a new secret (`frameId`:
+ * that frame alone). Frames that cannot be scripted are left out; nothing here fails the action.
  */
 export async function hookTab(tabId, frameId = null) {
   hooked.add(tabId);
@@ -114,9 +115,11 @@ export async function hookTab(tabId, frameId = null) {
   if (!results.some((frame) => frame.result)) tabSecrets.delete(secret);
 }
 
-/** The tools let go of the tab: its next dialogs are Firefox's own; one held now still waits its answer. */
+/** The tools let go of the tab: its dialogs are Firefox's own again, the one held now too. */
 export function unhookTab(tabId) {
   hooked.delete(tabId);
+  endHeld(tabId, answered({ native: true }));
+  forgetDialogs(tabId);
 }
 
 /** The tab closed. */
