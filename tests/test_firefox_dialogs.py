@@ -25,6 +25,7 @@ from aiohttp import web
 
 from .chromium import change_settings
 from .firefox import BidiError, Context, Firefox, extension_firefox
+from .test_e2e_extension import eventually
 from .test_firefox_driver import firefox_copy, free_port, two_sites
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -133,9 +134,9 @@ class Fox:
         return await self.ok(tab_id, "click", target=ref)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
-    folder = tmp_path_factory.mktemp("firefox_dialogs")
+@contextlib.asynccontextmanager
+async def firefox_with_pages(folder: Path, prefs: dict[str, Any] | None = None) -> AsyncIterator[Fox]:
+    """Firefox with the probe's copy of the extension, and this module's pages served."""
     page_port, frame_port = free_port(), free_port()
     base = f"http://127.0.0.1:{page_port}"
     pages = {
@@ -158,8 +159,19 @@ async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     app.router.add_get("/guessed", guessed)
     app.router.add_get("/{name}", page)
     extension = firefox_copy(folder, {}, probe=PROBE)
-    async with two_sites(app, page_port, frame_port), extension_firefox(folder, extension=extension) as firefox:
-        yield Fox(firefox, await firefox.extension_page(), base, guesses)
+    # The extension's APIs in a page of its own that, unlike the popup, asks the background nothing.
+    (extension / "blank.html").write_text("<!doctype html><title>Tests</title>")
+    async with (
+        two_sites(app, page_port, frame_port),
+        extension_firefox(folder, extension=extension, prefs=prefs) as firefox,
+    ):
+        yield Fox(firefox, await firefox.extension_page("blank.html"), base, guesses)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
+    async with firefox_with_pages(tmp_path_factory.mktemp("firefox_dialogs")) as world:
+        yield world
 
 
 async def shown(page: Context, before: str = "none") -> str:
@@ -334,3 +346,32 @@ def drained(queue: asyncio.Queue[str]) -> list[str]:
     while not queue.empty():
         taken.append(queue.get_nowait())
     return taken
+
+
+async def test_hooks_put_in_before_the_event_page_unloaded_still_have_their_dialogs_held(tmp_path: Path) -> None:
+    async with firefox_with_pages(tmp_path, {"extensions.background.idle.timeout": 2_000}) as fox:
+        tab_id, page = await fox.open("dialogs.html")
+        await fox.ok(tab_id, "snapshot")  # the hooks are in, with a secret of the event page's
+
+        async def unloaded() -> bool:
+            views = await fox.control.evaluate("browser.extension.getViews().map((view) => view.location.href)")
+            return not [view for view in views if "background" in view]
+
+        await eventually(unloaded, "the idle event page to unload", within=30)
+        # The page asks with no action of the tools' to wake the event page: its request does.
+        await page.evaluate("setTimeout(() => document.querySelectorAll('button')[1].click()), 'asked'")
+
+        async def answered() -> str | None:
+            answer = await fox.act(tab_id, "handle_dialog", accept=True)
+            if answer["error"] and answer["error"]["code"] == "no_dialog":
+                return None
+            assert answer["error"] is None, answer
+            return str(answer["result"]["content"][0]["text"])
+
+        said = await eventually(answered, "the page's dialog to be held")
+        assert 'Accepted the "confirm" dialog with message "Delete it?"' in said, said
+        assert await shown(page) == "confirmed"
+        # And the next action gives the hooks a new secret, which serves as well.
+        assert '["confirm" dialog with message "Delete it?"]' in await fox.click(tab_id, "Confirm")
+        await fox.ok(tab_id, "handle_dialog", accept=False)
+        assert await shown(page, "confirmed") == "declined"

@@ -3,8 +3,10 @@
 // dialogs and holds each until dialogs.js has it answered (browser_handle_dialog, or its timeout).
 //
 // Each action gives the frames of its tab a new secret for their answer address (the last few a
-// tab's frames were given are kept, for a frame that missed an action), so hooks put in before
-// the event page last unloaded are heard again from the tab's next action on. A request to the
+// tab's frames were given are kept, for a frame that missed an action). The secrets, and which
+// tabs are the tools', are mirrored in chrome.storage.session (which content scripts cannot
+// read), so that the hooks' dialogs are still heard after the event page unloads and a request
+// wakes it; and the tab's next action gives them a new secret all the same. A request to the
 // answer host that names no secret of its tab's documents (a page's own, which cannot read one)
 // is refused at once, and so is a second dialog while one is held in the tab: neither opens a
 // dialog, answers one, or waits.
@@ -23,6 +25,7 @@ const CONSOLE_LIMIT = 200;
 const TEXT_LIMIT = 2_000;
 const SCRIPT_TIMEOUT_MS = 5_000;
 const SECRETS_KEPT = 8;
+const KEY = "pageHooks";
 
 /** tab id -> the secrets given to its current documents' hooks */
 const secrets = new Map();
@@ -30,6 +33,25 @@ const secrets = new Map();
 const held = new Map();
 /** The tabs the tools act on: elsewhere a dialog is Firefox's own, left to the person. */
 const hooked = new Set();
+/** Resolved once what the last event page saved is back (listenForDialogs starts it). */
+let restored = null;
+
+async function restore() {
+  const found = (await chrome.storage.session.get(KEY).catch(() => ({})))[KEY];
+  for (const [tabId, saved] of Object.entries(found?.secrets ?? {})) {
+    const id = Number(tabId);
+    secrets.set(id, new Set([...saved, ...(secrets.get(id) ?? [])]));
+  }
+  for (const tabId of found?.hooked ?? []) hooked.add(tabId);
+}
+
+function save() {
+  const saved = {
+    secrets: Object.fromEntries([...secrets].map(([tabId, kept]) => [tabId, [...kept]])),
+    hooked: [...hooked],
+  };
+  chrome.storage.session.set({ [KEY]: saved }).catch((error) => console.warn("browser-mcp: cannot save", error));
+}
 
 function newSecret() {
   return Array.from(crypto.getRandomValues(new Uint8Array(24)), (byte) => byte.toString(16).padStart(2, "0")).join("");
@@ -46,7 +68,8 @@ function endHeld(tabId, response) {
 }
 
 /** Blocking onBeforeRequest for the answer host: a dialog held until answered, or refused at once. */
-function heldDialog(details) {
+async function heldDialog(details) {
+  await restored;
   const { tabId, requestId } = details;
   const url = new URL(details.url);
   const [, kind, secret] = url.pathname.split("/");
@@ -55,7 +78,7 @@ function heldDialog(details) {
     return { cancel: true };
   }
   if (!hooked.has(tabId)) return answered({ native: true });
-  return new Promise((end) => {
+  return await new Promise((end) => {
     held.set(tabId, { requestId, end });
     const answer = async ({ accept, promptText }) => {
       if (held.get(tabId)?.requestId !== requestId) throw new Error("no dialog is held there any more");
@@ -67,6 +90,7 @@ function heldDialog(details) {
 
 /** Hear the page hooks' dialogs; a held one ends with its request, its document or its tab. */
 export function listenForDialogs() {
+  restored = restore();
   const filter = { urls: [`https://${ANSWER_HOST}/*`] };
   chrome.webRequest.onBeforeRequest.addListener(heldDialog, filter, ["blocking"]);
   chrome.webRequest.onErrorOccurred.addListener(({ tabId, requestId }) => {
@@ -74,7 +98,7 @@ export function listenForDialogs() {
   }, filter);
   chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => {
     if (frameId === 0) {
-      secrets.delete(tabId);
+      if (secrets.delete(tabId)) save();
       if (endHeld(tabId, { cancel: true })) dialogClosed(tabId);
     }
     // The tools' tab keeps its hooks from one document to the next, put in as early as they can go.
@@ -87,6 +111,7 @@ export function listenForDialogs() {
  * that frame alone). Frames that cannot be scripted are left out; nothing here fails the action.
  */
 export async function hookTab(tabId, frameId = null) {
+  await restored;
   hooked.add(tabId);
   const secret = newSecret();
   let tabSecrets = secrets.get(tabId);
@@ -94,6 +119,7 @@ export async function hookTab(tabId, frameId = null) {
   // Known before the hooks can use it: a page may call alert the moment they are in.
   tabSecrets.add(secret);
   if (tabSecrets.size > SECRETS_KEPT) tabSecrets.delete(tabSecrets.values().next().value);
+  save();
   const target = frameId === null ? { tabId, allFrames: true } : { tabId, frameIds: [frameId] };
   const options = {
     answerUrl: `https://${ANSWER_HOST}/dialog/${secret}`,
@@ -112,12 +138,12 @@ export async function hookTab(tabId, frameId = null) {
   } catch {
     // a page the add-on may not script, or one held by a dialog: the frames hooked earlier stay so
   }
-  if (!results.some((frame) => frame.result)) tabSecrets.delete(secret);
+  if (!results.some((frame) => frame.result) && tabSecrets.delete(secret)) save();
 }
 
 /** The tools let go of the tab: its dialogs are Firefox's own again, the one held now too. */
 export function unhookTab(tabId) {
-  hooked.delete(tabId);
+  if (hooked.delete(tabId)) save();
   endHeld(tabId, answered({ native: true }));
   forgetDialogs(tabId);
 }
@@ -126,6 +152,7 @@ export function unhookTab(tabId) {
 export function forgetTabDialogs(tabId) {
   hooked.delete(tabId);
   secrets.delete(tabId);
+  save();
   endHeld(tabId, { cancel: true });
   forgetDialogs(tabId);
 }
