@@ -3,6 +3,7 @@
 // driver) one at a time, as a broker's browserAction would, and read each answer.
 import { releaseTab } from "./actions/driver.js";
 import { runBrowserAction } from "./actions/run.js";
+import { callTool } from "./page_tools.js";
 
 let calls = 0;
 
@@ -14,3 +15,9 @@ globalThis.probeAction = async (tabId, action, args = {}) => {
 
 /** The client lets go of the tab, as when the broker releases it. */
 globalThis.probeRelease = (tabId) => releaseTab(tabId);
+
+/** A broker's call of the page's own tool `toolName`: the toolResult's error, or null. */
+globalThis.probePageTool = async (tabId, toolName) => {
+  const message = { type: "callTool", callId: `c${++calls}`, tabId, toolName, args: {}, sessionId: "s" };
+  return JSON.stringify((await callTool(message, null, null)).error ?? null);
+};

@@ -196,6 +196,11 @@ async def test_an_alert_ends_the_click_holds_the_tab_and_is_answered_by_the_clie
     for action, args in (("snapshot", {}), ("evaluate", {"function": "() => 1"}), ("console_messages", {})):
         refused = await fox.fails(tab_id, action, **args)
         assert refused["code"] == "dialog_open" and f"browser_{action} cannot run" in refused["message"], refused
+    # The page's own tools could not run either: refused at once rather than left to time out.
+    script = """async ([tabId, tool]) =>
+        JSON.parse(await (await browser.runtime.getBackgroundPage()).probePageTool(tabId, tool))"""
+    tool = await fox.control.evaluate(script, [tab_id, "read_answer"])
+    assert tool["code"] == "dialog_open" and "read_answer cannot run" in tool["message"], tool
     answered = await fox.ok(tab_id, "handle_dialog", accept=True)
     assert answered.startswith('### Result\nAccepted the "alert" dialog with message "Saved"'), answered
     assert await shown(page) == "alert closed"
