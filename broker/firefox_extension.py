@@ -32,10 +32,11 @@ FIREFOX_MIN_VERSION = "128.0"
 _CHROMIUM_KEYS = ("key", "minimum_chrome_version", "externally_connectable")
 _FIREFOX_LACKS = frozenset({"debugger"})
 # What the WebExtension page driver needs beside the Chromium manifest's (docs/page-drivers.md):
-# webRequest for browser_network_requests, <all_urls> for tabs.captureTab, and the snapshot
+# webRequest for browser_network_requests (and, blocking, to hold the page hooks' dialogs),
+# <all_urls> for tabs.captureTab, and the snapshot
 # agent's modules, which each frame's isolated world imports, reachable from pages (their address
 # holds the per-install uuid).
-_FIREFOX_ADDS = ("webRequest",)
+_FIREFOX_ADDS = ("webRequest", "webRequestBlocking")
 _PAGE_AGENT = ("actions/page_agent.js", "actions/page_roles.js", "actions/page_snapshot.js", "actions/page_yaml.js")
 _CSP = "script-src 'self'; object-src 'self'"
 

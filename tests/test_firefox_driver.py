@@ -11,6 +11,7 @@ each answer back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import socket
@@ -64,15 +65,28 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def firefox_copy(folder: Path, config: dict[str, str]) -> Path:
-    """The extension's Firefox build, with the probe beside its background."""
+def firefox_copy(folder: Path, config: dict[str, str], probe: Path = PROBE) -> Path:
+    """The extension's Firefox build, with ``probe`` beside its background."""
     copy = build_extension(folder / "extension")
     manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["background"]["scripts"].append("firefox_driver_probe.js")
+    manifest["background"]["scripts"].append(probe.name)
     (copy / "manifest.json").write_text(json.dumps(manifest))
-    shutil.copy(PROBE, copy / "firefox_driver_probe.js")
+    shutil.copy(probe, copy / probe.name)
     (copy / "probe_config.json").write_text(json.dumps(config))
     return copy
+
+
+@contextlib.asynccontextmanager
+async def two_sites(app: web.Application, page_port: int, frame_port: int) -> AsyncIterator[None]:
+    """``app`` on 127.0.0.1 and on localhost: a frame from one in a page of the other is cross-site."""
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", page_port).start()
+        await web.TCPSite(runner, "localhost", frame_port).start()
+        yield
+    finally:
+        await runner.cleanup()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -96,16 +110,9 @@ async def answers(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[lis
     app = web.Application()
     app.router.add_get("/{name}", page)
     app.router.add_post("/result", result)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", page_port).start()
-    await web.TCPSite(runner, "localhost", frame_port).start()
     extension = firefox_copy(folder, {"base": f"http://127.0.0.1:{page_port}"})
-    try:
-        async with extension_firefox(folder, extension=extension):
-            yield json.loads(await asyncio.wait_for(done, 90))
-    finally:
-        await runner.cleanup()
+    async with two_sites(app, page_port, frame_port), extension_firefox(folder, extension=extension):
+        yield json.loads(await asyncio.wait_for(done, 90))
 
 
 def text_of(answer: dict[str, Any]) -> str:

@@ -107,6 +107,7 @@ async def test_firefox_says_its_name_and_page_driver(fox: Fox) -> None:
     browser = await fox.joined()
     assert browser is not None and browser["name"] == "Firefox", browser
     assert browser["driver"]["name"] == "webextension"
+    assert {"console_messages", "handle_dialog"} <= set(browser["driver"]["actions"]), browser["driver"]
 
 
 async def test_a_pages_tools_reach_an_mcp_client_and_answer_it(fox: Fox) -> None:

@@ -1,5 +1,8 @@
 // The dialogs (alert, confirm, prompt, beforeunload) of the tabs a client acts on, left for the
-// client to answer with browser_handle_dialog, as Playwright MCP leaves them.
+// client to answer with browser_handle_dialog, as Playwright MCP leaves them. Both page drivers
+// report theirs here (dialogOpened): the DevTools one from the protocol's events, answered with
+// Page.handleJavaScriptDialog; the WebExtension one from its page hooks (webext_dialogs.js), each
+// dialog with the function that answers it.
 //
 // A dialog stops the page's scripts, and with them whatever a tool was doing there, until someone
 // answers it. One that opens during a call ends that call with a result naming it (the action
@@ -15,7 +18,7 @@ import { settings } from "../settings.js";
 import { onTabEvent, onTabForgotten, send } from "./debugger.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 
-/** tab id -> {open: {type, message, timer} | null, last: how the last one closed, notes: [], waiters} */
+/** tab id -> {open: {type, message, timer, answer} | null, last: how the last one closed, notes: [], waiters} */
 const tabs = new Map();
 
 function stateOf(tabId) {
@@ -37,10 +40,14 @@ function closed(state, how) {
   state.open = null;
 }
 
-function opened(tabId, params) {
+/**
+ * A dialog opened in the tab: {type, message}, and `answer({accept, promptText?})`, which closes
+ * it in the page (it rejects with a message saying "no dialog" when the page closed it already).
+ */
+export function dialogOpened(tabId, params, answer) {
   const state = stateOf(tabId);
   clearTimeout(state.open?.timer);
-  const dialog = { type: params.type, message: params.message };
+  const dialog = { type: params.type, message: params.message, answer };
   const timeoutMs = settings().dialogTimeoutMs;
   dialog.timer = setTimeout(() => expire(tabId, dialog, timeoutMs), timeoutMs);
   state.open = dialog;
@@ -53,21 +60,29 @@ async function expire(tabId, dialog, timeoutMs) {
   const how = `dismissed after ${timeoutMs / 1000} s without an answer`;
   closed(state, how);
   state.notes.push(`${describe(dialog)}: ${how}`);
-  await send(tabId, "Page.handleJavaScriptDialog", { accept: false }).catch(() => {});
+  await dialog.answer({ accept: false }).catch(() => {});
 }
 
+/** Closed by someone else: the person at a visible dialog, or the page going away. */
+export function dialogClosed(tabId) {
+  if (tabs.get(tabId)?.open) closed(tabs.get(tabId), "closed in the browser");
+}
+
+/** The tools let go of the tab (released or closed): a dialog still open there is not theirs. */
+export function forgetDialogs(tabId) {
+  clearTimeout(tabs.get(tabId)?.open?.timer);
+  tabs.delete(tabId);
+}
+
+const answerInDevTools = (tabId) => (params) => send(tabId, "Page.handleJavaScriptDialog", params);
+
 onTabEvent((tabId, method, params) => {
-  if (method === "Page.javascriptDialogOpening") opened(tabId, params);
-  // Closed by someone else: the person at a visible dialog, or the page going away.
-  else if (method === "Page.javascriptDialogClosed" && tabs.get(tabId)?.open)
-    closed(tabs.get(tabId), "closed in the browser");
+  if (method === "Page.javascriptDialogOpening") dialogOpened(tabId, params, answerInDevTools(tabId));
+  else if (method === "Page.javascriptDialogClosed") dialogClosed(tabId);
 });
 
 // Detached (released) or closed: a dialog still open there is the person's now.
-onTabForgotten((tabId) => {
-  clearTimeout(tabs.get(tabId)?.open?.timer);
-  tabs.delete(tabId);
-});
+onTabForgotten(forgetDialogs);
 
 /** The modal state line Playwright MCP gives an open dialog. */
 export function modalLine(dialog) {
@@ -127,7 +142,7 @@ export async function answerDialog(tabId, args) {
   const params = { accept: args.accept };
   if (args.promptText !== undefined) params.promptText = args.promptText;
   closed(state, "answered already");
-  await send(tabId, "Page.handleJavaScriptDialog", params).catch((error) => {
+  await dialog.answer(params).catch((error) => {
     // Closed in between by the person (a visible dialog) or by the page going away.
     if (/no dialog/i.test(error.message))
       throw new ActionError(Code.NO_DIALOG, `the ${describe(dialog)} closed before the answer came`);

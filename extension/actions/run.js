@@ -78,7 +78,7 @@ const HANDLERS = {
   take_screenshot: (tabId, args) => driver.takeScreenshot(tabId, args),
   async console_messages(tabId, args) {
     await driver.prepare(tabId); // the messages logged before come as it attaches
-    return textResult(sections(["Result", [driver.consoleMessages(tabId, args)]]));
+    return textResult(sections(["Result", [await driver.consoleMessages(tabId, args)]]));
   },
   async network_requests(tabId, args) {
     await driver.prepare(tabId);

@@ -18,6 +18,7 @@ const LEVELS = ["error", "warning", "info", "debug"];
 const LEVEL_OF_TYPE = {
   assert: "error",
   error: "error",
+  exception: "error",
   warning: "warning",
   clear: "debug",
   debug: "debug",
@@ -60,7 +61,7 @@ function onConsole(tabId, params) {
   const where = frame?.url ? ` @ ${frame.url}:${frame.lineNumber}` : "";
   keep(logOf(tabId).console, {
     document: documentOf(tabId),
-    level: LEVEL_OF_TYPE[params.type] ?? "info",
+    level: consoleLevel(params.type),
     line: `[${params.type.toUpperCase()}] ${text}${where}`,
   });
 }
@@ -173,11 +174,13 @@ export function consoleSummary(tabId) {
   return errors || warnings ? `${errors} errors, ${warnings} warnings` : "";
 }
 
-/** browser_console_messages {level?, all?} */
-export function consoleMessages(tabId, args) {
+/** The level a console message of `type` (console.* and the DevTools protocol's names) is listed at. */
+export const consoleLevel = (type) => LEVEL_OF_TYPE[type] ?? "info";
+
+/** browser_console_messages' answer for `all`, the messages [{level, line}] it covers (either driver's). */
+export function consoleListing(all, args) {
   const level = args.level ?? "info";
   if (!LEVELS.includes(level)) throw invalidArguments(`level must be one of ${LEVELS.join(", ")}`);
-  const all = (logs.get(tabId)?.console ?? []).filter((entry) => args.all || entry.document === documentOf(tabId));
   const shown = all.filter((entry) => LEVELS.indexOf(entry.level) <= LEVELS.indexOf(level));
   const errors = all.filter((entry) => entry.level === "error").length;
   const warnings = all.filter((entry) => entry.level === "warning").length;
@@ -186,26 +189,35 @@ export function consoleMessages(tabId, args) {
   return [...header, "", ...shown.map((entry) => entry.line)].join("\n");
 }
 
+/** browser_console_messages {level?, all?} */
+export function consoleMessages(tabId, args) {
+  const all = (logs.get(tabId)?.console ?? []).filter((entry) => args.all || entry.document === documentOf(tabId));
+  return consoleListing(all, args);
+}
+
 function shortUrl(url) {
   return url.startsWith("data:") && url.length > 100 ? `${url.slice(0, 50)}...${url.slice(-20)}` : url;
 }
 
-/** browser_network_requests {static?, filter?} */
-export async function networkRequests(tabId, args) {
-  let filter = null;
-  if (args.filter !== undefined && args.filter !== "") {
-    try {
-      filter = new RegExp(args.filter);
-    } catch (error) {
-      throw invalidArguments(`filter is not a valid regular expression: ${error.message}`);
-    }
+/** The pattern of browser_network_requests' `filter` (null for none); invalid_arguments if it is not one. */
+export function requestFilter(args) {
+  if (args.filter === undefined || args.filter === "") return null;
+  try {
+    return new RegExp(args.filter);
+  } catch (error) {
+    throw invalidArguments(`filter is not a valid regular expression: ${error.message}`);
   }
-  await addFromTimeline(tabId, (method, params) => send(tabId, method, params), false);
-  const current = (logs.get(tabId)?.requests ?? []).filter((request) => request.document === documentOf(tabId));
+}
+
+/**
+ * browser_network_requests' answer for the current page's `requests` [{method?, url, type,
+ * status?, statusText?, failure?}] (either driver's): by `args.static`, and `filter`.
+ */
+export function requestListing(requests, args, filter) {
   const lines = [];
   let hidden = 0;
   let methodless = false;
-  current.forEach((request, index) => {
+  requests.forEach((request, index) => {
     const succeeded = !request.failure && request.status !== undefined && request.status < 400;
     if (!args.static && !FETCH_TYPES.has(request.type) && succeeded) {
       hidden += 1;
@@ -229,4 +241,12 @@ export async function networkRequests(tabId, args) {
     );
   }
   return lines.join("\n");
+}
+
+/** browser_network_requests {static?, filter?} */
+export async function networkRequests(tabId, args) {
+  const filter = requestFilter(args);
+  await addFromTimeline(tabId, (method, params) => send(tabId, method, params), false);
+  const current = (logs.get(tabId)?.requests ?? []).filter((request) => request.document === documentOf(tabId));
+  return requestListing(current, args, filter);
 }

@@ -1,10 +1,12 @@
 // The WebExtension page driver, for browsers whose extensions have no DevTools protocol
 // (Firefox): the built-in tools through chrome.scripting in the page and its frames (snapshot,
 // refs, evaluate), chrome.tabs (navigation, screenshots), chrome.webNavigation (which document a
-// tab shows, when a page is ready) and chrome.webRequest (network). Input there is synthetic, made
-// by page-side functions: each input's answer says so. What it cannot do is answered with
-// not_supported, naming Firefox; nothing is pretended.
+// tab shows, when a page is ready) and chrome.webRequest (network; the dialogs and console its page
+// hooks hear, webext_dialogs.js). Input there is synthetic, made by page-side functions: each
+// input's answer says so. What it cannot do is answered with not_supported, naming Firefox;
+// nothing is pretended.
 
+import { answerDialog, modalLine, refuseWhileDialogOpen, takeDialogNotes, untilDialog } from "./dialogs.js";
 import { ActionError, Code } from "./errors.js";
 import { watchingDownloads } from "./downloads.js";
 import { evaluate, takeScreenshot } from "./webext_capture.js";
@@ -34,6 +36,7 @@ import {
 import { forgetFrames, locate, pageReport } from "./webext_snapshot.js";
 import { saveNumbers } from "./ref_numbers.js";
 import { runIn } from "./webext_scripts.js";
+import { consoleMessages, forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./webext_dialogs.js";
 import { forgetRequests, listenForRequests, networkRequests, watchRequests } from "./webext_telemetry.js";
 
 /** What this driver carries out; the rest is not_supported. */
@@ -53,8 +56,10 @@ const ACTIONS = [
   "navigate_forward",
   "reload",
   "take_screenshot",
+  "console_messages",
   "network_requests",
   "evaluate",
+  "handle_dialog",
 ];
 
 /** tab id -> {queue, owner} */
@@ -78,6 +83,7 @@ function tabGone(tabId) {
   forgetFrames(tabId);
   forgetRequests(tabId);
   forgetChooser(tabId);
+  forgetTabDialogs(tabId);
   saveNumbers(tabId, null);
 }
 
@@ -100,16 +106,20 @@ export const webExtensionDriver = Object.freeze({
     // A page's file chooser goes with it.
     chrome.webNavigation.onCommitted.addListener((details) => details.frameId === 0 && forgetChooser(details.tabId));
     listenForRequests();
+    listenForDialogs();
   },
   tabGone,
   async releaseTab(tabId) {
     const state = tabs.get(tabId);
     if (state) state.owner = null;
+    unhookTab(tabId);
   },
   async releaseSessions(port, ended) {
     const prefix = `${port}/`;
-    for (const state of tabs.values()) {
-      if (state.owner?.startsWith(prefix) && ended(state.owner.slice(prefix.length))) state.owner = null;
+    for (const [tabId, state] of tabs) {
+      if (!state.owner?.startsWith(prefix) || !ended(state.owner.slice(prefix.length))) continue;
+      state.owner = null;
+      unhookTab(tabId);
     }
   },
   /** Nothing to attach: the tab's requests are kept from its first action on. */
@@ -120,9 +130,10 @@ export const webExtensionDriver = Object.freeze({
     stateOf(tabId).owner = owner;
     watchRequests(tabId);
   },
+  /** Each action in its turn, the page hooks put first in the frames that lack them. */
   serialized(tabId, task) {
     const state = stateOf(tabId);
-    const run = state.queue.then(task, task);
+    const run = state.queue.then(() => hookTab(tabId)).then(task, task);
     state.queue = run.catch(() => {});
     return run;
   },
@@ -146,9 +157,7 @@ export const webExtensionDriver = Object.freeze({
   takeScreenshot,
   networkRequests,
   evaluate,
-  consoleMessages: () => {
-    throw unsupported("read the console");
-  },
+  consoleMessages,
   click,
   hover,
   type,
@@ -164,9 +173,9 @@ export const webExtensionDriver = Object.freeze({
   mouseWheel: refuse("scroll the mouse wheel"),
   uploadFiles,
   fileChooserLines,
-  answerDialog: refuse("answer dialogs"),
-  modalLine: (dialog) => `- ${dialog.type} dialog: "${dialog.message}"`,
-  refuseWhileDialogOpen: () => {},
-  takeDialogNotes: () => [],
-  untilDialog: (tabId, task) => task.then((value) => ({ value })),
+  answerDialog,
+  modalLine,
+  refuseWhileDialogOpen,
+  takeDialogNotes,
+  untilDialog,
 });
