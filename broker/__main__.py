@@ -1,10 +1,10 @@
 """The ``browser-mcp`` command line: ``serve`` runs a broker; the rest talk to live ones.
 
 ``status``, ``tabs``, ``call``, ``pair`` and ``stop`` find brokers through the discovery files
-(port and token; :mod:`broker.client` sends the token only to a server that proved it is that
+(port and token; :mod:`broker.relay.client` sends the token only to a server that proved it is that
 broker), choose one with ``--pid`` / ``--port`` when several are alive, and print tables for a
 person or JSON with ``--json``. This module only parses arguments and prints; the broker is
-:mod:`broker.app` and talking to it is :mod:`broker.client`.
+:mod:`broker.app` and talking to it is :mod:`broker.relay.client`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from . import codec, loop, paths
-from .client import BrokerClient, ClientError, select_broker
 from .core.config import DEFAULTS, Config
 from .core.link_auth import pairing_text
 from .core.security import PROJECT_EXTENSION_ID, client_token, refuse_extension_ids
 from .discovery import BrokerRecord, live_brokers, load_or_create_token
+from .relay.client import BrokerClient, ClientError, select_broker
 from .version import MIN_EXTENSION_VERSION, VERSION
 
 __all__ = ["main"]
@@ -251,7 +251,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     config.add_argument("--port", type=int, help="port for the HTTP form (default: the live broker's, else 8765)")
     config.add_argument("--discovery-dir", type=Path, help="where discovery files are")
     if wanted("mcp-config"):
-        from .client_apps import APPS  # noqa: PLC0415 - kept beside its options
+        from .install.client_apps import APPS  # noqa: PLC0415 - kept beside its options
 
         config.add_argument(
             "--client-app",
@@ -272,11 +272,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 # add_arguments builds its command's options, and is imported only for the command that runs, so
 # a starting broker loads none of them.
 _MODULE_COMMANDS = (
-    ("native-host", "native_host", "the native messaging host the browser extension starts"),
-    ("install-native-host", "native_install", "register the native messaging host with the browsers"),
-    ("doctor", "doctor", "check the broker, browser, native host, ports and MCP clients; say fixes"),
-    ("service", "service", "run the broker as a login service (systemd user unit, launchd agent)"),
-    ("extension", "extension_package", "the browser extension this install carries: its folder, a store zip"),
+    ("native-host", "install.native_host", "the native messaging host the browser extension starts"),
+    ("install-native-host", "install.native_install", "register the native messaging host with the browsers"),
+    ("doctor", "install.doctor", "check the broker, browser, native host, ports and MCP clients; say fixes"),
+    ("service", "install.service", "run the broker as a login service (systemd user unit, launchd agent)"),
+    ("extension", "install.extension_package", "the browser extension this install carries: its folder, a store zip"),
 )
 
 
@@ -298,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve_options = None
     command = _command_in(argv)
     if command == "service":
-        from .service import split_install_options  # noqa: PLC0415
+        from .install.service import split_install_options  # noqa: PLC0415
 
         argv, serve_options = split_install_options(argv)
     args = build_parser(command).parse_args(argv)
@@ -307,23 +307,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(args)
         if args.command == "mcp":
             # Imported here: it owns stdout from its first line, and AI clients time its start.
-            from .stdio_relay import main as relay  # noqa: PLC0415
+            from .relay.stdio_relay import main as relay  # noqa: PLC0415
 
             return relay(args.discovery_dir, args.pid, args.port)
         if args.command in ("native-host", "install-native-host"):
-            from . import native_host, native_install  # noqa: PLC0415
+            from .install import native_host, native_install  # noqa: PLC0415
 
             return (native_host.main if args.command == "native-host" else native_install.main)(args)
         if args.command == "doctor":
-            from . import doctor  # noqa: PLC0415
+            from .install import doctor  # noqa: PLC0415
 
             return doctor.main(args)
         if args.command == "service":
-            from . import service  # noqa: PLC0415
+            from .install import service  # noqa: PLC0415
 
             return service.main(args, serve_options or [], _check_serve_options)
         if args.command == "extension":
-            from . import extension_package  # noqa: PLC0415
+            from .install import extension_package  # noqa: PLC0415
 
             return extension_package.main(args)
         return _CLIENT_COMMANDS[args.command](args)
@@ -401,7 +401,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise ClientError("--upload-max-mb must be positive")
     if args.max_result_chars < 1:
         raise ClientError("--max-result-chars must be at least 1")
-    from .runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
+    from .daemon.runtime import Runtime, Settings  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     first_run = not paths.token_file().exists()
     directory, warning = paths.writable_discovery_dir(args.discovery_dir)
@@ -774,7 +774,7 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _mcp_config(args: argparse.Namespace) -> int:
-    from . import client_apps  # noqa: PLC0415
+    from .install import client_apps  # noqa: PLC0415
 
     if args.client_app is not None:
         return client_apps.print_config(args.client_app, args.name, args.discovery_dir, args.write)

@@ -14,7 +14,7 @@ prefixed frames to the browser) both need the same care:
 - :func:`log_to_stderr`: logging to stderr at ``LOG_LEVEL`` (debug, info, warning, error).
 
 What it leaves out: what the bytes mean (each command parses its own), and native messaging's
-framing (:mod:`broker.native_host`). It imports neither aiohttp nor the ``mcp`` SDK: both
+framing (:mod:`broker.install.native_host`). It imports neither aiohttp nor the ``mcp`` SDK: both
 commands must start fast.
 """
 

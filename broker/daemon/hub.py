@@ -3,7 +3,7 @@
 One :class:`Hub` per broker process. It owns what the core must not: the event loop's clock,
 the futures that REST and MCP handlers await, the one timer that drives
 :meth:`~broker.core.state.Broker.expire` (call deadlines, keepalive, idle sessions), and the open
-extension links (anything with ``send`` and ``close`` coroutines; :mod:`broker.extension_ws`
+extension links (anything with ``send`` and ``close`` coroutines; :mod:`broker.link.websocket`
 provides the WebSocket kind).
 
 Adapters act through its typed methods (open a session, open or close a tab, change a tab's
@@ -25,13 +25,13 @@ from typing import Any, Protocol, cast
 
 import attrs
 
-from . import codec
-from .core import effects as fx
-from .core.arguments import OpenTabRequest, TabChange
-from .core.browser_wide import CREATE_WINDOW, RESIZE_WINDOW, WideCall
-from .core.browsers import parse_ref
-from .core.config import Config
-from .core.effects import (
+from .. import codec
+from ..core import effects as fx
+from ..core.arguments import OpenTabRequest, TabChange
+from ..core.browser_wide import CREATE_WINDOW, RESIZE_WINDOW, WideCall
+from ..core.browsers import parse_ref
+from ..core.config import Config
+from ..core.effects import (
     BrowserCallOutcome,
     BrowserView,
     CallId,
@@ -44,18 +44,11 @@ from .core.effects import (
     WindowOpened,
     WindowView,
 )
-from .core.errors import (
-    BrokerError,
-    InternalError,
-    InvalidMessage,
-    InvalidRequest,
-    PageToolFailed,
-    Unavailable,
-)
-from .core.messages import Arguments, ErrorReply, JsonObject, Tool
-from .core.once import Outcome, footprint
-from .core.results import PageResult, bounded_result
-from .core.state import Broker
+from ..core.errors import BrokerError, InternalError, InvalidMessage, InvalidRequest, PageToolFailed, Unavailable
+from ..core.messages import Arguments, ErrorReply, JsonObject, Tool
+from ..core.once import Outcome, footprint
+from ..core.results import PageResult, bounded_result
+from ..core.state import Broker
 
 __all__ = ["Hub", "LinkSender", "OnWait"]
 
@@ -232,7 +225,7 @@ class Hub:
     async def browser_call(
         self, session_id: SessionId, call: WideCall, on_wait: OnWait | None = None
     ) -> BrowserCallOutcome:
-        """A browser-wide call (windows, history, bookmarks); :func:`broker.views.browser_call_json`
+        """A browser-wide call (windows, history, bookmarks); :func:`broker.daemon.views.browser_call_json`
         writes its outcome as REST and MCP send it. ``on_wait`` hears when it waits for the person's
         approval (a deletion always does).
 

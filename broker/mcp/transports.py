@@ -1,11 +1,11 @@
 """MCP over HTTP on the broker's port: Streamable HTTP at ``/mcp`` and the stdio tunnel.
 
-``/mcp`` serves both protocol eras through the SDK's ASGI handlers (:mod:`broker.asgi`), routed as
+``/mcp`` serves both protocol eras through the SDK's ASGI handlers (:mod:`broker.mcp.asgi`), routed as
 the SDK routes them, by the ``MCP-Protocol-Version`` header:
 
 - 2026-07-28 requests are stateless; one of two SDK session managers serves each one (JSON-only
   where no notification can come, see ``_may_stream``), and
-  :class:`~broker.mcp_server.McpSurface` recognises the client by its token or name.
+  :class:`~broker.mcp.server.McpSurface` recognises the client by its token or name.
 - 2025-11-25 sessions are served by :class:`LegacySessions`, a small manager built from the SDK's
   public pieces instead of its stock one, because the broker must know when a session ends
   (DELETE, idle timeout, or a client that vanished: its GET stream closed and was not reopened
@@ -14,7 +14,7 @@ the SDK routes them, by the ``MCP-Protocol-Version`` header:
 
 Every ``tools/list`` answer (both eras, and the tunnel below) carries a placeholder that is
 swapped for the session's ready JSON in the bytes sent
-(:meth:`~broker.mcp_server.McpSurface.splice_tool_lists`).
+(:meth:`~broker.mcp.server.McpSurface.splice_tool_lists`).
 
 ``/mcp/stream`` is a WebSocket that carries one MCP connection, one JSON-RPC message per text
 frame: ``browser-mcp mcp`` relays its stdio there, so one stdio client is one broker session and
@@ -45,12 +45,12 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 
-from . import uploads
+from .. import uploads
+from ..core.errors import TooManySessions
+from ..daemon.hub import Hub
+from ..daemon.runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
 from .asgi import Message, Scope, serve_asgi
-from .core.errors import TooManySessions
-from .hub import Hub
-from .mcp_server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, LIST_PLACEHOLDER, WORKDIR, McpSurface
-from .runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
+from .server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, LIST_PLACEHOLDER, WORKDIR, McpSurface
 
 __all__ = ["LegacySessions", "McpEndpoint", "RunningMcp"]
 

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import codec
-from .core import link_auth
-from .core.errors import Forbidden, InvalidMessage, InvalidRequest, PairingFailed, Unauthorized
-from .core.link_auth import PairingDesk, Role
-from .core.messages import (
+from .. import codec
+from ..core import link_auth
+from ..core.errors import Forbidden, InvalidMessage, InvalidRequest, PairingFailed, Unauthorized
+from ..core.link_auth import PairingDesk, Role
+from ..core.messages import (
     AuthChallenge,
     AuthProof,
     AuthResponse,
@@ -38,8 +38,8 @@ from .core.messages import (
     PairNonce,
     PairProof,
 )
-from .rest import json_response
-from .runtime import CLIENT_LABEL, RUNTIME, Runtime
+from ..daemon.runtime import CLIENT_LABEL, RUNTIME, Runtime
+from ..daemon.views import json_response
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM

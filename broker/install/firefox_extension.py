@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import codec
-from .core.security import FIREFOX_EXTENSION_ID
+from .. import codec
+from ..core.security import FIREFOX_EXTENSION_ID
 
 __all__ = ["FIREFOX_MIN_VERSION", "build", "firefox_manifest"]
 

@@ -11,14 +11,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import codec
-from .core.effects import BrowserCallOutcome, BrowserView, SessionView, TabView, WindowChanged, WindowOpened, WindowView
-from .core.messages import Tool
+from aiohttp import web
+
+from .. import codec
+from ..core.effects import (
+    BrowserCallOutcome,
+    BrowserView,
+    SessionView,
+    TabView,
+    WindowChanged,
+    WindowOpened,
+    WindowView,
+)
+from ..core.messages import Tool
 
 __all__ = [
     "PAGE_FIELDS",
     "browser_call_json",
     "browser_json",
+    "json_response",
     "page_text_fields",
     "session_json",
     "tab_json",
@@ -26,6 +37,11 @@ __all__ = [
     "tools_json",
     "window_json",
 ]
+
+
+def json_response(value: Any, status: int = 200) -> web.Response:
+    """``value`` as a JSON HTTP answer, written by the broker's one codec."""
+    return web.Response(body=codec.dumps(value), status=status, content_type="application/json")
 
 
 # A tab's fields whose text its web page sets: its title, its address, the tools it declares.

@@ -1,12 +1,12 @@
 """The extension link: the WebSocket at ``/`` that browser extensions open.
 
-Thin: checks who is knocking, upgrades, feeds every text frame to the :class:`~broker.hub.Hub`
+Thin: checks who is knocking, upgrades, feeds every text frame to the :class:`~broker.daemon.hub.Hub`
 and tells it when the socket ends. Frames up to the limit are read; a larger frame (up to twice
 the limit) is refused with an error frame and the link stays up; anything larger still is cut by
 aiohttp with close code 1009. Before the hub hears a frame, the link's handshake (the broker
 proves it holds the link key, the extension proves it back, or pairs) is answered here by
 :class:`_Door`; until the extension has proven the key, the link is one of the few
-:class:`~broker.connections.UnprovenLinks`, for a few seconds at most. Keepalive is the
+:class:`~broker.daemon.connections.UnprovenLinks`, for a few seconds at most. Keepalive is the
 protocol's JSON ``ping``/``pong``, driven by the core, because WebSocket-level pings do not keep
 an MV3 service worker awake.
 """
@@ -18,15 +18,15 @@ import logging
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from . import codec
-from .broker_auth import LinkHandshake, local_port
-from .connections import CONNECTIONS, UnprovenLinks
-from .core.effects import LinkId
-from .core.errors import BrokerError, Forbidden, InvalidMessage, TooManyLinks, Unauthorized, WebSocketRequired
-from .core.messages import ErrorReply, HandshakeMessage, HandshakeReply, PairNonce, Pong
-from .core.security import check_bearer, check_host, is_allowed_origin, is_firefox_extension_origin
-from .hub import Hub
-from .runtime import Runtime
+from .. import codec
+from ..core.effects import LinkId
+from ..core.errors import BrokerError, Forbidden, InvalidMessage, TooManyLinks, Unauthorized, WebSocketRequired
+from ..core.messages import ErrorReply, HandshakeMessage, HandshakeReply, PairNonce, Pong
+from ..core.security import check_bearer, check_host, is_allowed_origin, is_firefox_extension_origin
+from ..daemon.connections import CONNECTIONS, UnprovenLinks
+from ..daemon.hub import Hub
+from ..daemon.runtime import Runtime
+from .handshake import LinkHandshake, local_port
 
 __all__ = ["WebSocketLink", "extension_link"]
 

@@ -40,17 +40,17 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from . import codec, uploads
-from .core import arguments, browser_tools, browser_wide
-from .core.effects import TabView
-from .core.errors import BrokerError, InvalidRequest, PageToolFailed, TabNotFound, ToolNotFound, error_to_wire
-from .core.messages import Tool
-from .core.results import is_content
-from .core.tool_names import labelled_description, name_page_tools, tab_of_page_tool
-from .hub import Hub, OnWait
-from .mcp_progress import WaitProgress
-from .runtime import VERSION
-from .views import browser_call_json, page_text_fields, tab_json, tab_tools_json
+from .. import codec, uploads
+from ..core import arguments, browser_tools, browser_wide
+from ..core.effects import TabView
+from ..core.errors import BrokerError, InvalidRequest, PageToolFailed, TabNotFound, ToolNotFound, error_to_wire
+from ..core.messages import Tool
+from ..core.results import is_content
+from ..core.tool_names import labelled_description, name_page_tools, tab_of_page_tool
+from ..daemon.hub import Hub, OnWait
+from ..daemon.runtime import VERSION
+from ..daemon.views import browser_call_json, page_text_fields, tab_json, tab_tools_json
+from .progress import WaitProgress
 
 __all__ = ["CLIENT_LABEL", "CONNECTION_KEY", "WORKDIR", "McpSession", "McpSurface", "UNTRUSTED"]
 

@@ -24,7 +24,7 @@ INTERVAL = 5.0
 
 
 class WaitProgress:
-    """An :class:`~broker.hub.OnWait` that reports a request's wait as MCP progress."""
+    """An :class:`~broker.daemon.hub.OnWait` that reports a request's wait as MCP progress."""
 
     def __init__(self, ctx: ServerRequestContext[Any, Any], stream: Any = None) -> None:
         """``stream``: a 2025-11-25 HTTP session's own channel (its GET stream), for clients whose

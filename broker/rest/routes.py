@@ -14,7 +14,7 @@ session: ``rest`` for the broker's own token,
 ``rest:<name>`` for a client token. A new session is opened on first use and ends, releasing its
 tabs, once unused for the broker's idle time (a script that exits says nothing; the core keeps
 that time). A client token acts only in the sessions it opened, and cannot stop the broker.
-Handlers parse, call the hub and shape JSON with :mod:`broker.views`; the rules live in
+Handlers parse, call the hub and shape JSON with :mod:`broker.daemon.views`; the rules live in
 :mod:`broker.core`.
 """
 
@@ -27,15 +27,23 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from . import codec, uploads
-from .core import arguments, browser_tools, browser_wide
-from .core.errors import Forbidden, InvalidRequest, PageToolFailed, ToolNotFound
-from .core.messages import Arguments, RawJson
-from .hub import Hub
-from .runtime import CLIENT_LABEL, HUB, RUNTIME
-from .views import browser_call_json, browser_json, page_text_fields, session_json, tab_json, tab_tools_json
+from .. import codec, uploads
+from ..core import arguments, browser_tools, browser_wide
+from ..core.errors import Forbidden, InvalidRequest, PageToolFailed, ToolNotFound
+from ..core.messages import Arguments, RawJson
+from ..daemon.hub import Hub
+from ..daemon.runtime import CLIENT_LABEL, HUB, RUNTIME
+from ..daemon.views import (
+    browser_call_json,
+    browser_json,
+    json_response,
+    page_text_fields,
+    session_json,
+    tab_json,
+    tab_tools_json,
+)
 
-__all__ = ["DEFAULT_SESSION", "call_tool", "json_response", "page_tool_call", "setup_rest"]
+__all__ = ["DEFAULT_SESSION", "call_tool", "page_tool_call", "setup_rest"]
 
 DEFAULT_SESSION = "rest"
 _SESSION_ID = re.compile(r"^[\w.:@+-]{1,128}$")
@@ -52,10 +60,6 @@ def setup_rest(app: web.Application) -> None:
 
 def _is_route_of(route: web.AbstractRouteDef, handler: Any) -> bool:
     return isinstance(route, web.RouteDef) and route.handler is handler
-
-
-def json_response(value: Any, status: int = 200) -> web.Response:
-    return web.Response(body=codec.dumps(value), status=status, content_type="application/json")
 
 
 def _answer(value: dict[str, Any]) -> web.Response:

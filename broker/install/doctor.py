@@ -7,10 +7,10 @@ Checks, in this order, and prints each finding with its fix:
 3. the discovery folder: this user's, no one else may write it (or read it);
 4. a browser connected to each broker, with its extension's version;
 5. the native messaging host: registered for which browsers, and whether each manifest's launcher
-   runs this installation (:mod:`broker.native_install`);
+   runs this installation (:mod:`broker.install.native_install`);
 6. ports 8765-8785, where the extension looks for brokers: free, a broker of ours, or another
    process (named from ``/proc`` on Linux, ``lsof`` elsewhere, when the system says);
-7. MCP client configurations (:mod:`broker.client_apps`): which applications have one that runs
+7. MCP client configurations (:mod:`broker.install.client_apps`): which applications have one that runs
    ``browser-mcp mcp``, and whether it is this installation's.
 
 A finding is ``ok``, a ``note`` (worth knowing, works as it is) or a ``PROBLEM``; the exit code is
@@ -33,13 +33,14 @@ from typing import Any, Literal
 
 import attrs
 
-from . import client_apps, codec, native_install, paths
-from .client import BrokerClient, ClientError
-from .core.errors import Unauthorized
-from .core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, check_bearer
-from .discovery import BrokerRecord, is_broker_process, live_brokers, printed_words
-from .files import is_own_file
-from .version import VERSION
+from .. import codec, paths
+from ..core.errors import Unauthorized
+from ..core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, check_bearer
+from ..discovery import BrokerRecord, is_broker_process, live_brokers, printed_words
+from ..files import is_own_file
+from ..relay.client import BrokerClient, ClientError
+from ..version import VERSION
+from . import client_apps, native_install
 
 __all__ = ["PORTS", "Finding", "add_arguments", "checks", "main"]
 

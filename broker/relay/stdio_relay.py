@@ -9,10 +9,10 @@ about a second, and an AI client waits for its first ``initialize`` reply.
 
 This module is the adapter gluing three parts:
 
-- :mod:`broker.broker_finder`: which broker (``--pid`` names the first broker only, since a
+- :mod:`broker.relay.finder`: which broker (``--pid`` names the first broker only, since a
   restarted one has another pid; ``--port`` holds for every reconnect), and starting one when
   none is alive at first;
-- :mod:`broker.stdio`: stdout protected before anything else runs, stdin read in a thread,
+- :mod:`broker.relay.stdio`: stdout protected before anything else runs, stdin read in a thread,
   logging to stderr;
 - :class:`broker.core.relay_state.RelayState`: what to send where as messages pass and the broker
   link comes and goes (what in-flight requests are answered, what is replayed after a restart).
@@ -45,13 +45,14 @@ from urllib.parse import quote
 
 import aiohttp
 
-from . import codec, loop, stdio
-from .broker_finder import find_broker, find_or_start_broker
+from .. import codec, loop
+from ..core import link_auth
+from ..core.relay_state import READS_PARAMS, Effect, RelayState, RequestId, SendToClient
+from ..discovery import BrokerRecord
+from ..uploads import WORKDIR_HEADER
+from . import stdio
 from .client import ClientError, check_broker_proof
-from .core import link_auth
-from .core.relay_state import READS_PARAMS, Effect, RelayState, RequestId, SendToClient
-from .discovery import BrokerRecord
-from .uploads import WORKDIR_HEADER
+from .finder import find_broker, find_or_start_broker
 
 __all__ = ["Relay", "main"]
 

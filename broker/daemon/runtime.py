@@ -15,10 +15,10 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from .core.config import DEFAULTS, Config
-from .core.link_auth import PairingDesk
+from ..core.config import DEFAULTS, Config
+from ..core.link_auth import PairingDesk
+from ..version import MIN_EXTENSION_VERSION, PROTOCOL_VERSION, VERSION
 from .hub import Hub
-from .version import MIN_EXTENSION_VERSION, PROTOCOL_VERSION, VERSION
 
 __all__ = ["CLIENT_LABEL", "HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Settings", "VERSION"]
 

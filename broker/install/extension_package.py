@@ -9,7 +9,7 @@ tests, lint or editor files, no icon sources), the manifest's ``version`` set to
 without the manifest's ``key``, which the store refuses (it assigns the id itself; a broker then
 hears that id once started with ``--allow-extension ID``).
 
-``--browser firefox`` serves Firefox from the same files (:mod:`broker.firefox_extension`):
+``--browser firefox`` serves Firefox from the same files (:mod:`broker.install.firefox_extension`):
 ``path`` writes them with the derived Firefox manifest into ``extension-firefox`` under the
 user's data folder (copies, rewritten on each run, so the printed folder follows the installed or
 cloned source) and prints it, to load as a temporary add-on at ``about:debugging``; ``pack``
@@ -26,9 +26,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from . import codec, firefox_extension, paths
-from .client import ClientError
-from .version import VERSION
+from .. import codec, paths
+from ..relay.client import ClientError
+from ..version import VERSION
+from . import firefox_extension
 
 __all__ = [
     "FIREFOX",
@@ -57,11 +58,11 @@ def extension_dir() -> Path:
     Raises:
         ClientError: neither holds a ``manifest.json`` (a broken install).
     """
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "extension", here.parent / "extension"):
+    package = Path(__file__).resolve().parent.parent
+    for candidate in (package / "extension", package.parent / "extension"):
         if (candidate / "manifest.json").is_file():
             return candidate
-    raise ClientError(f"the browser extension is missing from this install ({here / 'extension'}): reinstall it")
+    raise ClientError(f"the browser extension is missing from this install ({package / 'extension'}): reinstall it")
 
 
 def _is_store_file(relative: Path) -> bool:

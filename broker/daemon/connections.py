@@ -22,7 +22,7 @@ from typing import Protocol
 
 from aiohttp import web
 
-from .core.limits import Unproven
+from ..core.limits import Unproven
 
 __all__ = ["CONNECTIONS", "ConnectionGate", "UnprovenLinks", "WaitingLink"]
 

@@ -1,7 +1,7 @@
 """The broker's MCP routes, ``/mcp`` and ``/mcp/stream``, with the MCP SDK loaded on first use.
 
 The SDK (pydantic, starlette, anyio) is most of a broker's start-up time and idle memory, and a
-broker that serves only the extension and REST callers never needs it. So :mod:`broker.mcp_http`
+broker that serves only the extension and REST callers never needs it. So :mod:`broker.mcp.transports`
 is imported, and the MCP surface started, when the first MCP request arrives; REST, the extension
 link and the command line never load it.
 """
@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from .hub import Hub
+from ..daemon.hub import Hub
 
 if TYPE_CHECKING:
-    from .mcp_http import RunningMcp
+    from .transports import RunningMcp
 
 __all__ = ["MCP", "McpDoor", "setup_mcp"]
 
@@ -32,7 +32,7 @@ class McpDoor:
         if self._running is None:
             async with self._starting:
                 if self._running is None:
-                    from .mcp_http import RunningMcp  # noqa: PLC0415 - the point of this module
+                    from .transports import RunningMcp  # noqa: PLC0415 - the point of this module
 
                     running = RunningMcp(self.hub)
                     await running.start()

@@ -29,7 +29,7 @@ How it notices changes:
   well formed, whose pid is alive and is this user's broker (a file that fails is named once on
   stderr).
 
-Stdin and stdout are handled by :mod:`broker.stdio` (stdout protected before anything else runs,
+Stdin and stdout are handled by :mod:`broker.relay.stdio` (stdout protected before anything else runs,
 stdin read in a thread); this module owns the framing on them. A list that would exceed Chrome's
 1 MB limit for messages to the extension is cut (newest brokers dropped) and the cut logged.
 Messages from the extension larger than :data:`MAX_FROM_BROWSER` are skipped.
@@ -37,7 +37,7 @@ Messages from the extension larger than :data:`MAX_FROM_BROWSER` are skipped.
 What it leaves out: connecting to brokers (the extension does that with the port, and makes the
 broker prove the link key derived from the token before it tells it anything; the token itself
 never leaves the extension), and
-Windows registration (see :mod:`broker.native_install`). This module imports neither aiohttp nor
+Windows registration (see :mod:`broker.install.native_install`). This module imports neither aiohttp nor
 the ``mcp`` SDK: Chrome starts a host for every ``connectNative``.
 """
 
@@ -53,8 +53,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import codec, paths, stdio
-from .discovery import BrokerRecord, live_brokers
+from .. import codec, paths
+from ..discovery import BrokerRecord, live_brokers
+from ..relay import stdio
 
 __all__ = [
     "HOST_NAME",
@@ -172,7 +173,7 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 
 
 def _frames(fd: int) -> Iterator[bytes]:
-    """The body of each message on ``fd``, until it ends (for :func:`broker.stdio.read_in_thread`).
+    """The body of each message on ``fd``, until it ends (for :func:`broker.relay.stdio.read_in_thread`).
 
     Raises:
         OSError: reading failed.

@@ -1,4 +1,4 @@
-"""``browser-mcp install-native-host``: registers :mod:`broker.native_host` with the browsers.
+"""``browser-mcp install-native-host``: registers :mod:`broker.install.native_host` with the browsers.
 
 For each chosen browser it writes two files into the browser's ``NativeMessagingHosts`` folder:
 
@@ -46,9 +46,9 @@ from typing import Any
 
 import attrs
 
-from . import codec, paths
-from .core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, refuse_extension_ids
-from .files import write_atomic
+from .. import codec, paths
+from ..core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, refuse_extension_ids
+from ..files import write_atomic
 from .native_host import HOST_NAME
 
 __all__ = [

@@ -18,9 +18,9 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from . import codec
-from .core import link_auth
-from .discovery import BrokerRecord, matching_brokers
+from .. import codec
+from ..core import link_auth
+from ..discovery import BrokerRecord, matching_brokers
 
 __all__ = ["BrokerClient", "ClientError", "LOOPBACK", "check_broker_proof", "select_broker"]
 

@@ -43,9 +43,9 @@ import attrs
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from . import codec, paths
-from .core.security import CLIENT_TOKEN_PREFIX
-from .files import write_atomic
+from .. import codec, paths
+from ..core.security import CLIENT_TOKEN_PREFIX
+from ..files import write_atomic
 
 __all__ = [
     "APPS",

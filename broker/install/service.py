@@ -32,9 +32,9 @@ from typing import Any
 
 import attrs
 
-from . import codec, paths
-from .discovery import live_brokers
-from .files import write_atomic
+from .. import codec, paths
+from ..discovery import live_brokers
+from ..files import write_atomic
 
 __all__ = [
     "LAUNCHD_LABEL",
