@@ -272,7 +272,7 @@ def _add_module_commands(commands: Any, wanted: Callable[[str], bool]) -> None:
     for name, module, help_text in _MODULE_COMMANDS:
         command = commands.add_parser(name, help=help_text)
         if wanted(name):
-            importlib.import_module(f".{module}", __package__).add_arguments(command)
+            importlib.import_module(f"broker.{module}").add_arguments(command)
 
 
 def command_in(argv: Sequence[str]) -> str | None:
