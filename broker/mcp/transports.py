@@ -50,7 +50,8 @@ from ..core.errors import TooManySessions
 from ..daemon.hub import Hub
 from ..daemon.runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
 from .asgi import Message, Scope, serve_asgi
-from .server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, LIST_PLACEHOLDER, WORKDIR, McpSurface
+from .roots import WORKDIR
+from .server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, LIST_PLACEHOLDER, McpSurface
 
 __all__ = ["LegacySessions", "McpEndpoint", "RunningMcp"]
 
