@@ -14,8 +14,9 @@ last read (its baseline):
   or went, so that a filtered list reads whole);
 - the whole page again, saying so, when the document is not the baseline's (a navigation).
 
-The snapshot as a tree, and how two are compared, is :mod:`broker.core.snapshot_tree`. A baseline moves on only to what the client was shown in full: when an answer's budget
-leaves changes out, they are still there for ``browser_snapshot`` with ``changes: true``.
+The snapshot as a tree, and how two are compared, is :mod:`broker.core.snapshot_tree`. A
+baseline moves on only to what the client was shown in full: when an answer's budget leaves
+changes out, they are still there for ``browser_snapshot`` with ``changes: true``.
 """
 
 from __future__ import annotations
