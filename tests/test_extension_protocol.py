@@ -10,7 +10,8 @@ from pathlib import Path
 
 from broker import codec
 from broker.core import link_calls
-from broker.core.messages import BrokerMessage, ExtensionMessage, HandshakeMessage, HandshakeReply
+from broker.core.broker_messages import BrokerMessage, HandshakeMessage, HandshakeReply
+from broker.core.messages import ExtensionMessage
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
 

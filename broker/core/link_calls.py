@@ -14,6 +14,19 @@ from typing import Any
 
 import attrs
 
+from .broker_messages import (
+    BrowserAction,
+    BrowserRequest,
+    CallTool,
+    CancelCall,
+    CloseTab,
+    Connect,
+    DiscoverTools,
+    FocusTab,
+    OpenTab,
+    TabClaimed,
+    TabReleased,
+)
 from .browsers import Browser, Browsers, Tab
 from .config import Config
 from .effects import (
@@ -52,22 +65,7 @@ from .errors import (
     WindowNotOwned,
 )
 from .limits import Breakers, RateLimiter, client_of
-from .messages import (
-    BrowserAction,
-    BrowserRequest,
-    CallTool,
-    CancelCall,
-    CloseTab,
-    Connect,
-    DiscoverTools,
-    FocusTab,
-    OpenTab,
-    RequestRefused,
-    TabClaimed,
-    TabReleased,
-    ToolResult,
-    WireError,
-)
+from .messages import RequestRefused, ToolResult, WireError
 from .pending import CallKind, Pending, PendingCalls
 from .sessions import OWNER_CREDENTIAL, Session, Sessions
 from .snapshots import SNAPSHOT_BUDGET, Baselines, View, with_section, without_address

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
+from .broker_messages import CallTool, Connect, ErrorReply, TabClaimed
 from .browsers import Browser, Tab, outdated_extension
 from .effects import (
     CloseLink,
@@ -40,16 +41,12 @@ from .errors import (
 )
 from .link_calls import Link, LinkCalls
 from .messages import (
-    CallTool,
-    Connect,
     Connected,
     Disconnected,
-    ErrorReply,
     ExtensionMessage,
     Ping,
     Pong,
     RequestRefused,
-    TabClaimed,
     TabClosed,
     TabCreated,
     TabFocused,

@@ -40,6 +40,7 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
+from .broker_messages import BrowserAction, CallTool, CloseTab, Disconnect, DiscoverTools, OpenTab
 from .browser_requests import BrowserRequests
 from .browser_tools import PREFIX
 from .browsers import Browser, Browsers
@@ -64,17 +65,7 @@ from .errors import (
 )
 from .limits import Breakers, RateLimiter
 from .links import BrowserLinks, Link, no_such_tool
-from .messages import (
-    Arguments,
-    BrowserAction,
-    CallTool,
-    CloseTab,
-    Disconnect,
-    DiscoverTools,
-    JsonObject,
-    OpenTab,
-    Ping,
-)
+from .messages import Arguments, JsonObject, Ping
 from .once import OnceKeys
 from .pending import CallKind, PendingCalls
 from .sessions import Session, Sessions

@@ -8,12 +8,13 @@ broker's session holding the tab there undoes it.
 
 from __future__ import annotations
 
+from .broker_messages import FocusTab, TabClaimed, TabReleased
 from .browser_requests import BrowserRequests
 from .browsers import Browser, Tab, outdated_extension
 from .effects import BrowserView, CallId, Effect, SessionId, SessionView, TabView
 from .errors import SessionEnded, TabNotClaimed, TabOwnedByOther
 from .links import CLAIMS
-from .messages import FocusTab, TabClaimed, TabReleased, Tool
+from .messages import Tool
 from .pending import CallKind
 from .sessions import Session
 

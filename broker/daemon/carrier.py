@@ -18,10 +18,10 @@ from typing import Any, Protocol
 
 from .. import codec
 from ..core import effects as fx
+from ..core.broker_messages import ErrorReply
 from ..core.config import Config
 from ..core.effects import CallId, Effect, LinkId, SessionId
 from ..core.errors import InvalidMessage, InvalidRequest, Unavailable
-from ..core.messages import ErrorReply
 from ..core.state import Broker
 
 __all__ = ["EffectCarrier", "LinkSender", "OnWait"]

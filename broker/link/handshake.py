@@ -26,9 +26,7 @@ from aiohttp import web
 
 from .. import codec
 from ..core import link_auth
-from ..core.errors import Forbidden, InvalidMessage, InvalidRequest, PairingFailed, Unauthorized
-from ..core.link_auth import PairingDesk, Role
-from ..core.messages import (
+from ..core.broker_messages import (
     AuthChallenge,
     AuthProof,
     AuthResponse,
@@ -38,6 +36,8 @@ from ..core.messages import (
     PairNonce,
     PairProof,
 )
+from ..core.errors import Forbidden, InvalidMessage, InvalidRequest, PairingFailed, Unauthorized
+from ..core.link_auth import PairingDesk, Role
 from ..daemon.runtime import CLIENT_LABEL, RUNTIME, Runtime
 from ..daemon.views import json_response
 

@@ -19,9 +19,10 @@ import logging
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from .. import codec
+from ..core.broker_messages import ErrorReply, HandshakeMessage, HandshakeReply, PairNonce
 from ..core.effects import LinkId
 from ..core.errors import BrokerError, Forbidden, InvalidMessage, TooManyLinks, Unauthorized, WebSocketRequired
-from ..core.messages import ErrorReply, HandshakeMessage, HandshakeReply, PairNonce, Pong
+from ..core.messages import Pong
 from ..core.security import check_bearer, check_host, is_allowed_origin, is_firefox_extension_origin
 from ..daemon.connections import CONNECTIONS, UnprovenLinks
 from ..daemon.hub import Hub
