@@ -20,73 +20,33 @@ A finding is ``ok``, a ``note`` (worth knowing, works as it is) or a ``PROBLEM``
 from __future__ import annotations
 
 import argparse
-import contextlib
-import errno
 import os
-import pwd
 import shlex
-import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
 from .. import codec, paths
 from ..core.errors import Unauthorized
 from ..core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, check_bearer
-from ..discovery import BrokerRecord, is_broker_process, live_brokers, printed_words
 from ..files import is_own_file
-from ..relay.client import BrokerClient, ClientError
 from ..version import VERSION
 from . import client_apps, native_install
+from .doctor_findings import Finding, Level, LiveBroker, find_brokers, user_name
+from .doctor_ports import PORTS, port_findings
 
 __all__ = ["PORTS", "Finding", "add_arguments", "checks", "main"]
 
-PORTS = range(8765, 8786)
-# A broker answers /status at once; one that does not (stopped, hung) must not hang the doctor.
-ANSWER_TIMEOUT = 5.0
-Level = Literal["ok", "note", "problem"]
 _LABELS: dict[Level, str] = {"ok": "ok", "note": "note", "problem": "PROBLEM"}
-
-
-@attrs.frozen
-class Finding:
-    check: str
-    level: Level
-    text: str
-    fix: str | None = None
-
-
-@attrs.frozen
-class _Broker:
-    record: BrokerRecord
-    status: dict[str, Any] | None
-    error: str | None
-
-
-def _user(uid: int) -> str:
-    try:
-        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
-    except KeyError:
-        return f"uid {uid}"
 
 
 # 1. brokers
 
 
-def _brokers(discovery_dir: Path | None) -> list[_Broker]:
-    found = []
-    for record in live_brokers(paths.discovery_dirs(discovery_dir)):
-        try:
-            found.append(_Broker(record, BrokerClient(record, timeout=ANSWER_TIMEOUT).get("/status"), None))
-        except ClientError as exc:
-            found.append(_Broker(record, None, str(exc)))
-    return found
-
-
-def _broker_findings(brokers: list[_Broker]) -> Iterator[Finding]:
+def _broker_findings(brokers: list[LiveBroker]) -> Iterator[Finding]:
     if not brokers:
         yield Finding(
             "broker",
@@ -119,7 +79,7 @@ def _broker_findings(brokers: list[_Broker]) -> Iterator[Finding]:
 # 2. token file
 
 
-def _token_findings(brokers: list[_Broker]) -> Iterator[Finding]:
+def _token_findings(brokers: list[LiveBroker]) -> Iterator[Finding]:
     path = paths.token_file()
     try:
         info = path.lstat()
@@ -130,7 +90,7 @@ def _token_findings(brokers: list[_Broker]) -> Iterator[Finding]:
         yield Finding(
             "token file",
             "problem",
-            f"{path} is not a regular file of yours (it is {_user(info.st_uid)}'s"
+            f"{path} is not a regular file of yours (it is {user_name(info.st_uid)}'s"
             f"{', a link' if stat.S_ISLNK(info.st_mode) else ''}); a broker will not trust it",
             f"rm {shlex.quote(str(path))}, then restart the broker and run mcp-config again for HTTP clients",
         )
@@ -184,7 +144,7 @@ def _discovery_findings(discovery_dir: Path | None) -> Iterator[Finding]:
         yield Finding(
             "discovery folder",
             "problem",
-            f"{folder} belongs to {_user(info.st_uid)}",
+            f"{folder} belongs to {user_name(info.st_uid)}",
             f"choose a folder of yours with --discovery-dir or {paths.ENV_DISCOVERY_DIR}",
         )
     elif mode & 0o022:
@@ -205,7 +165,7 @@ def _discovery_findings(discovery_dir: Path | None) -> Iterator[Finding]:
 # 4. browsers
 
 
-def _browser_findings(brokers: list[_Broker]) -> Iterator[Finding]:
+def _browser_findings(brokers: list[LiveBroker]) -> Iterator[Finding]:
     answering = [b for b in brokers if b.status is not None]
     if not answering:
         yield Finding("browser", "note", "not checked: no broker answers")
@@ -253,7 +213,7 @@ def _launcher_command(launcher: Path) -> list[str] | None:
         return None
 
 
-def _native_host_findings(brokers: list[_Broker]) -> Iterator[Finding]:
+def _native_host_findings(brokers: list[LiveBroker]) -> Iterator[Finding]:
     here = [*paths.broker_command(), "native-host"]
     registered, elsewhere = [], []
     for target in native_install.targets([*native_install.BROWSERS, native_install.FIREFOX], []):
@@ -306,95 +266,6 @@ def _native_host_findings(brokers: list[_Broker]) -> Iterator[Finding]:
 
 
 # 6. ports
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        # As the broker binds: SO_REUSEADDR, so a port left in TIME_WAIT counts as free.
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                return False
-            raise
-    return True
-
-
-def _proc_listeners(ports: set[int]) -> dict[int, set[str]]:
-    """Port -> socket inodes listening on it, from ``/proc/net/tcp{,6}``."""
-    found: dict[int, set[str]] = {}
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with contextlib.suppress(OSError):
-            for line in Path(table).read_text().splitlines()[1:]:
-                fields = line.split()
-                port = int(fields[1].rsplit(":", 1)[1], 16)
-                if fields[3] == "0A" and port in ports:  # 0A: LISTEN
-                    found.setdefault(port, set()).add(fields[9])
-    return found
-
-
-def _proc_owners(inodes: dict[int, set[str]]) -> dict[int, tuple[int, str]]:
-    """Port -> (pid, name) of a process holding one of its sockets, for the processes we may look into."""
-    wanted = {f"socket:[{inode}]": port for port, group in inodes.items() for inode in group}
-    owners: dict[int, tuple[int, str]] = {}
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or len(owners) == len(inodes):
-            continue
-        with contextlib.suppress(OSError):
-            for fd in (proc / "fd").iterdir():
-                port = wanted.get(os.readlink(fd))
-                if port is not None and port not in owners:
-                    name = (proc / "comm").read_text().strip()
-                    words = (proc / "cmdline").read_bytes().split(b"\0")
-                    line = " ".join(w.decode(errors="replace") for w in words if w)
-                    owners[port] = (int(proc.name), f"{name}: {line[:80]}" if line else name)
-    return owners
-
-
-def _lsof_owner(port: int) -> tuple[int, str] | None:
-    shown = printed_words(["lsof", "-nP", f"-iTCP:{port}", "-sTCP:LISTEN", "-Fpc"], timeout=10)
-    if shown is None:
-        return None
-    pid = next((int(w[1:]) for w in shown if w.startswith("p") and w[1:].isdigit()), None)
-    name = next((w[1:] for w in shown if w.startswith("c")), "?")
-    return None if pid is None else (pid, name)
-
-
-def _port_findings(brokers: list[_Broker]) -> Iterator[Finding]:
-    ours = {b.record.port: b.record.pid for b in brokers}
-    held = [p for p in PORTS if not _port_free(p)]
-    others = [p for p in held if p not in ours]
-    owners = _proc_owners(_proc_listeners(set(others))) if Path("/proc/net/tcp").exists() else {}
-    parts = []
-    for port in held:
-        if port in ours:
-            parts.append(f"{port} our broker (pid {ours[port]})")
-            continue
-        owner = owners.get(port) or _lsof_owner(port)
-        if owner is None:
-            parts.append(f"{port} another process (the system does not say which)")
-        elif is_broker_process(owner[0]):
-            parts.append(
-                f"{port} a broker not in the discovery folders, started with another --discovery-dir? (pid {owner[0]})"
-            )
-        else:
-            parts.append(f"{port} {owner[1]} (pid {owner[0]})")
-    free = len(PORTS) - len(held)
-    text = f"{PORTS.start}-{PORTS.stop - 1}: {free} free" + "".join(f"; {part}" for part in parts)
-    if free == 0:
-        yield Finding(
-            "ports",
-            "problem",
-            text,
-            "a new broker takes any port then, which the extension finds only through the native host:"
-            " stop what holds them, or browser-mcp install-native-host",
-        )
-    elif others:
-        # The extension looks for brokers on these ports and skips servers that are not one.
-        yield Finding("ports", "note", text + " (the extension skips servers that are not brokers)")
-    else:
-        yield Finding("ports", "ok", text)
 
 
 # 7. MCP client configurations
@@ -463,7 +334,7 @@ def _client_files() -> Iterator[tuple[client_apps.ClientApp, Path, dict[str, Any
                 )
 
 
-def _client_findings(brokers: list[_Broker]) -> Iterator[Finding]:
+def _client_findings(brokers: list[LiveBroker]) -> Iterator[Finding]:
     token = _token()
     ports = {b.record.port for b in brokers}
     found_any = False
@@ -499,14 +370,14 @@ def _client_findings(brokers: list[_Broker]) -> Iterator[Finding]:
 
 
 def checks(discovery_dir: Path | None = None) -> list[Finding]:
-    brokers = _brokers(discovery_dir)
+    brokers = find_brokers(discovery_dir)
     return [
         *_broker_findings(brokers),
         *_token_findings(brokers),
         *_discovery_findings(discovery_dir),
         *_browser_findings(brokers),
         *_native_host_findings(brokers),
-        *_port_findings(brokers),
+        *port_findings(brokers),
         *_client_findings(brokers),
     ]
 
