@@ -1,6 +1,6 @@
 """The aiohttp application: one port for the extension link, REST (and MCP), behind one guard.
 
-:func:`make_app` builds the app from a :class:`~broker.runtime.Runtime`; :func:`serve` binds it
+:func:`make_app` builds the app from a :class:`~broker.daemon.runtime.Runtime`; :func:`serve` binds it
 to 127.0.0.1, writes the discovery file and runs until asked to stop. The guard middleware
 applies the security model to every request before a handler sees it and turns every error
 into ``{"error": {"code", "message"}}`` with the error's status.
@@ -21,16 +21,17 @@ from pathlib import Path
 from aiohttp import hdrs, web
 
 from . import discovery
-from .broker_auth import OPEN_PATHS, issue_code, setup_auth_routes
-from .connections import CONNECTIONS, ConnectionGate
 from .core.errors import BrokerError, Forbidden, RateLimited, UnsupportedEncoding, error_to_wire
 from .core.link_auth import pairing_text
 from .core.security import check_bearer, check_host, is_allowed_origin
-from .extension_ws import check_extension_request, extension_link
-from .hub import Hub
-from .mcp_door import setup_mcp
-from .rest import call_tool, json_response, page_tool_call, setup_rest
-from .runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime
+from .daemon.connections import CONNECTIONS, ConnectionGate
+from .daemon.hub import Hub
+from .daemon.runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime
+from .daemon.views import json_response
+from .link.handshake import OPEN_PATHS, issue_code, setup_auth_routes
+from .link.websocket import check_extension_request, extension_link
+from .mcp.door import setup_mcp
+from .rest.routes import call_tool, page_tool_call, setup_rest
 from .version import BROKER_HEADER
 
 __all__ = ["PORT_RANGE", "answer_tool_calls_first", "bind_socket", "gate_connections", "make_app", "serve"]
@@ -113,7 +114,7 @@ def answer_tool_calls_first(app: web.Application, runner: web.BaseRunner) -> Non
     They are most of a busy broker's requests, and the router, its middleware chain and the
     response signal cost about as much CPU as the broker's own rules for a call. Such a request
     gets what the application would give it: the same guard, the route's own pattern and the same
-    handler (:func:`broker.rest.page_tool_call`), the broker's header. Anything else, and a
+    handler (:func:`broker.rest.routes.page_tool_call`), the broker's header. Anything else, and a
     request that expects ``100-continue``, goes through the application as before.
     """
     server = runner.server
@@ -202,7 +203,7 @@ def make_app(runtime: Runtime) -> web.Application:
 
 
 def gate_connections(app: web.Application, runner: web.BaseRunner) -> None:
-    """Bound ``app``'s connections that show no token (:mod:`broker.connections`) as ``runner``
+    """Bound ``app``'s connections that show no token (:mod:`broker.daemon.connections`) as ``runner``
     serves it; call once ``runner`` is set up, before it accepts connections."""
     assert runner.server is not None
     app[CONNECTIONS].watch(runner.server)

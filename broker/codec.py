@@ -37,18 +37,11 @@ import cattrs
 import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
+from .core import broker_messages as frames
 from .core import messages as wire
+from .core.broker_messages import BrokerMessage, HandshakeMessage, HandshakeReply
 from .core.errors import InvalidMessage
-from .core.messages import (
-    Arguments,
-    BrokerMessage,
-    ExtensionMessage,
-    HandshakeMessage,
-    HandshakeReply,
-    JsonObject,
-    RawJson,
-    WireError,
-)
+from .core.messages import Arguments, ExtensionMessage, JsonObject, RawJson, WireError
 
 __all__ = [
     "JSONDecodeError",
@@ -90,26 +83,26 @@ TAGS: dict[type, str] = {
     wire.PauseChanged: "pauseChanged",
     wire.ApprovalPending: "approvalPending",
     wire.RequestRefused: "error",
-    wire.Connect: "connect",
-    wire.OpenTab: "openTab",
-    wire.CloseTab: "closeTab",
-    wire.FocusTab: "focusTab",
-    wire.TabClaimed: "tabClaimed",
-    wire.TabReleased: "tabReleased",
-    wire.CallTool: "callTool",
-    wire.BrowserAction: "browserAction",
-    wire.BrowserRequest: "browserRequest",
-    wire.DiscoverTools: "discoverTools",
-    wire.CancelCall: "cancelCall",
-    wire.Disconnect: "disconnect",
-    wire.ErrorReply: "error",
-    wire.AuthChallenge: "authChallenge",
-    wire.AuthProof: "authProof",
-    wire.AuthResponse: "authResponse",
-    wire.PairChallenge: "pairChallenge",
-    wire.PairNonce: "pairNonce",
-    wire.PairProof: "pairProof",
-    wire.PairKey: "pairKey",
+    frames.Connect: "connect",
+    frames.OpenTab: "openTab",
+    frames.CloseTab: "closeTab",
+    frames.FocusTab: "focusTab",
+    frames.TabClaimed: "tabClaimed",
+    frames.TabReleased: "tabReleased",
+    frames.CallTool: "callTool",
+    frames.BrowserAction: "browserAction",
+    frames.BrowserRequest: "browserRequest",
+    frames.DiscoverTools: "discoverTools",
+    frames.CancelCall: "cancelCall",
+    frames.Disconnect: "disconnect",
+    frames.ErrorReply: "error",
+    frames.AuthChallenge: "authChallenge",
+    frames.AuthProof: "authProof",
+    frames.AuthResponse: "authResponse",
+    frames.PairChallenge: "pairChallenge",
+    frames.PairNonce: "pairNonce",
+    frames.PairProof: "pairProof",
+    frames.PairKey: "pairKey",
 }
 # The class each ``type`` an extension may send names.
 EXTENSION_CLASSES: dict[str, type[ExtensionMessage]] = {TAGS[cls]: cls for cls in get_args(ExtensionMessage)}

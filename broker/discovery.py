@@ -9,7 +9,7 @@ log line), whose pid is alive and is a browser-mcp broker of this user
 (:func:`is_broker_process`: ``/proc/<pid>`` on Linux, ``ps`` elsewhere); anyone who finds a file
 of a dead pid deletes it. A file whose pid was reused by another program is ignored, not deleted:
 that program may be anything. None of this proves the server on the file's port is the broker;
-readers that send the token check that first (:mod:`broker.client`).
+readers that send the token check that first (:mod:`broker.relay.client`).
 
 :func:`matching_brokers` is the one rule for which live brokers ``--pid`` and ``--port`` name;
 what to do when several or none match is the caller's (the CLI refuses to guess, the stdio relay

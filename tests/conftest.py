@@ -17,11 +17,11 @@ from aiohttp.test_utils import TestClient, TestServer
 from broker.app import answer_tool_calls_first, gate_connections, make_app
 from broker.core.config import Config
 from broker.core.security import PROJECT_EXTENSION_ID
+from broker.daemon.hub import Hub
+from broker.daemon.runtime import HUB, Runtime, Settings
 from broker.discovery import live_brokers
-from broker.hub import Hub
-from broker.mcp_door import MCP
-from broker.mcp_http import RunningMcp
-from broker.runtime import HUB, Runtime, Settings
+from broker.mcp.door import MCP
+from broker.mcp.transports import RunningMcp
 from broker.version import VERSION
 
 from .cli_helpers import BrokerProcess, Brokers, connect_extension, run_cli

@@ -33,8 +33,8 @@ from typing import Any
 
 import aiohttp
 
-from broker import extension_package, firefox_extension
 from broker.core.security import FIREFOX_EXTENSION_ID
+from broker.install import extension_package, firefox_extension
 
 FIREFOX = "/usr/bin/firefox-esr"
 _LISTENING = re.compile(rb"WebDriver BiDi listening on (ws://\S+)")

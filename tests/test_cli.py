@@ -15,8 +15,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from broker.daemon.runtime import VERSION
 from broker.paths import ENV_TOKEN_FILE
-from broker.runtime import VERSION
 
 from .cli_helpers import (
     CLI,

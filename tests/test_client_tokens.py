@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 
 from broker.core.security import client_token
-from broker.runtime import RUNTIME
+from broker.daemon.runtime import RUNTIME
 
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import EXTENSION_ORIGIN, FakeTab

@@ -7,19 +7,9 @@ import json
 import pytest
 
 from broker import codec
+from broker.core.broker_messages import CallTool, Connect, ErrorReply, OpenTab
 from broker.core.errors import InvalidMessage
-from broker.core.messages import (
-    CallTool,
-    Connect,
-    Connected,
-    ErrorReply,
-    OpenTab,
-    Ping,
-    TabInfo,
-    Tool,
-    ToolResult,
-    WireError,
-)
+from broker.core.messages import Connected, Ping, TabInfo, Tool, ToolResult, WireError
 
 
 def test_broker_messages_are_camel_case_with_their_type_and_no_empty_optionals() -> None:

@@ -23,7 +23,7 @@ import pytest
 
 from broker import discovery, paths
 from broker.core.security import PROJECT_EXTENSION_ID
-from broker.runtime import PROTOCOL_VERSION, VERSION, Runtime, Settings
+from broker.daemon.runtime import PROTOCOL_VERSION, VERSION, Runtime, Settings
 
 from .cli_helpers import Brokers, discovery_fields, discovery_files, lookalike_broker, plant, run_cli
 

@@ -17,7 +17,7 @@ import aiohttp
 import attrs
 import pytest
 
-from broker.doctor import PORTS
+from broker.install.doctor import PORTS
 
 from .cli_helpers import (
     BrokerProcess,

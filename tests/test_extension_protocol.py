@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 
 from broker import codec
-from broker.core import links
-from broker.core.messages import BrokerMessage, ExtensionMessage, HandshakeMessage, HandshakeReply
+from broker.core import link_calls
+from broker.core.broker_messages import BrokerMessage, HandshakeMessage, HandshakeReply
+from broker.core.messages import ExtensionMessage
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
 
@@ -35,13 +36,13 @@ def test_protocol_js_names_every_message_the_broker_accepts() -> None:
 
 
 def test_the_extensions_refusal_codes_are_the_ones_the_broker_maps_to_its_errors() -> None:
-    assert _names("PersonRefusal", "[a-z_]+") == set(links._DECLINED)
-    assert _names("Refusal", "[a-z_]+") == set(links._REFUSED)
+    assert _names("PersonRefusal", "[a-z_]+") == set(link_calls._DECLINED)
+    assert _names("Refusal", "[a-z_]+") == set(link_calls._REFUSED)
 
 
 def test_the_extensions_close_refusals_are_ones_the_broker_maps_to_its_errors() -> None:
     sent = _names("CloseRefusal", "[a-z_]+") | {"paused", "tab_not_claimed"}
-    assert sent <= set(links._CLOSE_REFUSALS)
+    assert sent <= set(link_calls._CLOSE_REFUSALS)
 
 
 def test_protocol_js_knows_the_header_that_marks_a_brokers_answers() -> None:

@@ -1,7 +1,7 @@
 """End to end in headless Firefox ESR: the built-in tools on the WebExtension page driver.
 
 Firefox has no chrome.debugger, so the extension's driver choice (``extension/actions/driver.js``)
-takes the WebExtension driver there. The extension's Firefox build (``broker.firefox_extension``)
+takes the WebExtension driver there. The extension's Firefox build (``broker.install.firefox_extension``)
 is installed over WebDriver BiDi (``tests/firefox.py``) with a probe beside its background
 (``tests/firefox_driver_probe.js``): it runs browser actions through ``actions/run.js`` on pages
 this module serves, one on 127.0.0.1 holding a frame from localhost (another site), and posts

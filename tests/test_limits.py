@@ -10,11 +10,11 @@ from typing import Any
 import aiohttp
 import pytest
 
-from broker.connections import CONNECTIONS
 from broker.core.errors import RateLimited, TooManySessions
 from broker.core.limits import RateLimiter, Unproven
 from broker.core.security import client_token
 from broker.core.sessions import Sessions
+from broker.daemon.connections import CONNECTIONS
 
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import FakeExtension, FakeTab, PageError

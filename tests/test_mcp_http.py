@@ -10,7 +10,7 @@ import pytest
 
 from broker.core.security import client_token
 from broker.core.tool_names import name_page_tools
-from broker.mcp_server import McpSurface
+from broker.mcp.server import McpSurface
 
 from .conftest import TOKEN, BrokerUnderTest, MakeBroker
 from .fakes import FakeTab, PageError

@@ -8,8 +8,8 @@ import threading
 import aiohttp
 import pytest
 
-from broker.mcp_http import quiet_sse_shutdown_watcher
-from broker.mcp_server import LEGACY_HTTP_PREFIX
+from broker.mcp.server import LEGACY_HTTP_PREFIX
+from broker.mcp.transports import quiet_sse_shutdown_watcher
 
 from .conftest import BrokerUnderTest
 from .fakes import FakeTab

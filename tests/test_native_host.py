@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from watchfiles import awatch
 
-from broker import native_install
 from broker.core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID
+from broker.daemon.runtime import PROTOCOL_VERSION, VERSION
 from broker.discovery import BrokerRecord, pid_alive
-from broker.native_host import HOST_NAME, MAX_TO_BROWSER, brokers_message
-from broker.runtime import PROTOCOL_VERSION, VERSION
+from broker.install import native_install
+from broker.install.native_host import HOST_NAME, MAX_TO_BROWSER, brokers_message
 
 from .cli_helpers import (
     CLI,

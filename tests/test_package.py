@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from broker.core.security import FIREFOX_EXTENSION_ID
-from broker.extension_package import pack
+from broker.install.extension_package import pack
 from broker.version import VERSION
 
 from .chromium import EXTENSION, extension_chromium

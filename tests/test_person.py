@@ -8,19 +8,17 @@ from __future__ import annotations
 import pytest
 
 from broker.core import errors
+from broker.core.broker_messages import BrowserAction, Disconnect, TabReleased
 from broker.core.browser_wide import WideCall
 from broker.core.effects import CallWaiting, RejectCall, ResolveCall, TabsChanged
 from broker.core.messages import (
     ApprovalPending,
-    BrowserAction,
     BrowserInfo,
     Connected,
-    Disconnect,
     PauseChanged,
     PersonEndedSession,
     PersonReleasedTab,
     TabInfo,
-    TabReleased,
     ToolResult,
     WireError,
 )

@@ -22,7 +22,7 @@ from broker.core.results import (
     control_count,
     json_control_count,
 )
-from broker.mcp_server import LIMITED
+from broker.mcp.answers import LIMITED
 
 from .conftest import BrokerUnderTest, MakeBroker
 from .fakes import FakeTab

@@ -17,7 +17,7 @@ from .cli_helpers import CLI, EXIT_TIMEOUT, START_TIMEOUT, cli_env, finish
 
 # Loaded only for a pairing (cryptography: its Rust binding and libcrypto's pages, some 8 MB) or for
 # another command than serve (its options live beside it).
-NOT_AT_START = ("cryptography", "tomlkit", "broker.doctor", "broker.service", "broker.client_apps", "broker.native")
+NOT_AT_START = ("cryptography", "tomlkit", "broker.install")
 
 
 def _token_in(discovery_dir: Path) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from broker import service
+from broker.install import service
 from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
 
 from .cli_helpers import CLI, CliResult, run_cli, token_file_for

@@ -8,15 +8,13 @@ import pytest
 
 from broker.core.errors import InvalidRequest
 from broker.core.messages import PageSnapshot
+from broker.core.snapshot_tree import diff, parse, render
 from broker.core.snapshots import (
     AFTER_ACTION_BUDGET,
     SNAPSHOT_BUDGET,
     Baselines,
     View,
-    diff,
     fold,
-    parse,
-    render,
     view_of,
     with_section,
     without_address,

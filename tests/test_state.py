@@ -7,6 +7,20 @@ from typing import Any
 import pytest
 
 from broker.core import errors
+from broker.core.broker_messages import (
+    BrowserAction,
+    BrowserRequest,
+    CallTool,
+    CloseTab,
+    Connect,
+    Disconnect,
+    DiscoverTools,
+    ErrorReply,
+    FocusTab,
+    OpenTab,
+    TabClaimed,
+    TabReleased,
+)
 from broker.core.browser_wide import history_call, windows_call
 from broker.core.config import Config
 from broker.core.effects import (
@@ -19,26 +33,14 @@ from broker.core.effects import (
     TabsChanged,
 )
 from broker.core.messages import (
-    BrowserAction,
     BrowserInfo,
-    BrowserRequest,
-    CallTool,
-    CloseTab,
-    Connect,
     Connected,
-    Disconnect,
-    DiscoverTools,
-    ErrorReply,
-    FocusTab,
-    OpenTab,
     Ping,
     Pong,
-    TabClaimed,
     TabClosed,
     TabCreated,
     TabFocused,
     TabInfo,
-    TabReleased,
     TabUpdated,
     Tool,
     ToolResult,

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .broker_messages import BrowserRequest
 from .browser_wide import REQUESTS, WideCall
 from .browsers import NO_EXTENSION, Browser, Tab, parse_ref
 from .effects import CallId, Effect, SessionId, WindowView
 from .errors import AmbiguousTab, ExtensionNotConnected, NotSupported, PageToolFailed, WindowNotFound, WindowNotOwned
-from .messages import BrowserRequest
 from .pending import CallKind
 from .person import PersonInCharge
 from .sessions import Session

@@ -1,6 +1,6 @@
 """The broker's limits and timings, with their defaults: the one place each default is written.
 
-``browser-mcp serve``'s options, :class:`broker.runtime.Settings` and the hub all take theirs
+``browser-mcp serve``'s options, :class:`broker.daemon.runtime.Settings` and the hub all take theirs
 from here.
 """
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import attrs
 
+from .broker_messages import BrokerMessage
 from .errors import BrokerError
-from .messages import BrokerMessage, Tool
+from .messages import Tool
 
 __all__ = [
     "BrowserCallOutcome",

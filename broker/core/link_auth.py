@@ -24,7 +24,7 @@ spent by the first right one; the adapter checks one proof at a time, and a proo
 against the code still out when it is settled (:meth:`PairingDesk.settle`).
 
 This module is pure: callers pass in the nonces, the codes and ``now``; sockets, randomness and
-the wrapping cipher are the adapters' (:mod:`broker.broker_auth`).
+the wrapping cipher are the adapters' (:mod:`broker.link.handshake`).
 """
 
 from __future__ import annotations

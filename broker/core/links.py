@@ -22,132 +22,48 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
-import attrs
-
-from .browsers import Browser, Browsers, Tab, outdated_extension
-from .config import Config
+from .broker_messages import CallTool, Connect, ErrorReply, TabClaimed
+from .browsers import Browser, Tab, outdated_extension
 from .effects import (
-    CallId,
     CloseLink,
     Effect,
     LinkId,
-    RejectCall,
-    ResolveCall,
     SendToExtension,
-    SessionId,
     TabsChanged,
-    TabView,
 )
 from .errors import (
     BadReply,
-    BrokerError,
-    CallTimedOut,
-    CloseHeld,
-    ConsentRequired,
-    DialogOpen,
     ExtensionDisconnected,
-    ExtensionError,
-    FolderNotEmpty,
-    InvalidRequest,
     MessageTooLarge,
-    NotApproved,
     PageToolFailed,
-    Paused,
-    PersonDeclined,
-    RecordNotFound,
-    RecordsBusy,
-    SessionEnded,
-    TabBusy,
-    TabHeldElsewhere,
-    TabNotClaimed,
-    TabNotFound,
-    TabOwnedByOther,
     ToolNotFound,
-    TooManyCalls,
     TooManyLinks,
-    WindowNotOwned,
 )
-from .limits import Breakers, RateLimiter, client_of
+from .link_calls import Link, LinkCalls
 from .messages import (
-    BrowserAction,
-    BrowserRequest,
-    CallTool,
-    CancelCall,
-    CloseTab,
-    Connect,
     Connected,
     Disconnected,
-    DiscoverTools,
-    ErrorReply,
     ExtensionMessage,
-    FocusTab,
-    OpenTab,
     Ping,
     Pong,
     RequestRefused,
-    TabClaimed,
     TabClosed,
     TabCreated,
     TabFocused,
-    TabReleased,
     TabUpdated,
     ToolResult,
     ToolsChanged,
     ToolsDiscovered,
-    WireError,
 )
-from .pending import CallKind, Pending, PendingCalls
-from .sessions import OWNER_CREDENTIAL, Session, Sessions
-from .snapshots import SNAPSHOT_BUDGET, Baselines, View, with_section, without_address
-from .tab_refs import named_in_message, named_in_result
+from .pending import CallKind
 
 __all__ = ["BrowserLinks", "Link"]
 
 logger = logging.getLogger(__name__)
 
-# toolResult error codes that say the person refused the call (docs/extension-link.md).
-_DECLINED: dict[str, type[PersonDeclined]] = {
-    Paused.code: Paused,
-    NotApproved.code: NotApproved,
-    ConsentRequired.code: ConsentRequired,
-}
-# toolResult error codes that name one of the broker's own refusals, which the extension checks
-# too: a call for a tab it was not told its session holds, and one that reached a tab where
-# another call waits for the person (sent by another broker, or before this one heard of it);
-# and a call that reached a tab whose page's dialog waits for browser_handle_dialog.
-_REFUSED: dict[str, type[BrokerError]] = {
-    TabNotClaimed.code: TabNotClaimed,
-    TabBusy.code: TabBusy,
-    DialogOpen.code: DialogOpen,
-    # Another broker's session holds the tab in this browser (a claim's answer, or a later call's).
-    TabHeldElsewhere.code: TabHeldElsewhere,
-}
-# What an extension's refusal of a closeTab (``error {code, message, requestId}``) says: the tab is
-# not the session's in its books, it is paused, the tab is gone, a call there waits for the person,
-# or the page's beforeunload asks the person first. Other codes stay tool_failed with the code.
-_CLOSE_REFUSALS: dict[str, type[BrokerError]] = {
-    Paused.code: Paused,
-    TabNotClaimed.code: TabNotClaimed,
-    TabNotFound.code: TabNotFound,
-    TabBusy.code: TabBusy,
-    CloseHeld.code: CloseHeld,
-}
-# A browserRequest's error codes that name one of the broker's own errors: a window to close
-# gained a tab that is not the session's after the broker checked it; a bookmark or history entry
-# that is not there, a folder deleted without `recursive`, another deletion waiting for the person;
-# and arguments the extension found wrong where the broker could not (a bookmark's kind).
-_BROWSER_REFUSALS: dict[str, type[BrokerError]] = {
-    "window_changed": WindowNotOwned,
-    RecordNotFound.code: RecordNotFound,
-    FolderNotEmpty.code: FolderNotEmpty,
-    RecordsBusy.code: RecordsBusy,
-    "invalid_arguments": InvalidRequest,
-}
 # The feature (``connected.features``) of an extension that answers ``tabClaimed`` carrying a
 # ``callId``, refusing a tab another broker's session holds there.
 CLAIMS = "claims"
-# toolResult error codes of a page tool call that the extension wrote, not the page.
-_EXTENSION_TOOL_CODES = frozenset({"tab_not_found", "no_page_tools", "page_gone", "cancelled"})
 
 
 class _UnannouncedTab(Exception):
@@ -158,35 +74,8 @@ class _UnannouncedTab(Exception):
         self.tab_id = tab_id
 
 
-@attrs.define
-class Link:
-    id: LinkId
-    browser: str
-    last_received: float
-    last_sent: float
-    # Its browser's sessions were listed to it (after its first snapshot).
-    sessions_listed: bool = False
-    # Its extension proved the broker's link key (or it came with the broker's token).
-    proven: bool = True
-
-
-# What the broker sends about one session: its session is introduced to a browser before the first.
-SessionMessage = (
-    OpenTab | CloseTab | FocusTab | TabClaimed | TabReleased | CallTool | BrowserAction | BrowserRequest | DiscoverTools
-)
-
-
-class BrowserLinks:
+class BrowserLinks(LinkCalls):
     """Links, what comes over them, and how calls start and end; the Broker builds on it."""
-
-    config: Config
-    _links: dict[LinkId, Link]
-    _browsers: Browsers
-    _sessions: Sessions
-    _pending: PendingCalls
-    _rates: RateLimiter
-    _breakers: Breakers
-    _baselines: Baselines
 
     def check_link_room(self) -> None:
         """Raises: TooManyLinks, when as many links that proved the link key as ``Config.max_links`` are open.
@@ -370,17 +259,6 @@ class BrowserLinks:
             effects.append(SendToExtension(link.id, self._connect_message(session)))
         return effects
 
-    def _tell(self, browser: Browser, message: SessionMessage) -> list[Effect]:
-        """``message`` for ``browser``, after its session's ``connect`` when the browser has not heard of it."""
-        assert browser.link_id is not None
-        effects: list[Effect] = []
-        session = self._sessions.get(message.session_id)
-        if session is not None and session.id not in browser.told:
-            browser.told.add(session.id)
-            effects.append(SendToExtension(browser.link_id, self._connect_message(session)))
-        effects.append(SendToExtension(browser.link_id, message))
-        return effects
-
     def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
         if message.tab.id < 0:
@@ -485,67 +363,6 @@ class BrowserLinks:
         call = CallTool(pending.session_id, pending.call_id, tab.id, pending.tool_name, pending.then_call)
         return effects + self._tell(browser, call)
 
-    def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
-        # An openTab the browser could not carry out is reported as a toolResult error too.
-        pending = self._reply_to(
-            link,
-            message.call_id,
-            CallKind.TOOL,
-            CallKind.ACTION,
-            CallKind.DISCOVER,
-            CallKind.OPEN_TAB,
-            CallKind.BROWSER,
-            CallKind.CLAIM,
-        )
-        if pending is None:
-            return []
-        error = message.error
-        if error is None:
-            value = self._with_snapshot(pending, message)
-            if pending.kind is CallKind.ACTION:
-                value = named_in_result(value, pending.browser)
-            return self._finish(pending.call_id, now, value=value)
-        failure: BrokerError
-        if isinstance(error, WireError):
-            code = error.code or ""
-            known = (
-                _DECLINED.get(code)
-                or _REFUSED.get(code)
-                or (_BROWSER_REFUSALS.get(code) if pending.kind is CallKind.BROWSER else None)
-                or (TabHeldElsewhere if pending.kind is CallKind.CLAIM else None)
-            )
-            # A page tool's own error is the page's text, kept as it wrote it.
-            page_wrote = pending.kind is CallKind.TOOL and known is None and code not in _EXTENSION_TOOL_CODES
-            text = error.message if page_wrote else self._tabs_named(link, pending, error.message)
-            failure = known(text) if known else PageToolFailed(text, page_code=error.code)
-        else:
-            failure = PageToolFailed(error)
-        return self._finish(pending.call_id, now, failure)
-
-    def _tabs_named(self, link: Link, pending: Pending, text: str) -> str:
-        """The extension's message with the tabs it names (the call's own, or for a call of the
-        browser's own, any of its tabs) written as refs."""
-        if pending.tab_id is not None:
-            return named_in_message(text, pending.browser, frozenset({pending.tab_id}))
-        return named_in_message(text, pending.browser, frozenset(self._browsers[link.browser].tabs))
-
-    def _with_snapshot(self, pending: Pending, message: ToolResult) -> Any:
-        """A browser action's result with the page's snapshot as this client is to read it."""
-        if message.page is None or pending.kind is not CallKind.ACTION or pending.tab_id is None:
-            return message.result
-        view = pending.view or View(changes=False, budget=SNAPSHOT_BUDGET)
-        tab = (pending.browser, pending.tab_id)
-        lines = self._baselines.section(pending.session_id, tab, message.page, view)
-        result = message.result
-        if self._baselines.address_told(pending.session_id, tab, message.page, view):
-            result = without_address(result, message.page)
-        return with_section(result, "Snapshot", lines)
-
-    def _changed(self, browser: Browser, tab: Tab, *also: SessionId | None) -> list[Effect]:
-        """The tool lists a change of ``tab`` may touch: its owner's and ``also``'s."""
-        sessions = frozenset(s for s in (tab.owner, *also) if s is not None)
-        return [TabsChanged(sessions)] if sessions else []
-
     def _announced_tab(self, link: Link, tab_id: int) -> tuple[Browser, Tab]:
         """The link's browser and its tab ``tab_id``. Raises: _UnannouncedTab, for a tab never announced."""
         browser = self._browsers[link.browser]
@@ -587,17 +404,6 @@ class BrowserLinks:
         logger.info("link %s: %s", link.id, text)
         return SendToExtension(link.id, ErrorReply("invalid_message", text))
 
-    def _on_request_refused(self, link: Link, message: RequestRefused, now: float) -> list[Effect]:
-        pending = self._reply_to(link, message.request_id, CallKind.CLOSE_TAB) if message.request_id else None
-        if pending is None:
-            # Never answered: an error frame for an error frame would keep two ends talking.
-            logger.info("link %s: error %s: %s", link.id, message.code, message.message)
-            return []
-        known = _CLOSE_REFUSALS.get(message.code)
-        why = f"the browser did not close tab {pending.browser}:{pending.tab_id}: {message.message}"
-        failure = known(why) if known else PageToolFailed(why, page_code=message.code)
-        return self._finish(pending.call_id, now, failure)
-
     def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
         link.last_sent = now
         return [SendToExtension(link.id, Pong())]
@@ -617,188 +423,12 @@ class BrowserLinks:
         TabFocused: _on_tab_focused,
         ToolsChanged: _on_tools_changed,
         ToolsDiscovered: _on_tools_discovered,
-        ToolResult: _on_tool_result,
+        ToolResult: LinkCalls._on_tool_result,
         Ping: _on_ping,
         Pong: _on_pong,
         Disconnected: _on_disconnected,
-        RequestRefused: _on_request_refused,
+        RequestRefused: LinkCalls._on_request_refused,
     }
-
-    def _connect_message(self, session: Session) -> Connect:
-        credential = OWNER_CREDENTIAL if session.credential is None else session.credential
-        return Connect(self.config.server_version, session.id, session.name, credential=credential)
-
-    def _add_pending(
-        self,
-        session: Session,
-        browser: Browser,
-        kind: CallKind,
-        now: float,
-        timeout: float | None,
-        tab_id: int | None = None,
-        tool_name: str | None = None,
-    ) -> Pending:
-        in_flight = self._pending.count_of(session.id)
-        if in_flight >= self.config.max_pending_per_session:
-            raise TooManyCalls(
-                f"session {session.name!r} already has {in_flight} calls in flight"
-                f" (limit {self.config.max_pending_per_session})"
-            )
-        assert browser.link_id is not None
-        tool_key = None
-        # A tool call (or one waiting for the tab's tools first) or a browser action.
-        if tab_id is not None and tool_name is not None:
-            tool_key = (browser.key, tab_id, tool_name, client_of(session.id, session.credential))
-            self._breakers.admit(tool_key, now)
-        self._rates.take(session.id, now, session.credential)
-        timeout = self.config.call_timeout if timeout is None else timeout
-        session.used(now)
-        pending = self._pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)
-        if tool_key is not None:
-            pending.breaker = tool_key
-            self._breakers.started(tool_key, pending.call_id, now)
-        return pending
-
-    def _finish(
-        self,
-        call_id: CallId,
-        now: float | None,
-        error: BrokerError | None = None,
-        value: Any = None,
-        *,
-        withdrawn: bool = False,
-    ) -> list[Effect]:
-        """End a call once; its end counts as a use of its session (at ``now``, when known).
-
-        ``withdrawn``: its caller gave up, so the call says nothing of whether its tool works.
-        """
-        pending = self._pending.pop(call_id)
-        if pending is None:
-            return []
-        session = self._sessions.get(pending.session_id)
-        if session is not None and now is not None:
-            session.used(now)
-        key = pending.breaker
-        if key is not None:
-            if isinstance(error, CallTimedOut) and now is not None:
-                self._breakers.ended(key, call_id, True, now)
-            elif not withdrawn and (error is None or isinstance(error, ExtensionError)) and now is not None:
-                self._breakers.ended(key, call_id, False, now)
-            else:
-                self._breakers.withdrawn(key, call_id)
-        effects = self._called_off(pending, error, withdrawn=withdrawn)
-        if pending.kind is CallKind.CLAIM and (error is not None or withdrawn):
-            effects += self._claim_undone(pending, refused=isinstance(error, TabHeldElsewhere))
-        if error is not None:
-            return [*effects, RejectCall(call_id, error)]
-        return [*effects, ResolveCall(call_id, value)]
-
-    def _claim_undone(self, pending: Pending, *, refused: bool) -> list[Effect]:
-        """A claim the browser refused, or did not confirm: the tab is not the session's here.
-
-        A browser that did not answer may have grouped the tab all the same, so it is told; one
-        that refused kept the tab as it was, its holder's, whom a release would disturb.
-        """
-        browser = self._browsers.get(pending.browser)
-        tab = browser.tabs.get(pending.tab_id) if browser and pending.tab_id is not None else None
-        if browser is None or tab is None or tab.owner != pending.session_id:
-            return []
-        tab.owner = None
-        session = self._sessions.get(pending.session_id)
-        if session is not None and session.current == (browser.key, tab.id):
-            session.current = None
-        told = (
-            [] if refused or browser.link_id is None else self._tell(browser, TabReleased(pending.session_id, tab.id))
-        )
-        return [*told, *self._changed(browser, tab, pending.session_id)]
-
-    def _called_off(self, pending: Pending, error: BrokerError | None, *, withdrawn: bool) -> list[Effect]:
-        """A call the page is running, ended here without its answer: the browser stops it too."""
-        if pending.kind not in (CallKind.TOOL, CallKind.ACTION) or pending.link_id not in self._links:
-            return []
-        if withdrawn:
-            reason = "cancelled"
-        elif isinstance(error, CallTimedOut):
-            reason = "timeout"
-        elif isinstance(error, SessionEnded):
-            reason = "session_ended"
-        else:
-            return []
-        return [SendToExtension(pending.link_id, CancelCall(pending.session_id, pending.call_id, reason))]
-
-    def _reply_to(self, link: Link, call_id: CallId, *kinds: CallKind) -> Pending | None:
-        pending = self._pending.get(call_id)
-        if pending is None or pending.link_id != link.id or pending.kind not in kinds:
-            logger.debug("late, duplicate or unknown reply %s on %s: dropped", call_id, link.browser)
-            return None
-        return pending
-
-    def _answer_open_tab(
-        self, link: Link, request_id: str | None, browser: Browser, tab: Tab, now: float, *, created: bool
-    ) -> list[Effect]:
-        """An ``openTab`` answered: a tab it ``created`` is the session's, and so is a focused one
-        the browser announced only after the request was sent (the original protocol's extensions
-        answer ``focus: true`` with ``tabFocused`` for the tab just opened). A tab focused instead
-        that the broker knew before is the session's only if it already was, so no client gains
-        the person's tab, or another's, by asking to open its address."""
-        if request_id is None:
-            return []
-        pending = self._reply_to(link, request_id, CallKind.OPEN_TAB)
-        if pending is None:
-            return []
-        new = created or (pending.tabs_heard_before is not None and tab.heard > pending.tabs_heard_before)
-        if tab.owner is None and new:
-            tab.owner = pending.session_id
-        if tab.owner != pending.session_id:
-            return self._finish(pending.call_id, now, self._focused_instead(browser, tab))
-        session = self._sessions.get(pending.session_id)
-        if session is not None:
-            session.current = (browser.key, tab.id)
-        return self._finish(pending.call_id, now, value=self._view(browser, tab))
-
-    def _focused_instead(self, browser: Browser, tab: Tab) -> TabNotClaimed | TabOwnedByOther:
-        ref = f"{browser.key}:{tab.id}"
-        done = f"the browser opened no new tab: it brought its tab {ref} to the front, which"
-        if tab.owner is None:
-            return TabNotClaimed(f"{done} is the person's; claim it (`tabs` with action=claim) to work in it")
-        owner = self._sessions.get(tab.owner)
-        name = owner.name if owner else tab.owner
-        return TabOwnedByOther(
-            f"{done} belongs to session {name!r} ({tab.owner})", owner_session_id=tab.owner, owner_name=name
-        )
-
-    def _tab_gone(self, link: Link, tab_id: int, now: float) -> list[Effect]:
-        effects: list[Effect] = []
-        browser = self._browsers[link.browser]
-        self._breakers.forget_tab(browser.key, tab_id)
-        self._baselines.forget_tab((browser.key, tab_id))
-        for pending in self._pending.of_link(link.id):
-            if pending.tab_id != tab_id:
-                continue
-            if pending.kind is CallKind.CLOSE_TAB:
-                effects += self._finish(pending.call_id, now, value={"closed": f"{browser.key}:{tab_id}"})
-            else:
-                effects += self._finish(pending.call_id, now, TabNotFound(f"tab {browser.key}:{tab_id} was closed"))
-        return effects
-
-    def _view(self, browser: Browser, tab: Tab) -> TabView:
-        owner = self._sessions.get(tab.owner) if tab.owner else None
-        return TabView(
-            browser.key,
-            tab.id,
-            tab.title,
-            tab.url,
-            tab.tools,
-            tab.owner,
-            owner.name if owner else None,
-            browser.active_tab == tab.id,
-            tab.tools_provisional,
-            tab.window_id,
-            tab.index,
-            tab.pinned,
-            browser.name,
-            browser.name if self._browsers.kinds_differ() else None,
-        )
 
 
 def no_such_tool(browser: str, tab: Tab, tool: str) -> str:

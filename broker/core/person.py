@@ -31,18 +31,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .broker_messages import ErrorReply, TabReleased
 from .browsers import Browser, Tab
 from .effects import CallWaiting, Effect, SendToExtension, SessionId
 from .errors import Paused, TabBusy
 from .links import BrowserLinks, Link
-from .messages import (
-    ApprovalPending,
-    ErrorReply,
-    PauseChanged,
-    PersonEndedSession,
-    PersonReleasedTab,
-    TabReleased,
-)
+from .messages import ApprovalPending, PauseChanged, PersonEndedSession, PersonReleasedTab
 from .pending import CallKind
 from .sessions import Session
 

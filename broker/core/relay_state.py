@@ -1,6 +1,6 @@
 """The stdio relay's JSON-RPC bookkeeping across broker restarts, no I/O.
 
-``browser-mcp mcp`` (:mod:`broker.stdio_relay`) passes an AI client's messages to a broker and
+``browser-mcp mcp`` (:mod:`broker.relay.stdio_relay`) passes an AI client's messages to a broker and
 back; this class decides what to pass where when the broker link comes and goes. Inputs are
 parsed messages with the text they came as (the adapter parses; the text is passed on unchanged)
 and the link's ups and downs; outputs are lists of effects: :class:`SendToBroker` and

@@ -6,11 +6,12 @@ are lists of effects the adapter carries out: frames to send, calls to resolve o
 to close. Time only moves when the adapter calls :meth:`Broker.expire`; :meth:`Broker.next_wakeup`
 says when that should next happen.
 
-What it owns, with the registries it keeps them in (the rules about what extensions report over
-their links are a base class's, in :mod:`.links`; what the person does in the browser,
-pausing, ending sessions, taking tabs back and approving calls, another's, in :mod:`.person`;
-and what sessions ask of a browser beyond its tabs, its windows, history and bookmarks, a
-third's, in :mod:`.browser_requests`):
+What it owns, with the registries it keeps them in. The rules are split among base classes, each
+building on the one before: how calls over a link are taken and ended (:mod:`.link_calls`), what
+extensions report over their links (:mod:`.links`), what the person does in the browser (pausing,
+ending sessions, taking tabs back, approving calls; :mod:`.person`), what sessions ask of a
+browser beyond its tabs (windows, history, bookmarks; :mod:`.browser_requests`), and whose each
+tab is, with the listings every client reads (:mod:`.tab_owners`):
 
 - Links and browsers (:mod:`.browsers`). Every extension WebSocket is a link; each link speaks
   for one browser. A browser that names an ``instanceId`` keeps its key (``b1``), its tabs'
@@ -39,12 +40,12 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
+from .broker_messages import BrowserAction, CallTool, CloseTab, Disconnect, DiscoverTools, OpenTab
 from .browser_requests import BrowserRequests
 from .browser_tools import PREFIX
-from .browsers import Browser, Browsers, Tab, outdated_extension
+from .browsers import Browser, Browsers
 from .config import Config
 from .effects import (
-    BrowserView,
     CallId,
     CloseLink,
     Effect,
@@ -53,7 +54,6 @@ from .effects import (
     SendToExtension,
     SessionExpired,
     SessionId,
-    SessionView,
     TabView,
 )
 from .errors import (
@@ -61,38 +61,23 @@ from .errors import (
     InvalidRequest,
     NotSupported,
     SessionEnded,
-    TabNotClaimed,
-    TabOwnedByOther,
     ToolNotFound,
 )
 from .limits import Breakers, RateLimiter
-from .links import CLAIMS, BrowserLinks, Link, no_such_tool
-from .messages import (
-    Arguments,
-    BrowserAction,
-    CallTool,
-    CloseTab,
-    Disconnect,
-    DiscoverTools,
-    FocusTab,
-    JsonObject,
-    OpenTab,
-    Ping,
-    TabClaimed,
-    TabReleased,
-    Tool,
-)
+from .links import BrowserLinks, Link, no_such_tool
+from .messages import Arguments, JsonObject, Ping
 from .once import OnceKeys
 from .pending import CallKind, PendingCalls
 from .sessions import Session, Sessions
 from .snapshots import Baselines, view_of
+from .tab_owners import TabOwners
 
 __all__ = ["Broker"]
 
 logger = logging.getLogger(__name__)
 
 
-class Broker(BrowserRequests):
+class Broker(TabOwners):
     """Every rule about sessions, tabs, tools and pending calls. See the module docstring."""
 
     _handlers: ClassVar[dict[type, Any]] = {**BrowserLinks._handlers, **BrowserRequests._person_handlers}
@@ -367,99 +352,6 @@ class Broker(BrowserRequests):
             actions |= self._actions_of(browser)
         return actions
 
-    def claim_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
-        """Make a tab the session's own.
-
-        Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy.
-        """
-        view, effects, _ = self._set_owner(session_id, tab_ref, "claim", session_id)
-        return view, effects
-
-    def ask_claim(
-        self, session_id: SessionId, tab_ref: str | int, now: float
-    ) -> tuple[TabView, CallId | None, list[Effect]]:
-        """:meth:`claim_tab`, asking a browser that answers claims (``claims`` in its features):
-        the call returned ends with its answer, and a refusal (another broker's session holds the
-        tab there) undoes the claim. None when nothing is asked.
-
-        Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy,
-            TooManyCalls, RateLimited.
-        """
-        view, effects, asked = self._set_owner(session_id, tab_ref, "claim", session_id, asked_at=now)
-        return view, asked, effects
-
-    def release_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
-        """Give a tab back to the person.
-
-        Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy.
-        """
-        view, effects, _ = self._set_owner(session_id, tab_ref, "release", None)
-        return view, effects
-
-    def focus_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
-        """Bring a tab the session owns to the front, and make it the session's current tab.
-
-        Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther,
-            TabNotClaimed, Paused, TabBusy.
-        """
-        session = self._session(session_id)
-        browser, tab = self._browsers.resolve(tab_ref)
-        self._check_yours(session, browser, tab, "focus")
-        self._check_paused(browser)
-        self._check_not_busy(browser, tab, "focus")
-        session.current = (browser.key, tab.id)
-        return self._view(browser, tab), self._tell(browser, FocusTab(session_id, tab.id))
-
-    def select_tab(self, session_id: SessionId, tab_ref: str | int) -> TabView:
-        """Make a tab the session owns its current tab, the one built-in tools act on when none is
-        named; unlike :meth:`focus_tab` the browser's front tab stays the person's choice.
-
-        Raises:
-            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabNotClaimed.
-        """
-        session = self._session(session_id)
-        browser, tab = self._browsers.resolve(tab_ref)
-        self._check_yours(session, browser, tab, "select")
-        session.current = (browser.key, tab.id)
-        return self._view(browser, tab)
-
-    def own_tabs(self, session_id: SessionId) -> tuple[list[TabView], TabView | None]:
-        """The tabs the session owns, in the browsers' order, and its current tab when it has one open.
-
-        Raises:
-            SessionEnded.
-        """
-        session = self._session(session_id)
-        owned = [
-            self._view(browser, tab)
-            for browser in self._browsers.attached()
-            for tab in browser.tabs.values()
-            if tab.owner == session_id
-        ]
-        current = next((v for v in owned if (v.browser, v.id) == session.current), None)
-        return owned, current
-
-    def session_tools(self, session_id: SessionId) -> list[tuple[TabView, Tool]]:
-        """The page tools a session sees: those of the tabs it owns, the only ones it may call.
-
-        Raises:
-            SessionEnded (but not for a session the person ended: that is for its next call to hear).
-        """
-        if session_id in self._ended_by_person:
-            return []
-        self._session(session_id)
-        seen: list[tuple[TabView, Tool]] = []
-        for browser in self._browsers.attached():
-            for tab in browser.tabs.values():
-                if tab.owner == session_id and tab.tools:
-                    view = self._view(browser, tab)
-                    seen += [(view, t) for t in tab.tools]
-        return seen
-
     def cancel(self, call_id: CallId, now: float) -> list[Effect]:
         """The caller stopped waiting: forget the call, so its reply is dropped when it comes, and
         tell the browser to stop it."""
@@ -541,62 +433,11 @@ class Broker(BrowserRequests):
             when = lapse
         return when
 
-    # Views
-
-    def tabs(self) -> list[TabView]:
-        return [self._view(browser, tab) for browser in self._browsers.attached() for tab in browser.tabs.values()]
-
-    def tab(self, tab_ref: str | int) -> TabView:
-        """Raises: ExtensionNotConnected, TabNotFound, AmbiguousTab."""
-        return self._view(*self._browsers.resolve(tab_ref))
-
-    def shared_tab_ids(self) -> frozenset[int]:
-        """Tab ids that more than one connected browser has: these need ``<browser>:<id>``."""
-        return self._browsers.shared_tab_ids()
-
-    def browsers(self) -> list[BrowserView]:
-        return [
-            BrowserView(
-                b.key,
-                b.name,
-                b.version,
-                b.instance_id,
-                b.link_id is not None,
-                len(b.tabs),
-                tuple(sorted(b.actions)),
-                b.paused,
-                tuple(sorted(b.features)),
-                b.extension_version,
-                outdated_extension(b.extension_version, self.config.min_extension_version),
-                b.driver_name,
-                tuple(sorted(b.driver_actions)),
-            )
-            for b in self._browsers.values()
-            if b.heard_from
-        ]
-
-    def sessions(self) -> list[SessionView]:
-        owned: dict[SessionId, list[str]] = {}
-        for browser in self._browsers.attached():
-            for tab in browser.tabs.values():
-                if tab.owner is not None:
-                    owned.setdefault(tab.owner, []).append(f"{browser.key}:{tab.id}")
-        return [
-            SessionView(s.id, s.name, tuple(owned.get(s.id, ())), self._pending.count_of(s.id), s.credential)
-            for s in self._sessions.values()
-        ]
-
     @property
     def pending_count(self) -> int:
         return len(self._pending)
 
     # Helpers
-
-    def _session(self, session_id: SessionId) -> Session:
-        session = self._sessions.get(session_id)
-        if session is None:
-            raise SessionEnded(self._heard_ending(session_id) or f"session {session_id!r} does not exist or has ended")
-        return session
 
     def _current_tab(self, session: Session) -> str:
         if session.current is None:
@@ -621,55 +462,3 @@ class Broker(BrowserRequests):
             f"browser {browser.key} ({browser.name or 'unnamed'}) cannot carry out {PREFIX}{action}: its"
             " extension does not offer built-in browser tools; load the browser-mcp extension"
         )
-
-    def _check_owner(self, session: Session, browser: Browser, tab: Tab, action: str) -> None:
-        if tab.owner is None or tab.owner == session.id:
-            return
-        owner = self._sessions.get(tab.owner)
-        owner_name = owner.name if owner else tab.owner
-        raise TabOwnedByOther(
-            f"cannot {action} tab {browser.key}:{tab.id}: it belongs to session {owner_name!r} ({tab.owner})",
-            owner_session_id=tab.owner,
-            owner_name=owner_name,
-        )
-
-    def _check_yours(self, session: Session, browser: Browser, tab: Tab, action: str) -> None:
-        """Acting on a tab (calling its tools, acting in it, closing or focusing it) is for its owner.
-
-        A tab nobody claimed is the person's: a session claims it first, which puts it in the
-        session's tab group where the person sees it, so nothing is done to it unseen.
-        """
-        self._check_owner(session, browser, tab, action)
-        if tab.owner is None:
-            ref = f"{browser.key}:{tab.id}"
-            raise TabNotClaimed(
-                f"cannot {action} tab {ref}: it is the person's, not yours: claim it first (MCP: `tabs` with"
-                f" action=claim; REST: POST /tabs/{ref}/claim; CLI: browser-mcp claim {ref}), which puts it in"
-                " your tab group where the person can see it." + self._taken_back(session, browser, tab)
-            )
-
-    def _set_owner(
-        self,
-        session_id: SessionId,
-        tab_ref: str | int,
-        action: str,
-        owner: SessionId | None,
-        asked_at: float | None = None,
-    ) -> tuple[TabView, list[Effect], CallId | None]:
-        session = self._session(session_id)
-        browser, tab = self._browsers.resolve(tab_ref)
-        self._check_owner(session, browser, tab, action)
-        self._check_not_busy(browser, tab, action, but_for=session_id)
-        asked = None
-        if asked_at is not None and owner is not None and tab.owner != owner and CLAIMS in browser.features:
-            asked = self._add_pending(session, browser, CallKind.CLAIM, asked_at, None, tab.id).call_id
-        if owner is not None:
-            session.current = (browser.key, tab.id)
-            session.taken_back.discard((browser.key, tab.id))
-        elif session.current == (browser.key, tab.id):
-            session.current = None
-        if tab.owner == owner:
-            return self._view(browser, tab), [], None
-        previous, tab.owner = tab.owner, owner
-        change = TabClaimed(session_id, tab.id, asked) if owner else TabReleased(session_id, tab.id)
-        return self._view(browser, tab), [*self._tell(browser, change), *self._changed(browser, tab, previous)], asked

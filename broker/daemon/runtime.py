@@ -1,0 +1,82 @@
+"""What one running broker knows about itself: its settings, identity and the app keys.
+
+Kept apart from :mod:`broker.app` so every adapter can reach the hub and the runtime through
+typed ``web.AppKey``s without importing the app factory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+from aiohttp import web
+
+from ..core.config import DEFAULTS, Config
+from ..core.link_auth import PairingDesk
+from ..version import MIN_EXTENSION_VERSION, PROTOCOL_VERSION, VERSION
+from .hub import Hub
+
+__all__ = ["CLIENT_LABEL", "HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Settings", "VERSION"]
+
+
+@attrs.frozen
+class Settings:
+    """How this broker was started: who may connect, and the core's limits (:class:`Config`)."""
+
+    token: str
+    allowed_extensions: frozenset[str]
+    # Extension links must prove they hold the link key before the hub hears them (the origin alone
+    # is not enough: another local user can forge it).
+    require_extension_token: bool = False
+    limits: Config = attrs.field(
+        factory=lambda: attrs.evolve(DEFAULTS, server_version=VERSION, min_extension_version=MIN_EXTENSION_VERSION)
+    )
+
+
+@attrs.define
+class Runtime:
+    settings: Settings
+    port: int = 0
+    pid: int = attrs.Factory(os.getpid)
+    started_at: datetime = attrs.Factory(lambda: datetime.now(UTC))
+    _started_monotonic: float = attrs.Factory(time.monotonic)
+    stop_requested: asyncio.Event = attrs.Factory(asyncio.Event)
+    # The pairing code out, if any (browser-mcp pair).
+    pairing: PairingDesk = attrs.Factory(PairingDesk)
+
+    @property
+    def started_at_iso(self) -> str:
+        return self.started_at.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+    def discovery_fields(self) -> dict[str, Any]:
+        return {
+            "port": self.port,
+            "pid": self.pid,
+            "startedAt": self.started_at_iso,
+            "version": VERSION,
+            "protocol": PROTOCOL_VERSION,
+            "token": self.settings.token,
+        }
+
+    def status_fields(self) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "protocol": PROTOCOL_VERSION,
+            "pid": self.pid,
+            "port": self.port,
+            "startedAt": self.started_at_iso,
+            "uptimeSeconds": round(time.monotonic() - self._started_monotonic, 1),
+        }
+
+    def request_stop(self) -> None:
+        self.stop_requested.set()
+
+
+HUB = web.AppKey("hub", Hub)
+# The client a request's client token names (browser-mcp mcp-config mints them), else None.
+CLIENT_LABEL = web.RequestKey[str | None]("client_label")
+RUNTIME = web.AppKey("runtime", Runtime)
