@@ -6,6 +6,7 @@
 
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { checkedPaths, filesWithBytes, uploadedFiles } from "./file_chooser.js";
+import { withKeyDefinitions } from "./key_table.js";
 import { clickOptions, numbers, outsideViewport } from "./point_args.js";
 import { syntheticInput } from "./synthetic_input.js";
 import { syntheticKeys } from "./synthetic_keys.js";
@@ -39,7 +40,8 @@ async function synthetic(tabId, target, request, frameId = 0, pageFunction = syn
 /** `pageFunction`'s answer to `request` in frame `frameId`, the frame's kit made first where it has none. */
 async function inFrame(tabId, frameId, request, pageFunction = syntheticInput) {
   focused.set(tabId, frameId);
-  const send = () => runIn(tabId, frameId, pageFunction, [request]);
+  const sent = pageFunction === syntheticKeys ? withKeyDefinitions(request) : request;
+  const send = () => runIn(tabId, frameId, pageFunction, [sent]);
   const answer = await send();
   if (answer?.code !== "no_kit") return answer;
   await runIn(tabId, frameId, syntheticKit);
