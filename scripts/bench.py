@@ -216,6 +216,14 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         help="products on the large page (160: a snapshot of about 80,000 characters in Playwright MCP, the size"
         " a snapshot must bring back whole)",
     )
+    actions.add_argument(
+        "--browser",
+        choices=["chromium", "firefox"],
+        default="chromium",
+        help="chromium: ours beside Playwright MCP, each in headless Chromium (the default); firefox: ours in"
+        " headless Firefox ESR (the WebExtension driver) beside ours in headless Chromium (the DevTools driver),"
+        " snapshot, click and type, as Firefox/Chromium ratios (scripts/bench_actions_firefox.py)",
+    )
     actions.add_argument("--actions-snapshots", type=int, default=20, help="measured snapshots of the large page")
     actions.add_argument("--actions-clicks", type=int, default=30, help="measured clicks on the small page")
     actions.add_argument("--actions-click-warmup", type=int, default=5, help="clicks before measuring")

@@ -37,6 +37,9 @@ field of the page reachable by a ref; snapshot time at most 1.5 x Playwright MCP
 round trip under 100 ms; on the frames page, characters at most 1.0 x and time at most 1.5 x
 Playwright MCP's, and a click in the cross-site frame under 100 ms. A benchmark, never a test:
 verdicts are printed, the exit status ignores them.
+
+With ``--browser firefox`` the suite measures ours in Firefox beside ours in Chromium instead
+(``bench_actions_firefox.py``), with this module's sides and measurements.
 """
 
 from __future__ import annotations
@@ -436,12 +439,17 @@ async def measure_frame_clicks(sides: list[Side], url: str, warmup: int, count: 
         )
 
 
-async def bench_actions(args: Any) -> ActionsResults:
-    """Both sides measured in one run.
+async def bench_actions(args: Any) -> Any:
+    """Both sides measured in one run: ours and Playwright MCP's (ActionsResults), or with ``--browser firefox``
+    ours in Firefox and in Chromium (``bench_actions_firefox.BrowsersResults``).
 
     Raises:
         BenchError: when a side cannot be started or a call fails.
     """
+    if args.browser == "firefox":
+        import bench_actions_firefox  # noqa: PLC0415 - it imports this module
+
+        return await bench_actions_firefox.bench_browsers(args)
     results: ActionsResults = await unwrapped(_bench_actions(args))
     return results
 
@@ -571,7 +579,11 @@ def actions_verdicts(results: ActionsResults) -> list[Verdict]:
     ]
 
 
-def actions_report(results: ActionsResults, args: Any) -> str:
+def actions_report(results: Any, args: Any) -> str:
+    if not isinstance(results, ActionsResults):
+        import bench_actions_firefox  # noqa: PLC0415 - it imports this module
+
+        return bench_actions_firefox.browsers_report(results, args)
     ours, theirs = results.sides["ours"], results.sides["playwright"]
     assert ours.counts is not None and theirs.counts is not None
     page = results.page
@@ -638,7 +650,12 @@ def actions_report(results: ActionsResults, args: Any) -> str:
     return "\n".join(lines)
 
 
-def actions_json(results: ActionsResults, args: Any) -> dict[str, Any]:
+def actions_json(results: Any, args: Any) -> dict[str, Any]:
+    if not isinstance(results, ActionsResults):
+        import bench_actions_firefox  # noqa: PLC0415 - it imports this module
+
+        return bench_actions_firefox.browsers_json(results, args)
+
     def side(found: SideResult) -> dict[str, Any]:
         return {
             **asdict(found),

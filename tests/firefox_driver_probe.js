@@ -72,6 +72,14 @@ async function flow(base) {
   const field = /textbox "Name" \[ref=(e\d+)\]/.exec(out[26].page.yaml)[1];
   out.push(await act(tab, "type", { target: field, text: "Ada", submit: true }));
   out.push(await act(tab, "evaluate", { function: "() => window.seen" }));
+  out.push(await act(tab, "navigate", { url: `${base}/xy.html` }));
+  out.push(await act(tab, "mouse_click_xy", { x: 50, y: 30 }));
+  out.push(await act(tab, "mouse_click_xy", { x: 50, y: 120 }));
+  out.push(await act(tab, "mouse_click_xy", { x: 22, y: 212 }));
+  out.push(await act(tab, "mouse_move_xy", { x: 450, y: 50 }));
+  out.push(await act(tab, "mouse_drag_xy", { startX: 420, startY: 20, endX: 560, endY: 90 }));
+  out.push(await act(tab, "mouse_click_xy", { x: 5000, y: 10 }));
+  out.push(await act(tab, "evaluate", { function: "() => window.hits" }));
   return out;
 }
 

@@ -47,8 +47,11 @@ def input_call() -> str:
 
 
 def keys_call() -> str:
-    """syntheticKeys(request), its kit made first as the driver makes it."""
-    return declaration(["synthetic_kit.js", "synthetic_keys.js"], "syntheticKit(); return syntheticKeys(request);")
+    """syntheticKeys(request), its kit made first and its keys defined as the driver does it."""
+    return declaration(
+        ["synthetic_kit.js", "key_table.js", "synthetic_keys.js"],
+        "syntheticKit(); return syntheticKeys(withKeyDefinitions(request));",
+    )
 
 
 def ref_of(yaml: str, line: str) -> str:

@@ -101,3 +101,15 @@ async def test_enter_and_space_activate_a_focused_button(tab: PageTab) -> None:
     await keys(tab, action="press", key=" ")
     assert await tab.page_value("window.clicked") == [False, False]
     assert (await keys(tab, action="press", key="Hyper+x"))["code"] == "invalid_arguments"
+
+
+async def test_punctuation_keys_carry_the_us_keyboards_code_and_key_code_as_in_the_devtools_driver(
+    tab: PageTab,
+) -> None:
+    await tab.page_value(
+        "window.codes = [], document.addEventListener('keydown', (e) => codes.push([e.key, e.code, e.keyCode]))"
+    )
+    await keys(tab, action="fill", target={"selector": "#name"}, text="")
+    for key in [",", "!", "F5"]:
+        assert (await keys(tab, action="press", key=key))["ok"], key
+    assert await tab.page_value("window.codes") == [[",", "Comma", 188], ["!", "Digit1", 49], ["F5", "F5", 116]]

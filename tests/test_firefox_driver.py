@@ -34,7 +34,31 @@ PAGES = {
     "b.html": """<!doctype html><title>Page B</title><h1>Hello B</h1><p>second page</p>
         <script>fetch("/b.json").then(() => document.body.append("fetched"))</script>""",
     "b.json": "{}",
-    "f.html": "<!doctype html><title>Frame</title><button>Inner button</button>",
+    "f.html": """<!doctype html><title>Frame</title><button>Inner button</button><script>
+        addEventListener("click", (e) => parent.postMessage(["frame", e.target.localName, e.clientX, e.clientY,
+          e.isTrusted], "*"));
+        </script>""",
+    # Things at known points: a button under a cover, a button in a closed shadow root, a pad
+    # that follows the mouse, and the cross-site frame (its button at 8, 8 of its viewport).
+    "xy.html": """<!doctype html><title>XY</title><style>body { margin: 0 } .at { position: absolute }</style>
+        <button id="under" class="at" style="left: 10px; top: 10px; width: 100px; height: 40px">Under</button>
+        <div id="cover" class="at" style="left: 0; top: 0; width: 150px; height: 60px; z-index: 1"></div>
+        <div id="host" class="at" style="left: 10px; top: 100px"></div>
+        <div id="pad" class="at" style="left: 400px; top: 10px; width: 200px; height: 100px"></div>
+        <iframe class="at" style="left: 10px; top: 200px; width: 300px; height: 150px; border: 0" src="FRAME"></iframe>
+        <script>
+        window.hits = [];
+        const note = (...what) => window.hits.push(what.join(" "));
+        addEventListener("message", (event) => note(...event.data));
+        const shadow = document.getElementById("host").attachShadow({ mode: "closed" });
+        shadow.innerHTML = '<button style="width: 100px; height: 40px">Deep</button>';
+        shadow.querySelector("button").addEventListener("click", (event) => note("deep", event.isTrusted));
+        document.addEventListener("click", (e) => note("click", e.target.id, e.clientX, e.clientY, e.isTrusted));
+        const pad = document.getElementById("pad");
+        pad.addEventListener("mouseover", () => note("over pad"));
+        pad.addEventListener("pointerdown", (e) => note("down", e.clientX, e.clientY));
+        pad.addEventListener("mouseup", (e) => note("up", e.clientX, e.clientY));
+        </script>""",
     "upload.html": """<!doctype html><title>Upload</title><input type="file" aria-label="Choose">
         <script>
         document.querySelector("input").addEventListener("change", async (event) => {
@@ -223,3 +247,38 @@ async def test_type_fills_a_field_with_synthetic_input_and_enter_submits_its_for
 ) -> None:
     assert "isTrusted false" in text_of(answers[27])
     assert json.loads(text_of(answers[28]).split("\n", 1)[1]) == [False, "submit:Ada"]
+
+
+async def test_a_click_at_a_point_goes_to_what_is_on_top_there_not_to_what_it_covers(
+    answers: list[dict[str, Any]],
+) -> None:
+    assert "isTrusted false" in text_of(answers[30])
+    hits = json.loads(text_of(answers[36]).split("\n", 1)[1])
+    assert hits[0] == "click cover 50 30 false", hits
+    assert not any("under" in hit for hit in hits), hits
+
+
+async def test_a_click_at_a_point_reaches_into_a_closed_shadow_root_and_a_cross_site_frame(
+    answers: list[dict[str, Any]],
+) -> None:
+    assert "isTrusted false" in text_of(answers[31]) and "isTrusted false" in text_of(answers[32])
+    hits = json.loads(text_of(answers[36]).split("\n", 1)[1])
+    assert hits[1:3] == ["deep false", "click host 50 120 false"], hits
+    # The frame's own document heard it, at the point moved into the frame's viewport.
+    assert "frame button 12 12 false" in hits, hits
+
+
+async def test_a_move_and_a_drag_between_points_send_the_mouse_events_there(
+    answers: list[dict[str, Any]],
+) -> None:
+    assert answers[33]["error"] is None and answers[34]["error"] is None, answers[33:35]
+    hits = json.loads(text_of(answers[36]).split("\n", 1)[1])
+    assert hits[-3:] == ["over pad", "down 420 20", "up 560 90"], hits
+
+
+async def test_a_point_outside_the_viewport_is_refused_with_the_viewports_size(
+    answers: list[dict[str, Any]],
+) -> None:
+    error = answers[35]["error"]
+    assert error["code"] == "invalid_arguments", error
+    assert "(5000, 10) is outside the tab's viewport" in error["message"], error

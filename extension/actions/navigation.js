@@ -1,6 +1,5 @@
 // Moving a tab between pages (navigate, back, forward, reload) and waiting for a page to be ready
-// to use: its document parsed, and its load event for up to LOAD_WAIT_MS more, as Playwright MCP
-// waits (a page whose images never finish still answers). Also what every input action waits
+// to use (load_wait.js: its document parsed, and its load event for a while more). Also what every input action waits
 // for: a navigation it set off (a link, a form, a script a moment later) to arrive before the
 // result describes the page, and only then; no fixed pause.
 
@@ -16,11 +15,8 @@ import {
   waitForEvent,
 } from "./debugger.js";
 import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
+import { COMMIT_WAIT_MS, waitUntilReady } from "./load_wait.js";
 
-const COMMIT_WAIT_MS = 15_000;
-const READY_WAIT_MS = 15_000;
-const LOAD_WAIT_MS = 5_000;
-const POLL_MS = 100;
 // How long the page may take to catch up with an input before the result is taken anyway.
 const CATCH_UP_MS = 1_000;
 // How long after an input whose handling set a timer a navigation may still start and be reported
@@ -44,27 +40,12 @@ async function readyState(tabId) {
 
 const isLoadStep = (method) => method === "Page.domContentEventFired" || method === "Page.loadEventFired";
 
-/**
- * Wait until the document is parsed, then for its load event, up to LOAD_WAIT_MS. Asked again as
- * the protocol tells of either, or every POLL_MS: a new document may not have said so yet.
- */
-export async function waitForReady(tabId) {
-  const started = Date.now();
-  let interactiveAt = null;
-  for (;;) {
-    const step = waitForEvent(tabId, isLoadStep, POLL_MS);
-    const state = await readyState(tabId);
-    if (state === "interactive") interactiveAt ??= Date.now();
-    if (state === "complete" || (interactiveAt !== null && Date.now() - interactiveAt >= LOAD_WAIT_MS)) {
-      step.cancel();
-      return;
-    }
-    if (interactiveAt === null && Date.now() - started >= READY_WAIT_MS) {
-      step.cancel();
-      throw new ActionError(Code.TIMEOUT, `the page did not finish loading within ${READY_WAIT_MS / 1000} s`);
-    }
-    await step;
-  }
+/** Wait until the tab's document is parsed, then for its load event (load_wait.js). */
+export function waitForReady(tabId) {
+  return waitUntilReady(
+    () => readyState(tabId),
+    (ms) => waitForEvent(tabId, isLoadStep, ms),
+  );
 }
 
 function isTopFrameNavigation(tabId) {

@@ -19,13 +19,13 @@ import { checkSameDocument, confirmPoint, describe, elementFor, pointFor } from 
 import { frameWorlds } from "./frames.js";
 import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
 import { BUTTONS, mouse } from "./input.js";
+import { clickOptions, numbers, outsideViewport } from "./point_args.js";
 
 const DRAG_STEPS = 10;
 // Beyond Chromium's drag threshold (a few pixels) from where the button went down.
 const NUDGE_PX = 8;
 // How long Chromium may take to hand over an HTML5 drag the page started.
 const DRAG_HANDOVER_MS = 5_000;
-const MAX_DELAY_MS = 5_000;
 // A wheel reaches the page within a frame or two; one that scrolls nothing (the page's end) causes
 // no scroll event, so that wait stays short.
 const WHEEL_ARRIVAL_MS = 1_000;
@@ -49,26 +49,13 @@ function buttonOf(args) {
   return button;
 }
 
-/** The numbers `names` of args, each a finite number. */
-function numbers(args, names) {
-  for (const name of names) {
-    if (typeof args[name] !== "number" || !Number.isFinite(args[name])) {
-      throw invalidArguments(`${name} must be a number (CSS pixels of the viewport, as in its screenshot)`);
-    }
-  }
-  return names.map((name) => args[name]);
-}
-
 /** Each [x, y] as a point, or invalid_arguments naming the first one outside the tab's viewport. */
 async function inViewport(tabId, ...pairs) {
   const { cssVisualViewport: view } = await send(tabId, "Page.getLayoutMetrics");
   const [width, height] = [Math.floor(view.clientWidth), Math.floor(view.clientHeight)];
   for (const [x, y] of pairs) {
     if (!(x >= 0 && y >= 0 && x < width && y < height)) {
-      throw invalidArguments(
-        `(${x}, ${y}) is outside the tab's viewport, which is ${width}x${height} CSS pixels` +
-          ` (x from 0 to ${width - 1}, y from 0 to ${height - 1}): take the point from browser_take_screenshot`,
-      );
+      throw invalidArguments(outsideViewport(x, y, width, height));
     }
   }
   return pairs.map(([x, y]) => ({ x, y }));
@@ -287,14 +274,7 @@ export async function drag(tabId, args) {
 /** browser_mouse_click_xy {x, y, button?, clickCount?, delay?} */
 export async function mouseClickXy(tabId, args) {
   const button = buttonOf(args);
-  const clickCount = args.clickCount ?? 1;
-  if (!Number.isInteger(clickCount) || clickCount < 1 || clickCount > 3) {
-    throw invalidArguments("clickCount must be 1, 2 or 3");
-  }
-  const delay = args.delay ?? 0;
-  if (typeof delay !== "number" || !(delay >= 0 && delay <= MAX_DELAY_MS)) {
-    throw invalidArguments(`delay must be a number of milliseconds from 0 to ${MAX_DELAY_MS}`);
-  }
+  const { clickCount, delay } = clickOptions(args);
   const [point] = await inViewport(tabId, numbers(args, ["x", "y"]));
   await moveTo(tabId, point);
   // As a person's double click: the presses are counted, so the page hears click, click, dblclick.

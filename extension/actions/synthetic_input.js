@@ -130,8 +130,8 @@ export function syntheticInput(request) {
     return chooser;
   }
 
-  function drag(source, target, point) {
-    const end = reach(target);
+  function drag(source, target, point, endPoint) {
+    const end = endPoint ?? reach(target);
     moveOnto(source, point, {});
     stillThere(source, point);
     fire(source, "pointerdown", point, { button: 0, buttons: 1, pressure: 0.5 });
@@ -215,8 +215,60 @@ export function syntheticInput(request) {
     return { selected: chosen.map((option) => option.value) };
   }
 
+  /** Where `point` goes on into a frame: {frameId, x, y} in the frame's viewport, or null (not a frame's content). */
+  function frameAt(point) {
+    const hit = hitAt(point.x, point.y);
+    if (hit?.localName !== "iframe" && hit?.localName !== "frame") return null;
+    const box = hit.getBoundingClientRect();
+    const style = getComputedStyle(hit);
+    const [left, top] = [parseFloat(style.paddingLeft) || 0, parseFloat(style.paddingTop) || 0];
+    const width = hit.clientWidth - left - (parseFloat(style.paddingRight) || 0);
+    const height = hit.clientHeight - top - (parseFloat(style.paddingBottom) || 0);
+    const x = point.x - box.left - hit.clientLeft - left;
+    const y = point.y - box.top - hit.clientTop - top;
+    // The frame's border or padding is the frame element's own; its content is the frame's document's.
+    if (!(x >= 0 && y >= 0 && x < width && y < height)) return null;
+    let frameId = -1;
+    try {
+      frameId = globalThis.browser?.runtime?.getFrameId?.(hit) ?? -1;
+    } catch {
+      // a frame this world may not name: the frame element takes the input, as the page sees it
+    }
+    return frameId >= 0 ? { frameId, x, y } : null;
+  }
+
+  /**
+   * Input at a point of this frame's viewport ({at: {x, y}, to?} for click, hover and drag): the
+   * event goes to what is on top there, in shadow trees too; a point on a frame's content answers
+   * `in_frame` with the point in that frame, where the driver sends the request on.
+   */
+  function atPoint(request) {
+    const { action, at, to } = request;
+    const width = Math.floor(visualViewport?.width ?? innerWidth);
+    const height = Math.floor(visualViewport?.height ?? innerHeight);
+    const inside = (point) => point.x >= 0 && point.y >= 0 && point.x < width && point.y < height;
+    const outside = [at, to].find((point) => point && !inside(point));
+    if (outside && (outside === at || !request.nested)) return { ok: false, code: "outside", width, height, outside };
+    if (outside) throw fail("not_supported", "in Firefox, browser_mouse_drag_xy takes two points of the same frame");
+    const frame = frameAt(at);
+    if (frame) return { ok: false, code: "in_frame", frame: { ...frame, dx: at.x - frame.x, dy: at.y - frame.y } };
+    const element = hitAt(at.x, at.y);
+    if (!element) throw fail("action_failed", `nothing is at (${at.x}, ${at.y}) of the page`);
+    const done = (extra) => ({ ok: true, synthetic: true, element: describe(element), ...extra });
+    if (action === "hover") return done(void moveOnto(element, at, {}));
+    if (action === "drag") {
+      if (frameAt(to))
+        throw fail("not_supported", "in Firefox, browser_mouse_drag_xy takes two points of the same frame");
+      const target = hitAt(to.x, to.y) ?? document.documentElement;
+      return done(drag(element, target, at, to));
+    }
+    if (action !== "click") throw fail("invalid_arguments", `unknown input action "${action}" at a point`);
+    return done({ fileChooser: press(element, at, { button: request.button, count: request.clickCount ?? 1 }) });
+  }
+
   function run(request) {
     const { action } = request ?? {};
+    if (request?.at) return atPoint(request);
     if (action === "upload" && !request.target) {
       const chooser = state.chooser?.deref();
       if (!chooser?.isConnected) throw fail("no_file_chooser", "no file chooser is open: click what opens it first");

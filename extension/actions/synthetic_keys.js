@@ -20,7 +20,8 @@
 
 /**
  * Carry out `request`: {action: "fill", target: {ref} or {selector}, text, slowly?, submit?} or
- * {action: "press", key: "Enter" | "a" | "Shift+Tab" | ...}; answers {ok: true, synthetic: true,
+ * {action: "press", key: "Enter" | "a" | "Shift+Tab" | ...}, with the definitions of the keys
+ * (key_table.js's withKeyDefinitions, which the driver adds); answers {ok: true, synthetic: true,
  * element, ...} or {ok: false, code, message} as syntheticInput does.
  */
 export function syntheticKeys(request) {
@@ -28,51 +29,8 @@ export function syntheticKeys(request) {
   if (!kit) return { ok: false, code: "no_kit", message: "run syntheticKit in this world first" };
   const { apply, send, fail, describe, find, reach, natives, kindOf, setValue, selectionOf, edit, commit } = kit;
   const { selectAll, PICKED } = kit;
-  const NAMED = {
-    Enter: ["Enter", 13],
-    Tab: ["Tab", 9],
-    Backspace: ["Backspace", 8],
-    Delete: ["Delete", 46],
-    Escape: ["Escape", 27],
-    Home: ["Home", 36],
-    End: ["End", 35],
-    PageUp: ["PageUp", 33],
-    PageDown: ["PageDown", 34],
-    ArrowLeft: ["ArrowLeft", 37],
-    ArrowUp: ["ArrowUp", 38],
-    ArrowRight: ["ArrowRight", 39],
-    ArrowDown: ["ArrowDown", 40],
-    Shift: ["ShiftLeft", 16],
-    Control: ["ControlLeft", 17],
-    Alt: ["AltLeft", 18],
-    Meta: ["MetaLeft", 91],
-  };
-  const ALIASES = {
-    Esc: "Escape",
-    Return: "Enter",
-    Space: " ",
-    Left: "ArrowLeft",
-    Right: "ArrowRight",
-    Up: "ArrowUp",
-    Down: "ArrowDown",
-  };
   const MODIFIERS = { Shift: "shiftKey", Control: "ctrlKey", Alt: "altKey", Meta: "metaKey" };
   return kit.answer(() => run(request));
-
-  function keyOf(name) {
-    const key =
-      name === "ControlOrMeta" ? (/mac/i.test(navigator.platform) ? "Meta" : "Control") : (ALIASES[name] ?? name);
-    if (NAMED[key]) return { key, code: NAMED[key][0], keyCode: NAMED[key][1] };
-    if ([...key].length !== 1)
-      throw fail(
-        "invalid_arguments",
-        `unknown key "${name}": use a key name like Enter or ArrowLeft, or one character`,
-      );
-    const upper = key.toUpperCase();
-    if (/[a-z]/i.test(key)) return { key, code: `Key${upper}`, keyCode: upper.charCodeAt(0), text: key };
-    if (/[0-9]/.test(key)) return { key, code: `Digit${key}`, keyCode: key.charCodeAt(0), text: key };
-    return { key, code: key === " " ? "Space" : "", keyCode: key === " " ? 32 : 0, text: key };
-  }
 
   /** The element keys go to: what has focus, inside shadow trees, else the body. */
   function focused() {
@@ -147,7 +105,6 @@ export function syntheticKeys(request) {
       if (kind && key.key.toLowerCase() === "a") selectAll(target);
       return;
     }
-    if (key.text !== undefined && kind) return void edit(target, "insertText", key.text);
     if (key.key === "Backspace" || key.key === "Delete") {
       if (kind) edit(target, key.key === "Backspace" ? "deleteContentBackward" : "deleteContentForward", null);
       return;
@@ -159,6 +116,7 @@ export function syntheticKeys(request) {
         click(target);
       return;
     }
+    if (key.text !== undefined && kind) return void edit(target, "insertText", key.text);
     if (key.key === "Tab") return moveFocus(target, modifiers.shiftKey);
     if (kind === "value" && /^(Arrow(Left|Right)|Home|End)$/.test(key.key)) {
       const [start, end] = selectionOf(target);
@@ -182,12 +140,9 @@ export function syntheticKeys(request) {
       scrollTo({ top: key.key === "Home" ? 0 : document.documentElement.scrollHeight, behavior: "instant" });
   }
 
-  /** Press `combo` ("Control+Shift+a", "Shift++") on what has focus; what was pressed and on what. */
-  function press(combo) {
-    if (typeof combo !== "string" || combo === "")
-      throw fail("invalid_arguments", "key must be a key name like Enter, or a character");
-    const names = combo.length > 1 ? combo.split(/\+(?!$)/) : [combo];
-    const keys = names.map(keyOf);
+  /** Press `definitions` (a combination's keys, key_table.js's) on what has focus; what was pressed and on what. */
+  function press(definitions, combo) {
+    const keys = [...definitions];
     const key = keys.pop();
     const modifiers = {};
     for (const held of keys) {
@@ -230,7 +185,7 @@ export function syntheticKeys(request) {
     return { ok: true, synthetic: true, element: describe(target), key: combo, defaultPrevented: !typed };
   }
 
-  function fill(element, text, slowly) {
+  function fill(element, text, slowly, keys) {
     if (typeof text !== "string") throw fail("invalid_arguments", "text must be a string");
     const what = `cannot type into ${describe(element)}: it`;
     if (element.matches(":disabled")) throw fail("action_failed", `${what} is disabled`);
@@ -259,18 +214,23 @@ export function syntheticKeys(request) {
     if (element.getRootNode().activeElement !== element) apply(natives.focus, element, [{ preventScroll: true }]);
     selectAll(element);
     if (slowly) {
-      if (text === "") press("Delete");
-      for (const char of text) press(char === "\n" ? "Enter" : char);
+      if (text === "") press([keys.Delete], "Delete");
+      for (const key of keys.typed) press([key], key.key);
     } else edit(element, text === "" ? "deleteContentBackward" : "insertText", text === "" ? null : text);
   }
 
   function run(request) {
-    if (request?.action === "press") return press(request.key);
+    if (request?.action === "press") {
+      if (typeof request.key !== "string" || request.key === "")
+        throw fail("invalid_arguments", "key must be a key name like Enter, or a character");
+      if (request.unknownKey) throw fail("invalid_arguments", request.unknownKey);
+      return press(request.keys, request.key);
+    }
     if (request?.action !== "fill") throw fail("invalid_arguments", `unknown keyboard action "${request?.action}"`);
     const element = find(request.target);
-    fill(element, request.text, Boolean(request.slowly));
+    fill(element, request.text, Boolean(request.slowly), request.keys);
     const value = kindOf(element) === "rich" ? element.textContent : element.value;
-    if (request.submit) press("Enter");
+    if (request.submit) press([request.keys.Enter], "Enter");
     return { ok: true, synthetic: true, element: describe(element), value };
   }
 }

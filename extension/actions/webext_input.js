@@ -6,6 +6,8 @@
 
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { checkedPaths, filesWithBytes, uploadedFiles } from "./file_chooser.js";
+import { withKeyDefinitions } from "./key_table.js";
+import { clickOptions, numbers, outsideViewport } from "./point_args.js";
 import { syntheticInput } from "./synthetic_input.js";
 import { syntheticKeys } from "./synthetic_keys.js";
 import { syntheticKit } from "./synthetic_kit.js";
@@ -29,16 +31,71 @@ export function forgetChooser(tabId) {
  */
 async function synthetic(tabId, target, request, frameId = 0, pageFunction = syntheticInput) {
   const where = target === null ? { frameId, target: null, given: 0 } : locate(tabId, target);
-  focused.set(tabId, where.frameId);
-  const send = () => runIn(tabId, where.frameId, pageFunction, [{ ...request, target: where.target }]);
-  let answer = await send();
-  if (answer?.code === "no_kit") {
-    await runIn(tabId, where.frameId, syntheticKit);
-    answer = await send();
-  }
+  const answer = await inFrame(tabId, where.frameId, { ...request, target: where.target }, pageFunction);
   if (answer?.ok) return answer;
   if (answer?.code === Code.STALE_REF && answer.why) throw missing(where.target, answer.why, where.given);
   throw new ActionError(answer?.code ?? Code.ACTION_FAILED, answer?.message ?? "the page gave no answer");
+}
+
+/** `pageFunction`'s answer to `request` in frame `frameId`, the frame's kit made first where it has none. */
+async function inFrame(tabId, frameId, request, pageFunction = syntheticInput) {
+  focused.set(tabId, frameId);
+  const sent = pageFunction === syntheticKeys ? withKeyDefinitions(request) : request;
+  const send = () => runIn(tabId, frameId, pageFunction, [sent]);
+  const answer = await send();
+  if (answer?.code !== "no_kit") return answer;
+  await runIn(tabId, frameId, syntheticKit);
+  return send();
+}
+
+/**
+ * Input at a point of the tab's viewport (`request.at`, `request.to` for a drag's end): sent on
+ * into the frame whose content is there, through that frame's own script, the point moved into
+ * its viewport, until a document has no frame at the point.
+ */
+async function atPoint(tabId, request) {
+  let [frameId, sent] = [0, request];
+  for (;;) {
+    const answer = await inFrame(tabId, frameId, sent);
+    if (answer?.ok) return answer;
+    if (answer?.code === "outside") {
+      throw invalidArguments(outsideViewport(answer.outside.x, answer.outside.y, answer.width, answer.height));
+    }
+    if (answer?.code !== "in_frame") {
+      throw new ActionError(answer?.code ?? Code.ACTION_FAILED, answer?.message ?? "the page gave no answer");
+    }
+    const { frameId: inner, x, y, dx, dy } = answer.frame;
+    const to = sent.to && { x: sent.to.x - dx, y: sent.to.y - dy };
+    [frameId, sent] = [inner, { ...sent, at: { x, y }, to, nested: true }];
+  }
+}
+
+/** browser_mouse_click_xy {x, y, button?, clickCount?, delay?} */
+export async function mouseClickXy(tabId, args) {
+  const [x, y] = numbers(args, ["x", "y"]);
+  const { clickCount, delay } = clickOptions(args);
+  // The press and release are one page script here: nothing can run between them.
+  if (delay) throw new ActionError(Code.NOT_SUPPORTED, "in Firefox, browser_mouse_click_xy takes no delay");
+  const answer = await atPoint(tabId, { action: "click", at: { x, y }, button: args.button ?? "left", clickCount });
+  if (answer.fileChooser) choosers.set(tabId, focused.get(tabId));
+}
+
+/** browser_mouse_move_xy {x, y} */
+export async function mouseMoveXy(tabId, args) {
+  const [x, y] = numbers(args, ["x", "y"]);
+  await atPoint(tabId, { action: "hover", at: { x, y } });
+}
+
+/** browser_mouse_drag_xy {startX, startY, endX, endY}: both points in the same frame. */
+export async function mouseDragXy(tabId, args) {
+  const [startX, startY, endX, endY] = numbers(args, ["startX", "startY", "endX", "endY"]);
+  const answer = await atPoint(tabId, { action: "drag", at: { x: startX, y: startY }, to: { x: endX, y: endY } });
+  if (answer.dropped === false) {
+    throw new ActionError(
+      Code.ACTION_FAILED,
+      `dragged from (${startX}, ${startY}) to (${endX}, ${endY}), but nothing there took the drop`,
+    );
+  }
 }
 
 /** browser_click {target, button?, doubleClick?, modifiers?} */

@@ -1,17 +1,14 @@
 // The WebExtension driver's navigation: which document each tab shows (a counter that moves when
 // its top frame commits a new one, heard from chrome.webNavigation), moving a tab between pages
 // through chrome.tabs (navigate, back, forward, reload), waiting for a page to be ready, and
-// browser_wait_for. Ready means as in the DevTools driver: parsed, and loaded or LOAD_WAIT_MS on.
+// browser_wait_for. Ready means as in the DevTools driver (load_wait.js).
 
 import { ActionError, Code, sleep } from "./errors.js";
+import { COMMIT_WAIT_MS, waitUntilReady } from "./load_wait.js";
 import { checkedUrl } from "./navigation.js";
 import { waitWith } from "./wait.js";
 import { runIn, withAgent } from "./webext_scripts.js";
 
-const COMMIT_WAIT_MS = 15_000;
-const READY_WAIT_MS = 15_000;
-const LOAD_WAIT_MS = 5_000;
-const POLL_MS = 100;
 // How long after an input (and the page's answer to one more script) a navigation it set off may
 // still start and be reported as its own: a link's or a form's starts as the click is handled.
 const SETTLE_MS = 50;
@@ -77,24 +74,12 @@ async function readyState(tabId) {
   }
 }
 
-/** Wait until the tab's document is parsed, then for its load event, up to LOAD_WAIT_MS. */
-export async function waitForReady(tabId) {
-  const started = Date.now();
-  let interactiveAt = null;
-  for (;;) {
-    const step = nextEvent(tabId, topFrame(["loaded", "completed"]), POLL_MS);
-    const state = await readyState(tabId);
-    if (state === "interactive") interactiveAt ??= Date.now();
-    if (state === "complete" || (interactiveAt !== null && Date.now() - interactiveAt >= LOAD_WAIT_MS)) {
-      step.cancel();
-      return;
-    }
-    if (interactiveAt === null && Date.now() - started >= READY_WAIT_MS) {
-      step.cancel();
-      throw new ActionError(Code.TIMEOUT, `the page did not finish loading within ${READY_WAIT_MS / 1000} s`);
-    }
-    await step;
-  }
+/** Wait until the tab's document is parsed, then for its load event (load_wait.js). */
+export function waitForReady(tabId) {
+  return waitUntilReady(
+    () => readyState(tabId),
+    (ms) => nextEvent(tabId, topFrame(["loaded", "completed"]), ms),
+  );
 }
 
 /** Run `start()`, which makes the tab navigate, and wait until the new page is ready. */

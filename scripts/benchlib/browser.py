@@ -60,14 +60,15 @@ class Place:
         }
 
 
-async def install_native_host(place: Place) -> None:
-    """``browser-mcp install-native-host`` into the place's profile, watching its discovery folder.
+async def install_native_host(place: Place, *where: str) -> None:
+    """``browser-mcp install-native-host`` into the place's profile (or ``where``: ``--browser firefox`` for
+    Firefox's manifest under the place's home), watching its discovery folder.
 
     Raises:
         BenchError: when the installer fails.
     """
     process = await asyncio.create_subprocess_exec(
-        str(BROWSER_MCP), "install-native-host", "--user-data-dir", str(place.profile),
+        str(BROWSER_MCP), "install-native-host", *(where or ("--user-data-dir", str(place.profile))),
         "--discovery-dir", str(place.discovery_dir),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=place.env,
     )  # fmt: skip

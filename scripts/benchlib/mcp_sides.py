@@ -3,7 +3,8 @@
 - **Ours** (:func:`start_ours`): ``browser-mcp serve --port 0``, and Chromium with the project's
   extension, led to the broker by the native host (:mod:`benchlib.browser`); the SDK client spawns
   ``browser-mcp mcp`` (as an AI client's configuration would) once the extension has joined, and is
-  handed over when the session lists the built-in browser tools.
+  handed over when the session lists the built-in browser tools. :func:`start_ours_in_firefox` does the
+  same with headless Firefox ESR (``tests/firefox.py``) and the extension's Firefox build.
 - **Playwright MCP** (:func:`start_playwright`), pinned (:mod:`benchlib.playwright_mcp`), which the
   same SDK client spawns; it launches its own Chromium at its first call.
 
@@ -36,6 +37,7 @@ from benchlib.browser import Place, chromium, install_native_host
 from benchlib.mcp_clients import mcp_env, relay_command
 from benchlib.pages import PageServer, ShopPage
 from benchlib.servers import Server, start_broker
+from tests.firefox import extension_firefox
 
 CLIENT_INFO = types.Implementation(name="bench", version="1")
 VIEWPORT = "1280x720"  # Playwright's default for a persistent context, which our side's Chromium has
@@ -48,8 +50,9 @@ def text_of(result: types.CallToolResult) -> str:
     return "".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
-async def wait_joined(broker: Server, instance_id: str) -> str:
-    """The browser's name and version once ``/status`` lists it as connected.
+async def wait_joined(broker: Server, instance_id: str | None) -> str:
+    """The browser's name and version once ``/status`` lists it as connected (any browser when
+    ``instance_id`` is None: the broker has only the one).
 
     Raises:
         BenchError: when it does not join in time.
@@ -61,7 +64,7 @@ async def wait_joined(broker: Server, instance_id: str) -> str:
             async with http.get(broker.url + "/status", headers=headers) as response:
                 status = await response.json()
             for browser in status["browsers"]:
-                if browser["connected"] and browser["instanceId"] == instance_id:
+                if browser["connected"] and instance_id in (None, browser["instanceId"]):
                     return f"{browser['name']} {browser['version']}"
             if time.monotonic() > deadline:
                 raise BenchError(f"the extension did not join the broker in {JOIN_TIMEOUT_S:g} s")
@@ -99,6 +102,26 @@ async def start_ours(stack: AsyncExitStack, workdir: Path, broker_cmd: list[str]
     playwright = await stack.enter_async_context(async_playwright())
     browser = await stack.enter_async_context(chromium(playwright, place))
     browser_name = await wait_joined(broker, browser.instance_id)
+    return await _relay_client(stack, workdir, broker), broker, browser_name
+
+
+async def start_ours_in_firefox(
+    stack: AsyncExitStack, workdir: Path, broker_cmd: list[str]
+) -> tuple[Client, Server, str]:
+    """As :func:`start_ours`, with headless Firefox ESR and the extension's Firefox build (its WebExtension
+    driver), which Firefox's native host leads to a broker of its own."""
+    place = Place(workdir / "ours")
+    place.create()
+    await install_native_host(place, "--browser", "firefox")
+    broker = await start_broker(workdir, broker_cmd, 0, place.discovery_dir)
+    stack.push_async_callback(broker.stop)
+    await stack.enter_async_context(extension_firefox(place.root / "home", env=place.env))
+    browser_name = await wait_joined(broker, None)
+    return await _relay_client(stack, workdir, broker), broker, browser_name
+
+
+async def _relay_client(stack: AsyncExitStack, workdir: Path, broker: Server) -> Client:
+    """The SDK client through ``browser-mcp mcp`` to ``broker``, once its session lists the built-in tools."""
     command, *relay_args = relay_command(broker)
     params = StdioServerParameters(command=command, args=relay_args, env={**mcp_env(workdir), "LOG_LEVEL": "warning"})
     errlog = stack.enter_context((workdir / "ours-stdio.log").open("a"))
@@ -107,7 +130,7 @@ async def start_ours(stack: AsyncExitStack, workdir: Path, broker_cmd: list[str]
                read_timeout_seconds=CALL_TIMEOUT)
     )  # fmt: skip
     await wait_for_builtin_tools(client)
-    return client, broker, browser_name
+    return client
 
 
 async def start_playwright(
