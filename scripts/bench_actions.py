@@ -58,20 +58,10 @@ import aiohttp
 import mcp_types as types
 from benchlib import READY_TIMEOUT, BenchError, progress
 from benchlib.mcp_sides import shop_stage, start_playwright, text_of, unwrapped
-from benchlib.pages import (
-    ADD_BUTTON,
-    COUNTER_TEXT,
-    CROSS_ORIGIN_TEXT,
-    CROSS_SITE_TEXT,
-    FRAMES_HEADING,
-    SAME_ORIGIN_TEXT,
-    SHOP_END,
-    SHOP_HEADING,
-    PageCounts,
-    shop_page,
-)
+from benchlib.pages import COUNTER_TEXT, CROSS_ORIGIN_TEXT, CROSS_SITE_TEXT, FRAMES_HEADING, SAME_ORIGIN_TEXT
 from benchlib.report import Verdict
 from benchlib.servers import Server
+from benchlib.shop_pages import ADD_BUTTON, SHOP_END, SHOP_HEADING, PageCounts, shop_page
 from benchlib.stats import Timings
 from mcp import Client
 

@@ -30,7 +30,8 @@ from typing import Any
 from bench_actions import OurSide, Side, in_turns, measure_clicks, measure_snapshots, ref_of
 from benchlib import BenchError, progress
 from benchlib.mcp_sides import start_ours, start_ours_in_firefox, unwrapped
-from benchlib.pages import PageServer, shop_page
+from benchlib.pages import PageServer
+from benchlib.shop_pages import shop_page
 from benchlib.stats import Timings
 
 from tests.chromium import CHROMIUM

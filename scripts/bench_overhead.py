@@ -91,8 +91,9 @@ from bench_overhead_loads import (
     write_nothing_extension,
 )
 from benchlib import progress
-from benchlib.pages import PageServer, shop_page
+from benchlib.pages import PageServer
 from benchlib.report import OUTCOMES, Verdict
+from benchlib.shop_pages import shop_page
 from benchlib.stats import Interval, median_difference, taking_turns
 from playwright.async_api import async_playwright
 

@@ -55,11 +55,8 @@ from bench_tokens_agent import Agent, FlowFailed, FlowResult
 from bench_tokens_flows import shop_flow, small_flow, support_flow
 from benchlib import progress
 from benchlib.mcp_sides import shop_stage, start_playwright, unwrapped
-from benchlib.pages import (
-    ShopPage,
-    shop_page,
-)
 from benchlib.report import Verdict
+from benchlib.shop_pages import ShopPage, shop_page
 
 from tests.chromium import CHROMIUM
 

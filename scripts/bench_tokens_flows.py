@@ -12,14 +12,8 @@ from dataclasses import dataclass, field
 
 from bench_tokens_agent import MODAL, Agent, FlowFailed
 from benchlib import BenchError
-from benchlib.pages import (
-    COUNTRIES,
-    ORDER_CONFIRMED,
-    SIGNED_UP,
-    SUPPORT_SENT,
-    Product,
-    ShopPage,
-)
+from benchlib.shop_pages import COUNTRIES, ORDER_CONFIRMED, Product, ShopPage
+from benchlib.task_pages import SIGNED_UP, SUPPORT_SENT
 
 __all__ = [
     "COUNTRY",

@@ -159,7 +159,7 @@ async def test_playwright_mcps_linked_snapshot_file_counts_as_a_call_and_its_cha
 
 
 def test_the_shop_task_finds_its_product_in_the_generated_catalogue() -> None:
-    from benchlib.pages import shop_page  # noqa: PLC0415 - scripts/ is on the path only from above
+    from benchlib.shop_pages import shop_page  # noqa: PLC0415 - scripts/ is on the path only from above
 
     shop = shop_page(160)
     wanted = bench_tokens_flows.wanted_product(shop)
