@@ -27,10 +27,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench_actions import OurSide, Side, in_turns, measure_clicks, measure_snapshots, ref_of
+from bench_actions import measure_clicks, measure_snapshots
+from bench_actions_sides import OurSide, Side, in_turns, ref_of
 from benchlib import BenchError, progress
 from benchlib.mcp_sides import start_ours, start_ours_in_firefox, unwrapped
-from benchlib.pages import PageServer, shop_page
+from benchlib.pages import PageServer
+from benchlib.shop_pages import shop_page
 from benchlib.stats import Timings
 
 from tests.chromium import CHROMIUM
@@ -43,13 +45,13 @@ BROWSERS = ("chromium", "firefox")
 
 @dataclass
 class BrowsersResults:
-    """Each browser's figures (``bench_actions.SideResult``) and the typing times beside them."""
+    """Each browser's figures (``bench_actions_sides.SideResult``) and the typing times beside them."""
 
     products: int
     snapshots: int
     clicks: int
     browsers: dict[str, str]  # side -> the browser's name and version, as the broker heard it
-    sides: dict[str, Any]  # side -> bench_actions.SideResult
+    sides: dict[str, Any]  # side -> bench_actions_sides.SideResult
     type_ms: dict[str, list[float]] = field(default_factory=dict)
 
     def figure(self, side: str, metric: str) -> float:

@@ -40,9 +40,10 @@ from aiohttp import web
 from benchlib import BenchError, progress
 from benchlib.browser import Place, chromium, install_native_host
 from benchlib.mcp_sides import wait_joined
-from benchlib.pages import ADD_BUTTON, COUNTER_TEXT, SMALL_PAGE
+from benchlib.pages import COUNTER_TEXT, SMALL_PAGE
 from benchlib.report import Verdict
 from benchlib.servers import start_broker
+from benchlib.shop_pages import ADD_BUTTON
 from benchlib.stats import percentile
 from playwright.async_api import async_playwright
 

@@ -35,10 +35,11 @@ from bench_soak_clients import KINDS, OUTCOMES, SoakClient, Tally, door_of, work
 from benchlib import BenchError, progress
 from benchlib.browser import Place, chromium, install_native_host
 from benchlib.mcp_sides import wait_joined
-from benchlib.pages import PageServer, shop_page
+from benchlib.pages import PageServer
 from benchlib.proc import open_fds, run_seconds, status_kib
 from benchlib.report import Verdict
 from benchlib.servers import Server, start_broker
+from benchlib.shop_pages import shop_page
 from benchlib.stats import percentile
 from playwright.async_api import async_playwright
 

@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 import bench
 import bench_actions
-from bench_actions import SideResult
 from bench_actions_firefox import BrowsersResults, browsers_json
+from bench_actions_sides import SideResult
 
 
 def results() -> BrowsersResults:

@@ -13,7 +13,7 @@ import mcp_types as types
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-import bench_tokens
+import bench_tokens_flows
 from bench_tokens import Agent
 
 NEW_PAGE = """### Page
@@ -159,12 +159,12 @@ async def test_playwright_mcps_linked_snapshot_file_counts_as_a_call_and_its_cha
 
 
 def test_the_shop_task_finds_its_product_in_the_generated_catalogue() -> None:
-    from benchlib.pages import shop_page  # noqa: PLC0415 - scripts/ is on the path only from above
+    from benchlib.shop_pages import shop_page  # noqa: PLC0415 - scripts/ is on the path only from above
 
     shop = shop_page(160)
-    wanted = bench_tokens.wanted_product(shop)
-    assert bench_tokens.SEARCH in wanted.name.lower()
-    assert wanted.category == bench_tokens.WANTED_CATEGORY
+    wanted = bench_tokens_flows.wanted_product(shop)
+    assert bench_tokens_flows.SEARCH in wanted.name.lower()
+    assert wanted.category == bench_tokens_flows.WANTED_CATEGORY
 
 
 async def test_a_left_out_line_naming_nothing_to_call_leaves_the_whole_page_for_when_the_agent_needs_it() -> None:

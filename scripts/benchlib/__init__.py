@@ -14,8 +14,8 @@
 - :mod:`benchlib.relay_link`: the baselines' end of the extension link, which
   ``scripts/bench_relay.py`` and ``scripts/bench_mcp_relay.py`` both serve;
 - :mod:`benchlib.browser`: the project's extension in headless Chromium, with the native host;
-- :mod:`benchlib.pages`: the pages the actions, tokens, overhead and soak benchmarks drive, generated and served on
-  127.0.0.1;
+- :mod:`benchlib.pages`: the pages the actions, tokens, overhead and soak benchmarks drive, served on
+  127.0.0.1 (the shop's in :mod:`benchlib.shop_pages`, the other tasks' in :mod:`benchlib.task_pages`);
 - :mod:`benchlib.playwright_mcp`: Playwright MCP, pinned, installed into the bench's cache and run
   over stdio;
 - :mod:`benchlib.mcp_sides`: both sides of those benchmarks started behind the MCP SDK client (ours:

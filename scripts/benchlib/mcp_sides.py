@@ -35,8 +35,9 @@ from benchlib import CALL_TIMEOUT, BenchError
 from benchlib import playwright_mcp as pw
 from benchlib.browser import Place, chromium, install_native_host
 from benchlib.mcp_clients import mcp_env, relay_command
-from benchlib.pages import PageServer, ShopPage
+from benchlib.pages import PageServer
 from benchlib.servers import Server, start_broker
+from benchlib.shop_pages import ShopPage
 from tests.firefox import extension_firefox
 
 CLIENT_INFO = types.Implementation(name="bench", version="1")
