@@ -208,6 +208,36 @@ class Firefox:
         """One of the extension's pages opened in a tab: its realm has the background's APIs."""
         return await self.new_tab(f"{self.extension_origin}/{page}")
 
+    async def privileged(self, expression: str) -> Any:
+        """``expression``'s value (awaited, through JSON) in the browser window's own, privileged
+        realm, where Firefox's add-on machinery is reachable (``--remote-allow-system-access``)."""
+        tree = await self.bidi.call("browsingContext.getTree", {"maxDepth": 0, "moz:scope": "chrome"})
+        window = Context(self.bidi, tree["contexts"][0]["context"])
+        return await window.evaluate(expression)
+
+    async def watch_background(self) -> None:
+        """From now on, count the times Firefox unloads the add-on's background page
+        (:meth:`background_unloads`)."""
+        await self.privileged(
+            f"""(() => {{
+                const extension = WebExtensionPolicy.getByID({json.dumps(FIREFOX_EXTENSION_ID)}).extension;
+                globalThis.browserMcpUnloads = 0;
+                extension.on("shutdown-background-script", () => (globalThis.browserMcpUnloads += 1));
+            }})()"""
+        )
+
+    async def background_unloads(self) -> int:
+        """How many times the background page unloaded since :meth:`watch_background`."""
+        return int(await self.privileged("globalThis.browserMcpUnloads"))
+
+    async def unload_background(self) -> None:
+        """Have Firefox unload the add-on's background page now, as its idle time or
+        about:debugging's "Terminate background script" does; the next event starts it again."""
+        await self.privileged(
+            f"""WebExtensionPolicy.getByID({json.dumps(FIREFOX_EXTENSION_ID)})
+                .extension.terminateBackground({{disableResetIdleForTest: true}})"""
+        )
+
 
 def build_extension(out: Path) -> Path:
     """The extension's Firefox build, written from this clone's source into ``out``."""
