@@ -149,8 +149,12 @@ class Context:
                 return [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)]; }""",
             selector,
         )
+        await self.click_at(box[0], box[1])
+
+    async def click_at(self, x: int, y: int) -> None:
+        """A real (trusted) click at the viewport's point ``x``, ``y``."""
         pointer = [
-            {"type": "pointerMove", "x": box[0], "y": box[1]},
+            {"type": "pointerMove", "x": x, "y": y},
             {"type": "pointerDown", "button": 0},
             {"type": "pointerUp", "button": 0},
         ]
@@ -169,10 +173,15 @@ class Context:
             {"context": self.id, "actions": [{"type": "key", "id": "keyboard", "actions": keys}]},
         )
 
-    async def screenshot(self) -> bytes:
-        """The tab's viewport as PNG bytes."""
-        result = await self.bidi.call("browsingContext.captureScreenshot", {"context": self.id})
+    async def screenshot(self, origin: str = "viewport") -> bytes:
+        """The tab's viewport (or with ``origin="document"`` its whole page) as PNG bytes."""
+        result = await self.bidi.call("browsingContext.captureScreenshot", {"context": self.id, "origin": origin})
         return base64.b64decode(result["data"])
+
+    async def set_viewport(self, width: int, height: int) -> None:
+        await self.bidi.call(
+            "browsingContext.setViewport", {"context": self.id, "viewport": {"width": width, "height": height}}
+        )
 
     async def close(self) -> None:
         await self.bidi.call("browsingContext.close", {"context": self.id})
