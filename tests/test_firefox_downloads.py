@@ -102,11 +102,17 @@ async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
 
 
 async def open_page(client: McpClient, fox: Fox, tag: str) -> tuple[dict[str, Any], str]:
-    """A tab of the client's at the downloads page, and its snapshot."""
-    opened = await client.call_json("tabs", {"action": "open", "url": "about:blank", "focus": False})
-    loaded = await client.call("browser_navigate", {"url": f"{fox.site}/downloads.html?{tag}"})
-    assert not loaded.is_error and 'heading "Downloads"' in text(loaded), text(loaded)
-    return opened["opened"], text(loaded)
+    """A tab of the client's at the downloads page, and its snapshot once loaded."""
+    opened = await client.call_json(
+        "tabs", {"action": "open", "url": f"{fox.site}/downloads.html?{tag}", "focus": False}
+    )
+    tab: dict[str, Any] = opened["opened"]
+
+    async def loaded() -> str | None:
+        snapshot = await client.call("browser_snapshot", {"tab": tab["ref"]})
+        return None if snapshot.is_error or 'heading "Downloads"' not in text(snapshot) else text(snapshot)
+
+    return tab, await eventually(loaded, "the downloads page")
 
 
 async def kept_for(fox: Fox, tab_id: int) -> list[str]:
