@@ -5,8 +5,9 @@
 // while the worker's first turn runs, and all state is rebuilt on start: tool lists by asking each
 // tab's bridge, AI sessions and their tab groups from chrome.storage.session, the pause and the
 // options from chrome.storage.local, brokers by discovery. Chromium 116+ keeps a worker alive while its WebSockets carry messages; an
-// application-level ping every 20 s guarantees that (WebSocket-level pings do not count), and an
-// alarm wakes a worker that found no broker.
+// application-level ping every 20 s guarantees that (WebSocket-level pings do not count), a
+// Firefox event page is kept by an API call on a short beat (stay_awake.js), and an alarm wakes a
+// worker that found no broker.
 
 import { driver } from "./actions/driver.js";
 import { downloadCreated } from "./actions/downloads.js";
@@ -28,6 +29,7 @@ import { endSession, pausedError, setPaused, showStanding, takeBack } from "./pe
 import { popupState } from "./popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./protocol.js";
 import { settingsChanged } from "./settings.js";
+import { stayAwakeWhileJoined } from "./stay_awake.js";
 import { sendSnapshot } from "./snapshot.js";
 import { frontChanged, windowFocusChanged } from "./new_tabs.js";
 import {
@@ -149,6 +151,7 @@ onLinkMessage(handleBrokerMessage);
 onLinkLost(discoverSoon);
 onJoinedChange(showStanding);
 startKeepalive();
+stayAwakeWhileJoined();
 
 // The alarm wakes a worker that Chromium stopped while no broker was there to talk to, and
 // picks up a native host installed since.

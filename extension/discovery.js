@@ -70,8 +70,9 @@ function connectNativeHost() {
     }
   });
   port.onDisconnect.addListener(() => {
-    // A missing host disconnects at once (chrome.runtime.lastError says why): probe instead.
-    const error = chrome.runtime.lastError;
+    // A missing host disconnects at once (chrome.runtime.lastError says why, or in Firefox the
+    // port's own error): probe instead.
+    const error = chrome.runtime.lastError ?? port.error;
     if (nativePort !== port) return;
     const hostWasServing = nativeBrokers !== null;
     nativeError = error?.message ?? "the native host exited";

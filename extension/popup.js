@@ -133,7 +133,7 @@ function showNative(state) {
   native.className = "warning";
   native.append(
     "Native host missing — run ",
-    element("code", "", "browser-mcp install-native-host"),
+    element("code", "", state.nativeHostCommand),
     `. Meanwhile the extension probes ports ${state.probing.first}-${state.probing.last}.`,
   );
   if (state.nativeHost.error) native.append(element("div", "detail", state.nativeHost.error));

@@ -11,7 +11,8 @@ import { isPaused, pauseReady } from "./person.js";
 import { ready } from "./rebuild.js";
 import { ownerOf, sessionColor, sessionCredential, sessionName, sessionsOf } from "./sessions.js";
 import { settings, settingsReady } from "./settings.js";
-import { EXTENSION_VERSION, UPDATE_ADVICE, olderThan } from "./versions.js";
+import { NATIVE_HOST_COMMAND, UPDATE_ADVICE } from "./build_advice.js";
+import { EXTENSION_VERSION, olderThan } from "./versions.js";
 
 /** What a broker said of versions; `needs` is the version it needs when this extension is older. */
 function versionsOf(port) {
@@ -65,6 +66,7 @@ export async function popupState() {
   return {
     extensionVersion: EXTENSION_VERSION,
     updateAdvice: UPDATE_ADVICE,
+    nativeHostCommand: NATIVE_HOST_COMMAND,
     paused: isPaused(),
     nativeHost,
     probing: nativeHost.installed ? null : { first: portFirst, last: portLast },

@@ -10,6 +10,7 @@
 // headless tests, so the switch is what keeps them closed (docs/security.md).
 
 import { ActionError, invalidArguments } from "./actions/errors.js";
+import { OPTIONS_PLACE } from "./build_advice.js";
 import { PersonRefusal } from "./protocol.js";
 import { settings, settingsReady } from "./settings.js";
 
@@ -26,7 +27,7 @@ export async function notShared() {
     message:
       `the person has not shared this browser's history and bookmarks with AI agents: they can turn on` +
       ` “${SHARE_SWITCH}” on the browser-mcp extension's options page` +
-      ` (chrome://extensions → browser-mcp → Details → Extension options)`,
+      ` (${OPTIONS_PLACE})`,
   };
 }
 

@@ -3,13 +3,10 @@
 // `connect`, and an extension older than that still joins, warns here once per broker and says
 // in the popup what to do.
 
+import { UPDATE_ADVICE } from "./build_advice.js";
+
 /** This extension's version, as its manifest (and so the package it came from) says. */
 export const EXTENSION_VERSION = chrome.runtime.getManifest().version;
-
-/** What a person does about an extension older than a broker needs. */
-export const UPDATE_ADVICE =
-  "load the extension again from the folder `browser-mcp extension path` prints (or update it from the store)" +
-  " and reload it at chrome://extensions";
 
 /** Chrome's 1 to 4 dot-separated numbers, padded so that 1.2 and 1.2.0 are one version; null if not one. */
 function numbers(version) {

@@ -149,8 +149,12 @@ class Context:
                 return [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)]; }""",
             selector,
         )
+        await self.click_at(box[0], box[1])
+
+    async def click_at(self, x: int, y: int) -> None:
+        """A real (trusted) click at the viewport's point ``x``, ``y``."""
         pointer = [
-            {"type": "pointerMove", "x": box[0], "y": box[1]},
+            {"type": "pointerMove", "x": x, "y": y},
             {"type": "pointerDown", "button": 0},
             {"type": "pointerUp", "button": 0},
         ]
@@ -169,10 +173,15 @@ class Context:
             {"context": self.id, "actions": [{"type": "key", "id": "keyboard", "actions": keys}]},
         )
 
-    async def screenshot(self) -> bytes:
-        """The tab's viewport as PNG bytes."""
-        result = await self.bidi.call("browsingContext.captureScreenshot", {"context": self.id})
+    async def screenshot(self, origin: str = "viewport") -> bytes:
+        """The tab's viewport (or with ``origin="document"`` its whole page) as PNG bytes."""
+        result = await self.bidi.call("browsingContext.captureScreenshot", {"context": self.id, "origin": origin})
         return base64.b64decode(result["data"])
+
+    async def set_viewport(self, width: int, height: int) -> None:
+        await self.bidi.call(
+            "browsingContext.setViewport", {"context": self.id, "viewport": {"width": width, "height": height}}
+        )
 
     async def close(self) -> None:
         await self.bidi.call("browsingContext.close", {"context": self.id})
@@ -207,6 +216,36 @@ class Firefox:
     async def extension_page(self, page: str = "popup.html") -> Context:
         """One of the extension's pages opened in a tab: its realm has the background's APIs."""
         return await self.new_tab(f"{self.extension_origin}/{page}")
+
+    async def privileged(self, expression: str) -> Any:
+        """``expression``'s value (awaited, through JSON) in the browser window's own, privileged
+        realm, where Firefox's add-on machinery is reachable (``--remote-allow-system-access``)."""
+        tree = await self.bidi.call("browsingContext.getTree", {"maxDepth": 0, "moz:scope": "chrome"})
+        window = Context(self.bidi, tree["contexts"][0]["context"])
+        return await window.evaluate(expression)
+
+    async def watch_background(self) -> None:
+        """From now on, count the times Firefox unloads the add-on's background page
+        (:meth:`background_unloads`)."""
+        await self.privileged(
+            f"""(() => {{
+                const extension = WebExtensionPolicy.getByID({json.dumps(FIREFOX_EXTENSION_ID)}).extension;
+                globalThis.browserMcpUnloads = 0;
+                extension.on("shutdown-background-script", () => (globalThis.browserMcpUnloads += 1));
+            }})()"""
+        )
+
+    async def background_unloads(self) -> int:
+        """How many times the background page unloaded since :meth:`watch_background`."""
+        return int(await self.privileged("globalThis.browserMcpUnloads"))
+
+    async def unload_background(self) -> None:
+        """Have Firefox unload the add-on's background page now, as its idle time or
+        about:debugging's "Terminate background script" does; the next event starts it again."""
+        await self.privileged(
+            f"""WebExtensionPolicy.getByID({json.dumps(FIREFOX_EXTENSION_ID)})
+                .extension.terminateBackground({{disableResetIdleForTest: true}})"""
+        )
 
 
 def build_extension(out: Path) -> Path:

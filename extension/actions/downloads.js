@@ -78,10 +78,14 @@ function downloadBegan(state, { url, suggestedFilename }) {
 }
 
 onTabForgotten((tabId, closed) => {
-  if (!closed) return;
+  if (closed) forgetDownloadsOf(tabId);
+});
+
+/** The tab closed: its downloads are no one's to report any more (the browser keeps its own list). */
+export function forgetDownloadsOf(tabId) {
   for (const id of tabs.get(tabId)?.items ?? []) names.delete(id);
   tabs.delete(tabId);
-});
+}
 
 /** chrome.downloads.onCreated: the tab whose page began it keeps it. */
 export async function downloadCreated(item) {
@@ -115,16 +119,17 @@ function keep(state, id, name) {
  * Run `task()`, an action in `tabId`; its result, and the downloads its page began meanwhile,
  * waited for (a while) until each finished or failed. `clicked`: the action clicked (or pressed a
  * key on) an element, which may have been a `download` link: that starts a download with no sign
- * in the tab until the server answers.
+ * in the tab until the server answers. `downloadLinkFocused(tabId)` says whether it was; a driver
+ * without the DevTools protocol gives its own.
  */
-export async function watchingDownloads(tabId, task, { clicked = false } = {}) {
+export async function watchingDownloads(tabId, task, { clicked = false, downloadLinkFocused = onDownloadLink } = {}) {
   const state = stateOf(tabId);
   const before = new Set(state.items);
   state.watching += 1;
   try {
     const result = await task();
     const started = () => state.items.some((id) => !before.has(id));
-    const expected = clicked && (await onDownloadLink(tabId));
+    const expected = clicked && (await downloadLinkFocused(tabId));
     const deadline = Date.now() + BEGIN_WAIT_MS;
     while ((state.loading.size || (expected && !started())) && Date.now() < deadline) {
       await new Promise((resolve) => {

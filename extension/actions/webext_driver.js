@@ -8,7 +8,7 @@
 
 import { answerDialog, modalLine, refuseWhileDialogOpen, takeDialogNotes, untilDialog } from "./dialogs.js";
 import { ActionError, Code } from "./errors.js";
-import { watchingDownloads } from "./downloads.js";
+import { forgetDownloadsOf, watchingDownloads } from "./downloads.js";
 import { evaluate, takeScreenshot } from "./webext_capture.js";
 import {
   click,
@@ -90,7 +90,15 @@ function tabGone(tabId) {
   forgetRequests(tabId);
   forgetChooser(tabId);
   forgetTabDialogs(tabId);
+  forgetDownloadsOf(tabId);
   saveNumbers(tabId, null);
+}
+
+/** Whether the element in focus, where a click leaves it, is a `download` link (no sign in the tab
+ * comes of one until the server answers). */
+async function downloadLinkFocused(tabId) {
+  const focused = () => Boolean(document.activeElement?.closest?.("a[download]"));
+  return (await runIn(tabId, 0, focused).catch(() => false)) === true;
 }
 
 export const webExtensionDriver = Object.freeze({
@@ -150,7 +158,8 @@ export const webExtensionDriver = Object.freeze({
   pageReport,
   waitForReady,
   withNavigationWatch,
-  watchingDownloads: (tabId, task) => watchingDownloads(tabId, task),
+  watchingDownloads: (tabId, task, { clicked = false } = {}) =>
+    watchingDownloads(tabId, task, { clicked, downloadLinkFocused }),
   /** The element `target` names, checked to be there; a snapshot's root. */
   async elementFor(tabId, target) {
     locate(tabId, target);
