@@ -111,9 +111,9 @@
 
   let framePort = null;
   /**
-   * In a frame, a port to the worker held open: Firefox delivers no message sent as a removed
-   * frame's document goes, but closes its ports, which tells the worker. Opened again after the
-   * worker restarted (its closing on this side).
+   * In a frame, a port to the worker held open: Firefox often drops the message a removed frame's
+   * document sends as it goes (pagehide), but always closes its ports, which tells the worker.
+   * Opened again on the next report after the worker restarted (its closing on this side).
    */
   function holdFramePort() {
     if (!inFrame || framePort) return;

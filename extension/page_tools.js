@@ -225,7 +225,7 @@ export function toolsReported(sender, tools) {
 
 /**
  * chrome.runtime.onConnect: a frame's bridge holds a port (Bridge.FRAME_PORT) whose closing says
- * its document went; Firefox delivers no message from a removed frame's pagehide.
+ * its document went; Firefox often drops the message a removed frame sends at pagehide.
  */
 export function framePortOpened(port) {
   const sender = port.sender;

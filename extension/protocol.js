@@ -153,7 +153,7 @@ export const Bridge = Object.freeze({
   CALL: "browser-mcp/call", // worker -> bridge: {kind, id, name, args}, answered with {result} or {error}
   CANCEL: "browser-mcp/cancel", // worker -> bridge: {kind, id}: the call's AbortSignal fires
   // A frame's bridge -> worker, a runtime port held open while the frame has tools: its closing
-  // tells the worker the frame went, where the frame's pagehide report never arrives (Firefox).
+  // tells the worker the frame went, where its pagehide report can be lost (Firefox).
   FRAME_PORT: "browser-mcp/frame",
 });
 

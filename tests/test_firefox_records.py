@@ -104,17 +104,31 @@ async def test_a_cross_site_frames_tool_reaches_the_client_owning_the_tab_and_an
         top = await client.call_json(f"t{tab_id}_where", {})
         assert top == {"frame": "top", "origin": fox.site}
 
-        # A frame removed takes its tools with it.
+        # A frame navigated to a page without tools, then removed, takes its tools with it.
         [page] = [Context(fox.firefox.bidi, c["context"]) for c in await fox.firefox.contexts() if c["url"] == url]
-        await page.evaluate("document.querySelector('iframe').remove()")
 
         async def one_left() -> bool:
             tab = next((t for t in await listed_tabs(fox) if t["url"] == url), None)
             return tab is not None and [t["name"] for t in tab["tools"]] == ["where"]
 
-        await eventually(one_left, "the removed frame's tool to go")
-        gone = await client.call(f"t{tab_id}_{framed}", {"text": "x"})
-        assert gone.is_error, text(gone)
+        await page.evaluate("(to) => (document.querySelector('iframe').src = to)", f"{other}/diary.html")
+        await eventually(one_left, "the navigated frame's tool to go")
+        await page.evaluate("(to) => (document.querySelector('iframe').src = to)", f"{other}/frame.html?again")
+        await eventually(both, "the frame's tool back with its new document")
+        # Whether a removed frame's last word reaches the extension is a race in Firefox (about
+        # two removals in five lost it): each of several removals must take the tool with it.
+        for attempt in range(5):
+            framed = next(
+                t["name"] for t in (await eventually(both, "the frame's tool"))["tools"] if t.get("frameOrigin")
+            )
+            await page.evaluate("document.querySelector('iframe').remove()")
+            await eventually(one_left, f"removed frame {attempt}'s tool to go")
+            gone = await client.call(f"t{tab_id}_{framed}", {"text": "x"})
+            assert gone.is_error, text(gone)
+            await page.evaluate(
+                "(to) => document.body.append(Object.assign(document.createElement('iframe'), {src: to}))",
+                f"{other}/frame.html?attempt={attempt}",
+            )
         await client.call_json("tabs", {"action": "close", "tab": ref})
 
 
