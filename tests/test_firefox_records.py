@@ -20,12 +20,12 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from .chromium import change_settings, probe_only, trust_broker
-from .cli_helpers import Brokers
-from .firefox import Context, extension_firefox
+from .chromium import change_settings
+from .firefox import Context
+from .firefox_world import Fox, joined_firefox
 from .mcp_clients import McpClient, text
 from .test_e2e_extension import WAIT, eventually, serve_pages
-from .test_firefox_pages import Fox, approval_window
+from .test_firefox_pages import approval_window
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -50,18 +50,8 @@ PAGES = {"host.html": HOST, "frame.html": FRAME, "diary.html": DIARY}
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     home: Path = tmp_path_factory.mktemp("firefox-records")
-    async with (
-        serve_pages(PAGES) as site,
-        Brokers(home / "discovery") as brokers,
-    ):
-        broker = await brokers.start()
-        async with extension_firefox(home / "browser") as firefox:
-            control = await firefox.extension_page("options.html")
-            await trust_broker(control, broker.token)
-            await probe_only(control, broker.port)
-            world = Fox(firefox, control, broker, site)
-            await eventually(world.joined, "Firefox to join the broker")
-            yield world
+    async with serve_pages(PAGES) as site, joined_firefox(home, site) as world:
+        yield world
 
 
 async def listed_tabs(fox: Fox) -> list[dict[str, Any]]:
