@@ -24,7 +24,7 @@ import {
   startKeepalive,
 } from "./links.js";
 import { pairingChanged } from "./broker_auth.js";
-import { injectBridges, toolsReported, wakeBridge } from "./page_tools.js";
+import { framePortOpened, injectBridges, toolsReported, wakeBridge } from "./page_tools.js";
 import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person.js";
 import { popupState } from "./popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./protocol.js";
@@ -59,6 +59,7 @@ driver.listen();
 chrome.downloads.onCreated.addListener(downloadCreated);
 
 chrome.windows.onRemoved.addListener(approvalWindowClosed);
+chrome.runtime.onConnect.addListener(framePortOpened);
 
 /** The person's own pages (popup, approval window, options), as opposed to content scripts in web pages. */
 function fromExtensionPage(sender) {

@@ -29,6 +29,7 @@
   const TOOLS = "browser-mcp/tools";
   const CALL = "browser-mcp/call";
   const CANCEL = "browser-mcp/cancel";
+  const FRAME_PORT = "browser-mcp/frame";
   const PAGE = "browser-mcp-page";
   const BRIDGE = "browser-mcp-bridge";
   const MARK = Symbol.for("browser-mcp.bridge");
@@ -108,7 +109,24 @@
     return false;
   }
 
+  let framePort = null;
+  /**
+   * In a frame, a port to the worker held open: Firefox often drops the message a removed frame's
+   * document sends as it goes (pagehide), but always closes its ports, which tells the worker.
+   * Opened again on the next report after the worker restarted (its closing on this side).
+   */
+  function holdFramePort() {
+    if (!inFrame || framePort) return;
+    try {
+      framePort = chrome.runtime.connect({ name: FRAME_PORT });
+      framePort.onDisconnect.addListener(() => (framePort = null));
+    } catch {
+      // This context is orphaned (the extension was reloaded): nothing to tell.
+    }
+  }
+
   function report(all) {
+    holdFramePort();
     const tools = all.filter(named);
     const text = JSON.stringify(tools);
     if (text === lastReport) return;

@@ -53,6 +53,18 @@ export function frameReported(tabId, sender, tools) {
   return true;
 }
 
+/**
+ * A frame's bridge closed its port, its document gone (removed, or navigated away): forget that
+ * frame's tools, unless a newer document of the frame reported since. False when nothing changed.
+ */
+export function frameLeft(sender) {
+  const known = framesByTab.get(sender.tab?.id)?.get(sender.frameId);
+  if (!known) return false;
+  if (known.documentId && sender.documentId && known.documentId !== sender.documentId) return false;
+  framesByTab.get(sender.tab.id).delete(sender.frameId);
+  return true;
+}
+
 /** The tab closed: its frames' tools are gone. */
 export function forgetFrames(tabId) {
   framesByTab.delete(tabId);

@@ -14,7 +14,15 @@ import { dialogOpenError } from "./actions/dialogs.js";
 import { Bridge, ToBroker } from "./protocol.js";
 import { pageChanged } from "./documents.js";
 import { broadcast, reply } from "./links.js";
-import { forgetFrames, frameOfTool, frameReported, frameToolsOf, isFrameTool, pruneFrames } from "./frame_tools.js";
+import {
+  forgetFrames,
+  frameLeft,
+  frameOfTool,
+  frameReported,
+  frameToolsOf,
+  isFrameTool,
+  pruneFrames,
+} from "./frame_tools.js";
 import { declaredTopName, listedTopName, nameRefusal } from "./page_tool_names.js";
 
 const BRIDGE_TIMEOUT_MS = 2_000;
@@ -213,6 +221,20 @@ export function toolsReported(sender, tools) {
   // already, a top document telling its first tool only once it has one).
   if (newDocument) pruneFrames(tabId).then(() => publish(tabId));
   else publish(tabId);
+}
+
+/**
+ * chrome.runtime.onConnect: a frame's bridge holds a port (Bridge.FRAME_PORT) whose closing says
+ * its document went; Firefox often drops the message a removed frame sends at pagehide.
+ */
+export function framePortOpened(port) {
+  const sender = port.sender;
+  if (port.name !== Bridge.FRAME_PORT || !(sender?.tab?.id >= 0) || !(sender.frameId > 0)) return;
+  port.onDisconnect.addListener(async () => {
+    // A closed tab's frames go with it (forgetTools), and must not come back as a ghost.
+    if (!(await chrome.tabs.get(sender.tab.id).catch(() => null))) return;
+    if (frameLeft(sender)) publish(sender.tab.id);
+  });
 }
 
 const askPolyfill = () => globalThis[Symbol.for("browser-mcp.bridge")]?.relist?.();

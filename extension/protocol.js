@@ -152,6 +152,9 @@ export const Bridge = Object.freeze({
   WAKE: "browser-mcp/wake", // waker -> worker, once per document: put the bridge (and the forms' machinery) in the sender's document; no answer
   CALL: "browser-mcp/call", // worker -> bridge: {kind, id, name, args}, answered with {result} or {error}
   CANCEL: "browser-mcp/cancel", // worker -> bridge: {kind, id}: the call's AbortSignal fires
+  // A frame's bridge -> worker, a runtime port held open while the frame has tools: its closing
+  // tells the worker the frame went, where its pagehide report can be lost (Firefox).
+  FRAME_PORT: "browser-mcp/frame",
 });
 
 /** Between the popup and the service worker; each is answered with the state the popup shows. */

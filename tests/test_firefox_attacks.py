@@ -21,13 +21,11 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from .chromium import probe_only, trust_broker
-from .cli_helpers import Brokers
-from .firefox import Context, extension_firefox
+from .firefox import Context
+from .firefox_world import Fox, joined_firefox
 from .mcp_clients import McpClient, text
 from .test_e2e_browser_tools import ref_of
 from .test_e2e_extension import eventually, serve_app
-from .test_firefox_pages import Fox
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -87,15 +85,8 @@ async def serve_site(asked: asyncio.Event) -> AsyncIterator[str]:
 async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Attacked]:
     home: Path = tmp_path_factory.mktemp("firefox-attacks")
     asked = asyncio.Event()
-    async with serve_site(asked) as site, Brokers(home / "discovery") as brokers:
-        broker = await brokers.start()
-        async with extension_firefox(home / "browser") as firefox:
-            control = await firefox.extension_page("options.html")
-            await trust_broker(control, broker.token)
-            await probe_only(control, broker.port)
-            world = Fox(firefox, control, broker, site)
-            await eventually(world.joined, "Firefox to join the broker")
-            yield Attacked(world, asked)
+    async with serve_site(asked) as site, joined_firefox(home, site) as world:
+        yield Attacked(world, asked)
 
 
 async def context_at(fox: Fox, url: str) -> Context:

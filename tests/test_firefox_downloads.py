@@ -24,14 +24,12 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from .chromium import probe_only, trust_broker
-from .cli_helpers import Brokers
-from .firefox import build_extension, extension_firefox
+from .firefox import build_extension
+from .firefox_world import Fox, joined_firefox
 from .mcp_clients import McpClient, text
 from .test_e2e_browser_tools import ref_of
 from .test_e2e_extension import eventually, serve_app
 from .test_e2e_newtabs import REPORT
-from .test_firefox_pages import Fox
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -89,16 +87,9 @@ async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
         "browser.download.always_ask_before_handling_new_types": False,
         "browser.download.alwaysOpenPanel": False,
     }
-    async with serve_site() as site, Brokers(home / "discovery") as brokers:
-        broker = await brokers.start()
-        extension = with_probe(home / "extension")
-        async with extension_firefox(home / "browser", extension=extension, prefs=prefs) as firefox:
-            control = await firefox.extension_page("options.html")
-            await trust_broker(control, broker.token)
-            await probe_only(control, broker.port)
-            world = Fox(firefox, control, broker, site)
-            await eventually(world.joined, "Firefox to join the broker")
-            yield world
+    extension = with_probe(home / "extension")
+    async with serve_site() as site, joined_firefox(home, site, extension=extension, prefs=prefs) as world:
+        yield world
 
 
 async def open_page(client: McpClient, fox: Fox, tag: str) -> tuple[dict[str, Any], str]:

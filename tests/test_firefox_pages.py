@@ -11,17 +11,16 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 import pytest_asyncio
 
-from .chromium import change_settings, probe_only, trust_broker
-from .cli_helpers import BrokerProcess, Brokers
-from .firefox import Context, Firefox, extension_firefox
-from .mcp_clients import LEGACY, McpClient, mcp_client, text
+from .chromium import change_settings
+from .firefox import Context
+from .firefox_world import Fox, joined_firefox
+from .mcp_clients import McpClient, text
 from .test_e2e_extension import MODERN_PAGE, WAIT, eventually, serve_pages
 from .test_e2e_person import SHOP
 
@@ -34,47 +33,10 @@ COUNTER = """<!doctype html><title>Counter</title><button onclick="this.nextElem
 PAGES = {"modern.html": MODERN_PAGE, "shop.html": SHOP, "recipe.html": RECIPE, "counter.html": COUNTER}
 
 
-class Fox:
-    """The module's Firefox, its broker and its pages' site."""
-
-    def __init__(self, firefox: Firefox, control: Context, broker: BrokerProcess, site: str) -> None:
-        self.firefox = firefox
-        self.control = control
-        self.broker = broker
-        self.site = site
-
-    async def status(self) -> Any:
-        headers = {"Authorization": f"Bearer {self.broker.token}"}
-        async with aiohttp.ClientSession(headers=headers) as http, http.get(f"{self.broker_url}/status") as answer:
-            return await answer.json()
-
-    @property
-    def broker_url(self) -> str:
-        return f"http://127.0.0.1:{self.broker.port}"
-
-    def mcp(self, name: str) -> Any:
-        return mcp_client(f"{self.broker_url}/mcp", self.broker.token, name, LEGACY)
-
-    async def joined(self) -> dict[str, Any] | None:
-        browsers = [b for b in (await self.status())["browsers"] if b["connected"]]
-        return browsers[0] if browsers else None
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
-    home: Path = tmp_path_factory.mktemp("firefox")
-    async with (
-        serve_pages(PAGES) as site,
-        Brokers(home / "discovery") as brokers,
-    ):
-        broker = await brokers.start()
-        async with extension_firefox(home / "browser") as firefox:
-            control = await firefox.extension_page("options.html")
-            await trust_broker(control, broker.token)
-            await probe_only(control, broker.port)
-            world = Fox(firefox, control, broker, site)
-            await eventually(world.joined, "Firefox to join the broker")
-            yield world
+    async with serve_pages(PAGES) as site, joined_firefox(tmp_path_factory.mktemp("firefox"), site) as world:
+        yield world
 
 
 async def group_title(fox: Fox, tab_id: int) -> str | None:

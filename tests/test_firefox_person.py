@@ -22,13 +22,12 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from .chromium import probe_only, trust_broker
-from .cli_helpers import Brokers
-from .firefox import Context, extension_firefox
+from .firefox import Context
+from .firefox_world import Fox, joined_firefox
 from .mcp_clients import McpClient, text
 from .test_e2e_extension import eventually, serve_pages
 from .test_e2e_person import GROUP_COLORS, PERSON, SHOP, SHOP_TOOLS
-from .test_firefox_pages import Fox, group_title
+from .test_firefox_pages import group_title
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -40,18 +39,8 @@ PAUSED_TITLE = "browser-mcp: AI agents paused"
 async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     OUTPUT.mkdir(parents=True, exist_ok=True)
     home: Path = tmp_path_factory.mktemp("firefox-person")
-    async with (
-        serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site,
-        Brokers(home / "discovery") as brokers,
-    ):
-        broker = await brokers.start()
-        async with extension_firefox(home / "browser") as firefox:
-            control = await firefox.extension_page("options.html")
-            await trust_broker(control, broker.token)
-            await probe_only(control, broker.port)
-            world = Fox(firefox, control, broker, site)
-            await eventually(world.joined, "Firefox to join the broker")
-            yield world
+    async with serve_pages({"shop.html": SHOP, "person.html": PERSON}) as site, joined_firefox(home, site) as world:
+        yield world
 
 
 async def open_popup(fox: Fox) -> Context:
