@@ -30,6 +30,16 @@ from .mcp_clients import McpClient, mcp_client
 
 TOKEN = "test-token-0123456789"
 
+# Modules whose every test runs a real browser; a test elsewhere that does says so itself
+# (``@pytest.mark.browser``). ``scripts/test --quick`` leaves them out: ``-m "not browser"``.
+BROWSER_MODULES = ("test_e2e_", "test_firefox_")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name.startswith(BROWSER_MODULES):
+            item.add_marker(pytest.mark.browser)
+
 
 class BrokerUnderTest:
     def __init__(self, server: TestServer, client: TestClient[web.Request, web.Application], app: web.Application):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -95,8 +96,12 @@ PAGES = {"modern.html": MODERN_PAGE, "legacy.html": LEGACY_PAGE, "slow.html": SL
 
 
 def free_probed_ports() -> list[int]:
+    """The probed ports free now, those of this pytest-xdist worker's share of the range first:
+    parallel workers then rarely race for one port (a broker restarted on its port needs it again)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    start = (int(worker) * 5 if worker.isdigit() else 0) % len(PROBED_PORTS)
     free = []
-    for port in PROBED_PORTS:
+    for port in [*PROBED_PORTS[start:], *PROBED_PORTS[:start]]:
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))

@@ -524,6 +524,7 @@ WAIT_FOR_MESSAGES = """(count) => new Promise((resolve) => {
 })"""
 
 
+@pytest.mark.browser
 async def test_chromium_starts_the_installed_host_for_the_projects_extension(
     brokers: Brokers, home: dict[str, str], tmp_path: Path
 ) -> None:

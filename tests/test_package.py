@@ -108,6 +108,7 @@ def test_the_sdist_and_the_wheel_carry_the_extension_and_every_module(dist: Path
     assert modules <= set(names), f"modules left out of the wheel (setup.cfg packages): {modules - set(names)}"
 
 
+@pytest.mark.browser
 async def test_extension_path_names_the_installed_folder_and_chromium_loads_it(installed: Path, tmp_path: Path) -> None:
     folder = Path(_run(installed, "extension", "path", cwd=tmp_path).strip())
     assert folder.is_relative_to(installed), f"{folder} is not the installed package's"
@@ -158,6 +159,7 @@ def _firefox_build(installed: Path, tmp_path: Path) -> tuple[Path, str]:
     return folder, str(manifest["version"])
 
 
+@pytest.mark.browser
 async def test_extension_path_for_firefox_writes_the_same_files_under_a_derived_manifest_firefox_loads(
     installed: Path, tmp_path: Path
 ) -> None:
