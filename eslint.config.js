@@ -18,11 +18,11 @@ export default [
   {
     // Everything but the popup and the content scripts runs in the service worker.
     files: ["extension/**/*.js"],
-    ignores: ["extension/popup.js", "extension/bridge.js", "extension/polyfill.js"],
+    ignores: ["extension/person/popup.js", "extension/page_tools/bridge.js", "extension/page_tools/polyfill.js"],
     languageOptions: { globals: { ...globals.serviceworker, ...globals.webextensions } },
   },
   {
-    files: ["extension/bridge.js", "extension/polyfill.js"],
+    files: ["extension/page_tools/bridge.js", "extension/page_tools/polyfill.js"],
     languageOptions: { sourceType: "script" },
   },
   {

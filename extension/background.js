@@ -11,9 +11,9 @@
 
 import { driver } from "./actions/driver.js";
 import { downloadCreated } from "./actions/downloads.js";
-import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./approvals.js";
+import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./person/approvals.js";
 import { handleBrokerMessage } from "./broker_requests.js";
-import { WAKE_ALARM, discoverSoon, discoverySettingsChanged, startDiscovery, wakeDiscovery } from "./discovery.js";
+import { WAKE_ALARM, discoverSoon, discoverySettingsChanged, startDiscovery, wakeDiscovery } from "./link/discovery.js";
 import {
   joinedLinks,
   onJoinedChange,
@@ -22,16 +22,16 @@ import {
   pairLink,
   retryUnpaired,
   startKeepalive,
-} from "./links.js";
-import { pairingChanged } from "./broker_auth.js";
-import { framePortOpened, injectBridges, toolsReported, wakeBridge } from "./page_tools.js";
-import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person.js";
-import { popupState } from "./popup_state.js";
-import { Approval, Bridge, PersonRefusal, Popup } from "./protocol.js";
-import { settingsChanged } from "./settings.js";
-import { stayAwakeWhileJoined } from "./stay_awake.js";
-import { sendSnapshot } from "./snapshot.js";
-import { frontChanged, windowFocusChanged } from "./new_tabs.js";
+} from "./link/links.js";
+import { pairingChanged } from "./link/broker_auth.js";
+import { framePortOpened, injectBridges, toolsReported, wakeBridge } from "./page_tools/page_tools.js";
+import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person/person.js";
+import { popupState } from "./person/popup_state.js";
+import { Approval, Bridge, PersonRefusal, Popup } from "./link/protocol.js";
+import { settingsChanged } from "./person/settings.js";
+import { stayAwakeWhileJoined } from "./link/stay_awake.js";
+import { sendSnapshot } from "./link/snapshot.js";
+import { frontChanged, windowFocusChanged } from "./tabs/new_tabs.js";
 import {
   navigationTargetCreated,
   tabActivated,
@@ -40,7 +40,7 @@ import {
   tabRemoved,
   tabReplaced,
   tabUpdated,
-} from "./tabs.js";
+} from "./tabs/tabs.js";
 
 chrome.tabs.onCreated.addListener(tabCreated);
 chrome.webNavigation.onCreatedNavigationTarget.addListener(navigationTargetCreated);

@@ -5,19 +5,19 @@
 // would reach a page (a page tool, a built-in browser tool) then passes the person's say
 // (approvals.js): the pause, and their approval where the call needs it.
 
-import { FromBroker, PersonRefusal, Refusal, ToBroker } from "./protocol.js";
-import { admit, approvalEnded, cancelApprovalOf, cancelApprovals } from "./approvals.js";
+import { FromBroker, PersonRefusal, Refusal, ToBroker } from "./link/protocol.js";
+import { admit, approvalEnded, cancelApprovalOf, cancelApprovals } from "./person/approvals.js";
 import { releaseSessions, releaseTab } from "./actions/driver.js";
 import { runBrowserAction } from "./actions/run.js";
-import { runBrowserRequest } from "./browser_wide.js";
-import { isJoined, reply } from "./links.js";
-import { unclaimed } from "./ownership.js";
-import { callTool, discoverTools } from "./page_tools.js";
-import { isPaused, pausedError } from "./person.js";
-import { forgetSessions, groupTab, heldElsewhere, rememberSession, sessionName, ungroupTab } from "./sessions.js";
-import { sendSnapshot } from "./snapshot.js";
-import { closeTab, focusTab, openTab } from "./tabs.js";
-import { heardVersions } from "./versions.js";
+import { runBrowserRequest } from "./tabs/browser_wide.js";
+import { isJoined, reply } from "./link/links.js";
+import { unclaimed } from "./tabs/ownership.js";
+import { callTool, discoverTools } from "./page_tools/page_tools.js";
+import { isPaused, pausedError } from "./person/person.js";
+import { forgetSessions, groupTab, heldElsewhere, rememberSession, sessionName, ungroupTab } from "./tabs/sessions.js";
+import { sendSnapshot } from "./link/snapshot.js";
+import { closeTab, focusTab, openTab } from "./tabs/tabs.js";
+import { heardVersions } from "./link/versions.js";
 
 /** Carry out `message` from the broker at the other end of `link`, answering through it. */
 export async function handleBrokerMessage(link, message) {

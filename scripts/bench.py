@@ -34,7 +34,7 @@ from benchlib import LARGE, SMALL, BenchError
 from benchlib.report import machine
 from benchlib.servers import BROWSER_MCP
 
-from tests.chromium import EXTENSION
+from tests.support.chromium import EXTENSION
 
 CONCURRENCY = (1, 8, 64)
 

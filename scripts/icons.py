@@ -2,7 +2,7 @@
 
 Each ``extension/icons/NAME.svg`` becomes ``NAME-SIZE.png``: the mark (``icon``, the connected
 state) at the four sizes a manifest names, the other toolbar states at the toolbar's two (16 px,
-and 32 px for high-density screens). What each state means is ``extension/toolbar.js``'s.
+and 32 px for high-density screens). What each state means is ``extension/person/toolbar.js``'s.
 
 Rendered by Debian's Chromium through Playwright (already there for the browser tests), with a
 transparent background: no drawing library is needed for a few squares and circles.

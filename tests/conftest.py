@@ -24,9 +24,9 @@ from broker.mcp.door import MCP
 from broker.mcp.transports import RunningMcp
 from broker.version import VERSION
 
-from .cli_helpers import BrokerProcess, Brokers, connect_extension, run_cli
-from .fakes import FakeExtension, FakeTab
-from .mcp_clients import McpClient, mcp_client
+from .support.cli_helpers import BrokerProcess, Brokers, connect_extension, run_cli
+from .support.fakes import FakeExtension, FakeTab
+from .support.mcp_clients import McpClient, mcp_client
 
 TOKEN = "test-token-0123456789"
 

@@ -4,5 +4,5 @@ talk to the broker, and what the stdio relay sends where while its broker comes 
 
 Adapters (``hub``, ``rest``, ``mcp_server``, ``extension_ws``, ``stdio_relay``) feed this package
 events and carry out the effects it returns; nothing here imports an event loop, a socket or a
-JSON library (``tests/test_layering.py`` checks every module in this folder).
+JSON library (``tests/core/test_layering.py`` checks every module in this folder).
 """

@@ -13,8 +13,8 @@
 // so a dialog in a tab no client acts on is the person's, shown by Chromium and left to them; so
 // is one whose tab the client lets go.
 
-import { Refusal } from "../protocol.js";
-import { settings } from "../settings.js";
+import { Refusal } from "../link/protocol.js";
+import { settings } from "../person/settings.js";
 import { onTabEvent, onTabForgotten, send } from "./debugger.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 

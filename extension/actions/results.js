@@ -8,7 +8,7 @@
 
 import { captureSnapshot, navigated } from "./aria_snapshot.js";
 import { documentOf } from "./debugger.js";
-import { documentIn } from "../documents.js";
+import { documentIn } from "../tabs/documents.js";
 import { consoleSummary } from "./telemetry.js";
 
 /** More than any page a person reads; past it the broker gets the first part and folds it. */

@@ -7,14 +7,14 @@
 // part is the page driver's (driver.js): the DevTools one in Chromium, the WebExtension one in
 // Firefox; what it cannot do it refuses with not_supported before anything runs.
 
-import { BROWSER_ACTIONS, ToBroker } from "../protocol.js";
-import { reply } from "../links.js";
-import { isScriptable } from "../page_tools.js";
-import { pageChanged } from "../documents.js";
+import { BROWSER_ACTIONS, ToBroker } from "../link/protocol.js";
+import { reply } from "../link/links.js";
+import { isScriptable } from "../page_tools/page_tools.js";
+import { pageChanged } from "../tabs/documents.js";
 import { driver } from "./driver.js";
 import { ActionError, Code, calledOff, invalidArguments, sleep, withTimeout } from "./errors.js";
 import { sections, textResult } from "./results.js";
-import { watchingNewTabs } from "../new_tabs.js";
+import { watchingNewTabs } from "../tabs/new_tabs.js";
 import { describeDownload, downloadsOf } from "./downloads.js";
 
 // Below the broker's default 30 s deadline, so that a slow action still gets its own answer.

@@ -7,7 +7,7 @@
 // What the agent cannot see from its world, the drawings' script-added pointer handlers, Firefox
 // does not tell extensions: such shapes show by their looks alone.
 
-import { documentIn } from "../documents.js";
+import { documentIn } from "../tabs/documents.js";
 import { NO_LIMIT, cut, depthOfLine, navigated, underFrameLine } from "./aria_snapshot.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 import { saveNumbers, storedNumbers } from "./ref_numbers.js";

@@ -1,4 +1,4 @@
-// Runs extension/bridge.js against scripted fakes of Chromium's WebMCP surfaces, the shapes this
+// Runs extension/page_tools/bridge.js against scripted fakes of Chromium's WebMCP surfaces, the shapes this
 // machine's Chromium does not have: executeTool taking a JSON string (Chromium 150-154), and the
 // older navigator.modelContextTesting. Prints what the bridge reported and answered, as JSON.
 // Usage: node bridge_shapes.mjs BRIDGE_JS SHAPE   (SHAPE: string-args | object-args | testing)

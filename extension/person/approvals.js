@@ -1,0 +1,323 @@
+// Approvals: what may run in a page, asked of the person before a broker's request runs. A call
+// they must allow (a page tool declaring destructiveHint, browser_evaluate, browser_file_upload, or
+// under the stricter policy every tool not declared read-only) waits for their answer in an
+// approval window, an extension page naming the agent and the credential it connected with, the
+// tool, its arguments whole (a function's source as written, an upload's files with their sizes),
+// and the tab's site and title. The broker hears that the
+// call waits (approvalPending), so it does not time the call out meanwhile. Deny, closing the
+// window, or no answer within the approval time fails the call with `not_approved`; "always allow"
+// adds that credential on that site to the options' list, and never covers an upload: each asks,
+// its files listed with the flagged ones first. Nor does it cover deleting the person's history or
+// bookmarks (record_deletions.js): each deletion asks, showing what goes, and while one waits (or
+// runs) the browser takes no other (`records_busy`), so no window can stand in for another. Read-only
+// tools never ask.
+//
+// An approval is for what then runs: the tab takes no other call while one waits for the person or
+// runs with their approval (`tab_busy`, as the broker refuses them too), and the approved call runs
+// only if the tab still shows the document the person saw (documents.js); else `not_approved`.
+// Arguments too large to show whole (over 1 MiB) are refused, never shown in part.
+//
+// Waiting approvals live only in this worker: if it stops, its links close and the broker fails
+// their calls at once, so nothing is left to rebuild.
+
+import { FromBroker, PersonRefusal, Refusal, ToBroker } from "../link/protocol.js";
+import { reply } from "../link/links.js";
+import { toolsOf } from "../page_tools/page_tools.js";
+import { isPaused, pausedError } from "./person.js";
+import { RECORD_REQUESTS, notShared } from "../tabs/records.js";
+import { DELETION_REQUESTS, deletionOf } from "../tabs/record_deletions.js";
+import { documentIn } from "../tabs/documents.js";
+import { frameOfTool } from "../page_tools/frame_tools.js";
+import { sessionCredential, sessionName } from "../tabs/sessions.js";
+import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "./settings.js";
+import { uploadedFiles } from "../actions/file_chooser.js";
+
+// Playwright MCP's read-only built-in tools; every other one changes the page. The broker knows
+// this too (broker/core/browser_tools.py), but the person's safeguard takes no broker's word for it.
+const READ_ONLY_ACTIONS = new Set(["snapshot", "wait_for", "take_screenshot", "console_messages", "network_requests"]);
+// Built-in tools asked about as a page tool declaring destructiveHint is: JavaScript of the
+// agent's choosing, and the person's files sent to the site.
+const DESTRUCTIVE_ACTIONS = new Set(["evaluate", "file_upload"]);
+// The browser's own requests (browser_wide.js) as the approval window names them, and which only read.
+const BROWSER_REQUESTS = Object.freeze({
+  listWindows: { tool: "browser_windows list", readOnly: true },
+  focusWindow: { tool: "browser_windows focus", readOnly: false },
+  closeWindow: { tool: "browser_windows close", readOnly: false },
+  resizeWindow: { tool: "browser_resize", readOnly: false },
+  searchHistory: { tool: "browser_history_search", readOnly: true },
+  searchBookmarks: { tool: "browser_bookmarks search", readOnly: true },
+  createBookmark: { tool: "browser_bookmarks create", readOnly: false },
+  bookmarkTree: { tool: "browser_bookmarks tree", readOnly: true },
+  deleteHistory: { tool: "browser_history_delete", readOnly: false },
+  deleteBookmark: { tool: "browser_bookmarks delete", readOnly: false },
+});
+// Far above any function or arguments a person could read; a call past it is refused, not cut.
+const MAX_SHOWN = 1024 * 1024;
+const WINDOW = { type: "popup", width: 600, height: 700, focused: true };
+
+let nextId = 1;
+/** id -> {details, owner: "port/sessionId", windowId, timer, finish(outcome)} */
+const waiting = new Map();
+/** tab id -> how many calls there wait for the person or run with their approval */
+const busyTabs = new Map();
+/** How many deletions of the person's records wait for them or run with their approval: 0 or 1. */
+let deletionsHeld = 0;
+
+/**
+ * What the window shows of a call's arguments: a function's source as written, the files an
+ * upload sends (listed on their own, by name and size), the rest as JSON.
+ */
+function shownArguments(message, deletion) {
+  const args = message.args ?? {};
+  if (deletion) return { code: deletion.shown, args: JSON.stringify(args, null, 2), codeLabel: "Deletes" };
+  if (message.type === FromBroker.BROWSER_ACTION && typeof args.function === "string") {
+    const { function: code, ...rest } = args;
+    return { code, args: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "" };
+  }
+  if (message.type === FromBroker.BROWSER_ACTION && message.action === "file_upload") {
+    const { files, paths, ...rest } = args;
+    // Flagged files first (hidden, outside the project folder, large, through a symlink): one
+    // among many is not to be missed.
+    const described = uploadedFiles({ files, paths });
+    const ordered = [
+      ...described.filter((file) => file.flags.length),
+      ...described.filter((file) => !file.flags.length),
+    ];
+    const listed = ordered.map((file) => {
+      const line = `${file.name}, ${file.size}: ${file.path}`;
+      return file.flags.length ? `⚠ ${file.flags.join(", ")}: ${line}` : line;
+    });
+    const code = listed.join("\n") || "(none: the file chooser is cancelled)";
+    return { code, args: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "", codeLabel: "Files" };
+  }
+  return { code: "", args: JSON.stringify(args, null, 2) ?? "" };
+}
+
+/**
+ * What a tool's annotations say of it for the approval policy: Chromium's `consequentialHint`
+ * counts as `destructiveHint`, and a tool that claims to read only and to destroy too destroys.
+ */
+export function hintsOf(annotations) {
+  const destructive = annotations?.destructiveHint === true || annotations?.consequentialHint === true;
+  return { destructive, readOnly: annotations?.readOnlyHint === true && !destructive };
+}
+
+function needsApproval(annotations, origin, credential, everyTime) {
+  const { approvalPolicy } = settings();
+  const { destructive, readOnly } = hintsOf(annotations);
+  if (approvalPolicy === Policy.NEVER || readOnly) return false;
+  // "Always allow", whatever it was given for, never covers the person's files nor deleting their
+  // records: each upload and each deletion asks.
+  if (everyTime) return true;
+  if (alwaysAllowed(credential, origin)) return false;
+  if (approvalPolicy === Policy.NOT_READ_ONLY) return true;
+  return destructive;
+}
+
+/** The tool a request names and what it declares about itself; an error when it may not run at all. */
+async function describe(message) {
+  if (message.type === FromBroker.BROWSER_REQUEST) {
+    // Nobody is asked to approve what the person's switch refuses anyway.
+    const refused = Object.hasOwn(RECORD_REQUESTS, message.request) ? await notShared() : null;
+    if (refused) return { refused };
+    if (Object.hasOwn(DELETION_REQUESTS, message.request)) {
+      // Nor to approve deleting what is not there, or may not go: the person is asked about what is.
+      try {
+        const deletion = await deletionOf(message.request, message.args ?? {});
+        const { tool } = BROWSER_REQUESTS[message.request];
+        return { name: tool, annotations: { destructiveHint: true }, wholeBrowser: true, deletion };
+      } catch (error) {
+        return { refused: { code: error?.code ?? "request_failed", message: String(error?.message ?? error) } };
+      }
+    }
+    // An unknown request asks nothing: runBrowserRequest answers it with what is wrong.
+    const known = Object.hasOwn(BROWSER_REQUESTS, message.request) ? BROWSER_REQUESTS[message.request] : null;
+    return {
+      name: known?.tool ?? String(message.request),
+      annotations: { readOnlyHint: known?.readOnly ?? true },
+      wholeBrowser: true,
+    };
+  }
+  if (message.type !== FromBroker.BROWSER_ACTION) {
+    const tool = toolsOf(message.tabId).find((t) => t.name === message.toolName);
+    return { name: message.toolName, annotations: tool?.annotations };
+  }
+  if (message.action === "evaluate" && !settings().allowEvaluate) {
+    return {
+      refused: {
+        code: "not_supported",
+        message: "the person turned browser_evaluate off in this browser (the browser-mcp extension's options)",
+      },
+    };
+  }
+  const annotations = DESTRUCTIVE_ACTIONS.has(message.action)
+    ? { destructiveHint: true }
+    : { readOnlyHint: READ_ONLY_ACTIONS.has(message.action) };
+  return { name: `browser_${message.action}`, annotations };
+}
+
+function busyError(tabId) {
+  return {
+    code: Refusal.TAB_BUSY,
+    message:
+      `cannot act in tab ${tabId} now: an approval is waiting there (another call waits for the person's` +
+      " approval, or runs with it); the tab takes no other action until that call ends",
+  };
+}
+
+function deletionBusyError(tool) {
+  return {
+    code: "records_busy",
+    message:
+      `${tool} was not asked: another deletion of the person's history or bookmarks waits for their approval` +
+      " (or runs with it); the browser takes one at a time, so ask again once it has ended",
+  };
+}
+
+function holdTab(tabId) {
+  busyTabs.set(tabId, (busyTabs.get(tabId) ?? 0) + 1);
+}
+
+/** The approved call ended (`admit`'s `approved`): its tab takes other calls again. */
+export function approvalEnded(approved) {
+  if (approved?.bound) deletionsHeld -= 1;
+  if (!Number.isInteger(approved?.tabId)) return;
+  const left = (busyTabs.get(approved.tabId) ?? 1) - 1;
+  if (left > 0) busyTabs.set(approved.tabId, left);
+  else busyTabs.delete(approved.tabId);
+}
+
+/**
+ * Whether a broker's callTool, browserAction or browserRequest may run now: `{error}` when it may
+ * not, else `{approved}`, where `approved` is what the person approved (the tab's document, the
+ * tool and the site; `pageChanged` checks it right before the call runs, and `approvalEnded`
+ * frees the tab once it has run), or undefined when no approval was asked. Waits for the person
+ * when the call needs their approval.
+ */
+export async function admit(link, message) {
+  if (isPaused()) return { error: pausedError() };
+  if (busyTabs.has(message.tabId)) return { error: busyError(message.tabId) };
+  await settingsReady;
+  const { name, annotations, refused, wholeBrowser, deletion } = await describe(message);
+  if (refused) return { error: refused };
+  // A frame's tool is approved for the frame's document and site.
+  const frame = message.type === FromBroker.CALL_TOOL ? frameOfTool(message.tabId, message.toolName) : null;
+  const place = wholeBrowser ? null : await documentIn(message.tabId, frame?.frameId ?? 0);
+  // A request without a proper tab is answered by the call itself, which says what is wrong.
+  if (!wholeBrowser && !place) return {};
+  const origin = place?.origin ?? "";
+  const credential = sessionCredential(link.port, message.sessionId);
+  const upload = message.type === FromBroker.BROWSER_ACTION && message.action === "file_upload";
+  if (!needsApproval(annotations, origin, credential, upload || Boolean(deletion))) return {};
+  const site = origin || place?.url || "the whole browser";
+  const { code, args, codeLabel = "Function" } = shownArguments(message, deletion);
+  if (code.length + args.length > MAX_SHOWN) {
+    const size = Math.ceil((code.length + args.length) / 1024);
+    return {
+      error: notApproved(
+        { tool: name, site },
+        `its arguments (${size} KiB) are over the 1 MiB an approval window shows whole`,
+      ),
+    };
+  }
+  if (deletion && deletionsHeld) return { error: deletionBusyError(name) };
+  const approved = place ? { ...place, tool: name } : { tool: name, bound: deletion?.bound };
+  if (place) holdTab(place.tabId);
+  if (deletion) deletionsHeld += 1;
+  const timeoutMs = settings().approvalTimeoutMs;
+  link.send(reply(ToBroker.APPROVAL_PENDING, message, { callId: message.callId, timeout: timeoutMs / 1000 }));
+  const details = {
+    agent: sessionName(link.port, message.sessionId),
+    credential,
+    tool: name,
+    // A page tool's name is the page's choice; a built-in tool's is ours.
+    toolByPage: message.type === FromBroker.CALL_TOOL,
+    code,
+    codeLabel,
+    args,
+    site,
+    url: place?.url ?? "",
+    title: place?.title ?? "",
+    // "Always allow" is for one credential on one site; a request of the whole browser, of a
+    // session whose credential the broker did not name, or an upload, is allowed once at a time.
+    perSite: Boolean(origin && credential && !upload),
+    timeoutMs,
+  };
+  const answer = await ask(details, `${link.port}/${message.sessionId}`, `${link.port}/${message.callId}`);
+  if (answer === "always" && details.perSite) {
+    await updateSettings({ alwaysAllow: [...settings().alwaysAllow, { credential, origin }] });
+  }
+  const outcome = answer === "once" || answer === "always" ? (isPaused() ? pausedError() : null) : answer;
+  if (outcome) {
+    approvalEnded(approved);
+    return { error: outcome };
+  }
+  return { approved };
+}
+
+function notApproved(details, why) {
+  return {
+    code: PersonRefusal.NOT_APPROVED,
+    message: `the person did not approve ${details.tool} on ${details.site}: ${why}`,
+  };
+}
+
+/** Open the approval window and settle with "once", "always", or the error to answer with. */
+function ask(details, owner, call) {
+  const id = nextId++;
+  return new Promise((resolve) => {
+    const entry = { details: { ...details, id }, owner, call, windowId: null };
+    entry.finish = (outcome) => {
+      if (!waiting.delete(id)) return;
+      clearTimeout(entry.timer);
+      if (entry.windowId !== null) chrome.windows.remove(entry.windowId).catch(() => {});
+      resolve(outcome);
+    };
+    const seconds = Math.round(details.timeoutMs / 1000);
+    entry.timer = setTimeout(
+      () => entry.finish(notApproved(details, `no answer within ${seconds} s`)),
+      details.timeoutMs,
+    );
+    waiting.set(id, entry);
+    chrome.windows
+      .create({ ...WINDOW, url: chrome.runtime.getURL(`person/approval.html?id=${id}`) })
+      .then((window) => {
+        if (waiting.has(id)) entry.windowId = window.id;
+        else chrome.windows.remove(window.id).catch(() => {});
+      })
+      .catch((error) => entry.finish(notApproved(details, `the approval window did not open (${error.message})`)));
+  });
+}
+
+/** What the approval window shows; null once it is answered or gone. */
+export function approvalDetails(id) {
+  return waiting.get(id)?.details ?? null;
+}
+
+/** The person's answer from the approval window: "once", "always" or "deny". */
+export function answerApproval(id, decision) {
+  const entry = waiting.get(id);
+  if (!entry) return;
+  if (decision === "once" || decision === "always") entry.finish(decision);
+  else entry.finish(notApproved(entry.details, "they denied it"));
+}
+
+/** chrome.windows.onRemoved: closing an approval window is a no. */
+export function approvalWindowClosed(windowId) {
+  for (const entry of waiting.values()) {
+    if (entry.windowId === windowId) {
+      entry.windowId = null;
+      entry.finish(notApproved(entry.details, "they closed the approval window"));
+    }
+  }
+}
+
+/** Settle every waiting approval whose "port/sessionId" `match` picks with `error`, closing its window. */
+export function cancelApprovals(match, error) {
+  for (const entry of [...waiting.values()]) if (match(entry.owner)) entry.finish(error);
+}
+
+/** Settle the approval the call "port/callId" waits for, if any, closing its window: the broker called it off. */
+export function cancelApprovalOf(call, error) {
+  for (const entry of [...waiting.values()]) if (entry.call === call) entry.finish(error);
+}

@@ -1,0 +1,94 @@
+// A broker's browserRequest: what it asks of the browser itself rather than of a page, its windows
+// and the person's records (records.js, record_deletions.js), answered with one toolResult whatever happens. The broker
+// has already decided what the session may ask (a window to focus or close holds only its tabs);
+// this module carries it out, after the person's say: nothing while they paused agents.
+
+import { ToBroker } from "../link/protocol.js";
+import { ActionError, invalidArguments } from "../actions/errors.js";
+import { reply } from "../link/links.js";
+import { isPaused, pausedError } from "../person/person.js";
+import { RECORD_REQUESTS } from "./records.js";
+import { DELETION_REQUESTS } from "./record_deletions.js";
+
+function windowId(args) {
+  if (!Number.isInteger(args.windowId)) throw invalidArguments("windowId must be a window's id");
+  return args.windowId;
+}
+
+// The broker checks a size too (broker/core/browser_wide.py); these bounds are the same.
+const WINDOW_SIZE = { min: 200, max: 10_000 };
+
+function size(args, name) {
+  const value = args[name];
+  if (!Number.isInteger(value) || value < WINDOW_SIZE.min || value > WINDOW_SIZE.max) {
+    throw invalidArguments(
+      `${name} must be a whole number of CSS pixels from ${WINDOW_SIZE.min} to ${WINDOW_SIZE.max}`,
+    );
+  }
+  return value;
+}
+
+const WINDOW_REQUESTS = Object.freeze({
+  async listWindows() {
+    const windows = await chrome.windows.getAll({ populate: true });
+    return {
+      windows: windows.map((window) => ({
+        id: window.id,
+        focused: window.focused,
+        state: window.state,
+        type: window.type,
+        incognito: window.incognito,
+        tabs: (window.tabs ?? []).map((tab) => tab.id),
+      })),
+    };
+  },
+  async focusWindow(args) {
+    await chrome.windows.update(windowId(args), { focused: true });
+    return { windowId: args.windowId };
+  },
+  async resizeWindow(args) {
+    const id = windowId(args);
+    const wanted = { width: size(args, "width"), height: size(args, "height") };
+    // A maximized, minimized or full-screen window takes no size until it is a normal one again.
+    if ((await chrome.windows.get(id)).state !== "normal") await chrome.windows.update(id, { state: "normal" });
+    const window = await chrome.windows.update(id, wanted);
+    return { windowId: id, width: window.width, height: window.height };
+  },
+  async closeWindow(args) {
+    const id = windowId(args);
+    // The broker checked that these tabs are all the session's; one that arrived since (the
+    // person's, say) is not closed with them.
+    if (Array.isArray(args.tabIds)) {
+      const arrived = (await chrome.tabs.query({ windowId: id })).filter((tab) => !args.tabIds.includes(tab.id));
+      if (arrived.length) {
+        throw new ActionError(
+          "window_changed",
+          `window ${id} was not closed: tab ${arrived.map((tab) => tab.id).join(", ")} opened in it` +
+            " after the broker checked it; list the windows again",
+        );
+      }
+    }
+    await chrome.windows.remove(id);
+    return { windowId: args.windowId };
+  },
+});
+
+const REQUESTS = { ...WINDOW_REQUESTS, ...RECORD_REQUESTS, ...DELETION_REQUESTS };
+
+/**
+ * Carry out a broker's browserRequest; the toolResult to send back. `approved`: what the person
+ * approved of it, when they were asked (a deletion runs only if that is still what it deletes).
+ */
+export async function runBrowserRequest(message, approved) {
+  const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
+  if (isPaused()) return { ...answer, error: pausedError() };
+  try {
+    const run = Object.hasOwn(REQUESTS, message.request) ? REQUESTS[message.request] : null;
+    if (!run) throw invalidArguments(`unknown browser request ${JSON.stringify(message.request)}`);
+    const args = message.args && typeof message.args === "object" && !Array.isArray(message.args) ? message.args : {};
+    return { ...answer, result: await run(args, approved), error: null };
+  } catch (error) {
+    const code = error instanceof ActionError ? error.code : "request_failed";
+    return { ...answer, error: { code, message: String(error?.message ?? error) } };
+  }
+}

@@ -1,0 +1,1 @@
+"""The real extension in headless Chromium."""

@@ -1,0 +1,1 @@
+"""The real extension in headless Firefox ESR over WebDriver BiDi."""

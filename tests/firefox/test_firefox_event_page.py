@@ -1,0 +1,122 @@
+"""End to end in Firefox ESR: the add-on's event page stays while a broker is joined, and when
+Firefox unloads it all the same, it comes back with the link restored and nothing lost.
+
+Firefox unloads an event page that makes no API call and hears no extension event for
+``extensions.background.idle.timeout`` (30 s by default; WebSocket frames do not count), and its
+WebSocket with it. While joined, the extension calls into the browser on a short beat, so the
+link outlives the idle time. Firefox may still unload the page (about:debugging's "Terminate
+background script"): the broker keeps the browser, its tabs and who owns them through the gap; a
+browser event (here a tab the person opens) wakes the page, which joins again as the same browser,
+so the client's tab is still its own and its page tool answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from ..e2e.test_e2e_extension import MODERN_PAGE, eventually, serve_pages
+from ..support.chromium import probe_only, trust_broker
+from ..support.cli_helpers import BrokerProcess, Brokers
+from ..support.firefox import extension_firefox
+from ..support.mcp_clients import LEGACY, mcp_client, text
+
+# Twice the extension's beat (stay_awake.js): short, so the test is, with room for a late beat.
+IDLE_MS = 10_000
+
+
+async def browsers(broker: BrokerProcess) -> list[dict[str, Any]]:
+    headers = {"Authorization": f"Bearer {broker.token}"}
+    async with (
+        aiohttp.ClientSession(headers=headers) as http,
+        http.get(f"http://127.0.0.1:{broker.port}/status") as answer,
+    ):
+        return list((await answer.json())["browsers"])
+
+
+async def test_a_joined_event_page_outlives_firefoxs_idle_time_with_a_client_connected(tmp_path: Path) -> None:
+    async with (
+        serve_pages({"modern.html": MODERN_PAGE}) as site,
+        Brokers(tmp_path / "discovery") as brokers,
+    ):
+        broker = await brokers.start()
+        prefs = {"extensions.background.idle.timeout": IDLE_MS}
+        async with extension_firefox(tmp_path / "browser", prefs=prefs) as firefox:
+            control = await firefox.extension_page("person/options.html")
+            await trust_broker(control, broker.token)
+            await probe_only(control, broker.port)
+            await control.close()
+
+            async def joined() -> list[dict[str, Any]]:
+                return [b for b in await browsers(broker) if b["connected"]]
+
+            [first] = await eventually(joined, "Firefox to join the broker")
+            async with mcp_client(f"http://127.0.0.1:{broker.port}/mcp", broker.token, "Fox", LEGACY) as client:
+                opened = await client.call_json("tabs", {"action": "open", "url": f"{site}/modern.html?awake"})
+                await firefox.watch_background()
+                # Two and a half idle times with nothing from the person, the pages or the client.
+                loop = asyncio.get_running_loop()
+                until = loop.time() + 2.5 * IDLE_MS / 1000
+                while loop.time() < until:
+                    linked = [(b["browser"], b["instanceId"]) for b in await joined()]
+                    assert linked == [(first["browser"], first["instanceId"])], "the link closed under a client"
+                    await asyncio.sleep(0.5)
+                assert await firefox.background_unloads() == 0
+                answer = await client.call_json(
+                    "call_page_tool", {"tab": opened["opened"]["ref"], "tool": "echo", "arguments": {"text": "y"}}
+                )
+                assert answer == {"echoed": "y", "from": "/modern.html"}
+
+
+async def test_the_event_page_unloads_and_comes_back_as_the_same_browser_with_nothing_lost(tmp_path: Path) -> None:
+    async with (
+        serve_pages({"modern.html": MODERN_PAGE}) as site,
+        Brokers(tmp_path / "discovery") as brokers,
+    ):
+        broker = await brokers.start()
+        async with extension_firefox(tmp_path / "browser") as firefox:
+            control = await firefox.extension_page("person/options.html")
+            await trust_broker(control, broker.token)
+            await probe_only(control, broker.port)
+            # An extension page left open would keep nothing alive, but it is not the person's.
+            await control.close()
+
+            async def joined() -> list[dict[str, Any]]:
+                return [b for b in await browsers(broker) if b["connected"]]
+
+            [first] = await eventually(joined, "Firefox to join the broker")
+            url = f"{site}/modern.html?kept"
+            async with mcp_client(f"http://127.0.0.1:{broker.port}/mcp", broker.token, "Fox", LEGACY) as client:
+                ref = (await client.call_json("tabs", {"action": "open", "url": url}))["opened"]["ref"]
+                await firefox.unload_background()
+
+                async def unloaded() -> bool:
+                    return not await joined()
+
+                await eventually(unloaded, "the unloaded event page's link to close", within=30)
+                # The broker kept the browser and the client's tab through the gap.
+                [kept] = await browsers(broker)
+                assert kept["browser"] == first["browser"] and not kept["connected"]
+
+                # The person opens a tab: the event wakes the page, which joins again.
+                await firefox.new_tab()
+                [again] = await eventually(joined, "the woken event page to join again", within=30)
+                assert (again["browser"], again["instanceId"]) == (first["browser"], first["instanceId"])
+                listed = await client.call_json("tabs", {"action": "list"})
+                [tab] = [t for t in listed["tabs"] if t["ref"] == ref]
+                assert tab["owner"]["name"] == "Fox", tab
+
+                async def echoed() -> Any:
+                    answer = await client.call(
+                        "call_page_tool", {"tab": ref, "tool": "echo", "arguments": {"text": "x"}}
+                    )
+                    return None if answer.is_error else json.loads(text(answer))
+
+                assert await eventually(echoed, "the client's page tool to answer") == {
+                    "echoed": "x",
+                    "from": "/modern.html",
+                }

@@ -1,0 +1,1 @@
+"""Installing: the native host, the service, client apps, doctor, the package."""

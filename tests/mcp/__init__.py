@@ -1,0 +1,1 @@
+"""The MCP door: Streamable HTTP, idle streams, the conformance suite."""

@@ -1,0 +1,1 @@
+"""The client side: the stdio relay, the token only for a proven broker."""

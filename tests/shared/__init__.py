@@ -1,0 +1,1 @@
+"""Broker/'s shared modules: the wire's codec, discovery files, uploads."""
