@@ -7,6 +7,7 @@
 // nothing is pretended.
 
 import { answerDialog, modalLine, refuseWhileDialogOpen, takeDialogNotes, untilDialog } from "./dialogs.js";
+import { BROWSER_ACTIONS } from "../link/protocol.js";
 import { ActionError, Code } from "./errors.js";
 import { forgetDownloadsOf, watchingDownloads } from "./downloads.js";
 import { evaluate, takeScreenshot } from "./webext_capture.js";
@@ -42,31 +43,11 @@ import { runIn } from "./webext_scripts.js";
 import { consoleMessages, forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./webext_dialogs.js";
 import { forgetRequests, listenForRequests, networkRequests, watchRequests } from "./webext_telemetry.js";
 
-/** What this driver carries out; the rest is not_supported. */
-const ACTIONS = [
-  "snapshot",
-  "click",
-  "hover",
-  "select_option",
-  "type",
-  "fill_form",
-  "press_key",
-  "drag",
-  "mouse_click_xy",
-  "mouse_move_xy",
-  "mouse_drag_xy",
-  "file_upload",
-  "wait_for",
-  "navigate",
-  "navigate_back",
-  "navigate_forward",
-  "reload",
-  "take_screenshot",
-  "console_messages",
-  "network_requests",
-  "evaluate",
-  "handle_dialog",
-];
+/** The browser actions this driver does not carry out yet (the mouse button pressed or released
+ * alone, the wheel): it answers them not_supported, naming Firefox. */
+const REFUSED = new Set(["mouse_down", "mouse_up", "mouse_wheel"]);
+/** What this driver carries out. */
+const ACTIONS = BROWSER_ACTIONS.filter((action) => !REFUSED.has(action));
 
 /** tab id -> {queue, owner} */
 const tabs = new Map();
