@@ -246,19 +246,25 @@ async def test_browser_resize_resizes_only_a_window_whose_every_tab_is_the_clien
     await person.close()
 
 
+async def report_link_downloads(client: McpClient, snapshot: str) -> None:
+    """A click on the page's "Download the report" link answers with the finished download: its
+    name, size and place, and the file saved there holds what the site served."""
+    clicked = await client.call(
+        "browser_click", {"element": "report", "target": ref_of(snapshot, r'link "Download the report"')}
+    )
+    assert not clicked.is_error, text(clicked)
+    found = re.search(
+        r"^### Downloads\n- report\.csv: finished, (\d+) bytes, saved to (.+) \(from (\S+)\)$", text(clicked), re.M
+    )
+    assert found, text(clicked)
+    assert int(found.group(1)) == len(REPORT) and found.group(3).endswith("/download/report.csv")
+    assert await asyncio.to_thread(Path(found.group(2)).read_bytes) == REPORT
+
+
 async def test_a_download_a_clients_click_starts_is_reported_with_its_name_size_and_place(world: World) -> None:
     async with world.mcp("Downloading Client") as client:
         tab, snapshot = await open_opener(client, world, "download")
-        clicked = await client.call(
-            "browser_click", {"element": "report", "target": ref_of(snapshot, r'link "Download the report"')}
-        )
-        assert not clicked.is_error, text(clicked)
-        found = re.search(
-            r"^### Downloads\n- report\.csv: finished, (\d+) bytes, saved to (.+) \(from (\S+)\)$", text(clicked), re.M
-        )
-        assert found, text(clicked)
-        assert int(found.group(1)) == len(REPORT) and found.group(3).endswith("/download/report.csv")
-        assert await asyncio.to_thread(Path(found.group(2)).read_bytes) == REPORT
+        await report_link_downloads(client, snapshot)
         failed = await client.call(
             "browser_click", {"element": "missing", "target": ref_of(snapshot, r'link "Download a missing file"')}
         )

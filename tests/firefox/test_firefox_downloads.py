@@ -26,7 +26,7 @@ from aiohttp import web
 
 from ..e2e.test_e2e_browser_tools import ref_of
 from ..e2e.test_e2e_extension import eventually, serve_app
-from ..e2e.test_e2e_newtabs import REPORT
+from ..e2e.test_e2e_newtabs import REPORT, report_link_downloads
 from ..support.firefox import build_extension
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
@@ -119,16 +119,7 @@ async def test_a_download_a_clients_click_starts_in_firefox_is_reported_with_its
 ) -> None:
     async with fox.mcp("Downloading Client") as client:
         tab, snapshot = await open_page(client, fox, "download")
-        clicked = await client.call(
-            "browser_click", {"element": "report", "target": ref_of(snapshot, r'link "Download the report"')}
-        )
-        assert not clicked.is_error, text(clicked)
-        found = re.search(
-            r"^### Downloads\n- report\.csv: finished, (\d+) bytes, saved to (.+) \(from (\S+)\)$", text(clicked), re.M
-        )
-        assert found, text(clicked)
-        assert int(found.group(1)) == len(REPORT) and found.group(3).endswith("/download/report.csv")
-        assert await asyncio.to_thread(Path(found.group(2)).read_bytes) == REPORT
+        await report_link_downloads(client, snapshot)
 
         # A `download` link: no navigation, nothing in the tab until the slow server answers.
         saved = await client.call(
