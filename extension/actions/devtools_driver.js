@@ -15,7 +15,7 @@ import {
   serialized,
   tabGone,
 } from "./debugger.js";
-import { answerDialog, modalLine, refuseWhileDialogOpen, takeDialogNotes, untilDialog } from "./dialogs.js";
+import { dialogSeam } from "./dialogs.js";
 import { watchingDownloads } from "./downloads.js";
 import { elementFor, releaseHandles } from "./elements.js";
 import { evaluate } from "./evaluate.js";
@@ -78,9 +78,5 @@ export const devtoolsDriver = Object.freeze({
   mouseWheel,
   uploadFiles,
   fileChooserLines,
-  answerDialog,
-  modalLine,
-  refuseWhileDialogOpen,
-  takeDialogNotes,
-  untilDialog,
+  ...dialogSeam,
 });

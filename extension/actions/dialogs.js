@@ -151,3 +151,13 @@ export async function answerDialog(tabId, args) {
   const typed = dialog.type === "prompt" && args.accept && args.promptText !== undefined;
   return `${args.accept ? "Accepted" : "Dismissed"} the ${describe(dialog)}${typed ? `, answering "${args.promptText}"` : ""}`;
 }
+
+/** The page driver's dialog functions (docs/page-drivers.md), the same for every driver: each
+ * driver hears its browser's dialogs its own way and reports them through dialogOpened. */
+export const dialogSeam = Object.freeze({
+  answerDialog,
+  modalLine,
+  refuseWhileDialogOpen,
+  takeDialogNotes,
+  untilDialog,
+});

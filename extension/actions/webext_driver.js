@@ -6,7 +6,7 @@
 // input's answer says so. What it cannot do is answered with not_supported, naming Firefox;
 // nothing is pretended.
 
-import { answerDialog, modalLine, refuseWhileDialogOpen, takeDialogNotes, untilDialog } from "./dialogs.js";
+import { dialogSeam } from "./dialogs.js";
 import { BROWSER_ACTIONS } from "../link/protocol.js";
 import { ActionError, Code } from "./errors.js";
 import { forgetDownloadsOf, watchingDownloads } from "./downloads.js";
@@ -169,9 +169,5 @@ export const webExtensionDriver = Object.freeze({
   mouseWheel: refuse("scroll the mouse wheel"),
   uploadFiles,
   fileChooserLines,
-  answerDialog,
-  modalLine,
-  refuseWhileDialogOpen,
-  takeDialogNotes,
-  untilDialog,
+  ...dialogSeam,
 });
