@@ -47,7 +47,8 @@ from ..support.chromium import (
     trust_broker,
     visible,
 )
-from .test_e2e_extension import PROBED_PORTS, eventually, free_probed_ports, serve_app
+from ..support.probed_ports import serve_on_probed_port
+from .test_e2e_extension import eventually, serve_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -146,28 +147,15 @@ class FakeBroker:
     async def start(self, probed: bool = True) -> None:
         """Listen on a free port the extension probes by default, or (not ``probed``) on any free
         port, for a browser told to look there alone (:func:`tests.chromium.probe_only`)."""
+        app = web.Application()
+        app.router.add_get("/", self.handle)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
         if not probed:
-            app = web.Application()
-            app.router.add_get("/", self.handle)
-            self.runner = web.AppRunner(app)
-            await self.runner.setup()
-            site = web.TCPSite(self.runner, "127.0.0.1", 0)
-            await site.start()
+            await web.TCPSite(self.runner, "127.0.0.1", 0).start()
             self.port = self.runner.addresses[0][1]
             return
-        for port in free_probed_ports():
-            app = web.Application()
-            app.router.add_get("/", self.handle)
-            runner = web.AppRunner(app)
-            await runner.setup()
-            try:
-                await web.TCPSite(runner, "127.0.0.1", port).start()
-            except OSError:  # another run took it in between
-                await runner.cleanup()
-                continue
-            self.runner, self.port = runner, port
-            return
-        raise AssertionError(f"no free port in {PROBED_PORTS.start}-{PROBED_PORTS.stop - 1} for the fake broker")
+        self.port = await serve_on_probed_port(self.runner)
 
     async def link_of(self, instance_id: str) -> Link:
         """The link whose ``connected`` names this browser instance."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -34,10 +33,10 @@ from broker.core.security import PROJECT_EXTENSION_ID
 from ..support.chromium import extension_chromium, probe_only, trust_broker
 from ..support.cli_helpers import BrokerProcess, Brokers
 from ..support.mcp_clients import LEGACY, McpClient, mcp_client, text
+from ..support.probed_ports import serve_on_probed_port, start_probed_broker
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-PROBED_PORTS = range(8765, 8786)
 WAIT = 15.0
 
 MODERN_PAGE = """<!doctype html><title>Modern tools</title><script>
@@ -93,43 +92,6 @@ document.modelContext.registerTool({
 PLAIN_PAGE = "<!doctype html><title>Plain</title><p>no tools here</p>"
 
 PAGES = {"modern.html": MODERN_PAGE, "legacy.html": LEGACY_PAGE, "slow.html": SLOW_PAGE, "plain.html": PLAIN_PAGE}
-
-
-def free_probed_ports() -> list[int]:
-    """The probed ports free now, those of this pytest-xdist worker's share of the range first:
-    parallel workers then rarely race for one port (a broker restarted on its port needs it again)."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    start = (int(worker) * 5 if worker.isdigit() else 0) % len(PROBED_PORTS)
-    free = []
-    for port in [*PROBED_PORTS[start:], *PROBED_PORTS[:start]]:
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            free.append(port)
-    return free
-
-
-async def start_probed_broker(brokers: Brokers) -> BrokerProcess:
-    """A broker on a port the extension probes; another test run may take a free one first."""
-    for port in free_probed_ports()[:5]:
-        try:
-            return await brokers.start(port=port)
-        except AssertionError:
-            continue
-    raise AssertionError(f"no free port in {PROBED_PORTS.start}-{PROBED_PORTS.stop - 1} for the test broker")
-
-
-async def serve_on_probed_port(runner: web.AppRunner) -> int:
-    """Serve ``runner``'s app on a free port of 8765-8785 (another test run may take one first); its port."""
-    for port in free_probed_ports():
-        try:
-            await web.TCPSite(runner, "127.0.0.1", port).start()
-        except OSError:
-            continue
-        return port
-    raise AssertionError(f"no free port in {PROBED_PORTS.start}-{PROBED_PORTS.stop - 1}")
 
 
 def tool_prefix(names: list[str], tab: dict[str, Any]) -> str:

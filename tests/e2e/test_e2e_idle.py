@@ -23,12 +23,12 @@ import pytest
 
 from ..support.chromium import CHROMIUM, chromium_args
 from ..support.cli_helpers import CLI, Brokers, cli_env
+from ..support.probed_ports import start_probed_broker
 from .test_e2e_extension import (
     MODERN_PAGE,
     WAIT,
     eventually,
     serve_pages,
-    start_probed_broker,
 )
 
 IDLE = 70.0

@@ -39,14 +39,13 @@ from broker.version import BROKER_HEADER
 from ..support.chromium import answer_challenge
 from ..support.cli_helpers import BrokerProcess, Brokers, run_cli
 from ..support.fakes import EXTENSION_ORIGIN
+from ..support.probed_ports import serve_on_probed_port, start_probed_broker
 from .test_e2e_extension import (
     WAIT,
     World,
     eventually,
     open_world,
-    serve_on_probed_port,
     serve_pages,
-    start_probed_broker,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

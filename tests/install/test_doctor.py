@@ -31,6 +31,7 @@ from ..support.cli_helpers import (
     token_file_for,
 )
 from ..support.fakes import FakeExtension, FakeTab
+from ..support.probed_ports import free_probed_ports, start_probed_broker
 
 
 @attrs.frozen
@@ -208,37 +209,10 @@ async def test_no_native_host_with_a_broker_outside_the_probed_ports_is_a_proble
     )
 
 
-def _free_probed_port() -> int:
-    for port in PORTS:
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.fail("every port in 8765-8785 is taken on this machine")
-
-
-async def _probed_broker(brokers: Brokers) -> BrokerProcess:
-    """A broker on a port of 8765-8785. Another run on this machine may take the port found free
-    before the broker binds it: the broker then says so and exits, and the next free one is tried."""
-    for port in PORTS:
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        try:
-            return await brokers.start(port=port)
-        except AssertionError:
-            continue
-    pytest.fail("every port in 8765-8785 is taken on this machine")
-
-
 async def test_no_native_host_is_a_note_when_the_extension_can_find_the_broker(
     home: Path, discovery_dir: Path, brokers: Brokers
 ) -> None:
-    setup = Setup(home, discovery_dir, await _probed_broker(brokers))
+    setup = Setup(home, discovery_dir, await start_probed_broker(brokers))
     result = await setup.doctor()
     assert _line(result, "note", "native host") == (
         "note     native host: not registered with any browser: the extension finds brokers on ports 8765-8785"
@@ -249,8 +223,9 @@ async def test_no_native_host_is_a_note_when_the_extension_can_find_the_broker(
 
 
 async def test_a_port_held_by_another_process_is_named(connected: Setup) -> None:
-    port = _free_probed_port()
+    port = free_probed_ports()[0]
     with socket.socket() as held:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         held.bind(("127.0.0.1", port))
         held.listen()
         result = await connected.doctor()
