@@ -47,8 +47,9 @@ from ..support.chromium import (
     trust_broker,
     visible,
 )
+from ..support.page_server import serve_app
 from ..support.probed_ports import serve_on_probed_port
-from .test_e2e_extension import eventually, serve_app
+from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

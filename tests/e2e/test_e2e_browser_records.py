@@ -25,8 +25,10 @@ from playwright.async_api import Page
 
 from broker.core.security import client_token
 
+from ..support.extension_world import World, open_world
 from ..support.mcp_clients import McpClient, text
-from .test_e2e_extension import World, eventually, open_world, serve_pages
+from ..support.page_server import serve_pages
+from ..support.waiting import eventually
 from .test_e2e_person import answer, approval_window, change_settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

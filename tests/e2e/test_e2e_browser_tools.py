@@ -20,8 +20,10 @@ import pytest
 import pytest_asyncio
 
 from ..support.chromium import in_front, visible
+from ..support.extension_world import World, open_world
 from ..support.mcp_clients import LEGACY, MODERN, McpClient, mcp_client, sdk_client, stdio_relay, text
-from .test_e2e_extension import WAIT, World, open_world, serve_pages
+from ..support.page_server import serve_pages
+from ..support.waiting import WAIT
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

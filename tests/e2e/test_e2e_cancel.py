@@ -17,8 +17,10 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page
 
+from ..support.extension_world import World, open_world
 from ..support.mcp_clients import text
-from .test_e2e_extension import WAIT, World, eventually, open_world, serve_pages
+from ..support.page_server import serve_pages
+from ..support.waiting import WAIT, eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -16,8 +16,10 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Dialog
 
+from ..support.extension_world import World, open_world
 from ..support.mcp_clients import text
-from .test_e2e_extension import World, eventually, open_world, serve_pages
+from ..support.page_server import serve_pages
+from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from ..support.extension_world import World, open_world
 from ..support.mcp_clients import text
-from .test_e2e_extension import WAIT, World, eventually, open_world, serve_pages
+from ..support.page_server import serve_pages
+from ..support.waiting import WAIT, eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

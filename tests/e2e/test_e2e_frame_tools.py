@@ -21,8 +21,10 @@ import pytest_asyncio
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
+from ..support.extension_world import World, open_world
 from ..support.mcp_clients import text
-from .test_e2e_extension import WAIT, World, eventually, open_world, serve_pages
+from ..support.page_server import serve_pages
+from ..support.waiting import WAIT, eventually
 from .test_e2e_person import answer, approval_window
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -21,9 +21,10 @@ from aiohttp import web
 from playwright.async_api import Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from ..support.page_server import serve_app
+from ..support.waiting import eventually
 from . import test_e2e_actions
 from .test_e2e_actions import PAGES, World
-from .test_e2e_extension import eventually, serve_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

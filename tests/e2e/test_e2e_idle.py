@@ -23,13 +23,10 @@ import pytest
 
 from ..support.chromium import CHROMIUM, chromium_args
 from ..support.cli_helpers import CLI, Brokers, cli_env
+from ..support.extension_world import MODERN_PAGE
+from ..support.page_server import serve_pages
 from ..support.probed_ports import start_probed_broker
-from .test_e2e_extension import (
-    MODERN_PAGE,
-    WAIT,
-    eventually,
-    serve_pages,
-)
+from ..support.waiting import WAIT, eventually
 
 IDLE = 70.0
 

@@ -19,9 +19,11 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
+from ..support.extension_world import World, group_title, open_world
 from ..support.mcp_clients import McpClient, text
+from ..support.page_server import serve_app
+from ..support.waiting import eventually
 from .test_e2e_browser_tools import ref_of
-from .test_e2e_extension import World, eventually, group_title, open_world, serve_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -38,15 +38,11 @@ from broker.version import BROKER_HEADER
 
 from ..support.chromium import answer_challenge
 from ..support.cli_helpers import BrokerProcess, Brokers, run_cli
+from ..support.extension_world import World, open_world
 from ..support.fakes import EXTENSION_ORIGIN
+from ..support.page_server import serve_pages
 from ..support.probed_ports import serve_on_probed_port, start_probed_broker
-from .test_e2e_extension import (
-    WAIT,
-    World,
-    eventually,
-    open_world,
-    serve_pages,
-)
+from ..support.waiting import WAIT, eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -25,17 +25,10 @@ from playwright.async_api import Page
 from broker.core.security import PROJECT_EXTENSION_ID, client_token
 
 from ..support import chromium
+from ..support.extension_world import World, group_title, open_world, stop_worker, tab_gone
 from ..support.mcp_clients import LEGACY, McpClient, mcp_client, text
-from .test_e2e_extension import (
-    WAIT,
-    World,
-    _tab_gone,
-    eventually,
-    group_title,
-    open_world,
-    serve_pages,
-    stop_worker,
-)
+from ..support.page_server import serve_pages
+from ..support.waiting import WAIT, eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -181,7 +174,7 @@ async def test_the_person_releases_a_tab_from_the_popup(world: World) -> None:
         assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
         assert "The person took this tab back" in text(refused)
         await popup.close()
-    assert not await _tab_gone(world, tab["id"])
+    assert not await tab_gone(world, tab["id"])
 
 
 async def test_the_person_ends_a_session_from_the_popup(world: World) -> None:
@@ -195,7 +188,7 @@ async def test_the_person_ends_a_session_from_the_popup(world: World) -> None:
         await picture(popup, "popup-session-ended")
         await eventually(lambda: _released(world, tab["id"]), "the broker to release the session's tab")
         assert await group_title(world, tab["id"]) is None
-        assert not await _tab_gone(world, tab["id"]), "the ended session's tab must stay open"
+        assert not await tab_gone(world, tab["id"]), "the ended session's tab must stay open"
         ended = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
         assert ended.is_error, text(ended)
         assert text(ended).startswith("session_ended: the person ended session 'Ended Agent' from the browser")

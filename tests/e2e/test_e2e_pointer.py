@@ -19,9 +19,9 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page
 
+from ..support.waiting import eventually
 from . import test_e2e_actions
 from .test_e2e_actions import World, ref_of
-from .test_e2e_extension import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

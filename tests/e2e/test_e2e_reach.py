@@ -16,8 +16,8 @@ import re
 import pytest
 from playwright.async_api import Frame, Page
 
+from ..support.waiting import eventually
 from .test_e2e_actions import World, world
-from .test_e2e_extension import eventually
 
 __all__ = ["world"]  # the module's browser, shared by these tests
 

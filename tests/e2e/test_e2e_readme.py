@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from .test_e2e_extension import World, eventually, open_world, serve_pages
+from ..support.extension_world import World, open_world
+from ..support.page_server import serve_pages
+from ..support.waiting import eventually
 from .test_e2e_person import open_popup
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -15,9 +15,11 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Frame, Page
 
+from ..support.extension_world import World, open_world, stop_worker
 from ..support.mcp_clients import McpClient, text
+from ..support.page_server import serve_pages
+from ..support.waiting import eventually
 from .test_e2e_browser_tools import ref_of
-from .test_e2e_extension import World, eventually, open_world, serve_pages, stop_worker
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

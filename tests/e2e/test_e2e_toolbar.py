@@ -22,8 +22,8 @@ from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import VERSION
 
 from ..support.chromium import extension_chromium, instance_id, trust_broker
+from ..support.waiting import eventually
 from .test_e2e_actions import FAKE_TOKEN, FakeBroker
-from .test_e2e_extension import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

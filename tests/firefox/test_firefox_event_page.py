@@ -19,11 +19,13 @@ from typing import Any
 
 import aiohttp
 
-from ..e2e.test_e2e_extension import MODERN_PAGE, eventually, serve_pages
 from ..support.chromium import probe_only, trust_broker
 from ..support.cli_helpers import BrokerProcess, Brokers
+from ..support.extension_world import MODERN_PAGE
 from ..support.firefox import extension_firefox
 from ..support.mcp_clients import LEGACY, mcp_client, text
+from ..support.page_server import serve_pages
+from ..support.waiting import eventually
 
 # Twice the extension's beat (stay_awake.js): short, so the test is, with room for a late beat.
 IDLE_MS = 10_000

@@ -22,11 +22,12 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from ..e2e.test_e2e_extension import eventually, serve_pages
 from ..e2e.test_e2e_person import GROUP_COLORS, PERSON, SHOP, SHOP_TOOLS
 from ..support.firefox import Context
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
+from ..support.page_server import serve_pages
+from ..support.waiting import eventually
 from .test_firefox_pages import group_title
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

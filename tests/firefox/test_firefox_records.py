@@ -20,11 +20,12 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from ..e2e.test_e2e_extension import WAIT, eventually, serve_pages
 from ..support.chromium import change_settings
 from ..support.firefox import Context
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
+from ..support.page_server import serve_pages
+from ..support.waiting import WAIT, eventually
 from .test_firefox_pages import approval_window
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

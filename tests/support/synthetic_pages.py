@@ -20,9 +20,9 @@ from typing import Any, Protocol
 from aiohttp import web
 from playwright.async_api import Page, async_playwright
 
-from ..e2e.test_e2e_extension import serve_app
 from .chromium import CHROMIUM, chromium_args
 from .firefox import BidiError, Context, extension_firefox
+from .page_server import serve_app
 
 PAGES = Path(__file__).resolve().parents[1] / "pages"
 WORLD_NAME = "browser-mcp-tools"

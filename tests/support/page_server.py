@@ -1,0 +1,37 @@
+"""Pages and small web apps a test serves on 127.0.0.1 (a secure context), each on a free port."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+
+@contextlib.asynccontextmanager
+async def serve_pages(pages: dict[str, str]) -> AsyncIterator[str]:
+    """``pages`` (file name -> HTML) served on 127.0.0.1, a secure context; yields the site's URL."""
+
+    async def serve(request: web.Request) -> web.Response:
+        body = pages.get(request.match_info["name"])
+        if body is None:
+            raise web.HTTPNotFound()
+        return web.Response(text=body, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{name}", serve)
+    async with serve_app(app) as url:
+        yield url
+
+
+@contextlib.asynccontextmanager
+async def serve_app(app: web.Application) -> AsyncIterator[str]:
+    """``app`` served on a free port of 127.0.0.1; yields its URL."""
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
