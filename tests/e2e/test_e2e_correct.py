@@ -1,6 +1,6 @@
 """End to end: built-in actions that do what they say or fail saying why, on the pages of
 ``tests/pages/correct_*.html``, with the real extension in headless Chromium (the browser, fake
-broker and page server of ``tests/e2e/test_e2e_actions.py``).
+broker and page server of ``tests/support/actions_world.py``).
 
 Date, time, colour and range fields set and read back; clicks on a scrolled page, in scroll
 containers and under an overlay; a redirect by script a moment after a click; a request in flight
@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 from playwright.async_api import Page
 
-from .test_e2e_actions import World, ref_of, world
+from ..support.actions_world import World, ref_of, world
 
 __all__ = ["world"]  # the module's browser, shared by these tests
 
@@ -187,26 +187,18 @@ async def test_a_background_tab_that_moves_on_by_timer_after_a_click_is_reported
     world: World,
 ) -> None:
     # Behind the person's tab, where Chromium may hold the page's timers to one a second.
-    _, person_page = await world.open("a.html")
-    await person_page.bring_to_front()
-    tab, page = await world.open("correct_redirect.html", active=False)
-    text = await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Sign in"'))
-    assert f"- Page URL: {world.url('done.html?signed=in')}\n" in text, text
-    assert 'heading "Thank you"' in text, text
-    await page.close()
-    await person_page.close()
+    async with world.behind_the_persons_tab("correct_redirect.html") as (tab, _page):
+        text = await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Sign in"'))
+        assert f"- Page URL: {world.url('done.html?signed=in')}\n" in text, text
+        assert 'heading "Thank you"' in text, text
 
 
 async def test_what_the_timers_a_click_set_did_shows_in_its_answer(world: World) -> None:
     # A timer set by the click, and one it set in turn: the answer waits for both, not for a navigation.
-    _, person_page = await world.open("a.html")
-    await person_page.bring_to_front()
-    tab, page = await world.open("correct_redirect.html", active=False)
-    text = await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Save"'))
-    assert "paragraph [ref=" in text and ": Saved" in text, text
-    assert f"- Page URL: {world.url('correct_redirect.html')}\n" in text, text
-    await page.close()
-    await person_page.close()
+    async with world.behind_the_persons_tab("correct_redirect.html") as (tab, _page):
+        text = await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Save"'))
+        assert "paragraph [ref=" in text and ": Saved" in text, text
+        assert f"- Page URL: {world.url('correct_redirect.html')}\n" in text, text
 
 
 async def release(world: World, key: str) -> None:

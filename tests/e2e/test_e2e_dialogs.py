@@ -1,6 +1,6 @@
 """End to end: a page's dialogs, left to the client to answer with browser_handle_dialog.
 
-The real extension in headless Chromium, driven by ``tests/e2e/test_e2e_actions.py``'s fake broker
+The real extension in headless Chromium, driven by ``tests/support/actions_world.py``'s fake broker
 (its ``world``, one browser for this module). ``tests/pages/dialogs_page.html`` opens an alert,
 a confirm, a prompt, a leave-page prompt and a confirm from a timer, and shows the answer it got.
 
@@ -19,12 +19,13 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Dialog, Page
 
-from . import test_e2e_actions
-from .test_e2e_actions import SESSION, WAIT, World, ref_of
+from ..support import actions_world
+from ..support.actions_world import SESSION, World, ref_of
+from ..support.fake_broker import WAIT
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-world = test_e2e_actions.world
+world = actions_world.world
 PAGE = "dialogs_page.html"
 # Long enough for the test's own calls while the dialog waits; far below the default minute.
 SHORT_TIMEOUT_MS = 4_000

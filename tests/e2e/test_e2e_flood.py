@@ -8,7 +8,7 @@ messages kept the worker busy for about 90 s here, beyond the fake broker's 40 s
 ``tests/pages/flood.html`` runs on another site than the pages the clients work in (``localhost``
 against ``127.0.0.1``: a process of its own, as a hostile site would have). Meanwhile a client's
 click in another tab is answered, and once the flood is over the flooding page's own tools work.
-The browser, fake broker and page server are ``tests/e2e/test_e2e_actions.py``'s.
+The browser, fake broker and page server are ``tests/support/actions_world.py``'s.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from playwright.async_api import Page
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from .test_e2e_actions import SESSION, World, ref_of, world
+from ..support.actions_world import World, ref_of, world
 
 __all__ = ["world"]  # the module's browser, shared by these tests
 
@@ -88,17 +88,6 @@ async def test_another_tabs_click_is_answered_and_the_pages_own_tools_work(
         ),
     )
     await world.claim(flooding_tab)
-    call_id = f"c{next(world.calls)}"
-    await world.link.send(
-        {
-            "type": "callTool",
-            "sessionId": SESSION,
-            "callId": call_id,
-            "tabId": flooding_tab,
-            "toolName": "flooders_own",
-            "args": {},
-        }
-    )
-    called = await world.link.wait_for("the flooding page's tool's answer", lambda m: m.get("callId") == call_id)
+    called = await world.call_tool(flooding_tab, "flooders_own")
     assert called.get("error") is None, called
     assert "mine" in str(called["result"]), called

@@ -1,6 +1,6 @@
 """End to end: frames in the snapshot and input into them, carried out by the real extension.
 
-The browser, fake broker and page server are ``tests/e2e/test_e2e_actions.py``'s (its ``world``); a
+The browser, fake broker and page server are ``tests/support/actions_world.py``'s (its ``world``); a
 second server on another port of 127.0.0.1 serves the same pages as another origin of the same
 site, and ``localhost`` reaches the first server as another site (an out-of-process frame). The
 pages are ``tests/pages/frames_*.html``: each frame's form posts what it got to the top page,
@@ -21,15 +21,15 @@ from aiohttp import web
 from playwright.async_api import Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
-from ..support.page_server import serve_app
+from ..support import actions_world
+from ..support.actions_world import World
+from ..support.page_server import PAGES, serve_app
 from ..support.waiting import eventually
-from . import test_e2e_actions
-from .test_e2e_actions import PAGES, World
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-# The browser of test_e2e_actions, one for this module.
-world = test_e2e_actions.world
+# The browser of actions_world, one for this module.
+world = actions_world.world
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

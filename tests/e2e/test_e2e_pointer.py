@@ -1,6 +1,6 @@
 """End to end: the pointer tools (browser_drag, browser_mouse_*) carried out by the real extension.
 
-The browser, fake broker and page server are ``tests/e2e/test_e2e_actions.py``'s (its ``world``); the
+The browser, fake broker and page server are ``tests/support/actions_world.py``'s (its ``world``); the
 pages are ``tests/pages/pointer_*.html``, which record what reached them. What a drag did is read
 back from the page's lists; a canvas button is found the way a client finds it, by its colour on
 the tab's screenshot.
@@ -19,14 +19,14 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page
 
+from ..support import actions_world
+from ..support.actions_world import World, ref_of
 from ..support.waiting import eventually
-from . import test_e2e_actions
-from .test_e2e_actions import World, ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-# The browser of test_e2e_actions, one for this module.
-world = test_e2e_actions.world
+# The browser of actions_world, one for this module.
+world = actions_world.world
 
 # The colour the canvas page paints its button in, and where it puts both.
 BUTTON_COLOUR = (255, 0, 170)

@@ -5,7 +5,7 @@ Between the scroll that brings an element into view and the input meant for it, 
 Chromium's "started debugging this browser" bar comes just after the debugger first attaches to a
 tab, and takes the bottom of the viewport. Input then lands on whatever is there now. The pages
 are ``tests/pages/reach_*.html``, each recording what its clicks and mouse-overs landed on; the
-browser, fake broker and page server are ``tests/e2e/test_e2e_actions.py``'s, one for this module,
+browser, fake broker and page server are ``tests/support/actions_world.py``'s, one for this module,
 so the first test here is the browser's first attach.
 """
 
@@ -16,8 +16,8 @@ import re
 import pytest
 from playwright.async_api import Frame, Page
 
+from ..support.actions_world import World, world
 from ..support.waiting import eventually
-from .test_e2e_actions import World, world
 
 __all__ = ["world"]  # the module's browser, shared by these tests
 

@@ -1,5 +1,5 @@
 """End to end: SVG drawings and controls made by script in the snapshot, and clicks on them by ref,
-in headless Chromium with the real extension (the world of ``tests/e2e/test_e2e_actions.py``).
+in headless Chromium with the real extension (the world of ``tests/support/actions_world.py``).
 
 The pages (``tests/pages/svg_*.html``) draw as d3 does: shapes made by script with click handlers
 added by ``addEventListener``, a pie slice whose box's middle lies outside it, a thin line, text
@@ -13,11 +13,11 @@ import re
 import pytest
 from playwright.async_api import Page
 
-from . import test_e2e_actions
-from .test_e2e_actions import World, ref_of
+from ..support import actions_world
+from ..support.actions_world import World, ref_of
 
-# A browser with the extension and a fake broker of its own, as tests/e2e/test_e2e_actions.py makes them.
-svg_world = test_e2e_actions.world
+# A browser with the extension and a fake broker of its own, as tests/support/actions_world.py makes them.
+svg_world = actions_world.world
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -1,6 +1,6 @@
 """End to end: the toolbar icon's states and version skew, in the real extension in headless Chromium.
 
-The extension joins a scripted broker (``test_e2e_actions.FakeBroker``) that says, on its link's
+The extension joins a scripted broker (``tests/support/fake_broker.py``) that says, on its link's
 ``connect``, that it needs a newer extension than this one. The toolbar's tooltip and badge, which
 ``extension/person/toolbar.js`` draws with the icon from one state, follow the link and the pause: not
 connected before the extension trusts the broker, connected once it joined, paused while the
@@ -22,8 +22,8 @@ from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import VERSION
 
 from ..support.chromium import extension_chromium, instance_id, trust_broker
+from ..support.fake_broker import FAKE_TOKEN, FakeBroker
 from ..support.waiting import eventually
-from .test_e2e_actions import FAKE_TOKEN, FakeBroker
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

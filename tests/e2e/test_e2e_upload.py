@@ -1,6 +1,6 @@
 """End to end: browser_file_upload answers the file chooser a click opened, with files from disk.
 
-The real extension in headless Chromium, driven by ``tests/e2e/test_e2e_actions.py``'s fake broker
+The real extension in headless Chromium, driven by ``tests/support/actions_world.py``'s fake broker
 (its ``world``). The fake broker sends what the real one sends after checking the paths
 (``broker/uploads.py``): absolute paths, and each file's name, size, flags and bytes, read when
 checked. ``tests/pages/upload_page.html`` reads every file it gets back (name, type, size,
@@ -22,12 +22,12 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page
 
-from . import test_e2e_actions
-from .test_e2e_actions import World, ref_of
+from ..support import actions_world
+from ..support.actions_world import World, ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-world = test_e2e_actions.world
+world = actions_world.world
 PAGE = "upload_page.html"
 OUTPUT = Path(os.environ.get("BROWSER_MCP_E2E_OUTPUT") or Path(__file__).parents[1] / "output") / "e2e_upload"
 CHOOSER_LINE = "[File chooser"

@@ -1,11 +1,15 @@
-"""Pages and small web apps a test serves on 127.0.0.1 (a secure context), each on a free port."""
+"""Pages and small web apps a test serves on 127.0.0.1 (a secure context), each on a free port:
+pages given as text, the files of ``tests/pages/``, or an app of the test's own."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from aiohttp import web
+
+PAGES = Path(__file__).resolve().parents[1] / "pages"
 
 
 @contextlib.asynccontextmanager
@@ -25,6 +29,16 @@ async def serve_pages(pages: dict[str, str]) -> AsyncIterator[str]:
 
 
 @contextlib.asynccontextmanager
+async def serve_test_pages(*routes: web.AbstractRouteDef) -> AsyncIterator[str]:
+    """``tests/pages/`` under ``/pages/``, and ``routes`` of the test's own beside; yields the site's URL."""
+    app = web.Application()
+    app.router.add_static("/pages/", PAGES)
+    app.add_routes(routes)
+    async with serve_app(app) as url:
+        yield url
+
+
+@contextlib.asynccontextmanager
 async def serve_app(app: web.Application) -> AsyncIterator[str]:
     """``app`` served on a free port of 127.0.0.1; yields its URL."""
     runner = web.AppRunner(app)
@@ -34,4 +48,3 @@ async def serve_app(app: web.Application) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{runner.addresses[0][1]}"
     finally:
         await runner.cleanup()
-
