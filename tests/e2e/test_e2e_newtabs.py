@@ -21,13 +21,12 @@ from aiohttp import web
 
 from ..support.extension_world import World, group_title, open_world
 from ..support.mcp_clients import McpClient, text
-from ..support.page_server import serve_app
+from ..support.page_server import serve_test_pages
 from ..support.waiting import eventually
 from .test_e2e_browser_tools import ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-PAGES = Path(__file__).resolve().parents[1] / "pages"
 REPORT = b"name,count\napples,3\npears,5\n"
 
 
@@ -44,10 +43,7 @@ async def serve_site() -> AsyncIterator[str]:
             body=REPORT, content_type="text/csv", headers={"Content-Disposition": 'attachment; filename="report.csv"'}
         )
 
-    app = web.Application()
-    app.router.add_static("/pages/", PAGES)
-    app.router.add_get("/download/{name}", download)
-    async with serve_app(app) as url:
+    async with serve_test_pages(web.get("/download/{name}", download)) as url:
         yield url
 
 
