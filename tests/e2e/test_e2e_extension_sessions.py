@@ -10,8 +10,10 @@ tabs, tools and sessions again, as the popup shows them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -146,26 +148,13 @@ async def _active(world: World, tab_id: int) -> bool:
 async def test_the_extension_joins_every_paired_broker_in_the_port_range(world: World, tmp_path: Path) -> None:
     url = world.url("modern.html", "second-broker")
     page, _ = await world.open_page("modern.html", "second-broker", {"echo", "fail", "temporary"})
-    async with Brokers(tmp_path / "discovery") as brokers:
-        second = await start_probed_broker(brokers)
-        token = second.token
-        await trust_broker(world.worker, token)
-        async with aiohttp.ClientSession(
-            f"http://127.0.0.1:{second.port}", headers={"Authorization": f"Bearer {token}"}
-        ) as http:
-
-            async def listed() -> dict[str, Any] | None:
-                async with http.get("/tabs") as response:
-                    tabs = (await response.json())["tabs"]
-                return next((t for t in tabs if t["url"] == url and len(t["tools"]) == 3), None)
-
-            # The extension probes the range again with backoff (at most 2 s apart).
-            tab = await eventually(listed, "the extension to join a second broker", within=WAIT * 2)
-            async with http.post(f"/tabs/{tab['ref']}/claim") as response:
-                assert response.status == 200, await response.text()
-            async with http.post(f"/tabs/{tab['ref']}/tools/echo", json={"text": "both"}) as response:
-                assert response.status == 200, await response.text()
-                assert (await response.json())["result"] == {"echoed": "both", "from": "/modern.html"}
+    async with second_broker(world, tmp_path) as http:
+        tab = await tab_joined(http, url)
+        async with http.post(f"/tabs/{tab['ref']}/claim") as response:
+            assert response.status == 200, await response.text()
+        async with http.post(f"/tabs/{tab['ref']}/tools/echo", json={"text": "both"}) as response:
+            assert response.status == 200, await response.text()
+            assert (await response.json())["result"] == {"echoed": "both", "from": "/modern.html"}
     assert (await world.browser() or {}).get("connected"), "the first broker lost the browser"
     await page.close()
 
@@ -176,33 +165,50 @@ async def test_a_tab_one_broker_holds_is_refused_to_another_brokers_claim_naming
     url = world.url("modern.html", "held")
     page, first_tab = await world.open_page("modern.html", "held", {"echo", "fail", "temporary"})
     await world.claim(first_tab["ref"])
-    async with Brokers(tmp_path / "discovery") as brokers:
+    async with second_broker(world, tmp_path, {"X-Session-Name": "Second Agent"}) as http:
+        tab = await tab_joined(http, url)
+        async with http.post(f"/tabs/{tab['ref']}/claim") as response:
+            body = await response.json()
+            assert response.status == 409 and body["error"]["code"] == "tab_owned", body
+            assert f"the broker on port {world.broker.port}" in body["error"]["message"], body
+        async with http.get("/tabs") as response:
+            again = next(t for t in (await response.json())["tabs"] if t["id"] == tab["id"])
+        assert again["owner"] is None, "the refused claim was undone"
+        status, body = await world.post(f"/tabs/{first_tab['ref']}/tools/echo", {"text": "still mine"})
+        assert status == 200 and body["result"]["echoed"] == "still mine", body
+        # Released by its holder, the tab may be claimed by the other broker's session.
+        status, body = await world.post(f"/tabs/{first_tab['ref']}/release", {})
+        assert status == 200, body
+        async with http.post(f"/tabs/{tab['ref']}/claim") as response:
+            assert response.status == 200, await response.text()
+    await page.close()
+
+
+@contextlib.asynccontextmanager
+async def second_broker(
+    world: World, home: Path, headers: dict[str, str] | None = None
+) -> AsyncIterator[aiohttp.ClientSession]:
+    """A second broker on a probed port, which the extension is paired with: REST to it, with its
+    token and ``headers``."""
+    async with Brokers(home / "discovery") as brokers:
         second = await start_probed_broker(brokers)
         await trust_broker(world.worker, second.token)
-        headers = {"Authorization": f"Bearer {second.token}", "X-Session-Name": "Second Agent"}
-        async with aiohttp.ClientSession(f"http://127.0.0.1:{second.port}", headers=headers) as http:
+        sent = {"Authorization": f"Bearer {second.token}", **(headers or {})}
+        async with aiohttp.ClientSession(f"http://127.0.0.1:{second.port}", headers=sent) as http:
+            yield http
 
-            async def listed() -> dict[str, Any] | None:
-                async with http.get("/tabs") as response:
-                    tabs = (await response.json())["tabs"]
-                return next((t for t in tabs if t["url"] == url and len(t["tools"]) == 3), None)
 
-            tab = await eventually(listed, "the extension to join a second broker", within=WAIT * 2)
-            async with http.post(f"/tabs/{tab['ref']}/claim") as response:
-                body = await response.json()
-                assert response.status == 409 and body["error"]["code"] == "tab_owned", body
-                assert f"the broker on port {world.broker.port}" in body["error"]["message"], body
-            async with http.get("/tabs") as response:
-                again = next(t for t in (await response.json())["tabs"] if t["id"] == tab["id"])
-            assert again["owner"] is None, "the refused claim was undone"
-            status, body = await world.post(f"/tabs/{first_tab['ref']}/tools/echo", {"text": "still mine"})
-            assert status == 200 and body["result"]["echoed"] == "still mine", body
-            # Released by its holder, the tab may be claimed by the other broker's session.
-            status, body = await world.post(f"/tabs/{first_tab['ref']}/release", {})
-            assert status == 200, body
-            async with http.post(f"/tabs/{tab['ref']}/claim") as response:
-                assert response.status == 200, await response.text()
-    await page.close()
+async def tab_joined(http: aiohttp.ClientSession, url: str) -> dict[str, Any]:
+    """The tab at ``url`` with its three tools, once the broker ``http`` speaks to lists it (the
+    extension probes the range again with backoff, at most 2 s apart)."""
+
+    async def listed() -> dict[str, Any] | None:
+        async with http.get("/tabs") as response:
+            tabs = (await response.json())["tabs"]
+        return next((t for t in tabs if t["url"] == url and len(t["tools"]) == 3), None)
+
+    tab: dict[str, Any] = await eventually(listed, "the extension to join a second broker", within=WAIT * 2)
+    return tab
 
 
 async def test_another_programs_server_in_the_port_range_gets_no_websocket(world: World) -> None:
