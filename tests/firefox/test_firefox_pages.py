@@ -18,7 +18,7 @@ import pytest
 import pytest_asyncio
 
 from ..e2e.test_e2e_person import SHOP
-from ..support.chromium import change_settings
+from ..support.chromium import change_settings, tab_group_title
 from ..support.extension_world import MODERN_PAGE
 from ..support.firefox import Context
 from ..support.firefox_world import Fox, joined_firefox
@@ -39,19 +39,6 @@ PAGES = {"modern.html": MODERN_PAGE, "shop.html": SHOP, "recipe.html": RECIPE, "
 async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     async with serve_pages(PAGES) as site, joined_firefox(tmp_path_factory.mktemp("firefox"), site) as world:
         yield world
-
-
-async def group_title(fox: Fox, tab_id: int) -> str | None:
-    title: str | None = await fox.control.evaluate(
-        """async (id) => {
-            const tab = await chrome.tabs.get(id);
-            if (tab.groupId === -1) return null;
-            const group = await chrome.tabGroups.get(tab.groupId).catch(() => null);
-            return group?.title ?? null;
-        }""",
-        tab_id,
-    )
-    return title
 
 
 async def tab_with_tools(client: McpClient, url: str) -> dict[str, Any] | None:
@@ -86,7 +73,7 @@ async def test_a_pages_tools_reach_an_mcp_client_and_answer_it(fox: Fox) -> None
         assert echoed == {"echoed": "fox", "from": "/modern.html"}
         failed = await client.call("call_page_tool", {"tab": ref, "tool": "fail", "arguments": {}})
         assert failed.is_error and "the page says no" in text(failed)
-        assert await group_title(fox, tab["id"]) == "Fox Client"
+        assert await tab_group_title(fox.control, tab["id"]) == "Fox Client"
         await client.call_json("tabs", {"action": "close", "tab": ref})
 
 
@@ -98,8 +85,8 @@ async def test_two_clients_get_their_own_groups_and_cannot_use_each_others_tabs(
             await client.call_json("tabs", {"action": "open", "url": url})
             refs.append(await eventually(lambda c=client, u=url: tab_with_tools(c, u), f"tab {tag}'s tools"))
         first, second = refs
-        assert await group_title(fox, first["id"]) == "Client One"
-        assert await group_title(fox, second["id"]) == "Client Two"
+        assert await tab_group_title(fox.control, first["id"]) == "Client One"
+        assert await tab_group_title(fox.control, second["id"]) == "Client Two"
         refused = await two.call("call_page_tool", {"tab": first["ref"], "tool": "echo", "arguments": {"text": "x"}})
         assert refused.is_error and "tab_owned" in text(refused) and "Client One" in text(refused)
         mine = await one.call("call_page_tool", {"tab": first["ref"], "tool": "echo", "arguments": {"text": "mine"}})

@@ -23,12 +23,12 @@ import pytest
 import pytest_asyncio
 
 from ..e2e.test_e2e_person import GROUP_COLORS, PERSON, SHOP, SHOP_TOOLS
+from ..support.chromium import tab_group_title
 from ..support.firefox import Context
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
 from ..support.page_server import serve_pages
 from ..support.waiting import eventually
-from .test_firefox_pages import group_title
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -160,7 +160,7 @@ async def test_the_person_releases_a_tab_from_the_popup_in_firefox(fox: Fox) -> 
         await eventually(shows_released, "the popup to show the tab released")
         await picture(popup, "popup-released")
         assert (await broker_tab(fox, f"{fox.site}/shop.html?release"))["owner"] is None
-        assert await group_title(fox, tab["id"]) is None
+        assert await tab_group_title(fox.control, tab["id"]) is None
         refused = await client.call("browser_snapshot", {"tab": tab["ref"]})
         assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
         assert "The person took this tab back" in text(refused)
@@ -185,7 +185,7 @@ async def test_the_person_ends_a_session_from_the_popup_in_firefox(fox: Fox) -> 
             return (await broker_tab(fox, f"{fox.site}/shop.html?end"))["owner"] is None
 
         await eventually(released, "the broker to release the session's tab")
-        assert await group_title(fox, tab["id"]) is None
+        assert await tab_group_title(fox.control, tab["id"]) is None
         assert await fox.control.evaluate("(id) => chrome.tabs.get(id).then(() => true, () => false)", tab["id"])
         ended = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
         assert ended.is_error, text(ended)

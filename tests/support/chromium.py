@@ -138,6 +138,21 @@ async def change_settings(worker: _Worker, **changes: Any) -> None:
     )
 
 
+async def tab_group_title(worker: _Worker, tab_id: int) -> str | None:
+    """The title of the tab group the browser shows the tab in, if any (asked of the extension)."""
+    title: str | None = await worker.evaluate(
+        """async (id) => {
+            const tab = await chrome.tabs.get(id);
+            // A group emptied meanwhile is gone before the tab's groupId says so.
+            if (tab.groupId === -1) return null;
+            const group = await chrome.tabGroups.get(tab.groupId).catch(() => null);
+            return group?.title ?? null;
+        }""",
+        tab_id,
+    )
+    return title
+
+
 async def probe_only(worker: _Worker, port: int) -> None:
     """Have the extension look for brokers on ``port`` alone (its options' port range), so that
     a test's broker on a port of its own is found, and no other run's browser finds it."""

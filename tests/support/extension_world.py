@@ -24,7 +24,7 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import BrowserContext, Page, Worker
 
-from .chromium import extension_chromium, probe_only, trust_broker
+from .chromium import extension_chromium, probe_only, tab_group_title, trust_broker
 from .cli_helpers import BrokerProcess, Brokers
 from .mcp_clients import LEGACY, McpClient, mcp_client
 from .page_server import serve_pages
@@ -241,17 +241,7 @@ async def tab_absent(world: World, tab_id: int) -> bool:
 
 async def group_title(world: World, tab_id: int) -> str | None:
     """The title of the tab group the browser shows the tab in, if any."""
-    title: str | None = await world.worker.evaluate(
-        """async (id) => {
-            const tab = await chrome.tabs.get(id);
-            // A group emptied meanwhile is gone before the tab's groupId says so.
-            if (tab.groupId === -1) return null;
-            const group = await chrome.tabGroups.get(tab.groupId).catch(() => null);
-            return group?.title ?? null;
-        }""",
-        tab_id,
-    )
-    return title
+    return await tab_group_title(world.worker, tab_id)
 
 
 async def tab_gone(world: World, tab_id: int) -> bool:
