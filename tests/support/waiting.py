@@ -22,4 +22,3 @@ async def eventually(check: Callable[[], Awaitable[Any]], what: str, within: flo
     except TimeoutError:
         raise AssertionError(f"timed out waiting for {what}; last seen: {last!r}") from None
     return last
-
