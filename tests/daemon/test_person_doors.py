@@ -1,7 +1,7 @@
 """What REST and MCP clients hear when the person pauses agents, ends a session or must approve.
 
 A fake extension over a real loopback socket sends what the real one sends when the person acts
-in its popup or approval window (``tests/e2e/test_e2e_person.py`` drives the real one).
+in its popup or approval window (``tests/e2e/test_e2e_person*.py`` drive the real ones).
 """
 
 from __future__ import annotations

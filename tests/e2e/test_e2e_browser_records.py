@@ -28,8 +28,8 @@ from broker.core.security import client_token
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import McpClient, text
 from ..support.page_server import serve_pages
+from ..support.person_world import answer, approval_window, change_settings
 from ..support.waiting import eventually
-from .test_e2e_person import answer, approval_window, change_settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -24,8 +24,8 @@ from playwright.async_api import Frame, Page
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import text
 from ..support.page_server import serve_pages
+from ..support.person_world import answer, approval_window
 from ..support.waiting import WAIT, eventually
-from .test_e2e_person import answer, approval_window
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -16,8 +16,8 @@ import pytest_asyncio
 
 from ..support.extension_world import World, open_world
 from ..support.page_server import serve_pages
+from ..support.person_world import open_popup
 from ..support.waiting import eventually
-from .test_e2e_person import open_popup
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

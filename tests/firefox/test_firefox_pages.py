@@ -17,13 +17,13 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from ..e2e.test_e2e_person import SHOP
 from ..support.chromium import change_settings, tab_group_title
 from ..support.extension_world import MODERN_PAGE
 from ..support.firefox import Context
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
 from ..support.page_server import serve_pages
+from ..support.person_world import SHOP
 from ..support.waiting import WAIT, eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

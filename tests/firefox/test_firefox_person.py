@@ -22,12 +22,12 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from ..e2e.test_e2e_person import GROUP_COLORS, PERSON, SHOP, SHOP_TOOLS
 from ..support.chromium import tab_group_title
 from ..support.firefox import Context
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
 from ..support.page_server import serve_pages
+from ..support.person_world import GROUP_COLORS, PERSON, SHOP, SHOP_TOOLS, session_ended_then_claimed_again
 from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -187,12 +187,7 @@ async def test_the_person_ends_a_session_from_the_popup_in_firefox(fox: Fox) -> 
         await eventually(released, "the broker to release the session's tab")
         assert await tab_group_title(fox.control, tab["id"]) is None
         assert await fox.control.evaluate("(id) => chrome.tabs.get(id).then(() => true, () => false)", tab["id"])
-        ended = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
-        assert ended.is_error, text(ended)
-        assert text(ended).startswith("session_ended: the person ended session 'Ended Agent' from the browser")
-        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
-        again = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
-        assert not again.is_error and text(again) == "12 EUR", text(again)
+        await session_ended_then_claimed_again(client, tab, "Ended Agent")
         await popup.close()
         await client.call_json("tabs", {"action": "close", "tab": tab["ref"]})
 

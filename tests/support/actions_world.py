@@ -195,7 +195,7 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
         async with serve_site() as site, chromium as (context, worker):
             await trust_broker(worker, FAKE_TOKEN)
             # These tests are of the actions themselves: browser_evaluate runs without asking the
-            # person (tests/e2e/test_e2e_person.py tests the asking).
+            # person (tests/e2e/test_e2e_person_approvals.py tests the asking).
             await change_settings(worker, approvalPolicy="never")
             await probe_only(worker, broker.port)
             link = await broker.link_of(await instance_id(worker, WAIT))
