@@ -22,14 +22,7 @@ from playwright.async_api import Page
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from ..support.extension_world import (
-    World,
-    open_world,
-    site,
-    tab_absent,
-    tool_prefix,
-    world,
-)
+from ..support.extension_world import World, open_world, site, tab_absent, tool_prefix, world
 from ..support.mcp_clients import McpClient, text
 from ..support.waiting import WAIT, eventually
 

@@ -26,16 +26,7 @@ from broker.core.security import PROJECT_EXTENSION_ID
 
 from ..support.chromium import trust_broker
 from ..support.cli_helpers import BrokerProcess, Brokers
-from ..support.extension_world import (
-    World,
-    group_title,
-    site,
-    stop_worker,
-    tab_absent,
-    tab_gone,
-    tool_prefix,
-    world,
-)
+from ..support.extension_world import World, group_title, site, stop_worker, tab_absent, tab_gone, tool_prefix, world
 from ..support.mcp_clients import text
 from ..support.probed_ports import serve_on_probed_port, start_probed_broker
 from ..support.waiting import WAIT, eventually
