@@ -1,9 +1,10 @@
-"""What the benchmarks' reports share: verdicts against the goals, size labels, the machine."""
+"""What the benchmarks' reports share: verdicts against the goals and their lines, size labels, the machine."""
 
 from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +62,11 @@ class Verdict:
             lines.append(f"\n      {line}")
         values = {label: interval.estimate for label, interval in intervals.items()}
         return cls(goal, passed, "".join(lines), values, intervals)
+
+
+def goal_lines(heading: str, verdicts: Iterable[Verdict]) -> list[str]:
+    """A report's goals: their heading, then each verdict's line."""
+    return [heading, *(verdict.line() for verdict in verdicts)]
 
 
 def size_label(size: int) -> str:
