@@ -277,8 +277,5 @@ def flood_json(results: FloodResults, _args: Any) -> dict[str, Any]:
             }
             for phase in results.phases
         ],
-        "verdicts": [
-            {"goal": verdict.goal, "passed": verdict.passed, "values": verdict.values}
-            for verdict in flood_verdicts(results)
-        ],
+        "verdicts": [verdict.brief_json() for verdict in flood_verdicts(results)],
     }

@@ -244,5 +244,5 @@ def soak_json(results: SoakResults, args: argparse.Namespace) -> dict[str, Any]:
         "idle_cpu_ms_per_minute": results.idle_cpu_ms,
         "idle_cpu_ms_slices": results.idle_slices_ms,
         "problems": results.tally.problems,
-        "goals": [{"goal": v.goal, "passed": v.passed, "values": v.values} for v in verdicts(results)],
+        "goals": [verdict.brief_json() for verdict in verdicts(results)],
     }

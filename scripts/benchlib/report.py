@@ -29,6 +29,10 @@ class Verdict:
         gap = "" if self.detail.startswith("\n") else " "  # a detail of many lines starts on the next
         return f"  {status}  {self.goal}:{gap}{self.detail}"
 
+    def brief_json(self) -> dict[str, Any]:
+        """The goal, whether it was met and the values it was judged by, without the detail."""
+        return {"goal": self.goal, "passed": self.passed, "values": self.values}
+
     @classmethod
     def at_most(cls, goal: str, values: dict[str, float], limit: float, unit: str = "x", digits: int = 2) -> Verdict:
         """Met when every one of ``values`` is at most ``limit``; the detail lists them all."""
