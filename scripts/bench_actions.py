@@ -64,7 +64,7 @@ from bench_actions_sides import (
 from benchlib import BenchError, progress
 from benchlib.mcp_sides import shop_stage, start_playwright, unwrapped
 from benchlib.pages import COUNTER_TEXT, CROSS_ORIGIN_TEXT, CROSS_SITE_TEXT, FRAMES_HEADING, SAME_ORIGIN_TEXT
-from benchlib.report import Verdict
+from benchlib.report import Verdict, goal_lines
 from benchlib.shop_pages import ADD_BUTTON, SHOP_END, SHOP_HEADING, PageCounts, shop_page
 
 from tests.support.chromium import CHROMIUM
@@ -403,8 +403,7 @@ def actions_report(results: Any, args: Any) -> str:
     lines.append(f"  {'every ref':<28} {ours.counts.refs:>12} {theirs.counts.refs:>12}")
     for name, counts in (("ours", ours.counts), ("Playwright", theirs.counts)):
         lines.append(f"  {name} by role: " + ", ".join(f"{role} {n}" for role, n in counts.by_role.items()))
-    lines += ["", "actions goals (a benchmark, not a test):"]
-    lines += [verdict.line() for verdict in actions_verdicts(results)]
+    lines += ["", *goal_lines("actions goals (a benchmark, not a test):", actions_verdicts(results))]
     return "\n".join(lines)
 
 

@@ -23,7 +23,7 @@ from benchlib import READY_TIMEOUT, BenchError
 from benchlib.mcp_sides import text_of
 from benchlib.servers import Server
 from benchlib.shop_pages import ADD_BUTTON, PageCounts
-from benchlib.stats import Timings
+from benchlib.stats import TimingsOf
 from mcp import Client
 
 __all__ = [
@@ -126,21 +126,10 @@ class SideResult:
     frame_click_ms: list[float] = field(default_factory=list)  # in the cross-site frame
     frame_clicks_seen: int = 0
 
-    @property
-    def snapshot(self) -> Timings:
-        return Timings(self.snapshot_ms)
-
-    @property
-    def click(self) -> Timings:
-        return Timings(self.click_ms)
-
-    @property
-    def frames_snapshot(self) -> Timings:
-        return Timings(self.frames_snapshot_ms)
-
-    @property
-    def frame_click(self) -> Timings:
-        return Timings(self.frame_click_ms)
+    snapshot = TimingsOf("snapshot_ms")
+    click = TimingsOf("click_ms")
+    frames_snapshot = TimingsOf("frames_snapshot_ms")
+    frame_click = TimingsOf("frame_click_ms")
 
 
 class Side:

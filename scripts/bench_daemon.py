@@ -56,7 +56,7 @@ from benchlib import CALL_TIMEOUT, READY_TIMEOUT, ROOT, BenchError, progress
 from benchlib.fake_extension import FakeExtension
 from benchlib.mcp_clients import CLIENT_LABEL, LEGACY, RawHttp, loopback_http
 from benchlib.proc import run_seconds, status_kib
-from benchlib.report import Verdict
+from benchlib.report import Verdict, goal_lines
 from benchlib.servers import Server, announcement, start_broker, wait_for_tabs
 from benchlib.stats import Timings
 from mcp import Client
@@ -385,8 +385,7 @@ def daemon_report(results: DaemonResults, args: Any) -> str:
                 f" {c.median('idle_cpu_ms_per_s'):>13.1f} {heard:>30}"
             )
         lines.append("")
-    lines.append("daemon goals (a benchmark, not a test):")
-    lines += [verdict.line() for verdict in daemon_verdicts(results)]
+    lines += goal_lines("daemon goals (a benchmark, not a test):", daemon_verdicts(results))
     return "\n".join(lines)
 
 

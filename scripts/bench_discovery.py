@@ -48,7 +48,7 @@ from typing import Any
 import aiohttp
 from benchlib import BenchError, progress
 from benchlib.browser import Browser, Place, chromium, install_native_host
-from benchlib.report import Verdict
+from benchlib.report import Verdict, goal_lines
 from benchlib.servers import Server, start_broker
 from benchlib.stats import Timings
 from playwright.async_api import Playwright, async_playwright
@@ -248,12 +248,7 @@ def discovery_report(results: DiscoveryResults, args: Any) -> str:
             f" {', '.join(map(str, results.ports_of_others))}): the extension joined them too, and one that left"
             " restarted its backoff, so probing runs may have come sooner than an idle extension's"
         )
-    lines += [
-        "",
-        "discovery goal (a benchmark, not a test):",
-    ]
-    for verdict in discovery_verdicts(results):
-        lines.append(verdict.line())
+    lines += ["", *goal_lines("discovery goal (a benchmark, not a test):", discovery_verdicts(results))]
     return "\n".join(lines)
 
 

@@ -41,7 +41,7 @@ from benchlib import BenchError, progress
 from benchlib.browser import Place, chromium, install_native_host
 from benchlib.mcp_sides import wait_joined
 from benchlib.pages import COUNTER_TEXT, SMALL_PAGE
-from benchlib.report import Verdict
+from benchlib.report import Verdict, goal_lines
 from benchlib.servers import start_broker
 from benchlib.shop_pages import ADD_BUTTON
 from benchlib.stats import percentile
@@ -253,7 +253,7 @@ def flood_report(results: FloodResults, args: Any) -> str:
             f"  {phase.name:<11} {phase.p50:>9.1f} {phase.p99:>9.1f} {phase.max:>9.1f} {len(phase.failures):>7}"
             f" {phase.sent:>8} {phase.refused:>8} {phase.flood_s:>8.1f} {phase.calm_s:>8.1f}"
         )
-    lines += ["", "goals:", *(verdict.line() for verdict in flood_verdicts(results))]
+    lines += ["", *goal_lines("goals:", flood_verdicts(results))]
     return "\n".join(lines)
 
 
@@ -277,8 +277,5 @@ def flood_json(results: FloodResults, _args: Any) -> dict[str, Any]:
             }
             for phase in results.phases
         ],
-        "verdicts": [
-            {"goal": verdict.goal, "passed": verdict.passed, "values": verdict.values}
-            for verdict in flood_verdicts(results)
-        ],
+        "verdicts": [verdict.brief_json() for verdict in flood_verdicts(results)],
     }

@@ -33,7 +33,7 @@ import orjson
 from benchlib import progress
 from benchlib.fake_extension import SNAPSHOT, FakeExtension
 from benchlib.proc import status_kib
-from benchlib.report import Verdict
+from benchlib.report import Verdict, goal_lines
 from benchlib.servers import Server, start_broker, wait_for_tabs
 
 from broker.core.security import client_token
@@ -172,7 +172,7 @@ def keys_report(results: KeysResults, args: Any) -> str:
             f"  {run.label:<13} {run.start_mb:>9.1f} {run.peak_mb:>8.1f} {run.end_mb:>7.1f} {run.after_mb:>9.1f}"
             f" {run.hwm_mb:>9.1f}  {statuses}"
         )
-    lines += ["", "goals:", *(verdict.line() for verdict in keys_verdicts(results))]
+    lines += ["", *goal_lines("goals:", keys_verdicts(results))]
     return "\n".join(lines)
 
 

@@ -52,7 +52,7 @@ from benchlib import LARGE, READY_TIMEOUT, ROOT, START_TIMEOUT, BenchError, prog
 from benchlib.fake_extension import FakeExtension
 from benchlib.mcp_clients import CLIENT_LABEL, INITIALIZE, era_of, loopback_http, mcp_env, relay_command
 from benchlib.proc import child_pid, status_kib, total_cpu
-from benchlib.report import Verdict, size_label
+from benchlib.report import Verdict, goal_lines, size_label
 from benchlib.servers import BROWSER_MCP, MCP_RELAY, Server, start_broker, start_mcp_baseline_http
 from benchlib.stats import Medians, Timings, call_figures, taking_turns, timed_calls
 from mcp import Client
@@ -438,9 +438,7 @@ def mcp_report(results: McpResults, args: Any) -> str:
             )
         lines.append("  (sdk-: the official SDK client; its round trips include its own parsing of the list)")
         lines.append("")
-    lines.append("MCP goals (a benchmark, not a test):")
-    for verdict in mcp_verdicts(results):
-        lines.append(verdict.line())
+    lines += goal_lines("MCP goals (a benchmark, not a test):", mcp_verdicts(results))
     if results.scenarios:
         lines += [
             "",

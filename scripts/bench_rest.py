@@ -40,7 +40,7 @@ import orjson
 from benchlib import CALL_TIMEOUT, LARGE, READY_TIMEOUT, SMALL, BenchError, progress, words_of
 from benchlib.fake_extension import FakeExtension
 from benchlib.proc import CLOCK_TICK, cpu_seconds, status_kib
-from benchlib.report import Verdict, machine, size_label
+from benchlib.report import Verdict, goal_lines, machine, size_label
 from benchlib.servers import start_broker, start_relay
 from benchlib.stats import Medians, call_figures, taking_turns, timed_calls
 
@@ -290,10 +290,8 @@ def report(scenarios: list[Scenario], args: argparse.Namespace) -> str:
         "",
         guard_line(scenarios, args),
         "",
-        "goals (a benchmark, not a test):",
+        *goal_lines("goals (a benchmark, not a test):", verdicts(scenarios)),
     ]
-    for verdict in verdicts(scenarios):
-        lines.append(verdict.line())
     tick_us = 1e6 / CLOCK_TICK
     lines += [
         "",

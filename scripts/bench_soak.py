@@ -37,7 +37,7 @@ from benchlib.browser import Place, chromium, install_native_host
 from benchlib.mcp_sides import wait_joined
 from benchlib.pages import PageServer
 from benchlib.proc import open_fds, run_seconds, status_kib
-from benchlib.report import Verdict
+from benchlib.report import Verdict, goal_lines
 from benchlib.servers import Server, start_broker
 from benchlib.shop_pages import shop_page
 from benchlib.stats import percentile
@@ -203,7 +203,7 @@ def soak_report(results: SoakResults, args: argparse.Namespace) -> str:
         lines.append(f"  {sample.at_s / 60:>4.1f} {sample.rss_kib / 1024:>7.1f} {sample.fds:>5}")
     slices = " ".join(f"{ms:.1f}" for ms in results.idle_slices_ms)
     lines += ["", f"broker CPU idle, ms in each {IDLE_SLICE_S:g} s: {slices}"]
-    lines += ["", "goals:", *(verdict.line() for verdict in verdicts(results))]
+    lines += ["", *goal_lines("goals:", verdicts(results))]
     if tally.problems:
         lines += ["", "first problems:", *(f"  {problem}" for problem in tally.problems)]
     return "\n".join(lines)
@@ -244,5 +244,5 @@ def soak_json(results: SoakResults, args: argparse.Namespace) -> dict[str, Any]:
         "idle_cpu_ms_per_minute": results.idle_cpu_ms,
         "idle_cpu_ms_slices": results.idle_slices_ms,
         "problems": results.tally.problems,
-        "goals": [{"goal": v.goal, "passed": v.passed, "values": v.values} for v in verdicts(results)],
+        "goals": [verdict.brief_json() for verdict in verdicts(results)],
     }

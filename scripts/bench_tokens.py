@@ -55,7 +55,7 @@ from bench_tokens_agent import Agent, FlowFailed, FlowResult
 from bench_tokens_flows import shop_flow, small_flow, support_flow
 from benchlib import progress
 from benchlib.mcp_sides import shop_stage, start_playwright, unwrapped
-from benchlib.report import Verdict
+from benchlib.report import Verdict, goal_lines
 from benchlib.shop_pages import ShopPage, shop_page
 
 from tests.support.chromium import CHROMIUM
@@ -320,8 +320,7 @@ def tokens_report(results: TokensResults, args: Any) -> str:
     ]
     if failures:
         lines += ["", "failures:", *failures]
-    lines += ["", "tokens goals (a benchmark, not a test):"]
-    lines += [verdict.line() for verdict in tokens_verdicts(results)]
+    lines += ["", *goal_lines("tokens goals (a benchmark, not a test):", tokens_verdicts(results))]
     return "\n".join(lines)
 
 

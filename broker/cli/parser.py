@@ -30,6 +30,12 @@ def _add_broker_choice(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
+def _add_browser_and_broker_choice(parser: argparse.ArgumentParser) -> None:
+    """The options of a command on the browser beyond its pages: which browser, then which broker."""
+    parser.add_argument("--browser", help="which connected browser (b1, b2...)")
+    _add_broker_choice(parser)
+
+
 def _tab_command(commands: Any, name: str, about: str, runs: tuple[str, str] | None = None) -> Any:
     """A subcommand on one tab; ``runs`` names what it runs (a tool), which takes JSON arguments."""
     parser = commands.add_parser(name, help=about)
@@ -69,8 +75,7 @@ def _add_browser_wide_commands(commands: Any) -> None:
     )
     windows.add_argument("action", nargs="?", choices=["list", "open", "focus", "close"], default="list")
     windows.add_argument("target", nargs="?", help="open: the URL of its tab; focus, close: the window id")
-    windows.add_argument("--browser", help="which connected browser (b1, b2...)")
-    _add_broker_choice(windows)
+    _add_browser_and_broker_choice(windows)
     history = commands.add_parser(
         "history",
         help="search the pages the person visited, or delete some (--delete URL, or --delete --since --until)",
@@ -86,8 +91,7 @@ def _add_browser_wide_commands(commands: Any) -> None:
         help="delete every visit of URL, or without it every visit from --since to --until (the person approves)",
     )
     history.add_argument("--until", metavar="WHEN", help="with --delete: the range's end, ISO 8601")
-    history.add_argument("--browser", help="which connected browser (b1, b2...)")
-    _add_broker_choice(history)
+    _add_browser_and_broker_choice(history)
     bookmarks = commands.add_parser(
         "bookmarks",
         help="search the person's bookmarks, add one (--add URL), list them (--tree), delete one (--delete ID)",
@@ -103,8 +107,7 @@ def _add_browser_wide_commands(commands: Any) -> None:
         "--delete", metavar="ID", help="delete the bookmark or empty folder ID (the person approves)"
     )
     bookmarks.add_argument("--recursive", action="store_true", help="with --delete: a folder with all it holds")
-    bookmarks.add_argument("--browser", help="which connected browser (b1, b2...)")
-    _add_broker_choice(bookmarks)
+    _add_browser_and_broker_choice(bookmarks)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -24,6 +24,7 @@ __all__ = [
     "open_tab_request",
     "page_url",
     "query_flag",
+    "result_count",
     "tab_change",
     "tab_ref",
     "tool_arguments",
@@ -121,6 +122,17 @@ def flag(name: str, value: Any, default: bool = False) -> bool:
         return default
     if not isinstance(value, bool):
         raise InvalidRequest(f"`{name}` must be true or false, got {value!r}")
+    return value
+
+
+def result_count(value: Any, default: int, most: int) -> int:
+    """``maxResults``: a whole number from 1 to ``most``, in JSON or a query string; ``default`` when absent."""
+    if value is None:
+        return default
+    if isinstance(value, str) and value.isdecimal() and len(value) < 6:
+        value = int(value)  # from a query string
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise InvalidRequest(f"`maxResults` must be a whole number from 1 to {most}, got {value!r}")
     return value
 
 

@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 import attrs
 
 from . import records
-from .arguments import page_url
+from .arguments import page_url, result_count
 from .errors import InvalidRequest
 from .messages import JsonObject
 from .records import BOOKMARK_TREE, DELETE_BOOKMARK, DELETE_HISTORY, epoch_ms
@@ -394,7 +394,7 @@ def history_call(query: Any, max_results: Any = None, start_time: Any = None, br
     """Raises: InvalidRequest."""
     if not isinstance(query, str):
         raise InvalidRequest("searching history needs `query`: words of a title or address ('' for the latest)")
-    args: JsonObject = {"query": query, "maxResults": _max_results(max_results)}
+    args: JsonObject = {"query": query, "maxResults": result_count(max_results, DEFAULT_RESULTS, MAX_RESULTS)}
     if start_time is not None:
         args["startTime"] = epoch_ms(start_time)
     return WideCall("searchHistory", args, browser=_browser(browser))
@@ -436,14 +436,4 @@ def bookmarks_call(action: Any, query: Any = None, url: Any = None, title: Any =
 def _browser(value: Any) -> str | None:
     if value is not None and not isinstance(value, str):
         raise InvalidRequest('"browser" names a connected browser, such as b1')
-    return value
-
-
-def _max_results(value: Any) -> int:
-    if value is None:
-        return DEFAULT_RESULTS
-    if isinstance(value, str) and value.isdecimal() and len(value) < 6:
-        value = int(value)  # from a query string
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RESULTS:
-        raise InvalidRequest(f"`maxResults` must be a whole number from 1 to {MAX_RESULTS}, got {value!r}")
     return value

@@ -22,6 +22,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from .arguments import result_count
 from .errors import InvalidRequest
 from .messages import JsonObject
 
@@ -117,7 +118,7 @@ def bookmark_tree(folder: Any = None, max_results: Any = None) -> JsonObject:
     Raises:
         InvalidRequest: a folder id that is no bookmark id, a count out of 1 to ``MAX_TREE``.
     """
-    args: JsonObject = {"maxResults": _count(max_results)}
+    args: JsonObject = {"maxResults": result_count(max_results, DEFAULT_TREE, MAX_TREE)}
     if folder is not None:
         args["id"] = bookmark_id(folder, "folderId")
     return args
@@ -146,16 +147,6 @@ def bookmark_id(value: Any, name: str) -> str:
             f"`{name}` must be a bookmark's or folder's id as browser_bookmarks action=search or tree gives it"
             f' (such as "42"); got {value!r}'
         )
-    return value
-
-
-def _count(value: Any) -> int:
-    if value is None:
-        return DEFAULT_TREE
-    if isinstance(value, str) and value.isdecimal() and len(value) < 6:
-        value = int(value)  # from a query string
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TREE:
-        raise InvalidRequest(f"`maxResults` must be a whole number from 1 to {MAX_TREE}, got {value!r}")
     return value
 
 

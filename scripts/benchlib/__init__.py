@@ -6,8 +6,8 @@
   child process;
 - :mod:`benchlib.servers`: starting the servers measured (the broker, the two baselines) and
   stopping them;
-- :mod:`benchlib.stats`: percentiles and timings;
-- :mod:`benchlib.report`: what the reports share (verdicts against the goals, labels, the machine);
+- :mod:`benchlib.stats`: percentiles and timings (a result's lists of timings, named);
+- :mod:`benchlib.report`: what the reports share (verdicts against the goals and their lines, labels, the machine);
 - :mod:`benchlib.fake_extension`: the lean fake extension that answers tool calls;
 - :mod:`benchlib.mcp_clients`: MCP as the benchmarks speak it (eras, ``browser-mcp mcp``, raw
   JSON-RPC over HTTP and stdio);

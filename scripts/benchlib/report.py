@@ -1,9 +1,10 @@
-"""What the benchmarks' reports share: verdicts against the goals, size labels, the machine."""
+"""What the benchmarks' reports share: verdicts against the goals and their lines, size labels, the machine."""
 
 from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,10 @@ class Verdict:
         status = {True: "PASS", False: "MISS", None: "NOT RESOLVED"}[self.passed]
         gap = "" if self.detail.startswith("\n") else " "  # a detail of many lines starts on the next
         return f"  {status}  {self.goal}:{gap}{self.detail}"
+
+    def brief_json(self) -> dict[str, Any]:
+        """The goal, whether it was met and the values it was judged by, without the detail."""
+        return {"goal": self.goal, "passed": self.passed, "values": self.values}
 
     @classmethod
     def at_most(cls, goal: str, values: dict[str, float], limit: float, unit: str = "x", digits: int = 2) -> Verdict:
@@ -61,6 +66,11 @@ class Verdict:
             lines.append(f"\n      {line}")
         values = {label: interval.estimate for label, interval in intervals.items()}
         return cls(goal, passed, "".join(lines), values, intervals)
+
+
+def goal_lines(heading: str, verdicts: Iterable[Verdict]) -> list[str]:
+    """A report's goals: their heading, then each verdict's line."""
+    return [heading, *(verdict.line() for verdict in verdicts)]
 
 
 def size_label(size: int) -> str:

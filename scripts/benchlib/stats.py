@@ -43,6 +43,17 @@ class Timings:
         return max(self.runs_ms)
 
 
+class TimingsOf:
+    """A result's read-only attribute: the :class:`Timings` of one of the result's lists of milliseconds,
+    for a result that measures several things."""
+
+    def __init__(self, runs_field: str) -> None:
+        self.runs_field = runs_field
+
+    def __get__(self, result: object, owner: type | None = None) -> Timings:
+        return Timings(getattr(result, self.runs_field))
+
+
 def taking_turns(
     scenarios: list[ScenarioT], servers: Sequence[str], rounds: int
 ) -> Iterator[tuple[int, ScenarioT, str]]:

@@ -59,6 +59,15 @@ def test_flags_in_json_are_booleans_and_in_queries_words() -> None:
         arguments.query_flag("refresh", "maybe")
 
 
+def test_a_result_count_is_a_whole_number_in_its_range_from_json_or_a_query_string() -> None:
+    assert arguments.result_count(None, 20, 200) == 20
+    assert arguments.result_count(5, 20, 200) == 5
+    assert arguments.result_count("200", 20, 200) == 200
+    for value in (0, 201, "201", True, 1.5, "5.0", "-1", [5]):
+        with pytest.raises(InvalidRequest, match="`maxResults` must be a whole number from 1 to 200"):
+            arguments.result_count(value, 20, 200)
+
+
 @pytest.mark.parametrize(("value", "ok"), [(12, True), ("b2:12", True), (True, False), (None, False), (1.5, False)])
 def test_tab_ref(value: Any, ok: bool) -> None:
     if ok:
