@@ -25,7 +25,7 @@ from broker.core.messages import (
 from broker.core.person import MAX_APPROVAL_WAIT
 from broker.core.state import Broker
 
-from .test_state import SEARCH, connect, make_core, only, sent, shop_tab, start_call
+from .core_world import SEARCH, connect, make_core, only, sent, shop_tab, start_call
 
 ACTIONS = ("snapshot", "click", "evaluate")
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..conftest import BrokerUnderTest
-from ..mcp.test_mcp_http import shop
+from ..mcp.mcp_shop import shop
 from ..support.mcp_clients import LEGACY
 
 FIREFOX_DRIVER = {"name": "webextension", "actions": ["navigate", "snapshot"]}

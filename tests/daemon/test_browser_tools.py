@@ -18,7 +18,7 @@ import pytest
 from broker.core.browser_tools import ACTIONS
 
 from ..conftest import BrokerUnderTest, MakeBroker
-from ..support.fakes import TINY_PNG, FakeTab
+from ..support.fakes import TINY_PNG, FakeExtension, FakeTab
 from ..support.mcp_clients import ERAS, MODERN, text
 
 ALL_ACTIONS = list(ACTIONS)
@@ -40,6 +40,16 @@ def era(request: pytest.FixtureRequest) -> str:
 
 def page(tab_id: int = 7) -> FakeTab:
     return FakeTab(tab_id, f"https://page{tab_id}.example/", f"Page {tab_id}")
+
+
+def refuse_every_action(fake: FakeExtension, code: str, message: str) -> None:
+    """The extension answers every built-in action with this error, as its page driver would."""
+
+    async def refuse(action: dict[str, Any]) -> None:
+        error = {"code": code, "message": message}
+        await fake.send({"type": "toolResult", "callId": action["callId"], "error": error})
+
+    fake.on_action = refuse
 
 
 async def test_built_in_tools_are_listed_while_a_browser_carries_them_out(broker: BrokerUnderTest, era: str) -> None:
@@ -195,15 +205,8 @@ async def test_a_screenshot_comes_back_as_an_image(broker: BrokerUnderTest, era:
 
 async def test_the_pages_failure_reaches_the_client_with_its_code(broker: BrokerUnderTest) -> None:
     fake = await broker.extension(page(), actions=ALL_ACTIONS)
-
-    async def stale(message: dict[str, Any]) -> None:
-        error = {
-            "code": "stale_ref",
-            "message": "ref e9 points at an element that is no longer on the page: take a new browser_snapshot",
-        }
-        await fake.send({"type": "toolResult", "callId": message["callId"], "error": error})
-
-    fake.on_action = stale
+    stale = "ref e9 points at an element that is no longer on the page: take a new browser_snapshot"
+    refuse_every_action(fake, "stale_ref", stale)
     async with broker.mcp("Claude Code", MODERN) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         refused = await client.call("browser_hover", {"target": "e9", "element": "menu"})
@@ -304,15 +307,8 @@ async def test_a_call_refused_for_an_open_dialog_is_the_brokers_dialog_open_erro
     """Only the extension knows a dialog waits in the tab; its refusal reaches MCP and REST clients
     as ``dialog_open`` (409), not as a failed page tool."""
     fake = await broker.extension(page(7), page(8), actions=ALL_ACTIONS)
-
-    async def dialog_open(message: dict[str, Any]) -> None:
-        error = {
-            "code": "dialog_open",
-            "message": 'a "confirm" dialog with message "Sure?" is open there; answer it with browser_handle_dialog',
-        }
-        await fake.send({"type": "toolResult", "callId": message["callId"], "error": error})
-
-    fake.on_action = dialog_open
+    dialog = 'a "confirm" dialog with message "Sure?" is open there; answer it with browser_handle_dialog'
+    refuse_every_action(fake, "dialog_open", dialog)
     async with broker.mcp("Claude Code", MODERN) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         refused = await client.call("browser_snapshot", {})

@@ -73,20 +73,35 @@ async def browsers(broker: BrokerUnderTest) -> list[str]:
     return [b["name"] for b in body["browsers"] if b["connected"]]
 
 
+def listening_port(broker: BrokerUnderTest) -> int:
+    port = broker.server.port
+    assert port is not None
+    return port
+
+
+async def joined_links(
+    broker: BrokerUnderTest, session: aiohttp.ClientSession, count: int, name: str, *, proving: bool
+) -> list[aiohttp.ClientWebSocketResponse]:
+    """``count`` links with the extension's origin, each proving the link key first if ``proving``,
+    then sending its snapshot as ``{name} {number}``; all of them served as browsers."""
+    links = [await session.ws_connect(broker.ws_url, headers=ORIGIN) for _ in range(count)]
+    for number, ws in enumerate(links):
+        if proving:
+            await prove(ws, TOKEN, listening_port(broker))
+        await join(ws, f"{name} {number}")
+    assert len(await browsers(broker)) == count
+    return links
+
+
 async def test_unproven_links_filling_the_slots_do_not_keep_out_a_link_that_proves_the_key(
     make_broker: MakeBroker, session: aiohttp.ClientSession
 ) -> None:
     broker = await make_broker(max_links=4)
-    port = broker.server.port
-    assert port is not None
-    squatters = [await session.ws_connect(broker.ws_url, headers=ORIGIN) for _ in range(4)]
-    for number, squatter in enumerate(squatters):
-        await join(squatter, f"squatter {number}")
-    assert len(await browsers(broker)) == 4
+    squatters = await joined_links(broker, session, 4, "squatter", proving=False)
 
     # The person's extension comes, and proves the key: it is let in, in the oldest squatter's place.
     person = await session.ws_connect(broker.ws_url, headers=ORIGIN)
-    await prove(person, TOKEN, port)
+    await prove(person, TOKEN, listening_port(broker))
     await join(person, "the person's browser")
     assert (await closed(squatters[0])).data == WSCloseCode.GOING_AWAY
     assert "the person's browser" in await browsers(broker)
@@ -106,16 +121,11 @@ async def test_links_that_proved_the_key_fill_the_slots_and_one_more_is_refused(
     make_broker: MakeBroker, session: aiohttp.ClientSession
 ) -> None:
     broker = await make_broker(max_links=2)
-    port = broker.server.port
-    assert port is not None
-    profiles = [await session.ws_connect(broker.ws_url, headers=ORIGIN) for _ in range(2)]
-    for number, ws in enumerate(profiles):
-        await prove(ws, TOKEN, port)
-        await join(ws, f"profile {number}")
-    assert len(await browsers(broker)) == 2
+    profiles = await joined_links(broker, session, 2, "profile", proving=True)
     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
         await session.ws_connect(broker.ws_url, headers=ORIGIN)
     assert refused.value.status == 429
+    assert not any(ws.closed for ws in profiles)  # and held open till here: a link let go is closed
 
 
 @pytest.mark.parametrize("require_proof", [False, True], ids=["proof-optional", "proof-required"])
@@ -123,8 +133,7 @@ async def test_an_unproven_link_is_closed_after_its_time_to_prove_itself(
     make_broker: MakeBroker, session: aiohttp.ClientSession, require_proof: bool
 ) -> None:
     broker = await make_broker(link_proof_timeout=0.3, require_extension_token=require_proof)
-    port = broker.server.port
-    assert port is not None
+    port = listening_port(broker)
     proven = await session.ws_connect(broker.ws_url, headers=ORIGIN)
     await prove(proven, TOKEN, port)
     # Asks the broker to prove itself, then never proves itself back.
@@ -142,8 +151,7 @@ async def test_a_link_that_began_pairing_has_time_to_finish(
     make_broker: MakeBroker, session: aiohttp.ClientSession
 ) -> None:
     broker = await make_broker(link_proof_timeout=0.3)
-    port = broker.server.port
-    assert port is not None
+    port = listening_port(broker)
     status, issued = await broker.post("/pairing")
     assert status == 200
     ws = await session.ws_connect(broker.ws_url, headers=ORIGIN)
@@ -165,8 +173,7 @@ async def test_many_unproven_links_are_capped_and_the_owners_rest_calls_still_wo
     make_broker: MakeBroker, session: aiohttp.ClientSession
 ) -> None:
     broker = await make_broker(require_extension_token=True, max_unproven_links=8, link_proof_timeout=60.0)
-    port = broker.server.port
-    assert port is not None
+    port = listening_port(broker)
     flood = [await session.ws_connect(broker.ws_url, headers=ORIGIN) for _ in range(100)]
     # Each past the eighth closed the oldest: 92 are closed, telling why, and 8 wait.
     closes = await asyncio.gather(*(closed(ws) for ws in flood[:92]))
@@ -222,8 +229,7 @@ async def test_a_firefox_add_ons_link_is_heard_only_once_it_proves_the_key(
     # Any add-on of the person's Firefox carries a moz-extension origin (its uuid drawn per
     # profile): a broker that would hear Chromium links without proof still asks this one for it.
     broker = await make_broker(require_extension_token=False)
-    port = broker.server.port
-    assert port is not None
+    port = listening_port(broker)
     firefox = {"Origin": "moz-extension://0b6c7b8e-3f2a-4d55-9c1e-7a1b2c3d4e5f"}
     stranger = await session.ws_connect(broker.ws_url, headers=firefox)
     await stranger.send_json({"type": "connected", "browser": {"name": "Some add-on", "version": "1"}, "tabs": []})
