@@ -147,7 +147,10 @@ class BrowserLinks(LinkCalls):
             logger.debug("frame from link %s after it was closed: dropped", link_id)
             return []
         link.last_received = now
-        self._browsers[link.browser].heard_from = True
+        # A keepalive says nothing of which browser this is: a link still waiting to prove the
+        # key answers pings too, and must not become the browser new tabs open in.
+        if not isinstance(message, (Ping, Pong)):
+            self._browsers[link.browser].heard_from = True
         handler = self._handlers[type(message)]
         try:
             effects: list[Effect] = handler(self, link, message, now)

@@ -134,6 +134,21 @@ def test_tab_events_keep_the_listing_current() -> None:
     assert [t.id for t in core.tabs()] == [7]
 
 
+def test_a_link_that_only_keeps_alive_is_no_browser_and_gets_no_new_tab() -> None:
+    """A link still waiting to prove the link key (another run's browser, which cannot) answers the
+    broker's ping with a pong, and may ping itself: that says nothing of which browser it is, so it
+    is not listed, and the new tab of a client goes to the browser that announced itself."""
+    core = make_core()
+    connect(core, 1, (shop_tab(),), instance_id="ours")
+    core.link_opened(2, 1.0)
+    core.extension_message(2, Pong(), 2.0)
+    assert sent(core.extension_message(2, Ping(), 2.0)) == [Pong()]
+    assert [b.instance_id for b in core.browsers()] == ["ours"]
+    core.open_session("s1", "s1")
+    _, effects = core.open_tab("s1", "https://shop.example/", True, 3.0)
+    assert [type(m).__name__ for m in sent(effects, 1)] == ["OpenTab"] and sent(effects, 2) == []
+
+
 def test_ping_is_answered_with_pong() -> None:
     core = make_core()
     connect(core)
