@@ -11,7 +11,7 @@
 
 import { driver } from "./actions/driver.js";
 import { downloadCreated } from "./actions/downloads.js";
-import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./person/approvals.js";
+import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./person/approval_window.js";
 import { handleBrokerMessage } from "./broker_requests.js";
 import { WAKE_ALARM, discoverSoon, discoverySettingsChanged, startDiscovery, wakeDiscovery } from "./link/discovery.js";
 import {

@@ -6,7 +6,8 @@
 // (approvals.js): the pause, and their approval where the call needs it.
 
 import { FromBroker, PersonRefusal, Refusal, ToBroker } from "./link/protocol.js";
-import { admit, approvalEnded, cancelApprovalOf, cancelApprovals } from "./person/approvals.js";
+import { admit, approvalEnded } from "./person/approvals.js";
+import { cancelApprovalOf, cancelApprovals } from "./person/approval_window.js";
 import { releaseSessions, releaseTab } from "./actions/driver.js";
 import { runBrowserAction } from "./actions/run.js";
 import { runBrowserRequest } from "./tabs/browser_wide.js";
