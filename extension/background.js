@@ -24,7 +24,8 @@ import {
   startKeepalive,
 } from "./link/links.js";
 import { pairingChanged } from "./link/broker_auth.js";
-import { framePortOpened, injectBridges, toolsReported, wakeBridge } from "./page_tools/page_tools.js";
+import { framePortOpened, toolsReported } from "./page_tools/page_tools.js";
+import { injectBridges, wakeBridge } from "./page_tools/page_bridges.js";
 import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person/person.js";
 import { popupState } from "./person/popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./link/protocol.js";

@@ -13,7 +13,7 @@ import { runBrowserAction } from "./actions/run.js";
 import { runBrowserRequest } from "./tabs/browser_wide.js";
 import { isJoined, reply } from "./link/links.js";
 import { unclaimed } from "./tabs/ownership.js";
-import { callTool, discoverTools } from "./page_tools/page_tools.js";
+import { callTool, discoverTools } from "./page_tools/tool_calls.js";
 import { isPaused, pausedError } from "./person/person.js";
 import { forgetSessions, groupTab, heldElsewhere, rememberSession, sessionName, ungroupTab } from "./tabs/sessions.js";
 import { sendSnapshot } from "./link/snapshot.js";
