@@ -133,7 +133,7 @@ function bridgedWantsForms() {
  * it reports.
  */
 async function bridgeDocument(target) {
-  await chrome.scripting.executeScript({ target, files: ["page_tools/bridge.js"] });
+  await chrome.scripting.executeScript({ target, files: ["page_tools/bridge_chromium.js", "page_tools/bridge.js"] });
   const [forms] = await chrome.scripting.executeScript({ target, world: "MAIN", func: bridgedWantsForms });
   if (forms?.result)
     await chrome.scripting.executeScript({ target, world: "MAIN", files: ["page_tools/tool_forms.js"] });
@@ -175,7 +175,7 @@ export async function injectBridges() {
     if (!(tab.id >= 0) || !isScriptable(tab.url)) continue;
     const target = { tabId: tab.id };
     chrome.scripting
-      .executeScript({ target, files: ["page_tools/polyfill.js"], world: "MAIN" })
+      .executeScript({ target, files: ["page_tools/polyfill.js", "page_tools/navigator_context.js"], world: "MAIN" })
       .then(() => bridgeDocument(target))
       .catch(() => {});
   }
