@@ -7,18 +7,9 @@
 // Runs in the page: accessibleNames is sent as source with ariaRules, so it may use nothing from
 // this module's scope, only the page's globals.
 
-/** `nameOf(element, role)`, over the helpers of one snapshot's rules (ariaRules). */
-export function accessibleNames({
-  INPUT_ROLES,
-  TEXT_INPUTS,
-  SILENT,
-  attribute,
-  styleOf,
-  isHidden,
-  childNodesOf,
-  roleOf,
-  valueOf,
-}) {
+/** `nameOf(element, role)`, over one snapshot's `rules` (ariaRules) and some of their tables. */
+export function accessibleNames(rules, { INPUT_ROLES, TEXT_INPUTS, attribute }) {
+  const { SILENT, styleOf, isHidden, childNodesOf, roleOf, valueOf } = rules;
   /** Roles named by their content when nothing else names them. */
   const NAMED_BY_CONTENT = new Set(
     (

@@ -225,16 +225,7 @@ export function ariaRules(accessibleNames) {
     return active === document.body || active === document.documentElement ? null : active;
   }
 
-  const nameOf = accessibleNames({
-    INPUT_ROLES,
-    TEXT_INPUTS,
-    SILENT,
-    attribute,
-    styleOf,
-    isHidden,
-    childNodesOf,
-    roleOf,
-    valueOf,
-  });
-  return { SILENT, styleOf, isHidden, childNodesOf, roleOf, nameOf, valueOf, statesOf, focusedElement };
+  const rules = { SILENT, styleOf, isHidden, childNodesOf, roleOf, valueOf, statesOf, focusedElement };
+  rules.nameOf = accessibleNames(rules, { INPUT_ROLES, TEXT_INPUTS, attribute });
+  return rules;
 }
