@@ -5,6 +5,14 @@ import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
 import globals from "globals";
 
+// Classic scripts the extension puts in pages (page_tools/), which cannot import.
+const CONTENT_SCRIPTS = [
+  "extension/page_tools/bridge.js",
+  "extension/page_tools/bridge_chromium.js",
+  "extension/page_tools/polyfill.js",
+  "extension/page_tools/navigator_context.js",
+];
+
 export default [
   js.configs.recommended,
   {
@@ -18,11 +26,11 @@ export default [
   {
     // Everything but the popup and the content scripts runs in the service worker.
     files: ["extension/**/*.js"],
-    ignores: ["extension/person/popup.js", "extension/page_tools/bridge.js", "extension/page_tools/polyfill.js"],
+    ignores: ["extension/person/popup.js", ...CONTENT_SCRIPTS],
     languageOptions: { globals: { ...globals.serviceworker, ...globals.webextensions } },
   },
   {
-    files: ["extension/page_tools/bridge.js", "extension/page_tools/polyfill.js"],
+    files: CONTENT_SCRIPTS,
     languageOptions: { sourceType: "script" },
   },
   {

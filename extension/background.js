@@ -11,7 +11,7 @@
 
 import { driver } from "./actions/driver.js";
 import { downloadCreated } from "./actions/downloads.js";
-import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./person/approvals.js";
+import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./person/approval_window.js";
 import { handleBrokerMessage } from "./broker_requests.js";
 import { WAKE_ALARM, discoverSoon, discoverySettingsChanged, startDiscovery, wakeDiscovery } from "./link/discovery.js";
 import {
@@ -24,7 +24,8 @@ import {
   startKeepalive,
 } from "./link/links.js";
 import { pairingChanged } from "./link/broker_auth.js";
-import { framePortOpened, injectBridges, toolsReported, wakeBridge } from "./page_tools/page_tools.js";
+import { framePortOpened, toolsReported } from "./page_tools/page_tools.js";
+import { injectBridges, wakeBridge } from "./page_tools/page_bridges.js";
 import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person/person.js";
 import { popupState } from "./person/popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./link/protocol.js";

@@ -6,13 +6,14 @@
 // (approvals.js): the pause, and their approval where the call needs it.
 
 import { FromBroker, PersonRefusal, Refusal, ToBroker } from "./link/protocol.js";
-import { admit, approvalEnded, cancelApprovalOf, cancelApprovals } from "./person/approvals.js";
+import { admit, approvalEnded } from "./person/approvals.js";
+import { cancelApprovalOf, cancelApprovals } from "./person/approval_window.js";
 import { releaseSessions, releaseTab } from "./actions/driver.js";
 import { runBrowserAction } from "./actions/run.js";
 import { runBrowserRequest } from "./tabs/browser_wide.js";
 import { isJoined, reply } from "./link/links.js";
 import { unclaimed } from "./tabs/ownership.js";
-import { callTool, discoverTools } from "./page_tools/page_tools.js";
+import { callTool, discoverTools } from "./page_tools/tool_calls.js";
 import { isPaused, pausedError } from "./person/person.js";
 import { forgetSessions, groupTab, heldElsewhere, rememberSession, sessionName, ungroupTab } from "./tabs/sessions.js";
 import { sendSnapshot } from "./link/snapshot.js";

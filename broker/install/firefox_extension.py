@@ -37,7 +37,14 @@ _FIREFOX_LACKS = frozenset({"debugger"})
 # agent's modules, which each frame's isolated world imports, reachable from pages (their address
 # holds the per-install uuid).
 _FIREFOX_ADDS = ("webRequest", "webRequestBlocking")
-_PAGE_AGENT = ("actions/page_agent.js", "actions/page_roles.js", "actions/page_snapshot.js", "actions/page_yaml.js")
+_PAGE_AGENT = (
+    "actions/page_agent.js",
+    "actions/page_items.js",
+    "actions/page_names.js",
+    "actions/page_roles.js",
+    "actions/page_snapshot.js",
+    "actions/page_yaml.js",
+)
 _CSP = "script-src 'self'; object-src 'self'"
 
 

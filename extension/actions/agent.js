@@ -1,16 +1,18 @@
-// The tools' agent in a tab's page: the snapshot's code (page_snapshot.js with page_roles.js and
-// page_yaml.js), made once per isolated world on its first call and kept there, with the refs
+// The tools' agent in a tab's page: the snapshot's code (page_snapshot.js with page_items.js,
+// page_roles.js, page_names.js and page_yaml.js), made once per isolated world on its first call and kept there, with the refs
 // it gave, for as long as the world lives (one document, one debugger session). The page's own
 // scripts share the DOM with it but not its globals, so they can neither see nor change it.
 
 import { OBJECT_GROUP, send } from "./debugger.js";
 import { ActionError, Code } from "./errors.js";
+import { pageItems } from "./page_items.js";
+import { accessibleNames } from "./page_names.js";
 import { ariaRules } from "./page_roles.js";
 import { snapshotAgent } from "./page_snapshot.js";
 import { yamlRenderer } from "./page_yaml.js";
 
 // Sent with every call, as the world may be new; the page parses it only when it makes the agent.
-const AGENT = `(globalThis.__browserMcpAgent ??= (${snapshotAgent})(${ariaRules}, ${yamlRenderer}))`;
+const AGENT = `(globalThis.__browserMcpAgent ??= (${snapshotAgent})(${pageItems}, ${ariaRules}, ${accessibleNames}, ${yamlRenderer}))`;
 
 /**
  * Call the agent's `method` in the isolated world `world` of the tab `tabId` (or of a frame's

@@ -1,15 +1,23 @@
-// The tools' agent (page_snapshot.js with page_roles.js and page_yaml.js) as a module the
+// The tools' agent (page_snapshot.js with page_items.js, page_roles.js, page_names.js and
+// page_yaml.js) as a module the
 // WebExtension driver's page-side code imports in a frame's isolated world: one agent per
 // document, as the module lives in that world's global. Beside it, the page-side tasks the
 // driver runs on an element the agent found, by name (webext_scripts.js).
 
+import { pageItems } from "./page_items.js";
+import { accessibleNames } from "./page_names.js";
 import { ariaRules } from "./page_roles.js";
 import { snapshotAgent } from "./page_snapshot.js";
 import { yamlRenderer } from "./page_yaml.js";
 
 // On the world's global too, under the name the DevTools driver's agent has (agent.js), where the
 // synthetic input code finds it.
-export const agent = (globalThis.__browserMcpAgent ??= snapshotAgent(ariaRules, yamlRenderer));
+export const agent = (globalThis.__browserMcpAgent ??= snapshotAgent(
+  pageItems,
+  ariaRules,
+  accessibleNames,
+  yamlRenderer,
+));
 
 export const tasks = {
   /** The agent's snapshot of `root` (or the page), with the frame id of each frame it shows. */

@@ -12,11 +12,17 @@
 // hides something (display: none, visibility: hidden, aria-hidden, a closed <details>), so does
 // the snapshot.
 //
-// Runs in the page: ariaRules is sent as source (Function.prototype.toString), so it may use
-// nothing from this module's scope, only the page's globals.
+// The accessible name is page_names.js's, given the rules' helpers.
+//
+// Runs in the page: ariaRules is sent as source (Function.prototype.toString) with
+// accessibleNames (page_names.js), so it may use nothing from this module's scope, only the
+// page's globals.
 
-/** The rules, bound to one snapshot (computed styles are read once per element and kept). */
-export function ariaRules() {
+/**
+ * The rules, bound to one snapshot (computed styles are read once per element and kept);
+ * `accessibleNames` is page_names.js's.
+ */
+export function ariaRules(accessibleNames) {
   /** The role each tag implies, as `tag:role` words; the tags whose role depends on more are in tagRole. */
   const TAG_ROLES = Object.fromEntries(
     (
@@ -44,13 +50,6 @@ export function ariaRules() {
     search: "searchbox",
     submit: "button",
   };
-  /** Roles named by their content when nothing else names them. */
-  const NAMED_BY_CONTENT = new Set(
-    (
-      "button cell checkbox columnheader gridcell heading link menuitem menuitemcheckbox menuitemradio " +
-      "option radio rowheader switch tab tooltip treeitem"
-    ).split(" "),
-  );
   /** The roles ARIA defines that a page may name in a `role` attribute (abstract ones are not). */
   const ROLES = new Set(
     (
@@ -168,8 +167,6 @@ export function ariaRules() {
     return "";
   }
 
-  const isControl = (element) => ["input", "textarea", "select"].includes(element.localName);
-
   /** The nodes an element shows: its shadow tree's, a slot's assigned ones, a closed <details>'s summary. */
   function childNodesOf(element) {
     if (element.localName === "slot") {
@@ -181,99 +178,6 @@ export function ariaRules() {
       return summary ? [summary] : [];
     }
     return element.shadowRoot?.childNodes ?? element.childNodes;
-  }
-
-  /**
-   * The text an element's content reads as, for names: its visible texts, and the elements inside
-   * by their own label, a field by its value; blocks apart, `skip` (the control a label names) left out.
-   */
-  function contentText(element, skip) {
-    const parts = [];
-    const visible = styleOf(element).visibility === "visible";
-    for (const child of childNodesOf(element)) {
-      if (child.nodeType === Node.TEXT_NODE) {
-        if (visible) parts.push(child.nodeValue);
-        continue;
-      }
-      if (child.nodeType !== Node.ELEMENT_NODE || child === skip || SILENT.has(child.localName) || isHidden(child)) {
-        continue;
-      }
-      if (child.localName === "br") {
-        parts.push(" ");
-        continue;
-      }
-      const tag = child.localName;
-      let text = attribute(child, "aria-label");
-      if (!text && (tag === "img" || (tag === "input" && child.type === "image"))) {
-        text = styleOf(child).visibility === "visible" ? attribute(child, "alt") : "";
-      } else if (!text && isControl(child)) {
-        text = valueOf(child, roleOf(child)) || (INPUT_ROLES[child.type] === "button" ? nativeName(child) : "");
-      } else if (!text) {
-        text = contentText(child, skip);
-      }
-      parts.push(styleOf(child).display === "inline" ? text : ` ${text} `);
-    }
-    return parts.join("").replace(/\s+/g, " ").trim();
-  }
-
-  /** The text of the elements an aria-labelledby lists, hidden or not. */
-  function labelledByText(element, ids) {
-    const root = element.getRootNode();
-    return ids
-      .split(/\s+/)
-      .map((id) => root.getElementById?.(id) ?? document.getElementById(id))
-      .filter(Boolean)
-      .map((labeller) => attribute(labeller, "aria-label") || contentText(labeller) || labeller.textContent)
-      .join(" ")
-      .replace(/\s+/g, " ")
-      .trim();
-  }
-
-  /** The name HTML gives the element: its labels, an image's alt, a fieldset's legend... */
-  function nativeName(element, role = "button") {
-    const tag = element.localName;
-    if (tag === "input" && INPUT_ROLES[element.type] === "button" && element.type !== "file") {
-      if (element.type === "image") return attribute(element, "alt") || element.value || "Submit";
-      if (element.type !== "color")
-        return element.value || (element.type === "reset" ? "Reset" : element.type === "submit" ? "Submit" : "");
-    }
-    if (element.labels?.length) {
-      const text = [...element.labels]
-        .map((label) => contentText(label, element))
-        .join(" ")
-        .trim();
-      if (text) return text;
-    }
-    if (tag === "img" || tag === "area") return attribute(element, "alt");
-    if (tag === "fieldset") {
-      const legend = element.querySelector(":scope > legend");
-      return legend ? contentText(legend) : "";
-    }
-    if (tag === "table") {
-      const caption = element.querySelector(":scope > caption");
-      return caption ? contentText(caption) : "";
-    }
-    const drawn = tag === "svg" || element.ownerSVGElement;
-    const title = drawn ? element.querySelector(":scope > title")?.textContent.trim() : "";
-    if (title || tag === "svg") return title ?? "";
-    if (tag === "option") return attribute(element, "label") || contentText(element);
-    if (NAMED_BY_CONTENT.has(role)) return contentText(element);
-    return "";
-  }
-
-  /** The accessible name: aria-labelledby, aria-label, what HTML names it by, its title, a placeholder. */
-  function nameOf(element, role) {
-    const ids = attribute(element, "aria-labelledby");
-    const labelledBy = ids ? labelledByText(element, ids) : "";
-    if (labelledBy) return labelledBy;
-    const label = attribute(element, "aria-label");
-    if (label) return label;
-    const name = nativeName(element, role) || attribute(element, "title");
-    if (name) return name;
-    if ((element.localName === "input" && TEXT_INPUTS.has(element.type)) || element.localName === "textarea") {
-      return attribute(element, "placeholder");
-    }
-    return "";
   }
 
   const isOn = (element, name) => {
@@ -321,5 +225,7 @@ export function ariaRules() {
     return active === document.body || active === document.documentElement ? null : active;
   }
 
-  return { SILENT, styleOf, isHidden, childNodesOf, roleOf, nameOf, valueOf, statesOf, focusedElement };
+  const rules = { SILENT, styleOf, isHidden, childNodesOf, roleOf, valueOf, statesOf, focusedElement };
+  rules.nameOf = accessibleNames(rules, { INPUT_ROLES, TEXT_INPUTS, attribute });
+  return rules;
 }

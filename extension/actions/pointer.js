@@ -14,11 +14,11 @@
 // that down, move and up make one gesture across calls (a drag and drop too); they are forgotten
 // with the tab's debugger link.
 
-import { OBJECT_GROUP, onTabForgotten, send, utilityWorld, waitForEvent } from "./debugger.js";
+import { onTabForgotten, send, waitForEvent } from "./debugger.js";
 import { checkSameDocument, confirmPoint, describe, elementFor, pointFor } from "./elements.js";
-import { frameWorlds } from "./frames.js";
 import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
 import { BUTTONS, mouse } from "./input.js";
+import { watchPage } from "./page_watch.js";
 import { clickOptions, numbers, outsideViewport } from "./point_args.js";
 
 const DRAG_STEPS = 10;
@@ -136,61 +136,6 @@ async function letGo(tabId) {
   } else if (held.buttons & BUTTONS.left) {
     await release(tabId, "left").catch(() => {});
   }
-}
-
-/**
- * Listen in the page, and in the frames the tab's snapshots went into, for events of `types` that
- * input is about to cause: the listeners sit in the tools' isolated worlds, where the page's
- * events reach them unseen, passive, so they never hold a scroll up. `ask(body)` runs `body` with
- * the record of what came as `this`, in each document, and tells whether any answered true.
- */
-async function watchPage(tabId, types) {
-  const documents = [{ target: tabId, world: await utilityWorld(tabId) }, ...frameWorlds(tabId)];
-  const watchers = await Promise.all(documents.map((document) => watchDocument(document, types).catch(() => null)));
-  const asking = (body) => watchers.filter(Boolean).map((ask) => ask(body).catch(() => false));
-  const ask = async (body) => (await Promise.all(asking(body))).some(Boolean);
-  return { ask, stop: () => Promise.all(asking("this.stop();")) };
-}
-
-/** watchPage's listeners in one document: `ask(body)`, its answer. */
-async function watchDocument({ target, world }, types) {
-  const { result } = await send(target, "Runtime.evaluate", {
-    expression: `((types) => {
-      const seen = {};
-      const waiting = new Set();
-      const record = (event) => {
-        seen[event.type] = event;
-        for (const waiter of [...waiting]) waiter(event);
-      };
-      for (const type of types) addEventListener(type, record, { capture: true, passive: true });
-      return {
-        seen,
-        came(type, ms) {
-          if (seen[type]) return Promise.resolve(true);
-          return new Promise((done) => {
-            const finish = (came) => { waiting.delete(waiter); clearTimeout(timer); done(came); };
-            const waiter = (event) => { if (event.type === type) finish(true); };
-            const timer = setTimeout(() => finish(false), ms);
-            waiting.add(waiter);
-          });
-        },
-        stop() {
-          for (const type of types) removeEventListener(type, record, { capture: true, passive: true });
-        },
-      };
-    })(${JSON.stringify(types)})`,
-    contextId: world,
-    objectGroup: OBJECT_GROUP,
-  });
-  return async (body) =>
-    (
-      await send(target, "Runtime.callFunctionOn", {
-        objectId: result.objectId,
-        functionDeclaration: `function () { ${body} }`,
-        returnByValue: true,
-        awaitPromise: true,
-      })
-    ).result.value;
 }
 
 /**

@@ -9,7 +9,7 @@
 
 import { BROWSER_ACTIONS, ToBroker } from "../link/protocol.js";
 import { reply } from "../link/links.js";
-import { isScriptable } from "../page_tools/page_tools.js";
+import { isScriptable } from "../page_tools/page_bridges.js";
 import { pageChanged } from "../tabs/documents.js";
 import { driver } from "./driver.js";
 import { ActionError, Code, calledOff, invalidArguments, sleep, withTimeout } from "./errors.js";

@@ -1,21 +1,11 @@
-// Links to brokers: one WebSocket per broker port, the handshake that makes a broker prove who it
-// is before anything else (broker_auth.js; pairing runs over the link too), the events that wait
-// for a link's first snapshot, the keepalive, and when each broker was last joined. What a broker's message means is
+// Links to brokers: one WebSocket per broker port, which a broker must prove who it is over before
+// anything else (handshake.js; pairing runs over the link too), the events that wait for a link's
+// first snapshot, the keepalive, and when each broker was last joined. What a broker's message means is
 // decided elsewhere (onLinkMessage), and so is where to look for a broker that went away
 // (onLinkLost): a link only carries frames.
 
-import { FromBroker, ToBroker } from "./protocol.js";
-import {
-  Role,
-  checkProof,
-  newNonce,
-  pairedKey,
-  pairingKeys,
-  proof,
-  rememberPairing,
-  tokenKeys,
-  unwrapLinkKey,
-} from "./broker_auth.js";
+import { ToBroker } from "./protocol.js";
+import { HandshakeLink, TrustState, notBelieved, refusedLately, trustOf } from "./handshake.js";
 
 const KEEPALIVE_MS = 20_000;
 const HANDSHAKE_MS = 5_000;
@@ -44,32 +34,13 @@ export function onJoinedChange(handler) {
   handleJoinedChange = handler;
 }
 
-/** Why links to brokers were refused or wait for pairing: port -> {state, brokerId, reason, at}. */
-const trust = new Map();
-const REFUSED_FOR_MS = 10_000; // a server that failed its proof is not asked again before this
-const HELD_LIMIT = 64; // frames a broker may send before it has proven itself
-const PAIRING_STEP_MS = 15_000;
-// A broker closes a link that has not proven itself within a few seconds (the one waiting to be
-// paired too), and the sweep opens another: the popup keeps showing it as not paired meanwhile.
-const UNPAIRED_KEPT_MS = 15_000;
-// The close code a broker gives a link it had no room for or whose time to prove itself ran out:
-// no sign the server is not the broker.
-const TRY_AGAIN_LATER = 1013;
-
-class Link {
+class Link extends HandshakeLink {
   constructor(port, token) {
+    super();
     this.port = port;
     this.token = token; // from the native host; without one, only a paired broker is believed
     this.ready = false; // the first snapshot went out; until then events wait in `queue`
     this.queue = [];
-    // Until the broker proves it holds its link key, nothing of its frames is obeyed: they wait
-    // here, and are carried out once it has (they came over the same socket).
-    this.proven = false;
-    this.held = [];
-    this.steps = Promise.resolve(); // handshake frames, one after another
-    this.expected = null; // {types, resolve, reject}: a pairing step waiting for the broker's answer
-    this.challenges = 0; // authChallenges the broker has not answered yet
-    this.pairing = false;
     this.opening = new Promise((resolve) => {
       this.whenOpen = resolve; // true once open, false if it closed first
     });
@@ -107,13 +78,6 @@ class Link {
     else if (this.open && this.proven) this.queue.push(message);
   }
 
-  /** Ask the broker to prove it holds its link key, over a fresh nonce. */
-  challenge() {
-    this.nonce = newNonce();
-    this.challenges += 1;
-    this.sendHandshake({ type: ToBroker.AUTH_CHALLENGE, nonce: this.nonce });
-  }
-
   /** The first snapshot went out: the broker now knows every tab, so the events held back follow it. */
   joined() {
     if (this.ready) return;
@@ -129,15 +93,7 @@ class Link {
     this.expected?.reject(new Error(`the broker on port ${this.port} closed the link`));
     if (links.get(this.port) !== this) return;
     links.delete(this.port);
-    const unpaired = trust.get(this.port);
-    if (unpaired?.state === TrustState.UNPAIRED) unpaired.closedAt = Date.now();
-    else if (this.opened && !this.proven && !trust.has(this.port) && code !== TRY_AGAIN_LATER) {
-      trust.set(this.port, {
-        state: TrustState.REFUSED,
-        reason: "it never proved it is the broker (an older broker, or not one)",
-        at: Date.now(),
-      });
-    }
+    this.closedUnproven(code);
     if (this.ready) {
       brokerSeen.set(this.port, Date.now());
       console.info(`browser-mcp: broker on port ${this.port} went away`);
@@ -166,137 +122,17 @@ class Link {
   carryOut(message) {
     handleMessage(this, message).catch((error) => console.warn(`browser-mcp: handling ${message?.type} failed`, error));
   }
-
-  async beforeProof(message) {
-    if (this.expected?.types.includes(message?.type)) {
-      const { resolve } = this.expected;
-      this.expected = null;
-      resolve(message);
-      return;
-    }
-    switch (message?.type) {
-      case FromBroker.AUTH_PROOF:
-        // The broker answers challenges in turn, and only the latest one's nonce is kept: the
-        // answer to a challenge sent again since (pairing stored the key meanwhile) is not checked.
-        this.challenges = Math.max(this.challenges - 1, 0);
-        if (this.challenges === 0) await this.checkBroker(message);
-        break;
-      case FromBroker.PING:
-        this.sendHandshake({ type: ToBroker.PONG });
-        break;
-      case FromBroker.ERROR:
-        console.warn(`browser-mcp: port ${this.port} before its proof: ${message.code}: ${message.message}`);
-        break;
-      default:
-        if (this.held.length >= HELD_LIMIT) this.refuse("it sent too much before proving itself");
-        else this.held.push(message);
-    }
-  }
-
-  /** The broker's answer to our challenge: believed only with the key of the broker it names. */
-  async checkBroker({ brokerId, nonce, proof: presented }) {
-    if (typeof brokerId !== "string" || typeof nonce !== "string" || !/^[0-9a-f]{32}$/.test(brokerId)) {
-      this.refuse("its authProof is malformed");
-      return;
-    }
-    let key;
-    if (this.token) {
-      const derived = await tokenKeys(this.token);
-      if (derived.brokerId !== brokerId) {
-        this.refuse("it is not the broker the native host named for this port");
-        return;
-      }
-      key = derived.key;
-    } else {
-      key = await pairedKey(brokerId);
-      if (!key) {
-        // Nothing is sent and nothing obeyed; the link stays open for the person to pair it.
-        clearTimeout(this.handshake);
-        trust.set(this.port, { state: TrustState.UNPAIRED, brokerId, at: Date.now() });
-        return;
-      }
-    }
-    if (!(await checkProof(presented, key, Role.BROKER, this.port, this.nonce, nonce))) {
-      this.refuse("its proof of the broker's key is wrong");
-      return;
-    }
-    this.proven = true;
-    trust.delete(this.port);
-    this.send({ type: ToBroker.AUTH_RESPONSE, proof: await proof(key, Role.EXTENSION, this.port, this.nonce, nonce) });
-    for (const message of this.held.splice(0)) this.carryOut(message);
-  }
-
-  /** Drop a server that failed to prove it is the broker; it is not asked again for a while. */
-  refuse(reason) {
-    console.warn(`browser-mcp: dropped the server on port ${this.port}: ${reason}`);
-    trust.set(this.port, { state: TrustState.REFUSED, reason, at: Date.now() });
-    this.held = [];
-    this.ws.close();
-  }
-
-  /** The next handshake frame of one of `types` (or the broker's error), for a pairing step. */
-  expect(types) {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("the broker did not answer")), PAIRING_STEP_MS);
-      this.expected = {
-        types: [...types, FromBroker.ERROR],
-        resolve: (message) => {
-          clearTimeout(timer);
-          if (message.type === FromBroker.ERROR) reject(new Error(message.message));
-          else resolve(message);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      };
-    });
-  }
-
-  /** Pair with the code the person typed: the broker proves it knows it, and hands over its link key. */
-  async pair(code) {
-    this.pairing = true;
-    try {
-      await this.exchange(code);
-    } finally {
-      this.pairing = false;
-    }
-  }
-
-  async exchange(code) {
-    const ours = newNonce();
-    const offered = this.expect([FromBroker.PAIR_NONCE]);
-    this.sendHandshake({ type: ToBroker.PAIR_CHALLENGE, nonce: ours });
-    const offer = await offered;
-    const keys = await pairingKeys(code, offer.brokerId, this.port, ours, offer.nonce);
-    const answered = this.expect([FromBroker.PAIR_KEY]);
-    this.sendHandshake({ type: ToBroker.PAIR_PROOF, proof: keys.extensionProof });
-    const answer = await answered;
-    if (answer.proof !== keys.brokerProof) throw new Error("the broker's proof of the code is wrong");
-    const key = await unwrapLinkKey(keys.wrapKey, answer.iv, answer.wrappedKey, offer.brokerId);
-    await rememberPairing(offer.brokerId, key);
-    trust.delete(this.port);
-    this.challenge(); // now as a paired broker: it proves its key, and is joined
-  }
 }
-
-export const TrustState = Object.freeze({ UNPAIRED: "not paired", REFUSED: "refused" });
 
 /** Brokers found but not believed: those waiting to be paired, and servers dropped for a failed proof. */
 export function untrusted() {
-  const now = Date.now();
-  for (const [port, state] of trust) {
-    if (state.state === TrustState.REFUSED && now - state.at > 6 * REFUSED_FOR_MS) trust.delete(port);
-    const gone = state.closedAt && !links.has(port) && now - state.closedAt > UNPAIRED_KEPT_MS;
-    if (state.state === TrustState.UNPAIRED && gone) trust.delete(port);
-  }
-  return [...trust].map(([port, state]) => ({ port, ...state }));
+  return notBelieved((port) => links.has(port));
 }
 
 /** Pair the broker waiting on `port` with `code`. Throws, saying why, when that fails. */
 export async function pairLink(port, code) {
   // The broker may have closed the link that waited (it had not proven itself in time): pair over a new one.
-  if (!links.has(port) && trust.get(port)?.state === TrustState.UNPAIRED) openLink(port, null);
+  if (!links.has(port) && trustOf(port)?.state === TrustState.UNPAIRED) openLink(port, null);
   const link = links.get(port);
   if (!link || !(await link.opening)) throw new Error(`no broker is linked on port ${port}: is it still running?`);
   if (link.proven) return;
@@ -307,15 +143,14 @@ export async function pairLink(port, code) {
 export function retryUnpaired() {
   for (const link of links.values()) {
     // A link pairing now asks again itself once the key is stored.
-    if (!link.proven && !link.pairing && trust.get(link.port)?.state === TrustState.UNPAIRED) link.challenge();
+    if (!link.proven && !link.pairing && trustOf(link.port)?.state === TrustState.UNPAIRED) link.challenge();
   }
 }
 
 /** Open a link to the broker on `port`, unless one is open or opening already. */
 export function openLink(port, token) {
   if (links.has(port)) return;
-  const refused = trust.get(port);
-  if (refused?.state === TrustState.REFUSED && Date.now() - refused.at < REFUSED_FOR_MS) return;
+  if (refusedLately(port)) return;
   links.set(port, new Link(port, token));
 }
 

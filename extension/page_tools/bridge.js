@@ -10,13 +10,8 @@
 // where Chromium keeps the tools, a change in them). The worker asks an idle bridge through
 // chrome.scripting (`tools()` below), as it does after it restarts.
 //
-// Awake, it reports the tool list on every change and answers CALL and CANCEL. With Chromium's
-// native WebMCP, the isolated world sees `document.modelContext` itself: the bridge lists tools
-// with getTools(), runs them with executeTool() and follows `toolchange`. executeTool takes the
-// arguments as an object from Chromium 155 and as a JSON string before: the first call finds out
-// which, once per page. Chromium's older surface, `navigator.modelContextTesting` (listTools(),
-// executeTool(name, json), registerToolsChangedCallback), holds the tools pages gave its native
-// `navigator.modelContext`; they are listed beside the polyfill's. Without native WebMCP,
+// Awake, it reports the tool list on every change and answers CALL and CANCEL. Where Chromium
+// keeps the tools (bridge_chromium.js), it reads them there; without native WebMCP,
 // `document.modelContext` is undefined here (the polyfill lives in the MAIN world) and the bridge
 // relays to polyfill.js with window.postMessage.
 //
@@ -33,17 +28,15 @@
   const PAGE = "browser-mcp-page";
   const BRIDGE = "browser-mcp-bridge";
   const MARK = Symbol.for("browser-mcp.bridge");
+  const CHROMIUM = Symbol.for("browser-mcp.bridge-chromium");
   const PAGE_ANSWER_MS = 200;
   // The place may hold a loader from an earlier version of the extension, which this replaces.
   if (globalThis[MARK]?.tools) return;
 
   const inFrame = window !== window.top;
-  // Chromium's WebMCP surfaces, looked up once the bridge wakes (see wake()).
-  let native = null;
-  let testing = null;
+  // Chromium's WebMCP surfaces (bridge_chromium.js), looked up once the bridge wakes (see wake()).
+  let chromium = null;
   let awake = false;
-  // Whether this page's executeTool takes a JSON string (Chromium 150-154); null until a call tells.
-  let argsAsString = null;
   let pageTools = [];
   // Until the polyfill has told this bridge its tools (it tells them as they change, or when asked):
   // the resolves of those who wait for them.
@@ -55,44 +48,8 @@
   const pending = new Map(); // polyfill call id -> resolve
   const calls = new Map(); // the worker's call id -> AbortController, while the call runs
 
-  function parseSchema(schema) {
-    if (typeof schema === "string") {
-      try {
-        return JSON.parse(schema);
-      } catch {
-        return { type: "object", properties: {} };
-      }
-    }
-    return schema && typeof schema === "object" ? schema : { type: "object", properties: {} };
-  }
-
-  function describeNative(tool) {
-    const described = {
-      name: tool.name,
-      description: tool.description ?? "",
-      inputSchema: parseSchema(tool.inputSchema),
-    };
-    if (typeof tool.title === "string" && tool.title !== "") described.title = tool.title;
-    if (tool.annotations && typeof tool.annotations === "object") described.annotations = { ...tool.annotations };
-    return described;
-  }
-
-  /** The tools of Chromium's older surface; a page's polyfilled ones of the same name come first. */
-  async function testingTools() {
-    try {
-      return Array.from((await testing.listTools()) ?? [], describeNative);
-    } catch (error) {
-      console.warn("browser-mcp: listTools failed", error);
-      return [];
-    }
-  }
-
   async function currentTools() {
-    const seen = new Set();
-    const unique = (tools) => tools.filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
-    if (native) return unique((await native.getTools()).map(describeNative));
-    if (!testing) return pageTools;
-    return unique([...pageTools, ...(await testingTools())]);
+    return chromium ? chromium.tools(pageTools) : pageTools;
   }
 
   // The rule of page_tool_names.js, for Chromium's own WebMCP, which does not check names: said
@@ -136,77 +93,8 @@
     chrome.runtime.sendMessage({ kind: TOOLS, tools }).catch(() => {});
   }
 
-  function errorMessage(error) {
-    if (error instanceof Error) return error.message || error.name;
-    return typeof error === "string" ? error : String(error);
-  }
-
-  const thrown = new Map(); // tool name -> what it last threw, as polyfill.js heard it
-
-  /** What the tool threw: its message comes in a window message that may trail the rejection. */
-  async function thrownBy(name) {
-    for (let waited = 0; !thrown.has(name) && waited < 200; waited += 20) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const message = thrown.get(name);
-    thrown.delete(name);
-    return message;
-  }
-
-  function resultOf(text) {
-    if (typeof text !== "string") return { result: text ?? null };
-    try {
-      return { result: JSON.parse(text) };
-    } catch {
-      return { result: text };
-    }
-  }
-
-  /**
-   * executeTool with the arguments in the shape this page's Chromium takes. A first call given
-   * the wrong shape is refused before the tool runs (a string is no object; an object is no JSON
-   * text), and the tool itself threw nothing: then the other shape is the one.
-   */
-  async function executeNative(tool, args, signal) {
-    if (argsAsString) return native.executeTool(tool, JSON.stringify(args), { signal });
-    try {
-      const text = await native.executeTool(tool, args, { signal });
-      argsAsString = false;
-      return text;
-    } catch (error) {
-      const wrongShape = argsAsString === null && ["TypeError", "SyntaxError"].includes(error?.name);
-      if (!wrongShape || (await thrownBy(tool.name)) !== undefined) throw error;
-      argsAsString = true;
-      return native.executeTool(tool, JSON.stringify(args), { signal });
-    }
-  }
-
-  async function callNative(name, args, signal) {
-    const tool = (await native.getTools()).find((candidate) => candidate.name === name);
-    if (!tool) return { error: { code: "tool_not_found", message: `the page has no tool ${name}` } };
-    thrown.delete(name);
-    try {
-      return resultOf(await executeNative(tool, args ?? {}, signal));
-    } catch (error) {
-      return { error: { code: "tool_error", message: (await thrownBy(name)) ?? errorMessage(error) } };
-    }
-  }
-
-  async function callTesting(name, args) {
-    try {
-      return resultOf(await testing.executeTool(name, JSON.stringify(args ?? {})));
-    } catch (error) {
-      return { error: { code: "tool_error", message: errorMessage(error) } };
-    }
-  }
-
   async function callAny(name, args, signal) {
-    if (native) return callNative(name, args, signal);
-    const polyfilled = pageTools.some((tool) => tool.name === name);
-    if (testing && !polyfilled && (await testingTools()).some((tool) => tool.name === name)) {
-      return callTesting(name, args);
-    }
-    return callPage(name, args, signal);
+    return (await chromium?.call(name, args, signal, pageTools)) ?? callPage(name, args, signal);
   }
 
   /** Run the worker's call `id`, whose AbortSignal fires if the worker calls it off. */
@@ -230,7 +118,9 @@
         () => {
           window.postMessage({ source: BRIDGE, kind: "cancel", id }, "*");
           pending.delete(id);
-          resolve({ error: { code: "cancelled", message: `${name} was called off` } });
+          resolve({
+            error: { code: "cancelled", message: `${name} was called off` },
+          });
         },
         { once: true },
       );
@@ -272,11 +162,7 @@
   function wake() {
     if (awake) return;
     awake = true;
-    // In a frame the polyfill serves, even where Chromium has WebMCP of its own (see polyfill.js).
-    native = inFrame ? null : (document.modelContext ?? null);
-    testing = native ? null : (navigator.modelContextTesting ?? null);
-    native?.addEventListener("toolchange", refresh);
-    testing?.registerToolsChangedCallback?.(refresh);
+    chromium = globalThis[CHROMIUM].surfaces(inFrame, refresh);
   }
 
   function refresh() {
@@ -293,7 +179,7 @@
         heardPage = true;
         for (const resolve of awaitingPage.splice(0)) resolve();
         // Where Chromium keeps the tools, its word counts, not a message the page could write.
-        if (native || testing) refresh();
+        if (chromium) refresh();
         else report(pageTools);
         break;
       case "changed":
@@ -301,7 +187,9 @@
         refresh();
         break;
       case "error":
-        if (typeof data.name === "string" && typeof data.message === "string") thrown.set(data.name, data.message);
+        if (typeof data.name === "string" && typeof data.message === "string") {
+          globalThis[CHROMIUM].threw(data.name, data.message);
+        }
         break;
       case "result": {
         const resolve = pending.get(data.id);
@@ -323,7 +211,7 @@
      */
     async tools() {
       wake();
-      if (!native && !heardPage) {
+      if (!chromium?.native && !heardPage) {
         await new Promise((resolve) => {
           awaitingPage.push(resolve);
           setTimeout(resolve, PAGE_ANSWER_MS);
@@ -338,8 +226,8 @@
      */
     relist() {
       if (!inFrame) wake();
-      if (native || testing) refresh();
-      if (!native) window.postMessage({ source: BRIDGE, kind: "list" }, "*");
+      if (chromium) refresh();
+      if (!chromium?.native) window.postMessage({ source: BRIDGE, kind: "list" }, "*");
     },
   };
 })();

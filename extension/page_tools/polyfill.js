@@ -1,17 +1,15 @@
 // Page tools where Chromium has no WebMCP of its own. Runs in the page's MAIN world at
-// document_start, before any page script, and is the only script of the extension there.
+// document_start, before any page script; with navigator_context.js, all the extension runs there.
 //
 // - `document.modelContext` (the current WebMCP surface): `registerTool(tool, {signal})`, where
 //   aborting the signal unregisters the tool, plus `getTools()` and `toolchange` events. Installed
 //   where Chromium does not provide it (it does with --enable-features=WebMCP), and in every frame.
-// - `navigator.modelContext` (the older surface existing pages use): `registerTool` (returning
-//   `{unregister}`), `unregisterTool`, `provideContext({tools})`, `clearContext`. Where Chromium
-//   has none of its own, an adapter over `document.modelContext`, native or polyfilled, so one
-//   registry holds every tool.
+// - `navigator.modelContext`, the older surface: navigator_context.js, run right after this file
+//   wherever it is put in, which takes what this file hands it (`hooks.forNavigator`).
 //
 // Most pages declare no tool, and they should not feel the extension: until a page touches
 // `document.modelContext` or `navigator.modelContext`, or holds a `<form toolname>`, only two
-// getters are defined here and the page is watched for tool forms once it is idle; no registry is
+// getters are defined (one here) and the page is watched for tool forms once it is idle; no registry is
 // built and nothing listens. Every document compiles this file, so what only some need is
 // elsewhere: the bridge (bridge.js, in the extension's isolated world) and the tool forms'
 // machinery (tool_forms.js), both put in by the worker where a page has a tool or a tool form (a
@@ -21,10 +19,10 @@
 // bridge (`wake`) through waker.js, the one script of ours in the isolated world from the start: a
 // window event it hears, and turns into one request per document. The page's own world has no
 // extension messaging. The worker takes the document from Chromium's word about the sender, so a
-// page can have a bridge put only in itself. The bridge then asks for the tools. The polyfill's registry lives in the MAIN world, where the extension cannot
-// see it; it talks to the bridge with window.postMessage: it announces its tool list on every
-// change and runs calls the bridge asks for; where Chromium keeps the tools, it says only that
-// they changed. The page sees these messages too and could forge them, but only about its own
+// page can have a bridge put only in itself. The bridge then asks for the tools. The polyfill's
+// registry lives in the MAIN world, where the extension cannot see it; it talks to the bridge
+// with window.postMessage: it announces its tool list on every change and runs calls the bridge
+// asks for; where Chromium keeps the tools, it says only that they changed. The page sees these messages too and could forge them, but only about its own
 // tools, which it controls anyway. Content scripts cannot be ES modules, so the message names are
 // spelled here and in bridge.js and protocol.js.
 (() => {
@@ -122,6 +120,8 @@
 
   /** The page's first tool (or change in Chromium's own tools): its bridge comes, once. */
   const wake = () => hooks.woken || askWorker();
+  // For navigator_context.js, which takes it at once: this script's second run hands nothing over.
+  hooks.forNavigator = { post, wake, checkTool };
 
   // Chromium's executeTool rejects with one generic message whatever the tool threw. Wrapping
   // each tool's execute lets the bridge hear what it was, just before that rejection.
@@ -295,65 +295,5 @@
       attributes: true,
       attributeFilter: ["toolname", "tooldescription"],
     });
-  }
-
-  if (!("modelContext" in Navigator.prototype)) {
-    let legacy = null;
-    Object.defineProperty(Navigator.prototype, "modelContext", {
-      configurable: true,
-      enumerable: true,
-      get: () => (legacy ??= legacyContext()),
-    });
-  } else {
-    // Chromium's older WebMCP keeps the tools of its own navigator.modelContext, which the bridge
-    // reads through navigator.modelContextTesting: each change wakes it.
-    const older = navigator.modelContext;
-    for (const method of ["registerTool", "unregisterTool", "provideContext", "clearContext"]) {
-      const own = older[method];
-      if (typeof own !== "function") continue;
-      older[method] = function (...args) {
-        try {
-          return own.apply(this, args);
-        } finally {
-          post({ kind: "changed" });
-          wake();
-        }
-      };
-    }
-  }
-
-  /** The older surface over `document.modelContext`, built the first time the page asks. */
-  function legacyContext() {
-    const registrations = new Map(); // name -> AbortController
-    const provided = new Set(); // names that came from provideContext
-
-    const unregisterTool = (name) => {
-      registrations.get(name)?.abort();
-      registrations.delete(name);
-      provided.delete(name);
-    };
-    const registerTool = (tool) => {
-      checkTool(tool);
-      // The older API replaced a tool of the same name instead of refusing it.
-      unregisterTool(tool.name);
-      const controller = new AbortController();
-      document.modelContext.registerTool(tool, { signal: controller.signal });
-      registrations.set(tool.name, controller);
-      return { unregister: () => unregisterTool(tool.name) };
-    };
-    return {
-      registerTool,
-      unregisterTool,
-      provideContext({ tools = [] } = {}) {
-        for (const name of [...provided]) unregisterTool(name);
-        for (const tool of tools) {
-          registerTool(tool);
-          provided.add(tool.name);
-        }
-      },
-      clearContext() {
-        for (const name of [...registrations.keys()]) unregisterTool(name);
-      },
-    };
   }
 })();

@@ -20,7 +20,7 @@
 // Waiting approvals live only in this worker: if it stops, its links close and the broker fails
 // their calls at once, so nothing is left to rebuild.
 
-import { FromBroker, PersonRefusal, Refusal, ToBroker } from "../link/protocol.js";
+import { FromBroker, Refusal, ToBroker } from "../link/protocol.js";
 import { reply } from "../link/links.js";
 import { toolsOf } from "../page_tools/page_tools.js";
 import { isPaused, pausedError } from "./person.js";
@@ -31,6 +31,7 @@ import { frameOfTool } from "../page_tools/frame_tools.js";
 import { sessionCredential, sessionName } from "../tabs/sessions.js";
 import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "./settings.js";
 import { uploadedFiles } from "../actions/file_chooser.js";
+import { ask, notApproved } from "./approval_window.js";
 
 // Playwright MCP's read-only built-in tools; every other one changes the page. The broker knows
 // this too (broker/core/browser_tools.py), but the person's safeguard takes no broker's word for it.
@@ -53,11 +54,7 @@ const BROWSER_REQUESTS = Object.freeze({
 });
 // Far above any function or arguments a person could read; a call past it is refused, not cut.
 const MAX_SHOWN = 1024 * 1024;
-const WINDOW = { type: "popup", width: 600, height: 700, focused: true };
 
-let nextId = 1;
-/** id -> {details, owner: "port/sessionId", windowId, timer, finish(outcome)} */
-const waiting = new Map();
 /** tab id -> how many calls there wait for the person or run with their approval */
 const busyTabs = new Map();
 /** How many deletions of the person's records wait for them or run with their approval: 0 or 1. */
@@ -253,71 +250,4 @@ export async function admit(link, message) {
     return { error: outcome };
   }
   return { approved };
-}
-
-function notApproved(details, why) {
-  return {
-    code: PersonRefusal.NOT_APPROVED,
-    message: `the person did not approve ${details.tool} on ${details.site}: ${why}`,
-  };
-}
-
-/** Open the approval window and settle with "once", "always", or the error to answer with. */
-function ask(details, owner, call) {
-  const id = nextId++;
-  return new Promise((resolve) => {
-    const entry = { details: { ...details, id }, owner, call, windowId: null };
-    entry.finish = (outcome) => {
-      if (!waiting.delete(id)) return;
-      clearTimeout(entry.timer);
-      if (entry.windowId !== null) chrome.windows.remove(entry.windowId).catch(() => {});
-      resolve(outcome);
-    };
-    const seconds = Math.round(details.timeoutMs / 1000);
-    entry.timer = setTimeout(
-      () => entry.finish(notApproved(details, `no answer within ${seconds} s`)),
-      details.timeoutMs,
-    );
-    waiting.set(id, entry);
-    chrome.windows
-      .create({ ...WINDOW, url: chrome.runtime.getURL(`person/approval.html?id=${id}`) })
-      .then((window) => {
-        if (waiting.has(id)) entry.windowId = window.id;
-        else chrome.windows.remove(window.id).catch(() => {});
-      })
-      .catch((error) => entry.finish(notApproved(details, `the approval window did not open (${error.message})`)));
-  });
-}
-
-/** What the approval window shows; null once it is answered or gone. */
-export function approvalDetails(id) {
-  return waiting.get(id)?.details ?? null;
-}
-
-/** The person's answer from the approval window: "once", "always" or "deny". */
-export function answerApproval(id, decision) {
-  const entry = waiting.get(id);
-  if (!entry) return;
-  if (decision === "once" || decision === "always") entry.finish(decision);
-  else entry.finish(notApproved(entry.details, "they denied it"));
-}
-
-/** chrome.windows.onRemoved: closing an approval window is a no. */
-export function approvalWindowClosed(windowId) {
-  for (const entry of waiting.values()) {
-    if (entry.windowId === windowId) {
-      entry.windowId = null;
-      entry.finish(notApproved(entry.details, "they closed the approval window"));
-    }
-  }
-}
-
-/** Settle every waiting approval whose "port/sessionId" `match` picks with `error`, closing its window. */
-export function cancelApprovals(match, error) {
-  for (const entry of [...waiting.values()]) if (match(entry.owner)) entry.finish(error);
-}
-
-/** Settle the approval the call "port/callId" waits for, if any, closing its window: the broker called it off. */
-export function cancelApprovalOf(call, error) {
-  for (const entry of [...waiting.values()]) if (entry.call === call) entry.finish(error);
 }

@@ -4,7 +4,8 @@
 
 import { CloseRefusal, ToBroker } from "../link/protocol.js";
 import { broadcast, reply } from "../link/links.js";
-import { forgetTools, isScriptable, learnTools, refreshTools, setTools, toolsOf } from "../page_tools/page_tools.js";
+import { forgetTools, learnTools, refreshTools, setTools, toolsOf } from "../page_tools/page_tools.js";
+import { isScriptable } from "../page_tools/page_bridges.js";
 import { forgetOwner, groupTab } from "./sessions.js";
 import { bornOf, newTabGone } from "./new_tabs.js";
 

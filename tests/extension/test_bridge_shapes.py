@@ -1,7 +1,7 @@
-"""The page-tool bridge (``extension/page_tools/bridge.js``) on the WebMCP shapes of Chromium versions this
-machine does not run, against scripted fakes of them under Node: ``executeTool`` taking a JSON
-string (Chromium 150-154) or an object (155 and later), found out once per page, and the older
-``navigator.modelContextTesting`` surface."""
+"""The page-tool bridge (``extension/page_tools/bridge.js`` with ``bridge_chromium.js``) on the WebMCP
+shapes of Chromium versions this machine does not run, against scripted fakes of them under Node:
+``executeTool`` taking a JSON string (Chromium 150-154) or an object (155 and later), found out
+once per page, and the older ``navigator.modelContextTesting`` surface."""
 
 from __future__ import annotations
 
@@ -15,14 +15,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "tests" / "js" / "bridge_shapes.mjs"
-BRIDGE = ROOT / "extension" / "page_tools" / "bridge.js"
+# In the order the worker puts them in (page_bridges.js).
+BRIDGE = [ROOT / "extension" / "page_tools" / name for name in ("bridge_chromium.js", "bridge.js")]
 
 
 def run_bridge(shape: str) -> Any:
     node = shutil.which("node")
     assert node, "node is missing: scripts/test needs Node (apt-get install nodejs npm)"
     done = subprocess.run(
-        [node, str(HARNESS), str(BRIDGE), shape], check=False, capture_output=True, text=True, timeout=60
+        [node, str(HARNESS), shape, *map(str, BRIDGE)], check=False, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

@@ -1,11 +1,12 @@
-// Runs extension/page_tools/bridge.js against scripted fakes of Chromium's WebMCP surfaces, the shapes this
+// Runs extension/page_tools/bridge.js (after bridge_chromium.js, as the worker puts them in) against scripted
+// fakes of Chromium's WebMCP surfaces, the shapes this
 // machine's Chromium does not have: executeTool taking a JSON string (Chromium 150-154), and the
 // older navigator.modelContextTesting. Prints what the bridge reported and answered, as JSON.
-// Usage: node bridge_shapes.mjs BRIDGE_JS SHAPE   (SHAPE: string-args | object-args | testing)
+// Usage: node bridge_shapes.mjs SHAPE SCRIPT...   (SHAPE: string-args | object-args | testing; the scripts in order)
 import { readFileSync } from "node:fs";
 import vm from "node:vm";
 
-const [bridgePath, shape] = process.argv.slice(2);
+const [shape, ...scripts] = process.argv.slice(2);
 const calls = [];
 const reports = [];
 let onMessage = null;
@@ -76,7 +77,7 @@ const sandbox = {
 };
 sandbox.globalThis = sandbox;
 vm.createContext(sandbox);
-vm.runInContext(readFileSync(bridgePath, "utf8"), sandbox);
+for (const script of scripts) vm.runInContext(readFileSync(script, "utf8"), sandbox);
 
 // The bridge is idle until the page has a tool; what the worker asks through chrome.scripting.
 const bridge = vm.runInContext(`globalThis[Symbol.for("browser-mcp.bridge")]`, sandbox);

@@ -3,7 +3,7 @@
 // driver) one at a time, as a broker's browserAction would, and read each answer.
 import { releaseTab } from "./actions/driver.js";
 import { runBrowserAction } from "./actions/run.js";
-import { callTool } from "./page_tools/page_tools.js";
+import { callTool } from "./page_tools/tool_calls.js";
 
 let calls = 0;
 

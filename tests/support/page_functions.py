@@ -16,7 +16,7 @@ from typing import Any
 ACTIONS = Path(__file__).resolve().parents[2] / "extension" / "actions"
 
 # The snapshot's agent, made as agent.js makes it: refs are resolved by it in the same world.
-AGENT = "globalThis.__browserMcpAgent ??= snapshotAgent(ariaRules, yamlRenderer);"
+AGENT = "globalThis.__browserMcpAgent ??= snapshotAgent(pageItems, ariaRules, accessibleNames, yamlRenderer);"
 
 
 def module_source(name: str) -> str:
@@ -30,13 +30,14 @@ def declaration(modules: list[str], body: str) -> str:
     return f"function (request) {{\n{sources}\n{body}\n}}"
 
 
-INPUT_MODULES = ["page_roles.js", "page_yaml.js", "page_snapshot.js", "synthetic_kit.js", "synthetic_input.js"]
+SNAPSHOT_MODULES = ["page_roles.js", "page_names.js", "page_yaml.js", "page_items.js", "page_snapshot.js"]
+INPUT_MODULES = [*SNAPSHOT_MODULES, "synthetic_kit.js", "synthetic_input.js"]
 
 
 def snapshot_call() -> str:
     """Make the agent and snapshot the page: its YAML, refs included."""
     return declaration(
-        INPUT_MODULES[:3],
+        SNAPSHOT_MODULES,
         AGENT + "return globalThis.__browserMcpAgent.snapshot(null, {limit: 1e9, lastRef: 0}).yaml;",
     )
 
