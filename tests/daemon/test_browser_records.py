@@ -20,7 +20,7 @@ from broker.core.security import client_token
 
 from ..conftest import TOKEN, BrokerUnderTest
 from ..support.fakes import FakeExtension, FakeTab
-from ..support.mcp_clients import ERAS, MODERN, McpClient, text
+from ..support.mcp_clients import ERAS, MODERN, refused, text
 
 OLD_FEATURES = ["windows", "history", "bookmarks"]
 FEATURES = [*OLD_FEATURES, "deleteHistory", "bookmarkTree", "deleteBookmark"]
@@ -32,12 +32,6 @@ NINE, TEN = 1777626000000, 1777629600000
 @pytest.fixture(params=ERAS)
 def era(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-async def refused(client: McpClient, tool: str, args: dict[str, Any], code: str) -> str:
-    result = await client.call(tool, args)
-    assert result.is_error and text(result).startswith(f"{code}:"), text(result)
-    return text(result)
 
 
 def sent(fake: FakeExtension) -> list[tuple[str, Any]]:

@@ -16,7 +16,7 @@ import pytest
 
 from ..conftest import BrokerUnderTest, MakeBroker
 from ..support.fakes import FakeExtension, FakeTab
-from ..support.mcp_clients import ERAS, MODERN, McpClient, text
+from ..support.mcp_clients import ERAS, MODERN, refused, text
 
 FEATURES = ["windows", "history", "bookmarks"]
 WIDE_TOOLS = ["browser_windows", "browser_history_search", "browser_bookmarks"]
@@ -29,12 +29,6 @@ def era(request: pytest.FixtureRequest) -> str:
 
 def persons_tab(tab_id: int = 7, window_id: int = 1, pinned: bool = False) -> FakeTab:
     return FakeTab(tab_id, f"https://page{tab_id}.example/", f"Page {tab_id}", window_id=window_id, pinned=pinned)
-
-
-async def refused(client: McpClient, tool: str, args: dict[str, Any], code: str) -> str:
-    result = await client.call(tool, args)
-    assert result.is_error and text(result).startswith(f"{code}:"), text(result)
-    return text(result)
 
 
 def sent_requests(fake: FakeExtension) -> list[str]:

@@ -26,7 +26,7 @@ from playwright.async_api import Page
 from broker.core.security import client_token
 
 from ..support.extension_world import World, open_world
-from ..support.mcp_clients import McpClient, text
+from ..support.mcp_clients import refused, text
 from ..support.page_server import serve_pages
 from ..support.person_world import answer, approval_window, change_settings
 from ..support.waiting import eventually
@@ -45,12 +45,6 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
         open_world(tmp_path_factory.mktemp("e2e-browser-records"), site, World, probed=False) as world,
     ):
         yield world
-
-
-async def refused(client: McpClient, tool: str, args: dict[str, Any], code: str) -> str:
-    result = await client.call(tool, args)
-    assert result.is_error and text(result).startswith(f"{code}:"), text(result)
-    return text(result)
 
 
 async def visits(world: World, url: str) -> int:

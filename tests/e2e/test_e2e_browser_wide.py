@@ -23,7 +23,7 @@ import pytest_asyncio
 from broker.core.security import PROJECT_EXTENSION_ID
 
 from ..support.extension_world import World, open_world
-from ..support.mcp_clients import McpClient, text
+from ..support.mcp_clients import refused, text
 from ..support.page_server import serve_pages
 from ..support.person_world import answer, approval_window, change_settings
 from ..support.waiting import eventually
@@ -49,12 +49,6 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
         open_world(tmp_path_factory.mktemp("e2e-browser-wide"), site, World, probed=False) as world,
     ):
         yield world
-
-
-async def refused(client: McpClient, tool: str, args: dict[str, Any], code: str) -> str:
-    result = await client.call(tool, args)
-    assert result.is_error and text(result).startswith(f"{code}:"), text(result)
-    return text(result)
 
 
 async def test_tab_records_carry_their_window_place_and_pin(world: World) -> None:

@@ -23,7 +23,7 @@ import pytest_asyncio
 from ..support.chromium import change_settings
 from ..support.firefox import Context
 from ..support.firefox_world import Fox, joined_firefox
-from ..support.mcp_clients import McpClient, text
+from ..support.mcp_clients import refused, text
 from ..support.page_server import serve_pages
 from ..support.waiting import WAIT, eventually
 from .test_firefox_pages import approval_window
@@ -121,12 +121,6 @@ async def test_a_cross_site_frames_tool_reaches_the_client_owning_the_tab_and_an
                 f"{other}/frame.html?attempt={attempt}",
             )
         await client.call_json("tabs", {"action": "close", "tab": ref})
-
-
-async def refused(client: McpClient, tool: str, args: dict[str, Any], code: str) -> str:
-    result = await client.call(tool, args)
-    assert result.is_error and text(result).startswith(f"{code}:"), text(result)
-    return text(result)
 
 
 async def exists(fox: Fox, node_id: str) -> bool:

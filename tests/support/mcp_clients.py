@@ -93,6 +93,13 @@ def text(result: types.CallToolResult) -> str:
     return block.text
 
 
+async def refused(client: McpClient, tool: str, args: dict[str, Any], code: str) -> str:
+    """Call ``tool`` and check that it is refused with error ``code``; the refusal's text."""
+    result = await client.call(tool, args)
+    assert result.is_error and text(result).startswith(f"{code}:"), text(result)
+    return text(result)
+
+
 def loopback_http(headers: dict[str, str]) -> httpx2.AsyncClient:
     """The SDK's HTTP client settings, minus the environment's proxies: loopback never goes through one."""
     return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0), trust_env=False)
