@@ -93,10 +93,17 @@ def agent_of(server: ScriptedServer, reads: str = "answer", workdir: Path | None
     return agent
 
 
-async def test_a_folded_page_costs_a_call_only_for_a_ref_inside_a_fold() -> None:
-    server = ScriptedServer(NEW_PAGE, FOLDED_PART)
+async def agent_at_the_shop(*answers: str) -> tuple[ScriptedServer, Agent]:
+    """A server scripted with ``answers``, and an agent that navigated to the shop through it (the
+    first answer read)."""
+    server = ScriptedServer(*answers)
     agent = agent_of(server)
     await agent.act("browser_navigate", {"url": "http://127.0.0.1/shop"})
+    return server, agent
+
+
+async def test_a_folded_page_costs_a_call_only_for_a_ref_inside_a_fold() -> None:
+    server, agent = await agent_at_the_shop(NEW_PAGE, FOLDED_PART)
 
     assert await agent.ref("searchbox", "Search") == "e3"
     assert len(server.calls) == 1
@@ -106,9 +113,7 @@ async def test_a_folded_page_costs_a_call_only_for_a_ref_inside_a_fold() -> None
 
 
 async def test_a_diff_is_applied_to_what_the_agent_read() -> None:
-    server = ScriptedServer(NEW_PAGE, CHANGES)
-    agent = agent_of(server)
-    await agent.act("browser_navigate", {"url": "http://127.0.0.1/shop"})
+    server, agent = await agent_at_the_shop(NEW_PAGE, CHANGES)
     await agent.act("browser_click", {"target": "e6"})
 
     assert agent.view.find("link", "Cart (1)") == "e2"
@@ -139,9 +144,7 @@ async def test_changes_left_out_are_read_at_once_and_a_broker_without_changes_ge
 
 async def test_an_answer_too_large_to_hold_the_page_is_followed_by_a_snapshot() -> None:
     too_large = "### Snapshot\n- The page's snapshot has 77396 characters: call browser_snapshot to read it.\n"
-    server = ScriptedServer(too_large, '```yaml\n- searchbox "Search" [ref=e3]\n```\n')
-    agent = agent_of(server)
-    await agent.act("browser_navigate", {"url": "http://127.0.0.1/shop"})
+    server, agent = await agent_at_the_shop(too_large, '```yaml\n- searchbox "Search" [ref=e3]\n```\n')
     assert server.calls[-1] == ("browser_snapshot", {})
     assert await agent.ref("searchbox", "Search") == "e3"
 
@@ -174,9 +177,7 @@ async def test_a_left_out_line_naming_nothing_to_call_leaves_the_whole_page_for_
     )
     whole = '```yaml\n- searchbox "Search" [ref=e3]\n- link "Eco mug 1" [ref=e5]\n- /url: /product/1\n```\n'
     removed_url = '```diff\n- - /url: /product/1\n~ - link "Eco mug 1" [ref=e5]: gone\n```\n'
-    server = ScriptedServer(folded, whole, removed_url)
-    agent = agent_of(server)
-    await agent.act("browser_navigate", {"url": "http://127.0.0.1/shop"})
+    server, agent = await agent_at_the_shop(folded, whole, removed_url)
     assert len(server.calls) == 1
     assert agent.view.folds() == [("article", "e4")]
     # The fold is expanded first; its part does not hold the link, so the whole page is read.
@@ -195,9 +196,7 @@ async def test_an_element_a_diff_shows_without_what_it_holds_is_expanded_and_fol
     )
     moved = "```diff\n- - generic [ref=e60]\n+ - article [ref=e547]:\n```\n"
     article = '```yaml\n- article [ref=e547]:\n  - link "Classic desk lamp 82" [ref=e549]\n```\n'
-    server = ScriptedServer(folded, moved, article)
-    agent = agent_of(server)
-    await agent.act("browser_navigate", {"url": "http://127.0.0.1/shop"})
+    server, agent = await agent_at_the_shop(folded, moved, article)
     await agent.act("browser_select_option", {"target": "e46", "values": ["Office"]})
     assert agent.view.unexpanded == ["e547"]
     assert await agent.ref("link", "Classic desk lamp 82", within="article") == "e549"
