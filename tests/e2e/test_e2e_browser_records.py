@@ -25,10 +25,10 @@ from playwright.async_api import Page
 
 from broker.core.security import client_token
 
-from ..support.extension_world import World, open_world
+from ..support.extension_world import World
 from ..support.mcp_clients import refused, text
-from ..support.page_server import serve_pages
 from ..support.person_world import answer, approval_window, change_settings
+from ..support.records_world import records_world
 from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -40,10 +40,7 @@ PAGES = {"diary.html": "<!doctype html><title>A private diary</title><p>dear dia
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
     OUTPUT.mkdir(parents=True, exist_ok=True)
-    async with (
-        serve_pages(PAGES) as site,
-        open_world(tmp_path_factory.mktemp("e2e-browser-records"), site, World, probed=False) as world,
-    ):
+    async with records_world(tmp_path_factory.mktemp("e2e-browser-records"), PAGES) as world:
         yield world
 
 
