@@ -30,20 +30,21 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 REPORT = b"name,count\napples,3\npears,5\n"
 
 
+async def slow_report_download(request: web.Request) -> web.Response:
+    """``/download/{name}``: the report as an attachment, only by its name, after half a second (a
+    slow server: the click is handled well before the download begins, or fails)."""
+    await asyncio.sleep(0.5)
+    if request.match_info["name"] != "report.csv":
+        raise web.HTTPNotFound()
+    return web.Response(
+        body=REPORT, content_type="text/csv", headers={"Content-Disposition": 'attachment; filename="report.csv"'}
+    )
+
+
 @contextlib.asynccontextmanager
 async def serve_site() -> AsyncIterator[str]:
     """``tests/pages/`` under ``/pages/``, and a file to download under ``/download/``."""
-
-    async def download(request: web.Request) -> web.Response:
-        # A slow server: the click is handled well before the download begins (or fails).
-        await asyncio.sleep(0.5)
-        if request.match_info["name"] != "report.csv":
-            raise web.HTTPNotFound()
-        return web.Response(
-            body=REPORT, content_type="text/csv", headers={"Content-Disposition": 'attachment; filename="report.csv"'}
-        )
-
-    async with serve_test_pages(web.get("/download/{name}", download)) as url:
+    async with serve_test_pages(web.get("/download/{name}", slow_report_download)) as url:
         yield url
 
 

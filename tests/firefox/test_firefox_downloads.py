@@ -25,7 +25,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from ..e2e.test_e2e_browser_tools import ref_of
-from ..e2e.test_e2e_newtabs import REPORT, report_link_downloads
+from ..e2e.test_e2e_newtabs import REPORT, report_link_downloads, slow_report_download
 from ..support.firefox import build_extension
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
@@ -47,21 +47,12 @@ PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Down
 async def serve_site() -> AsyncIterator[str]:
     """The page of links, and a file to download under ``/download/``."""
 
-    async def download(request: web.Request) -> web.Response:
-        # A slow server: the click is handled well before the download begins (or fails).
-        await asyncio.sleep(0.5)
-        if request.match_info["name"] != "report.csv":
-            raise web.HTTPNotFound()
-        return web.Response(
-            body=REPORT, content_type="text/csv", headers={"Content-Disposition": 'attachment; filename="report.csv"'}
-        )
-
     async def page(_: web.Request) -> web.Response:
         return web.Response(text=PAGE, content_type="text/html")
 
     app = web.Application()
     app.router.add_get("/downloads.html", page)
-    app.router.add_get("/download/{name}", download)
+    app.router.add_get("/download/{name}", slow_report_download)
     async with serve_app(app) as url:
         yield url
 
