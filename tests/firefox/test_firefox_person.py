@@ -81,6 +81,16 @@ def row_of(popup: Context, selector: str, words: str) -> Any:
     return find
 
 
+def row_says(popup: Context, selector: str, row: str, words: str) -> Any:
+    """Whether the row of ``selector``'s list that has ``row`` says ``words``."""
+
+    async def check() -> bool:
+        found = await row_of(popup, selector, row)()
+        return found is not None and words in found
+
+    return check
+
+
 async def press(popup: Context, selector: str, words: str, label: str) -> None:
     """A real click on the ``label`` button of the row of ``selector``'s list that has ``words``."""
     point = await popup.evaluate(
@@ -98,6 +108,15 @@ async def press(popup: Context, selector: str, words: str, label: str) -> None:
     await popup.click_at(*point)
 
 
+async def popup_pressed(fox: Fox, selector: str, row: str, label: str, *, once_it_shows: str) -> Context:
+    """The popup, once its ``selector`` list shows ``once_it_shows``, after a real click on the
+    ``label`` button of the row that has ``row``."""
+    popup = await open_popup(fox)
+    await eventually(row_of(popup, selector, once_it_shows), f"the popup's {selector} to show {once_it_shows!r}")
+    await press(popup, selector, row, label)
+    return popup
+
+
 async def broker_tab(fox: Fox, url: str) -> dict[str, Any]:
     """The tab showing ``url`` as the broker lists it."""
     headers = {"Authorization": f"Bearer {fox.broker.token}"}
@@ -105,6 +124,18 @@ async def broker_tab(fox: Fox, url: str) -> dict[str, Any]:
         listed = (await answer.json())["tabs"]
     [tab] = [t for t in listed if t["url"] == url]
     return dict(tab)
+
+
+async def assert_the_persons_again(fox: Fox, tab: dict[str, Any], url: str) -> None:
+    """The client's ``tab`` (showing ``url``) is the person's again: the broker gives it no owner,
+    it left the agents' tab group, and it is still open."""
+
+    async def released() -> bool:
+        return (await broker_tab(fox, url))["owner"] is None
+
+    await eventually(released, "the broker to release the tab")
+    assert await tab_group_title(fox.control, tab["id"]) is None
+    assert await fox.control.evaluate("(id) => chrome.tabs.get(id).then(() => true, () => false)", tab["id"])
 
 
 async def open_shop_for(client: McpClient, fox: Fox, tag: str) -> dict[str, Any]:
@@ -149,44 +180,30 @@ async def test_the_popup_shows_which_agent_holds_each_tab_in_firefox(fox: Fox) -
 async def test_the_person_releases_a_tab_from_the_popup_in_firefox(fox: Fox) -> None:
     async with fox.mcp("Releasing Agent") as client:
         tab = await open_shop_for(client, fox, "release")
-        popup = await open_popup(fox)
-        await eventually(row_of(popup, "#tabs", "Releasing Agent"), "the popup to show the held tab")
-        await press(popup, "#tabs", "shop.html?release", "Release")
-
-        async def shows_released() -> bool:
-            row = await row_of(popup, "#tabs", "shop.html?release")()
-            return row is not None and "No agent" in row
-
-        await eventually(shows_released, "the popup to show the tab released")
+        popup = await popup_pressed(fox, "#tabs", "shop.html?release", "Release", once_it_shows="Releasing Agent")
+        released = row_says(popup, "#tabs", "shop.html?release", "No agent")
+        await eventually(released, "the popup to show the tab released")
         await picture(popup, "popup-released")
-        assert (await broker_tab(fox, f"{fox.site}/shop.html?release"))["owner"] is None
-        assert await tab_group_title(fox.control, tab["id"]) is None
+        url = f"{fox.site}/shop.html?release"
+        assert (await broker_tab(fox, url))["owner"] is None
+        await assert_the_persons_again(fox, tab, url)
         refused = await client.call("browser_snapshot", {"tab": tab["ref"]})
         assert refused.is_error and text(refused).startswith("tab_not_claimed:"), text(refused)
         assert "The person took this tab back" in text(refused)
-        assert await fox.control.evaluate("(id) => chrome.tabs.get(id).then(() => true, () => false)", tab["id"])
         await popup.close()
 
 
 async def test_the_person_ends_a_session_from_the_popup_in_firefox(fox: Fox) -> None:
     async with fox.mcp("Ended Agent") as client:
         tab = await open_shop_for(client, fox, "end")
-        popup = await open_popup(fox)
-        await eventually(row_of(popup, "#sessions", "Ended Agent"), "the popup to list the session")
-        await press(popup, "#sessions", "Ended Agent", "End session")
+        popup = await popup_pressed(fox, "#sessions", "Ended Agent", "End session", once_it_shows="Ended Agent")
 
         async def left() -> bool:
             return "Ended Agent" not in await shown(popup, "#sessions")
 
         await eventually(left, "the session to leave the popup")
         await picture(popup, "popup-session-ended")
-
-        async def released() -> bool:
-            return (await broker_tab(fox, f"{fox.site}/shop.html?end"))["owner"] is None
-
-        await eventually(released, "the broker to release the session's tab")
-        assert await tab_group_title(fox.control, tab["id"]) is None
-        assert await fox.control.evaluate("(id) => chrome.tabs.get(id).then(() => true, () => false)", tab["id"])
+        await assert_the_persons_again(fox, tab, f"{fox.site}/shop.html?end")
         await session_ended_then_claimed_again(client, tab, "Ended Agent")
         await popup.close()
         await client.call_json("tabs", {"action": "close", "tab": tab["ref"]})
