@@ -23,6 +23,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from ..support import actions_world
 from ..support.actions_world import World
+from ..support.page_functions import matched_ref
 from ..support.page_server import PAGES, serve_app
 from ..support.waiting import eventually
 
@@ -71,9 +72,18 @@ async def frames(world: World, other_origin: str) -> AsyncIterator[tuple[int, Pa
 
 def frame_ref(snapshot: str, line: str) -> str:
     """The ref (of a frame's element: ``f2e3``) on the snapshot line that starts with ``line``."""
-    found = re.search(rf"^\s*- {re.escape(line)}.*?\[ref=((?:f\d+)?e\d+)\]", snapshot, re.M)
-    assert found, f"no line {line!r} with a ref in:\n{snapshot}"
-    return found.group(1)
+    return matched_ref(snapshot, rf"^\s*- {re.escape(line)}.*?\[ref=((?:f\d+)?e\d+)\]", f"line {line!r} with a ref")
+
+
+def form_refs(snapshot: str, name: str) -> dict[str, str]:
+    """The refs of the form in frame ``name``, by their snapshot lines: its textbox "Name in
+    ``name``", checkbox "Agree", combobox "Size" and button "Send" (each one there)."""
+    field = frame_ref(snapshot, f'textbox "Name in {name}"')
+    prefix = field.split("e")[0]
+    own = re.findall(rf'- (checkbox "Agree"|combobox "Size"|button "Send") \[ref=({prefix}e\d+)\]', snapshot)
+    refs = {f'textbox "Name in {name}"': field, **dict(own)}
+    assert len(refs) == 4, snapshot
+    return refs
 
 
 async def messages(page: Page) -> list[dict[str, Any]]:
@@ -222,11 +232,8 @@ async def test_hover_fill_form_select_option_and_evaluate_reach_a_frame(
     world: World, frames: tuple[int, Page], name: str
 ) -> None:
     tab, page = frames
-    snapshot = await world.ok(tab, "snapshot")
-    field = frame_ref(snapshot, f'textbox "Name in {name}"')
-    prefix = field.split("e")[0]
-    own = re.findall(rf'- (checkbox "Agree"|combobox "Size"|button "Send") \[ref=({prefix}e\d+)\]', snapshot)
-    refs = dict(own)
+    refs = form_refs(await world.ok(tab, "snapshot"), name)
+    field = refs[f'textbox "Name in {name}"']
     await world.ok(tab, "hover", target=refs['button "Send"'])
     fields = [
         {"name": "Name", "type": "textbox", "target": field, "value": "Grace"},
@@ -276,11 +283,8 @@ async def test_a_screenshot_of_an_element_in_a_frame_shows_that_element(
     world: World, frames: tuple[int, Page], name: str
 ) -> None:
     tab, _ = frames
-    snapshot = await world.ok(tab, "snapshot")
-    prefix = frame_ref(snapshot, f'textbox "Name in {name}"').split("e")[0]
-    send = re.search(rf'- button "Send" \[ref=({prefix}e\d+)\]', snapshot)
-    assert send, snapshot
-    answer = await world.act(tab, "take_screenshot", target=send.group(1))
+    send = form_refs(await world.ok(tab, "snapshot"), name)['button "Send"']
+    answer = await world.act(tab, "take_screenshot", target=send)
     assert answer.get("error") is None, answer
     png = answer["result"]["content"][1]["data"]
     share: float = await world.worker.evaluate(

@@ -21,6 +21,7 @@ from playwright.async_api import Page
 
 from ..support import actions_world
 from ..support.actions_world import World, ref_of
+from ..support.page_functions import matched_ref
 from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -50,9 +51,7 @@ async def canvas(world: World) -> AsyncIterator[tuple[int, Page]]:
 
 def item_ref(snapshot: str, text: str) -> str:
     """The ref of the list item that reads ``text``."""
-    found = re.search(rf"- listitem \[ref=(e\d+)\]: {re.escape(text)}$", snapshot, re.M)
-    assert found, f"no list item {text!r} in:\n{snapshot}"
-    return found.group(1)
+    return matched_ref(snapshot, rf"- listitem \[ref=(e\d+)\]: {re.escape(text)}$", f"list item {text!r}")
 
 
 async def ids(page: Page, name: str) -> list[str]:

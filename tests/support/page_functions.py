@@ -65,5 +65,13 @@ def ref_of(yaml: str, line: str) -> str:
     raise AssertionError(f"no line with {line!r} and a ref in:\n{yaml}")
 
 
+def matched_ref(snapshot: str, pattern: str, what: str) -> str:
+    """The ref that ``pattern`` (a regular expression over the snapshot's lines, the ref its first
+    group) finds in ``snapshot``; none fails the test, naming ``what``."""
+    found = re.search(pattern, snapshot, re.M)
+    assert found, f"no {what} in:\n{snapshot}"
+    return found.group(1)
+
+
 def as_json(value: Any) -> str:
     return json.dumps(value)
