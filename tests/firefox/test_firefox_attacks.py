@@ -147,6 +147,16 @@ def error_of(result: Any) -> dict[str, Any]:
     return error
 
 
+async def closing_ends_it_at_once(closing: Context, call: asyncio.Future[Any]) -> None:
+    """Closing the tab ``closing`` ends the ``call`` running in it at once, as tab_not_found
+    saying the tab was closed."""
+    await closing.close()
+    async with asyncio.timeout(AT_ONCE):
+        result = await call
+    error = error_of(result)
+    assert error["code"] == "tab_not_found" and "was closed" in error["message"], error
+
+
 async def test_a_frame_reloaded_between_the_snapshot_and_the_click_gets_a_stale_ref_not_a_click(fox: Fox) -> None:
     async with fox.mcp("Frame Clicker") as client:
         persons, other = await bystanders(fox, client, "reload")
@@ -213,11 +223,7 @@ async def test_a_tab_closed_while_a_wait_runs_in_it_ends_the_wait_at_once(fox: F
         closing = await context_at(fox, f"{fox.site}/counter.html?closing-wait")
         await asyncio.sleep(0.5)  # the wait polls the page meanwhile; nothing there signals it
         assert not waiting.done()
-        await closing.close()
-        async with asyncio.timeout(AT_ONCE):
-            result = await waiting
-        error = error_of(result)
-        assert error["code"] == "tab_not_found" and "was closed" in error["message"], error
+        await closing_ends_it_at_once(closing, waiting)
         await untouched(fox, client, persons, other, "wait")
         await persons.close()
 
@@ -236,10 +242,6 @@ async def test_a_tab_closed_while_a_click_waits_on_the_navigation_it_started_end
         async with asyncio.timeout(AT_ONCE):
             await fox.asked.wait()  # the click's navigation waits on the server
         assert not clicking.done()
-        await closing.close()
-        async with asyncio.timeout(AT_ONCE):
-            result = await clicking
-        error = error_of(result)
-        assert error["code"] == "tab_not_found" and "was closed" in error["message"], error
+        await closing_ends_it_at_once(closing, clicking)
         await untouched(fox, client, persons, other, "click")
         await persons.close()
