@@ -8,14 +8,14 @@ records every event it gets, as it saw them (isTrusted included), and what it wa
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
+from ..support import synthetic_pages
 from ..support.page_functions import input_call, keys_call, ref_of, snapshot_call
-from ..support.synthetic_pages import PageTab, browser_tab
+from ..support.synthetic_pages import PageTab
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -26,10 +26,8 @@ CLICK_SEQUENCE = [
 ]  # fmt: skip
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["chromium", "firefox"])
-async def opened(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[PageTab]:
-    async with browser_tab(request.param, tmp_path_factory.mktemp(request.param)) as tab:
-        yield tab
+# The module's tab in each browser.
+opened = synthetic_pages.tab_in_each_browser
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -7,22 +7,20 @@ controlled input the way React keeps one (its own ``value`` property tracking wh
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
+from ..support import synthetic_pages
 from ..support.page_functions import keys_call
-from ..support.synthetic_pages import PageTab, browser_tab
+from ..support.synthetic_pages import PageTab
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["chromium", "firefox"])
-async def opened(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[PageTab]:
-    async with browser_tab(request.param, tmp_path_factory.mktemp(request.param)) as tab:
-        yield tab
+# The module's tab in each browser.
+opened = synthetic_pages.tab_in_each_browser
 
 
 @pytest_asyncio.fixture(loop_scope="module")

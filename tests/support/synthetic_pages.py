@@ -1,7 +1,8 @@
 """A page of ``tests/pages/`` open in a real browser, with calls into the tools' isolated world.
 
-The synthetic input tests (``tests/test_e2e_synthetic_*.py``) run the same assertions in Chromium
-and in Firefox: each browser gives a :class:`PageTab` that loads a page, calls a page function
+The synthetic input tests (``tests/e2e/test_e2e_synthetic_*.py``) run the same assertions in
+Chromium and in Firefox (``tab_in_each_browser``, their module's fixture): each browser gives a
+:class:`PageTab` that loads a page, calls a page function
 (``tests/support/page_functions.py``) in an isolated world of it, as the WebExtension driver does through
 ``chrome.scripting.executeScript``, and reads what the page itself saw in its own (MAIN) world.
 Chromium's isolated world is made over the DevTools protocol (Playwright's CDP session);
@@ -17,6 +18,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Protocol
 
+import pytest
+import pytest_asyncio
 from aiohttp import web
 from playwright.async_api import Page, async_playwright
 
@@ -138,3 +141,13 @@ async def browser_tab(browser: str, home: Path) -> AsyncIterator[PageTab]:
         else:
             async with firefox_tab(site, home) as firefox:
                 yield firefox
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["chromium", "firefox"])
+async def tab_in_each_browser(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[PageTab]:
+    """A module's tab in Chromium, then in Firefox: every test of the module runs in each, one
+    browser at a time."""
+    async with browser_tab(request.param, tmp_path_factory.mktemp(request.param)) as tab:
+        yield tab
