@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -143,28 +144,34 @@ async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
         yield world
 
 
+async def tab_with_tools(world: World, url: str, count: int, what: str) -> dict[str, Any]:
+    """The broker's tab at ``url`` once the page and its frames have ``count`` tools in all."""
+
+    async def declared() -> dict[str, Any] | None:
+        tab = next((t for t in await world.tabs() if t["url"] == url), None)
+        return tab if tab and len(tab["tools"]) == count else None
+
+    found: dict[str, Any] = await eventually(declared, what)
+    return found
+
+
 async def test_frames_tools_are_the_tabs_named_apart_described_by_their_site_and_called_there(world: World) -> None:
     other = world.site.replace("127.0.0.1", "localhost")
     page, _ = await world.open_page("host.html", "frames")
     url = world.url("host.html", "frames")
-
-    async def with_frames() -> dict[str, object] | None:
-        tab = next((t for t in await world.tabs() if t["url"] == url), None)
-        return tab if tab and len(tab["tools"]) == 3 else None
-
-    tab = await eventually(with_frames, "the frames' tools to reach the broker")
-    names = sorted(tool["name"] for tool in tab["tools"])  # type: ignore[index]
+    tab = await tab_with_tools(world, url, 3, "the frames' tools to reach the broker")
+    names = sorted(tool["name"] for tool in tab["tools"])
     assert names[-1] == "where" and all(re.fullmatch(r"f\d+_where", name) for name in names[:2]), names
-    origins = {tool.get("frameOrigin") for tool in tab["tools"]}  # type: ignore[index]
+    origins = {tool.get("frameOrigin") for tool in tab["tools"]}
     assert origins == {None, world.site, other}, origins
     async with world.mcp("framer") as client:
-        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})  # type: ignore[index]
+        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
         tools = await client.tools()
-        mine = {name: tool for name, tool in tools.items() if name.startswith(f"t{tab['id']}_")}  # type: ignore[index]
+        mine = {name: tool for name, tool in tools.items() if name.startswith(f"t{tab['id']}_")}
         assert len(mine) == 3, list(tools)
         described = {tool.description for tool in mine.values()}
         host = other.split("//")[1]
-        assert any(d.startswith(f"[page tool, tab {tab['ref']}, frame of {host}] ") for d in described), described  # type: ignore[index]
+        assert any(d.startswith(f"[page tool, tab {tab['ref']}, frame of {host}] ") for d in described), described
         answers = []
         for name in mine:
             result = await client.call(name, {})
@@ -174,12 +181,7 @@ async def test_frames_tools_are_the_tabs_named_apart_described_by_their_site_and
         assert {a["origin"] for a in answers if a["frame"] == "other"} == {other}
         # A frame removed takes its tools with it.
         await page.evaluate("document.getElementById('other').remove()")
-
-        async def two_left() -> bool:
-            tab_now = next((t for t in await world.tabs() if t["url"] == url), None)
-            return tab_now is not None and len(tab_now["tools"]) == 2
-
-        await eventually(two_left, "the removed frame's tools to go")
+        await tab_with_tools(world, url, 2, "the removed frame's tools to go")
         gone = await client.call(next(n for n, t in mine.items() if host in t.description), {})
         assert gone.is_error, text(gone)
     await page.close()
@@ -267,18 +269,13 @@ async def test_a_frames_tool_is_approved_for_the_frames_site_not_the_pages(world
         }""",
         world.site,
     )
-
-    async def both() -> dict[str, object] | None:
-        tab = next((t for t in await world.tabs() if t["url"] == url), None)
-        return tab if tab and len(tab["tools"]) == 2 else None
-
-    tab = await eventually(both, "the page's and its frame's tools")
-    drain = next(tool["name"] for tool in tab["tools"] if tool["name"].endswith("_drain"))  # type: ignore[index]
+    tab = await tab_with_tools(world, url, 2, "the page's and its frame's tools")
+    drain = next(tool["name"] for tool in tab["tools"] if tool["name"].endswith("_drain"))
     async with world.mcp("approver") as client:
-        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})  # type: ignore[index]
-        bought = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "buy"})  # type: ignore[index]
+        await client.call_json("tabs", {"action": "claim", "tab": tab["ref"]})
+        bought = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "buy"})
         assert not bought.is_error and text(bought) == "bought", "the page's own site is always allowed"
-        call = asyncio.ensure_future(client.call("call_page_tool", {"tab": tab["ref"], "tool": drain}))  # type: ignore[index]
+        call = asyncio.ensure_future(client.call("call_page_tool", {"tab": tab["ref"], "tool": drain}))
         window = await approval_window(world, call)
         assert world.site.replace("127.0.0.1", "localhost") in await window.locator("body").inner_text()
         await answer(window, "Deny")
@@ -291,13 +288,8 @@ async def test_a_frames_tool_is_approved_for_the_frames_site_not_the_pages(world
 async def test_a_hostile_frame_cannot_pose_as_the_broker_the_top_page_or_the_approval_window(world: World) -> None:
     page, _ = await world.open_page("hostile.html", "hostile")
     url = world.url("hostile.html", "hostile")
-
-    async def frame_declared() -> dict[str, object] | None:
-        tab = next((t for t in await world.tabs() if t["url"] == url), None)
-        return tab if tab and len(tab["tools"]) == 2 else None
-
-    tab = await eventually(frame_declared, "the frame's tools to reach the broker")
-    names = sorted(tool["name"] for tool in tab["tools"])  # type: ignore[index]
+    tab = await tab_with_tools(world, url, 2, "the frame's tools to reach the broker")
+    names = sorted(tool["name"] for tool in tab["tools"])
     found = re.fullmatch(r"f(\d+)_pay", names[0])
     assert found and names[1] == f"f{found[1]}_quote", names
     frame = await eventually(lambda: _frame_at(page, "/forger.html"), "the frame to load")
@@ -306,14 +298,9 @@ async def test_a_hostile_frame_cannot_pose_as_the_broker_the_top_page_or_the_app
     # The top page names a tool as the frame's is listed: the two never meet.
     look_alike = f"f{found[1]}_quote"
     await page.evaluate("(name) => declare(name)", look_alike)
-
-    async def top_declared() -> dict[str, object] | None:
-        now = next((t for t in await world.tabs() if t["url"] == url), None)
-        return now if now and len(now["tools"]) == 3 else None
-
-    tab = await eventually(top_declared, "the top page's tool to reach the broker")
-    assert sorted(t["name"] for t in tab["tools"]) == sorted([*names, f"top_{look_alike}"])  # type: ignore[index]
-    ref, prefix = tab["ref"], f"t{tab['id']}_"  # type: ignore[index]
+    tab = await tab_with_tools(world, url, 3, "the top page's tool to reach the broker")
+    assert sorted(t["name"] for t in tab["tools"]) == sorted([*names, f"top_{look_alike}"])
+    ref, prefix = tab["ref"], f"t{tab['id']}_"
     async with world.mcp("hostile") as client:
         await client.call_json("tabs", {"action": "claim", "tab": ref})
         mine = {n: t for n, t in (await client.tools()).items() if n.startswith(prefix)}
