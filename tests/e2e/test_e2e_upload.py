@@ -14,7 +14,7 @@ import base64
 import contextlib
 import mimetypes
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,21 @@ async def open_chooser(world: World, tab: int, line: str) -> str:
     """Click what opens a file chooser; the click's result."""
     ref = ref_of(await world.ok(tab, "snapshot"), line)
     return await world.ok(tab, "click", target=ref)
+
+
+@contextlib.asynccontextmanager
+async def denied_in_its_window(world: World, asked: Awaitable[dict[str, Any]]) -> AsyncIterator[Page]:
+    """The approval window the upload ``asked`` opened, once it shows the call, for the test to
+    read; then the person denies it there, and the upload fails as not_approved."""
+    window = await world.context.wait_for_event(
+        "page", lambda opened: "/person/approval.html" in opened.url, timeout=30_000
+    )
+    await window.wait_for_selector("#agent:not(:empty)")
+    yield window
+    with contextlib.suppress(Exception):  # the window closes itself as it answers
+        await window.get_by_role("button", name="Deny").click()
+    denied = await asked
+    assert denied["error"]["code"] == "not_approved", denied
 
 
 async def answer(page: Page, expected: str) -> None:
@@ -159,21 +174,14 @@ async def test_the_person_is_asked_before_an_upload_with_its_files_and_site(
         await world.approval_policy(policy)
         try:
             asked = asyncio.ensure_future(world.act(tab_id, "file_upload", **described(report)))
-            window = await world.context.wait_for_event(
-                "page", lambda opened: "/person/approval.html" in opened.url, timeout=30_000
-            )
-            await window.wait_for_selector("#agent:not(:empty)")
-            assert await window.locator("#tool").text_content() == "browser_file_upload"
-            assert await window.locator("#code-label").text_content() == "Files"
-            assert await window.locator("#code").text_content() == f"quarterly report.pdf, 146.5 KB: {report}"
-            assert await window.locator("#site").text_content() == world.site
-            if policy == "notReadOnly":
-                OUTPUT.mkdir(parents=True, exist_ok=True)
-                await window.locator("body").screenshot(path=str(OUTPUT / "approval_upload.png"))
-            with contextlib.suppress(Exception):  # the window closes itself as it answers
-                await window.get_by_role("button", name="Deny").click()
-            denied = await asked
-            assert denied["error"]["code"] == "not_approved", denied
+            async with denied_in_its_window(world, asked) as window:
+                assert await window.locator("#tool").text_content() == "browser_file_upload"
+                assert await window.locator("#code-label").text_content() == "Files"
+                assert await window.locator("#code").text_content() == f"quarterly report.pdf, 146.5 KB: {report}"
+                assert await window.locator("#site").text_content() == world.site
+                if policy == "notReadOnly":
+                    OUTPUT.mkdir(parents=True, exist_ok=True)
+                    await window.locator("body").screenshot(path=str(OUTPUT / "approval_upload.png"))
         finally:
             await world.approval_policy("never")
     assert await page.evaluate("window.received") == []
@@ -193,12 +201,8 @@ async def test_the_approval_window_names_the_files_that_go_whatever_else_the_cal
         # A description of some other, harmless file lends the upload neither its name nor its size.
         harmless = {"path": str(tmp_path / "cat.jpg"), "name": "cat.jpg", "size": 10}
         asked = asyncio.ensure_future(world.act(tab_id, "file_upload", paths=[str(secret)], files=[harmless]))
-        window = await world.context.wait_for_event("page", lambda opened: "/person/approval.html" in opened.url)
-        await window.wait_for_selector("#agent:not(:empty)")
-        assert await window.locator("#code").text_content() == f"secret.key, size unknown: {secret}"
-        with contextlib.suppress(Exception):
-            await window.get_by_role("button", name="Deny").click()
-        assert (await asked)["error"]["code"] == "not_approved"
+        async with denied_in_its_window(world, asked) as window:
+            assert await window.locator("#code").text_content() == f"secret.key, size unknown: {secret}"
     finally:
         await world.approval_policy("never")
     assert await page.evaluate("window.received") == []
@@ -260,19 +264,15 @@ async def test_the_approval_window_lists_flagged_files_first(
     await world.approval_policy("destructive")
     try:
         asked = asyncio.ensure_future(world.act(tab_id, "file_upload", **described(*paths, flags=flags)))
-        window = await world.context.wait_for_event("page", lambda opened: "/person/approval.html" in opened.url)
-        await window.wait_for_selector("#agent:not(:empty)")
-        lines = (await window.locator("#code").text_content() or "").split("\n")
-        assert lines[:2] == [
-            f"⚠ hidden: .env, 12 B: {hidden}",
-            f"⚠ outside the project folder, through a symlink: elsewhere.json, 2 B: {elsewhere}",
-        ]
-        assert len(lines) == 42 and all(not line.startswith("⚠") for line in lines[2:])
-        OUTPUT.mkdir(parents=True, exist_ok=True)
-        await window.locator("body").screenshot(path=str(OUTPUT / "approval_flagged_first.png"))
-        with contextlib.suppress(Exception):
-            await window.get_by_role("button", name="Deny").click()
-        assert (await asked)["error"]["code"] == "not_approved"
+        async with denied_in_its_window(world, asked) as window:
+            lines = (await window.locator("#code").text_content() or "").split("\n")
+            assert lines[:2] == [
+                f"⚠ hidden: .env, 12 B: {hidden}",
+                f"⚠ outside the project folder, through a symlink: elsewhere.json, 2 B: {elsewhere}",
+            ]
+            assert len(lines) == 42 and all(not line.startswith("⚠") for line in lines[2:])
+            OUTPUT.mkdir(parents=True, exist_ok=True)
+            await window.locator("body").screenshot(path=str(OUTPUT / "approval_flagged_first.png"))
     finally:
         await world.approval_policy("never")
     assert "Cancelled" in await world.ok(tab_id, "file_upload", paths=[])
@@ -320,13 +320,9 @@ async def test_always_allow_given_on_the_site_never_covers_an_upload(
         token = tmp_path / "server-4242.json"
         token.write_text('{"token": "the owner\'s"}')
         asked = asyncio.ensure_future(act("file_upload", **described(token)))
-        window = await world.context.wait_for_event("page", lambda opened: "/person/approval.html" in opened.url)
-        await window.wait_for_selector("#agent:not(:empty)")
-        assert "via mallory" in await window.locator("#credential").inner_text()
-        assert await window.locator("#always").is_hidden()  # an upload is allowed once at a time
-        with contextlib.suppress(Exception):
-            await window.get_by_role("button", name="Deny").click()
-        assert (await asked)["error"]["code"] == "not_approved"
+        async with denied_in_its_window(world, asked) as window:
+            assert "via mallory" in await window.locator("#credential").inner_text()
+            assert await window.locator("#always").is_hidden()  # an upload is allowed once at a time
     finally:
         await world.worker.evaluate(
             """async () => {
