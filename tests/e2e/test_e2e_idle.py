@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 
 from ..support.chromium import CHROMIUM, chromium_args
-from ..support.cli_helpers import CLI, Brokers, cli_env
+from ..support.cli_helpers import CLI, Brokers, cli_env, terminate_or_kill
 from ..support.extension_world import MODERN_PAGE
 from ..support.page_server import serve_pages
 from ..support.probed_ports import start_probed_broker
@@ -68,13 +68,7 @@ async def test_an_idle_browser_stays_joined_and_its_page_tools_answer(tmp_path: 
                     assert response.status == 200, await response.text()
                     assert (await response.json())["result"] == {"echoed": "still here", "from": "/modern.html"}
         finally:
-            process.terminate()
-            try:
-                async with asyncio.timeout(10):
-                    await process.wait()
-            except TimeoutError:
-                process.kill()
-                await process.wait()
+            await terminate_or_kill(process, 10)
 
 
 async def _install_native_host(tmp_path: Path, discovery_dir: Path) -> None:

@@ -36,6 +36,8 @@ import aiohttp
 from broker.core.security import FIREFOX_EXTENSION_ID
 from broker.install import extension_package, firefox_extension
 
+from .cli_helpers import terminate_or_kill
+
 FIREFOX = "/usr/bin/firefox-esr"
 _LISTENING = re.compile(rb"WebDriver BiDi listening on (ws://\S+)")
 
@@ -346,13 +348,6 @@ async def extension_firefox(
                     await bidi.call("session.end")
             await bidi.close()
         await http.close()
-        if process.returncode is None:
-            process.terminate()
-            try:
-                async with asyncio.timeout(15):
-                    await process.wait()
-            except TimeoutError:
-                process.kill()
-                await process.wait()
+        await terminate_or_kill(process, 15)
         for drain in drains:
             drain.cancel()
