@@ -17,14 +17,13 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from aiohttp import web
 from playwright.async_api import Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from ..support import actions_world
 from ..support.actions_world import World
 from ..support.page_functions import matched_ref
-from ..support.page_server import PAGES, serve_app
+from ..support.page_server import serve_test_pages
 from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -36,9 +35,7 @@ world = actions_world.world
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def other_origin() -> AsyncIterator[str]:
     """``tests/pages/`` again, on another port: another origin of the same site."""
-    app = web.Application()
-    app.router.add_static("/pages/", PAGES)
-    async with serve_app(app) as url:
+    async with serve_test_pages() as url:
         yield url
 
 

@@ -20,14 +20,12 @@ from typing import Any, Protocol
 
 import pytest
 import pytest_asyncio
-from aiohttp import web
 from playwright.async_api import Page, async_playwright
 
 from .chromium import CHROMIUM, chromium_args
 from .firefox import BidiError, Context, extension_firefox
-from .page_server import serve_app
+from .page_server import serve_test_pages
 
-PAGES = Path(__file__).resolve().parents[1] / "pages"
 WORLD_NAME = "browser-mcp-tools"
 
 
@@ -41,15 +39,6 @@ class PageTab(Protocol):
     async def page_value(self, expression: str) -> Any:
         """``expression`` evaluated in the page's own world, as JSON."""
         ...
-
-
-@contextlib.asynccontextmanager
-async def serve_pages() -> AsyncIterator[str]:
-    """``tests/pages/`` under ``/pages/`` on 127.0.0.1; yields the site's URL."""
-    app = web.Application()
-    app.router.add_static("/pages/", PAGES)
-    async with serve_app(app) as url:
-        yield url
 
 
 class ChromiumTab:
@@ -134,7 +123,7 @@ async def firefox_tab(site: str, home: Path) -> AsyncIterator[FirefoxTab]:
 @contextlib.asynccontextmanager
 async def browser_tab(browser: str, home: Path) -> AsyncIterator[PageTab]:
     """A tab of ``browser`` (chromium or firefox) on ``tests/pages/``."""
-    async with serve_pages() as site:
+    async with serve_test_pages() as site:
         if browser == "chromium":
             async with chromium_tab(site) as tab:
                 yield tab
