@@ -24,6 +24,19 @@ function loaded(url) {
   });
 }
 
+/** Once the browser has told the extension that a request of the tab to `path` completed: the
+ * extension's own network log heard it by then, as its listener was added first. */
+function requestEnded(tabId, path) {
+  return new Promise((resolve) => {
+    const heard = (details) => {
+      if (details.tabId !== tabId || new URL(details.url).pathname !== path) return;
+      chrome.webRequest.onCompleted.removeListener(heard);
+      resolve();
+    };
+    chrome.webRequest.onCompleted.addListener(heard, { urls: ["<all_urls>"] });
+  });
+}
+
 async function flow(base) {
   const out = [];
   const tab = await loaded(`${base}/a.html`);
@@ -31,8 +44,10 @@ async function flow(base) {
   out.push(await act(tab, "snapshot"));
   out.push(await act(tab, "snapshot"));
   out.push(await act(tab, "snapshot", { target: "f1e1" }));
+  const fetched = requestEnded(tab, "/b.json");
   out.push(await act(tab, "navigate", { url: `${base}/b.html` }));
-  await act(tab, "wait_for", { text: "fetched" }); // its fetch has ended
+  await act(tab, "wait_for", { text: "fetched" }); // its fetch has ended, as the page sees it
+  await fetched; // and as the extension hears it, which may be later
   out.push(await act(tab, "network_requests", { static: true }));
   out.push(await act(tab, "navigate_back"));
   out.push(await act(tab, "take_screenshot"));
