@@ -60,9 +60,21 @@ const HANDLERS = {
     if (args.depth !== undefined && !(Number.isInteger(args.depth) && args.depth >= 0)) {
       throw invalidArguments("depth must be a whole number, 0 or more");
     }
-    const root = args.target === undefined ? undefined : await driver.elementFor(tabId, args.target);
     // As in Playwright MCP, depth 0 sets no limit.
-    return driver.pageReport(tabId, { root, target: args.target, depth: args.depth || undefined });
+    const depth = args.depth || undefined;
+    if (args.target !== undefined) {
+      const root = await driver.elementFor(tabId, args.target);
+      return driver.pageReport(tabId, { root, target: args.target, depth });
+    }
+    // A page that moves on while it is read (a tab just opened, still on its first document) is
+    // read again once it has landed; an element of a ref is gone with its page, so not that.
+    try {
+      return await driver.pageReport(tabId, { depth });
+    } catch (error) {
+      if (error.code !== Code.NAVIGATED) throw error;
+    }
+    await driver.waitForReady(tabId).catch(() => {});
+    return driver.pageReport(tabId, { depth });
   },
   click: input("click"),
   hover: input("hover"),

@@ -15,22 +15,32 @@ PROBED_PORTS = range(8765, 8786)
 
 def free_probed_ports() -> list[int]:
     """The probed ports free now, starting at a place of this process's own, so that parallel
-    runs and workers rarely race for one port.
+    runs and workers rarely race for one port; quiet ports first.
 
     A port counts as free as the broker would find it: its listener sets ``SO_REUSEADDR``, so a
     port whose last connections linger in TIME_WAIT (the extension probes every port again and
-    again) is free for it, though a plain ``bind`` would refuse it."""
+    again) is free for it, though a plain ``bind`` refuses it. Those come last: a broker that has
+    just stopped leaves its port so, and a browser that found it there a moment ago may still
+    open a link to whatever listens on it next."""
     start = os.getpid() % len(PROBED_PORTS)
-    free = []
+    quiet, lingering = [], []
     for port in [*PROBED_PORTS[start:], *PROBED_PORTS[:start]]:
-        with socket.socket() as probe:
+        if _binds(port, reuse=False):
+            quiet.append(port)
+        elif _binds(port, reuse=True):
+            lingering.append(port)
+    return quiet + lingering
+
+
+def _binds(port: int, reuse: bool) -> bool:
+    with socket.socket() as probe:
+        if reuse:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            free.append(port)
-    return free
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def no_free_port(what: str) -> AssertionError:
