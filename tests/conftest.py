@@ -10,6 +10,7 @@ from typing import Any
 
 import aiohttp
 import attrs
+import hypothesis
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
@@ -33,6 +34,10 @@ TOKEN = "test-token-0123456789"
 # Modules whose every test runs a real browser; a test elsewhere that does says so itself
 # (``@pytest.mark.browser``). ``scripts/test --quick`` leaves them out: ``-m "not browser"``.
 BROWSER_MODULES = ("test_e2e_", "test_firefox_")
+
+# scripts/test --quick runs with --hypothesis-profile=quick: each fuzz test throws a tenth of its
+# examples (tests/daemon/fuzzing.py); the full run throws them all.
+hypothesis.settings.register_profile("quick")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -34,14 +34,22 @@ from ..support.fakes import FakeTab
 Json = dict[str, Any]
 
 
+# The share of its examples a fuzz test throws under Hypothesis's "quick" profile, which
+# scripts/test --quick loads (registered in tests/conftest.py): the inner loop still fuzzes every
+# door, and the full run throws every example.
+QUICK_SHARE = 10
+
+
 def fuzz(examples: int) -> settings:
-    """Settings for a test that throws ``examples`` inputs at one broker.
+    """Settings for a test that throws ``examples`` inputs at one broker (a tenth of them under the
+    "quick" profile, see QUICK_SHARE).
 
     The broker is a function-scoped fixture on purpose: it must outlive the examples, which is
     what the health check warns of. Sized so that each test runs in well under a minute.
     """
+    quick = settings.get_current_profile_name() == "quick"
     return settings(
-        max_examples=examples,
+        max_examples=examples // QUICK_SHARE if quick else examples,
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )

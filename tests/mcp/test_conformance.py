@@ -47,6 +47,9 @@ import pytest
 
 from ..support.cli_helpers import Brokers, finish
 
+# A Node program per scenario: the full run (scripts/test) runs them, the inner loop (--quick) does not.
+pytestmark = pytest.mark.heavy
+
 CONFORMANCE_DIR = Path(__file__).parents[1] / "conformance"
 CONFORMANCE_CLI = CONFORMANCE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 AUTH_PRELOAD = CONFORMANCE_DIR / "auth-header.mjs"
