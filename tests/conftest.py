@@ -10,6 +10,7 @@ from typing import Any
 
 import aiohttp
 import attrs
+import hypothesis
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
@@ -34,11 +35,29 @@ TOKEN = "test-token-0123456789"
 # (``@pytest.mark.browser``). ``scripts/test --quick`` leaves them out: ``-m "not browser"``.
 BROWSER_MODULES = ("test_e2e_", "test_firefox_")
 
+# scripts/test --quick runs with --hypothesis-profile=quick: each fuzz test throws a tenth of its
+# examples (tests/daemon/fuzzing.py); the full run throws them all.
+hypothesis.settings.register_profile("quick")
+
+# Test files that take longest, slowest first. scripts/test runs them first (xdist hands out whole
+# files in collection order with --no-loadscope-reorder), so that no worker is left running one
+# long file alone at the end of the run.
+SLOW_FILES = Path(__file__).with_name("slow_files.txt")
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name.startswith(BROWSER_MODULES):
             item.add_marker(pytest.mark.browser)
+    slowest_first(items)
+
+
+def slowest_first(items: list[pytest.Item]) -> None:
+    """Put the tests of SLOW_FILES first, in the table's order; every other test keeps its place."""
+    names = [line for line in SLOW_FILES.read_text().splitlines() if line and not line.startswith("#")]
+    root = SLOW_FILES.parent.parent
+    rank = {root / name: place for place, name in enumerate(names)}
+    items.sort(key=lambda item: rank.get(item.path, len(rank)))
 
 
 class BrokerUnderTest:

@@ -31,12 +31,16 @@ import tracemalloc
 from typing import Any
 
 import aiohttp
+import pytest
 
 from broker.core.security import client_token
 
 from ..conftest import TOKEN, BrokerUnderTest, MakeBroker
 from ..support.fakes import FakeExtension, FakeTab, PageError
 from ..support.mcp_clients import LEGACY, MODERN, text
+
+# Thousands of calls each: the full run (scripts/test) runs them, the inner loop (--quick) does not.
+pytestmark = pytest.mark.heavy
 
 Json = dict[str, Any]
 

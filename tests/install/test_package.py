@@ -89,6 +89,9 @@ def _entries(names: Iterator[str], prefix: str) -> set[str]:
     return {name.removeprefix(prefix) for name in names if name.startswith(prefix) and not name.endswith("/")}
 
 
+# Building the package and installing it into a fresh environment takes seconds of both cores: the
+# full run (scripts/test) does it, the inner loop (--quick) does not (nor the browser tests below).
+@pytest.mark.heavy
 def test_the_sdist_and_the_wheel_carry_the_extension_and_every_module(dist: Path) -> None:
     extension = {path.relative_to(EXTENSION).as_posix() for path in EXTENSION.rglob("*") if path.is_file()}
     shipped = _referenced(EXTENSION)
@@ -118,6 +121,7 @@ async def test_extension_path_names_the_installed_folder_and_chromium_loads_it(i
         assert await worker.evaluate("chrome.runtime.getManifest().version") == VERSION
 
 
+@pytest.mark.heavy
 def test_extension_pack_writes_what_the_store_needs_and_nothing_else(installed: Path, tmp_path: Path) -> None:
     out = tmp_path / "store" / "browser-mcp.zip"
     printed = _run(installed, "extension", "pack", "--out", str(out), cwd=tmp_path)
@@ -169,6 +173,7 @@ async def test_extension_path_for_firefox_writes_the_same_files_under_a_derived_
         assert await page.evaluate("chrome.runtime.getManifest().version") == version
 
 
+@pytest.mark.heavy
 def test_extension_pack_for_firefox_writes_an_unsigned_xpi(installed: Path, tmp_path: Path) -> None:
     printed = _run(installed, "extension", "pack", "--browser", "firefox", cwd=tmp_path)
     out = tmp_path / f"browser-mcp-extension-{VERSION}.xpi"

@@ -1,7 +1,9 @@
 """The public MCP conformance suite (``@modelcontextprotocol/conformance``) against a real broker's ``/mcp``.
 
-Each test starts ``browser-mcp serve``, runs the suite's CLI for one server scenario in one protocol
-era (``--spec-version``), and reads the checks it wrote (``-o DIR`` -> ``DIR/<run>/checks.json``).
+Each test runs the suite's CLI for one server scenario in one protocol era (``--spec-version``)
+against one ``browser-mcp serve`` the module starts for them all (each scenario opens sessions of
+its own, and none changes what the broker serves), and reads the checks it wrote (``-o DIR`` ->
+``DIR/<run>/checks.json``).
 Every check must be SUCCESS (or INFO), except the few named in ``EXCLUDED_CHECKS``.
 
 The suite's version and a Node 22 binary for it (it needs Node >= 22; Debian has 20) are pinned in
@@ -40,12 +42,18 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
-from ..support.cli_helpers import Brokers, finish
+from ..support.cli_helpers import BrokerProcess, Brokers, finish
+
+# A Node program per scenario: the full run (scripts/test) runs them, the inner loop (--quick) does not.
+# The scenarios share the module's broker, so they run in the module's event loop.
+pytestmark = [pytest.mark.heavy, pytest.mark.asyncio(loop_scope="module")]
 
 CONFORMANCE_DIR = Path(__file__).parents[1] / "conformance"
 CONFORMANCE_CLI = CONFORMANCE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
@@ -169,12 +177,19 @@ def read_checks(out: Path, printed: str) -> list[dict[str, Any]]:
     return checks
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def broker(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrokerProcess]:
+    """One broker for every scenario of the module, stopped after the last."""
+    node_command()  # fail before starting a broker when the suite cannot run
+    async with Brokers(tmp_path_factory.mktemp("conformance") / "discovery") as brokers:
+        # Warnings and errors alone: nothing reads its stderr while it serves every scenario.
+        yield await brokers.start("--log-level", "warning")
+
+
 @pytest.mark.parametrize(
     ("era", "scenario"), [(era, scenario) for era, scenarios in SCENARIOS.items() for scenario in scenarios]
 )
-async def test_conformance_scenario(brokers: Brokers, tmp_path: Path, era: str, scenario: str) -> None:
-    node_command()  # fail before starting a broker when the suite cannot run
-    broker = await brokers.start()
+async def test_conformance_scenario(broker: BrokerProcess, tmp_path: Path, era: str, scenario: str) -> None:
     token = broker.token
     checks = await run_scenario(f"http://127.0.0.1:{broker.port}/mcp", token, era, scenario, tmp_path / "results")
 
