@@ -7,24 +7,22 @@
 // - `navigator.modelContext`, the older surface: navigator_context.js, run right after this file
 //   wherever it is put in, which takes what this file hands it (`hooks.forNavigator`).
 //
-// Most pages declare no tool, and they should not feel the extension: until a page touches
-// `document.modelContext` or `navigator.modelContext`, or holds a `<form toolname>`, only two
-// getters are defined (one here) and the page is watched for tool forms once it is idle; no registry is
-// built and nothing listens. Every document compiles this file, so what only some need is
-// elsewhere: the bridge (bridge.js, in the extension's isolated world) and the tool forms'
-// machinery (tool_forms.js), both put in by the worker where a page has a tool or a tool form (a
-// comment costs next to nothing to compile; code does).
+// Most pages declare no tool and should not feel the extension: until a page touches either
+// modelContext or holds a `<form toolname>`, only two getters are defined (one here) and the page is
+// watched for tool forms once idle. Every document compiles this file (comments cost next to
+// nothing; code does), so what only some need is elsewhere: the bridge (bridge.js, isolated world)
+// and the tool forms' machinery (tool_forms.js), put in by the worker where a page needs them.
 //
 // So the page's first tool, tool form or change in Chromium's own tools asks the worker for the
-// bridge (`wake`) through waker.js, the one script of ours in the isolated world from the start: a
-// window event it hears, and turns into one request per document. The page's own world has no
-// extension messaging. The worker takes the document from Chromium's word about the sender, so a
-// page can have a bridge put only in itself. The bridge then asks for the tools. The polyfill's
-// registry lives in the MAIN world, where the extension cannot see it; it talks to the bridge
-// with window.postMessage: it announces its tool list on every change and runs calls the bridge
-// asks for; where Chromium keeps the tools, it says only that they changed. The page sees these messages too and could forge them, but only about its own
-// tools, which it controls anyway. Content scripts cannot be ES modules, so the message names are
-// spelled here and in bridge.js and protocol.js.
+// bridge (`wake`) through waker.js, our one script in the isolated world from the start, which
+// turns the window event into one request per document (the page's world has no extension
+// messaging; the worker takes the document from Chromium's word about the sender, so a page can
+// have a bridge put only in itself). The bridge then asks for the tools. The registry lives in the
+// MAIN world, which the extension cannot see; it talks to the bridge by window.postMessage,
+// announcing its tool list on every change and running the calls the bridge asks for (where
+// Chromium keeps the tools, it says only that they changed). The page sees these messages and could
+// forge them, but only about its own tools. Content scripts cannot be ES modules, so the message
+// names are spelled here and in bridge.js and protocol.js.
 (() => {
   "use strict";
 
@@ -35,6 +33,9 @@
   // all it touches (not the window, the document or the navigator, whose wrappers cost more).
   const documents = Document.prototype;
   if (documents[MARK]) return; // injected twice: by the manifest and after an install
+  // Kept as the page found them: a page that replaces them later neither blinds nor watches us.
+  const findInDocument = documents.querySelector;
+  const { querySelector: findInElement, matches } = Element.prototype;
   // What the worker reads and tool_forms.js, put in later, joins: the registry; whether the page
   // asked for its bridge, has tool forms, and was given its bridge.
   const hooks = {
@@ -125,9 +126,8 @@
 
   // Chromium's executeTool rejects with one generic message whatever the tool threw. Wrapping
   // each tool's execute lets the bridge hear what it was, just before that rejection.
-  // Chromium's own WebMCP serves top-level documents: in a frame it shares or hides the tools
-  // (a frame of the page's origin sees the page's registry, one of another origin's are listed
-  // nowhere), so frames always get the polyfill, whose registry is the frame's own.
+  // Chromium's own WebMCP serves top-level documents (in a frame it shares or hides the tools),
+  // so frames always get the polyfill, whose registry is the frame's own.
   if ("modelContext" in documents && window === window.top) {
     const native = document.modelContext;
     const register = native.registerTool;
@@ -279,12 +279,13 @@
     };
     // Nodes a page adds can bring a tool form; while it has none, only those are looked at.
     const bringsToolForm = (node) =>
-      node.nodeType === Node.ELEMENT_NODE && (node.matches("form[toolname]") || node.querySelector("form[toolname]"));
+      node.nodeType === Node.ELEMENT_NODE &&
+      (matches.call(node, "form[toolname]") || findInElement.call(node, "form[toolname]"));
     const concernsTools = (records) =>
       hooks.forms?.holding() ||
       records.some((record) => record.type === "attributes" || [...record.addedNodes].some(bringsToolForm));
 
-    if (document.querySelector("form[toolname]")) found();
+    if (findInDocument.call(document, "form[toolname]")) found();
     // Scanned in the observer's own callback, once per batch of changes: a page timer set here
     // would count as the page's own in an action's watch for timers that start navigations.
     new MutationObserver((records) => {

@@ -47,6 +47,12 @@ FORMS = """<!doctype html><title>Booking</title>
   });
 </script>"""
 DONE = "<!doctype html><title>Booked</title><h1>Booked</h1>"
+# A page whose first script makes the document's querySelector find nothing, then a tool form.
+BLINDING = """<!doctype html><title>Blinding</title><script>
+  Document.prototype.querySelector = () => null;
+</script>
+<form toolname="subscribe" tooldescription="Subscribe to the newsletter"><input name="email"></form>"""
+
 # A page that declares no tool and hears every window message from its first script on.
 QUIET = """<!doctype html><title>Quiet</title><script>
   window.heard = [];
@@ -58,7 +64,7 @@ QUIET = """<!doctype html><title>Quiet</title><script>
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
     home: Path = tmp_path_factory.mktemp("e2e-forms")
     async with (
-        serve_pages({"forms.html": FORMS, "done.html": DONE, "quiet.html": QUIET}) as site,
+        serve_pages({"forms.html": FORMS, "done.html": DONE, "quiet.html": QUIET, "blinding.html": BLINDING}) as site,
         open_world(home, site, World) as world,
     ):
         yield world
@@ -151,4 +157,11 @@ async def test_a_page_without_tools_hears_nothing_from_the_extension(world: Worl
     page, _tab = await world.open_page("quiet.html", "silent", set())
     await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)))")
     assert await page.evaluate("heard") == []
+    await page.close()
+
+
+async def test_a_page_that_replaced_querySelector_first_still_has_its_tool_form_found(world: World) -> None:
+    """The polyfill looks for tool forms with the methods the page had before its first script."""
+    page, tab = await world.open_page("blinding.html", "blinding", {"subscribe"})
+    assert await page.evaluate("document.querySelector('form')") is None  # the page's own, still replaced
     await page.close()
