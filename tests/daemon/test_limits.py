@@ -305,13 +305,14 @@ async def test_an_mcp_tunnel_whose_client_stops_answering_pings_is_closed(
     url = broker.server.make_url("/mcp/stream")
     tunnel = await session.ws_connect(url, headers=bearer("mallory"), autoping=False)
     await tunnel.send_str(json.dumps(initialize_request("Quiet")))
+    # The answer and the first ping may come in either order on a busy machine; then it closes.
+    heard = []
     async with asyncio.timeout(5):
-        answer = await tunnel.receive()
-        assert answer.type is aiohttp.WSMsgType.TEXT and json.loads(answer.data)["id"] == 1
-        ping = await tunnel.receive()
-        assert ping.type is aiohttp.WSMsgType.PING
-        closed = await tunnel.receive()
-    assert closed.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+        while not heard or heard[-1].type not in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+            heard.append(await tunnel.receive())
+    answers = [json.loads(m.data) for m in heard if m.type is aiohttp.WSMsgType.TEXT]
+    assert [answer["id"] for answer in answers] == [1]
+    assert aiohttp.WSMsgType.PING in [m.type for m in heard]
     await tunnel.close()
 
 

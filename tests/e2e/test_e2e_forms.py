@@ -162,6 +162,6 @@ async def test_a_page_without_tools_hears_nothing_from_the_extension(world: Worl
 
 async def test_a_page_that_replaced_querySelector_first_still_has_its_tool_form_found(world: World) -> None:
     """The polyfill looks for tool forms with the methods the page had before its first script."""
-    page, tab = await world.open_page("blinding.html", "blinding", {"subscribe"})
+    page, _ = await world.open_page("blinding.html", "blinding", {"subscribe"})
     assert await page.evaluate("document.querySelector('form')") is None  # the page's own, still replaced
     await page.close()
