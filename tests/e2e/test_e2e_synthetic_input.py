@@ -16,6 +16,7 @@ import pytest_asyncio
 from ..support import synthetic_pages
 from ..support.page_functions import input_call, keys_call, ref_of, snapshot_call
 from ..support.synthetic_pages import PageTab
+from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -141,13 +142,19 @@ def file(name: str, text: str) -> dict[str, Any]:
     return {"name": name, "type": "text/plain", "modified": 0, "data": base64.b64encode(text.encode()).decode()}
 
 
+async def read_by_the_page(tab: PageTab) -> Any:
+    """What the page has read of the files it was given: it reads them after the change event."""
+    return await eventually(
+        lambda: tab.page_value("window.received.length && window.received"), "the page to read its files"
+    )
+
+
 async def test_upload_sets_the_files_the_page_then_reads(tab: PageTab) -> None:
     answer = await act(
         tab, action="upload", target={"selector": "#docs"}, files=[file("a.txt", "A"), file("b.txt", "é")]
     )
     assert answer["files"] == ["a.txt", "b.txt"]
-    await tab.page_value("new Promise((done) => setTimeout(done, 50))")
-    got = await tab.page_value("window.received")
+    got = await read_by_the_page(tab)
     assert got == [
         {"input": "docs", "files": [{"name": "a.txt", "type": "text/plain", "size": 1, "text": "A"},
                                     {"name": "b.txt", "type": "text/plain", "size": 2, "text": "é"}]},
@@ -161,8 +168,7 @@ async def test_a_click_that_opens_a_file_input_is_answered_by_an_upload_without_
     answer = await act(tab, action="click", target={"selector": "#pick"})
     assert answer["fileChooser"] is True
     assert (await act(tab, action="upload", files=[file("c.txt", "C")]))["element"] == "<input#hidden-file>"
-    await tab.page_value("new Promise((done) => setTimeout(done, 50))")
-    assert (await tab.page_value("window.received"))[0]["input"] == "hidden-file"
+    assert (await read_by_the_page(tab))[0]["input"] == "hidden-file"
 
 
 async def test_a_page_that_replaced_the_dom_methods_first_neither_stops_nor_fools_the_input(opened: PageTab) -> None:
