@@ -25,14 +25,21 @@ const CLICKS = new Set(["click", "press_key"]);
 // Pages the debugger may act in beside http(s) ones.
 const OPEN_PAGE = /^(about:blank|data:)/;
 
-/** The page after an action; a page that is still moving on gets a moment and a second look. */
-async function pageAfter(tabId, result = []) {
+/** The page's report, or null when it moved on while it was read: it has then landed (or given up). */
+async function reportUnlessMoved(tabId, options) {
   try {
-    return await driver.pageReport(tabId, { result });
+    return await driver.pageReport(tabId, options);
   } catch (error) {
     if (error.code !== Code.NAVIGATED) throw error;
   }
   await driver.waitForReady(tabId).catch(() => {});
+  return null;
+}
+
+/** The page after an action; a page that is still moving on gets a moment and a second look. */
+async function pageAfter(tabId, result = []) {
+  const report = await reportUnlessMoved(tabId, { result });
+  if (report) return report;
   try {
     return await driver.pageReport(tabId, { result });
   } catch {
@@ -68,13 +75,7 @@ const HANDLERS = {
     }
     // A page that moves on while it is read (a tab just opened, still on its first document) is
     // read again once it has landed; an element of a ref is gone with its page, so not that.
-    try {
-      return await driver.pageReport(tabId, { depth });
-    } catch (error) {
-      if (error.code !== Code.NAVIGATED) throw error;
-    }
-    await driver.waitForReady(tabId).catch(() => {});
-    return driver.pageReport(tabId, { depth });
+    return (await reportUnlessMoved(tabId, { depth })) ?? driver.pageReport(tabId, { depth });
   },
   click: input("click"),
   hover: input("hover"),
