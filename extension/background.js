@@ -33,6 +33,7 @@ import { settingsChanged } from "./person/settings.js";
 import { stayAwakeWhileJoined } from "./link/stay_awake.js";
 import { sendSnapshot } from "./link/snapshot.js";
 import { frontChanged, windowFocusChanged } from "./tabs/new_tabs.js";
+import { topFrameSettled } from "./tabs/first_pages.js";
 import {
   navigationTargetCreated,
   tabActivated,
@@ -44,6 +45,8 @@ import {
 } from "./tabs/tabs.js";
 
 chrome.tabs.onCreated.addListener(tabCreated);
+chrome.webNavigation.onCommitted.addListener(topFrameSettled);
+chrome.webNavigation.onErrorOccurred.addListener(topFrameSettled);
 chrome.webNavigation.onCreatedNavigationTarget.addListener(navigationTargetCreated);
 chrome.tabs.onActivated.addListener(frontChanged);
 chrome.windows.onFocusChanged.addListener(windowFocusChanged);

@@ -15,6 +15,7 @@ import { driver } from "./driver.js";
 import { ActionError, Code, calledOff, invalidArguments, sleep, withTimeout } from "./errors.js";
 import { sections, textResult } from "./results.js";
 import { watchingNewTabs } from "../tabs/new_tabs.js";
+import { firstPageOf } from "../tabs/first_pages.js";
 import { describeDownload, downloadsOf } from "./downloads.js";
 
 // Below the broker's default 30 s deadline, so that a slow action still gets its own answer.
@@ -152,10 +153,15 @@ async function checkApproved(tabId, url, approved) {
 async function run(tabId, action, args, owner, approved, signal, handler = HANDLERS[action]) {
   // Its turn came after the broker called it off: nothing of it happens.
   if (signal?.aborted) throw calledOff();
+  // A navigation replaces the page a tab was opened on, so it need not wait for it.
+  const waited = action !== "navigate" && (await firstPageOf(tabId, signal));
+  if (signal?.aborted) throw calledOff();
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) throw new ActionError(Code.ACTION_FAILED, `tab ${tabId} does not exist`);
   if (owner) driver.ownTab(tabId, owner);
   const url = tab.url || tab.pendingUrl || "";
+  // A tab just opened is acted in once loaded, as Playwright MCP's new tab is (it waits for its load).
+  if (waited && isScriptable(url)) await driver.waitForReady(tabId).catch(() => {});
   if (approved) await checkApproved(tabId, url, approved);
   if (!isScriptable(url) && !OPEN_PAGE.test(url)) {
     if (action !== "navigate") {

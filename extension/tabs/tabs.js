@@ -8,6 +8,7 @@ import { forgetTools, learnTools, refreshTools, setTools, toolsOf } from "../pag
 import { isScriptable } from "../page_tools/page_bridges.js";
 import { forgetOwner, groupTab } from "./sessions.js";
 import { bornOf, newTabGone } from "./new_tabs.js";
+import { expectFirstPage, firstPageGone } from "./first_pages.js";
 
 /** tab id -> its place as the brokers last heard it; rebuilt by the snapshot after a restart. */
 const places = new Map();
@@ -80,6 +81,7 @@ export function tabRemoved(tabId, { windowId, isWindowClosing } = {}) {
   forgetTools(tabId);
   forgetOwner(tabId);
   newTabGone(tabId);
+  firstPageGone(tabId);
   places.delete(tabId);
   broadcast({ type: ToBroker.TAB_CLOSED, tabId });
   if (!isWindowClosing) windowChanged(windowId);
@@ -126,6 +128,7 @@ export async function openTab(link, message) {
     );
     return;
   }
+  expectFirstPage(tab.id, message.url);
   if (focus && message.newWindow !== true) await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
   try {
     await groupTab(link.port, message.sessionId, tab.id);

@@ -122,6 +122,17 @@ async def test_a_client_over_stdio_does_the_same(world: ToolsWorld) -> None:
         await snapshot_click_type(client, world)
 
 
+async def test_a_snapshot_right_after_a_tab_opens_shows_its_page_from_a_slow_server(world: World) -> None:
+    async with world.mcp("Early reader") as client:
+        opened = await client.call_json(
+            "tabs", {"action": "open", "url": f"{world.site}/late/shop.html", "focus": False}
+        )
+        page = await client.call("browser_snapshot", {})
+        assert not page.is_error, text(page)
+        assert 'heading "Tiny shop" [level=1]' in text(page) and "/late/shop.html" in text(page), text(page)
+        await client.call_json("tabs", {"action": "close", "tab": opened["opened"]["ref"]})
+
+
 async def test_the_persons_tab_needs_a_claim_and_another_clients_tab_is_refused(world: World) -> None:
     person_page, tab = await world.open_page("person.html", "claims")
     url = f"http://127.0.0.1:{world.broker.port}/mcp"

@@ -197,6 +197,14 @@ async def test_built_in_browser_tools_act_in_firefox_and_say_the_input_was_synth
         assert refused.structured_content["error"]["code"] == "not_supported", refused.structured_content
 
 
+async def test_a_snapshot_right_after_a_tab_opens_shows_its_page_from_a_slow_server(fox: Fox) -> None:
+    async with fox.mcp("Early fox") as client:
+        opened = await client.call_json("tabs", {"action": "open", "url": f"{fox.site}/late/counter.html?early"})
+        page = text(await client.call("browser_snapshot", {}))
+        assert 'button "Count"' in page and "/late/counter.html?early" in page, page
+        await client.call_json("tabs", {"action": "close", "tab": opened["opened"]["ref"]})
+
+
 async def test_a_history_entry_is_deleted_only_with_the_persons_consent_and_approval(fox: Fox) -> None:
     url = f"{fox.site}/modern.html?forget-me"
     page = await fox.firefox.new_tab(url)

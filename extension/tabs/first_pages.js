@@ -1,0 +1,65 @@
+// Tabs a broker opened on an address, until the first document of that address commits. A new tab
+// begins on a blank document, and Firefox announces it (and lets scripts run in it) before its
+// navigation has even started, so a client's first action there (a snapshot, most often) would
+// read the blank page and answer as if the address showed nothing. An action in such a tab waits
+// for the commit, or its failure, for FIRST_COMMIT_MS at most; the page's load is the action's to
+// wait for, as after any navigation.
+
+const FIRST_COMMIT_MS = 15_000;
+
+/** tab id -> {promise, settle, timer} while its first page is on its way. */
+const coming = new Map();
+
+const isBlank = (url) => !url || url === "about:blank";
+
+/** A broker just opened `tabId` on `url`: its actions wait for that page. */
+export function expectFirstPage(tabId, url) {
+  if (isBlank(url) || coming.has(tabId)) return;
+  let settle;
+  const promise = new Promise((resolve) => (settle = resolve));
+  const timer = setTimeout(() => arrived(tabId), FIRST_COMMIT_MS);
+  coming.set(tabId, { promise, settle, timer });
+  // The commit may have come before this was called: asked now, it is not missed.
+  chrome.webNavigation
+    .getFrame({ tabId, frameId: 0 })
+    .then((frame) => frame && !isBlank(frame.url) && arrived(tabId))
+    .catch(() => arrived(tabId));
+}
+
+function arrived(tabId) {
+  const entry = coming.get(tabId);
+  if (!entry) return;
+  coming.delete(tabId);
+  clearTimeout(entry.timer);
+  entry.settle();
+}
+
+/** webNavigation.onCommitted and onErrorOccurred: a top frame reached a page, or gave up on one. */
+export function topFrameSettled({ tabId, frameId, url }) {
+  if (frameId === 0 && !isBlank(url)) arrived(tabId);
+}
+
+/** chrome.tabs.onRemoved: nothing comes to a closed tab. */
+export function firstPageGone(tabId) {
+  arrived(tabId);
+}
+
+/**
+ * Wait for `tabId`'s first page if it is still coming, or until `signal` calls the action off;
+ * true when there was something to wait for.
+ */
+export async function firstPageOf(tabId, signal) {
+  const entry = coming.get(tabId);
+  if (!entry) return false;
+  let stop;
+  const calledOff = new Promise((resolve) => {
+    stop = resolve;
+    signal?.addEventListener("abort", resolve, { once: true });
+  });
+  try {
+    await Promise.race([entry.promise, calledOff]);
+  } finally {
+    signal?.removeEventListener("abort", stop);
+  }
+  return true;
+}
