@@ -210,8 +210,12 @@ async def release(world: World, key: str) -> None:
 async def test_a_redirect_once_a_fetch_the_click_started_is_answered_is_reported(world: World) -> None:
     tab, page = await world.open("correct_redirect.html")
     snapshot = await world.ok(tab, "snapshot")
-    async with page.expect_request("**/api/slow?signin"):
-        click = asyncio.create_task(world.ok(tab, "click", target=ref_of(snapshot, 'button "Sign in by fetch"')))
+    fetched = asyncio.ensure_future(page.wait_for_event("request", lambda request: request.url.endswith("?signin")))
+    click = asyncio.create_task(world.ok(tab, "click", target=ref_of(snapshot, 'button "Sign in by fetch"')))
+    # The click waits for the fetch its page started, so it cannot answer first unless it failed.
+    await asyncio.wait({fetched, click}, return_when=asyncio.FIRST_COMPLETED)
+    assert fetched.done(), f"the click answered and the page made no fetch: {await click}"
+    fetched.result()
     await release(world, "signin")
     text = await click
     assert f"- Page URL: {world.url('done.html?signed=fetch')}\n" in text, text
