@@ -35,7 +35,7 @@ onFrameSession((session) => unbufferedInput((method, params) => send(session, me
 const MODIFIER_BITS = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
 const IS_MAC = /mac/i.test(navigator.userAgentData?.platform ?? navigator.platform ?? "");
 
-function modifierBits(modifiers = []) {
+export function modifierBits(modifiers = []) {
   if (!Array.isArray(modifiers)) throw invalidArguments('modifiers must be a list like ["Shift"]');
   let bits = 0;
   for (const name of modifiers) {
@@ -94,19 +94,6 @@ export async function pointerOnto(tabId, element, extra = {}) {
 /** Scroll to the element and make sure input would reach it, for a control set without the mouse. */
 async function reached(element) {
   return confirmPoint(element, await pointFor(element));
-}
-
-/** browser_click {target, doubleClick?, button?, modifiers?} */
-export async function click(tabId, args) {
-  const button = args.button ?? "left";
-  if (!BUTTONS[button]) throw invalidArguments("button must be left, right or middle");
-  const modifiers = modifierBits(args.modifiers);
-  const element = await elementFor(tabId, args.target);
-  const point = await pointerOnto(tabId, element, { modifiers });
-  for (let clickCount = 1; clickCount <= (args.doubleClick ? 2 : 1); clickCount++) {
-    await mouse(tabId, "mousePressed", point, { button, buttons: BUTTONS[button], clickCount, modifiers });
-    await mouse(tabId, "mouseReleased", point, { button, buttons: 0, clickCount, modifiers });
-  }
 }
 
 /** browser_hover {target} */

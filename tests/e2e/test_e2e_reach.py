@@ -155,3 +155,24 @@ async def test_a_click_in_a_frame_that_shrinks_as_the_mouse_arrives_reaches_its_
     assert await frames["Shrinking"].evaluate("window.shrunk === true"), "the frame shrank under the mouse"
     assert await landed(frames["Shrinking"]) == ["bottom"]
     await page.close()
+
+
+async def test_a_click_on_a_spot_another_button_keeps_taking_answers_only_for_what_it_clicked(world: World) -> None:
+    # reach_flicker.html puts "Delete everything" over "Keep" for 3 ms of every 9: whatever the
+    # checks before a press saw, the press may meet the decoy. The decoy must never be clicked, and
+    # every answer must tell what happened: success with one click on Keep, or an error and no click.
+    tab, page = await world.open("reach_flicker.html")
+    answers = []
+    for _ in range(16):
+        before = await landed(page)
+        answer = await world.act(tab, "click", target="#keep")
+        after = await landed(page)
+        if answer.get("error"):
+            assert answer["error"]["code"] in {"element_moved", "element_covered"}, answer
+            assert after == before, f"{answer['error']} yet the page heard {after[len(before) :]}"
+        else:
+            assert after == [*before, "keep"], f"answered success, and the page heard {after[len(before) :]}"
+        answers.append(answer["error"]["code"] if answer.get("error") else "clicked")
+    assert "decoy" not in await landed(page, "pressed"), answers
+    assert "clicked" in answers, answers
+    await page.close()

@@ -1,0 +1,34 @@
+// browser_click: the mouse onto the element (input.js's pointerOnto), then its presses, guarded
+// (press_guard.js) so that a press the page moved the element away from acts on nothing. A missed
+// click aims again once, as a person would; a second miss fails, naming what was there.
+
+import { describe, elementFor } from "./elements.js";
+import { ActionError, Code, invalidArguments } from "./errors.js";
+import { BUTTONS, modifierBits, mouse, pointerOnto } from "./input.js";
+import { guardPress } from "./press_guard.js";
+
+const AIMS = 2;
+
+/** browser_click {target, doubleClick?, button?, modifiers?} */
+export async function click(tabId, args) {
+  const button = args.button ?? "left";
+  if (!BUTTONS[button]) throw invalidArguments("button must be left, right or middle");
+  const modifiers = modifierBits(args.modifiers);
+  const element = await elementFor(tabId, args.target);
+  for (let aim = 1; ; aim++) {
+    const point = await pointerOnto(tabId, element, { modifiers });
+    const guard = await guardPress(element);
+    for (let clickCount = 1; clickCount <= (args.doubleClick ? 2 : 1); clickCount++) {
+      await mouse(tabId, "mousePressed", point, { button, buttons: BUTTONS[button], clickCount, modifiers });
+      await mouse(tabId, "mouseReleased", point, { button, buttons: 0, clickCount, modifiers });
+    }
+    const missed = await guard.finish();
+    if (missed === null) return;
+    if (aim === AIMS) {
+      throw new ActionError(
+        Code.ELEMENT_MOVED,
+        `cannot reach ${await describe(element)} as the mouse pressed: ${missed}, ${AIMS} times; nothing was clicked`,
+      );
+    }
+  }
+}

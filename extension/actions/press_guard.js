@@ -1,0 +1,101 @@
+// A click's last safeguard. The point is checked right before the press (elements.js's
+// confirmPoint), but a page can still move between that look and the press: a frame that shrinks
+// as the mouse comes, a banner that slides in. A press that lands elsewhere would click whatever
+// is there and answer as done; a release there leaves the element pressed but not clicked. So
+// while a click's presses and releases go out, listeners in the tools' isolated worlds of the
+// element's document and of the documents around it take every event from a press or release
+// that lands off the element on (pointer, mouse and click events, their defaults prevented)
+// before the page's own listeners below them hear it, and the click says it missed.
+// What the page cannot see it cannot stop, except a listener it put on its window first.
+
+import { OBJECT_GROUP, send, utilityWorld } from "./debugger.js";
+import { frameWorlds } from "./frames.js";
+
+const GUARDED = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "auxclick", "dblclick", "contextmenu"];
+
+// Run with the element as `this` in its own document, with nothing in the others (where any press
+// is off the element). From a press or release off the element on, every event is taken.
+const GUARD = `function (types) {
+  const element = this instanceof Node ? this : null;
+  const name = (node) => {
+    const tag = node.localName || node.nodeName.toLowerCase();
+    return "<" + tag + (node.id ? "#" + node.id : node.classList?.[0] ? "." + node.classList[0] : "") + ">";
+  };
+  // The element's own parts (its shadow tree too) and its label are the element. A host whose
+  // closed shadow tree holds it hides where in there the press went: given the benefit.
+  const reaches = (target) => {
+    if (!element) return false;
+    if (target.control === element) return true;
+    for (let node = element; node; ) {
+      if (node === target) return true;
+      const root = node.parentNode ? null : node;
+      node = node.parentNode || node.host;
+      if (root && node === target && root.mode === "closed") return true;
+    }
+    for (let node = target; node; node = node.parentNode || node.host) if (node === element) return true;
+    return false;
+  };
+  let missed = null;
+  let heard = false;
+  const guard = (event) => {
+    heard ||= /down$/.test(event.type);
+    // A release elsewhere clicks no element (the click goes to what both share), nor does a press.
+    if (missed === null && /(down|up)$/.test(event.type)) {
+      const target = event.composedPath()[0] ?? event.target;
+      if (!reaches(target)) missed = target instanceof Node ? name(target) : "the window";
+    }
+    if (missed !== null) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    }
+  };
+  for (const type of types) addEventListener(type, guard, { capture: true });
+  return {
+    finish() {
+      for (const type of types) removeEventListener(type, guard, { capture: true });
+      return { missed, heard };
+    },
+  };
+}`;
+
+async function guardIn(target, how) {
+  const { result } = await send(target, "Runtime.callFunctionOn", {
+    ...how,
+    functionDeclaration: GUARD,
+    arguments: [{ value: GUARDED }],
+    objectGroup: OBJECT_GROUP,
+  });
+  return async () =>
+    (
+      await send(target, "Runtime.callFunctionOn", {
+        objectId: result.objectId,
+        functionDeclaration: "function () { return this.finish(); }",
+        returnByValue: true,
+      })
+    ).result.value;
+}
+
+/**
+ * Guard the presses about to go to `element` (elements.js's). `finish()` takes the guards away and
+ * answers why the click missed, or null when it reached the element (or it could not be told: a
+ * document gone with its page, which the click may have left): what a press or release landed on
+ * instead, as "<tag#id> took the press or release", or that the element's document heard no press
+ * at all, which Chromium now and then drops on a page that changes under a still mouse.
+ */
+export async function guardPress(element) {
+  const around = [{ target: element.tabId, world: await utilityWorld(element.tabId) }, ...frameWorlds(element.tabId)];
+  const others = around.filter(({ target, world }) => !(target === element.session && world === element.world));
+  const [own, ...guards] = await Promise.all([
+    guardIn(element.session, { objectId: element.objectId }).catch(() => null),
+    ...others.map(({ target, world }) => guardIn(target, { executionContextId: world }).catch(() => null)),
+  ]);
+  const told = (finish) => (finish ? finish().catch(() => null) : null);
+  return {
+    async finish() {
+      const [mine, ...theirs] = await Promise.all([told(own), ...guards.map(told)]);
+      const landed = [mine, ...theirs].find((said) => said?.missed);
+      if (landed) return `${landed.missed} took the press or release`;
+      return mine && !mine.heard ? "the page heard no press" : null;
+    },
+  };
+}
