@@ -18,9 +18,15 @@ export async function click(tabId, args) {
   for (let aim = 1; ; aim++) {
     const point = await pointerOnto(tabId, element, { modifiers });
     const guard = await guardPress(element);
-    for (let clickCount = 1; clickCount <= (args.doubleClick ? 2 : 1); clickCount++) {
-      await mouse(tabId, "mousePressed", point, { button, buttons: BUTTONS[button], clickCount, modifiers });
-      await mouse(tabId, "mouseReleased", point, { button, buttons: 0, clickCount, modifiers });
+    try {
+      for (let clickCount = 1; clickCount <= (args.doubleClick ? 2 : 1); clickCount++) {
+        await mouse(tabId, "mousePressed", point, { button, buttons: BUTTONS[button], clickCount, modifiers });
+        await mouse(tabId, "mouseReleased", point, { button, buttons: 0, clickCount, modifiers });
+      }
+    } catch (error) {
+      // A guard left in place would take the person's own clicks on the page.
+      await guard.finish();
+      throw error;
     }
     const missed = await guard.finish();
     if (missed === null) return;

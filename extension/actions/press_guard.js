@@ -11,6 +11,8 @@
 import { OBJECT_GROUP, send, utilityWorld } from "./debugger.js";
 import { frameWorlds } from "./frames.js";
 
+// Longer than any click's presses take, even on a loaded machine.
+const GUARD_MS = 10_000;
 const GUARDED = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "auxclick", "dblclick", "contextmenu"];
 
 // Run with the element as `this` in its own document, with nothing in the others (where any press
@@ -49,13 +51,16 @@ const GUARD = `function (types) {
       event.stopImmediatePropagation();
     }
   };
-  for (const type of types) addEventListener(type, guard, { capture: true });
-  return {
-    finish() {
-      for (const type of types) removeEventListener(type, guard, { capture: true });
-      return { missed, heard };
-    },
+  const finish = () => {
+    clearTimeout(expiry);
+    for (const type of types) removeEventListener(type, guard, { capture: true });
+    return { missed, heard };
   };
+  for (const type of types) addEventListener(type, guard, { capture: true });
+  // Whatever becomes of the click (a dialog holds it, its tab's debugger goes), the person's own
+  // clicks later are never judged.
+  const expiry = setTimeout(finish, ${GUARD_MS});
+  return { finish };
 }`;
 
 async function guardIn(target, how) {
