@@ -162,7 +162,10 @@ async def test_pairing_ends_connected_with_no_false_alarm_round_after_round(brow
         async with Brokers(browser.home / f"discovery-round-{round_}") as brokers:
             broker = await start_probed_broker(brokers)
             await _pair_in_the_popup(browser, popup, broker, brokers.discovery_dir)
-            assert await popup.evaluate("window.alarms") == [], f"round {round_}: a false alarm after a right pairing"
+            # Only about this broker: another process's server on a probed port (another suite's
+            # squatter, say) is rightly refused, and says so.
+            alarms = [alarm for alarm in await popup.evaluate("window.alarms") if f"port {broker.port}:" in alarm]
+            assert alarms == [], f"round {round_}: a false alarm after a right pairing"
             broker.send_signal(signal.SIGTERM)
             await broker.exited()
     await popup.close()
