@@ -5,6 +5,12 @@ than sleeping. Every process started through :class:`Brokers` is stopped when it
 then SIGKILL), and every pipe is drained with ``communicate()`` so no transport is left open.
 The discovery folder is always a temporary one, passed both as ``--discovery-dir`` and as
 ``BROWSER_MCP_DISCOVERY_DIR`` so that no command can fall back to ``/tmp/browser-mcp``.
+
+A :class:`SharedBroker` serves all the tests of a module that only need a broker to talk to: each
+brings its own fake browser (forgotten by the broker when its link closes, as a browser without an
+instance id is) and its own clients, so they stay independent; a broker's start, and its first MCP
+request loading the MCP SDK, cost about a second of CPU each. Tests that stop, signal or configure
+a broker, or read what all of a broker's sessions or browsers are, start their own.
 """
 
 from __future__ import annotations
@@ -13,9 +19,11 @@ import asyncio
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -36,6 +44,7 @@ __all__ = [
     "BrokerProcess",
     "Brokers",
     "CliResult",
+    "SharedBroker",
     "broker_process_fixtures",
     "claim",
     "cli_env",
@@ -45,6 +54,7 @@ __all__ = [
     "plant",
     "discovery_files",
     "run_cli",
+    "start_shared_broker",
     "table_rows",
 ]
 
@@ -201,6 +211,74 @@ class BrokerProcess:
         return CliResult(self.process.returncode, out.decode(), err.decode())
 
 
+@attrs.frozen
+class SharedBroker:
+    """A ``browser-mcp serve`` subprocess that outlives a test (see the module's docstring)."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    discovery_dir: Path
+    discovery_file: Path
+    log: Path
+    stdout_reader: threading.Thread
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def token(self) -> str:
+        token: str = json.loads(self.discovery_file.read_text())["token"]
+        return token
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/"
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if the broker has not exited within :data:`EXIT_TIMEOUT`."""
+        self.process.terminate()
+        try:
+            self.process.wait(EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.stdout_reader.join()
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+
+
+def start_shared_broker(folder: Path) -> SharedBroker:
+    """Start ``browser-mcp serve --port 0`` with its discovery folder and log in ``folder``.
+
+    Its log goes to a file and the rest of its stdout is read by a thread, so that no pipe fills
+    up between the tests that use it (they run on event loops of their own).
+
+    Raises:
+        AssertionError: the broker exited or printed something else first.
+    """
+    discovery_dir, log = folder / "discovery", folder / "broker.log"
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [*CLI, "serve", "--port", "0", "--discovery-dir", str(discovery_dir)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=cli_env(discovery_dir),
+        )
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
+    line = process.stdout.readline().decode().strip() if ready else ""
+    found = _LISTENING.search(line)
+    if found is None:
+        process.kill()
+        process.wait()
+        raise AssertionError(f"the broker did not say where it listens: {line!r}\n{log.read_text()}")
+    reader = threading.Thread(target=process.stdout.read, daemon=True)
+    reader.start()
+    return SharedBroker(process, int(found.group(1)), discovery_dir, Path(found.group(2)), log, reader)
+
+
 class Brokers:
     """Starts ``browser-mcp serve --port 0`` subprocesses (or on a given port) and stops them all on close."""
 
@@ -264,7 +342,7 @@ class Brokers:
 
 async def connect_extension(
     session: aiohttp.ClientSession,
-    broker: BrokerProcess,
+    broker: BrokerProcess | SharedBroker,
     *tabs: FakeTab,
     actions: list[str] | None = None,
     features: list[str] | None = None,
@@ -280,7 +358,7 @@ async def connect_extension(
 
 
 async def claim(
-    session: aiohttp.ClientSession, broker: BrokerProcess, *refs: str | int, session_id: str = "rest"
+    session: aiohttp.ClientSession, broker: BrokerProcess | SharedBroker, *refs: str | int, session_id: str = "rest"
 ) -> None:
     """Claim tabs on ``broker`` over REST for a session (the command line's own, ``rest``, by default).
 
