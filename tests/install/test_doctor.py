@@ -125,7 +125,8 @@ async def test_no_broker_is_a_problem_with_its_fix(home: Path, discovery_dir: Pa
 
 
 async def test_a_discovery_file_whose_server_never_answers_is_a_problem(home: Path, discovery_dir: Path) -> None:
-    # A port that takes connections and says nothing, as a hung broker's: the doctor gives up on it.
+    # A port that takes connections and says nothing, as a hung broker's: the doctor gives up on it
+    # after --timeout seconds (5 unless told).
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
@@ -133,7 +134,7 @@ async def test_a_discovery_file_whose_server_never_answers_is_a_problem(home: Pa
         lookalike = lookalike_broker()
         try:
             planted = plant(discovery_dir, f"server-{lookalike.pid}.json", discovery_fields(lookalike.pid, port))
-            result = await Setup(home, discovery_dir, None).doctor()
+            result = await Setup(home, discovery_dir, None).cli("doctor", "--timeout", "0.5")
         finally:
             lookalike.kill()
             lookalike.wait()
@@ -142,6 +143,14 @@ async def test_a_discovery_file_whose_server_never_answers_is_a_problem(home: Pa
     assert finding.startswith(f"PROBLEM  broker: pid {lookalike.pid}, port {port} ({discovery_dir}/server-")
     assert "does not answer: cannot reach the broker on port" in finding and "timed out" in finding
     assert finding.endswith(f"and start another (browser-mcp serve); if it is another program, delete {planted}")
+
+
+@pytest.mark.parametrize("seconds", ["0", "soon"])
+async def test_a_timeout_that_is_no_positive_number_is_refused(home: Path, discovery_dir: Path, seconds: str) -> None:
+    result = await Setup(home, discovery_dir, None).cli("doctor", "--timeout", seconds)
+    assert result.returncode == 2
+    assert f"--timeout: a number of seconds more than 0, not '{seconds}'" in result.stderr
+    assert result.stdout == ""
 
 
 async def test_a_token_file_others_may_read_is_a_problem(connected: Setup) -> None:
