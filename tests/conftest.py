@@ -193,7 +193,8 @@ async def brokers(discovery_dir: Path) -> AsyncIterator[Brokers]:
 @pytest.fixture(scope="module")
 def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedBroker]:
     """One ``browser-mcp serve`` subprocess for the tests of a module that only talk to a broker."""
-    broker = start_shared_broker(tmp_path_factory.mktemp("shared-broker"))
+    folder = tmp_path_factory.mktemp("shared-broker")
+    broker = start_shared_broker(folder / "discovery", folder / "broker.log")
     try:
         yield broker
     finally:

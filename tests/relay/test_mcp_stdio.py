@@ -37,6 +37,7 @@ from ..support.cli_helpers import (
     connect_extension,
     finish,
     run_cli,
+    shared_shop_fixture,
 )
 from ..support.fakes import FakeExtension, FakeTab
 from ..support.mcp_clients import (
@@ -74,12 +75,7 @@ def log_file(state_dir: Path) -> Path:
 
 
 broker, shop = broker_process_fixtures(shop_tabs)
-
-
-@pytest.fixture
-async def shared_shop(shared_broker: SharedBroker, connect_fake: ConnectFake) -> FakeExtension:
-    """The shop's fake browser on the module's broker, for this test alone."""
-    return await connect_fake(shared_broker, *shop_tabs())
+shared_shop = shared_shop_fixture(shop_tabs)
 
 
 # The SDK client over stdio

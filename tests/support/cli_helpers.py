@@ -54,6 +54,7 @@ __all__ = [
     "plant",
     "discovery_files",
     "run_cli",
+    "shared_shop_fixture",
     "start_shared_broker",
     "table_rows",
 ]
@@ -248,8 +249,8 @@ class SharedBroker:
         self.process.stdout.close()
 
 
-def start_shared_broker(folder: Path) -> SharedBroker:
-    """Start ``browser-mcp serve --port 0`` with its discovery folder and log in ``folder``.
+def start_shared_broker(discovery_dir: Path, log: Path) -> SharedBroker:
+    """Start ``browser-mcp serve --port 0`` on ``discovery_dir``, its log going to ``log``.
 
     Its log goes to a file and the rest of its stdout is read by a thread, so that no pipe fills
     up between the tests that use it (they run on event loops of their own).
@@ -257,7 +258,6 @@ def start_shared_broker(folder: Path) -> SharedBroker:
     Raises:
         AssertionError: the broker exited or printed something else first.
     """
-    discovery_dir, log = folder / "discovery", folder / "broker.log"
     with log.open("wb") as stderr:
         process = subprocess.Popen(
             [*CLI, "serve", "--port", "0", "--discovery-dir", str(discovery_dir)],
@@ -410,3 +410,17 @@ def broker_process_fixtures(shop_tabs: Callable[[], list[FakeTab]]) -> tuple[Any
         return extension
 
     return broker_process, shop_on_it
+
+
+def shared_shop_fixture(shop_tabs: Callable[[], list[FakeTab]]) -> Any:
+    """A test module's ``shared_shop`` fixture: a fake browser with ``shop_tabs()`` on the module's
+    ``shared_broker``, connected for one test and closed after it.
+    Use: ``shared_shop = shared_shop_fixture(shop_tabs)``.
+    """
+
+    @pytest.fixture(name="shared_shop")
+    async def shop_on_the_shared_broker(shared_broker: SharedBroker, connect_fake: Callable[..., Any]) -> FakeExtension:
+        extension: FakeExtension = await connect_fake(shared_broker, *shop_tabs())
+        return extension
+
+    return shop_on_the_shared_broker
