@@ -181,16 +181,11 @@ async def run_cli(
     return CliResult(process.returncode, out.decode(), err.decode())
 
 
-@attrs.define
-class BrokerProcess:
-    process: asyncio.subprocess.Process
+class _ReachableBroker:
+    """What a test reaches a broker subprocess by: its port and its discovery file."""
+
     port: int
     discovery_file: Path
-    listening_line: str
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
 
     @property
     def token(self) -> str:
@@ -201,6 +196,18 @@ class BrokerProcess:
     @property
     def ws_url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/"
+
+
+@attrs.define
+class BrokerProcess(_ReachableBroker):
+    process: asyncio.subprocess.Process
+    port: int
+    discovery_file: Path
+    listening_line: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     def send_signal(self, signum: int) -> None:
         self.process.send_signal(signum)
@@ -213,7 +220,7 @@ class BrokerProcess:
 
 
 @attrs.frozen
-class SharedBroker:
+class SharedBroker(_ReachableBroker):
     """A ``browser-mcp serve`` subprocess that outlives a test (see the module's docstring)."""
 
     process: subprocess.Popen[bytes]
@@ -226,15 +233,6 @@ class SharedBroker:
     @property
     def pid(self) -> int:
         return self.process.pid
-
-    @property
-    def token(self) -> str:
-        token: str = json.loads(self.discovery_file.read_text())["token"]
-        return token
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/"
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL if the broker has not exited within :data:`EXIT_TIMEOUT`."""
