@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from broker.mcp.door import MCP
 from broker.mcp.transports import RunningMcp
 from broker.version import VERSION
 
-from .support.cli_helpers import BrokerProcess, Brokers, connect_extension, run_cli
+from .support.cli_helpers import BrokerProcess, Brokers, SharedBroker, connect_extension, run_cli, start_shared_broker
 from .support.fakes import FakeExtension, FakeTab
 from .support.mcp_clients import McpClient, mcp_client
 
@@ -190,6 +190,17 @@ async def brokers(discovery_dir: Path) -> AsyncIterator[Brokers]:
         yield launched
 
 
+@pytest.fixture(scope="module")
+def shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedBroker]:
+    """One ``browser-mcp serve`` subprocess for the tests of a module that only talk to a broker."""
+    folder = tmp_path_factory.mktemp("shared-broker")
+    broker = start_shared_broker(folder / "discovery", folder / "broker.log")
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
 @pytest.fixture
 def state_dir(tmp_path: Path) -> Path:
     """Where brokers a test's relays start write their logs (``XDG_STATE_HOME``)."""
@@ -229,7 +240,10 @@ def connect_fake(session: aiohttp.ClientSession, fakes: list[FakeExtension]) -> 
     """Connect a fake extension with these tabs to a broker subprocess; closed after the test."""
 
     async def connect(
-        broker: BrokerProcess, *tabs: FakeTab, actions: list[str] | None = None, features: list[str] | None = None
+        broker: BrokerProcess | SharedBroker,
+        *tabs: FakeTab,
+        actions: list[str] | None = None,
+        features: list[str] | None = None,
     ) -> FakeExtension:
         fake = await connect_extension(session, broker, *tabs, actions=actions, features=features)
         fakes.append(fake)

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from .. import loop, paths
+from .. import paths
 from ..core.config import Config
 from ..core.security import PROJECT_EXTENSION_ID, refuse_extension_ids
 from ..discovery import load_or_create_token
@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     def announce(line: str) -> None:
         print(line, flush=True)
 
+    from .. import loop  # noqa: PLC0415 - asyncio loads only for the command that serves
     from ..app import serve  # noqa: PLC0415 - aiohttp loads only for the command that serves
 
     try:

@@ -20,6 +20,7 @@ A finding is ``ok``, a ``note`` (worth knowing, works as it is) or a ``PROBLEM``
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import stat
@@ -35,7 +36,7 @@ from ..core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, check_be
 from ..files import is_own_file
 from ..version import VERSION
 from . import client_apps, native_install
-from .doctor_findings import Finding, Level, LiveBroker, find_brokers, user_name
+from .doctor_findings import ANSWER_TIMEOUT, Finding, Level, LiveBroker, find_brokers, user_name
 from .doctor_ports import PORTS, port_findings
 
 __all__ = ["PORTS", "Finding", "add_arguments", "checks", "main"]
@@ -369,8 +370,8 @@ def _client_findings(brokers: list[LiveBroker]) -> Iterator[Finding]:
         )
 
 
-def checks(discovery_dir: Path | None = None) -> list[Finding]:
-    brokers = find_brokers(discovery_dir)
+def checks(discovery_dir: Path | None = None, timeout: float = ANSWER_TIMEOUT) -> list[Finding]:
+    brokers = find_brokers(discovery_dir, timeout)
     return [
         *_broker_findings(brokers),
         *_token_findings(brokers),
@@ -385,10 +386,27 @@ def checks(discovery_dir: Path | None = None) -> list[Finding]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--discovery-dir", type=Path, help="where discovery files are")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    parser.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=ANSWER_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds each broker may take to answer before it is a problem (default {ANSWER_TIMEOUT:g})",
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"a number of seconds more than 0, not {text!r}")
+    return seconds
 
 
 def main(args: argparse.Namespace) -> int:
-    found = checks(args.discovery_dir)
+    found = checks(args.discovery_dir, args.timeout)
     problems = sum(f.level == "problem" for f in found)
     if args.json:
         print(codec.dumps_pretty({"findings": [attrs.asdict(f) for f in found], "problems": problems}))

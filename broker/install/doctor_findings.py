@@ -15,7 +15,8 @@ from ..relay.client import BrokerClient, ClientError
 __all__ = ["ANSWER_TIMEOUT", "Finding", "Level", "LiveBroker", "find_brokers", "user_name"]
 
 
-# A broker answers /status at once; one that does not (stopped, hung) must not hang the doctor.
+# A broker answers /status at once; one that does not (stopped, hung) must not hang the doctor
+# (``doctor --timeout`` sets another).
 ANSWER_TIMEOUT = 5.0
 Level = Literal["ok", "note", "problem"]
 
@@ -42,11 +43,11 @@ def user_name(uid: int) -> str:
         return f"uid {uid}"
 
 
-def find_brokers(discovery_dir: Path | None) -> list[LiveBroker]:
+def find_brokers(discovery_dir: Path | None, timeout: float = ANSWER_TIMEOUT) -> list[LiveBroker]:
     found = []
     for record in live_brokers(paths.discovery_dirs(discovery_dir)):
         try:
-            found.append(LiveBroker(record, BrokerClient(record, timeout=ANSWER_TIMEOUT).get("/status"), None))
+            found.append(LiveBroker(record, BrokerClient(record, timeout=timeout).get("/status"), None))
         except ClientError as exc:
             found.append(LiveBroker(record, None, str(exc)))
     return found

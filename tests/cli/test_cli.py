@@ -10,6 +10,7 @@ import asyncio
 import json
 import re
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -23,18 +24,37 @@ from ..support.cli_helpers import (
     BrokerProcess,
     Brokers,
     CliResult,
+    SharedBroker,
     broker_process_fixtures,
     claim,
     cli_env,
     connect_extension,
     discovery_files,
     run_cli,
+    shared_shop_fixture,
+    start_shared_broker,
     table_rows,
 )
 from ..support.fakes import FakeExtension, FakeTab
 from .shop_cli import NEWS_URL, SHOP_URL, cli, shop_tabs
 
 broker, shop = broker_process_fixtures(shop_tabs)
+shared_shop = shared_shop_fixture(shop_tabs)
+
+
+@pytest.fixture(scope="module")
+def two_brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SharedBroker, SharedBroker]]:
+    """Two brokers alive on one discovery folder, for the tests that choose between them and stop neither."""
+    folder = tmp_path_factory.mktemp("two-brokers")
+    first = start_shared_broker(folder / "discovery", folder / "first.log")
+    try:
+        second = start_shared_broker(folder / "discovery", folder / "second.log")
+        try:
+            yield first, second
+        finally:
+            second.stop()
+    finally:
+        first.stop()
 
 
 # status
@@ -84,11 +104,10 @@ async def test_status_json_describes_the_broker_for_scripts(
     assert status["discoveryFile"] == str(broker.discovery_file)
 
 
-async def test_status_lists_every_live_broker(discovery_dir: Path, brokers: Brokers) -> None:
-    first = await brokers.start()
-    second = await brokers.start()
+async def test_status_lists_every_live_broker(two_brokers: tuple[SharedBroker, SharedBroker]) -> None:
+    first, second = two_brokers
 
-    result = await cli(discovery_dir, "status")
+    result = await cli(first.discovery_dir, "status")
 
     assert result.returncode == 0, result.stderr
     assert sorted((r["PORT"], r["PID"]) for r in table_rows(result.stdout)) == sorted(
@@ -110,19 +129,19 @@ async def test_status_json_with_no_broker_is_an_empty_list(discovery_dir: Path) 
     assert json.loads(result.stdout) == {"brokers": []}
 
 
-async def test_status_reads_the_discovery_folder_from_the_env_var(broker: BrokerProcess, discovery_dir: Path) -> None:
-    result = await run_cli("status", "--json", discovery_dir=discovery_dir, as_flag=False)
+async def test_status_reads_the_discovery_folder_from_the_env_var(shared_broker: SharedBroker) -> None:
+    result = await run_cli("status", "--json", discovery_dir=shared_broker.discovery_dir, as_flag=False)
 
-    assert [b["pid"] for b in json.loads(result.stdout)["brokers"]] == [broker.pid]
+    assert [b["pid"] for b in json.loads(result.stdout)["brokers"]] == [shared_broker.pid]
 
 
 # tabs
 
 
 async def test_tabs_shows_a_table_of_tabs_and_their_tools(
-    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
+    shared_broker: SharedBroker, shared_shop: FakeExtension
 ) -> None:
-    result = await cli(discovery_dir, "tabs")
+    result = await cli(shared_broker.discovery_dir, "tabs")
 
     assert result.returncode == 0, result.stderr
     rows = {row["TAB"]: row for row in table_rows(result.stdout)}
@@ -132,10 +151,8 @@ async def test_tabs_shows_a_table_of_tabs_and_their_tools(
     assert (rows["8"]["TITLE"], rows["8"]["URL"]) == ("News", NEWS_URL)
 
 
-async def test_tabs_json_lists_tabs_with_their_tools(
-    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
-) -> None:
-    result = await cli(discovery_dir, "tabs", "--json")
+async def test_tabs_json_lists_tabs_with_their_tools(shared_broker: SharedBroker, shared_shop: FakeExtension) -> None:
+    result = await cli(shared_broker.discovery_dir, "tabs", "--json")
 
     assert result.returncode == 0, result.stderr
     tabs = {tab["id"]: tab for tab in json.loads(result.stdout)["tabs"]}
@@ -146,8 +163,8 @@ async def test_tabs_json_lists_tabs_with_their_tools(
     assert (tabs[7]["url"], tabs[7]["title"], tabs[7]["owner"]) == (SHOP_URL, "Shoe shop", None)
 
 
-async def test_tabs_without_an_extension_says_so(discovery_dir: Path, broker: BrokerProcess) -> None:
-    result = await cli(discovery_dir, "tabs")
+async def test_tabs_without_an_extension_says_so(shared_broker: SharedBroker) -> None:
+    result = await cli(shared_broker.discovery_dir, "tabs")
 
     assert result.returncode == 0, result.stderr
     assert "no tabs" in result.stdout
@@ -157,11 +174,10 @@ async def test_tabs_without_an_extension_says_so(discovery_dir: Path, broker: Br
 # choosing a broker
 
 
-async def test_tabs_with_two_brokers_alive_asks_to_choose_one(discovery_dir: Path, brokers: Brokers) -> None:
-    first = await brokers.start()
-    second = await brokers.start()
+async def test_tabs_with_two_brokers_alive_asks_to_choose_one(two_brokers: tuple[SharedBroker, SharedBroker]) -> None:
+    first, second = two_brokers
 
-    result = await cli(discovery_dir, "tabs")
+    result = await cli(first.discovery_dir, "tabs")
 
     result.assert_failed_saying("--pid or --port", str(first.port), str(second.port))
     assert result.stdout == ""
@@ -169,21 +185,19 @@ async def test_tabs_with_two_brokers_alive_asks_to_choose_one(discovery_dir: Pat
 
 @pytest.mark.parametrize("choice", ["--port", "--pid"])
 async def test_tabs_with_two_brokers_alive_uses_the_one_chosen(
-    discovery_dir: Path,
-    brokers: Brokers,
+    two_brokers: tuple[SharedBroker, SharedBroker],
     session: aiohttp.ClientSession,
     fakes: list[FakeExtension],
     choice: str,
 ) -> None:
-    idle = await brokers.start()
-    busy = await brokers.start()
+    idle, busy = two_brokers
     fakes.append(await connect_extension(session, busy, *shop_tabs()))
 
-    def chosen(broker: BrokerProcess) -> str:
+    def chosen(broker: SharedBroker) -> str:
         return str(broker.port if choice == "--port" else broker.pid)
 
-    on_busy = await cli(discovery_dir, "tabs", "--json", choice, chosen(busy))
-    on_idle = await cli(discovery_dir, "tabs", "--json", choice, chosen(idle))
+    on_busy = await cli(busy.discovery_dir, "tabs", "--json", choice, chosen(busy))
+    on_idle = await cli(idle.discovery_dir, "tabs", "--json", choice, chosen(idle))
 
     assert on_busy.returncode == 0, on_busy.stderr
     assert sorted(tab["id"] for tab in json.loads(on_busy.stdout)["tabs"]) == [7, 8]
@@ -192,26 +206,23 @@ async def test_tabs_with_two_brokers_alive_uses_the_one_chosen(
 
 
 async def test_call_with_two_brokers_alive_reaches_the_chosen_one(
-    discovery_dir: Path, brokers: Brokers, session: aiohttp.ClientSession, fakes: list[FakeExtension]
+    two_brokers: tuple[SharedBroker, SharedBroker], session: aiohttp.ClientSession, fakes: list[FakeExtension]
 ) -> None:
-    await brokers.start()
-    busy = await brokers.start()
+    _, busy = two_brokers
     fake = await connect_extension(session, busy, *shop_tabs())
     fakes.append(fake)
     await claim(session, busy, 7)
 
-    result = await cli(discovery_dir, "call", "7", "greet", '{"name": "Bo"}', "--port", str(busy.port))
+    result = await cli(busy.discovery_dir, "call", "7", "greet", '{"name": "Bo"}', "--port", str(busy.port))
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "hello Bo\n"
 
 
-async def test_choosing_a_broker_that_is_not_running_lists_those_that_are(
-    discovery_dir: Path, broker: BrokerProcess
-) -> None:
-    result = await cli(discovery_dir, "tabs", "--pid", str(broker.pid + 100_000))
+async def test_choosing_a_broker_that_is_not_running_lists_those_that_are(shared_broker: SharedBroker) -> None:
+    result = await cli(shared_broker.discovery_dir, "tabs", "--pid", str(shared_broker.pid + 100_000))
 
-    result.assert_failed_saying(f"port {broker.port}")
+    result.assert_failed_saying(f"port {shared_broker.port}")
 
 
 async def test_tabs_with_no_broker_says_none_is_running(discovery_dir: Path) -> None:

@@ -11,22 +11,32 @@ import aiohttp
 import pytest
 
 from ..conftest import ConnectFake
-from ..support.cli_helpers import BrokerProcess, Brokers, broker_process_fixtures, claim
+from ..support.cli_helpers import (
+    BrokerProcess,
+    Brokers,
+    SharedBroker,
+    broker_process_fixtures,
+    claim,
+    shared_shop_fixture,
+)
 from ..support.fakes import FakeExtension
 from .shop_cli import cli, shop_tabs
 
 broker, shop = broker_process_fixtures(shop_tabs)
+shared_shop = shared_shop_fixture(shop_tabs)
 
 
 @pytest.fixture
-async def claimed_shop(broker: BrokerProcess, shop: FakeExtension, session: aiohttp.ClientSession) -> FakeExtension:
+async def claimed_shop(
+    shared_broker: SharedBroker, shared_shop: FakeExtension, session: aiohttp.ClientSession
+) -> FakeExtension:
     """The shop with its tab 7 claimed by the command line's own session, as a page tool call needs."""
-    await claim(session, broker, 7)
-    return shop
+    await claim(session, shared_broker, 7)
+    return shared_shop
 
 
-async def test_call_prints_the_pages_result(discovery_dir: Path, claimed_shop: FakeExtension) -> None:
-    result = await cli(discovery_dir, "call", "7", "search", '{"query": "shoes"}')
+async def test_call_prints_the_pages_result(shared_broker: SharedBroker, claimed_shop: FakeExtension) -> None:
+    result = await cli(shared_broker.discovery_dir, "call", "7", "search", '{"query": "shoes"}')
 
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"query": "shoes", "hits": ["red shoes", "blue shoes"]}
@@ -34,8 +44,8 @@ async def test_call_prints_the_pages_result(discovery_dir: Path, claimed_shop: F
     assert (sent["tabId"], sent["toolName"], sent["args"]) == (7, "search", {"query": "shoes"})
 
 
-async def test_call_prints_a_text_result_as_text(discovery_dir: Path, claimed_shop: FakeExtension) -> None:
-    result = await cli(discovery_dir, "call", "7", "greet", '{"name": "Ada"}')
+async def test_call_prints_a_text_result_as_text(shared_broker: SharedBroker, claimed_shop: FakeExtension) -> None:
+    result = await cli(shared_broker.discovery_dir, "call", "7", "greet", '{"name": "Ada"}')
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "hello Ada\n"
@@ -55,25 +65,27 @@ async def test_serve_max_result_chars_cuts_what_call_prints(
     assert result.stdout.startswith("hello Ada Lovelace, \n[browser-mcp: the result cut at 20 of its 47 characters")
 
 
-async def test_call_without_args_sends_an_empty_object(discovery_dir: Path, claimed_shop: FakeExtension) -> None:
-    result = await cli(discovery_dir, "call", "7", "greet")
+async def test_call_without_args_sends_an_empty_object(
+    shared_broker: SharedBroker, claimed_shop: FakeExtension
+) -> None:
+    result = await cli(shared_broker.discovery_dir, "call", "7", "greet")
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "hello nobody\n"
     assert claimed_shop.received("callTool")[0]["args"] == {}
 
 
-async def test_call_json_wraps_the_result(discovery_dir: Path, claimed_shop: FakeExtension) -> None:
-    result = await cli(discovery_dir, "call", "7", "greet", '{"name": "Ada"}', "--json")
+async def test_call_json_wraps_the_result(shared_broker: SharedBroker, claimed_shop: FakeExtension) -> None:
+    result = await cli(shared_broker.discovery_dir, "call", "7", "greet", '{"name": "Ada"}', "--json")
 
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"result": "hello Ada"}
 
 
 async def test_call_page_error_exits_1_with_the_message_on_stderr(
-    discovery_dir: Path, claimed_shop: FakeExtension
+    shared_broker: SharedBroker, claimed_shop: FakeExtension
 ) -> None:
-    result = await cli(discovery_dir, "call", "7", "buy", '{"size": 42}')
+    result = await cli(shared_broker.discovery_dir, "call", "7", "buy", '{"size": 42}')
 
     result.assert_failed_saying("size 42 is out of stock")
     assert result.stdout == ""
@@ -87,12 +99,12 @@ async def test_call_page_error_exits_1_with_the_message_on_stderr(
     ],
 )
 async def test_call_with_bad_json_args_is_refused_before_reaching_the_page(
-    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension, args: str, message: str
+    shared_broker: SharedBroker, shared_shop: FakeExtension, args: str, message: str
 ) -> None:
-    result = await cli(discovery_dir, "call", "7", "search", args)
+    result = await cli(shared_broker.discovery_dir, "call", "7", "search", args)
 
     result.assert_failed_saying(message, "ARGS")
-    assert shop.received("callTool") == []
+    assert shared_shop.received("callTool") == []
 
 
 async def test_call_on_the_persons_tab_says_to_claim_it_first(
@@ -106,10 +118,8 @@ async def test_call_on_the_persons_tab_says_to_claim_it_first(
     assert (await cli(discovery_dir, "call", "7", "greet")).stdout == "hello nobody\n"
 
 
-async def test_call_on_an_unknown_tab_names_the_tab(
-    discovery_dir: Path, broker: BrokerProcess, shop: FakeExtension
-) -> None:
-    result = await cli(discovery_dir, "call", "999", "search", "{}")
+async def test_call_on_an_unknown_tab_names_the_tab(shared_broker: SharedBroker, shared_shop: FakeExtension) -> None:
+    result = await cli(shared_broker.discovery_dir, "call", "999", "search", "{}")
 
     result.assert_failed_saying("no tab 999")
-    assert shop.received("callTool") == []
+    assert shared_shop.received("callTool") == []

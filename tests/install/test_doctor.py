@@ -6,6 +6,7 @@ install) passes with exit code 0; each test then breaks one thing and reads what
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from ..support.cli_helpers import (
     BrokerProcess,
     Brokers,
     CliResult,
+    SharedBroker,
     connect_extension,
     discovery_fields,
     lookalike_broker,
@@ -38,7 +40,7 @@ from ..support.probed_ports import free_probed_ports, start_probed_broker
 class Setup:
     home: Path
     discovery: Path
-    broker: BrokerProcess | None
+    broker: BrokerProcess | SharedBroker | None
 
     @property
     def env(self) -> dict[str, str]:
@@ -68,8 +70,8 @@ def home(tmp_path: Path) -> Path:
     return folder
 
 
-async def _healthy(home: Path, discovery: Path, brokers: Brokers) -> Setup:
-    setup = Setup(home, discovery, await brokers.start())
+async def _healthy(home: Path, discovery: Path, broker: BrokerProcess | SharedBroker) -> Setup:
+    setup = Setup(home, discovery, broker)
     installed = await setup.cli("install-native-host", "--browser", "chromium", as_flag=False)
     assert installed.returncode == 0, installed.stderr
     written = await setup.cli("mcp-config", "--client-app", "cursor", "--write", as_flag=False)
@@ -82,11 +84,27 @@ async def connected(
     home: Path, discovery_dir: Path, brokers: Brokers, session: aiohttp.ClientSession
 ) -> AsyncIterator[Setup]:
     """A broker with a (fake) browser connected, the native host and Cursor pointing at this install."""
-    setup = await _healthy(home, discovery_dir, brokers)
-    assert setup.broker is not None
-    fake: FakeExtension = await connect_extension(session, setup.broker, FakeTab(1, "https://shop.example/", "Shop"))
-    try:
+    setup = await _healthy(home, discovery_dir, await brokers.start())
+    async with _browser_on(setup, session):
         yield setup
+
+
+@pytest.fixture
+async def connected_to_shared(
+    home: Path, shared_broker: SharedBroker, session: aiohttp.ClientSession
+) -> AsyncIterator[Setup]:
+    """As ``connected``, on the module's broker: for the tests that change only what is in their home."""
+    setup = await _healthy(home, shared_broker.discovery_dir, shared_broker)
+    async with _browser_on(setup, session):
+        yield setup
+
+
+@contextlib.asynccontextmanager
+async def _browser_on(setup: Setup, session: aiohttp.ClientSession) -> AsyncIterator[FakeExtension]:
+    assert setup.broker is not None
+    fake = await connect_extension(session, setup.broker, FakeTab(1, "https://shop.example/", "Shop"))
+    try:
+        yield fake
     finally:
         await fake.close()
 
@@ -125,7 +143,8 @@ async def test_no_broker_is_a_problem_with_its_fix(home: Path, discovery_dir: Pa
 
 
 async def test_a_discovery_file_whose_server_never_answers_is_a_problem(home: Path, discovery_dir: Path) -> None:
-    # A port that takes connections and says nothing, as a hung broker's: the doctor gives up on it.
+    # A port that takes connections and says nothing, as a hung broker's: the doctor gives up on it
+    # after --timeout seconds (5 unless told).
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
@@ -133,7 +152,7 @@ async def test_a_discovery_file_whose_server_never_answers_is_a_problem(home: Pa
         lookalike = lookalike_broker()
         try:
             planted = plant(discovery_dir, f"server-{lookalike.pid}.json", discovery_fields(lookalike.pid, port))
-            result = await Setup(home, discovery_dir, None).doctor()
+            result = await Setup(home, discovery_dir, None).cli("doctor", "--timeout", "0.5")
         finally:
             lookalike.kill()
             lookalike.wait()
@@ -142,6 +161,14 @@ async def test_a_discovery_file_whose_server_never_answers_is_a_problem(home: Pa
     assert finding.startswith(f"PROBLEM  broker: pid {lookalike.pid}, port {port} ({discovery_dir}/server-")
     assert "does not answer: cannot reach the broker on port" in finding and "timed out" in finding
     assert finding.endswith(f"and start another (browser-mcp serve); if it is another program, delete {planted}")
+
+
+@pytest.mark.parametrize("seconds", ["0", "soon"])
+async def test_a_timeout_that_is_no_positive_number_is_refused(home: Path, discovery_dir: Path, seconds: str) -> None:
+    result = await Setup(home, discovery_dir, None).cli("doctor", "--timeout", seconds)
+    assert result.returncode == 2
+    assert f"--timeout: a number of seconds more than 0, not '{seconds}'" in result.stderr
+    assert result.stdout == ""
 
 
 async def test_a_token_file_others_may_read_is_a_problem(connected: Setup) -> None:
@@ -165,7 +192,7 @@ async def test_a_discovery_folder_others_may_write_is_a_problem(connected: Setup
 
 
 async def test_a_broker_without_a_browser_is_a_problem(home: Path, discovery_dir: Path, brokers: Brokers) -> None:
-    setup = await _healthy(home, discovery_dir, brokers)
+    setup = await _healthy(home, discovery_dir, await brokers.start())
     assert setup.broker is not None
     result = await setup.doctor()
     assert result.returncode == 1
@@ -175,20 +202,20 @@ async def test_a_broker_without_a_browser_is_a_problem(home: Path, discovery_dir
     assert result.stdout.rstrip().endswith("1 problem found")
 
 
-async def test_the_native_host_registered_for_firefox_too_is_all_well(connected: Setup) -> None:
-    installed = await connected.cli("install-native-host", "--browser", "firefox", as_flag=False)
+async def test_the_native_host_registered_for_firefox_too_is_all_well(connected_to_shared: Setup) -> None:
+    installed = await connected_to_shared.cli("install-native-host", "--browser", "firefox", as_flag=False)
     assert installed.returncode == 0, installed.stderr
-    result = await connected.doctor()
+    result = await connected_to_shared.doctor()
     assert (
         _line(result, "ok", "native host")
         == "ok       native host: registered for chromium, firefox; it runs this install"
     )
 
 
-async def test_a_native_host_of_another_install_is_a_problem(connected: Setup) -> None:
-    launcher = connected.home / "config" / "chromium" / "NativeMessagingHosts" / "browser_mcp.broker-host"
+async def test_a_native_host_of_another_install_is_a_problem(connected_to_shared: Setup) -> None:
+    launcher = connected_to_shared.home / "config" / "chromium" / "NativeMessagingHosts" / "browser_mcp.broker-host"
     launcher.write_text('#!/bin/sh\nexec /old/venv/bin/browser-mcp native-host "$@"\n')
-    result = await connected.doctor()
+    result = await connected_to_shared.doctor()
     assert result.returncode == 1
     assert _line(result, "PROBLEM", "native host") == (
         "PROBLEM  native host: chromium: it runs /old/venv/bin/browser-mcp native-host, not this install\n"
@@ -196,15 +223,16 @@ async def test_a_native_host_of_another_install_is_a_problem(connected: Setup) -
     )
 
 
-async def test_no_native_host_with_a_broker_outside_the_probed_ports_is_a_problem(connected: Setup) -> None:
-    assert connected.broker is not None and connected.broker.port not in PORTS
-    removed = await connected.cli("install-native-host", "--uninstall", as_flag=False)
+async def test_no_native_host_with_a_broker_outside_the_probed_ports_is_a_problem(connected_to_shared: Setup) -> None:
+    assert connected_to_shared.broker is not None and connected_to_shared.broker.port not in PORTS
+    removed = await connected_to_shared.cli("install-native-host", "--uninstall", as_flag=False)
     assert removed.returncode == 0, removed.stderr
-    result = await connected.doctor()
+    result = await connected_to_shared.doctor()
     assert result.returncode == 1
     assert _line(result, "PROBLEM", "native host") == (
-        f"PROBLEM  native host: not registered, and the broker listens on port {connected.broker.port}: without the"
-        " native host the extension looks for brokers on ports 8765-8785 alone\n"
+        "PROBLEM  native host: not registered, and the broker listens on port"
+        f" {connected_to_shared.broker.port}: without the native host the extension looks for brokers on ports"
+        " 8765-8785 alone\n"
         "         fix: browser-mcp install-native-host (then restart the browser), or start the broker without --port"
     )
 
@@ -222,13 +250,13 @@ async def test_no_native_host_is_a_note_when_the_extension_can_find_the_broker(
     assert "PROBLEM  native host" not in result.stdout
 
 
-async def test_a_port_held_by_another_process_is_named(connected: Setup) -> None:
+async def test_a_port_held_by_another_process_is_named(connected_to_shared: Setup) -> None:
     port = free_probed_ports()[0]
     with socket.socket() as held:
         held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         held.bind(("127.0.0.1", port))
         held.listen()
-        result = await connected.doctor()
+        result = await connected_to_shared.doctor()
     assert result.returncode == 0, result.stdout
     finding = _line(result, "note", "ports")
     # Its command line may hold a ";" of its own (a test runner's worker: `python -c "import sys;exec(...)"`).
@@ -236,18 +264,20 @@ async def test_a_port_held_by_another_process_is_named(connected: Setup) -> None
     assert finding.endswith("(the extension skips servers that are not brokers)")
 
 
-async def test_a_client_configuration_of_another_install_is_a_problem(connected: Setup) -> None:
-    claude = connected.home / ".claude.json"
+async def test_a_client_configuration_of_another_install_is_a_problem(connected_to_shared: Setup) -> None:
+    claude = connected_to_shared.home / ".claude.json"
     claude.write_text('{"mcpServers": {"web": {"command": "/old/venv/bin/browser-mcp", "args": ["mcp"]}}}')
-    result = await connected.doctor()
+    result = await connected_to_shared.doctor()
     assert result.returncode == 1
     assert _line(result, "PROBLEM", "MCP clients") == (
         f"PROBLEM  MCP clients: Claude Code ({claude}): server 'web' runs /old/venv/bin/browser-mcp, not this install\n"
         "         fix: browser-mcp mcp-config --client-app claude-code --write --name web"
     )
-    fixed = await connected.cli("mcp-config", "--client-app", "claude-code", "--write", "--name", "web", as_flag=False)
+    fixed = await connected_to_shared.cli(
+        "mcp-config", "--client-app", "claude-code", "--write", "--name", "web", as_flag=False
+    )
     assert fixed.returncode == 0, fixed.stderr
-    assert (await connected.doctor()).returncode == 0
+    assert (await connected_to_shared.doctor()).returncode == 0
 
 
 async def test_doctor_json_lists_the_findings_for_scripts(home: Path, discovery_dir: Path) -> None:
@@ -264,16 +294,18 @@ async def test_doctor_json_lists_the_findings_for_scripts(home: Path, discovery_
     }
 
 
-async def test_vscode_settings_and_codex_toml_are_read_too(connected: Setup) -> None:
-    user = connected.home / "config" / "Code" / "User"
+async def test_vscode_settings_and_codex_toml_are_read_too(connected_to_shared: Setup) -> None:
+    user = connected_to_shared.home / "config" / "Code" / "User"
     user.mkdir(parents=True)
     old = {"command": "/old/venv/bin/python", "args": ["-m", "broker", "mcp"]}
     (user / "settings.json").write_text(json.dumps({"mcp": {"servers": {"browser": old}}}))
-    codex = connected.home / "codex"
+    codex = connected_to_shared.home / "codex"
     codex.mkdir()
-    here = await connected.cli("mcp-config", "--client-app", "codex", as_flag=False)
+    here = await connected_to_shared.cli("mcp-config", "--client-app", "codex", as_flag=False)
     (codex / "config.toml").write_text('model = "o3"\n\n' + here.stdout)
-    result = await run_cli("doctor", discovery_dir=connected.discovery, env={**connected.env, "CODEX_HOME": str(codex)})
+    result = await run_cli(
+        "doctor", discovery_dir=connected_to_shared.discovery, env={**connected_to_shared.env, "CODEX_HOME": str(codex)}
+    )
     assert result.returncode == 1
     assert (
         f"PROBLEM  MCP clients: VS Code ({user / 'settings.json'}): server 'browser' runs /old/venv/bin/python,"
@@ -282,29 +314,29 @@ async def test_vscode_settings_and_codex_toml_are_read_too(connected: Setup) -> 
     assert f"ok       MCP clients: Codex ({codex / 'config.toml'}): server 'browser' runs this install" in result.stdout
 
 
-async def test_vscode_settings_with_comments_are_a_note(connected: Setup) -> None:
-    user = connected.home / "config" / "Code" / "User"
+async def test_vscode_settings_with_comments_are_a_note(connected_to_shared: Setup) -> None:
+    user = connected_to_shared.home / "config" / "Code" / "User"
     user.mkdir(parents=True)
     (user / "settings.json").write_text('{\n  // the editor\'s font\n  "editor.fontSize": 14\n}\n')
-    result = await connected.doctor()
+    result = await connected_to_shared.doctor()
     assert result.returncode == 0, result.stdout
     assert f"note     MCP clients: VS Code: {user / 'settings.json'} is not plain JSON (comments?); not read" in (
         result.stdout
     )
 
 
-async def test_http_configurations_are_checked_by_their_token_and_port(connected: Setup) -> None:
-    assert connected.broker is not None
-    printed = await connected.cli("mcp-config", "--client", "cursor")
+async def test_http_configurations_are_checked_by_their_token_and_port(connected_to_shared: Setup) -> None:
+    assert connected_to_shared.broker is not None
+    printed = await connected_to_shared.cli("mcp-config", "--client", "cursor")
     start = printed.stdout.index('{\n  "mcpServers"', printed.stdout.index("Streamable HTTP:"))
     http = json.JSONDecoder().raw_decode(printed.stdout[start:])[0]["mcpServers"]["browser"]
     stale = {**http, "headers": {"Authorization": "Bearer bmcp_cursor_0123456789abcdef0123456789abcdef"}}
     elsewhere = {**http, "url": f"http://127.0.0.1:{PORTS.stop + 1}/mcp"}
-    claude = connected.home / ".claude.json"
+    claude = connected_to_shared.home / ".claude.json"
     claude.write_text(json.dumps({"mcpServers": {"live": http, "stale": stale, "moved": elsewhere}}))
-    result = await connected.doctor()
+    result = await connected_to_shared.doctor()
     assert result.returncode == 1
-    port = connected.broker.port
+    port = connected_to_shared.broker.port
     assert (
         f"ok       MCP clients: Claude Code ({claude}): server 'live' reaches port {port} over HTTP with a token"
         in (result.stdout)

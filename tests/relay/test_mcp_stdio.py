@@ -31,11 +31,13 @@ from ..support.cli_helpers import (
     START_TIMEOUT,
     BrokerProcess,
     Brokers,
+    SharedBroker,
     broker_process_fixtures,
     cli_env,
     connect_extension,
     finish,
     run_cli,
+    shared_shop_fixture,
 )
 from ..support.fakes import FakeExtension, FakeTab
 from ..support.mcp_clients import (
@@ -73,6 +75,7 @@ def log_file(state_dir: Path) -> Path:
 
 
 broker, shop = broker_process_fixtures(shop_tabs)
+shared_shop = shared_shop_fixture(shop_tabs)
 
 
 # The SDK client over stdio
@@ -93,10 +96,8 @@ def stdio_session(
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_serves_the_fixed_tools_in_both_eras(
-    era: str, discovery_dir: Path, state_dir: Path, broker: BrokerProcess
-) -> None:
-    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
+async def test_serves_the_fixed_tools_in_both_eras(era: str, state_dir: Path, shared_broker: SharedBroker) -> None:
+    async with stdio_session(stdio_relay(shared_broker.discovery_dir, state_dir), era) as client:
         assert client.client.protocol_version == (LEGACY_VERSION if era == LEGACY else MODERN)
         if era == LEGACY:
             capabilities = client.client.server_capabilities.tools
@@ -106,12 +107,12 @@ async def test_serves_the_fixed_tools_in_both_eras(
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_large_tool_list_comes_through_whole(
-    era: str, discovery_dir: Path, state_dir: Path, broker: BrokerProcess, connect_fake: ConnectFake
+    era: str, state_dir: Path, shared_broker: SharedBroker, connect_fake: ConnectFake
 ) -> None:
     # Over 64 KB, the relay routes the broker's answer by its head and passes it on unparsed.
     tools = {f"tool_{i:03}_{'x' * 40}": (lambda args: "ok") for i in range(400)}
-    await connect_fake(broker, FakeTab(9, "https://big.example/", "Big", tools))
-    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
+    await connect_fake(shared_broker, FakeTab(9, "https://big.example/", "Big", tools))
+    async with stdio_session(stdio_relay(shared_broker.discovery_dir, state_dir), era) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 9})
         names = [name for name in await client.tool_names() if name.startswith("t9_")]
         assert names == [f"t9_{name}" for name in tools]
@@ -121,9 +122,9 @@ async def test_a_large_tool_list_comes_through_whole(
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_claimed_tab_brings_its_page_tool_with_a_list_change(
-    era: str, discovery_dir: Path, state_dir: Path, shop: FakeExtension
+    era: str, state_dir: Path, shared_broker: SharedBroker, shared_shop: FakeExtension
 ) -> None:
-    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
+    async with stdio_session(stdio_relay(shared_broker.discovery_dir, state_dir), era) as client:
         assert "t7_search" not in await client.tool_names()
         refused = await client.call("t7_search", {"query": "shoes"})
         assert refused.is_error and refused.structured_content is not None
@@ -142,14 +143,14 @@ async def test_a_claimed_tab_brings_its_page_tool_with_a_list_change(
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_tools_learnt_by_asking_are_the_claimers_tools_with_a_list_change(
-    era: str, discovery_dir: Path, state_dir: Path, broker: BrokerProcess, connect_fake: ConnectFake
+    era: str, state_dir: Path, shared_broker: SharedBroker, connect_fake: ConnectFake
 ) -> None:
     # An extension of the original protocol: "tools": [] until asked, never toolsChanged, and the
     # person's focus reports the tools it pushed, none.
     literal = FakeTab(9, SHOP_URL, "Shoe shop", {"search": search})
     literal.announce_empty, literal.push_tools = True, False
-    fake = await connect_fake(broker, literal)
-    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
+    fake = await connect_fake(shared_broker, literal)
+    async with stdio_session(stdio_relay(shared_broker.discovery_dir, state_dir), era) as client:
         listed = await client.call_json("page_tools", {"tab": 9})
         assert [tool["name"] for tool in listed["tools"]] == ["search"]
         await fake.send({"type": "tabFocused", "tabId": 9, "tools": []})
@@ -167,11 +168,11 @@ async def test_tools_learnt_by_asking_are_the_claimers_tools_with_a_list_change(
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_call_with_large_arguments_comes_through_whole(
-    era: str, discovery_dir: Path, state_dir: Path, shop: FakeExtension
+    era: str, state_dir: Path, shared_broker: SharedBroker, shared_shop: FakeExtension
 ) -> None:
     # Over 64 KB, the relay routes the client's request by its head and passes it on unparsed.
     query = "shoes " * 12_000  # a request over 64 KB, an answer within the result limit
-    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
+    async with stdio_session(stdio_relay(shared_broker.discovery_dir, state_dir), era) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         async with asyncio.timeout(WAIT):
             answer = await client.call_json("t7_search", {"query": query})
@@ -179,11 +180,11 @@ async def test_a_call_with_large_arguments_comes_through_whole(
 
 
 async def test_the_session_is_one_broker_session_named_after_the_client(
-    discovery_dir: Path, state_dir: Path, broker: BrokerProcess
+    state_dir: Path, shared_broker: SharedBroker
 ) -> None:
-    async with stdio_session(stdio_relay(discovery_dir, state_dir), LEGACY, name="claude-code") as client:
+    async with stdio_session(stdio_relay(shared_broker.discovery_dir, state_dir), LEGACY, name="claude-code") as client:
         await client.tool_names()
-        result = await run_cli("status", "--json", discovery_dir=discovery_dir)
+        result = await run_cli("status", "--json", discovery_dir=shared_broker.discovery_dir)
 
     [status] = json.loads(result.stdout)["brokers"]
     assert [s["name"] for s in status["sessions"]] == ["claude-code"]
@@ -191,14 +192,14 @@ async def test_the_session_is_one_broker_session_named_after_the_client(
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_without_roots_files_in_the_folder_it_was_started_in_may_be_uploaded(
-    era: str, tmp_path: Path, discovery_dir: Path, state_dir: Path, broker: BrokerProcess, connect_fake: ConnectFake
+    era: str, tmp_path: Path, state_dir: Path, shared_broker: SharedBroker, connect_fake: ConnectFake
 ) -> None:
     started_in, elsewhere = tmp_path / "projekt ü", tmp_path / "elsewhere"
     for folder in (started_in, elsewhere):
         (folder / "sub").mkdir(parents=True)
         (folder / "sub" / "notes.txt").write_text("notes\n")
-    fake = await connect_fake(broker, FakeTab(9, "https://upload.example/", "Upload"), actions=list(ACTIONS))
-    params = stdio_relay(discovery_dir, state_dir).model_copy(update={"cwd": started_in})
+    fake = await connect_fake(shared_broker, FakeTab(9, "https://upload.example/", "Upload"), actions=list(ACTIONS))
+    params = stdio_relay(shared_broker.discovery_dir, state_dir).model_copy(update={"cwd": started_in})
     async with stdio_session(params, era) as client:
         await client.call_json("tabs", {"action": "claim", "tab": 9})
         refused = await client.call("browser_file_upload", {"paths": [str(elsewhere / "sub" / "notes.txt")]})
@@ -410,7 +411,7 @@ async def test_a_broker_that_cannot_start_is_an_error_naming_its_log(
 
 
 async def test_stdout_carries_nothing_but_json_rpc(
-    tmp_path: Path, discovery_dir: Path, state_dir: Path, broker: BrokerProcess
+    tmp_path: Path, state_dir: Path, shared_broker: SharedBroker
 ) -> None:
     # Code that writes to stdout behind the relay's back, through print() and through fd 1.
     noisy = tmp_path / "noisy"
@@ -422,7 +423,7 @@ async def test_stdout_carries_nothing_but_json_rpc(
         "    os.write(1, b'noise from fd 1\\n')\n"
         "atexit.register(noise)\n"
     )
-    process = await raw_relay(discovery_dir, state_dir, PYTHONPATH=str(noisy), LOG_LEVEL="debug")
+    process = await raw_relay(shared_broker.discovery_dir, state_dir, PYTHONPATH=str(noisy), LOG_LEVEL="debug")
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(json.dumps(initialize_request("raw")).encode() + b"\n")
     async with asyncio.timeout(START_TIMEOUT):

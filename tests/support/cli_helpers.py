@@ -5,6 +5,12 @@ than sleeping. Every process started through :class:`Brokers` is stopped when it
 then SIGKILL), and every pipe is drained with ``communicate()`` so no transport is left open.
 The discovery folder is always a temporary one, passed both as ``--discovery-dir`` and as
 ``BROWSER_MCP_DISCOVERY_DIR`` so that no command can fall back to ``/tmp/browser-mcp``.
+
+A :class:`SharedBroker` serves all the tests of a module that only need a broker to talk to: each
+brings its own fake browser (forgotten by the broker when its link closes, as a browser without an
+instance id is) and its own clients, so they stay independent; a broker's start, and its first MCP
+request loading the MCP SDK, cost about a second of CPU each. Tests that stop, signal or configure
+a broker, or read what all of a broker's sessions or browsers are, start their own.
 """
 
 from __future__ import annotations
@@ -13,9 +19,11 @@ import asyncio
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -36,6 +44,7 @@ __all__ = [
     "BrokerProcess",
     "Brokers",
     "CliResult",
+    "SharedBroker",
     "broker_process_fixtures",
     "claim",
     "cli_env",
@@ -45,6 +54,8 @@ __all__ = [
     "plant",
     "discovery_files",
     "run_cli",
+    "shared_shop_fixture",
+    "start_shared_broker",
     "table_rows",
 ]
 
@@ -170,16 +181,11 @@ async def run_cli(
     return CliResult(process.returncode, out.decode(), err.decode())
 
 
-@attrs.define
-class BrokerProcess:
-    process: asyncio.subprocess.Process
+class _ReachableBroker:
+    """What a test reaches a broker subprocess by: its port and its discovery file."""
+
     port: int
     discovery_file: Path
-    listening_line: str
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
 
     @property
     def token(self) -> str:
@@ -191,6 +197,18 @@ class BrokerProcess:
     def ws_url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/"
 
+
+@attrs.define
+class BrokerProcess(_ReachableBroker):
+    process: asyncio.subprocess.Process
+    port: int
+    discovery_file: Path
+    listening_line: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
     def send_signal(self, signum: int) -> None:
         self.process.send_signal(signum)
 
@@ -199,6 +217,64 @@ class BrokerProcess:
         async with asyncio.timeout(EXIT_TIMEOUT):
             out, err = await finish(self.process)
         return CliResult(self.process.returncode, out.decode(), err.decode())
+
+
+@attrs.frozen
+class SharedBroker(_ReachableBroker):
+    """A ``browser-mcp serve`` subprocess that outlives a test (see the module's docstring)."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    discovery_dir: Path
+    discovery_file: Path
+    log: Path
+    stdout_reader: threading.Thread
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if the broker has not exited within :data:`EXIT_TIMEOUT`."""
+        self.process.terminate()
+        try:
+            self.process.wait(EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.stdout_reader.join()
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+
+
+def start_shared_broker(discovery_dir: Path, log: Path) -> SharedBroker:
+    """Start ``browser-mcp serve --port 0`` on ``discovery_dir``, its log going to ``log``.
+
+    Its log goes to a file and the rest of its stdout is read by a thread, so that no pipe fills
+    up between the tests that use it (they run on event loops of their own).
+
+    Raises:
+        AssertionError: the broker exited or printed something else first.
+    """
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [*CLI, "serve", "--port", "0", "--discovery-dir", str(discovery_dir)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=cli_env(discovery_dir),
+        )
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
+    line = process.stdout.readline().decode().strip() if ready else ""
+    found = _LISTENING.search(line)
+    if found is None:
+        process.kill()
+        process.wait()
+        raise AssertionError(f"the broker did not say where it listens: {line!r}\n{log.read_text()}")
+    reader = threading.Thread(target=process.stdout.read, daemon=True)
+    reader.start()
+    return SharedBroker(process, int(found.group(1)), discovery_dir, Path(found.group(2)), log, reader)
 
 
 class Brokers:
@@ -264,7 +340,7 @@ class Brokers:
 
 async def connect_extension(
     session: aiohttp.ClientSession,
-    broker: BrokerProcess,
+    broker: BrokerProcess | SharedBroker,
     *tabs: FakeTab,
     actions: list[str] | None = None,
     features: list[str] | None = None,
@@ -280,7 +356,7 @@ async def connect_extension(
 
 
 async def claim(
-    session: aiohttp.ClientSession, broker: BrokerProcess, *refs: str | int, session_id: str = "rest"
+    session: aiohttp.ClientSession, broker: BrokerProcess | SharedBroker, *refs: str | int, session_id: str = "rest"
 ) -> None:
     """Claim tabs on ``broker`` over REST for a session (the command line's own, ``rest``, by default).
 
@@ -332,3 +408,17 @@ def broker_process_fixtures(shop_tabs: Callable[[], list[FakeTab]]) -> tuple[Any
         return extension
 
     return broker_process, shop_on_it
+
+
+def shared_shop_fixture(shop_tabs: Callable[[], list[FakeTab]]) -> Any:
+    """A test module's ``shared_shop`` fixture: a fake browser with ``shop_tabs()`` on the module's
+    ``shared_broker``, connected for one test and closed after it.
+    Use: ``shared_shop = shared_shop_fixture(shop_tabs)``.
+    """
+
+    @pytest.fixture(name="shared_shop")
+    async def shop_on_the_shared_broker(shared_broker: SharedBroker, connect_fake: Callable[..., Any]) -> FakeExtension:
+        extension: FakeExtension = await connect_fake(shared_broker, *shop_tabs())
+        return extension
+
+    return shop_on_the_shared_broker
