@@ -15,25 +15,33 @@ export async function click(tabId, args) {
   if (!BUTTONS[button]) throw invalidArguments("button must be left, right or middle");
   const modifiers = modifierBits(args.modifiers);
   const element = await elementFor(tabId, args.target);
+  const presses = args.doubleClick ? 2 : 1;
   for (let aim = 1; ; aim++) {
     const point = await pointerOnto(tabId, element, { modifiers });
     const guard = await guardPress(element);
     try {
-      for (let clickCount = 1; clickCount <= (args.doubleClick ? 2 : 1); clickCount++) {
+      for (let clickCount = 1; clickCount <= presses; clickCount++) {
         await mouse(tabId, "mousePressed", point, { button, buttons: BUTTONS[button], clickCount, modifiers });
         await mouse(tabId, "mouseReleased", point, { button, buttons: 0, clickCount, modifiers });
       }
     } catch (error) {
       // A guard left in place would take the person's own clicks on the page.
-      await guard.finish();
+      await guard.drop();
       throw error;
     }
-    const missed = await guard.finish();
+    const missed = await guard.finish(presses);
     if (missed === null) return;
+    // A release still on its way may land yet: aiming again could click twice.
+    if (missed.late) {
+      throw new ActionError(
+        Code.TIMEOUT,
+        `${await describe(element)} was pressed, but ${missed.why}: Chromium lost it, or the page is too busy to take it yet (then it is clicked when it does)`,
+      );
+    }
     if (aim === AIMS) {
       throw new ActionError(
         Code.ELEMENT_MOVED,
-        `cannot reach ${await describe(element)} as the mouse pressed: ${missed}, ${AIMS} times; nothing was clicked`,
+        `cannot reach ${await describe(element)} as the mouse pressed: ${missed.why}, ${aim} times; nothing was clicked`,
       );
     }
   }

@@ -10,9 +10,13 @@
 
 import { OBJECT_GROUP, send, utilityWorld } from "./debugger.js";
 import { frameWorlds } from "./frames.js";
+import { sleep } from "./errors.js";
 
 // Longer than any click's presses take, even on a loaded machine.
 const GUARD_MS = 10_000;
+// How long the page may take to hear a click's input once Chromium has answered it.
+const SETTLE_MS = 3_000;
+const POLL_MS = 20;
 const GUARDED = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "auxclick", "dblclick", "contextmenu"];
 
 // Run with the element as `this` in its own document, with nothing in the others (where any press
@@ -38,9 +42,9 @@ const GUARD = `function (types) {
     return false;
   };
   let missed = null;
-  let heard = false;
+  const count = { pointerdown: 0, pointerup: 0 };
   const guard = (event) => {
-    heard ||= /down$/.test(event.type);
+    if (event.type in count) count[event.type] += 1;
     // A release elsewhere clicks no element (the click goes to what both share), nor does a press.
     if (missed === null && /(down|up)$/.test(event.type)) {
       const target = event.composedPath()[0] ?? event.target;
@@ -54,13 +58,15 @@ const GUARD = `function (types) {
   const finish = () => {
     clearTimeout(expiry);
     for (const type of types) removeEventListener(type, guard, { capture: true });
-    return { missed, heard };
   };
   for (const type of types) addEventListener(type, guard, { capture: true });
   // Whatever becomes of the click (a dialog holds it, its tab's debugger goes), the person's own
   // clicks later are never judged.
   const expiry = setTimeout(finish, ${GUARD_MS});
-  return { finish };
+  return {
+    state: () => ({ missed, presses: count.pointerdown, releases: count.pointerup }),
+    finish,
+  };
 }`;
 
 async function guardIn(target, how) {
@@ -70,37 +76,54 @@ async function guardIn(target, how) {
     arguments: [{ value: GUARDED }],
     objectGroup: OBJECT_GROUP,
   });
-  return async () =>
+  return async (method) =>
     (
       await send(target, "Runtime.callFunctionOn", {
         objectId: result.objectId,
-        functionDeclaration: "function () { return this.finish(); }",
+        functionDeclaration: `function () { return this.${method}(); }`,
         returnByValue: true,
       })
     ).result.value;
 }
 
 /**
- * Guard the presses about to go to `element` (elements.js's). `finish()` takes the guards away and
- * answers why the click missed, or null when it reached the element (or it could not be told: a
- * document gone with its page, which the click may have left): what a press or release landed on
- * instead, as "<tag#id> took the press or release", or that the element's document heard no press
- * at all, which Chromium now and then drops on a page that changes under a still mouse.
+ * Guard the presses about to go to `element` (elements.js's). `finish(presses)` waits until the
+ * element's document has heard the releases of `presses` presses (Chromium may answer input a
+ * little before the page hears it), takes the guards away and answers why the click missed, as
+ * {why, late}, or null when it reached the element (or it could not be told: a document gone with its page, which
+ * the click may have left): what a press or release landed on instead, or that the element's
+ * document heard no press, which Chromium now and then drops on a page that changes under a still
+ * mouse. A release not heard within SETTLE_MS is `late`: lost, or still to come, unguarded.
  */
 export async function guardPress(element) {
   const around = [{ target: element.tabId, world: await utilityWorld(element.tabId) }, ...frameWorlds(element.tabId)];
   const others = around.filter(({ target, world }) => !(target === element.session && world === element.world));
-  const [own, ...guards] = await Promise.all([
+  const guards = await Promise.all([
     guardIn(element.session, { objectId: element.objectId }).catch(() => null),
     ...others.map(({ target, world }) => guardIn(target, { executionContextId: world }).catch(() => null)),
   ]);
-  const told = (finish) => (finish ? finish().catch(() => null) : null);
+  const all = (method) => Promise.all(guards.map((call) => (call ? call(method).catch(() => null) : null)));
   return {
-    async finish() {
-      const [mine, ...theirs] = await Promise.all([told(own), ...guards.map(told)]);
-      const landed = [mine, ...theirs].find((said) => said?.missed);
-      if (landed) return `${landed.missed} took the press or release`;
-      return mine && !mine.heard ? "the page heard no press" : null;
+    async finish(presses) {
+      const deadline = Date.now() + SETTLE_MS;
+      for (;;) {
+        const [mine, ...theirs] = await all("state");
+        const landed = [mine, ...theirs].find((said) => said?.missed);
+        if (landed || !mine || mine.releases >= presses) {
+          await all("finish");
+          if (landed) return { why: `${landed.missed} took the press or release`, late: false };
+          return mine && mine.presses < presses ? { why: "the page heard no press", late: false } : null;
+        }
+        if (Date.now() > deadline) {
+          await all("finish");
+          return { why: `the page did not hear the mouse's release within ${SETTLE_MS / 1000} s`, late: true };
+        }
+        await sleep(POLL_MS);
+      }
+    },
+    /** Take the guards away at once: the click failed before its input was all sent. */
+    async drop() {
+      await all("finish");
     },
   };
 }
