@@ -35,7 +35,7 @@ export async function click(tabId, args) {
     if (missed.late) {
       throw new ActionError(
         Code.TIMEOUT,
-        `${await describe(element)} was pressed, but ${missed.why}: Chromium lost it, or the page is too busy to take it yet (then it is clicked when it does)`,
+        `cannot click ${await describe(element)}: ${missed.why}; Chromium lost the input, or the page is too busy to take it yet (then the click lands when it does)`,
       );
     }
     if (aim === AIMS) {

@@ -90,10 +90,11 @@ async function guardIn(target, how) {
  * Guard the presses about to go to `element` (elements.js's). `finish(presses)` waits until the
  * element's document has heard the releases of `presses` presses (Chromium may answer input a
  * little before the page hears it), takes the guards away and answers why the click missed, as
- * {why, late}, or null when it reached the element (or it could not be told: a document gone with its page, which
- * the click may have left): what a press or release landed on instead, or that the element's
- * document heard no press, which Chromium now and then drops on a page that changes under a still
- * mouse. A release not heard within SETTLE_MS is `late`: lost, or still to come, unguarded.
+ * {why, late}, or null when it reached the element (or it could not be told: a document gone with
+ * its page, which the click may have left): what a press or release landed on instead, or that
+ * the element's document heard no press, which Chromium now and then drops on a page that changes
+ * under a still mouse. Input not heard within SETTLE_MS is `late`: lost, or still to come,
+ * unguarded.
  */
 export async function guardPress(element) {
   const around = [{ target: element.tabId, world: await utilityWorld(element.tabId) }, ...frameWorlds(element.tabId)];
@@ -116,7 +117,8 @@ export async function guardPress(element) {
         }
         if (Date.now() > deadline) {
           await all("finish");
-          return { why: `the page did not hear the mouse's release within ${SETTLE_MS / 1000} s`, late: true };
+          const unheard = mine.presses < presses ? "press nor release" : "release";
+          return { why: `the page heard no ${unheard} within ${SETTLE_MS / 1000} s`, late: true };
         }
         await sleep(POLL_MS);
       }
