@@ -74,8 +74,9 @@ const HANDLERS = {
       const root = await driver.elementFor(tabId, args.target);
       return driver.pageReport(tabId, { root, target: args.target, depth });
     }
-    // A page that moves on while it is read (a tab just opened, still on its first document) is
-    // read again once it has landed; an element of a ref is gone with its page, so not that.
+    // A page that moves on while it is read (a redirect, a page that navigates by itself) is read
+    // again once it has landed; an element of a ref is gone with its page, so not that. A tab just
+    // opened is waited for before (tabs/first_pages.js).
     return (await reportUnlessMoved(tabId, { depth })) ?? driver.pageReport(tabId, { depth });
   },
   click: input("click"),
