@@ -9,6 +9,10 @@ so this bridge turns an aiohttp request into ``scope``/``receive``/``send``:
   client's socket closes (aiohttp has no disconnect event without handler cancellation, so the
   transport is looked at after 50 ms, then less and less often, up to every second) or the
   response is complete;
+- a client that hangs up before its answer has the application cancelled (aiohttp cancels the
+  handler): for a 2026 client that is how a call is called off, and the SDK's JSON answers watch
+  for nothing else. One that hangs up after it does not: what the application does after its
+  answer still happens, such as handing on a notification the client heard ``202`` for;
 - ``http.response.start`` prepares a ``StreamResponse`` at once (an SSE stream may send no body
   for a long time and the client waits for the headers); body chunks are written as they come;
 - once the client has gone, further sends are dropped, as uvicorn does.
@@ -137,6 +141,26 @@ async def _until_gone(request: web.Request, finished: asyncio.Event) -> None:
         poll = min(poll * 2, _DISCONNECT_POLL_MAX)
 
 
+async def _past_its_answer(running: asyncio.Future[None], answered: asyncio.Event) -> None:
+    """Wait for the application; when aiohttp cancels this handler (its client hung up), cancel
+    the application unless its answer was complete, in which case it runs on until cancelled
+    again (the broker stopping)."""
+    try:
+        await asyncio.shield(running)
+    except asyncio.CancelledError:
+        if not answered.is_set():
+            running.cancel()
+            raise
+        try:
+            await asyncio.shield(running)
+        except asyncio.CancelledError:
+            running.cancel()
+            raise
+        except Exception:
+            logger.debug("the ASGI application raised after its answer", exc_info=True)
+        raise
+
+
 async def serve_asgi(
     app: ASGIApp,
     request: web.Request,
@@ -152,6 +176,7 @@ async def serve_asgi(
     held = _Held(rewrite)
     response: web.StreamResponse | None = None
     finished = asyncio.Event()
+    answered = asyncio.Event()
     client_gone = False
 
     async def receive() -> Message:
@@ -187,13 +212,15 @@ async def serve_asgi(
                 await response.write(chunk)
             if not message.get("more_body", False):
                 await response.write_eof()
+                answered.set()
                 finished.set()
         except (ConnectionResetError, RuntimeError):
             client_gone = True
             finished.set()
 
+    running = asyncio.ensure_future(app(_scope(request), receive, send))
     try:
-        await app(_scope(request), receive, send)
+        await _past_its_answer(running, answered)
     except Exception:
         logger.debug("the ASGI application raised", exc_info=True)
         if response is None:

@@ -9,11 +9,14 @@ scripted fake extension stands in for the browser (``tests/e2e/test_e2e_cancel.p
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
-from ..conftest import BrokerUnderTest, MakeBroker
+import attrs
+
+from ..conftest import TOKEN, BrokerUnderTest, MakeBroker
 from ..support.fakes import FakeTab
-from ..support.mcp_clients import LEGACY, MODERN, text
+from ..support.mcp_clients import LEGACY, LEGACY_VERSION, MODERN, initialize_request, text
 
 
 def slow_shop() -> FakeTab:
@@ -92,3 +95,112 @@ async def test_a_session_that_ends_has_its_calls_called_off(broker: BrokerUnderT
         assert cancelled["reason"] == "session_ended"
         result = await call
         assert result.is_error and text(result).startswith("session_ended:"), text(result)
+
+
+@attrs.frozen
+class LegacySession:
+    """A 2025-11-25 session spoken in plain HTTP: what an SDK client would send, and one that hangs up."""
+
+    broker: BrokerUnderTest
+    session_id: str
+
+    def headers(self) -> dict[str, str]:
+        opening = {
+            "Authorization": f"Bearer {TOKEN}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
+        return opening | (
+            {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": LEGACY_VERSION} if self.session_id else {}
+        )
+
+    async def post(self, message: dict[str, Any]) -> tuple[int, Any]:
+        async with self.broker.client.session.post(
+            self.broker.mcp_url, json=message, headers=self.headers()
+        ) as response:
+            raw = await response.read()
+            return response.status, json.loads(raw) if raw else None
+
+    def raw(self, message: dict[str, Any]) -> bytes:
+        body = json.dumps(message).encode()
+        host, port = self.broker.server.host, self.broker.server.port
+        head = "".join(f"{name}: {value}\r\n" for name, value in self.headers().items())
+        return f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n{head}Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+    async def post_and_hang_up(self, message: dict[str, Any], beside: list[dict[str, Any]]) -> int:
+        """POST ``message`` on a connection of its own, closed the moment the status line arrives,
+        with each of ``beside`` sent at the same moment on one more: the first answer's status.
+        All of them answered keeps the session's reader busy while ``message`` waits its turn."""
+        host, port = self.broker.server.host, self.broker.server.port
+        others = [await asyncio.open_connection(host, port) for _ in beside]
+        reader, writer = await asyncio.open_connection(host, port)
+        try:
+            for (_, other), each in zip(others, beside, strict=True):
+                other.write(self.raw(each))
+            writer.write(self.raw(message))
+            status_line = await reader.readline()
+            writer.transport.abort()
+            for other_reader, _ in others:
+                assert (await other_reader.readline()).split()[1] == b"200"
+        finally:
+            writer.transport.abort()
+            for _, other in others:
+                other.close()
+        return int(status_line.split()[1])
+
+
+async def open_legacy_session(broker: BrokerUnderTest) -> LegacySession:
+    async with broker.client.session.post(
+        broker.mcp_url, json=initialize_request("hangs up"), headers=LegacySession(broker, "").headers()
+    ) as response:
+        assert response.status == 200, await response.text()
+        session = LegacySession(broker, response.headers["Mcp-Session-Id"])
+    status, _ = await session.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert status == 202
+    return session
+
+
+# Requests sent beside the cancel: the session's reader works through them while the cancel
+# waits its turn, and its client hangs up meanwhile (before the fix, the first round lost it).
+BUSY_READER = 20
+HANG_UP_ROUNDS = 10
+
+
+async def test_a_cancel_whose_client_hangs_up_on_its_202_still_calls_the_call_off(broker: BrokerUnderTest) -> None:
+    """A 2025-era client may close its connection as soon as it hears ``202`` for
+    ``notifications/cancelled``. The SDK hands the notification on only after that answer, and
+    aiohttp cancels the handler of a client that hung up: the cancel was lost now and then, and the
+    call held its tab to the end (a real client does this while sending its next request)."""
+    fake, arrived = await held_calls(broker)
+    session = await open_legacy_session(broker)
+    status, _ = await session.post(
+        {
+            "jsonrpc": "2.0",
+            "id": "claim",
+            "method": "tools/call",
+            "params": {"name": "tabs", "arguments": {"action": "claim", "tab": 7}},
+        }
+    )
+    assert status == 200
+    for round_ in range(HANG_UP_ROUNDS):
+        arrived.clear()
+        request_id = f"call-{round_}"
+        call = asyncio.create_task(
+            session.post(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "tools/call",
+                    "params": {"name": "call_page_tool", "arguments": {"tab": 7, "tool": "wait", "arguments": {}}},
+                }
+            )
+        )
+        async with asyncio.timeout(5):
+            await arrived.wait()
+        sent = fake.received("callTool")[-1]
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+        pings = [{"jsonrpc": "2.0", "id": f"ping-{round_}-{n}", "method": "ping"} for n in range(BUSY_READER)]
+        assert await session.post_and_hang_up(cancel, beside=pings) == 202
+        cancelled = await fake.wait_for("cancelCall", lambda m, call_id=sent["callId"]: m["callId"] == call_id)
+        assert cancelled["reason"] == "cancelled", f"round {round_}: {cancelled}"
+        await call

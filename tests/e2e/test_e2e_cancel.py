@@ -110,8 +110,9 @@ async def test_a_wait_called_off_stops_and_its_tab_takes_the_next_action(world: 
         await eventually(in_flight, "the wait to be under way")
         wait.cancel()
         # Queued behind the wait, the snapshot would take the rest of its 20 s; called off, the
-        # wait frees the tab at once. A snapshot took over 5 s on a machine running two suites at
-        # once, so the bound is 10 s: still well short of what is left of the wait.
+        # wait frees the tab at once. The client sends the snapshot first and its cancel after,
+        # and may hang up on the cancel's 202 (the broker once lost such a cancel, one run in
+        # seven). The bound is 10 s for a loaded machine: still well short of what is left of the wait.
         async with asyncio.timeout(WAIT * 2 / 3):
             snapshot = await client.call("browser_snapshot", {"tab": tab["ref"]})
         assert not snapshot.is_error and "Slow tools" in text(snapshot), text(snapshot)
