@@ -10,16 +10,13 @@ person or JSON with ``--json``. This module only dispatches: the commands are in
 
 from __future__ import annotations
 
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from .cli import serve
-from .cli.manage import mcp_config, pair, stop
 from .cli.parser import build_parser, command_in
-from .cli.records import records, windows
-from .cli.serve import check_serve_options
-from .cli.tabs import act_command, call, change_tab, screenshot, snapshot, status, tabs
-from .relay.client import ClientError
+from .relay.errors import ClientError
 
 __all__ = ["main"]
 
@@ -35,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(command).parse_args(argv)
     try:
         if args.command == "serve":
+            from .cli import serve  # noqa: PLC0415
+
             return serve.run(args)
         if args.command == "mcp":
             # Imported here: it owns stdout from its first line, and AI clients time its start.
@@ -50,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return doctor.main(args)
         if args.command == "service":
+            from .cli.serve import check_serve_options  # noqa: PLC0415
             from .install import service  # noqa: PLC0415
 
             return service.main(args, serve_options or [], check_serve_options)
@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .install import extension_package  # noqa: PLC0415
 
             return extension_package.main(args)
-        return _CLIENT_COMMANDS[args.command](args)
+        return _client_command(args.command)(args)
     except ClientError as exc:
         print(f"browser-mcp {args.command}: {exc}", file=sys.stderr)
         return 1
@@ -65,22 +65,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+# Each command's module is imported only when it runs: a command that writes a file or asks one
+# broker a question starts in a fraction of the time it takes to load them all.
 _CLIENT_COMMANDS = {
-    "status": status,
-    "tabs": tabs,
-    "call": call,
-    "claim": change_tab,
-    "release": change_tab,
-    "snapshot": snapshot,
-    "screenshot": screenshot,
-    "act": act_command,
-    "windows": windows,
-    "history": records,
-    "bookmarks": records,
-    "pair": pair,
-    "stop": stop,
-    "mcp-config": mcp_config,
+    "status": "tabs:status",
+    "tabs": "tabs:tabs",
+    "call": "tabs:call",
+    "claim": "tabs:change_tab",
+    "release": "tabs:change_tab",
+    "snapshot": "tabs:snapshot",
+    "screenshot": "tabs:screenshot",
+    "act": "tabs:act_command",
+    "windows": "records:windows",
+    "history": "records:records",
+    "bookmarks": "records:records",
+    "pair": "manage:pair",
+    "stop": "manage:stop",
+    "mcp-config": "manage:mcp_config",
 }
+
+
+def _client_command(command: str) -> Callable[[Any], int]:
+    module, function = _CLIENT_COMMANDS[command].split(":")
+    found: Callable[[Any], int] = getattr(importlib.import_module(f".cli.{module}", __package__), function)
+    return found
 
 
 if __name__ == "__main__":

@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterable
 
 from .errors import Forbidden, Unauthorized
-from .sessions import OWNER_CREDENTIAL
 
 __all__ = [
+    "OWNER_CREDENTIAL",
     "PROJECT_EXTENSION_ID",
     "FIREFOX_EXTENSION_ID",
     "refuse_extension_ids",
@@ -102,6 +102,9 @@ def is_allowed_origin(origin: str, allowed_extensions: frozenset[str], own_port:
     }
 
 
+# How the broker's own token is named to the person (``connect.credential``); no client token may
+# bear this name (:func:`client_token`), so none can pose as the owner.
+OWNER_CREDENTIAL = "owner"
 CLIENT_TOKEN_PREFIX = "bmcp_"
 _CLIENT_LABEL = re.compile(r"^[A-Za-z0-9-]{1,48}$")
 

@@ -17,12 +17,9 @@ import attrs
 
 from .effects import SessionId
 from .errors import Forbidden, TooManySessions
+from .security import OWNER_CREDENTIAL
 
 __all__ = ["OWNER_CREDENTIAL", "Session", "Sessions"]
-
-# How the broker's own token is named to the person (``connect.credential``); no client token may
-# bear this name (:func:`broker.core.security.client_token`), so none can pose as the owner.
-OWNER_CREDENTIAL = "owner"
 
 
 @attrs.define

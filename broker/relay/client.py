@@ -21,15 +21,12 @@ from typing import Any
 from .. import codec
 from ..core import link_auth
 from ..discovery import BrokerRecord, matching_brokers
+from .errors import ClientError
 
 __all__ = ["BrokerClient", "ClientError", "LOOPBACK", "check_broker_proof", "select_broker"]
 
 # No ProxyHandler from the environment: http_proxy and ALL_PROXY must not see loopback requests.
 LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-class ClientError(Exception):
-    """A command cannot do what was asked; the message is for a person."""
 
 
 def select_broker(records: list[BrokerRecord], pid: int | None, port: int | None) -> BrokerRecord:
