@@ -11,6 +11,8 @@ import struct
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 ICONS = ROOT / "extension" / "icons"
 SIZES = {"icon": (16, 32, 48, 128), "icon-off": (16, 32), "icon-paused": (16, 32)}
@@ -42,6 +44,7 @@ def test_the_manifest_and_the_toolbar_name_existing_icons() -> None:
         assert (ROOT / "extension" / path).is_file(), path
 
 
+@pytest.mark.browser  # scripts/icons renders with headless Chromium
 def test_scripts_icons_renders_the_pngs_and_the_picture(tmp_path: Path) -> None:
     picture = tmp_path / "toolbar.png"
     subprocess.run(
