@@ -28,20 +28,22 @@ Decisions:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
 import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from .core import broker_messages as frames
-from .core import messages as wire
-from .core.broker_messages import BrokerMessage, HandshakeMessage, HandshakeReply
 from .core.errors import InvalidMessage
-from .core.messages import Arguments, ExtensionMessage, JsonObject, RawJson, WireError
+from .core.json_values import Arguments, JsonObject, RawJson, WireError
+
+if TYPE_CHECKING:
+    from .core.broker_messages import BrokerMessage, HandshakeMessage, HandshakeReply
+    from .core.messages import ExtensionMessage
 
 __all__ = [
     "JSONDecodeError",
@@ -66,48 +68,76 @@ JSONDecodeError = orjson.JSONDecodeError
 JSONEncodeError = orjson.JSONEncodeError
 T = TypeVar("T")
 
-TAGS: dict[type, str] = {
-    wire.Connected: "connected",
-    wire.TabCreated: "tabCreated",
-    wire.TabUpdated: "tabUpdated",
-    wire.TabClosed: "tabClosed",
-    wire.TabFocused: "tabFocused",
-    wire.ToolsChanged: "toolsChanged",
-    wire.ToolsDiscovered: "toolsDiscovered",
-    wire.ToolResult: "toolResult",
-    wire.Ping: "ping",
-    wire.Pong: "pong",
-    wire.Disconnected: "disconnected",
-    wire.PersonEndedSession: "personEndedSession",
-    wire.PersonReleasedTab: "personReleasedTab",
-    wire.PauseChanged: "pauseChanged",
-    wire.ApprovalPending: "approvalPending",
-    wire.RequestRefused: "error",
-    frames.Connect: "connect",
-    frames.OpenTab: "openTab",
-    frames.CloseTab: "closeTab",
-    frames.FocusTab: "focusTab",
-    frames.TabClaimed: "tabClaimed",
-    frames.TabReleased: "tabReleased",
-    frames.CallTool: "callTool",
-    frames.BrowserAction: "browserAction",
-    frames.BrowserRequest: "browserRequest",
-    frames.DiscoverTools: "discoverTools",
-    frames.CancelCall: "cancelCall",
-    frames.Disconnect: "disconnect",
-    frames.ErrorReply: "error",
-    frames.AuthChallenge: "authChallenge",
-    frames.AuthProof: "authProof",
-    frames.AuthResponse: "authResponse",
-    frames.PairChallenge: "pairChallenge",
-    frames.PairNonce: "pairNonce",
-    frames.PairProof: "pairProof",
-    frames.PairKey: "pairKey",
-}
-# The class each ``type`` an extension may send names.
-EXTENSION_CLASSES: dict[str, type[ExtensionMessage]] = {TAGS[cls]: cls for cls in get_args(ExtensionMessage)}
-# The link handshake's, which the adapter answers before the hub hears anything.
-HANDSHAKE_CLASSES: dict[str, type[HandshakeMessage]] = {TAGS[cls]: cls for cls in get_args(HandshakeMessage)}
+
+@attrs.frozen
+class _Frames:
+    """The ``type`` tag of every frame class, and the classes each side may send by tag."""
+
+    tags: dict[type, str]
+    # The class each ``type`` an extension may send names.
+    extension: dict[str, type[ExtensionMessage]]
+    # The link handshake's, which the adapter answers before the hub hears anything.
+    handshake: dict[str, type[HandshakeMessage]]
+
+
+# Built on the first frame, not on import: a command that only reads or writes JSON need not load
+# every message class.
+@functools.cache
+def _frames() -> _Frames:
+    from .core import broker_messages as frames  # noqa: PLC0415
+    from .core import messages as wire  # noqa: PLC0415
+
+    tags: dict[type, str] = {
+        wire.Connected: "connected",
+        wire.TabCreated: "tabCreated",
+        wire.TabUpdated: "tabUpdated",
+        wire.TabClosed: "tabClosed",
+        wire.TabFocused: "tabFocused",
+        wire.ToolsChanged: "toolsChanged",
+        wire.ToolsDiscovered: "toolsDiscovered",
+        wire.ToolResult: "toolResult",
+        wire.Ping: "ping",
+        wire.Pong: "pong",
+        wire.Disconnected: "disconnected",
+        wire.PersonEndedSession: "personEndedSession",
+        wire.PersonReleasedTab: "personReleasedTab",
+        wire.PauseChanged: "pauseChanged",
+        wire.ApprovalPending: "approvalPending",
+        wire.RequestRefused: "error",
+        frames.Connect: "connect",
+        frames.OpenTab: "openTab",
+        frames.CloseTab: "closeTab",
+        frames.FocusTab: "focusTab",
+        frames.TabClaimed: "tabClaimed",
+        frames.TabReleased: "tabReleased",
+        frames.CallTool: "callTool",
+        frames.BrowserAction: "browserAction",
+        frames.BrowserRequest: "browserRequest",
+        frames.DiscoverTools: "discoverTools",
+        frames.CancelCall: "cancelCall",
+        frames.Disconnect: "disconnect",
+        frames.ErrorReply: "error",
+        frames.AuthChallenge: "authChallenge",
+        frames.AuthProof: "authProof",
+        frames.AuthResponse: "authResponse",
+        frames.PairChallenge: "pairChallenge",
+        frames.PairNonce: "pairNonce",
+        frames.PairProof: "pairProof",
+        frames.PairKey: "pairKey",
+    }
+    return _Frames(
+        tags,
+        {tags[cls]: cls for cls in get_args(wire.ExtensionMessage)},
+        {tags[cls]: cls for cls in get_args(frames.HandshakeMessage)},
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # TAGS, EXTENSION_CLASSES and HANDSHAKE_CLASSES, for readers of the protocol's tables.
+    tables = {"TAGS": "tags", "EXTENSION_CLASSES": "extension", "HANDSHAKE_CLASSES": "handshake"}
+    if name in tables:
+        return getattr(_frames(), tables[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _camel(name: str) -> str:
@@ -302,7 +332,7 @@ def decode_extension_message(frame: str | bytes) -> ExtensionMessage:
     except ValueError as exc:
         raise InvalidMessage(str(exc)) from None
     kind = data.get("type")
-    cls = EXTENSION_CLASSES.get(kind) if isinstance(kind, str) else None
+    cls = _frames().extension.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise InvalidMessage(f"unknown message type {kind!r}")
     try:
@@ -323,7 +353,7 @@ def decode_handshake(frame: str | bytes) -> HandshakeMessage | str | None:
     except ValueError:
         return None
     kind = data.get("type")
-    cls = HANDSHAKE_CLASSES.get(kind) if isinstance(kind, str) else None
+    cls = _frames().handshake.get(kind) if isinstance(kind, str) else None
     if cls is None:
         return kind if isinstance(kind, str) else None
     try:
@@ -335,7 +365,7 @@ def decode_handshake(frame: str | bytes) -> HandshakeMessage | str | None:
 
 def encode_broker_message(message: BrokerMessage | HandshakeReply) -> bytes:
     fields = converter.unstructure(message)
-    fields["type"] = TAGS[type(message)]
+    fields["type"] = _frames().tags[type(message)]
     return _exact(orjson.dumps(fields))
 
 

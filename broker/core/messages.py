@@ -13,6 +13,8 @@ from typing import Any
 
 import attrs
 
+from .json_values import Arguments, JsonObject, RawJson, WireError
+
 __all__ = [
     "ApprovalPending",
     "BrowserInfo",
@@ -39,24 +41,8 @@ __all__ = [
     "WireError",
     "Arguments",
     "RawJson",
+    "JsonObject",
 ]
-
-JsonObject = dict[str, Any]
-
-
-@attrs.frozen
-class RawJson:
-    """A JSON object as a caller sent it, already checked to be one, passed on to the page unread.
-
-    A REST call's body becomes the call's arguments this way: the broker keeps the bytes it read
-    instead of a parsed copy, and writes them into the ``callTool`` frame as they came.
-    """
-
-    text: bytes
-
-
-# A tool's arguments: parsed (MCP, the command line), or as the caller sent them (REST).
-Arguments = JsonObject | RawJson
 
 
 @attrs.frozen
@@ -123,12 +109,6 @@ class DriverInfo:
 
     name: str = ""
     actions: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class WireError:
-    message: str
-    code: str | None = None
 
 
 # Extension -> broker
