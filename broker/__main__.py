@@ -81,7 +81,7 @@ _CLIENT_COMMANDS = {
     "bookmarks": "records:records",
     "pair": "manage:pair",
     "stop": "manage:stop",
-    "mcp-config": "manage:mcp_config",
+    "mcp-config": "mcp_config:mcp_config",
 }
 
 

@@ -7,7 +7,7 @@ import argparse
 import urllib.parse
 from typing import Any
 
-from ..relay.client import ClientError
+from ..relay.errors import ClientError
 from .output import clip, print_listing
 from .tabs import connect
 

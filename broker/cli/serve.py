@@ -13,7 +13,7 @@ from .. import paths
 from ..core.config import Config
 from ..core.security import PROJECT_EXTENSION_ID, refuse_extension_ids
 from ..discovery import load_or_create_token
-from ..relay.client import ClientError
+from ..relay.errors import ClientError
 from ..version import MIN_EXTENSION_VERSION, VERSION
 from .parser import ENV_ALLOWED_EXTENSIONS, build_parser
 

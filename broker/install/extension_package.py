@@ -27,7 +27,7 @@ import zipfile
 from pathlib import Path
 
 from .. import codec, paths
-from ..relay.client import ClientError
+from ..relay.errors import ClientError
 from ..version import VERSION
 from . import firefox_extension
 

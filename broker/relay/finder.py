@@ -33,7 +33,7 @@ from pathlib import Path
 from .. import paths
 from ..discovery import BrokerRecord, live_brokers, matching_brokers, read_record
 from ..files import private_dir
-from .client import ClientError
+from .errors import ClientError
 
 __all__ = ["LOCK_FILE_NAME", "LOG_FILE_NAME", "choose_broker", "find_broker", "find_or_start_broker", "start_broker"]
 
