@@ -125,6 +125,20 @@ async def test_clicks_reach_visible_elements_on_a_scrolled_page_and_in_scroll_bo
     await page.close()
 
 
+async def test_a_click_on_a_disabled_control_fails_saying_so(world: World) -> None:
+    """Chromium sends a disabled control the presses and nothing comes of them; the click says so
+    rather than answer as done (Firefox's driver refuses it the same way)."""
+    tab, page = await world.open("correct_scroll.html")
+    snapshot = await world.ok(tab, "snapshot")
+    for name, element in (("Switched off", "<button#off>"), ("Fenced off", "<button#fenced>")):
+        error = await world.fails(tab, "click", target=ref_of(snapshot, f'button "{name}"'))
+        assert (error["code"], error["message"]) == ("action_failed", f"cannot click {element}: it is disabled")
+    assert await page.evaluate("window.hovered") == [], "the mouse never went to them"
+    await world.ok(tab, "click", target=ref_of(snapshot, 'button "Far down"'))
+    assert await clicks(page) == ["far"]
+    await page.close()
+
+
 async def test_an_overlay_shown_after_scrolling_is_named_and_nothing_under_it_is_acted_on(world: World) -> None:
     tab, page = await world.open("correct_scroll.html")
     snapshot = await world.ok(tab, "snapshot")
