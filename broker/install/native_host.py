@@ -56,6 +56,7 @@ from typing import Any
 from .. import codec, paths
 from ..discovery import BrokerRecord, live_brokers
 from ..relay import stdio
+from .native_install import HOST_NAME
 
 __all__ = [
     "HOST_NAME",
@@ -71,7 +72,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-HOST_NAME = "browser_mcp.broker"
 # Chrome refuses messages from a host larger than 1 MB.
 MAX_TO_BROWSER = 1024 * 1024
 # Chrome allows 64 MiB towards the host; the extension only ever sends small commands.

@@ -49,10 +49,10 @@ import attrs
 from .. import codec, paths
 from ..core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, refuse_extension_ids
 from ..files import write_atomic
-from .native_host import HOST_NAME
 
 __all__ = [
     "BROWSERS",
+    "HOST_NAME",
     "FIREFOX",
     "LAUNCHER_NAME",
     "MANIFEST_NAME",
@@ -66,6 +66,8 @@ __all__ = [
     "uninstall",
 ]
 
+# The name the browsers know the native messaging host by (the extension connects to it).
+HOST_NAME = "browser_mcp.broker"
 MANIFEST_NAME = f"{HOST_NAME}.json"
 LAUNCHER_NAME = f"{HOST_NAME}-host"
 
