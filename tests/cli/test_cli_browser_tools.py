@@ -1,37 +1,46 @@
 """The built-in browser tools from a shell, run as a user runs them against a real broker subprocess
 with a fake extension: claim, snapshot, screenshot, act and uploads; windows, history and bookmarks.
+
+The tests share the module's broker (``shared_broker``), each with a fake browser of its own,
+closed after it; the upload test starts a broker with its own options in a folder of its own.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from ..conftest import ConnectFake
-from ..support.cli_helpers import BrokerProcess, Brokers, broker_process_fixtures, run_cli, table_rows
+from ..support.cli_helpers import Brokers, SharedBroker, run_cli, table_rows
 from ..support.fakes import FakeExtension, FakeTab
 from .shop_cli import SHOP_URL, cli, shop_tabs
 
-broker, shop = broker_process_fixtures(shop_tabs)
+
+@pytest.fixture
+def discovery_dir(shared_broker: SharedBroker) -> Path:
+    """Where the commands find the module's broker."""
+    return shared_broker.discovery_dir
 
 
 @pytest.fixture
-async def browser(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
+async def browser(shared_broker: SharedBroker, connect_fake: ConnectFake) -> FakeExtension:
     """A fake browser whose extension carries out the built-in browser actions."""
-    return await connect_fake(broker, *shop_tabs(), actions=["snapshot", "click", "take_screenshot", "navigate"])
+    return await connect_fake(shared_broker, *shop_tabs(), actions=["snapshot", "click", "take_screenshot", "navigate"])
 
 
-async def test_snapshot_needs_a_claim_and_then_prints_the_page(
-    discovery_dir: Path, broker: BrokerProcess, browser: FakeExtension
-) -> None:
+async def test_snapshot_needs_a_claim_and_then_prints_the_page(discovery_dir: Path, browser: FakeExtension) -> None:
     refused = await cli(discovery_dir, "snapshot", "7")
-    refused.assert_failed_saying("browser-mcp claim b1:7")
+    # The module's broker has met other tests' browsers: which key this one has varies.
+    key = re.search(r"browser-mcp claim (b\d+):7", refused.stderr)
+    assert key is not None, refused.stderr
+    refused.assert_failed_saying("tab_not_claimed")
 
     claimed = await cli(discovery_dir, "claim", "7")
     assert claimed.returncode == 0, claimed.stderr
-    assert claimed.stdout == "tab b1:7 (Shoe shop) is yours (the command line's)\n"
+    assert claimed.stdout == f"tab {key.group(1)}:7 (Shoe shop) is yours (the command line's)\n"
     result = await cli(discovery_dir, "snapshot", "7")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "snapshot in tab 7 with {}\n"
@@ -41,9 +50,7 @@ async def test_snapshot_needs_a_claim_and_then_prints_the_page(
     assert (await cli(discovery_dir, "snapshot", "7")).returncode == 1
 
 
-async def test_screenshot_writes_the_picture(
-    discovery_dir: Path, tmp_path: Path, broker: BrokerProcess, browser: FakeExtension
-) -> None:
+async def test_screenshot_writes_the_picture(discovery_dir: Path, tmp_path: Path, browser: FakeExtension) -> None:
     await cli(discovery_dir, "claim", "7")
     result = await cli(discovery_dir, "screenshot", "7", "-o", str(tmp_path / "shot.png"), "--full-page")
     assert result.returncode == 0, result.stderr
@@ -53,7 +60,7 @@ async def test_screenshot_writes_the_picture(
     assert sent["args"] == {"type": "png", "fullPage": True}
 
 
-async def test_act_runs_a_tool_by_its_name(discovery_dir: Path, broker: BrokerProcess, browser: FakeExtension) -> None:
+async def test_act_runs_a_tool_by_its_name(discovery_dir: Path, browser: FakeExtension) -> None:
     await cli(discovery_dir, "claim", "7")
     result = await cli(discovery_dir, "act", "7", "browser_click", '{"element": "Buy", "ref": "e4"}')
     assert result.returncode == 0, result.stderr
@@ -64,7 +71,13 @@ async def test_act_runs_a_tool_by_its_name(discovery_dir: Path, broker: BrokerPr
     unknown.assert_failed_saying("no built-in action 'fly'")
 
 
-async def test_act_uploads_files_only_from_the_brokers_upload_dirs(
+async def test_act_uploads_files_only_from_the_brokers_upload_dirs(tmp_path: Path, connect_fake: ConnectFake) -> None:
+    discovery_dir = tmp_path / "discovery"
+    async with Brokers(discovery_dir) as brokers:
+        await _uploads_only_from_the_upload_dirs(tmp_path, discovery_dir, brokers, connect_fake)
+
+
+async def _uploads_only_from_the_upload_dirs(
     tmp_path: Path, discovery_dir: Path, brokers: Brokers, connect_fake: ConnectFake
 ) -> None:
     refused = await cli(discovery_dir, "serve", "--port", "0", "--upload-dir", str(tmp_path / "nowhere"))
@@ -93,24 +106,26 @@ async def test_act_uploads_files_only_from_the_brokers_upload_dirs(
 
 
 @pytest.fixture
-async def windowed(broker: BrokerProcess, connect_fake: ConnectFake) -> FakeExtension:
+async def windowed(shared_broker: SharedBroker, connect_fake: ConnectFake) -> FakeExtension:
     """A fake browser that knows windows, history and bookmarks: the person's shop tab in window 1."""
     tab = FakeTab(7, SHOP_URL, "Shoe shop", window_id=1)
-    return await connect_fake(broker, tab, features=["windows", "history", "bookmarks"])
+    return await connect_fake(shared_broker, tab, features=["windows", "history", "bookmarks"])
 
 
 async def test_windows_lists_opens_and_refuses_the_persons(discovery_dir: Path, windowed: FakeExtension) -> None:
     opened = await cli(discovery_dir, "windows", "open", "https://mine.example/")
     assert opened.returncode == 0, opened.stderr
-    window = json.loads(opened.stdout)["window"]["id"]
+    window = json.loads(opened.stdout)["window"]
+    # The module's broker has met other tests' browsers: this one's key is the one it names.
+    key = window["browser"]
     listed = await cli(discovery_dir, "windows")
     rows = {row["WINDOW"]: row for row in table_rows(listed.stdout)}
-    assert (rows["b1:1"]["YOURS"], rows["b1:1"]["TABS"]) == ("-", "7")
-    assert rows[f"b1:{window}"]["YOURS"] == "yes"
+    assert (rows[f"{key}:1"]["YOURS"], rows[f"{key}:1"]["TABS"]) == ("-", "7")
+    assert rows[f"{key}:{window['id']}"]["YOURS"] == "yes"
     refused = await cli(discovery_dir, "windows", "close", "1")
-    refused.assert_failed_saying("the person's tab b1:7", "window_not_owned")
-    closed = await cli(discovery_dir, "windows", "close", str(window))
-    assert closed.returncode == 0 and json.loads(closed.stdout)["closed"]["id"] == window
+    refused.assert_failed_saying(f"the person's tab {key}:7", "window_not_owned")
+    closed = await cli(discovery_dir, "windows", "close", str(window["id"]))
+    assert closed.returncode == 0 and json.loads(closed.stdout)["closed"]["id"] == window["id"]
     tabs = await cli(discovery_dir, "tabs")
     assert [row["WINDOW"] for row in table_rows(tabs.stdout)] == ["1#0"]
 
@@ -130,10 +145,10 @@ async def test_history_and_bookmarks_say_where_to_share_them(discovery_dir: Path
 
 
 async def test_history_and_bookmarks_are_deleted_and_the_tree_listed(
-    discovery_dir: Path, broker: BrokerProcess, connect_fake: ConnectFake
+    discovery_dir: Path, shared_broker: SharedBroker, connect_fake: ConnectFake
 ) -> None:
     features = ["windows", "history", "bookmarks", "deleteHistory", "bookmarkTree", "deleteBookmark"]
-    fake = await connect_fake(broker, FakeTab(7, SHOP_URL, "Shoe shop", window_id=1), features=features)
+    fake = await connect_fake(shared_broker, FakeTab(7, SHOP_URL, "Shoe shop", window_id=1), features=features)
     fake.shared = True
     fake.history = [{"title": "Red shoes", "url": SHOP_URL, "time": "2026-05-01T09:00:00.000Z", "ms": 1777626000000}]
     fake.bookmark_nodes = [
