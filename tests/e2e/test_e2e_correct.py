@@ -228,7 +228,9 @@ async def test_a_redirect_once_a_fetch_the_click_started_is_answered_is_reported
     click = asyncio.create_task(world.ok(tab, "click", target=ref_of(snapshot, 'button "Sign in by fetch"')))
     # The click waits for the fetch its page started, so it cannot answer first unless it failed.
     await asyncio.wait({fetched, click}, return_when=asyncio.FIRST_COMPLETED)
-    assert fetched.done(), f"the click answered and the page made no fetch: {await click}"
+    if not fetched.done():
+        heard = await page.evaluate("[...window.heard, `now ${Math.round(performance.now())}`]")
+        raise AssertionError(f"the click answered and the page made no fetch; the button heard {heard}: {await click}")
     fetched.result()
     await release(world, "signin")
     text = await click
