@@ -160,7 +160,13 @@ async def test_a_request_trickling_its_headers_is_dropped(make_broker: MakeBroke
     dripping = asyncio.create_task(trickle())
     try:
         async with asyncio.timeout(5):
-            assert await reader.read() == b""  # closed by the broker, nothing answered
+            try:
+                answer = await reader.read()
+            except ConnectionResetError:
+                # Closed while headers it had not read were still arriving: the kernel answers
+                # the next of them with a reset rather than a plain close.
+                answer = b""
+            assert answer == b""  # closed by the broker, nothing answered
     finally:
         dripping.cancel()
         writer.close()
