@@ -14,9 +14,10 @@ from typing import Any
 
 import attrs
 
-from ..conftest import TOKEN, BrokerUnderTest, MakeBroker
+from ..conftest import BrokerUnderTest, MakeBroker
 from ..support.fakes import FakeTab
 from ..support.mcp_clients import LEGACY, LEGACY_VERSION, MODERN, initialize_request, text
+from .fuzzing import MCP_BASE_HEADERS
 
 
 def slow_shop() -> FakeTab:
@@ -105,12 +106,7 @@ class LegacySession:
     session_id: str
 
     def headers(self) -> dict[str, str]:
-        opening = {
-            "Authorization": f"Bearer {TOKEN}",
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-        }
-        return opening | (
+        return MCP_BASE_HEADERS | (
             {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": LEGACY_VERSION} if self.session_id else {}
         )
 
