@@ -21,7 +21,7 @@ const MAX_KEPT = 100;
 const RECENT_MS = 10_000;
 
 /**
- * tab id -> {watching: number of actions running, loading: pages requested meanwhile (request id ->
+ * tab id -> {tabId, watching: number of actions running, loading: pages requested meanwhile (request id ->
  * url) that may yet turn out downloads, begun: [{url, name}], items: [download ids], arrived: called
  * when one is kept or a page loads}
  */
@@ -30,11 +30,18 @@ const tabs = new Map();
 const unplaced = [];
 /** download id -> the name the page gave it (the file saved may be named otherwise: "report (1).csv"). */
 const names = new Map();
+/** Called with (tab id, download item) as a tab's page is found to have begun a download. */
+const beganListeners = new Set();
+
+/** Hear each download a tab's page began, as it is placed with its tab. */
+export function onDownloadBegan(listener) {
+  beganListeners.add(listener);
+}
 
 function stateOf(tabId) {
   let state = tabs.get(tabId);
   if (!state) {
-    state = { watching: 0, loading: new Map(), begun: [], items: [], arrived: null };
+    state = { tabId, watching: 0, loading: new Map(), begun: [], items: [], arrived: null };
     tabs.set(tabId, state);
   }
   return state;
@@ -70,7 +77,7 @@ function downloadBegan(state, { url, suggestedFilename }) {
     (item) => (item.url === url || item.finalUrl === url) && Date.now() - Date.parse(item.startTime) < RECENT_MS,
   );
   if (created >= 0) {
-    keep(state, unplaced.splice(created, 1)[0].id, suggestedFilename);
+    keep(state, unplaced.splice(created, 1)[0], suggestedFilename);
     return;
   }
   state.begun.push({ url, name: suggestedFilename });
@@ -92,7 +99,7 @@ export async function downloadCreated(item) {
   for (const state of tabs.values()) {
     const begun = state.begun.findIndex((entry) => entry.url === item.url || entry.url === item.finalUrl);
     if (begun >= 0) {
-      keep(state, item.id, state.begun.splice(begun, 1)[0].name);
+      keep(state, item, state.begun.splice(begun, 1)[0].name);
       return;
     }
   }
@@ -100,7 +107,7 @@ export async function downloadCreated(item) {
     if (!state.watching) continue;
     const tab = await chrome.tabs.get(tabId).catch(() => null);
     if (tab && item.referrer && item.referrer === tab.url) {
-      keep(state, item.id);
+      keep(state, item);
       return;
     }
   }
@@ -108,11 +115,12 @@ export async function downloadCreated(item) {
   unplaced.splice(0, unplaced.length - MAX_KEPT);
 }
 
-function keep(state, id, name) {
-  state.items.push(id);
+function keep(state, item, name) {
+  state.items.push(item.id);
   state.arrived?.();
   for (const gone of state.items.splice(0, state.items.length - MAX_KEPT)) names.delete(gone);
-  if (name) names.set(id, name);
+  if (name) names.set(item.id, name);
+  for (const listener of beganListeners) listener(state.tabId, item);
 }
 
 /**

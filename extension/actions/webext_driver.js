@@ -9,7 +9,7 @@
 import { dialogSeam } from "./dialogs.js";
 import { BROWSER_ACTIONS } from "../link/protocol.js";
 import { ActionError, Code } from "./errors.js";
-import { forgetDownloadsOf, watchingDownloads } from "./downloads.js";
+import { forgetDownloadsOf, onDownloadBegan, watchingDownloads } from "./downloads.js";
 import { evaluate, takeScreenshot } from "./webext_capture.js";
 import {
   click,
@@ -98,6 +98,8 @@ export const webExtensionDriver = Object.freeze({
     for (const [event, kind] of Object.entries(events)) {
       chrome.webNavigation[event].addListener((details) => heard(kind, details));
     }
+    // A page load that turned into a download ends there: Firefox tells webNavigation no more of it.
+    onDownloadBegan((tabId, item) => heard("download", { tabId, frameId: 0, url: item.url, finalUrl: item.finalUrl }));
     // A page's file chooser goes with it.
     chrome.webNavigation.onCommitted.addListener((details) => details.frameId === 0 && forgetChooser(details.tabId));
     listenForRequests();

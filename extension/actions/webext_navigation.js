@@ -28,7 +28,8 @@ function stateOf(tabId) {
 /** The document the tab shows, as a number that changes whenever a new one commits. */
 export const documentOf = (tabId) => tabs.get(tabId)?.document ?? 0;
 
-/** A webNavigation event (`kind`: committed, loaded, completed, moved, failed, starting) of a tab. */
+/** A webNavigation event (`kind`: committed, loaded, completed, moved, failed, starting) of a tab,
+ * or a download its page began (`download`). */
 export function heard(kind, details) {
   const state = tabs.get(details.tabId);
   if (!state) return;
@@ -151,7 +152,17 @@ export async function withNavigationWatch(tabId, act) {
   }
   const started = await starting;
   if (!started && documentOf(tabId) === document) return;
-  if (started?.kind !== "moved") await nextEvent(tabId, topFrame(["committed", "failed"]), COMMIT_WAIT_MS);
+  if (started?.kind !== "moved") {
+    // A load that becomes a download neither commits nor fails: the download is its end.
+    const became = (kind, details) =>
+      kind === "download" && Boolean(started) && [details.url, details.finalUrl].includes(started.url);
+    const ended = await nextEvent(
+      tabId,
+      (kind, details) => topFrame(["committed", "failed"])(kind, details) || became(kind, details),
+      COMMIT_WAIT_MS,
+    );
+    if (ended?.kind === "download") return;
+  }
   await waitForReady(tabId);
 }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from .test_e2e_browser_tools import ref_of
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 REPORT = b"name,count\napples,3\npears,5\n"
+# How long an action gives a page it set off to arrive (extension/actions/load_wait.js).
+PAGE_ARRIVAL_WAIT_S = 15
 
 
 async def slow_report_download(request: web.Request) -> web.Response:
@@ -247,11 +250,14 @@ async def test_browser_resize_resizes_only_a_window_whose_every_tab_is_the_clien
 
 async def report_link_downloads(client: McpClient, snapshot: str) -> None:
     """A click on the page's "Download the report" link answers with the finished download: its
-    name, size and place, and the file saved there holds what the site served."""
+    name, size and place, and the file saved there holds what the site served. The answer comes
+    as the download ends, not after the 15 s a page has to arrive: the load that became it is over."""
+    started = time.monotonic()
     clicked = await client.call(
         "browser_click", {"element": "report", "target": ref_of(snapshot, r'link "Download the report"')}
     )
     assert not clicked.is_error, text(clicked)
+    assert time.monotonic() - started < PAGE_ARRIVAL_WAIT_S, "the click waited for a page the download replaced"
     found = re.search(
         r"^### Downloads\n- report\.csv: finished, (\d+) bytes, saved to (.+) \(from (\S+)\)$", text(clicked), re.M
     )
