@@ -43,6 +43,8 @@ async def other_origin() -> AsyncIterator[str]:
 # The frames' names: of this origin, of another origin of this site, of another site (out of
 # process), and frames nested in them: one of this origin, one of another site inside the frame
 # of the other port, and inside that one a frame of this site again (out of process in out of process).
+# Resolves once the frame has been drawn twice: its first drawing is done.
+TWO_DRAWINGS = "() => new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(drawn)))"
 FRAMES = ["same", "port", "site", "same-nested", "site-nested", "port-nested", "port-nested-nested"]
 
 
@@ -61,7 +63,7 @@ async def open_frames(world: World, other_origin: str) -> tuple[int, Page]:
     # the tab before closed, and input reaches it through its parent's process anyway.
     for frame in page.frames:
         if frame.parent_frame and urlsplit(frame.url).hostname != urlsplit(frame.parent_frame.url).hostname:
-            await frame.evaluate("() => new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(drawn)))")
+            await frame.evaluate(TWO_DRAWINGS)
     return tab, page
 
 
