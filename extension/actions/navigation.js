@@ -15,6 +15,7 @@ import {
   waitForEvent,
 } from "./debugger.js";
 import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
+import { eventMarker } from "./event_marker.js";
 import { COMMIT_WAIT_MS, waitUntilReady } from "./load_wait.js";
 
 // How long the page may take to catch up with an input before the result is taken anyway.
@@ -122,23 +123,31 @@ export async function reload(tabId) {
   await navigation(tabId, () => send(tabId, "Page.reload", {}));
 }
 
-/** Resolve once the page has run its tasks queued until now (a form's submission is one). */
+/**
+ * Resolve once the page has run its tasks queued until now (a form's submission is one), and the
+ * events it sent meanwhile (a fetch it started, a navigation it asked for) have been heard.
+ */
 async function pageCaughtUp(tabId) {
+  const marker = eventMarker(tabId, CATCH_UP_MS);
   // A posted message, not a timer: Chromium holds back timers in a background tab, not messages;
   // in the tools' world, where the page cannot have replaced MessageChannel.
-  const caughtUp = utilityWorld(tabId).then((contextId) =>
-    send(tabId, "Runtime.evaluate", {
-      contextId,
-      expression: `new Promise((done) => {
-        const channel = new MessageChannel();
-        channel.port1.onmessage = () => done();
-        channel.port2.postMessage(null);
-      })`,
-      awaitPromise: true,
-    }),
-  );
+  const caughtUp = utilityWorld(tabId)
+    .then((contextId) =>
+      send(tabId, "Runtime.evaluate", {
+        contextId,
+        expression: `new Promise((done) => {
+          const channel = new MessageChannel();
+          channel.port1.onmessage = () => done((${marker.send})());
+          channel.port2.postMessage(null);
+        })`,
+        awaitPromise: true,
+        returnByValue: true,
+      }),
+    )
+    .then(({ result }) => (result.value === true ? marker.heard : null));
   // A page that never gets there (a script in a loop, a document going away) is let be.
   await withTimeout(caughtUp, CATCH_UP_MS, "the page").catch(() => {});
+  marker.heard.cancel();
 }
 
 /** tab id -> what an input's watch has seen: {breakpointId, timerSet, fetches, onFetchesDone}. */

@@ -238,6 +238,17 @@ async def test_a_redirect_once_a_fetch_the_click_started_is_answered_is_reported
     await page.close()
 
 
+async def test_the_marker_an_action_waits_for_is_beyond_the_pages_reach(world: World) -> None:
+    # Each click ends with a marker from the tools' own world of the page: a page that could send
+    # one would end an action's watch before what the input set off was heard.
+    tab, page = await world.open("correct_redirect.html")
+    assert "Checked" in await world.ok(tab, "click", target=ref_of(await world.ok(tab, "snapshot"), 'button "Check"'))
+    assert await page.evaluate("typeof browserMcpMarker") == "undefined"
+    for frame in page.frames:
+        assert await frame.evaluate("Object.keys(window).filter((key) => /marker/i.test(key))") == []
+    await page.close()
+
+
 async def test_debugger_statements_stop_the_page_neither_during_an_action_nor_after(world: World) -> None:
     tab, page = await world.open("correct_redirect.html")
     check = ref_of(await world.ok(tab, "snapshot"), 'button "Check"')
