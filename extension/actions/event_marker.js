@@ -23,7 +23,8 @@ export function eventMarker(tabId, timeoutMs) {
   const payload = `${Date.now()}:${(markers += 1)}`;
   const heard = waitForEvent(
     tabId,
-    (method, params) => method === "Runtime.bindingCalled" && params.name === MARKER_BINDING && params.payload === payload,
+    (method, params) =>
+      method === "Runtime.bindingCalled" && params.name === MARKER_BINDING && params.payload === payload,
     timeoutMs,
   );
   const send = `() => typeof ${MARKER_BINDING} === "function" && (${MARKER_BINDING}(${JSON.stringify(payload)}), true)`;
