@@ -28,12 +28,12 @@ const GUARD = `function (types) {
     return "<" + tag + (node.id ? "#" + node.id : node.classList?.[0] ? "." + node.classList[0] : "") + ">";
   };
   // The element's own parts (its shadow tree too) and its label are the element. A host whose
-  // closed shadow tree holds it hides where in there the press went: given the benefit.
+  // closed shadow tree holds it hides where in there the press went: given the benefit. Any other
+  // element around it is not: a release there clicks that element, not this one.
   const reaches = (target) => {
     if (!element) return false;
     if (target.control === element) return true;
     for (let node = element; node; ) {
-      if (node === target) return true;
       const root = node.parentNode ? null : node;
       node = node.parentNode || node.host;
       if (root && node === target && root.mode === "closed") return true;

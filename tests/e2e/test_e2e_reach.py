@@ -52,6 +52,16 @@ async def test_a_click_reaches_a_button_the_page_moves_as_the_mouse_arrives(worl
     await page.close()
 
 
+async def test_a_click_whose_button_leaps_away_as_it_is_pressed_clicks_nothing_around_it(world: World) -> None:
+    # The release lands on the body around the button, an ancestor of it: the page would hear a
+    # click on the body, not the button. That is a miss, taken from the page, and the click aims again.
+    tab, page = await world.open("reach_shift.html?jump")
+    await world.ok(tab, "click", target="#target")
+    assert await page.evaluate("document.getElementById('target').style.marginLeft") == "400px", "it leapt"
+    assert await landed(page) == ["target"], "only the button was clicked, on the second aim"
+    await page.close()
+
+
 async def test_a_hover_ends_on_an_element_the_page_moves_as_the_mouse_arrives(world: World) -> None:
     tab, page = await world.open("reach_shift.html?shift")
     await world.ok(tab, "hover", target="#target")
