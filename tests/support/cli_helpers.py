@@ -23,11 +23,12 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 import aiohttp
 import attrs
@@ -204,6 +205,7 @@ class BrokerProcess(_ReachableBroker):
     port: int
     discovery_file: Path
     listening_line: str
+    log: IO[bytes]
 
     @property
     def pid(self) -> int:
@@ -213,10 +215,11 @@ class BrokerProcess(_ReachableBroker):
         self.process.send_signal(signum)
 
     async def exited(self) -> CliResult:
-        """Wait for the broker to exit on its own; what it printed after the listening line."""
+        """Wait for the broker to exit on its own; what it printed after the listening line, and its log."""
         async with asyncio.timeout(EXIT_TIMEOUT):
-            out, err = await finish(self.process)
-        return CliResult(self.process.returncode, out.decode(), err.decode())
+            out, _ = await finish(self.process)
+        self.log.seek(0)
+        return CliResult(self.process.returncode, out.decode(), self.log.read().decode())
 
 
 @attrs.frozen
@@ -283,6 +286,7 @@ class Brokers:
     def __init__(self, discovery_dir: Path) -> None:
         self.discovery_dir = discovery_dir
         self._processes: list[asyncio.subprocess.Process] = []
+        self._logs: list[IO[bytes]] = []
 
     async def start(self, *extra: str, discovery_dir: Path | None = None, port: int = 0, **popen: Any) -> BrokerProcess:
         """Start a broker on ``port`` (0: any free one) and wait for its "listening on" line.
@@ -291,6 +295,10 @@ class Brokers:
             AssertionError: the broker exited or printed something else first.
         """
         directory = discovery_dir or self.discovery_dir
+        # Its log goes to a file, not a pipe nobody reads until it exits: a broker that logged more
+        # than the pipe holds would stop at its next line.
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - closed with the brokers
+        self._logs.append(log)
         process = await asyncio.create_subprocess_exec(
             *CLI,
             "serve",
@@ -301,7 +309,7 @@ class Brokers:
             *extra,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+            stderr=log,
             env=cli_env(directory),
             **popen,
         )
@@ -312,12 +320,13 @@ class Brokers:
         found = _LISTENING.search(line)
         if found is None:
             async with asyncio.timeout(EXIT_TIMEOUT):
-                out, err = await finish(process)
+                out, _ = await finish(process)
+            log.seek(0)
             raise AssertionError(
                 f"the broker did not say where it listens; exit {process.returncode}\n"
-                f"stdout: {line}\n{out.decode()}\nstderr: {err.decode()}"
+                f"stdout: {line}\n{out.decode()}\nstderr: {log.read().decode()}"
             )
-        return BrokerProcess(process, int(found.group(1)), Path(found.group(2)), line)
+        return BrokerProcess(process, int(found.group(1)), Path(found.group(2)), line, log)
 
     async def close(self) -> None:
         for process in self._processes:
@@ -328,6 +337,8 @@ class Brokers:
                     await finish(process)
             except TimeoutError:
                 pass  # finish killed it; the test has already failed or passed on its own terms
+        for log in self._logs:
+            log.close()
 
     async def __aenter__(self) -> Brokers:
         return self
