@@ -12,6 +12,8 @@ import { runIn, withAgent } from "./webext_scripts.js";
 // How long after an input (and the page's answer to one more script) a navigation it set off may
 // still start and be reported as its own: a link's or a form's starts as the click is handled.
 const SETTLE_MS = 50;
+// How long an input's answer waits for the frames it sent elsewhere to show their new pages.
+const FRAME_LOAD_WAIT_MS = 5_000;
 
 /** tab id -> {document, waiters: Set<{match, finish}>} */
 const tabs = new Map();
@@ -137,21 +139,60 @@ export const navigateForward = (tabId) => historyStep(tabId, 1);
 export const reload = (tabId) => navigation(tabId, () => chrome.tabs.reload(tabId));
 
 /**
+ * The frames of the tab that begin loading another page while `listening()`, until each has its
+ * new document parsed or failed: `loaded()` waits for that, `FRAME_LOAD_WAIT_MS` at most.
+ */
+function watchFrameLoads(tabId, listening) {
+  const loading = new Set();
+  let allLoaded = null;
+  const events = nextEvent(
+    tabId,
+    (kind, { frameId }) => {
+      if (frameId === 0) return false;
+      if (kind === "starting" && listening()) loading.add(frameId);
+      else if (["loaded", "completed", "failed"].includes(kind) && loading.delete(frameId) && !loading.size)
+        allLoaded?.();
+      return false;
+    },
+    COMMIT_WAIT_MS + FRAME_LOAD_WAIT_MS,
+  );
+  return {
+    async loaded() {
+      if (loading.size)
+        await Promise.race([new Promise((resolve) => (allLoaded = resolve)), sleep(FRAME_LOAD_WAIT_MS)]);
+      events.cancel();
+    },
+    stop: () => events.cancel(),
+  };
+}
+
+/**
  * Run `act()`, some input to the page, and if that set off a navigation of the tab (a link, a
- * form, a script), wait for the new page to be ready.
+ * form, a script), wait for the new page to be ready; or, for a while, for the new pages of the
+ * frames it sent elsewhere.
  */
 export async function withNavigationWatch(tabId, act) {
   const document = documentOf(tabId);
   const starting = nextEvent(tabId, topFrame(["starting", "moved"]), COMMIT_WAIT_MS);
+  let listening = true;
+  const frames = watchFrameLoads(tabId, () => listening);
   try {
     await act();
     await readyState(tabId); // the page has handled the input, and told of what it set off
     await Promise.race([starting, sleep(SETTLE_MS)]);
+  } catch (error) {
+    frames.stop();
+    throw error;
   } finally {
+    listening = false;
     starting.cancel();
   }
   const started = await starting;
-  if (!started && documentOf(tabId) === document) return;
+  if (!started && documentOf(tabId) === document) {
+    await frames.loaded();
+    return;
+  }
+  frames.stop();
   if (started?.kind !== "moved") {
     // A load that becomes a download neither commits nor fails: the download is its end.
     const became = (kind, details) =>

@@ -57,14 +57,16 @@ class Attacked(Fox):
 
 @contextlib.asynccontextmanager
 async def serve_site(asked: asyncio.Event) -> AsyncIterator[str]:
-    """The module's pages, and ``/never``, which holds every request until the server stops
-    (setting ``asked``)."""
+    """The module's pages (half a second late when asked with ``late``: a slow server), and
+    ``/never``, which holds every request until the server stops (setting ``asked``)."""
     stopping = asyncio.Event()
 
     async def page(request: web.Request) -> web.Response:
         body = PAGES.get(request.match_info["name"])
         if body is None:
             raise web.HTTPNotFound()
+        if "late" in request.query:
+            await asyncio.sleep(0.5)
         return web.Response(text=body, content_type="text/html")
 
     async def never(_: web.Request) -> web.Response:
@@ -189,12 +191,12 @@ async def test_a_frame_that_navigates_away_as_it_is_pressed_ends_the_click_with_
         tab, snapshot = await open_for(client, fox, "framed.html?away", 'button "Inner button"')
         frame = await frame_of(await context_at(fox, f"{fox.site}/framed.html?away"))
         # The frame leaves for another page the moment it is pressed, between the press and the
-        # click that would follow.
+        # click that would follow; a page its server is slow to send, which the answer waits for.
         await frame.evaluate(
             """(to) => document.querySelector("button").addEventListener("pointerdown", () => {
                 location.href = to;
             })""",
-            f"{fox.site.replace('127.0.0.1', 'localhost')}/counter.html?frame-left",
+            f"{fox.site.replace('127.0.0.1', 'localhost')}/counter.html?frame-left&late",
         )
         ref = ref_of(snapshot, r'button "Inner button"')
         async with asyncio.timeout(AT_ONCE):
