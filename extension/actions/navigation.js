@@ -24,7 +24,8 @@ const CATCH_UP_MS = 1_000;
 // as the input's (a "Signing you in..." page that moves on after 300 ms). Chromium runs the timers
 // of a tab in the background about once a second, so the window is a second long.
 const SETTLE_MS = 1_000;
-// How long the fetches an input started may take to end before the answer is given anyway.
+// How long the fetches an input started, and the pages it sent frames to, may take to end before
+// the answer is given anyway.
 const FETCH_SETTLE_MS = 5_000;
 
 async function readyState(tabId) {
@@ -153,6 +154,8 @@ async function pageCaughtUp(tabId) {
 /** tab id -> what an input's watch has seen: {breakpointId, timerSet, fetches, onFetchesDone}. */
 const watches = new Map();
 const FETCH_TYPES = new Set(["Fetch", "XHR"]);
+// A frame of the page loading another page: the answer shows the new one, as it shows the tab's.
+const isFrameLoad = (tabId, params) => params.type === "Document" && params.frameId !== mainFrameOf(tabId);
 
 onTabEvent((tabId, method, params) => {
   const watch = watches.get(tabId);
@@ -161,7 +164,11 @@ onTabEvent((tabId, method, params) => {
     if (params.hitBreakpoints?.includes(watch.breakpointId)) watch.timerSet = true;
     // Nothing else may keep the page stopped: a `debugger` statement runs on, as with no debugger.
     send(tabId, "Debugger.resume").catch(() => {});
-  } else if (method === "Network.requestWillBeSent" && FETCH_TYPES.has(params.type) && watch.listening) {
+  } else if (
+    method === "Network.requestWillBeSent" &&
+    (FETCH_TYPES.has(params.type) || isFrameLoad(tabId, params)) &&
+    watch.listening
+  ) {
     watch.fetches.add(params.requestId);
   } else if (method === "Network.loadingFinished" || method === "Network.loadingFailed") {
     if (watch.fetches.delete(params.requestId) && !watch.fetches.size) watch.onFetchesDone?.();
@@ -186,9 +193,9 @@ async function debuggerDomain(tabId) {
 
 /**
  * Watch what the page does in answer to an input that may lead it elsewhere a moment later: the
- * fetches it starts, and whether it sets a timer due within SETTLE_MS. The debugger stops the
- * page at each such setTimeout call, resumed at once, only until stopTimers(): the page runs at
- * full speed otherwise. (Chromium keeps its timer instrumentation breakpoints from extensions; a
+ * fetches it starts and the frames it sends elsewhere, and whether it sets a timer due within
+ * SETTLE_MS. The debugger stops the page at each such setTimeout call, resumed at once, only until
+ * stopTimers(): the page runs at full speed otherwise. (Chromium keeps its timer instrumentation breakpoints from extensions; a
  * breakpoint on the function is allowed.) end() forgets the watch.
  */
 async function watchPage(tabId) {

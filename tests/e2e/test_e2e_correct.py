@@ -238,6 +238,23 @@ async def test_a_redirect_once_a_fetch_the_click_started_is_answered_is_reported
     await page.close()
 
 
+async def test_a_click_that_sends_a_frame_elsewhere_answers_with_the_frames_new_page(world: World) -> None:
+    tab, page = await world.open("correct_frame_leaves.html")
+    snapshot = await world.ok(tab, "snapshot")
+    button = re.search(r'button "Leave" \[ref=(f\d+e\d+)\]', snapshot)
+    assert button, snapshot
+    asked = asyncio.ensure_future(page.wait_for_event("request", lambda request: request.url.endswith("?frame-left")))
+    click = asyncio.create_task(world.ok(tab, "click", target=button.group(1)))
+    await asked
+    # While the server holds the frame's new page, the click waits for it (5 s at most).
+    answered, _ = await asyncio.wait({click}, timeout=1)
+    assert not answered, f"the click answered with the frame it was leaving: {click.result()}"
+    await release(world, "frame-left")
+    text = await click
+    assert '\\"query\\": \\"frame-left\\"' in text and 'button "Leave"' not in text, text
+    await page.close()
+
+
 async def test_the_marker_an_action_waits_for_is_beyond_the_pages_reach(world: World) -> None:
     # Each click ends with a marker from the tools' own world of the page: a page that could send
     # one would end an action's watch before what the input set off was heard.
