@@ -21,9 +21,9 @@ const MAX_KEPT = 100;
 const RECENT_MS = 10_000;
 
 /**
- * tab id -> {tabId, watching: number of actions running, loading: pages requested meanwhile (request id ->
- * url) that may yet turn out downloads, begun: [{url, name}], items: [download ids], arrived: called
- * when one is kept or a page loads}
+ * tab id -> {tabId, watching: number of actions running, loading: pages requested meanwhile
+ * (request id -> url) that may yet turn out downloads, begun: [{url, name}], items: [download ids],
+ * arrived: called when one is kept or a page loads}
  */
 const tabs = new Map();
 /** Downloads created before any tab said it began them (the two events come in either order). */

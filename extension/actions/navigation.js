@@ -195,8 +195,8 @@ async function debuggerDomain(tabId) {
  * Watch what the page does in answer to an input that may lead it elsewhere a moment later: the
  * fetches it starts and the frames it sends elsewhere, and whether it sets a timer due within
  * SETTLE_MS. The debugger stops the page at each such setTimeout call, resumed at once, only until
- * stopTimers(): the page runs at full speed otherwise. (Chromium keeps its timer instrumentation breakpoints from extensions; a
- * breakpoint on the function is allowed.) end() forgets the watch.
+ * stopTimers(): the page runs at full speed otherwise. (Chromium keeps its timer instrumentation
+ * breakpoints from extensions; a breakpoint on the function is allowed.) end() forgets the watch.
  */
 async function watchPage(tabId) {
   const watch = { breakpointId: null, timerSet: false, fetches: new Set(), listening: true, onFetchesDone: null };

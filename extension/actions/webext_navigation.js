@@ -30,8 +30,10 @@ function stateOf(tabId) {
 /** The document the tab shows, as a number that changes whenever a new one commits. */
 export const documentOf = (tabId) => tabs.get(tabId)?.document ?? 0;
 
-/** A webNavigation event (`kind`: committed, loaded, completed, moved, failed, starting) of a tab,
- * or a download its page began (`download`). */
+/**
+ * A webNavigation event (`kind`: committed, loaded, completed, moved, failed, starting) of a tab,
+ * or a download its page began (`download`).
+ */
 export function heard(kind, details) {
   const state = tabs.get(details.tabId);
   if (!state) return;
