@@ -222,19 +222,16 @@ async def release(world: World, key: str) -> None:
 
 
 async def test_a_redirect_once_a_fetch_the_click_started_is_answered_is_reported(world: World) -> None:
+    # The server answers the page's fetch a second late, on its own (/api/late): the click waits for
+    # the fetch its page started, and reports where the answer led. (The test does not hold the fetch
+    # until it hears it: under load, the browser's report of the request to the test came later than
+    # the click's 5 s for the fetch.)
     tab, page = await world.open("correct_redirect.html")
     snapshot = await world.ok(tab, "snapshot")
-    fetched = asyncio.ensure_future(page.wait_for_event("request", lambda request: request.url.endswith("?signin")))
-    click = asyncio.create_task(world.ok(tab, "click", target=ref_of(snapshot, 'button "Sign in by fetch"')))
-    # The click waits for the fetch its page started, so it cannot answer first unless it failed.
-    await asyncio.wait({fetched, click}, return_when=asyncio.FIRST_COMPLETED)
-    if not fetched.done():
+    text = await world.ok(tab, "click", target=ref_of(snapshot, 'button "Sign in by fetch"'))
+    if f"- Page URL: {world.url('done.html?signed=fetch')}\n" not in text:
         heard = await page.evaluate("[...window.heard, `now ${Math.round(performance.now())}`]")
-        raise AssertionError(f"the click answered and the page made no fetch; the button heard {heard}: {await click}")
-    fetched.result()
-    await release(world, "signin")
-    text = await click
-    assert f"- Page URL: {world.url('done.html?signed=fetch')}\n" in text, text
+        raise AssertionError(f"the click did not wait for its fetch's answer; the button heard {heard}: {text}")
     await page.close()
 
 

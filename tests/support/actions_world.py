@@ -179,7 +179,18 @@ async def serve_site() -> AsyncIterator[str]:
         released[request.query_string].set()
         return web.Response(text="released")
 
-    api = (web.route("*", "/api/items", items), web.get("/api/slow", slow), web.get("/api/release", release))
+    # /api/late?KEY is answered a second late, on its own: a slow server, for a test that cannot
+    # count on hearing the request in time to release it.
+    async def late(request: web.Request) -> web.Response:
+        await asyncio.sleep(1)
+        return web.json_response({"items": ["late"], "query": request.query_string})
+
+    api = (
+        web.route("*", "/api/items", items),
+        web.get("/api/slow", slow),
+        web.get("/api/release", release),
+        web.get("/api/late", late),
+    )
     async with serve_test_pages(*api) as url:
         yield url
 
