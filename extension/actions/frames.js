@@ -25,6 +25,8 @@ import { saveNumbers, storedNumbers } from "./ref_numbers.js";
 
 const FRAME_REF = /^f(\d+)e(\d+)$/;
 const STILL_MS = 100;
+// How long a visible page may take to draw twice (a busy machine's), before it is taken as drawn.
+const DRAWN_WAIT_MS = 1_000;
 
 /**
  * tab id -> {frames: frame id -> frame, byNumber: number -> frame, next}; a frame is
@@ -262,19 +264,24 @@ export async function revealFrame(frame) {
 }
 
 /**
- * After scrolling to an element in an out-of-process frame (or in a frame inside one): wait until the page has drawn twice,
- * by which time a scroll the frame passed on to the page has landed and input is routed by the
- * new layout. A tab in the background draws nothing, and scrolls at once; it waits STILL_MS.
+ * After scrolling to an element in an out-of-process frame (or in a frame inside one): wait until
+ * the frame's process and then the page have each drawn twice, by which time a scroll the frame
+ * passed on to the page has landed, the page shows the frame as scrolled, and input is routed by
+ * the new layout. A tab in the background draws nothing, and scrolls at once; it waits STILL_MS.
  */
 export async function settleScroll(frame) {
   if (typeof frame?.target !== "object") return; // in the page's own process
-  // In the tools' world: a timer set with the page's own setTimeout would pass for one the input
-  // made the page set, and hold the input's answer for a navigation that never comes.
-  const contextId = await utilityWorld(frame.target.tabId).catch(() => undefined);
-  await send(frame.target.tabId, "Runtime.evaluate", {
+  // Each in the tools' world: a timer set with the page's own setTimeout would pass for one the
+  // input made the page set, and hold the input's answer for a navigation that never comes.
+  if (frame.world) await drawnTwice(frame.target, frame.world);
+  await drawnTwice(frame.target.tabId, await utilityWorld(frame.target.tabId).catch(() => undefined));
+}
+
+async function drawnTwice(target, contextId) {
+  await send(target, "Runtime.evaluate", {
     contextId,
     expression: `new Promise((done) => {
-      setTimeout(done, ${STILL_MS});
+      setTimeout(done, document.visibilityState === "visible" ? ${DRAWN_WAIT_MS} : ${STILL_MS});
       requestAnimationFrame(() => requestAnimationFrame(done));
     })`,
     awaitPromise: true,

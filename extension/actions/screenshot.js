@@ -49,7 +49,10 @@ async function afterBarSettles(tabId) {
   }).catch(() => {});
 }
 
-/** The area to capture, in CSS pixels of the document, and what to call it. */
+/**
+ * The area to capture, in CSS pixels of the document, what to call it, whether it may be cut to its
+ * top part (`beyond`), and whether the capture must lay out the whole page (`wholePage`).
+ */
 async function areaOf(tabId, args) {
   const { cssVisualViewport: view, cssContentSize: content } = await send(tabId, "Page.getLayoutMetrics");
   if (args.target !== undefined) {
@@ -67,13 +70,21 @@ async function areaOf(tabId, args) {
     const x = Math.min(...xs) + moved.pageX;
     const y = Math.min(...ys) + moved.pageY;
     const area = { x, y, width: Math.max(...xs) - Math.min(...xs), height: Math.max(...ys) - Math.min(...ys) };
-    return { area, label: args.element || "element", beyond: true };
+    // Capturing beyond the viewport lays the page out anew at its whole size, and a frame of
+    // another process may not have drawn itself at that size when the capture is taken.
+    const inView =
+      area.x >= moved.pageX &&
+      area.y >= moved.pageY &&
+      area.x + area.width <= moved.pageX + moved.clientWidth &&
+      area.y + area.height <= moved.pageY + moved.clientHeight;
+    return { area, label: args.element || "element", beyond: true, wholePage: !inView };
   }
   if (args.fullPage) {
-    return { area: { x: 0, y: 0, width: content.width, height: content.height }, label: "full page", beyond: true };
+    const area = { x: 0, y: 0, width: content.width, height: content.height };
+    return { area, label: "full page", beyond: true, wholePage: true };
   }
   const area = { x: view.pageX, y: view.pageY, width: view.clientWidth, height: view.clientHeight };
-  return { area, label: "viewport", beyond: false };
+  return { area, label: "viewport", beyond: false, wholePage: false };
 }
 
 /**
@@ -130,7 +141,7 @@ export async function takeScreenshot(tabId, args) {
   if (![undefined, "css", "device"].includes(args.scale)) throw invalidArguments('scale must be "css" or "device"');
   if (args.fullPage && args.target !== undefined) throw invalidArguments("fullPage cannot be used with an element");
   await afterBarSettles(tabId);
-  const { area, label, beyond } = await areaOf(tabId, args);
+  const { area, label, beyond, wholePage } = await areaOf(tabId, args);
   if (!(area.width >= 1 && area.height >= 1))
     throw new ActionError(Code.CAPTURE_FAILED, `the ${label} has no size to capture`);
   const { result } = await send(tabId, "Runtime.evaluate", {
@@ -153,7 +164,7 @@ export async function takeScreenshot(tabId, args) {
           ...(type === "jpeg" ? { quality: 90 } : {}),
           // Chromium captures in the screen's pixels; the clip's scale makes them the size wanted.
           clip: { ...clip, scale: scale / pixelRatio },
-          captureBeyondViewport: beyond,
+          captureBeyondViewport: wholePage,
         },
         hidden ? HIDDEN_CAPTURE_TIMEOUT_MS : CAPTURE_TIMEOUT_MS,
       );
