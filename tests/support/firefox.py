@@ -37,6 +37,7 @@ from broker.core.security import FIREFOX_EXTENSION_ID
 from broker.install import extension_package, firefox_extension
 
 from .cli_helpers import terminate_or_kill
+from .waiting import eventually
 
 FIREFOX = "/usr/bin/firefox-esr"
 _LISTENING = re.compile(rb"WebDriver BiDi listening on (ws://\S+)")
@@ -204,11 +205,23 @@ class Firefox:
         return f"moz-extension://{self.extension_uuid}"
 
     async def new_tab(self, url: str | None = None) -> Context:
+        # Firefox opens a tab in front once the tab in front before it is hidden. A tab a client
+        # has just closed may still be in front, its page being asked whether it may unload, and
+        # the tab in its place was once never opened (60 s): open it after the closing is done.
+        await eventually(self._no_tab_closing, "Firefox to finish closing its tabs")
         created = await self.bidi.call("browsingContext.create", {"type": "tab"})
         tab = Context(self.bidi, created["context"])
         if url is not None:
             await tab.goto(url)
         return tab
+
+    async def _no_tab_closing(self) -> bool:
+        return bool(
+            await self.privileged(
+                """[...Services.wm.getEnumerator("navigator:browser")].every((window) =>
+                    window.gBrowser.tabs.every((tab) => !tab.closing && !tab._pendingPermitUnload))"""
+            )
+        )
 
     async def contexts(self) -> list[dict[str, Any]]:
         """The top-level browsing contexts, each with its ``context`` id and ``url``."""
