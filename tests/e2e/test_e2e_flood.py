@@ -49,7 +49,9 @@ async def flooding(world: World, request: pytest.FixtureRequest) -> AsyncIterato
             "(url) => chrome.tabs.create({url, active: false}).then((tab) => tab.id)", url
         )
     page = await opening.value
-    await page.wait_for_load_state()
+    # Its script's own sign, not Playwright's word that the page loaded: under load that word was
+    # once never given for a tab the extension opened (30 s, once in a few dozen runs).
+    await page.wait_for_function("typeof window.flood === 'function'", polling=100)
     how, count, chunk = FLOODS[request.param]
     await page.evaluate(f"flood({count}, {how!r}, {chunk})")
     yield tab, page
