@@ -10,6 +10,7 @@ import { isScriptable } from "./page_bridges.js";
 import { frameOfTool, isFrameTool } from "./frame_tools.js";
 import { learnTools, toolsOf, topDocumentOf } from "./page_tools.js";
 import { declaredTopName } from "./page_tool_names.js";
+import { parsedPageOf } from "../tabs/first_pages.js";
 
 const CALLED_OFF = Symbol("called off");
 
@@ -123,6 +124,9 @@ export async function discoverTools(message) {
       error: { code: "tab_not_found", message: `tab ${message.tabId} does not exist` },
     });
   }
+  // A tab a broker has just opened shows a blank page until its address commits, and a page being
+  // parsed may declare more: asked before, it would say too few, and a client's first call fails.
+  await parsedPageOf(message.tabId);
   const tools = await learnTools(message.tabId);
   return reply(ToBroker.TOOLS_DISCOVERED, message, { callId: message.callId, tabId: message.tabId, tools });
 }

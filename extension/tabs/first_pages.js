@@ -3,7 +3,8 @@
 // navigation has even started, so a client's first action there (a snapshot, most often) would
 // read the blank page and answer as if the address showed nothing. An action in such a tab waits
 // for the commit, or its failure, for FIRST_COMMIT_MS at most; the page's load is the action's to
-// wait for, as after any navigation.
+// wait for, as after any navigation. A question about its page's tools (discoverTools) waits besides
+// for the page to be parsed, when its scripts have declared them.
 
 const FIRST_COMMIT_MS = 15_000;
 
@@ -62,4 +63,33 @@ export async function firstPageOf(tabId, signal) {
     signal?.removeEventListener("abort", stop);
   }
   return true;
+}
+
+// How long a question about a page's tools waits for the page to be parsed.
+const PARSED_MS = 5_000;
+
+/**
+ * Wait for `tabId`'s first page if it is still coming, then until its top document has been
+ * parsed, for PARSED_MS at most: by then its scripts have declared the tools they declare as the
+ * page loads, and asked for the extension's bridge.
+ */
+export async function parsedPageOf(tabId) {
+  await firstPageOf(tabId);
+  let parsed;
+  const heard = new Promise((resolve) => (parsed = resolve));
+  const loaded = (details) => details.tabId === tabId && details.frameId === 0 && parsed();
+  chrome.webNavigation.onDOMContentLoaded.addListener(loaded);
+  const timer = setTimeout(parsed, PARSED_MS);
+  try {
+    // Asked after listening, so a parse that ends in between is not missed.
+    const readyState = () => document.readyState;
+    chrome.scripting
+      .executeScript({ target: { tabId, frameIds: [0] }, func: readyState, injectImmediately: true })
+      .then(([state]) => state?.result !== "loading" && parsed())
+      .catch(() => parsed()); // a page no script reaches (chrome://, a tab gone) declares no tools
+    await heard;
+  } finally {
+    chrome.webNavigation.onDOMContentLoaded.removeListener(loaded);
+    clearTimeout(timer);
+  }
 }

@@ -106,6 +106,18 @@ async def _with(client: McpClient, name: str) -> bool:
     return name in await client.tool_names()
 
 
+async def test_a_page_tool_is_called_in_a_tab_the_client_has_just_opened(world: World) -> None:
+    """The client opens a tab on a page its server answers late and calls the page's tool at once:
+    the call waits for the page rather than finding the blank tab before it without tools."""
+    async with world.mcp("opening-client") as client:
+        opened = await client.call_json("tabs", {"action": "open", "url": world.url("late/modern.html", "opened")})
+        ref = opened["opened"]["ref"]
+        echoed = await client.call("call_page_tool", {"tab": ref, "tool": "echo", "arguments": {"text": "first"}})
+        assert not echoed.is_error, text(echoed)
+        assert json.loads(text(echoed)) == {"echoed": "first", "from": "/late/modern.html"}
+        await client.call_json("tabs", {"action": "close", "tab": ref})
+
+
 async def test_the_older_navigator_api_works_through_rest(world: World) -> None:
     page, tab = await world.open_page("legacy.html", "rest", {"add", "shout"})
     await world.claim(tab["ref"])

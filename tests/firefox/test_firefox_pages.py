@@ -205,6 +205,18 @@ async def test_a_snapshot_right_after_a_tab_opens_shows_its_page_from_a_slow_ser
         await client.call_json("tabs", {"action": "close", "tab": opened["opened"]["ref"]})
 
 
+async def test_a_page_tool_right_after_a_tab_opens_is_called_once_its_page_from_a_slow_server_comes(
+    fox: Fox,
+) -> None:
+    async with fox.mcp("Early caller") as client:
+        opened = await client.call_json("tabs", {"action": "open", "url": f"{fox.site}/late/modern.html?early"})
+        ref = opened["opened"]["ref"]
+        echoed = await client.call("call_page_tool", {"tab": ref, "tool": "echo", "arguments": {"text": "early"}})
+        assert not echoed.is_error, text(echoed)
+        assert json.loads(text(echoed)) == {"echoed": "early", "from": "/late/modern.html"}
+        await client.call_json("tabs", {"action": "close", "tab": ref})
+
+
 async def test_a_history_entry_is_deleted_only_with_the_persons_consent_and_approval(fox: Fox) -> None:
     url = f"{fox.site}/modern.html?forget-me"
     page = await fox.firefox.new_tab(url)
