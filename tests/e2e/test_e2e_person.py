@@ -110,6 +110,11 @@ async def test_the_person_ends_a_session_from_the_popup(world: World) -> None:
         await popup.close()
 
 
+async def _badge_is(world: World, badge: str) -> bool:
+    # The worker draws the toolbar as it answers the popup, not before: soon, not at once.
+    return bool(await world.worker.evaluate("chrome.action.getBadgeText({})") == badge)
+
+
 async def _released(world: World, tab_id: int) -> bool:
     return await owner_of(world, tab_id) is None
 
@@ -124,7 +129,7 @@ async def test_pause_fails_every_call_at_once_and_resume_lets_them_through(world
         await popup.get_by_role("button", name="Pause agents").click()
         await eventually(lambda: shows(popup, "#paused", "AI agents are paused"), "the popup to say agents are paused")
         await picture(popup, "popup-paused")
-        assert await world.worker.evaluate("chrome.action.getBadgeText({})") == "II"
+        await eventually(lambda: _badge_is(world, "II"), "the toolbar to show the pause badge")
         await eventually(_paused_in(world, True), "the broker to hear of the pause")
 
         page = await page_at(world, world.url("shop.html", "pause"))
@@ -140,7 +145,7 @@ async def test_pause_fails_every_call_at_once_and_resume_lets_them_through(world
         await popup.get_by_role("button", name="Resume agents").click()
         await eventually(lambda: _hidden(popup, "#paused"), "the popup to show agents resumed")
         await picture(popup, "popup-resumed")
-        assert await world.worker.evaluate("chrome.action.getBadgeText({})") == ""
+        await eventually(lambda: _badge_is(world, ""), "the toolbar to leave its pause badge")
         await eventually(_paused_in(world, False), "the broker to hear agents resumed")
         looked = await client.call("call_page_tool", {"tab": tab["ref"], "tool": "look"})
         assert not looked.is_error and text(looked) == "12 EUR", text(looked)

@@ -274,17 +274,9 @@ async def test_a_click_at_a_point_reaches_into_frames_of_this_site_and_another(w
     try:
 
         async def loaded() -> Any:
-            if len(page.frames) != 3:
-                return False
-            # A frame still moving from its first document to its page can hold a query until it
-            # has landed: a look that does not answer soon is taken as "not yet", and made again.
-            try:
-                async with asyncio.timeout(2):
-                    return all(await asyncio.gather(*(f.query_selector("#inner") for f in page.frames[1:])))
-            except TimeoutError:
-                return False
+            return await page_value(page, "window.ready.length === 2")
 
-        await eventually(loaded, "both frames to load")
+        await eventually(loaded, "both frames to say their buttons are in")
         # Each frame's button is 50, 30 inside a frame at 20, 40 (this site) and 360, 40 (another).
         await world.ok(tab, "mouse_click_xy", x=20 + 50 + 60, y=40 + 30 + 20)
         await world.ok(tab, "mouse_click_xy", x=360 + 50 + 60, y=40 + 30 + 20)

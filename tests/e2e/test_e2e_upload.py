@@ -152,6 +152,7 @@ async def test_an_upload_with_no_chooser_open_is_an_error(world: World, tab: tup
     await world.ok(tab_id, "file_upload", **described(notes))
     again = await world.fails(tab_id, "file_upload", **described(notes))
     assert again["code"] == "no_file_chooser", again
+    await answer(page, "photo: notes.txt")
     assert len(await page.evaluate("window.received")) == 1
     # Left open, the chooser is named in the tab's next results; a new page takes it away.
     await open_chooser(world, tab_id, 'button "Photo"')

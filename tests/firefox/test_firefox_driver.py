@@ -61,10 +61,12 @@ PAGES = {
         </script>""",
     "upload.html": """<!doctype html><title>Upload</title><input type="file" aria-label="Choose">
         <script>
-        document.querySelector("input").addEventListener("change", async (event) => {
-          const [file] = event.target.files;
-          window.uploaded = [file.name, await file.text(), event.isTrusted];
-        });
+        // A promise, as the file's text is read after the change: browser_evaluate awaits it.
+        window.uploaded = new Promise((resolve) =>
+          document.querySelector("input").addEventListener("change", async (event) => {
+            const [file] = event.target.files;
+            resolve([file.name, await file.text(), event.isTrusted]);
+          }));
         </script>""",
     "form.html": """<!doctype html><title>Form</title>
         <form onsubmit="event.preventDefault(); window.seen.push('submit:' + this.elements[0].value)">

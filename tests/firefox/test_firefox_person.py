@@ -218,7 +218,13 @@ async def test_pause_in_the_firefox_popup_fails_every_call_at_once_and_resume_le
         await eventually(says(popup, "#paused", "AI agents are paused"), "the popup to say agents are paused")
         await picture(popup, "popup-paused")
         toolbar = "Promise.all([chrome.action.getTitle({}), chrome.action.getBadgeText({})])"
-        assert await popup.evaluate(toolbar) == [PAUSED_TITLE, "II"]
+
+        async def toolbar_shows(title: str | None, badge: str) -> bool:
+            shown = await popup.evaluate(toolbar)
+            return shown[1] == badge and title in (None, shown[0])
+
+        # The worker draws the toolbar as it answers the popup, not before: soon, not at once.
+        await eventually(lambda: toolbar_shows(PAUSED_TITLE, "II"), "the toolbar to show agents paused")
 
         async def paused_in_broker() -> bool:
             browser = await fox.joined()
@@ -238,7 +244,7 @@ async def test_pause_in_the_firefox_popup_fails_every_call_at_once_and_resume_le
 
         await eventually(resumed, "the popup to show agents resumed")
         await picture(popup, "popup-resumed")
-        assert (await popup.evaluate(toolbar))[1] == ""
+        await eventually(lambda: toolbar_shows(None, ""), "the toolbar to leave its pause badge")
 
         async def resumed_in_broker() -> bool:
             browser = await fox.joined()
