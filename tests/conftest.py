@@ -25,7 +25,14 @@ from broker.mcp.door import MCP
 from broker.mcp.transports import RunningMcp
 from broker.version import VERSION
 
-from .support.cli_helpers import BrokerProcess, Brokers, SharedBroker, connect_extension, run_cli, start_shared_broker
+from .support.cli_helpers import (
+    Brokers,
+    ReachableBroker,
+    SharedBroker,
+    connect_extension,
+    run_cli,
+    start_shared_broker,
+)
 from .support.fakes import FakeExtension, FakeTab
 from .support.mcp_clients import McpClient, mcp_client
 
@@ -240,7 +247,7 @@ def connect_fake(session: aiohttp.ClientSession, fakes: list[FakeExtension]) -> 
     """Connect a fake extension with these tabs to a broker subprocess; closed after the test."""
 
     async def connect(
-        broker: BrokerProcess | SharedBroker,
+        broker: ReachableBroker,
         *tabs: FakeTab,
         actions: list[str] | None = None,
         features: list[str] | None = None,

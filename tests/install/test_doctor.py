@@ -21,9 +21,9 @@ import pytest
 from broker.install.doctor import PORTS
 
 from ..support.cli_helpers import (
-    BrokerProcess,
     Brokers,
     CliResult,
+    ReachableBroker,
     SharedBroker,
     connect_extension,
     discovery_fields,
@@ -40,7 +40,7 @@ from ..support.probed_ports import free_probed_ports, start_probed_broker
 class Setup:
     home: Path
     discovery: Path
-    broker: BrokerProcess | SharedBroker | None
+    broker: ReachableBroker | None
 
     @property
     def env(self) -> dict[str, str]:
@@ -70,7 +70,7 @@ def home(tmp_path: Path) -> Path:
     return folder
 
 
-async def _healthy(home: Path, discovery: Path, broker: BrokerProcess | SharedBroker) -> Setup:
+async def _healthy(home: Path, discovery: Path, broker: ReachableBroker) -> Setup:
     setup = Setup(home, discovery, broker)
     installed = await setup.cli("install-native-host", "--browser", "chromium", as_flag=False)
     assert installed.returncode == 0, installed.stderr

@@ -182,11 +182,15 @@ async def run_cli(
     return CliResult(process.returncode, out.decode(), err.decode())
 
 
-class _ReachableBroker:
-    """What a test reaches a broker subprocess by: its port and its discovery file."""
+class ReachableBroker:
+    """What a test reaches a broker subprocess by, whichever kind: its port, discovery file and pid."""
 
     port: int
     discovery_file: Path
+
+    @property
+    def pid(self) -> int:
+        raise NotImplementedError
 
     @property
     def token(self) -> str:
@@ -200,7 +204,7 @@ class _ReachableBroker:
 
 
 @attrs.define
-class BrokerProcess(_ReachableBroker):
+class BrokerProcess(ReachableBroker):
     process: asyncio.subprocess.Process
     port: int
     discovery_file: Path
@@ -223,7 +227,7 @@ class BrokerProcess(_ReachableBroker):
 
 
 @attrs.frozen
-class SharedBroker(_ReachableBroker):
+class SharedBroker(ReachableBroker):
     """A ``browser-mcp serve`` subprocess that outlives a test (see the module's docstring)."""
 
     process: subprocess.Popen[bytes]
@@ -351,7 +355,7 @@ class Brokers:
 
 async def connect_extension(
     session: aiohttp.ClientSession,
-    broker: BrokerProcess | SharedBroker,
+    broker: ReachableBroker,
     *tabs: FakeTab,
     actions: list[str] | None = None,
     features: list[str] | None = None,
@@ -367,7 +371,7 @@ async def connect_extension(
 
 
 async def claim(
-    session: aiohttp.ClientSession, broker: BrokerProcess | SharedBroker, *refs: str | int, session_id: str = "rest"
+    session: aiohttp.ClientSession, broker: ReachableBroker, *refs: str | int, session_id: str = "rest"
 ) -> None:
     """Claim tabs on ``broker`` over REST for a session (the command line's own, ``rest``, by default).
 
