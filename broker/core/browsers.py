@@ -82,6 +82,9 @@ class Tab:
     heard: int = 0
 
     def update(self, info: TabInfo) -> None:
+        # An empty list an extension repeats for the page it is still on says nothing new: the
+        # original protocol's extensions announce every tab with "tools": [] whatever they were asked.
+        repeated_nothing = info.tools == () and self.tools_confirmed and info.url == self.url
         self.title = info.title
         self.url = info.url
         # A report that leaves out where the tab is (an extension of the original protocol)
@@ -92,7 +95,7 @@ class Tab:
             self.index = info.index
         if info.pinned is not None:
             self.pinned = info.pinned
-        if info.tools is not None:
+        if info.tools is not None and not repeated_nothing:
             self.tools = self._named(info.tools)
             self.tools_confirmed = False
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from ..conftest import BrokerUnderTest
 from ..support.fakes import FakeExtension, FakeTab
-from ..support.mcp_clients import MODERN, text
+from ..support.mcp_clients import ERAS, MODERN, text
 
 
 def quiet_shop(tab_id: int = 7) -> FakeTab:
@@ -97,6 +99,53 @@ async def test_a_page_that_never_answers_fails_the_call_in_time(broker: BrokerUn
     # The claim still stands when the page cannot say.
     status, body = await broker.post("/tabs/7/claim", headers={"X-Session-Id": "other"})
     assert status == 200 and body["tab"]["owner"]["sessionId"] == "other"
+
+
+def echo_and_search(tab_id: int = 1) -> FakeTab:
+    tools = {"echo": lambda args: args, "search": lambda args: {"hits": [args.get("q")]}}
+    tab = FakeTab(tab_id, "https://shop.example/", "Shop", tools)
+    tab.announce_empty = True
+    return tab
+
+
+async def session_snapshot_applied(broker: BrokerUnderTest, fake: FakeExtension) -> None:
+    """Wait until the broker has told ``fake`` of an AI session and applied the snapshot it answered with."""
+    await fake.wait_for("connect", lambda message: bool(message.get("sessionId")))
+    await broker.settled(fake)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_tools_the_owner_learnt_stay_when_an_mcp_client_claims_the_tab(era: str, broker: BrokerUnderTest) -> None:
+    # The original protocol's extensions answer each session's `connect` with every tab's
+    # "tools": [] again: that says nothing of the page the owner's question already heard from.
+    fake = await broker.extension(echo_and_search())
+    fake.snapshot_per_session = True
+    status, body = await broker.get("/tabs/1/tools")
+    assert status == 200 and _names(body["tools"]) == ["echo", "search"]
+    async with broker.mcp("Claude Code", era) as client:
+        claimed = await client.call_json("tabs", {"action": "claim", "tab": 1})
+        assert _names(claimed["claim"]["tools"]) == ["echo", "search"]
+        await session_snapshot_applied(broker, fake)
+        assert {"t1_echo", "t1_search"} <= set(await client.tool_names())
+        result = await client.call("t1_search", {"q": "boots"})
+        assert not result.is_error, text(result)
+    status, body = await broker.get("/tabs/1/tools")
+    assert _names(body["tools"]) == ["echo", "search"]
+    assert len(fake.received("discoverTools")) == 1
+
+
+async def test_a_repeated_empty_list_for_a_new_page_still_asks_it(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(echo_and_search())
+    fake.snapshot_per_session = True
+    assert _names((await broker.get("/tabs/1/tools"))[1]["tools"]) == ["echo", "search"]
+    # The tab moved on to another page, whose tools nobody has asked for.
+    fake.tabs[1].url = "https://shop.example/cart"
+    fake.tabs[1].functions = {"checkout": lambda args: "done"}
+    await fake.send_snapshot()
+    await broker.settled(fake)
+    status, body = await broker.get("/tabs/1/tools")
+    assert status == 200 and _names(body["tools"]) == ["checkout"]
+    assert len(fake.received("discoverTools")) == 2
 
 
 def _names(tools: Any) -> list[str]:

@@ -117,6 +117,9 @@ class FakeExtension:
         # tabFocused) and "unannouncedTabFocused" (tabFocused alone).
         self.answer_open_with = "tabCreated"
         self.reply_to_discover = True
+        # As the original protocol's examples do: answer each session's `connect` with a whole
+        # snapshot, every tab's tools as it announces them (for `announce_empty` tabs, "tools": []).
+        self.snapshot_per_session = False
         # closeTab: answered with tabClosed {tabId, requestId}; with ``refuse_close`` (code, message)
         # refused with error {code, message, requestId}; with ``answer_close`` False, never answered.
         self.refuse_close: tuple[str, str] | None = None
@@ -184,11 +187,13 @@ class FakeExtension:
         proof = link_auth.proof(key, link_auth.Role.EXTENSION, port, nonce, answer["nonce"])
         await self.send({"type": "authResponse", "proof": proof})
 
-    async def send_snapshot(self) -> None:
+    async def send_snapshot(self, session_id: str | None = None) -> None:
         browser: Json = {"name": self.browser_name, "version": "1.0"}
         if self.instance_id is not None:
             browser["instanceId"] = self.instance_id
         snapshot: Json = {"type": "connected", "browser": browser, "tabs": [t.info() for t in self.tabs.values()]}
+        if session_id is not None:
+            snapshot["sessionId"] = session_id
         if self.actions is not None:
             snapshot["actions"] = self.actions
         if self.features is not None:
@@ -294,6 +299,8 @@ class FakeExtension:
             held = self.held_elsewhere.get(message["tabId"])
             error = {"code": "tab_owned", "message": held} if held else None
             await self.send({"type": "toolResult", "callId": message["callId"], "result": None, "error": error})
+        elif kind == "connect" and message.get("sessionId") and self.snapshot_per_session:
+            await self.send_snapshot(message["sessionId"])
         elif kind == "discoverTools" and self.reply_to_discover:
             tab = self.tabs[message["tabId"]]
             tools = [tool(n) for n in tab.functions]
