@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .arguments import page_url
 from .errors import InvalidRequest
 from .messages import JsonObject
 from .snapshots import DIFF_LEGEND
@@ -315,7 +316,8 @@ def action_arguments(action: str, args: JsonObject) -> tuple[Any, JsonObject]:
     Older Playwright MCP spells ``target`` as ``ref``; both are taken.
 
     Raises:
-        InvalidRequest: an element the action needs is not named, or a dialog's answer is not given.
+        InvalidRequest: an element the action needs is not named, a dialog's answer is not given, or
+            browser_navigate names no page a client may open (:func:`broker.core.arguments.page_url`).
     """
     own = {name: value for name, value in args.items() if name not in ("tab", "ref")}
     if "target" not in own and "ref" in args:
@@ -328,6 +330,10 @@ def action_arguments(action: str, args: JsonObject) -> tuple[Any, JsonObject]:
         raise InvalidRequest(f"{PREFIX}handle_dialog needs `accept`: true to accept the dialog, false to dismiss it")
     if action == "drag":
         _check_drag(own)
+    if action == "navigate":
+        if not isinstance(own.get("url"), str) or not own["url"]:
+            raise InvalidRequest(f"{PREFIX}navigate needs `url`: the http: or https: address to load")
+        page_url(own["url"])
     _check_numbers(action, own)
     return args.get("tab"), own
 

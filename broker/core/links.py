@@ -228,10 +228,10 @@ class BrowserLinks(LinkCalls):
                 browser.heard_of(tab)
             else:
                 tab.heard = before.heard
-                if before.url == info.url:
+                if info.tools == () and before.tools_confirmed and before.url == info.url:
                     # What the page itself said of its tools outlives a snapshot of the same page
-                    # that merely repeats "tools": [] (Tab.update decides) or leaves them out.
-                    tab.url, tab.tools, tab.tools_confirmed = before.url, before.tools, before.tools_confirmed
+                    # that merely repeats "tools": [] (Tab.update keeps them).
+                    tab.url, tab.tools, tab.tools_confirmed = before.url, before.tools, True
             tab.update(info)
             browser.tabs[info.id] = tab
             if info.active:

@@ -272,6 +272,58 @@ async def test_rest_bad_actions_are_refused_and_cost_nothing(
     assert got == 200
 
 
+# Addresses past the web's origins: code of the caller's making, the person's disk, the browser's
+# own pages and settings, the extension's approval window; some dressed up to slip by a check.
+REFUSED_ADDRESSES = [
+    "javascript:alert(document.cookie)",
+    "JavaScript:alert(1)",
+    " javascript:alert(1)",
+    "\tjavascript:alert(1)",
+    "vbscript:msgbox(1)",
+    "data:text/html,<script>alert(1)</script>",
+    "file:///etc/passwd",
+    "FILE:///home/",
+    "chrome://settings/passwords",
+    "chrome-extension://abcdefghijklmnopabcdefghijklmnop/person/approval.html",
+    "moz-extension://0b7c6a9e-1c1d-4e0e-9a6b-2b7f7c1d9e1f/person/approval.html",
+    "about:config",
+    "about:debugging",
+    "view-source:https://bank.example/",
+    "blob:https://bank.example/0b7c6a9e",
+    "filesystem:https://bank.example/temporary/x",
+    "edge://settings",
+    "resource://gre/modules/",
+    "ws://127.0.0.1:8765/",
+    "ftp://files.example/",
+    "//bank.example/",
+]
+
+
+async def test_navigate_refuses_what_opening_a_tab_refuses_before_the_browser_hears(
+    broker: BrokerUnderTest, era: str
+) -> None:
+    fake = await broker.extension(page(7), page(8), actions=ALL_ACTIONS)
+    await broker.claim(7)
+    async with broker.mcp("Claude Code", era) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 8})
+        for url in REFUSED_ADDRESSES:
+            opened, refusal = await broker.post("/tabs", {"url": url})
+            assert opened == 400 and refusal["error"]["code"] == "invalid_request", url
+            status, body = await broker.post("/tabs/7/actions/navigate", {"url": url})
+            assert (status, body) == (opened, refusal), url
+            refused = await client.call("browser_navigate", {"url": url})
+            assert refused.is_error and text(refused).startswith("invalid_request:"), url
+            assert refusal["error"]["message"] in text(refused), url
+        assert fake.received("browserAction") == []
+        for missing in ({}, {"url": ""}, {"url": 7}):
+            status, body = await broker.post("/tabs/7/actions/navigate", missing)
+            assert status == 400 and "needs `url`" in body["error"]["message"], missing
+        result = await client.call("browser_navigate", {"url": "https://page8.example/next"})
+        assert not result.is_error, text(result)
+    [sent] = fake.received("browserAction")
+    assert sent["action"] == "navigate" and sent["args"] == {"url": "https://page8.example/next"}
+
+
 async def test_status_shows_what_each_browser_carries_out(broker: BrokerUnderTest) -> None:
     await broker.extension(page(), actions=["snapshot", "click"])
     status, body = await broker.get("/status")
