@@ -10,8 +10,17 @@ person's home, never the root folder, and elsewhere only inside an ``--upload-di
 Whatever the folders, the broker's own secrets and the usual secret folders are refused
 (:func:`protected_places`): its token file and configuration folder, the discovery folders, the
 browsers' folders (profiles, link keys kept by the extension, native host manifests), any folder
-holding a browser profile, ``~/.ssh``, ``~/.gnupg``, ``~/.aws``, ``~/.config/gcloud``. Only
-a folder the person named with ``--upload-dir`` at or below such a place opens it.
+holding a browser profile, ``~/.ssh``, ``~/.gnupg``, ``~/.aws``, ``~/.config/gcloud``, the
+folders of other tools' credentials (``~/.docker``, ``~/.kube``, ``~/.config/gh``, the keyrings,
+``~/.password-store`` ...), the AI clients' folders and MCP configurations (which may hold client
+tokens), ``/etc/ssh`` and ``/etc/ssl/private``. Only a folder the person named with
+``--upload-dir`` at or below such a place opens it.
+
+Some files are never sent, whatever the folders (:func:`credential_files`): ``~/.netrc``,
+``~/.git-credentials``, ``~/.npmrc``, ``~/.pypirc``, ``~/.claude.json``, the shells' and
+interpreters' histories, ``/etc/shadow`` and its kin, found by their path or, for a hard link
+elsewhere, by their inode; and any file holding a private key block (PEM, OpenSSH, PGP, PuTTY),
+whatever its name. A folder holding them can be named with ``--upload-dir`` to send its other files.
 
 What the person approves is what is sent: each file is opened when it is checked (never through
 a symlink at its last step, and refused if the opened file is not the one the path resolved to),
@@ -30,6 +39,7 @@ from __future__ import annotations
 import base64
 import mimetypes
 import os
+import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -46,6 +56,7 @@ __all__ = [
     "WORKDIR_HEADER",
     "UploadPlaces",
     "checked_upload",
+    "credential_files",
     "protected_places",
     "root_folder",
     "upload_places",
@@ -85,8 +96,69 @@ _HOME_SECRETS = (
     "Library/Application Support/Firefox",
     "Library/Keychains",
 )
+# Folders of other tools' credentials, under the home folder: opened only as those above are.
+_HOME_CREDENTIAL_FOLDERS = (
+    ".docker",
+    ".kube",
+    ".config/gh",
+    ".config/hub",
+    ".config/git",
+    ".config/rclone",
+    ".local/share/keyrings",
+    ".password-store",
+    ".azure",
+    ".terraform.d",
+    # AI clients' own folders and MCP configurations, which may hold client tokens and API keys.
+    ".claude",
+    ".cursor",
+    ".codex",
+    ".gemini",
+    ".codeium",
+    ".config/Claude",
+    ".config/Code/User",
+    "Library/Application Support/Claude",
+    "Library/Application Support/Code/User",
+)
 # Native host manifests for every user of the machine.
 _SYSTEM_SECRETS = ("/etc/chromium/native-messaging-hosts", "/etc/opt/chrome/native-messaging-hosts")
+# Files that hold credentials (or the commands typed with them) wherever the folders reach: sent to no
+# page, whatever ``--upload-dir`` names, as a person who means to send one can pick it in the browser.
+_HOME_CREDENTIAL_FILES = (
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".yarnrc",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".claude.json",
+    ".bash_history",
+    ".zsh_history",
+    ".history",
+    ".sh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".node_repl_history",
+    ".local/share/fish/fish_history",
+)
+_SYSTEM_CREDENTIAL_FILES = (
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/security/opasswd",
+    "/etc/sudoers",
+    "/etc/master.passwd",
+)
+_SYSTEM_CREDENTIAL_FOLDERS = ("/etc/ssl/private", "/etc/sudoers.d", "/etc/ssh")
+# A PEM or OpenSSH private key (RSA, EC, DSA, ENCRYPTED, OPENSSH ...), a PGP secret key, a PuTTY key.
+_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:")
 # What a folder holding a browser profile has at its top: Chromium's user data folder, a Firefox profile.
 _PROFILE_MARKS = (("Local State",), ("prefs.js", "compatibility.ini"))
 
@@ -172,10 +244,41 @@ def protected_places(extra: Iterable[str] = ()) -> list[Path]:
         paths.DEFAULT_DISCOVERY_DIR,
         paths.runtime_discovery_dir(),
         *(Path(place) for place in extra),
-        *(home / place for place in _HOME_SECRETS),
-        *(Path(place) for place in _SYSTEM_SECRETS),
+        *(home / place for place in (*_HOME_SECRETS, *_HOME_CREDENTIAL_FOLDERS)),
+        *(_config_home() / place for place in ("gh", "hub", "git", "rclone", "Claude", "Code/User")),
+        *(Path(place) for place in (*_SYSTEM_SECRETS, *_SYSTEM_CREDENTIAL_FOLDERS)),
     ]
     return list(dict.fromkeys(place for given in places if (place := _resolved(given)) is not None))
+
+
+def _config_home() -> Path:
+    """Where XDG applications keep their settings (``$XDG_CONFIG_HOME``, else ``~/.config``)."""
+    given = os.environ.get("XDG_CONFIG_HOME")
+    return Path(given) if given and os.path.isabs(given) else Path.home() / ".config"
+
+
+def credential_files() -> list[Path]:
+    """The credential files no upload sends, whatever the folders: their paths as written (not
+    resolved, so that a link planted at one of these names is refused by its own name too)."""
+    home = Path.home()
+    return [*(home / name for name in _HOME_CREDENTIAL_FILES), *(Path(name) for name in _SYSTEM_CREDENTIAL_FILES)]
+
+
+def _credential_file(resolved: Path, info: os.stat_result | None = None) -> Path | None:
+    """The credential file ``resolved`` is: by its path, or with ``info`` by its inode too (a hard
+    link elsewhere)."""
+    for place in credential_files():
+        if _resolved(place) == resolved:
+            return place
+        if info is None:
+            continue
+        try:
+            there = os.stat(place)
+        except OSError:
+            continue
+        if (there.st_dev, there.st_ino) == (info.st_dev, info.st_ino):
+            return place
+    return None
 
 
 def _profile_folder(path: Path) -> Path | None:
@@ -275,6 +378,14 @@ def _flags(given: Path, resolved: Path, size: int, places: UploadPlaces) -> list
     return flags
 
 
+def _refuse_credential(shown: str, credential: Path | None) -> None:
+    if credential is not None:
+        raise UploadNotAllowed(
+            f"{shown} is {credential} (or a link to it), which holds credentials: no upload sends it, whatever"
+            " folders are named"
+        )
+
+
 def _checked_file(given: object, places: UploadPlaces, protected: list[Path], max_bytes: int, room: int) -> JsonObject:
     if not isinstance(given, str) or not given:
         raise InvalidRequest("browser_file_upload needs `paths`: a list of file paths")
@@ -302,7 +413,11 @@ def _checked_file(given: object, places: UploadPlaces, protected: list[Path], ma
             " tokens, browser profiles): it is never uploaded unless the person names that folder with"
             " `serve --upload-dir`"
         )
+    _refuse_credential(shown, _credential_file(resolved))
     data, info = _read(given, resolved, max_bytes, room)
+    _refuse_credential(shown, _credential_file(resolved, info))
+    if _PRIVATE_KEY.search(data):
+        raise UploadNotAllowed(f"{shown} holds a private key: no upload sends one, whatever its name or folder")
     return {
         "path": str(resolved),
         "name": resolved.name,

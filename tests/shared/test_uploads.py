@@ -312,6 +312,79 @@ async def test_the_brokers_token_and_the_persons_secrets_never_go_whatever_the_r
         assert status == 403 and body["error"]["code"] == "upload_not_allowed", body
 
 
+# What a person's home holds besides the broker's: other tools' tokens and passwords, the commands
+# typed with them, and the AI clients' own configurations (which may hold client tokens).
+CREDENTIALS = [
+    ".netrc",
+    ".git-credentials",
+    ".docker/config.json",
+    ".kube/config",
+    ".config/gh/hosts.yml",
+    ".npmrc",
+    ".pypirc",
+    ".bash_history",
+    ".local/share/keyrings/login.keyring",
+    ".password-store/bank.example.gpg",
+    ".claude.json",
+    ".claude/.credentials.json",
+    ".cursor/mcp.json",
+    ".config/Claude/claude_desktop_config.json",
+    ".config/Code/User/mcp.json",
+    ".codex/config.toml",
+]
+
+
+async def test_the_usual_credentials_never_go_even_with_the_home_or_the_root_as_upload_dir(
+    make_broker: MakeBroker, home: Path
+) -> None:
+    for name in CREDENTIALS:
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(f"password for {name}\n")
+    # A private key under a name that says nothing, and a hard link to .netrc under another name.
+    (home / "project/backup.txt").write_text(
+        "notes\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n"
+    )
+    (home / "project/invoice.txt").hardlink_to(home / ".netrc")
+    (home / "project/report.txt").symlink_to(home / ".git-credentials")
+    refused = [home / name for name in CREDENTIALS] + [home / "project" / n for n in ("backup.txt", "invoice.txt")]
+    refused += [home / "project/report.txt", Path("/etc/shadow"), Path("/etc/gshadow")]
+    for upload_dir in (home, Path("/")):
+        broker = await make_broker(upload_dirs=(str(upload_dir),))
+        fake = await broker.extension(TAB, actions=ALL_ACTIONS)
+        await broker.claim(7)
+        for path in refused:
+            status, body = await broker.post("/tabs/7/actions/file_upload", {"paths": [str(path)]})
+            assert (status, body["error"]["code"]) == (403, "upload_not_allowed"), (upload_dir, path, body)
+        assert fake.received("browserAction") == []
+        status, body = await broker.post("/tabs/7/actions/file_upload", {"paths": [str(home / "project/cv.txt")]})
+        assert status == 200, body
+    # Naming a credentials folder itself opens its other files, never a file of credentials.
+    named = await make_broker(upload_dirs=(str(home / ".docker"), str(home)))
+    await named.extension(TAB, actions=ALL_ACTIONS)
+    await named.claim(7)
+    (home / ".docker/notes.txt").write_text("which images to build\n")
+    status, body = await named.post("/tabs/7/actions/file_upload", {"paths": [str(home / ".docker/notes.txt")]})
+    assert status == 200, body
+    status, body = await named.post("/tabs/7/actions/file_upload", {"paths": [str(home / ".netrc")]})
+    assert status == 403 and "holds credentials" in body["error"]["message"], body
+
+
+async def test_a_client_token_cannot_send_a_credential_file_from_its_roots(make_broker: MakeBroker, home: Path) -> None:
+    broker = await make_broker()
+    fake = await broker.extension(TAB, actions=ALL_ACTIONS)
+    (home / "project/.npmrc").write_text("//registry.npmjs.org/:_authToken=npm_secret\n")
+    (home / ".npmrc").hardlink_to(home / "project/.npmrc")
+    (home / "project/id_work").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n")
+    mallory = client_token(TOKEN, "mallory")
+    async with broker.mcp("mallory", MODERN, token=mallory, roots=[(home / "project").as_uri()]) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        for path, why in (("project/.npmrc", "holds credentials"), ("project/id_work", "holds a private key")):
+            refused = await client.call("browser_file_upload", {"paths": [str(home / path)]})
+            assert refused.is_error and text(refused).startswith("upload_not_allowed:"), text(refused)
+            assert why in text(refused)
+    assert fake.received("browserAction") == []
+
+
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_client_token_cannot_make_the_root_folder_or_a_folder_outside_home_its_root(
     make_broker: MakeBroker, home: Path, tmp_path: Path, era: str
