@@ -71,7 +71,8 @@ def open_tab_request(value: Any) -> OpenTabRequest:
 
 
 def page_url(url: str) -> str:
-    """A page a client may open in a tab or window, or navigate a tab to: http:, https: or about:blank.
+    """A page a client may open in a tab or window, navigate a tab to or bookmark: http:, https: or
+    about:blank.
 
     Other schemes reach past the web's origins into the person's browser: javascript: and data:
     run code of the client's making, file: reads their disk, chrome: and extension pages their
@@ -84,8 +85,8 @@ def page_url(url: str) -> str:
         return url
     shown = url if len(url) <= 80 else url[:80] + "..."
     raise InvalidRequest(
-        f"cannot open {shown!r}: tabs, windows and browser_navigate open http: and https: pages or about:blank only"
-        " (not javascript:, file:, data:, chrome: or any other scheme)"
+        f"cannot open {shown!r}: tabs, windows, browser_navigate and bookmarks take http: and https: pages or"
+        " about:blank only (not javascript:, file:, data:, chrome: or any other scheme)"
     )
 
 

@@ -427,6 +427,9 @@ def bookmarks_call(action: Any, query: Any = None, url: Any = None, title: Any =
     if action == "create":
         if not isinstance(url, str) or not url:
             raise InvalidRequest("creating a bookmark needs `url`, such as https://example.com/")
+        # A javascript: bookmark would run the client's code in whatever page the person later
+        # clicks it on, long after the approval.
+        page_url(url)
         if title is not None and not isinstance(title, str):
             raise InvalidRequest("a bookmark's `title` must be a string")
         return WideCall("createBookmark", {"url": url, "title": title or url}, browser=browser)

