@@ -3,6 +3,13 @@
 // document it came from (the tools list the current page's unless asked for all); dropped when
 // the tab is detached or closed.
 //
+// A console line of a frame's document, not the top one's, is listed under the frame's origin, so
+// that a frame of another site never passes for the page the client opened. A frame of the same
+// process speaks through the tab's session, told apart by its execution context; a frame of
+// another site through its own session, whose Runtime is enabled as it attaches (which replays
+// what it logged before). Only what the browser raised comes as an exception: an ErrorEvent the
+// page dispatches itself is no console message, and is not listed.
+//
 // The debugger attaches on a tab's first action, after the page loaded. Console messages from
 // before come anyway (Runtime.enable replays what V8 kept); requests from before are taken from
 // the page's Performance timeline, which records their address and status but not their method.
@@ -10,8 +17,17 @@
 // no one: it is listed from its response, which the Network domain does report, and the timeline,
 // read again for every listing, adds it once it has finished and says what kind it was.
 
-import { documentOf, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
+import {
+  documentOf,
+  mainFrameOf,
+  onSessionEvent,
+  onTabAttached,
+  onTabEvent,
+  onTabForgotten,
+  send,
+} from "./debugger.js";
 import { invalidArguments } from "./errors.js";
+import { onFrameSession } from "./frames.js";
 
 const MAX_ENTRIES = 1_000;
 const LEVELS = ["error", "warning", "info", "debug"];
@@ -31,16 +47,51 @@ const LEVEL_OF_TYPE = {
 };
 const FETCH_TYPES = new Set(["Fetch", "XHR", "fetch", "xmlhttprequest"]);
 
-/** tab id -> {console: [], requests: [], byRequestId: Map} */
+/**
+ * tab id -> {console: [], requests: [], byRequestId: Map, contexts: Map}; `contexts`: the page's
+ * execution contexts by "sessionId/contextId" (the tab's own session's with no id), each
+ * {frameId, origin}.
+ */
 const logs = new Map();
 
 function logOf(tabId) {
   let log = logs.get(tabId);
   if (!log) {
-    log = { console: [], requests: [], byRequestId: new Map() };
+    log = { console: [], requests: [], byRequestId: new Map(), contexts: new Map() };
     logs.set(tabId, log);
   }
   return log;
+}
+
+const contextKey = (sessionId, contextId) => `${sessionId ?? ""}/${contextId}`;
+
+function contextEvent(tabId, sessionId, method, params) {
+  const { contexts } = logOf(tabId);
+  if (method === "Runtime.executionContextCreated") {
+    const { id, origin, auxData } = params.context;
+    contexts.set(contextKey(sessionId, id), { frameId: auxData?.frameId ?? null, origin });
+  } else if (method === "Runtime.executionContextDestroyed") {
+    contexts.delete(contextKey(sessionId, params.executionContextId));
+  } else if (method === "Runtime.executionContextsCleared") {
+    const prefix = contextKey(sessionId, "");
+    for (const key of contexts.keys()) if (key.startsWith(prefix)) contexts.delete(key);
+  }
+}
+
+/**
+ * Where a console entry of context `contextId` came from: {frameId, origin} of its frame, decided
+ * at listing time against the tab's top frame (not known yet while Runtime.enable replays).
+ */
+function sourceOf(tabId, sessionId, contextId) {
+  const context = logOf(tabId).contexts.get(contextKey(sessionId, contextId));
+  // A frame of another site is never the top: where its context is not known, it is still a frame's.
+  return { frameId: context?.frameId ?? (sessionId ? sessionId : null), origin: context?.origin ?? "" };
+}
+
+/** The origin of the frame an entry came from, or null for the tab's top document. */
+function frameOriginOf(tabId, entry) {
+  if (!entry.frameId || entry.frameId === mainFrameOf(tabId)) return null;
+  return entry.origin;
 }
 
 function keep(list, entry, onDrop) {
@@ -55,20 +106,27 @@ function describeValue(remote) {
   return remote.description ?? remote.type;
 }
 
-function onConsole(tabId, params) {
+function onConsole(tabId, params, sessionId = null) {
   const frame = params.stackTrace?.callFrames?.[0];
   const text = (params.args ?? []).map(describeValue).join(" ");
-  const where = frame?.url ? ` @ ${frame.url}:${frame.lineNumber}` : "";
+  // The protocol counts lines from 0; a person, and Firefox's listing, from 1.
+  const where = frame?.url ? ` @ ${frame.url}:${frame.lineNumber + 1}` : "";
   keep(logOf(tabId).console, {
     document: documentOf(tabId),
     level: consoleLevel(params.type),
     line: `[${params.type.toUpperCase()}] ${text}${where}`,
+    ...sourceOf(tabId, sessionId, params.executionContextId),
   });
 }
 
-function onException(tabId, { exceptionDetails: details }) {
+function onException(tabId, { exceptionDetails: details }, sessionId = null) {
   const line = details.exception?.description ?? details.text ?? "Uncaught error";
-  keep(logOf(tabId).console, { document: documentOf(tabId), level: "error", line });
+  keep(logOf(tabId).console, {
+    document: documentOf(tabId),
+    level: "error",
+    line,
+    ...sourceOf(tabId, sessionId, details.executionContextId),
+  });
 }
 
 function recordRequest(log, requestId, entry) {
@@ -109,6 +167,7 @@ function onResponseOfEarlierRequest(tabId, params) {
 
 onTabEvent((tabId, method, params) => {
   const entry = () => logs.get(tabId)?.byRequestId.get(params.requestId);
+  contextEvent(tabId, null, method, params);
   switch (method) {
     case "Runtime.consoleAPICalled":
       onConsole(tabId, params);
@@ -129,7 +188,39 @@ onTabEvent((tabId, method, params) => {
   }
 });
 
+// A frame of another site logs on its own session.
+onFrameSession((session) => send(session, "Runtime.enable").catch(() => {}));
+
+onSessionEvent((tabId, sessionId, method, params) => {
+  contextEvent(tabId, sessionId, method, params);
+  if (method === "Runtime.consoleAPICalled") onConsole(tabId, params, sessionId);
+  else if (method === "Runtime.exceptionThrown") onException(tabId, params, sessionId);
+});
+
 onTabForgotten((tabId) => logs.delete(tabId));
+
+/** Page-side: the page's Performance timeline, its document and what it loaded: [{url, type, status}]. */
+export function pageTimeline() {
+  return performance
+    .getEntriesByType("navigation")
+    .concat(performance.getEntriesByType("resource"))
+    .map((entry) => ({ url: entry.name, type: entry.initiatorType, status: entry.responseStatus }));
+}
+
+/**
+ * The requests of `timeline` (pageTimeline's) missing from `heard`, the requests of the same
+ * document that the browser told of, as entries of `document`. A heard answer whose request went
+ * untold takes the timeline's kind, which names it better ("fetch"). Either driver's.
+ */
+export function unheardRequests(heard, timeline, document) {
+  const added = [];
+  for (const request of timeline) {
+    const known = heard.find((seen) => seen.url === request.url);
+    if (known && !known.method) known.type = request.type;
+    if (!known) added.push({ document, url: request.url, type: request.type, status: request.status || undefined });
+  }
+  return added;
+}
 
 /**
  * The requests of the page's Performance timeline that the Network domain did not tell of: made
@@ -140,11 +231,7 @@ async function addFromTimeline(tabId, command, earlier) {
   const document = documentOf(tabId);
   let loaded;
   try {
-    const { result } = await command("Runtime.evaluate", {
-      expression: `performance.getEntriesByType("navigation").concat(performance.getEntriesByType("resource"))
-        .map((e) => ({ url: e.name, type: e.initiatorType, status: e.responseStatus }))`,
-      returnByValue: true,
-    });
+    const { result } = await command("Runtime.evaluate", { expression: `(${pageTimeline})()`, returnByValue: true });
     loaded = result.value ?? [];
   } catch {
     return; // a page that cannot run scripts (an error page) made no requests worth listing
@@ -152,13 +239,7 @@ async function addFromTimeline(tabId, command, earlier) {
   if (documentOf(tabId) !== document) return;
   const log = logOf(tabId);
   const current = log.requests.filter((request) => request.document === document);
-  const added = [];
-  for (const request of loaded) {
-    const known = current.find((seen) => seen.url === request.url);
-    // An answer heard without its request is of a kind the timeline names better ("fetch").
-    if (known && !known.method) known.type = request.type;
-    if (!known) added.push({ document, url: request.url, type: request.type, status: request.status || undefined });
-  }
+  const added = unheardRequests(current, loaded, document);
   if (earlier) log.requests.unshift(...added.slice(-MAX_ENTRIES));
   else log.requests.push(...added);
   log.requests.splice(0, Math.max(0, log.requests.length - MAX_ENTRIES));
@@ -177,6 +258,15 @@ export function consoleSummary(tabId) {
 /** The level a console message of `type` (console.* and the DevTools protocol's names) is listed at. */
 export const consoleLevel = (type) => LEVEL_OF_TYPE[type] ?? "info";
 
+/**
+ * A console line as listed: one of a frame's document (`frameOrigin` not null) begins with the
+ * frame's origin, so that no frame's line passes for the top page's. Either driver's.
+ */
+export const lineFrom = (line, frameOrigin) =>
+  frameOrigin === null
+    ? line
+    : `[frame ${frameOrigin && frameOrigin !== "null" ? frameOrigin : "of an opaque origin"}] ${line}`;
+
 /** browser_console_messages' answer for `all`, the messages [{level, line}] it covers (either driver's). */
 export function consoleListing(all, args) {
   const level = args.level ?? "info";
@@ -192,7 +282,8 @@ export function consoleListing(all, args) {
 /** browser_console_messages {level?, all?} */
 export function consoleMessages(tabId, args) {
   const all = (logs.get(tabId)?.console ?? []).filter((entry) => args.all || entry.document === documentOf(tabId));
-  return consoleListing(all, args);
+  const listed = all.map((entry) => ({ level: entry.level, line: lineFrom(entry.line, frameOriginOf(tabId, entry)) }));
+  return consoleListing(listed, args);
 }
 
 function shortUrl(url) {

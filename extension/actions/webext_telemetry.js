@@ -1,11 +1,15 @@
 // The WebExtension driver's network log: each tab's requests as chrome.webRequest reports them
 // ended (completed or failed), marked with the document they came in, listed by telemetry.js's
-// requestListing as the DevTools driver's are. Heard only from the first action on a tab on, and
-// only where the browser grants the webRequest permission.
+// requestListing as the DevTools driver's are; only where the browser grants the webRequest
+// permission. webRequest is heard from the tab's first action on, which for a tab a client just
+// opened comes after its page's load more often than not (the tab is focused and grouped before
+// the client hears of it): what the page loaded before is taken from its Performance timeline, as
+// in the DevTools driver, read for every listing.
 
 import { ActionError, Code } from "./errors.js";
-import { requestFilter, requestListing } from "./telemetry.js";
+import { pageTimeline, requestFilter, requestListing, unheardRequests } from "./telemetry.js";
 import { documentOf } from "./webext_navigation.js";
+import { runIn } from "./webext_scripts.js";
 
 const MAX_ENTRIES = 1_000;
 
@@ -51,6 +55,12 @@ export async function networkRequests(tabId, args) {
     throw new ActionError(Code.NOT_SUPPORTED, "this Firefox build of the extension was not granted webRequest");
   }
   const filter = requestFilter(args);
-  const current = (logs.get(tabId) ?? []).filter((request) => request.document === documentOf(tabId));
-  return requestListing(current, args, filter);
+  const read = documentOf(tabId);
+  // A page no script reaches (an error page) made no requests worth listing.
+  const timeline = (await runIn(tabId, 0, pageTimeline).catch(() => null)) ?? [];
+  const document = documentOf(tabId);
+  const heard = (logs.get(tabId) ?? []).filter((request) => request.document === document);
+  // A timeline read as the tab moved on may be the earlier page's.
+  const unheard = document === read ? unheardRequests(heard, timeline, document) : [];
+  return requestListing([...unheard, ...heard], args, filter);
 }
