@@ -2,13 +2,17 @@
 
 :func:`make_app` builds the app from a :class:`~broker.daemon.runtime.Runtime`; :func:`serve` binds it
 to 127.0.0.1, writes the discovery file and runs until asked to stop. The guard middleware
-applies the security model to every request before a handler sees it and turns every error
-into ``{"error": {"code", "message"}}`` with the error's status.
+applies the security model to every request before a handler sees it (its token, its connection
+among its credential's, its declared size) and gives its body ``Config.body_timeout`` seconds to
+come, and turns every error into ``{"error": {"code", "message"}}`` with the error's status. A
+refusal that leaves a body unread (a connection over its credential's cap, a body too large or too
+slow) closes the connection once answered, rather than reading on what the peer still sends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import math
@@ -20,13 +24,23 @@ from pathlib import Path
 
 from aiohttp import hdrs, web
 
-from . import discovery
-from .core.errors import BrokerError, Forbidden, RateLimited, UnsupportedEncoding, error_to_wire
+from . import codec, discovery
+from .core.errors import (
+    BrokerError,
+    Forbidden,
+    RateLimited,
+    RequestTimedOut,
+    RequestTooLarge,
+    TooManyConnections,
+    UnsupportedEncoding,
+    error_to_wire,
+)
+from .core.limits import connection_caps, descriptors_wanted
 from .core.link_auth import pairing_text
 from .core.security import check_bearer, check_host, is_allowed_origin
 from .daemon.connections import CONNECTIONS, ConnectionGate
 from .daemon.hub import Hub
-from .daemon.runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime
+from .daemon.runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime, raise_open_file_limit
 from .daemon.views import json_response
 from .link.handshake import OPEN_PATHS, issue_code, setup_auth_routes
 from .link.websocket import check_extension_request, extension_link
@@ -34,7 +48,16 @@ from .mcp.door import setup_mcp
 from .rest.routes import call_tool, page_tool_call, setup_rest
 from .version import BROKER_HEADER
 
-__all__ = ["PORT_RANGE", "answer_tool_calls_first", "bind_socket", "gate_connections", "make_app", "serve"]
+__all__ = [
+    "PORT_RANGE",
+    "answer_tool_calls_first",
+    "bind_socket",
+    "check_body_size",
+    "check_no_content_coding",
+    "gate_connections",
+    "make_app",
+    "serve",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +72,9 @@ _HTTP_CODES = {
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+# Refusals after which the connection is closed: what its peer still sends is not worth reading.
+_CLOSING_ERRORS = (RequestTimedOut, RequestTooLarge, TooManyConnections, web.HTTPRequestEntityTooLarge)
+
 
 def _error_response(status: int, error: dict[str, str], page_text: bool = False) -> web.Response:
     """An error answer; one quoting what a web page wrote names the field, as other answers do."""
@@ -57,13 +83,60 @@ def _error_response(status: int, error: dict[str, str], page_text: bool = False)
     )
 
 
+class _LastAnswer(web.Response):
+    """An answer whose connection closes once it is written, however much of the request's body is
+    still to come (aiohttp would otherwise read on, up to 10 s, before closing)."""
+
+    def __init__(self, connection: web.RequestHandler, value: dict[str, object], status: int) -> None:
+        super().__init__(body=codec.dumps(value), status=status, content_type="application/json")
+        self.force_close()
+        self._connection = connection
+
+    async def write_eof(self, data: bytes = b"") -> None:
+        await super().write_eof(data)
+        self._connection.force_close()
+
+
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
-        _check_request(request, request.app[RUNTIME], request.app[CONNECTIONS])
-        return await handler(request)
+        runtime = request.app[RUNTIME]
+        _check_request(request, runtime, request.app[CONNECTIONS])
+        return await _within_body_time(request, lambda: handler(request), runtime.settings.limits.body_timeout)
     except Exception as exc:  # noqa: BLE001 - one bad request must not take the broker down
         return _error_answer(request, exc)
+
+
+async def _within_body_time(
+    request: web.Request, answer: Callable[[], Awaitable[web.StreamResponse]], seconds: float
+) -> web.StreamResponse:
+    """``answer()``, cut off if the request's body has not all come within ``seconds``.
+
+    Raises:
+        RequestTimedOut: the body was still coming at the deadline; ``answer()`` was cancelled.
+    """
+    content = request.content
+    if content.is_eof():
+        # Most bodies come in the same packets as their headers: no timer for them.
+        return await answer()
+    deadline = asyncio.timeout(seconds)
+    try:
+        async with deadline:
+            content.on_eof(lambda: _disarm(deadline))
+            return await answer()
+    except TimeoutError:
+        if not deadline.expired():
+            raise
+        logger.debug("%s %s: its body did not come within %g s", request.method, request.path, seconds)
+        raise RequestTimedOut(
+            f"the request's body did not all come within {seconds:g} s of its headers: the connection is closed"
+        ) from None
+
+
+def _disarm(deadline: asyncio.Timeout) -> None:
+    # The body may end after its handler has answered, when the deadline is left behind.
+    with contextlib.suppress(RuntimeError):
+        deadline.reschedule(None)
 
 
 def _check_request(request: web.Request, runtime: Runtime, connections: ConnectionGate) -> None:
@@ -74,24 +147,32 @@ def _check_request(request: web.Request, runtime: Runtime, connections: Connecti
     """
     settings = runtime.settings
     path = request.path
+    headers = request.headers
     if path == "/":
         check_extension_request(request, settings.allowed_extensions, settings.token)
-    else:
-        headers = request.headers
-        check_host(headers.get("Host"))
-        origin = headers.get("Origin")
-        if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions, runtime.port):
-            raise Forbidden(f"requests from web pages are refused (Origin {origin!r})")
-        if path not in OPEN_PATHS:
-            request[CLIENT_LABEL] = check_bearer(headers.get("Authorization"), settings.token)
-        check_no_content_coding(headers.get("Content-Encoding"))
+        # A plain GET of / (a probe, answered 426) stays among the connections without a token.
+        if headers.get(hdrs.UPGRADE, "").lower() == "websocket":
+            connections.link(request)
+        return
+    check_host(headers.get("Host"))
+    origin = headers.get("Origin")
+    if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions, runtime.port):
+        raise Forbidden(f"requests from web pages are refused (Origin {origin!r})")
+    if path not in OPEN_PATHS:
+        request[CLIENT_LABEL] = check_bearer(headers.get("Authorization"), settings.token)
+    check_no_content_coding(headers.get("Content-Encoding"))
+    check_body_size(request.content_length, settings.limits.frame_limit)
     if path not in OPEN_PATHS:
         # An open path asks for no token: its connection stays among the unproven ones.
-        connections.proven(request)
+        connections.proven(request, request[CLIENT_LABEL])
 
 
 def _error_answer(request: web.Request, exc: Exception) -> web.Response:
     """The answer to a request whose check or handler raised ``exc``; a redirect is raised again."""
+    if isinstance(exc, _CLOSING_ERRORS):
+        if isinstance(exc, BrokerError):
+            return _LastAnswer(request.protocol, {"error": error_to_wire(exc)}, exc.status)
+        return _LastAnswer(request.protocol, {"error": {"code": "request_too_large", "message": exc.reason}}, 413)
     if isinstance(exc, BrokerError):
         if exc.status >= 500:
             logger.info("%s %s: %s", request.method, request.path, exc.message)
@@ -122,6 +203,7 @@ def answer_tool_calls_first(app: web.Application, runner: web.BaseRunner) -> Non
     routed = server.request_handler
     pattern = _route_pattern(app, call_tool)
     hub, runtime, connections = app[HUB], app[RUNTIME], app[CONNECTIONS]
+    body_timeout = runtime.settings.limits.body_timeout
 
     async def first(request: web.BaseRequest) -> web.StreamResponse:
         # A path with an escape goes through the router, which decodes it as it always has.
@@ -131,7 +213,10 @@ def answer_tool_calls_first(app: web.Application, runner: web.BaseRunner) -> Non
                 assert isinstance(request, web.Request)
                 try:
                     _check_request(request, runtime, connections)
-                    response = await page_tool_call(request, hub, *found.group(1, 2))
+                    tab, tool = found.group(1, 2)
+                    response = await _within_body_time(
+                        request, lambda: page_tool_call(request, hub, tab, tool), body_timeout
+                    )
                 except Exception as exc:  # noqa: BLE001 - as the guard
                     response = _error_answer(request, exc)
                 response.headers[BROKER_HEADER] = VERSION
@@ -149,6 +234,19 @@ def _route_pattern(app: web.Application, handler: Handler) -> re.Pattern[str]:
             assert isinstance(pattern, re.Pattern)
             return pattern
     raise LookupError(f"no route for {handler.__name__}")
+
+
+def check_body_size(declared: int | None, limit: int) -> None:
+    """Raises: RequestTooLarge, for a body whose ``Content-Length`` is over ``limit`` bytes.
+
+    Refused before a byte of it is read, on every route: waiting for such a body would only hold
+    the connection (and a body sent without a length is still cut off once past the limit).
+    """
+    if declared is not None and declared > limit:
+        raise RequestTooLarge(
+            f"the request's body of {declared} bytes is over the limit of {limit} bytes; it is not read,"
+            " and the connection is closed"
+        )
 
 
 def check_no_content_coding(coding: str | None) -> None:
@@ -178,7 +276,7 @@ def make_app(runtime: Runtime) -> web.Application:
     app[RUNTIME] = runtime
     limits = settings.limits
     app[CONNECTIONS] = ConnectionGate(
-        limits.max_unproven_connections, limits.max_unproven_links, limits.link_proof_timeout
+        connection_caps(limits, runtime.open_files), limits.max_unproven_links, limits.link_proof_timeout
     )
 
     async def identify(request: web.Request, response: web.StreamResponse) -> None:
@@ -233,6 +331,22 @@ def bind_socket(port: int | None) -> socket.socket:
     raise last_error
 
 
+def _raise_open_file_limit(runtime: Runtime) -> None:
+    """Raise the process's limit of open files toward what the connection caps want, and keep it."""
+    wanted = descriptors_wanted(runtime.settings.limits)
+    before, after = raise_open_file_limit(wanted)
+    runtime.open_files = after
+    if after != before:
+        logger.info("limit of open files raised from %d to %d", before, after)
+    if after < wanted:
+        logger.warning(
+            "the limit of open files is %d, below the %d the connection caps want: they are lowered to fit"
+            " (raise the hard limit: ulimit -Hn, or LimitNOFILE= in a systemd unit)",
+            after,
+            wanted,
+        )
+
+
 async def serve(
     runtime: Runtime, port: int | None, discovery_dir: Path, announce: Callable[[str], None], pair: bool = False
 ) -> None:
@@ -242,7 +356,16 @@ async def serve(
     """
     sock = bind_socket(port)
     runtime.port = sock.getsockname()[1]
+    _raise_open_file_limit(runtime)
     app = make_app(runtime)
+    caps = app[CONNECTIONS].caps
+    logger.info(
+        "open connections at most: %d without a token, %d of the broker's token, %d of client tokens (%d each)",
+        caps.unproven,
+        caps.owner,
+        caps.clients,
+        caps.per_client,
+    )
     # A REST caller that hangs up has its handler cancelled, and so its call called off in the page.
     runner = web.AppRunner(app, access_log=None, handle_signals=False, handler_cancellation=True)
     await runner.setup()

@@ -61,8 +61,21 @@ class Config:
     link_proof_timeout: float = 10.0
     # Seconds a connection may take to bring a whole request's headers (and may idle between requests).
     header_timeout: float = 10.0
-    # Open connections that have not shown a token; a new one past this closes the oldest of them.
+    # Seconds a request's whole body may take to come once its headers have: past them it is
+    # answered 408 and its connection closed (a deadline, not a rate: broker.core.limits says why).
+    body_timeout: float = 10.0
+    # Open connections, at most, of each kind; each is lowered to fit the broker's limit of open
+    # files (broker.core.limits.connection_caps), which the broker raises at start toward what these
+    # need. Those that have not shown a token: a new one past this closes the oldest of them.
     max_unproven_connections: int = 256
+    # Those of the broker's own token (the command line, the stdio relays), of all client tokens
+    # together, and of each client token: one past these is answered 429 and closed.
+    max_owner_connections: int = 2048
+    max_client_connections: int = 1024
+    client_max_connections: int = 256
+    # Open files the broker keeps for its own use (its log, listening socket, event loop, a file an
+    # upload reads) beside its connections.
+    spare_descriptors: int = 32
     # The largest frame or request body accepted, in bytes.
     frame_limit: int = 32 * 1024 * 1024
     # Whether browser_evaluate (any JavaScript in a client's tab) is offered at all.

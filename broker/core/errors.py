@@ -23,13 +23,16 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── CloseHeld                 409 close_held (its page's beforeunload asks the person to leave)
     │   ├── UploadNotAllowed          403 upload_not_allowed (a file outside the folders uploads may use)
     │   ├── UploadTooLarge            413 upload_too_large (a file over the upload size limit)
+    │   ├── RequestTimedOut           408 request_timeout (a request body that came too slowly)
+    │   ├── RequestTooLarge           413 request_too_large (a body declared over the size limit)
     │   ├── UnsupportedEncoding       415 unsupported_encoding (a compressed request body)
     │   ├── IdempotencyKeyReused      422 idempotency_key_reused (the key named another call)
     │   ├── NoPairingCode             409 no_pairing_code (run browser-mcp pair first)
     │   ├── PairingFailed             403 pairing_failed (a wrong pairing code)
     │   ├── TooManyCalls              429 too_many_calls
     │   ├── RateLimited               429 rate_limited (``retry_after`` seconds)
-    │   └── TooManySessions           429 too_many_sessions
+    │   ├── TooManySessions           429 too_many_sessions
+    │   └── TooManyConnections        429 too_many_connections (a credential's open connections)
     ├── ExtensionError                the extension or the page answered wrongly or failed
     │   ├── InvalidMessage            400 invalid_message (a frame the broker cannot read)
     │   ├── MessageTooLarge           413 message_too_large
@@ -91,6 +94,8 @@ __all__ = [
     "PersonDeclined",
     "RateLimited",
     "RequestError",
+    "RequestTimedOut",
+    "RequestTooLarge",
     "SessionEnded",
     "TabBusy",
     "TabHeldElsewhere",
@@ -99,6 +104,7 @@ __all__ = [
     "TabOwnedByOther",
     "ToolNotFound",
     "TooManyCalls",
+    "TooManyConnections",
     "TooManyLinks",
     "TooManySessions",
     "Unauthorized",
@@ -216,6 +222,12 @@ class IdempotencyKeyReused(RequestError, code="idempotency_key_reused", status=4
 class UnsupportedEncoding(RequestError, code="unsupported_encoding", status=415): ...
 
 
+class RequestTimedOut(RequestError, code="request_timeout", status=408): ...
+
+
+class RequestTooLarge(RequestError, code="request_too_large", status=413): ...
+
+
 class TabBusy(RequestError, code="tab_busy", status=409):
     """A call in the tab waits for the person's approval: the tab takes nothing else until it ends,
     so nothing a client does meanwhile changes what the person is approving."""
@@ -259,6 +271,9 @@ class RateLimited(RequestError, code="rate_limited", status=429):
 
 
 class TooManySessions(RequestError, code="too_many_sessions", status=429): ...
+
+
+class TooManyConnections(RequestError, code="too_many_connections", status=429): ...
 
 
 class ExtensionError(BrokerError, code="extension_error", status=502):

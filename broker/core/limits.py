@@ -11,6 +11,21 @@
   before ``limit`` more have come, and a proven connection (any valid token, or the extension
   link) is no longer counted. So idle sockets cannot take the file descriptors the browser's link
   and real clients need.
+- :class:`HeldConnections`: connections that have shown a token, counted by credential: the
+  broker's own token, each client token, and all client tokens together, each capped
+  (:class:`ConnectionCaps`). One past its credential's cap is refused with
+  :class:`~broker.core.errors.TooManyConnections` (the adapter answers and closes it), so a
+  client holding many requests open takes none of the owner's room.
+- :func:`connection_caps` sizes those caps from the broker's limit of open files, so that together
+  they can never use it up, and the owner's token and the extension links always keep room: what
+  is left after the broker's own files and the links' bound goes a quarter to connections that
+  have shown no token, a quarter to the client tokens together (each client token half of that),
+  and the rest, at least half, to the owner's token. A connection is counted from its accept, when
+  nobody can tell whose it is yet: so it is first among those that showed no token, then its
+  credential's once its headers have come. Each cap is at most its ``Config`` value.
+  A request body is held to a deadline for the whole body (``Config.body_timeout``), not to a
+  least rate: a rate lets a body of the greatest size hold its connection for minutes, while over
+  loopback any real client sends the largest body allowed in well under a second.
 - :class:`Breakers`: a circuit breaker per tab, tool and client. After ``failures`` timeouts in a
   row, that client's calls to that tool on that tab fail at once with
   :class:`~broker.core.errors.CircuitOpen` for ``cooldown`` seconds; then one trial call goes
@@ -30,10 +45,21 @@ from typing import Generic, TypeVar
 
 import attrs
 
+from .config import Config
 from .effects import CallId, SessionId
-from .errors import CircuitOpen, RateLimited
+from .errors import CircuitOpen, RateLimited, TooManyConnections
 
-__all__ = ["Breakers", "RateLimiter", "ToolKey", "Unproven", "client_of"]
+__all__ = [
+    "Breakers",
+    "ConnectionCaps",
+    "HeldConnections",
+    "RateLimiter",
+    "ToolKey",
+    "Unproven",
+    "client_of",
+    "connection_caps",
+    "descriptors_wanted",
+]
 
 # The browser's key, the tab id, the tool's name (``browser_click`` for a built-in one) and the
 # client calling it (:func:`client_of`).
@@ -214,3 +240,101 @@ class Unproven(Generic[Connection]):
 
     def __len__(self) -> int:
         return len(self._open)
+
+
+@attrs.frozen
+class ConnectionCaps:
+    """How many connections of each kind the broker keeps open, sized by :func:`connection_caps`."""
+
+    # The broker's limit of open files they were sized from.
+    descriptors: int
+    unproven: int
+    owner: int
+    clients: int
+    per_client: int
+
+
+def connection_caps(config: Config, descriptors: int) -> ConnectionCaps:
+    """The caps that fit ``descriptors`` open files, each at most its ``config`` value (module docstring)."""
+    links = config.max_links + config.max_unproven_links
+    room = max(descriptors - config.spare_descriptors - links, 4)
+    quarter = room // 4
+    unproven = max(1, min(config.max_unproven_connections, quarter))
+    clients = max(1, min(config.max_client_connections, quarter))
+    per_client = max(1, min(config.client_max_connections, clients // 2))
+    owner = max(1, min(config.max_owner_connections, room - unproven - clients))
+    return ConnectionCaps(descriptors, unproven, owner, clients, per_client)
+
+
+def descriptors_wanted(config: Config) -> int:
+    """The fewest open files with which :func:`connection_caps` gives every cap its ``config`` value."""
+    unproven, clients = config.max_unproven_connections, config.max_client_connections
+    room = max(4 * max(unproven, clients), unproven + clients + config.max_owner_connections)
+    return config.spare_descriptors + config.max_links + config.max_unproven_links + room
+
+
+_UNCOUNTED = object()
+
+
+class HeldConnections(Generic[Connection]):
+    def __init__(self, caps: ConnectionCaps) -> None:
+        self.caps = caps
+        # A connection's credential: a client token's label, or None for the broker's own token.
+        self._holders: dict[Connection, str | None] = {}
+        self._counts: dict[str | None, int] = {}
+        self._clients = 0
+
+    def admit(self, connection: Connection, credential: str | None) -> None:
+        """Count ``connection`` as ``credential``'s (None: the broker's own token) from now until it closes.
+
+        Raises:
+            TooManyConnections: the credential, or the client tokens together, hold their cap;
+                ``connection`` is then not counted.
+        """
+        held = self._holders.get(connection, _UNCOUNTED)
+        if held == credential:
+            return
+        if held is not _UNCOUNTED:
+            # A connection kept alive may bring another credential's request: it changes hands.
+            self.closed(connection)
+        count = self._counts.get(credential, 0)
+        caps = self.caps
+        limit = f"sized from the broker's limit of {caps.descriptors} open files: browser-mcp doctor"
+        if credential is None:
+            if count >= caps.owner:
+                raise TooManyConnections(
+                    f"the broker's own token holds {count} open connections, the most it may ({limit}); the"
+                    " rest are kept for the browser's extension: close some, or send requests on fewer"
+                )
+        else:
+            if count >= caps.per_client:
+                raise TooManyConnections(
+                    f"client token {credential!r} holds {count} open connections, the most one client token"
+                    f" may ({limit}): close some, or send requests on fewer"
+                )
+            if self._clients >= caps.clients:
+                raise TooManyConnections(
+                    f"client tokens hold {self._clients} open connections together, the most the broker"
+                    f" gives them ({limit}): try again once some have closed"
+                )
+            self._clients += 1
+        self._counts[credential] = count + 1
+        self._holders[connection] = credential
+
+    def closed(self, connection: Connection) -> None:
+        if connection not in self._holders:
+            return
+        credential = self._holders.pop(connection)
+        left = self._counts[credential] - 1
+        if left:
+            self._counts[credential] = left
+        else:
+            del self._counts[credential]
+        if credential is not None:
+            self._clients -= 1
+
+    def held_by(self, credential: str | None) -> int:
+        return self._counts.get(credential, 0)
+
+    def __len__(self) -> int:
+        return len(self._holders)

@@ -1,11 +1,17 @@
-"""The broker's open connections: those that have shown no token are few, so they cannot starve the rest.
+"""The broker's open connections: each kind capped, so no credential can starve the rest of them.
 
 aiohttp accepts every connection and leaves bounding them to the application, which sees a
 connection only once it brings a request. So :class:`ConnectionGate` watches the aiohttp server's
-own record of connections opening and closing, and applies :class:`~broker.core.limits.Unproven`:
-past ``Config.max_unproven_connections`` connections that have brought no valid token (nor are an
-allowed extension's link), the oldest of them is closed. The security guard in :mod:`broker.app`
-tells the gate which connections proved themselves.
+own record of connections opening and closing, and applies the caps of
+:class:`~broker.core.limits.ConnectionCaps`, sized from the broker's limit of open files:
+
+- a connection is counted from its accept among those that have shown no token
+  (:class:`~broker.core.limits.Unproven`); past that cap, the oldest of them is closed;
+- once its headers bring a valid token it is counted as that credential's
+  (:class:`~broker.core.limits.HeldConnections`): the broker's own token, or a client token
+  (each, and all together); one past its cap is refused (the security guard in :mod:`broker.app`
+  answers 429 and closes it);
+- an extension link's upgrade, from an allowed extension, is left to the links' own bounds below.
 
 An allowed extension's ``Origin`` is easy to forge from outside a browser, so its links are
 bounded again once upgraded, by :class:`UnprovenLinks`: until its extension proves the link key,
@@ -22,7 +28,7 @@ from typing import Protocol
 
 from aiohttp import web
 
-from ..core.limits import Unproven
+from ..core.limits import ConnectionCaps, HeldConnections, Unproven
 
 __all__ = ["CONNECTIONS", "ConnectionGate", "UnprovenLinks", "WaitingLink"]
 
@@ -86,8 +92,10 @@ class UnprovenLinks:
 
 
 class ConnectionGate:
-    def __init__(self, limit: int, link_limit: int = 32, link_timeout: float = 10.0) -> None:
-        self.unproven = Unproven[web.RequestHandler](limit)
+    def __init__(self, caps: ConnectionCaps, link_limit: int = 32, link_timeout: float = 10.0) -> None:
+        self.caps = caps
+        self.unproven = Unproven[web.RequestHandler](caps.unproven)
+        self.held = HeldConnections[web.RequestHandler](caps)
         self.links = UnprovenLinks(link_limit, link_timeout)
 
     def watch(self, server: web.Server) -> None:
@@ -104,14 +112,37 @@ class ConnectionGate:
         def connection_lost(handler: web.RequestHandler, exc: BaseException | None = None) -> None:
             lost(handler, exc)
             self.unproven.closed(handler)
+            self.held.closed(handler)
 
         # aiohttp's server offers no hook of its own for these; its request handlers call them.
         server.connection_made = connection_made  # type: ignore[method-assign]
         server.connection_lost = connection_lost  # type: ignore[method-assign]
 
-    def proven(self, request: web.BaseRequest) -> None:
-        """The request brought a valid token, or is an allowed extension's link: its connection stays."""
+    def proven(self, request: web.BaseRequest, credential: str | None) -> None:
+        """The request brought a valid token, ``credential``'s (None: the broker's own): its connection
+        is counted as that credential's from now on.
+
+        Raises:
+            TooManyConnections: the credential holds its cap; the connection stays uncounted as
+                its credential's, among those that showed no token, until it closes.
+        """
+        self.held.admit(request.protocol, credential)
         self.unproven.proven(request.protocol)
+
+    def link(self, request: web.BaseRequest) -> None:
+        """The request is an allowed extension's link upgrade: the links' own bounds hold it."""
+        self.unproven.proven(request.protocol)
+
+    def status_json(self) -> dict[str, int]:
+        """The caps and the file limit they were sized from, for ``GET /status`` and doctor."""
+        caps = self.caps
+        return {
+            "fileLimit": caps.descriptors,
+            "withoutToken": caps.unproven,
+            "ownerToken": caps.owner,
+            "clientTokens": caps.clients,
+            "eachClientToken": caps.per_client,
+        }
 
 
 CONNECTIONS = web.AppKey("connections", ConnectionGate)

@@ -1,4 +1,5 @@
-"""What one running broker knows about itself: its settings, identity and the app keys.
+"""What one running broker knows about itself: its settings, identity, its limit of open files,
+and the app keys.
 
 Kept apart from :mod:`broker.app` so every adapter can reach the hub and the runtime through
 typed ``web.AppKey``s without importing the app factory.
@@ -7,7 +8,9 @@ typed ``web.AppKey``s without importing the app factory.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import resource
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -20,7 +23,41 @@ from ..core.link_auth import PairingDesk
 from ..version import MIN_EXTENSION_VERSION, PROTOCOL_VERSION, VERSION
 from .hub import Hub
 
-__all__ = ["CLIENT_LABEL", "HUB", "PROTOCOL_VERSION", "RUNTIME", "Runtime", "Settings", "VERSION"]
+__all__ = [
+    "CLIENT_LABEL",
+    "HUB",
+    "PROTOCOL_VERSION",
+    "RUNTIME",
+    "Runtime",
+    "Settings",
+    "VERSION",
+    "open_file_limit",
+    "raise_open_file_limit",
+]
+
+
+# What an unlimited number of open files is taken for: more than any cap asks.
+_UNLIMITED_FILES = 1 << 20
+
+
+def open_file_limit() -> int:
+    """This process's soft limit of open files (RLIMIT_NOFILE)."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return _UNLIMITED_FILES if soft == resource.RLIM_INFINITY else soft
+
+
+def raise_open_file_limit(wanted: int) -> tuple[int, int]:
+    """Raise this process's soft limit of open files toward ``wanted``, as far as the hard limit allows.
+
+    Never lowers it. Returns the soft limit before and after (the same when it could not be raised).
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and target > soft:
+        # macOS refuses more than its kern.maxfilesperproc whatever the hard limit says.
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return soft, open_file_limit()
 
 
 @attrs.frozen
@@ -47,6 +84,8 @@ class Runtime:
     stop_requested: asyncio.Event = attrs.Factory(asyncio.Event)
     # The pairing code out, if any (browser-mcp pair).
     pairing: PairingDesk = attrs.Factory(PairingDesk)
+    # The limit of open files the connection caps are sized from (serve raises it first).
+    open_files: int = attrs.Factory(open_file_limit)
 
     @property
     def started_at_iso(self) -> str:

@@ -3,6 +3,8 @@
 Checks, in this order, and prints each finding with its fix:
 
 1. a broker running (pid, port, version), found as every command finds one and proven by it;
+   with each, its limit of open files and the caps on connections sized from it (with none
+   running, what a broker started here would have): a limit below what the caps want is a note;
 2. the token file: this user's, mode 0600 (a broker replaces a token others may read);
 3. the discovery folder: this user's, no one else may write it (or read it);
 4. a browser connected to each broker, with its extension's version;
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import resource
 import shlex
 import stat
 from collections.abc import Iterator
@@ -31,7 +34,9 @@ from typing import Any
 import attrs
 
 from .. import codec, paths
+from ..core.config import DEFAULTS
 from ..core.errors import Unauthorized
+from ..core.limits import ConnectionCaps, connection_caps, descriptors_wanted
 from ..core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, check_bearer
 from ..files import is_own_file
 from ..version import VERSION
@@ -75,6 +80,49 @@ def _broker_findings(brokers: list[LiveBroker]) -> Iterator[Finding]:
                 f"the broker on port {broker.record.port} is version {version}; this install is {VERSION}",
                 f"browser-mcp stop --pid {broker.record.pid}, then start it again from this install",
             )
+
+
+def _open_file_findings(brokers: list[LiveBroker]) -> Iterator[Finding]:
+    wanted = descriptors_wanted(DEFAULTS)
+    raise_it = (
+        f"raise the hard limit of open files to {wanted} or more: LimitNOFILE={wanted} in the broker's systemd"
+        f" unit, or ulimit -Hn {wanted} (as root) where it starts; the broker raises its own soft limit"
+    )
+    answering = [b for b in brokers if b.status is not None]
+    for broker in answering:
+        assert broker.status is not None
+        limits = broker.status.get("connectionLimits")
+        if not isinstance(limits, dict):
+            continue  # a broker of a version that does not say
+        caps = ConnectionCaps(
+            limits["fileLimit"],
+            limits["withoutToken"],
+            limits["ownerToken"],
+            limits["clientTokens"],
+            limits["eachClientToken"],
+        )
+        where = f"the broker on port {broker.record.port}"
+        if caps.descriptors < wanted:
+            yield Finding("open files", "note", f"{where}: {_caps_text(caps)}, below the {wanted} wanted", raise_it)
+        else:
+            yield Finding("open files", "ok", f"{where}: {_caps_text(caps)}")
+    if answering:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    would = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    would = max(would, soft) if soft != resource.RLIM_INFINITY else wanted
+    text = f"a broker started here: {_caps_text(connection_caps(DEFAULTS, would))}"
+    if would < wanted:
+        yield Finding("open files", "note", f"{text}, below the {wanted} wanted", raise_it)
+    else:
+        yield Finding("open files", "ok", text)
+
+
+def _caps_text(caps: ConnectionCaps) -> str:
+    return (
+        f"a limit of {caps.descriptors} open files; connections at most {caps.unproven} without a token,"
+        f" {caps.owner} of the broker's token, {caps.clients} of client tokens ({caps.per_client} each)"
+    )
 
 
 # 2. token file
@@ -374,6 +422,7 @@ def checks(discovery_dir: Path | None = None, timeout: float = ANSWER_TIMEOUT) -
     brokers = find_brokers(discovery_dir, timeout)
     return [
         *_broker_findings(brokers),
+        *_open_file_findings(brokers),
         *_token_findings(brokers),
         *_discovery_findings(discovery_dir),
         *_browser_findings(brokers),

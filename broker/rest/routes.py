@@ -31,6 +31,7 @@ from .. import codec, uploads
 from ..core import arguments, browser_tools, browser_wide
 from ..core.errors import Forbidden, InvalidRequest, PageToolFailed, ToolNotFound
 from ..core.messages import Arguments, RawJson
+from ..daemon.connections import CONNECTIONS
 from ..daemon.hub import Hub
 from ..daemon.runtime import CLIENT_LABEL, HUB, RUNTIME
 from ..daemon.views import (
@@ -151,6 +152,7 @@ async def status(request: web.Request) -> web.Response:
             "sessions": [session_json(s) for s in sessions],
             "tabs": len(hub.tabs()),
             "pendingCalls": hub.pending_count,
+            "connectionLimits": request.app[CONNECTIONS].status_json(),
         }
     )
 

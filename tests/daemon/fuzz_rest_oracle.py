@@ -80,9 +80,10 @@ def json_body(request: RestRequest) -> tuple[bool, Any]:
 def expect(request: RestRequest, port: int) -> Expected:
     """What the README says the broker answers ``request`` with.
 
-    In order: who may ask (Host, Origin, token), which route, what is malformed in the request
-    itself (all 400s, or 413), then what the broker's state says (tab, owner, tool). Where the
-    README leaves the order open within a step, any of the step's codes is accepted.
+    In order: who may ask (Host, Origin, token), a body over the limit (413), which route, what
+    is malformed in the request itself (all 400s), then what the broker's state says (tab, owner,
+    tool). Where the README leaves the order open within a step, any of the step's codes is
+    accepted.
     """
     expected = expect_on_route(request, port)
     if any(char in "{}" for segment in request.segments[1:] for char in segment) and expected.codes:
@@ -95,6 +96,9 @@ def expect_on_route(request: RestRequest, port: int) -> Expected:
     security = security_faults(request, port)
     if security:
         return Expected(*security)
+    if len(request.body or b"") > BODY_LIMIT:
+        # A body declared over the limit is refused before the route is looked at, unread.
+        return Expected("request_too_large")
     route = route_of(request)
     if isinstance(route, Expected) or route in ("status", "list"):
         return route if isinstance(route, Expected) else Expected(success=route)
@@ -168,14 +172,11 @@ def route_of(request: RestRequest) -> str | Expected:
 
 
 def malformed_faults(request: RestRequest, route: str) -> set[str]:
-    """The 400s (and 413) of a request to ``route``."""
+    """The 400s of a request to ``route``."""
     faults: set[str] = set() if session_of(request) is not None else {"invalid_request"}
     body_ok, body = json_body(request)
-    if route in ("open", "call", "action"):
-        if len(request.body or b"") > BODY_LIMIT:
-            faults.add("request_too_large")
-        elif not body_ok:
-            faults.add("invalid_request")
+    if route in ("open", "call", "action") and not body_ok:
+        faults.add("invalid_request")
     if route == "open" and not well_formed_open(body):
         faults.add("invalid_request")
     if route in ("call", "action") and body is not None and type(body) is not dict:

@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,6 +19,8 @@ import aiohttp
 import attrs
 import pytest
 
+from broker.core.config import DEFAULTS
+from broker.core.limits import descriptors_wanted
 from broker.install.doctor import PORTS
 
 from ..support.cli_helpers import (
@@ -121,6 +124,13 @@ async def test_a_healthy_setup_is_all_well(connected: Setup) -> None:
     )
     assert _line(result, "ok", "discovery folder").endswith(f"{connected.discovery}: yours, mode 0700")
     assert re.search(rf"browser: b1 .* on port {broker.port}: 1 tabs; ", _line(result, "ok", "browser"))
+    # The broker raised its limit of open files as far as its caps want, or as the hard limit lets
+    # it; it never lowers it.
+    wanted = descriptors_wanted(DEFAULTS)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    files = max(soft, wanted if hard == resource.RLIM_INFINITY else min(wanted, hard))
+    label = "ok" if files >= wanted else "note"
+    assert f"the broker on port {broker.port}: a limit of {files} open files;" in _line(result, label, "open files")
     assert _line(result, "ok", "native host") == "ok       native host: registered for chromium; it runs this install"
     cursor = connected.home / ".cursor" / "mcp.json"
     assert (
@@ -139,7 +149,28 @@ async def test_no_broker_is_a_problem_with_its_fix(home: Path, discovery_dir: Pa
         "         fix: browser-mcp serve (or browser-mcp service install, to keep one running)"
     )
     assert _line(result, "note", "browser") == "note     browser: not checked: no broker answers"
+    assert "open files: a broker started here: a limit of " in result.stdout
     assert result.stdout.rstrip().endswith("1 problem found")
+
+
+def _few_files() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+
+async def test_a_broker_under_a_low_limit_of_open_files_is_a_note_naming_its_caps(
+    home: Path, discovery_dir: Path, brokers: Brokers
+) -> None:
+    # A systemd user service's limit, or lower, which the broker cannot raise past its hard limit.
+    broker = await brokers.start(preexec_fn=_few_files)
+    result = await Setup(home, discovery_dir, broker).doctor()
+    wanted = descriptors_wanted(DEFAULTS)
+    assert _line(result, "note", "open files") == (
+        f"note     open files: the broker on port {broker.port}: a limit of 256 open files; connections at most"
+        " 44 without a token, 88 of the broker's token, 44 of client tokens (22 each), below the"
+        f" {wanted} wanted\n         fix: raise the hard limit of open files to {wanted} or more:"
+        f" LimitNOFILE={wanted} in the broker's systemd unit, or ulimit -Hn {wanted} (as root) where it"
+        " starts; the broker raises its own soft limit"
+    )
 
 
 async def test_a_discovery_file_whose_server_never_answers_is_a_problem(home: Path, discovery_dir: Path) -> None:
@@ -285,7 +316,7 @@ async def test_doctor_json_lists_the_findings_for_scripts(home: Path, discovery_
     assert result.returncode == 1
     answer = json.loads(result.stdout)
     assert answer["problems"] == 1
-    assert [f["check"] for f in answer["findings"]][:2] == ["broker", "token file"]
+    assert [f["check"] for f in answer["findings"]][:3] == ["broker", "open files", "token file"]
     assert answer["findings"][0] == {
         "check": "broker",
         "level": "problem",
