@@ -31,7 +31,9 @@ function stateOf(tabId) {
 }
 
 function describe(dialog) {
-  return `"${dialog.type}" dialog with message "${dialog.message}"`;
+  // A frame's dialog is the frame's page speaking, not the tab's: named, so the client can tell.
+  const where = dialog.frame ? ` in a frame from ${dialog.frame}` : "";
+  return `"${dialog.type}" dialog with message "${dialog.message}"${where}`;
 }
 
 function closed(state, how) {
@@ -41,13 +43,14 @@ function closed(state, how) {
 }
 
 /**
- * A dialog opened in the tab: {type, message}, and `answer({accept, promptText?})`, which closes
- * it in the page (it rejects with a message saying "no dialog" when the page closed it already).
+ * A dialog opened in the tab: {type, message, frame?} (`frame`: the origin of the frame it came
+ * from, where that is not the tab's page), and `answer({accept, promptText?})`, which closes it in
+ * the page (it rejects with a message saying "no dialog" when the page closed it already).
  */
 export function dialogOpened(tabId, params, answer) {
   const state = stateOf(tabId);
   clearTimeout(state.open?.timer);
-  const dialog = { type: params.type, message: params.message, answer };
+  const dialog = { type: params.type, message: params.message, frame: params.frame ?? null, answer };
   const timeoutMs = settings().dialogTimeoutMs;
   dialog.timer = setTimeout(() => expire(tabId, dialog, timeoutMs), timeoutMs);
   state.open = dialog;
@@ -61,6 +64,17 @@ async function expire(tabId, dialog, timeoutMs) {
   closed(state, how);
   state.notes.push(`${describe(dialog)}: ${how}`);
   await dialog.answer({ accept: false }).catch(() => {});
+}
+
+/**
+ * A dialog of the tab that the page driver could not hold for the client ({type, message,
+ * frame?}), dismissed in the page at once: the tab's next result says so, and `why`.
+ */
+export function dialogNotHeld(tabId, params, why) {
+  const state = stateOf(tabId);
+  const dialog = { type: params.type, message: params.message, frame: params.frame ?? null };
+  state.last = `the ${describe(dialog)} was dismissed at once, not held: ${why}`;
+  state.notes.push(`${describe(dialog)}: dismissed at once, not held for browser_handle_dialog: ${why}`);
 }
 
 /** Closed by someone else: the person at a visible dialog, or the page going away. */
