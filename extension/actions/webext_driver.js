@@ -40,8 +40,14 @@ import {
 import { forgetFrames, locate, pageReport } from "./webext_snapshot.js";
 import { saveNumbers } from "./ref_numbers.js";
 import { runIn } from "./webext_scripts.js";
-import { consoleMessages, forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./webext_dialogs.js";
-import { forgetRequests, listenForRequests, networkRequests, watchRequests } from "./webext_telemetry.js";
+import { forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./webext_dialogs.js";
+import {
+  consoleMessages,
+  forgetRequests,
+  listenForRequests,
+  networkRequests,
+  watchRequests,
+} from "./webext_telemetry.js";
 
 /** The browser actions this driver does not carry out yet (the mouse button pressed or released
  * alone, the wheel): it answers them not_supported, naming Firefox. */

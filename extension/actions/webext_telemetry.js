@@ -1,4 +1,9 @@
-// The WebExtension driver's network log: each tab's requests as chrome.webRequest reports them
+// The WebExtension driver's console and network log. The console is what the page hooks
+// (page_hooks.js) heard in each frame, read from the frames when listed; a line of a frame's
+// document, not the top one's, begins with the frame's origin, and an error event the page
+// dispatched itself is listed as the page's (telemetry.js's lineFrom, as in the DevTools driver).
+//
+// The network log: each tab's requests as chrome.webRequest reports them
 // ended (completed or failed), marked with the document they came in, listed by telemetry.js's
 // requestListing as the DevTools driver's are; only where the browser grants the webRequest
 // permission. webRequest is heard from the tab's first action on, which for a tab a client just
@@ -6,12 +11,23 @@
 // the client hears of it): what the page loaded before is taken from its Performance timeline, as
 // in the DevTools driver, read for every listing.
 
-import { ActionError, Code } from "./errors.js";
-import { pageTimeline, requestFilter, requestListing, unheardRequests } from "./telemetry.js";
+import { originOf } from "../tabs/documents.js";
+import { ActionError, Code, withTimeout } from "./errors.js";
+import { pageConsoleRecords } from "./page_hooks.js";
+import {
+  consoleLevel,
+  consoleListing,
+  lineFrom,
+  pageTimeline,
+  requestFilter,
+  requestListing,
+  unheardRequests,
+} from "./telemetry.js";
 import { documentOf } from "./webext_navigation.js";
 import { runIn } from "./webext_scripts.js";
 
 const MAX_ENTRIES = 1_000;
+const SCRIPT_TIMEOUT_MS = 5_000;
 
 /** tab id -> [{url, method, type, status, statusText, failure, document}] */
 const logs = new Map();
@@ -63,4 +79,42 @@ export async function networkRequests(tabId, args) {
   // A timeline read as the tab moved on may be the earlier page's.
   const unheard = document === read ? unheardRequests(heard, timeline, document) : [];
   return requestListing([...unheard, ...heard], args, filter);
+}
+
+/** The origin of each frame of the tab that is not its top document, by frame id. */
+async function frameOrigins(tabId) {
+  const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) ?? [];
+  return new Map(
+    frames.filter((frame) => frame.frameId !== 0).map((frame) => [frame.frameId, originOf(frame.url) || frame.url]),
+  );
+}
+
+function consoleLine({ type, text }) {
+  if (type === "exception" || type === "dispatched") return text;
+  return `[${type.toUpperCase()}] ${text}`;
+}
+
+/** browser_console_messages {level?, all?}: what the hooks of the tab's frames heard, oldest first. */
+export async function consoleMessages(tabId, args) {
+  let results = [];
+  try {
+    const reading = chrome.scripting.executeScript({ target: { tabId, allFrames: true }, func: pageConsoleRecords });
+    results = await withTimeout(reading, SCRIPT_TIMEOUT_MS, "the console's records");
+  } catch {
+    // none to read: a page the add-on may not script
+  }
+  const origins = results.some((frame) => frame.frameId !== 0) ? await frameOrigins(tabId) : new Map();
+  const records = results
+    .flatMap(({ frameId, result }) =>
+      (result ?? []).map((record) => ({ ...record, frame: frameId === 0 ? null : (origins.get(frameId) ?? "") })),
+    )
+    .sort((a, b) => a.time - b.time);
+  const entries = records.map((record) => ({
+    // An error the page says it had is an error all the same, only not the browser's word.
+    level: record.type === "dispatched" ? "error" : consoleLevel(record.type),
+    line: lineFrom(consoleLine(record), record.frame),
+  }));
+  const listing = consoleListing(entries, args);
+  if (!args.all) return listing;
+  return `${listing}\n\nFirefox keeps each page's messages in the page: those of pages the tab showed before are gone.`;
 }
