@@ -15,26 +15,32 @@
 // own toString is not called), cut to a bounded length and kept as text.
 //
 // Holding: a dialog stops the page's script until it is answered, so the replacement blocks too,
-// on a synchronous request to `answerUrl`: an address on a host that never resolves, holding the
-// document's secret (given here by the driver, never seen by the page), with the dialog in its
-// query. The driver's blocking webRequest listener hears the dialog in that request and holds it
-// until browser_handle_dialog, or its timeout, answers; the answer comes back as the address the
-// request was redirected to, one of the add-on's own files with the answer {accept, text?} as
-// its query. A request that fails (refused, or the driver gone) dismisses the dialog; a tab the
-// tools let go of gets Firefox's own dialogs again, left to the person ({native: true}).
+// on synchronous requests to a host that never resolves, which the driver's blocking webRequest
+// listener hears. In Firefox a content script's requests are the page's in all a page can watch:
+// its Content-Security-Policy may block them and then tells the page (and its report endpoint)
+// their address, and its resource timings list them. So no address carries anything worth
+// taking: the document's secret, made here and handed to the driver alone (executeScript's
+// result), goes in the body of a POST to `/dialog`, with the dialog and a ticket drawn for this
+// dialog alone; the driver holds that request until browser_handle_dialog, or its timeout,
+// answers, and ends it. The answer is then fetched with a GET of `/answer/<ticket>`, which the
+// driver serves once, to this document, by redirecting it to one of the add-on's files with the
+// answer {accept, text?} (or {native: true}: a tab the tools let go of) as its query; only this
+// request is ever redirected there, so the page never meets the add-on's address. A dialog the
+// requests could not hold (the page's own policy blocked them, or the driver is gone) is dismissed
+// at once and said to the driver on a port of the add-on's own, which the page cannot reach, so
+// that the client is told rather than shown nothing.
 
 /**
- * Install the hooks in this frame once: {installed: true}; where they are already, give them the
- * driver's new answer address (a driver that restarted knows only its own): {installed: false}.
+ * Install the hooks in this frame once. Answers {installed, secret}: whether they went in now, and
+ * this document's secret (the same each time it is asked, for a driver that restarted).
  */
-export function installPageHooks({ answerUrl, consoleLimit, textLimit }) {
+export function installPageHooks({ answerHost, notHeldPort, consoleLimit, textLimit }) {
   /* global exportFunction */
-  if (globalThis.__browserMcpHooks) {
-    globalThis.__browserMcpHooks.answerUrl = answerUrl;
-    return { installed: false };
-  }
+  const token = () =>
+    Array.from(crypto.getRandomValues(new Uint8Array(24)), (byte) => byte.toString(16).padStart(2, "0")).join("");
+  if (globalThis.__browserMcpHooks) return { installed: false, secret: globalThis.__browserMcpHooks.secret };
   const page = window.wrappedJSObject;
-  const state = { console: [], answerUrl };
+  const state = { console: [], secret: token() };
   globalThis.__browserMcpHooks = state;
   const apply = Reflect.apply;
 
@@ -60,17 +66,36 @@ export function installPageHooks({ answerUrl, consoleLimit, textLimit }) {
   // Through Xray vision, the window's own: never the page's replacements, nor ours below.
   const native = { alert: window.alert, confirm: window.confirm, prompt: window.prompt };
 
+  function syncRequest(method, address, body = null) {
+    const request = new XMLHttpRequest();
+    request.open(method, `https://${answerHost}${address}`, false);
+    request.send(body);
+    return request;
+  }
+
   /** Report the dialog and hold the page until the driver answers it: {accept, text} or {native}. */
   function hold(type, message, value) {
+    const ticket = token();
+    const dialog = { type, message: asText(message ?? ""), default: asText(value ?? "") };
     try {
-      const request = new XMLHttpRequest();
-      const query = new URLSearchParams({ type, message: asText(message ?? ""), default: asText(value ?? "") });
-      request.open("GET", `${state.answerUrl}?${query}`, false);
-      request.send();
-      const answer = JSON.parse(decodeURIComponent(new URL(request.responseURL).search.slice(1)));
+      // Ended by the driver once the dialog is answered: what it ends with says nothing.
+      syncRequest("POST", "/dialog", JSON.stringify({ ...dialog, secret: state.secret, ticket }));
+    } catch {
+      // the answer, if there is one, is the ticket's
+    }
+    try {
+      const answered = syncRequest("GET", `/answer/${ticket}`);
+      const answer = JSON.parse(decodeURIComponent(new URL(answered.responseURL).search.slice(1)));
       if (answer.native === true) return { native: true };
       return { accept: answer.accept === true, text: typeof answer.text === "string" ? answer.text : null };
     } catch {
+      try {
+        const port = chrome.runtime.connect({ name: notHeldPort });
+        port.postMessage({ type, message: dialog.message });
+        port.disconnect();
+      } catch {
+        // the driver is gone: nobody to tell
+      }
       return { accept: false, text: null };
     }
   }
@@ -115,7 +140,7 @@ export function installPageHooks({ answerUrl, consoleLimit, textLimit }) {
       ? record("exception", ["Uncaught (in promise)", event.reason])
       : record("dispatched", [dispatched(event), event.reason]),
   );
-  return { installed: true };
+  return { installed: true, secret: state.secret };
 }
 
 /** What the hooks heard in this frame's console: [{type, text, time}], [] where they are not installed. */

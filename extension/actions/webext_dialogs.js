@@ -2,16 +2,18 @@
 // each frame of the tabs the tools act on, and the blocking webRequest listener that hears their
 // dialogs and holds each until dialogs.js has it answered (browser_handle_dialog, or its timeout).
 //
-// Each action gives the frames of its tab a new secret for their answer address (the last few a
-// tab's frames were given are kept, for a frame that missed an action). The secrets, and which
-// tabs are the tools', are mirrored in chrome.storage.session (which content scripts cannot
-// read), so that the hooks' dialogs are still heard after the event page unloads and a request
-// wakes it; and the tab's next action gives them a new secret all the same. A request to the
-// answer host that names no secret of its tab's documents (a page's own, which cannot read one)
-// is refused at once, and so is a second dialog while one is held in the tab: neither opens a
+// Each document's hooks draw their own secret and hand it to the driver alone, as what the
+// injection answers, with the document's id; the listener takes a dialog only from a request of
+// that very document (Firefox names it in each request) whose body holds that secret, so a
+// frame of another site, or the page with anything it may have seen, opens nothing. The answer
+// waits under the dialog's ticket for the same document's one request for it. The secrets, the
+// tickets and which tabs are the tools' are mirrored in chrome.storage.session (which content
+// scripts cannot read), so that the hooks' dialogs are still heard after the event page unloads
+// and a request wakes it. Anything else sent to the answer host is refused at once, and so is a
+// second dialog while one is held in the tab (dismissed, and the client told): neither opens a
 // dialog, answers one, or waits.
 
-import { dialogClosed, dialogOpened, forgetDialogs } from "./dialogs.js";
+import { dialogClosed, dialogNotHeld, dialogOpened, forgetDialogs } from "./dialogs.js";
 import { withTimeout } from "./errors.js";
 import { installPageHooks } from "./page_hooks.js";
 
@@ -20,16 +22,23 @@ const ANSWER_HOST = "browser-mcp.invalid";
 const DIALOG_TYPES = new Set(["alert", "confirm", "prompt"]);
 // Any of the add-on's files a page may load: the answer is the query of the address.
 const ANSWERED_AT = chrome.runtime.getURL("actions/page_agent.js");
+// The port on which the hooks say a dialog they could not hold: the add-on's own, out of pages' reach.
+const NOT_HELD_PORT = "browser-mcp:dialog-not-held";
 const CONSOLE_LIMIT = 200;
 const TEXT_LIMIT = 2_000;
 const SCRIPT_TIMEOUT_MS = 5_000;
-const SECRETS_KEPT = 8;
+const TICKETS_KEPT = 16;
+const TOKEN = /^[0-9a-f]{48}$/;
 const KEY = "pageHooks";
 
-/** tab id -> the secrets given to its current documents' hooks */
-const secrets = new Map();
+/** documentId -> {tabId, frameId, secret} of each document the hooks are in */
+const documents = new Map();
+/** ticket -> {documentId, answer}: a dialog's answer, waiting for its document to ask for it */
+const tickets = new Map();
 /** tab id -> {requestId, end(blockingResponse)} of the dialog held there */
 const held = new Map();
+/** tab id -> the hooks' injections under way there, whose documents' secrets are not known yet */
+const injecting = new Map();
 /** The tabs the tools act on: elsewhere a dialog is Firefox's own, left to the person. */
 const hooked = new Set();
 /** Resolved once what the last event page saved is back (listenForDialogs starts it). */
@@ -37,26 +46,33 @@ let restored = null;
 
 async function restore() {
   const found = (await chrome.storage.session.get(KEY).catch(() => ({})))[KEY];
-  for (const [tabId, saved] of Object.entries(found?.secrets ?? {})) {
-    const id = Number(tabId);
-    secrets.set(id, new Set([...saved, ...(secrets.get(id) ?? [])]));
-  }
+  for (const [documentId, known] of found?.documents ?? [])
+    if (!documents.has(documentId)) documents.set(documentId, known);
+  for (const [ticket, waiting] of found?.tickets ?? []) if (!tickets.has(ticket)) tickets.set(ticket, waiting);
   for (const tabId of found?.hooked ?? []) hooked.add(tabId);
 }
 
 function save() {
-  const saved = {
-    secrets: Object.fromEntries([...secrets].map(([tabId, kept]) => [tabId, [...kept]])),
-    hooked: [...hooked],
-  };
+  const saved = { documents: [...documents], tickets: [...tickets], hooked: [...hooked] };
   chrome.storage.session.set({ [KEY]: saved }).catch((error) => console.warn("browser-mcp: cannot save", error));
 }
 
-function newSecret() {
-  return Array.from(crypto.getRandomValues(new Uint8Array(24)), (byte) => byte.toString(16).padStart(2, "0")).join("");
+function forgetDocuments(tabId, frameId = null) {
+  let changed = false;
+  for (const [documentId, known] of documents) {
+    if (known.tabId !== tabId || (frameId !== null && known.frameId !== frameId)) continue;
+    documents.delete(documentId);
+    changed = true;
+    for (const [ticket, waiting] of tickets) if (waiting.documentId === documentId) tickets.delete(ticket);
+  }
+  if (changed) save();
 }
 
-const answered = (answer) => ({ redirectUrl: `${ANSWERED_AT}?${encodeURIComponent(JSON.stringify(answer))}` });
+function answerFor(ticket, documentId, answer) {
+  tickets.set(ticket, { documentId, answer });
+  if (tickets.size > TICKETS_KEPT) tickets.delete(tickets.keys().next().value);
+  save();
+}
 
 function endHeld(tabId, response) {
   const dialog = held.get(tabId);
@@ -66,24 +82,90 @@ function endHeld(tabId, response) {
   return true;
 }
 
+/** The frame a dialog came from, as the browser names it: its origin, or null for the tab's page. */
+function frameOf({ frameId, documentUrl }) {
+  if (frameId === 0) return null;
+  try {
+    return new URL(documentUrl).origin;
+  } catch {
+    return "a frame of unknown address";
+  }
+}
+
+/** What a POST of the hooks holds, where it comes from the document the secret was given: else null. */
+async function hooksDialog(details) {
+  let said;
+  try {
+    const bytes = details.requestBody?.raw?.[0]?.bytes;
+    said = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return null;
+  }
+  if (!DIALOG_TYPES.has(said?.type) || !TOKEN.test(said.secret) || !TOKEN.test(said.ticket)) return null;
+  const { tabId, frameId, documentId } = details;
+  const known = () => documents.get(documentId);
+  // A page may ask the moment its hooks are in, before their injection has answered with the secret.
+  if (!known() && injecting.has(tabId)) await Promise.allSettled([...injecting.get(tabId)]);
+  const document = known();
+  if (!document || document.tabId !== tabId || document.frameId !== frameId || document.secret !== said.secret) {
+    return null;
+  }
+  return said;
+}
+
 /** Blocking onBeforeRequest for the answer host: a dialog held until answered, or refused at once. */
 async function heldDialog(details) {
   await restored;
-  const { tabId, requestId } = details;
-  const url = new URL(details.url);
-  const [, kind, secret] = url.pathname.split("/");
-  const type = url.searchParams.get("type");
-  if (kind !== "dialog" || !secrets.get(tabId)?.has(secret) || !DIALOG_TYPES.has(type) || held.has(tabId)) {
+  const { tabId, requestId, documentId, method } = details;
+  const path = new URL(details.url).pathname;
+  console.warn("DBG heard", method, path, documentId, JSON.stringify([...documents]), hooked.has(tabId));
+  if (method === "GET" && path.startsWith("/answer/")) {
+    const ticket = path.slice("/answer/".length);
+    const waiting = tickets.get(ticket);
+    if (!waiting || waiting.documentId !== documentId) return { cancel: true };
+    tickets.delete(ticket);
+    save();
+    return { redirectUrl: `${ANSWERED_AT}?${encodeURIComponent(JSON.stringify(waiting.answer))}` };
+  }
+  const said = method === "POST" && path === "/dialog" ? await hooksDialog(details) : null;
+  if (!said) return { cancel: true };
+  const dialog = { type: said.type, message: String(said.message ?? ""), frame: frameOf(details) };
+  if (!hooked.has(tabId)) {
+    answerFor(said.ticket, documentId, { native: true });
     return { cancel: true };
   }
-  if (!hooked.has(tabId)) return answered({ native: true });
+  if (held.has(tabId)) {
+    answerFor(said.ticket, documentId, { accept: false });
+    dialogNotHeld(tabId, dialog, "another dialog was open in the tab");
+    return { cancel: true };
+  }
   return await new Promise((end) => {
-    held.set(tabId, { requestId, end });
+    held.set(tabId, { requestId, end, ticket: said.ticket, documentId });
     const answer = async ({ accept, promptText }) => {
       if (held.get(tabId)?.requestId !== requestId) throw new Error("no dialog is held there any more");
-      endHeld(tabId, answered({ accept, text: promptText }));
+      answerFor(said.ticket, documentId, { accept, text: promptText });
+      endHeld(tabId, { cancel: true });
     };
-    dialogOpened(tabId, { type, message: url.searchParams.get("message") ?? "" }, answer);
+    dialogOpened(tabId, dialog, answer);
+  });
+}
+
+/** The hooks of a frame could not hold its dialog: dismissed there at once, and the client is told. */
+function notHeldPortOpened(port) {
+  const { sender } = port;
+  if (port.name !== NOT_HELD_PORT || sender?.id !== chrome.runtime.id || !(sender.tab?.id >= 0)) return;
+  port.onMessage.addListener((said) => {
+    if (!hooked.has(sender.tab.id) || !DIALOG_TYPES.has(said?.type)) return;
+    const dialog = {
+      type: said.type,
+      message: String(said.message ?? ""),
+      frame: frameOf({ frameId: sender.frameId, documentUrl: sender.url }),
+    };
+    dialogNotHeld(
+      sender.tab.id,
+      dialog,
+      "the page hooks' requests that hold a dialog failed (a page's Content-Security-Policy connect-src can block them)",
+    );
   });
 }
 
@@ -91,66 +173,79 @@ async function heldDialog(details) {
 export function listenForDialogs() {
   restored = restore();
   const filter = { urls: [`https://${ANSWER_HOST}/*`] };
-  chrome.webRequest.onBeforeRequest.addListener(heldDialog, filter, ["blocking"]);
+  chrome.webRequest.onBeforeRequest.addListener(heldDialog, filter, ["blocking", "requestBody"]);
   chrome.webRequest.onErrorOccurred.addListener(({ tabId, requestId }) => {
     if (held.get(tabId)?.requestId === requestId && endHeld(tabId, { cancel: true })) dialogClosed(tabId);
   }, filter);
+  chrome.runtime.onConnect.addListener(notHeldPortOpened);
   chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => {
-    if (frameId === 0) {
-      if (secrets.delete(tabId)) save();
-      if (endHeld(tabId, { cancel: true })) dialogClosed(tabId);
-    }
+    forgetDocuments(tabId, frameId === 0 ? null : frameId);
+    if (frameId === 0 && endHeld(tabId, { cancel: true })) dialogClosed(tabId);
     // The tools' tab keeps its hooks from one document to the next, put in as early as they can go.
     if (hooked.has(tabId)) hookTab(tabId, frameId);
   });
 }
 
 /**
- * Put the hooks in the tab's frames that lack them, and give all of them a new secret (`frameId`:
- * that frame alone). Frames that cannot be scripted are left out; nothing here fails the action.
+ * Put the hooks in the tab's frames that lack them (`frameId`: that frame alone), and learn each
+ * document's secret. Frames that cannot be scripted are left out; nothing here fails the action.
  */
 export async function hookTab(tabId, frameId = null) {
   await restored;
-  hooked.add(tabId);
-  const secret = newSecret();
-  let tabSecrets = secrets.get(tabId);
-  if (!tabSecrets) secrets.set(tabId, (tabSecrets = new Set()));
-  // Known before the hooks can use it: a page may call alert the moment they are in.
-  tabSecrets.add(secret);
-  if (tabSecrets.size > SECRETS_KEPT) tabSecrets.delete(tabSecrets.values().next().value);
-  save();
+  if (!hooked.has(tabId)) {
+    hooked.add(tabId);
+    save();
+  }
   const target = frameId === null ? { tabId, allFrames: true } : { tabId, frameIds: [frameId] };
   const options = {
-    answerUrl: `https://${ANSWER_HOST}/dialog/${secret}`,
+    answerHost: ANSWER_HOST,
+    notHeldPort: NOT_HELD_PORT,
     consoleLimit: CONSOLE_LIMIT,
     textLimit: TEXT_LIMIT,
   };
+  const injection = chrome.scripting.executeScript({
+    target,
+    func: installPageHooks,
+    args: [options],
+    injectImmediately: true,
+  });
+  let underWay = injecting.get(tabId);
+  if (!underWay) injecting.set(tabId, (underWay = new Set()));
+  underWay.add(injection);
   let results = [];
   try {
-    const injecting = chrome.scripting.executeScript({
-      target,
-      func: installPageHooks,
-      args: [options],
-      injectImmediately: true,
-    });
-    results = await withTimeout(injecting, SCRIPT_TIMEOUT_MS, "the page hooks");
+    results = await withTimeout(injection, SCRIPT_TIMEOUT_MS, "the page hooks");
   } catch {
     // a page the add-on may not script, or one held by a dialog: the frames hooked earlier stay so
+  } finally {
+    underWay.delete(injection);
+    if (!underWay.size) injecting.delete(tabId);
   }
-  if (!results.some((frame) => frame.result) && tabSecrets.delete(secret)) save();
+  let learnt = false;
+  for (const { frameId: frame, documentId, result } of results) {
+    if (!documentId || !TOKEN.test(result?.secret ?? "") || documents.get(documentId)?.secret === result.secret)
+      continue;
+    documents.set(documentId, { tabId, frameId: frame, secret: result.secret });
+    learnt = true;
+  }
+  if (learnt) save();
 }
 
 /** The tools let go of the tab: its dialogs are Firefox's own again, the one held now too. */
 export function unhookTab(tabId) {
   if (hooked.delete(tabId)) save();
-  endHeld(tabId, answered({ native: true }));
+  const dialog = held.get(tabId);
+  if (dialog) {
+    answerFor(dialog.ticket, dialog.documentId, { native: true });
+    endHeld(tabId, { cancel: true });
+  }
   forgetDialogs(tabId);
 }
 
 /** The tab closed. */
 export function forgetTabDialogs(tabId) {
   hooked.delete(tabId);
-  secrets.delete(tabId);
+  forgetDocuments(tabId);
   save();
   endHeld(tabId, { cancel: true });
   forgetDialogs(tabId);
