@@ -15,7 +15,7 @@
 
 import { Refusal } from "../link/protocol.js";
 import { settings } from "../person/settings.js";
-import { onTabEvent, onTabForgotten, send } from "./debugger.js";
+import { mainFrameOf, onTabEvent, onTabForgotten, send } from "./debugger.js";
 import { ActionError, Code, invalidArguments } from "./errors.js";
 
 /** tab id -> {open: {type, message, timer, answer} | null, last: how the last one closed, notes: [], waiters} */
@@ -90,9 +90,21 @@ export function forgetDialogs(tabId) {
 
 const answerInDevTools = (tabId) => (params) => send(tabId, "Page.handleJavaScriptDialog", params);
 
+/** The origin of the frame a DevTools dialog event names, or null where it is the tab's page. */
+function devToolsFrame(tabId, { frameId, url }) {
+  if (!frameId || frameId === mainFrameOf(tabId)) return null;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "a frame of unknown address";
+  }
+}
+
+// Chromium tells the page's own session of every frame's dialog, out-of-process frames' included.
 onTabEvent((tabId, method, params) => {
-  if (method === "Page.javascriptDialogOpening") dialogOpened(tabId, params, answerInDevTools(tabId));
-  else if (method === "Page.javascriptDialogClosed") dialogClosed(tabId);
+  if (method === "Page.javascriptDialogOpening") {
+    dialogOpened(tabId, { ...params, frame: devToolsFrame(tabId, params) }, answerInDevTools(tabId));
+  } else if (method === "Page.javascriptDialogClosed") dialogClosed(tabId);
 });
 
 // Detached (released) or closed: a dialog still open there is the person's now.

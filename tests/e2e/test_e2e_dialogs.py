@@ -12,6 +12,7 @@ person's dialogs that nobody answers, are what the pages see.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -194,3 +195,36 @@ async def test_a_dialog_between_calls_is_held_then_dismissed_after_the_timeout_a
         await persons.close()
     finally:
         await set_dialog_timeout(world, 60_000)
+
+
+async def test_a_dialog_of_a_frame_of_another_site_names_that_frames_site(
+    world: World, dialogs: asyncio.Queue[Dialog]
+) -> None:
+    tab_id, page = await world.open(f"frames_other_site.html?page={PAGE}")
+    try:
+        frame_origin = world.url(PAGE).split("/", 3)[:3]
+        frame_origin[2] = frame_origin[2].replace("127.0.0.1", "localhost")
+        site = "/".join(frame_origin)
+        frame = await asyncio.wait_for(frame_of(page, site), WAIT)
+        await frame.wait_for_selector("#confirm")
+        snapshot = await world.ok(tab_id, "snapshot")
+        found = re.search(r'^\s*- button "Confirm" \[ref=(f\d+e\d+)\]', snapshot, re.M)
+        assert found, snapshot
+        clicked = await world.ok(tab_id, "click", target=found.group(1))
+        # The page that asks is the frame's, not the tab's: the client is told whose it is.
+        line = f'- ["confirm" dialog with message "Delete it?" in a frame from {site}]: can be handled by'
+        assert line in clicked, clicked
+        answered = await world.ok(tab_id, "handle_dialog", accept=True)
+        assert f'Accepted the "confirm" dialog with message "Delete it?" in a frame from {site}' in answered, answered
+        await frame.wait_for_function("() => document.getElementById('answer').textContent === 'confirmed'")
+    finally:
+        await page.close()
+
+
+async def frame_of(page: Page, origin: str) -> Any:
+    """The page's frame from ``origin``, once it is there."""
+    while True:
+        for frame in page.frames:
+            if frame.url.startswith(origin):
+                return frame
+        await page.wait_for_event("framenavigated")
