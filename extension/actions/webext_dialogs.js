@@ -1,4 +1,4 @@
-// The WebExtension driver's dialogs and console (Firefox): the page hooks (page_hooks.js) put in
+// The WebExtension driver's dialogs (Firefox): the page hooks (page_hooks.js) put in
 // each frame of the tabs the tools act on, and the blocking webRequest listener that hears their
 // dialogs and holds each until dialogs.js has it answered (browser_handle_dialog, or its timeout).
 //
