@@ -23,7 +23,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from ..support.firefox import Firefox, extension_firefox
+from ..support.firefox import Context, Firefox, extension_firefox
 from .test_firefox_dialogs import PROBE, WAIT, Fox, shown
 from .test_firefox_driver import firefox_copy, free_port, two_sites
 
@@ -66,7 +66,9 @@ window.replay = async (urls) => {
 </script>"""
 
 # A frame of another site, given the top document's secret by the test, spends it.
-FRAMED = """<!doctype html><title>Framed</title><p id="answer">none</p>
+FRAMED = """<!doctype html><title>Framed</title>
+<button onclick="document.getElementById('answer').textContent = String(confirm('From the page?'))">Ask</button>
+<p id="answer">none</p>
 <iframe src="FRAME/asking.html"></iframe>"""
 
 ASKING = """<!doctype html><title>Asking</title>
@@ -217,3 +219,24 @@ async def test_a_frames_dialog_names_the_frames_site(watched: Watched) -> None:
     assert f'Accepted the "confirm" dialog with message "From the frame?" in a frame from {watched.frame_base}' in (
         answered
     ), answered
+
+
+async def test_a_frames_dialog_while_the_pages_is_held_is_dismissed_at_once_and_the_client_told(
+    watched: Watched,
+) -> None:
+    fox = watched.fox
+    tab_id, page = await fox.open("framed.html")
+    assert '["confirm" dialog with message "From the page?"]' in await fox.click(tab_id, "Ask")
+    # The frame, of another site, runs on while the page is held, and asks too.
+    tree = await watched.firefox.bidi.call("browsingContext.getTree", {"root": page.id})
+    frame = Context(watched.firefox.bidi, tree["contexts"][0]["children"][0]["context"])
+    async with asyncio.timeout(WAIT):
+        assert await frame.evaluate("confirm('Second?')") is False
+    answered = await fox.ok(tab_id, "handle_dialog", accept=True)
+    assert 'Accepted the "confirm" dialog with message "From the page?"' in answered, answered
+    assert await shown(page) == "true"
+    note = (
+        f'- ["confirm" dialog with message "Second?" in a frame from {watched.frame_base}: dismissed at once, not held'
+        " for browser_handle_dialog: another dialog was open in the tab]"
+    )
+    assert note in answered + await fox.ok(tab_id, "snapshot"), answered
