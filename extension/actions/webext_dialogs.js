@@ -96,8 +96,9 @@ function frameOf({ frameId, documentUrl }) {
 async function hooksDialog(details) {
   let said;
   try {
-    const bytes = details.requestBody?.raw?.[0]?.bytes;
-    said = JSON.parse(new TextDecoder().decode(bytes));
+    const decoder = new TextDecoder();
+    const parts = (details.requestBody?.raw ?? []).map(({ bytes }) => decoder.decode(bytes, { stream: true }));
+    said = JSON.parse(parts.join("") + decoder.decode());
   } catch {
     return null;
   }
@@ -118,7 +119,6 @@ async function heldDialog(details) {
   await restored;
   const { tabId, requestId, documentId, method } = details;
   const path = new URL(details.url).pathname;
-  console.warn("DBG heard", method, path, documentId, JSON.stringify([...documents]), hooked.has(tabId));
   if (method === "GET" && path.startsWith("/answer/")) {
     const ticket = path.slice("/answer/".length);
     const waiting = tickets.get(ticket);
