@@ -28,6 +28,19 @@ import { runIn } from "./webext_scripts.js";
 
 const MAX_ENTRIES = 1_000;
 const SCRIPT_TIMEOUT_MS = 5_000;
+// The host of the page hooks' own requests (webext_dialogs.js), which Firefox counts as the
+// page's: what they carry is the driver's, never the page's doing, and is not listed.
+const HOOKS_HOST = "browser-mcp.invalid";
+
+/** Whether the page itself asked for `url`: not the hooks, nor one of the add-on's own files. */
+function pagesOwn(url) {
+  try {
+    const { protocol, hostname } = new URL(url);
+    return protocol !== "moz-extension:" && hostname !== HOOKS_HOST;
+  } catch {
+    return true;
+  }
+}
 
 /** tab id -> [{url, method, type, status, statusText, failure, document}] */
 const logs = new Map();
@@ -78,7 +91,8 @@ export async function networkRequests(tabId, args) {
   const heard = (logs.get(tabId) ?? []).filter((request) => request.document === document);
   // A timeline read as the tab moved on may be the earlier page's.
   const unheard = document === read ? unheardRequests(heard, timeline, document) : [];
-  return requestListing([...unheard, ...heard], args, filter);
+  const requests = [...unheard, ...heard].filter((request) => pagesOwn(request.url));
+  return requestListing(requests, args, filter);
 }
 
 /** The origin of each frame of the tab that is not its top document, by frame id. */

@@ -10,6 +10,7 @@ tab and opens another must find the new page's requests listed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -41,12 +42,15 @@ fetch("answer.txt?" + location.search.slice(1)).then((r) => r.text())
   .then((t) => { document.getElementById("out").textContent = "The answer is " + t; });
 </script>"""
 PLAIN = "<!doctype html><title>Plain</title><p>nothing here</p>"
+ASKING = """<!doctype html><title>Asking</title><p id="out">none</p>
+<button onclick="document.getElementById('out').textContent = String(confirm('Sure?'))">Ask</button>"""
 PAGES = {
     "forging.html": FORGING,
     "inner.html": INNER,
     "fetching.html": FETCHING,
     "answer.txt": "42",
     "plain.html": PLAIN,
+    "asking.html": ASKING,
 }
 
 
@@ -121,3 +125,16 @@ async def test_a_clients_new_tab_opened_after_it_closed_one_lists_the_request_it
             listed = text(await client.call("browser_network_requests", {"tab": tab}))
             assert f"/answer.txt?{round_} => [200]" in listed, (round_, listed)
             await client.call_json("tabs", {"action": "close", "tab": tab})
+
+
+async def test_the_requests_that_hold_a_dialog_are_not_listed_and_never_show_the_add_ons_address(fox: Fox) -> None:
+    async with fox.mcp("Dialog Answerer") as client:
+        tab = await open_tab(client, f"{fox.site}/asking.html")
+        snapshot = text(await client.call("browser_snapshot", {"tab": tab}))
+        asked = await client.call("browser_click", {"tab": tab, "element": "Ask", "target": ref_of(snapshot, "Ask")})
+        assert "Sure?" in text(asked), text(asked)
+        answered = await client.call("browser_handle_dialog", {"tab": tab, "accept": True})
+        assert not answered.is_error and re.search(r'paragraph \[ref=e\d+\]: "true"', text(answered)), text(answered)
+        listed = text(await client.call("browser_network_requests", {"tab": tab, "static": True}))
+        assert "/asking.html" in listed, listed
+        assert "browser-mcp.invalid" not in listed and "moz-extension:" not in listed, listed
