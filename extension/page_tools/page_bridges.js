@@ -11,6 +11,10 @@
 import { nameRefusal } from "./page_tool_names.js";
 
 const BRIDGE_TIMEOUT_MS = 2_000;
+// Whatever the worker runs in a document runs there at once, not once the document is idle: a
+// page still loading has declared what it declares so far, and one that never finishes loading
+// would hold each injection for good, its tools never heard of.
+const injectImmediately = true;
 
 /** documentId -> whether another request came while the bridge was being put in (wakeBridge). */
 const waking = new Map();
@@ -99,7 +103,11 @@ function bridgeTools() {
  */
 export async function askTools(tabId) {
   const inPage = (target, world, func) =>
-    withTimeout(chrome.scripting.executeScript({ target, world, func }), BRIDGE_TIMEOUT_MS, "the page");
+    withTimeout(
+      chrome.scripting.executeScript({ target, world, func, injectImmediately }),
+      BRIDGE_TIMEOUT_MS,
+      "the page",
+    );
   try {
     const [state] = await inPage({ tabId, frameIds: [0] }, "MAIN", bridgeState);
     const documentId = state?.documentId ?? null;
@@ -133,11 +141,19 @@ function bridgedWantsForms() {
  * it reports.
  */
 async function bridgeDocument(target) {
-  await chrome.scripting.executeScript({ target, files: ["page_tools/bridge_chromium.js", "page_tools/bridge.js"] });
-  const [forms] = await chrome.scripting.executeScript({ target, world: "MAIN", func: bridgedWantsForms });
-  if (forms?.result)
-    await chrome.scripting.executeScript({ target, world: "MAIN", files: ["page_tools/tool_forms.js"] });
-  await chrome.scripting.executeScript({ target, func: askPolyfill });
+  const files = ["page_tools/bridge_chromium.js", "page_tools/bridge.js"];
+  await chrome.scripting.executeScript({ target, files, injectImmediately });
+  const [forms] = await chrome.scripting.executeScript({
+    target,
+    world: "MAIN",
+    func: bridgedWantsForms,
+    injectImmediately,
+  });
+  if (forms?.result) {
+    const machinery = ["page_tools/tool_forms.js"];
+    await chrome.scripting.executeScript({ target, world: "MAIN", files: machinery, injectImmediately });
+  }
+  await chrome.scripting.executeScript({ target, func: askPolyfill, injectImmediately });
 }
 
 /**

@@ -4,7 +4,10 @@
 // read the blank page and answer as if the address showed nothing. An action in such a tab waits
 // for the commit, or its failure, for FIRST_COMMIT_MS at most; the page's load is the action's to
 // wait for, as after any navigation. A question about its page's tools (discoverTools) waits besides
-// for the page to be parsed, when its scripts have declared them.
+// for that first page to be parsed, when its scripts have declared them, PARSED_MS after the commit
+// at most: one deadline for the tab, however many ask. Past it, or in any other tab, a question
+// answers at once with what the page has declared so far: a page that never finishes loading
+// would otherwise hold every question about it.
 
 const FIRST_COMMIT_MS = 15_000;
 
@@ -13,9 +16,21 @@ const coming = new Map();
 
 const isBlank = (url) => !url || url === "about:blank";
 
+// How long, once its first page has come, a question about a just-opened tab's tools waits for the
+// page to be parsed.
+const PARSED_MS = 5_000;
+
+/** tab id -> until when a question about its tools waits for its first page's parse. */
+const parseDeadlines = new Map();
+
 /** A broker just opened `tabId` on `url`: its actions wait for that page. */
 export function expectFirstPage(tabId, url) {
   if (isBlank(url) || coming.has(tabId)) return;
+  // Tabs nobody asked about leave their deadline behind: dropped here once past, so the map holds
+  // only tabs opened moments ago.
+  const now = Date.now();
+  for (const [tab, deadline] of parseDeadlines) if (deadline <= now) parseDeadlines.delete(tab);
+  parseDeadlines.set(tabId, now + FIRST_COMMIT_MS + PARSED_MS);
   let settle;
   const promise = new Promise((resolve) => (settle = resolve));
   const timer = setTimeout(() => arrived(tabId), FIRST_COMMIT_MS);
@@ -32,6 +47,7 @@ function arrived(tabId) {
   if (!entry) return;
   coming.delete(tabId);
   clearTimeout(entry.timer);
+  if (parseDeadlines.has(tabId)) parseDeadlines.set(tabId, Date.now() + PARSED_MS);
   entry.settle();
 }
 
@@ -43,6 +59,7 @@ export function topFrameSettled({ tabId, frameId, url }) {
 /** chrome.tabs.onRemoved: nothing comes to a closed tab. */
 export function firstPageGone(tabId) {
   arrived(tabId);
+  parseDeadlines.delete(tabId);
 }
 
 /**
@@ -65,21 +82,25 @@ export async function firstPageOf(tabId, signal) {
   return true;
 }
 
-// How long a question about a page's tools waits for the page to be parsed.
-const PARSED_MS = 5_000;
-
 /**
- * Wait for `tabId`'s first page if it is still coming, then until its top document has been
- * parsed, for PARSED_MS at most: by then its scripts have declared the tools they declare as the
- * page loads, and asked for the extension's bridge.
+ * In a tab a broker has just opened, wait for its first page if it is still coming, then until
+ * that page's top document has been parsed, until the tab's deadline at most: by then its scripts
+ * have declared the tools they declare as the page loads, and asked for the extension's bridge.
+ * In any other tab, nothing to wait for.
  */
 export async function parsedPageOf(tabId) {
+  if (!parseDeadlines.has(tabId)) return;
   await firstPageOf(tabId);
+  const left = (parseDeadlines.get(tabId) ?? 0) - Date.now();
+  if (!(left > 0)) {
+    parseDeadlines.delete(tabId);
+    return;
+  }
   let parsed;
   const heard = new Promise((resolve) => (parsed = resolve));
   const loaded = (details) => details.tabId === tabId && details.frameId === 0 && parsed();
   chrome.webNavigation.onDOMContentLoaded.addListener(loaded);
-  const timer = setTimeout(parsed, PARSED_MS);
+  const timer = setTimeout(parsed, left);
   try {
     // Asked after listening, so a parse that ends in between is not missed.
     const readyState = () => document.readyState;
@@ -88,6 +109,8 @@ export async function parsedPageOf(tabId) {
       .then(([state]) => state?.result !== "loading" && parsed())
       .catch(() => parsed()); // a page no script reaches (chrome://, a tab gone) declares no tools
     await heard;
+    // Parsed, or out of time: the tab is no longer one just opened.
+    parseDeadlines.delete(tabId);
   } finally {
     chrome.webNavigation.onDOMContentLoaded.removeListener(loaded);
     clearTimeout(timer);
