@@ -10,11 +10,15 @@ line from the top page's. The Firefox counterpart is ``tests/firefox/test_firefo
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
-from playwright.async_api import Frame
+import pytest_asyncio
+from playwright.async_api import Frame, Page
 
 from ..support import actions_world
 from ..support.actions_world import World
+from ..support.page_server import serve_test_pages
 from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -23,17 +27,30 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 world = actions_world.world
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def other_origin() -> AsyncIterator[str]:
+    """``tests/pages/`` again, on another port: another origin of the same site."""
+    async with serve_test_pages() as url:
+        yield url
+
+
+async def logged_frame(page: Page, url: str) -> Frame:
+    """The page's frame at ``url``, once its script has logged."""
+
+    async def found() -> Frame | None:
+        return next((frame for frame in page.frames if frame.url == url), None)
+
+    frame: Frame = await eventually(found, f"the frame at {url}")
+    await frame.wait_for_function("window.logged")
+    return frame
+
+
 async def test_a_cross_site_frames_console_line_names_the_frame_and_a_pages_own_error_event_passes_for_no_error(
     world: World,
 ) -> None:
     tab, page = await world.open("console_forging.html")
     inner = world.site.replace("127.0.0.1", "localhost")
-
-    async def inner_frame() -> Frame | None:
-        return next((frame for frame in page.frames if frame.url.endswith("/console_inner.html")), None)
-
-    frame = await eventually(inner_frame, "the frame of another site")
-    await frame.wait_for_function("window.logged")
+    await logged_frame(page, f"{inner}/pages/console_inner.html")
     await world.ok(tab, "snapshot")  # the frame's own target is attached by now
     text = await world.ok(tab, "console_messages")
     lines = text.split("\n\n", 1)[1].splitlines()
@@ -44,4 +61,19 @@ async def test_a_cross_site_frames_console_line_names_the_frame_and_a_pages_own_
     assert any(line.startswith("TypeError: raised for real") for line in lines), lines
     # Chromium reports only the errors it raised: the page's own ErrorEvent is not one of them.
     assert not any("bank.example" in line or "forged" in line for line in lines), lines
+    await page.close()
+
+
+async def test_a_frame_of_another_origin_in_the_pages_own_process_names_its_origin_too(
+    world: World, other_origin: str
+) -> None:
+    inner = f"{other_origin}/pages/console_inner.html"
+    tab, page = await world.open(f"console_framed.html?frame={inner}")
+    await logged_frame(page, inner)
+    text = await world.ok(tab, "console_messages")
+    lines = text.split("\n\n", 1)[1].splitlines()
+    assert [line.split(" @ ")[0] for line in lines] == [
+        "[LOG] top says hello",
+        f"[frame {other_origin}] [ERROR] inner broke",
+    ], lines
     await page.close()
