@@ -10,7 +10,8 @@ joins a new broker), ``bench_actions.py`` (the built-in browser tools beside Pla
 ``bench_tokens.py`` (a scripted agent's tasks through both: calls, characters read, time),
 ``bench_overhead.py`` (what the extension costs the pages a person opens), ``bench_keys.py``
 (the broker's memory under a client's keyed calls of a page tool with a large answer),
-``bench_flood.py`` (clicks while a page floods the extension) and ``bench_soak.py`` (20
+``bench_flood.py`` (clicks while a page floods the extension), ``bench_stall.py`` (page tool calls
+while another client floods refreshes of a page that never finishes loading) and ``bench_soak.py`` (20
 clients on the real extension for an hour, with ``bench_soak_clients.py``: nothing lost, memory flat);
 the harness they share is the package ``benchlib``. The MCP, daemon, discovery and actions modules are
 imported only when their suite runs, so the MCP SDK and Playwright load only then.
@@ -75,7 +76,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
         "--suite",
-        choices=["rest", "mcp", "daemon", "all", "discovery", "actions", "tokens", "overhead", "keys", "flood", "soak"],
+        choices=[
+            "rest",
+            "mcp",
+            "daemon",
+            "all",
+            "discovery",
+            "actions",
+            "tokens",
+            "overhead",
+            "keys",
+            "flood",
+            "stall",
+            "soak",
+        ],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
         " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); daemon: start-up and idle memory beside a"
@@ -96,6 +110,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " beside the same calls without keys (scripts/bench_keys.py; not part of all: about 2.5 minutes);"
         " flood: a REST client's clicks in one tab, quiet and while a page in another floods the extension with"
         " messages or the waker's signal (scripts/bench_flood.py; not part of all: one Chromium, a few minutes);"
+        " stall: a client's page tool calls in its tab, quiet and while another client floods refreshes of the"
+        " tools of a tab whose page never finishes loading (scripts/bench_stall.py; not part of all: one Chromium,"
+        " under a minute);"
         " soak: 20 clients (MCP over HTTP and stdio in both eras, REST) work their own tabs through the real"
         " extension for --minutes, every answer checked, the broker's memory, descriptors and idle CPU followed"
         " (scripts/bench_soak.py; not part of all: an hour by default)",
@@ -181,6 +198,7 @@ def _quick_counts(args: argparse.Namespace) -> None:
     args.daemon_runs, args.daemon_rounds = 5, 1
     args.actions_snapshots, args.actions_clicks = 5, 10
     args.tokens_runs, args.flood_messages, args.flood_clicks = 1, 20_000, 20
+    args.stall_calls = 50
     args.overhead_loads, args.overhead_warmup, args.overhead_launches, args.overhead_traced = 10, 1, 1, 4
     args.keys_seconds, args.keys_after = 10.0, 5.0
 
@@ -206,7 +224,8 @@ def _keys_options(parser: argparse.ArgumentParser) -> None:
 
 def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
     """The options of the suites that drive headless Chromium: actions and tokens (beside Playwright MCP), overhead,
-    soak."""
+    stall, soak."""
+    _stall_options(parser)
     _soak_options(parser)
     actions = parser.add_argument_group("actions suite")
     actions.add_argument(
@@ -313,6 +332,26 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _stall_options(parser: argparse.ArgumentParser) -> None:
+    stall = parser.add_argument_group("stall suite")
+    stall.add_argument(
+        "--stall-calls", type=_positive_int, default=300, help="measured calls per phase (quiet, flooded)"
+    )
+    stall.add_argument("--stall-warmup", type=int, default=20, help="calls before the quiet ones")
+    stall.add_argument(
+        "--stall-rate",
+        type=_positive,
+        default=16.0,
+        help="refreshes the flooding client asks a second (default: %(default)s)",
+    )
+    stall.add_argument(
+        "--stall-extension",
+        type=Path,
+        metavar="FOLDER",
+        help="another version of the extension (another checkout's extension/) to run instead of this one's",
+    )
+
+
 def _positive(text: str) -> float:
     value = float(text)
     if value <= 0:
@@ -361,7 +400,7 @@ def _event_loop_runner() -> Callable[[Awaitable[Any]], Any]:
 
 # The suites that are not part of all run alone and alike: bench_<suite>.bench_<suite>(args), whose
 # module is imported only then (the SDK and Playwright load only for the suites that need them).
-LONE_SUITES = ("discovery", "actions", "tokens", "overhead", "keys", "flood", "soak")
+LONE_SUITES = ("discovery", "actions", "tokens", "overhead", "keys", "flood", "stall", "soak")
 
 
 async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario], Any, Any, Any]:
