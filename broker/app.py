@@ -360,7 +360,9 @@ async def serve(
     app = make_app(runtime)
     caps = app[CONNECTIONS].caps
     logger.info(
-        "open connections at most: %d without a token, %d of the broker's token, %d of client tokens (%d each)",
+        "limit of open files %d; open connections at most: %d without a token, %d of the broker's token,"
+        " %d of client tokens (%d each)",
+        caps.descriptors,
         caps.unproven,
         caps.owner,
         caps.clients,

@@ -51,13 +51,14 @@ def raise_open_file_limit(wanted: int) -> tuple[int, int]:
 
     Never lowers it. Returns the soft limit before and after (the same when it could not be raised).
     """
+    before = open_file_limit()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     if soft != resource.RLIM_INFINITY and target > soft:
         # macOS refuses more than its kern.maxfilesperproc whatever the hard limit says.
         with contextlib.suppress(OSError, ValueError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-    return soft, open_file_limit()
+    return before, open_file_limit()
 
 
 @attrs.frozen

@@ -19,7 +19,7 @@ import pytest
 
 from broker.core.config import DEFAULTS
 from broker.core.errors import TooManyConnections
-from broker.core.limits import HeldConnections, connection_caps
+from broker.core.limits import HeldConnections, connection_caps, descriptors_wanted
 from broker.core.security import client_token
 from broker.version import BROKER_HEADER, VERSION
 
@@ -140,6 +140,33 @@ async def test_client_tokens_holding_slow_bodies_keep_out_neither_the_owner_nor_
             await second.close()
         for read in ended:
             read.cancel()
+
+
+def _low_soft_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (FILE_LIMIT, descriptors_wanted(DEFAULTS) * 2))
+
+
+async def test_a_broker_started_under_a_low_soft_limit_raises_it_to_what_its_caps_want(
+    brokers: Brokers, session: aiohttp.ClientSession
+) -> None:
+    # A login service's soft limit is often 1,024 under a far higher hard one.
+    broker = await brokers.start(preexec_fn=_low_soft_limit)
+    wanted = descriptors_wanted(DEFAULTS)
+    async with session.get(
+        f"http://127.0.0.1:{broker.port}/status", headers={"Authorization": f"Bearer {broker.token}"}
+    ) as response:
+        limits = (await response.json())["connectionLimits"]
+    assert limits == {
+        "fileLimit": wanted,
+        "withoutToken": DEFAULTS.max_unproven_connections,
+        "ownerToken": DEFAULTS.max_owner_connections,
+        "clientTokens": DEFAULTS.max_client_connections,
+        "eachClientToken": DEFAULTS.client_max_connections,
+    }
+    soft, _ = resource.prlimit(broker.pid, resource.RLIMIT_NOFILE)
+    assert soft == wanted
+    broker.log.seek(0)
+    assert f"limit of open files raised from {FILE_LIMIT} to {wanted}" in broker.log.read().decode()
 
 
 async def _claim_as(session: aiohttp.ClientSession, broker: ReachableBroker, token: str, tab: int) -> None:
