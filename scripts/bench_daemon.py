@@ -1,6 +1,6 @@
 """The daemon part of scripts/bench: what the broker costs as a background process, beside its baselines.
 
-Four figures of the daemon, each measured in the same run as its baseline (Linux ``/proc``):
+Five figures of the daemon, each measured in the same run as its baseline (Linux ``/proc``):
 
 1. **Start-up.** Spawn to the first answered ``GET /status`` of ``browser-mcp serve --port 0``
    (its announcement read from stdout, the port and token from its discovery file, then the
@@ -27,6 +27,11 @@ Four figures of the daemon, each measured in the same run as its baseline (Linux
    broker per run; ``rounds`` runs for each N of ``sessions`` (1 and 10 by default), taking
    turns, to show whether it grows with the sessions; each figure is the median of the rounds.
 
+5. **Slow bodies.** The owner's ``GET /status``, each on a new connection, with the broker quiet
+   and while a client token opens a request declaring a MiB of body and sending one byte every
+   20 ms, under a limit of 1,024 open files (``scripts/bench_daemon_flood.py``): median and p99 of
+   each, the owner's requests left unanswered, and what the flood met (429, 408, still held).
+
 Of the goals, "grows with what changed, not with sessions x tabs" is read here as:
 the per-claim median with the most idle sessions at most ``GROWTH_LIMIT`` x the one with the
 fewest, and for every N the last third's median at most ``GROWTH_LIMIT`` x the first third's.
@@ -52,6 +57,7 @@ import aiohttp
 import mcp_types as types
 import orjson
 from bench_daemon_claims import CLAIM_METRICS, CLAIM_TOOLS, SETTLE_S, ClaimScenario, bench_claims
+from bench_daemon_flood import FILE_LIMIT, SlowBodies, bench_slow_bodies
 from benchlib import CALL_TIMEOUT, READY_TIMEOUT, ROOT, BenchError, progress
 from benchlib.fake_extension import FakeExtension
 from benchlib.mcp_clients import CLIENT_LABEL, LEGACY, RawHttp, loopback_http
@@ -71,6 +77,7 @@ STARTUP_GOAL = 1.5  # x the minimal aiohttp server's median
 IDLE_RSS_GOAL_MB = 45.0
 DEFINITION_GOAL = 1.3  # x the declared tool's bytes
 GROWTH_LIMIT = 1.5  # this bench's reading of "grows with what changed"
+FLOOD_GOAL = 2.0  # x the quiet p99 of the owner's GET /status, with every one answered
 
 
 # The baseline of start-up and idle memory: what a minimal aiohttp server is, started with the
@@ -256,6 +263,7 @@ class DaemonResults:
     startup: dict[str, StartupResult]
     definition: DefinitionResult
     claims: list[ClaimScenario]
+    slow_bodies: SlowBodies
 
 
 async def bench_daemon(args: Any) -> DaemonResults:
@@ -264,12 +272,13 @@ async def bench_daemon(args: Any) -> DaemonResults:
         workdir = Path(tmp)
         startup = await bench_startup(args.daemon_runs, workdir, broker_cmd)
         definition = await bench_definition(workdir, broker_cmd)
+        slow_bodies = await bench_slow_bodies(workdir, broker_cmd)
         claims = [ClaimScenario(n) for n in args.daemon_sessions]
         # Rounds taking turns, so a burst of load on a shared machine hits every N alike.
         for _ in range(args.daemon_rounds):
             for scenario in claims:
                 scenario.runs.append(await bench_claims(args.daemon_tabs, scenario.other_sessions, workdir, broker_cmd))
-    return DaemonResults(startup, definition, claims)
+    return DaemonResults(startup, definition, claims, slow_bodies)
 
 
 # Report
@@ -314,6 +323,19 @@ def daemon_verdicts(results: DaemonResults) -> list[Verdict]:
             },
         ),
     ]
+    slow = results.slow_bodies
+    flooded_p99 = slow.p99(flooded=True) if slow.flooded_ms else float("inf")
+    flood_ratio = flooded_p99 / slow.p99(flooded=False)
+    found.append(
+        Verdict(
+            f"the owner's GET /status under a client token's slow-body flood: every one answered, p99"
+            f" <= {FLOOD_GOAL}x the quiet p99",
+            slow.shut_out == 0 and flood_ratio <= FLOOD_GOAL,
+            f"{flood_ratio:.2f}x (p99 {flooded_p99:.2f} ms flooded, {slow.p99(flooded=False):.2f} ms quiet);"
+            f" {slow.shut_out} of {len(slow.flooded_ms) + slow.shut_out} unanswered",
+            {"ratio": flood_ratio, "flooded_p99_ms": flooded_p99, "shut_out": slow.shut_out},
+        )
+    )
     if results.claims:
         fewest = min(results.claims, key=lambda c: c.other_sessions)
         most = max(results.claims, key=lambda c: c.other_sessions)
@@ -385,6 +407,21 @@ def daemon_report(results: DaemonResults, args: Any) -> str:
                 f" {c.median('idle_cpu_ms_per_s'):>13.1f} {heard:>30}"
             )
         lines.append("")
+    slow = results.slow_bodies
+    flooded = (
+        f"{slow.median(flooded=True):>9.2f} {slow.p99(flooded=True):>7.2f}" if slow.flooded_ms else f"{'-':>9} {'-':>7}"
+    )
+    lines += [
+        f"the owner's GET /status on a new connection, {len(slow.quiet_ms)} quiet, then while a client token opens a"
+        f" slow-body request every 20 ms (a limit of {FILE_LIMIT} open files):",
+        f"  {'':<10} {'median ms':>9} {'p99 ms':>7} {'unanswered':>10}",
+        f"  {'quiet':<10} {slow.median(flooded=False):>9.2f} {slow.p99(flooded=False):>7.2f} {0:>10}",
+        f"  {'flooded':<10} {flooded} {slow.shut_out:>10}",
+        f"  the flood: {slow.opened} opened, {slow.refused} refused (429), {slow.cut_off} cut off at the body"
+        f" deadline (408), {slow.held_at_end} held at the end; the broker's open files then:"
+        f" {slow.broker_files_at_end}",
+        "",
+    ]
     lines += goal_lines("daemon goals (a benchmark, not a test):", daemon_verdicts(results))
     return "\n".join(lines)
 
@@ -419,5 +456,6 @@ def daemon_json(results: DaemonResults, args: Any) -> dict[str, Any]:
             }
             for c in results.claims
         ],
+        "slow_bodies": asdict(results.slow_bodies),
         "goals": [asdict(v) for v in daemon_verdicts(results)],
     }
