@@ -46,6 +46,7 @@ const LEVEL_OF_TYPE = {
   trace: "debug",
 };
 const FETCH_TYPES = new Set(["Fetch", "XHR", "fetch", "xmlhttprequest"]);
+const LINE_BREAKS = /\r\n|[\n\r\u2028\u2029]/g;
 
 /**
  * tab id -> {console: [], requests: [], byRequestId: Map, contexts: Map}; `contexts`: the page's
@@ -276,7 +277,9 @@ export function consoleListing(all, args) {
   const warnings = all.filter((entry) => entry.level === "warning").length;
   const header = [`Total messages: ${all.length} (Errors: ${errors}, Warnings: ${warnings})`];
   if (shown.length !== all.length) header.push(`Returning ${shown.length} messages for level "${level}"`);
-  return [...header, "", ...shown.map((entry) => entry.line)].join("\n");
+  // A message's own line breaks are indented, so that no text a page logs begins a line of its own
+  // and passes for another message (a frame's, or an error the browser raised).
+  return [...header, "", ...shown.map((entry) => entry.line.replace(LINE_BREAKS, "\n  "))].join("\n");
 }
 
 /** browser_console_messages {level?, all?} */
