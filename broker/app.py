@@ -102,9 +102,14 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         runtime = request.app[RUNTIME]
         _check_request(request, runtime, request.app[CONNECTIONS])
-        return await _within_body_time(request, lambda: handler(request), runtime.settings.limits.body_timeout)
+        response = await _within_body_time(request, lambda: handler(request), runtime.settings.limits.body_timeout)
     except Exception as exc:  # noqa: BLE001 - one bad request must not take the broker down
-        return _error_answer(request, exc)
+        response = _error_answer(request, exc)
+    if request.path == "/" and not isinstance(response, web.WebSocketResponse):
+        # An upgrade refused (or a probe's plain GET) leaves the links' bounds: kept alive, its
+        # connection would be in no count at all.
+        response.force_close()
+    return response
 
 
 async def _within_body_time(

@@ -225,6 +225,29 @@ async def test_a_client_token_past_its_connections_is_answered_429_and_the_owner
         await broker.settled(second)
 
 
+@pytest.mark.parametrize("refused", ["a link past --max-links", "a plain GET"])
+async def test_a_request_to_the_extension_link_that_opens_no_link_leaves_no_connection_open(
+    make_broker: MakeBroker, refused: str
+) -> None:
+    # Such a connection is counted neither as a link nor as one without a token: kept alive, a
+    # flood of them would take the files the caps keep.
+    broker = await make_broker(max_links=1, header_timeout=60)
+    await broker.extension(shop())
+    upgrade = (
+        "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n"
+        if refused == "a link past --max-links"
+        else ""
+    )
+    request = f"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n{upgrade}\r\n"
+    connection = await open_slow(broker.server.port, request.encode())
+    assert connection is not None
+    async with held([connection]), asyncio.timeout(10):
+        status, _, body = await answer_of(connection[0])
+    expected = (429, "too_many_links") if upgrade else (426, "websocket_required")
+    assert (status, body["error"]["code"]) == expected
+
+
 def test_the_caps_fit_the_file_limit_and_leave_the_owner_and_the_links_room() -> None:
     for files in (128, 256, 1024, 4096):
         caps = connection_caps(DEFAULTS, files)
