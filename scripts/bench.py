@@ -198,7 +198,7 @@ def _quick_counts(args: argparse.Namespace) -> None:
     args.daemon_runs, args.daemon_rounds = 5, 1
     args.actions_snapshots, args.actions_clicks = 5, 10
     args.tokens_runs, args.flood_messages, args.flood_clicks = 1, 20_000, 20
-    args.stall_calls = 50
+    args.stall_calls = 100
     args.overhead_loads, args.overhead_warmup, args.overhead_launches, args.overhead_traced = 10, 1, 1, 4
     args.keys_seconds, args.keys_after = 10.0, 5.0
 
@@ -335,7 +335,7 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
 def _stall_options(parser: argparse.ArgumentParser) -> None:
     stall = parser.add_argument_group("stall suite")
     stall.add_argument(
-        "--stall-calls", type=_positive_int, default=300, help="measured calls per phase (quiet, flooded)"
+        "--stall-calls", type=_positive_int, default=1000, help="measured calls per phase (quiet, flooded)"
     )
     stall.add_argument("--stall-warmup", type=int, default=20, help="calls before the quiet ones")
     stall.add_argument(
