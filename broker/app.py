@@ -6,7 +6,8 @@ applies the security model to every request before a handler sees it (its token,
 among its credential's, its declared size) and gives its body ``Config.body_timeout`` seconds to
 come, and turns every error into ``{"error": {"code", "message"}}`` with the error's status. A
 refusal that leaves a body unread (a connection over its credential's cap, a body too large or too
-slow) closes the connection once answered, rather than reading on what the peer still sends.
+slow) closes the connection once answered, after reading on (and dropping) what the peer still
+sends for at most ``Config.linger_time`` seconds, so that the peer reads the answer.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from aiohttp import hdrs, web
 
-from . import codec, discovery
+from . import discovery
 from .core.errors import (
     BrokerError,
     Forbidden,
@@ -81,20 +82,6 @@ def _error_response(status: int, error: dict[str, str], page_text: bool = False)
     return json_response(
         {"error": error, "untrusted": ["error.message"]} if page_text else {"error": error}, status=status
     )
-
-
-class _LastAnswer(web.Response):
-    """An answer whose connection closes once it is written, however much of the request's body is
-    still to come (aiohttp would otherwise read on, up to 10 s, before closing)."""
-
-    def __init__(self, connection: web.RequestHandler, value: dict[str, object], status: int) -> None:
-        super().__init__(body=codec.dumps(value), status=status, content_type="application/json")
-        self.force_close()
-        self._connection = connection
-
-    async def write_eof(self, data: bytes = b"") -> None:
-        await super().write_eof(data)
-        self._connection.force_close()
 
 
 @web.middleware
@@ -175,9 +162,13 @@ def _check_request(request: web.Request, runtime: Runtime, connections: Connecti
 def _error_answer(request: web.Request, exc: Exception) -> web.Response:
     """The answer to a request whose check or handler raised ``exc``; a redirect is raised again."""
     if isinstance(exc, _CLOSING_ERRORS):
-        if isinstance(exc, BrokerError):
-            return _LastAnswer(request.protocol, {"error": error_to_wire(exc)}, exc.status)
-        return _LastAnswer(request.protocol, {"error": {"code": "request_too_large", "message": exc.reason}}, 413)
+        error = (
+            error_to_wire(exc) if isinstance(exc, BrokerError) else {"code": "request_too_large", "message": exc.reason}
+        )
+        response = _error_response(exc.status, error)
+        # Then aiohttp reads on for at most Config.linger_time, dropping what comes, and closes.
+        response.force_close()
+        return response
     if isinstance(exc, BrokerError):
         if exc.status >= 500:
             logger.info("%s %s: %s", request.method, request.path, exc.message)
@@ -275,7 +266,11 @@ def make_app(runtime: Runtime) -> web.Application:
     app = web.Application(
         middlewares=[guard],
         client_max_size=settings.limits.frame_limit,
-        handler_args={"keepalive_timeout": settings.limits.header_timeout, "auto_decompress": False},
+        handler_args={
+            "keepalive_timeout": settings.limits.header_timeout,
+            "lingering_time": settings.limits.linger_time,
+            "auto_decompress": False,
+        },
     )
     app[HUB] = hub
     app[RUNTIME] = runtime

@@ -64,6 +64,10 @@ class Config:
     # Seconds a request's whole body may take to come once its headers have: past them it is
     # answered 408 and its connection closed (a deadline, not a rate: broker.core.limits says why).
     body_timeout: float = 10.0
+    # Seconds a connection answered before its request's body has all come reads on (dropping what
+    # comes) before it closes: closed at once, its peer, still sending, may get a reset instead of
+    # the answer.
+    linger_time: float = 1.0
     # Open connections, at most, of each kind; each is lowered to fit the broker's limit of open
     # files (broker.core.limits.connection_caps), which the broker raises at start toward what these
     # need. Those that have not shown a token: a new one past this closes the oldest of them.

@@ -26,6 +26,7 @@ from broker.version import BROKER_HEADER, VERSION
 from ..conftest import TOKEN, MakeBroker
 from ..support.cli_helpers import BrokerProcess, Brokers, ReachableBroker, claim, connect_extension
 from ..support.fakes import FakeTab
+from ..support.mcp_clients import initialize_request
 from .limits_shop import shop
 
 # The limit of open files the subprocess brokers run under: a systemd user service's 1,024, made
@@ -307,6 +308,10 @@ async def test_a_body_that_trickles_in_is_cut_off_at_its_deadline_with_408(make_
     assert "did not all come within 0.5 s" in body["error"]["message"]
     assert headers["connection"] == "close"
     assert (await broker.get("/status"))[0] == 200
+    # The request cut off may have been the one that started the MCP surface: it started whole.
+    mcp_headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with broker.client.post("/mcp", json=initialize_request("After"), headers=mcp_headers) as response:
+        assert response.status == 200
 
 
 async def test_a_body_that_comes_whole_is_served_within_its_deadline_on_a_connection_kept_alive(
