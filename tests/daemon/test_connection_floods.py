@@ -203,7 +203,7 @@ async def test_a_client_token_past_its_connections_is_answered_429_and_the_owner
     port = broker.server.port
     mallory, alice, bob = (client_token(TOKEN, name) for name in ("mallory", "alice", "bob"))
     opened: list[Connection] = []
-    async with held(opened):
+    async with held(opened), asyncio.timeout(30):
 
         async def slow(token: str, path: str = "/tabs/7/tools/search", method: str = "POST") -> Connection:
             connection = await open_slow(port, slow_request(path, token, method=method))
@@ -228,6 +228,24 @@ async def test_a_client_token_past_its_connections_is_answered_429_and_the_owner
         assert (await broker.post("/tabs/7/tools/search", {}))[0] == 200
         second = await broker.extension(FakeTab(9, "https://news.example/", "News"), instance_id="second")
         await broker.settled(second)
+
+
+async def test_the_owners_token_past_its_connections_is_answered_429_and_the_extension_still_links(
+    make_broker: MakeBroker,
+) -> None:
+    # A runaway script of the owner's must not take the extension's room either.
+    broker = await make_broker(max_owner_connections=2)
+    opened: list[Connection] = []
+    async with held(opened):
+        for _ in range(3):
+            connection = await open_slow(broker.server.port, slow_request("/tabs", TOKEN))
+            assert connection is not None
+            opened.append(connection)
+        async with asyncio.timeout(10):
+            status, _, body = await answer_of(opened[-1][0])
+        assert status == 429 and "the broker's own token holds 2 open connections" in body["error"]["message"]
+        fake = await broker.extension(shop())
+        await broker.settled(fake)
 
 
 @pytest.mark.parametrize("refused", ["a link past --max-links", "a plain GET"])
