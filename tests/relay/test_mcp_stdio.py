@@ -168,19 +168,25 @@ async def test_tools_learnt_by_asking_are_the_claimers_tools_with_a_list_change(
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_tools_the_owner_learnt_over_rest_stay_when_a_stdio_client_claims_the_tab(
-    era: str, state_dir: Path, shared_broker: SharedBroker, connect_fake: ConnectFake, session: aiohttp.ClientSession
+    era: str,
+    discovery_dir: Path,
+    state_dir: Path,
+    broker: BrokerProcess,
+    connect_fake: ConnectFake,
+    session: aiohttp.ClientSession,
 ) -> None:
     # The original protocol's extensions answer each session's `connect` with every tab's
-    # "tools": [] again, which says nothing of the page the owner already asked.
+    # "tools": [] again, which says nothing of the page the owner already asked. A broker of its
+    # own: the owner's question leaves its REST session behind.
     literal = FakeTab(9, SHOP_URL, "Shoe shop", {"search": search, "echo": lambda args: args})
     literal.announce_empty = True
-    fake = await connect_fake(shared_broker, literal)
+    fake = await connect_fake(broker, literal)
     fake.snapshot_per_session = True
-    owner = {"Authorization": f"Bearer {shared_broker.token}"}
-    async with session.get(f"http://127.0.0.1:{shared_broker.port}/tabs/9/tools", headers=owner) as response:
+    owner = {"Authorization": f"Bearer {broker.token}"}
+    async with session.get(f"http://127.0.0.1:{broker.port}/tabs/9/tools", headers=owner) as response:
         assert response.status == 200
         assert [tool["name"] for tool in (await response.json())["tools"]] == ["search", "echo"]
-    async with stdio_session(stdio_relay(shared_broker.discovery_dir, state_dir), era) as client:
+    async with stdio_session(stdio_relay(discovery_dir, state_dir), era) as client:
         claimed = await client.call_json("tabs", {"action": "claim", "tab": 9})
         assert [tool["name"] for tool in claimed["claim"]["tools"]] == ["search", "echo"]
         await fake.wait_for("connect", lambda message: bool(message.get("sessionId")))
