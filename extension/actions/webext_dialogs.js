@@ -18,7 +18,7 @@ import { withTimeout } from "./errors.js";
 import { installPageHooks } from "./page_hooks.js";
 
 // A host under .invalid never resolves (RFC 2606): a request the listener misses goes nowhere.
-const ANSWER_HOST = "browser-mcp.invalid";
+export const ANSWER_HOST = "browser-mcp.invalid";
 const DIALOG_TYPES = new Set(["alert", "confirm", "prompt"]);
 // Any of the add-on's files a page may load: the answer is the query of the address.
 const ANSWERED_AT = chrome.runtime.getURL("actions/page_agent.js");

@@ -23,14 +23,15 @@ import {
   requestListing,
   unheardRequests,
 } from "./telemetry.js";
+import { ANSWER_HOST } from "./webext_dialogs.js";
 import { documentOf } from "./webext_navigation.js";
 import { runIn } from "./webext_scripts.js";
 
 const MAX_ENTRIES = 1_000;
 const SCRIPT_TIMEOUT_MS = 5_000;
-// The host of the page hooks' own requests (webext_dialogs.js), which Firefox counts as the
-// page's: what they carry is the driver's, never the page's doing, and is not listed.
-const HOOKS_HOST = "browser-mcp.invalid";
+// The page hooks' own requests go to ANSWER_HOST, and Firefox counts them as the page's: what
+// they carry is the driver's, never the page's doing, and is not listed.
+const HOOKS_HOST = ANSWER_HOST;
 
 /** Whether the page itself asked for `url`: not the hooks, nor one of the add-on's own files. */
 function pagesOwn(url) {
