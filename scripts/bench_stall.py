@@ -43,9 +43,9 @@ from playwright.async_api import async_playwright
 
 from broker.core.security import client_token
 from tests.support.chromium import EXTENSION
+from tests.support.stall_attack import endless_page
 
 P99_GOAL = 1.5  # the flooded calls' p99, over the quiet p99
-TRICKLE_S = 2.0  # the endless page's server sends a byte this often
 TOOLS_TIMEOUT_S = 30.0
 TOOL_PAGE = """<!doctype html><meta charset="utf-8"><title>Bench echo</title><script>
 document.modelContext.registerTool({
@@ -53,12 +53,6 @@ document.modelContext.registerTool({
   execute: ({text}) => ({echoed: text}),
 });
 </script><p>echo</p>"""
-ENDLESS_HEAD = """<!doctype html><meta charset="utf-8"><title>Bench endless</title><script>
-document.modelContext.registerTool({
-  name: "still_loading", description: "Declared before the page ends", inputSchema: {type: "object"},
-  execute: () => "loading",
-});
-</script><p>loading"""
 
 
 @dataclass
@@ -138,19 +132,9 @@ async def serve_sites() -> AsyncIterator[int]:
     async def tool_page(_request: web.Request) -> web.Response:
         return web.Response(text=TOOL_PAGE, content_type="text/html")
 
-    async def endless(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/html; charset=utf-8"})
-        await response.prepare(request)
-        await response.write(ENDLESS_HEAD.encode())
-        with contextlib.suppress(ConnectionResetError):
-            while True:
-                await asyncio.sleep(TRICKLE_S)
-                await response.write(b".")
-        return response
-
     app = web.Application()
     app.router.add_get("/echo", tool_page)
-    app.router.add_get("/endless", endless)
+    app.router.add_get("/endless", endless_page)
     runner = web.AppRunner(app, shutdown_timeout=1.0)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()

@@ -42,22 +42,23 @@ FLOOD_RATE = 16
 CALLS = 12
 
 
+async def endless_page(request: web.Request) -> web.StreamResponse:
+    """The page that never ends: its tool declared at once, then a byte every TRICKLE_SECONDS."""
+    response = web.StreamResponse(headers={"Content-Type": "text/html; charset=utf-8"})
+    await response.prepare(request)
+    await response.write(ENDLESS_HEAD.encode())
+    with contextlib.suppress(ConnectionResetError):
+        while True:
+            await asyncio.sleep(TRICKLE_SECONDS)
+            await response.write(b".")
+    return response
+
+
 @contextlib.asynccontextmanager
 async def endless_site() -> AsyncIterator[str]:
     """A server whose page never ends, on ``localhost``; yields its URL."""
-
-    async def endless(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/html; charset=utf-8"})
-        await response.prepare(request)
-        await response.write(ENDLESS_HEAD.encode())
-        with contextlib.suppress(ConnectionResetError):
-            while True:
-                await asyncio.sleep(TRICKLE_SECONDS)
-                await response.write(b".")
-        return response
-
     app = web.Application()
-    app.router.add_get("/endless.html", endless)
+    app.router.add_get("/endless.html", endless_page)
     async with serve_app(app) as url:
         yield url.replace("127.0.0.1", "localhost")
 
