@@ -59,6 +59,7 @@ __all__ = [
     "client_of",
     "connection_caps",
     "descriptors_wanted",
+    "raised_file_limit",
 ]
 
 # The browser's key, the tab id, the tool's name (``browser_click`` for a built-in one) and the
@@ -264,6 +265,14 @@ def connection_caps(config: Config, descriptors: int) -> ConnectionCaps:
     per_client = max(1, min(config.client_max_connections, clients // 2))
     owner = max(1, min(config.max_owner_connections, room - unproven - clients))
     return ConnectionCaps(descriptors, unproven, owner, clients, per_client)
+
+
+def raised_file_limit(soft: int, hard: int, wanted: int, unlimited: int) -> int:
+    """The soft limit of open files a broker raises its own to: toward ``wanted`` as far as
+    ``hard`` allows, never below ``soft``; ``unlimited`` is how the system writes no limit."""
+    if soft == unlimited:
+        return soft
+    return max(soft, wanted if hard == unlimited else min(wanted, hard))
 
 
 def descriptors_wanted(config: Config) -> int:

@@ -19,6 +19,7 @@ import attrs
 from aiohttp import web
 
 from ..core.config import DEFAULTS, Config
+from ..core.limits import raised_file_limit
 from ..core.link_auth import PairingDesk
 from ..version import MIN_EXTENSION_VERSION, PROTOCOL_VERSION, VERSION
 from .hub import Hub
@@ -53,8 +54,8 @@ def raise_open_file_limit(wanted: int) -> tuple[int, int]:
     """
     before = open_file_limit()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-    if soft != resource.RLIM_INFINITY and target > soft:
+    target = raised_file_limit(soft, hard, wanted, resource.RLIM_INFINITY)
+    if target != soft:
         # macOS refuses more than its kern.maxfilesperproc whatever the hard limit says.
         with contextlib.suppress(OSError, ValueError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

@@ -36,7 +36,7 @@ import attrs
 from .. import codec, paths
 from ..core.config import DEFAULTS
 from ..core.errors import Unauthorized
-from ..core.limits import ConnectionCaps, connection_caps, descriptors_wanted
+from ..core.limits import ConnectionCaps, connection_caps, descriptors_wanted, raised_file_limit
 from ..core.security import FIREFOX_EXTENSION_ID, PROJECT_EXTENSION_ID, check_bearer
 from ..files import is_own_file
 from ..version import VERSION
@@ -109,8 +109,9 @@ def _open_file_findings(brokers: list[LiveBroker]) -> Iterator[Finding]:
     if answering:
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    would = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-    would = max(would, soft) if soft != resource.RLIM_INFINITY else wanted
+    would = raised_file_limit(soft, hard, wanted, resource.RLIM_INFINITY)
+    if would == resource.RLIM_INFINITY:
+        would = wanted
     text = f"a broker started here: {_caps_text(connection_caps(DEFAULTS, would))}"
     if would < wanted:
         yield Finding("open files", "note", f"{text}, below the {wanted} wanted", raise_it)
