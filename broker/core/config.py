@@ -75,8 +75,8 @@ class Config:
     # Those of the broker's own token (the command line, the stdio relays), of all client tokens
     # together, and of each client token: one past these is answered 429 and closed.
     max_owner_connections: int = 2048
-    max_client_connections: int = 1024
-    client_max_connections: int = 256
+    max_client_token_connections: int = 1024
+    max_connections_per_client: int = 256
     # Open files the broker keeps for its own use (its log, listening socket, event loop, a file an
     # upload reads) beside its connections.
     spare_descriptors: int = 32

@@ -261,8 +261,8 @@ def connection_caps(config: Config, descriptors: int) -> ConnectionCaps:
     room = max(descriptors - config.spare_descriptors - links, 4)
     quarter = room // 4
     unproven = max(1, min(config.max_unproven_connections, quarter))
-    clients = max(1, min(config.max_client_connections, quarter))
-    per_client = max(1, min(config.client_max_connections, clients // 2))
+    clients = max(1, min(config.max_client_token_connections, quarter))
+    per_client = max(1, min(config.max_connections_per_client, clients // 2))
     owner = max(1, min(config.max_owner_connections, room - unproven - clients))
     return ConnectionCaps(descriptors, unproven, owner, clients, per_client)
 
@@ -277,7 +277,7 @@ def raised_file_limit(soft: int, hard: int, wanted: int, unlimited: int) -> int:
 
 def descriptors_wanted(config: Config) -> int:
     """The fewest open files with which :func:`connection_caps` gives every cap its ``config`` value."""
-    unproven, clients = config.max_unproven_connections, config.max_client_connections
+    unproven, clients = config.max_unproven_connections, config.max_client_token_connections
     room = max(4 * max(unproven, clients), unproven + clients + config.max_owner_connections)
     return config.spare_descriptors + config.max_links + config.max_unproven_links + room
 

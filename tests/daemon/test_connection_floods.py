@@ -168,7 +168,7 @@ async def test_a_broker_started_under_a_low_soft_limit_raises_it_to_what_its_cap
         "eachClientToken": caps.per_client,
     }
     if raised == wanted:
-        assert (caps.owner, caps.per_client) == (DEFAULTS.max_owner_connections, DEFAULTS.client_max_connections)
+        assert (caps.owner, caps.per_client) == (DEFAULTS.max_owner_connections, DEFAULTS.max_connections_per_client)
     assert resource.prlimit(broker.pid, resource.RLIMIT_NOFILE)[0] == raised
     broker.log.seek(0)
     assert f"limit of open files raised from {FILE_LIMIT} to {raised}" in broker.log.read().decode()
@@ -198,7 +198,7 @@ async def _answer_or_close(reader: asyncio.StreamReader) -> tuple[int, Any] | No
 async def test_a_client_token_past_its_connections_is_answered_429_and_the_owner_and_others_go_on(
     make_broker: MakeBroker,
 ) -> None:
-    broker = await make_broker(client_max_connections=2, max_client_connections=4)
+    broker = await make_broker(max_connections_per_client=2, max_client_token_connections=4)
     await broker.extension(shop())
     port = broker.server.port
     mallory, alice, bob = (client_token(TOKEN, name) for name in ("mallory", "alice", "bob"))
