@@ -29,15 +29,13 @@ import { runIn } from "./webext_scripts.js";
 
 const MAX_ENTRIES = 1_000;
 const SCRIPT_TIMEOUT_MS = 5_000;
-// The page hooks' own requests go to ANSWER_HOST, and Firefox counts them as the page's: what
-// they carry is the driver's, never the page's doing, and is not listed.
-const HOOKS_HOST = ANSWER_HOST;
 
 /** Whether the page itself asked for `url`: not the hooks, nor one of the add-on's own files. */
 function pagesOwn(url) {
   try {
     const { protocol, hostname } = new URL(url);
-    return protocol !== "moz-extension:" && hostname !== HOOKS_HOST;
+    // The page hooks' own requests, which Firefox counts as the page's, are the driver's doing.
+    return protocol !== "moz-extension:" && hostname !== ANSWER_HOST;
   } catch {
     return true;
   }
