@@ -5,7 +5,7 @@
 // would reach a page (a page tool, a built-in browser tool) then passes the person's say
 // (approvals.js): the pause, and their approval where the call needs it.
 
-import { FromBroker, PersonRefusal, Refusal, ToBroker } from "./link/protocol.js";
+import { FromBroker, PersonRefusal, Refusal, ToBroker } from "./base/protocol.js";
 import { admit, approvalEnded } from "./person/approvals.js";
 import { cancelApprovalOf, cancelApprovals } from "./person/approval_window.js";
 import { releaseSessions, releaseTab } from "./actions/driver.js";

@@ -56,7 +56,7 @@ from playwright.async_api import Playwright, async_playwright
 from broker.discovery import load_or_create_token
 from tests.support.chromium import CHROMIUM, trust_broker
 
-# extension/link/protocol.js PORT_FIRST..PORT_LAST
+# extension/base/protocol.js PORT_FIRST..PORT_LAST
 PROBED_PORTS = range(8765, 8786)
 # extension/link/discovery.js SWEEP_FIRST_MS..SWEEP_MAX_MS: 0.5 s doubling to 2 s, settled after 3.5 s.
 SWEEP_PERIOD_S = 2.0

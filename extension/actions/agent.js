@@ -4,7 +4,7 @@
 // scripts share the DOM with it but not its globals, so they can neither see nor change it.
 
 import { OBJECT_GROUP, send } from "./debugger.js";
-import { ActionError, Code } from "./errors.js";
+import { ActionError, Code } from "../base/errors.js";
 import { pageItems } from "./page_items.js";
 import { accessibleNames } from "./page_names.js";
 import { ariaRules } from "./page_roles.js";

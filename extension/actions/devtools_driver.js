@@ -3,7 +3,7 @@
 // debugger.js; this gathers them under the names the actions layer (run.js) calls, the same names
 // the WebExtension driver (webext_driver.js) answers to.
 
-import { BROWSER_ACTIONS } from "../link/protocol.js";
+import { BROWSER_ACTIONS } from "../base/protocol.js";
 import {
   attach,
   debuggerDetached,

@@ -13,10 +13,10 @@
 // so a dialog in a tab no client acts on is the person's, shown by Chromium and left to them; so
 // is one whose tab the client lets go.
 
-import { Refusal } from "../link/protocol.js";
-import { settings } from "../person/settings.js";
+import { Refusal } from "../base/protocol.js";
+import { settings } from "../base/settings.js";
 import { mainFrameOf, onTabEvent, onTabForgotten, send } from "./debugger.js";
-import { ActionError, Code, invalidArguments } from "./errors.js";
+import { ActionError, Code, invalidArguments } from "../base/errors.js";
 
 /** tab id -> {open: {type, message, timer, answer} | null, last: how the last one closed, notes: [], waiters} */
 const tabs = new Map();

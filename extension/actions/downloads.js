@@ -9,7 +9,7 @@
 // created while an action ran in the tab and names the tab's page as its referrer.
 
 import { mainFrameOf, onTabEvent, onTabForgotten, send, utilityWorld } from "./debugger.js";
-import { sleep } from "./errors.js";
+import { sleep } from "../base/errors.js";
 
 // How long an action's result waits for its downloads to end; a longer one is reported under way.
 const FINISH_WAIT_MS = 5_000;

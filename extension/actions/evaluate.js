@@ -7,7 +7,7 @@
 
 import { OBJECT_GROUP, documentOf, send } from "./debugger.js";
 import { elementFor } from "./elements.js";
-import { ActionError, Code, invalidArguments } from "./errors.js";
+import { ActionError, Code, invalidArguments } from "../base/errors.js";
 import { sections, textResult } from "./results.js";
 
 function failure(exceptionDetails) {

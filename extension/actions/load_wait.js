@@ -2,7 +2,7 @@
 // up to LOAD_WAIT_MS more, as Playwright MCP waits (a page whose images never finish still
 // answers). Each driver tells how to read the document's state and how to hear a load step.
 
-import { ActionError, Code } from "./errors.js";
+import { ActionError, Code } from "../base/errors.js";
 
 // How long a navigation may take to commit its new document.
 export const COMMIT_WAIT_MS = 15_000;

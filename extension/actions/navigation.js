@@ -14,7 +14,7 @@ import {
   utilityWorld,
   waitForEvent,
 } from "./debugger.js";
-import { ActionError, Code, invalidArguments, sleep, withTimeout } from "./errors.js";
+import { ActionError, Code, invalidArguments, sleep, withTimeout } from "../base/errors.js";
 import { eventMarker } from "./event_marker.js";
 import { COMMIT_WAIT_MS, waitUntilReady } from "./load_wait.js";
 

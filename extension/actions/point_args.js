@@ -2,7 +2,7 @@
 // _drag_xy, _wheel), checked alike by both page drivers: the DevTools driver's pointer.js and the
 // WebExtension driver's webext_input.js.
 
-import { invalidArguments } from "./errors.js";
+import { invalidArguments } from "../base/errors.js";
 
 export const MAX_DELAY_MS = 5_000;
 

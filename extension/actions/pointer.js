@@ -16,7 +16,7 @@
 
 import { onTabForgotten, send, waitForEvent } from "./debugger.js";
 import { checkSameDocument, confirmPoint, describe, elementFor, pointFor } from "./elements.js";
-import { ActionError, Code, invalidArguments, sleep } from "./errors.js";
+import { ActionError, Code, invalidArguments, sleep } from "../base/errors.js";
 import { BUTTONS, mouse } from "./input.js";
 import { watchPage } from "./page_watch.js";
 import { clickOptions, numbers, outsideViewport } from "./point_args.js";

@@ -7,12 +7,12 @@
 // part is the page driver's (driver.js): the DevTools one in Chromium, the WebExtension one in
 // Firefox; what it cannot do it refuses with not_supported before anything runs.
 
-import { BROWSER_ACTIONS, ToBroker } from "../link/protocol.js";
+import { BROWSER_ACTIONS, ToBroker } from "../base/protocol.js";
 import { reply } from "../link/links.js";
 import { isScriptable } from "../page_tools/page_bridges.js";
 import { pageChanged } from "../tabs/documents.js";
 import { driver } from "./driver.js";
-import { ActionError, Code, calledOff, invalidArguments, sleep, withTimeout } from "./errors.js";
+import { ActionError, Code, calledOff, invalidArguments, sleep, withTimeout } from "../base/errors.js";
 import { sections, textResult } from "./results.js";
 import { watchingNewTabs } from "../tabs/new_tabs.js";
 import { firstPageOf } from "../tabs/first_pages.js";

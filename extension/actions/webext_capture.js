@@ -3,7 +3,7 @@
 // described as screenshot.js sizes them, and browser_evaluate, a client's function run in the
 // page's own world through scripting, after the person's approval as in the DevTools driver.
 
-import { ActionError, Code, invalidArguments } from "./errors.js";
+import { ActionError, Code, invalidArguments } from "../base/errors.js";
 import { FORMATS, capturedResult, fitted } from "./screenshot.js";
 import { sections, textResult } from "./results.js";
 import { documentOf } from "./webext_navigation.js";

@@ -14,7 +14,7 @@
 // dialog, answers one, or waits.
 
 import { dialogClosed, dialogNotHeld, dialogOpened, forgetDialogs } from "./dialogs.js";
-import { withTimeout } from "./errors.js";
+import { withTimeout } from "../base/errors.js";
 import { installPageHooks } from "./page_hooks.js";
 
 // A host under .invalid never resolves (RFC 2606): a request the listener misses goes nowhere.

@@ -7,8 +7,8 @@
 // nothing is pretended.
 
 import { dialogSeam } from "./dialogs.js";
-import { BROWSER_ACTIONS } from "../link/protocol.js";
-import { ActionError, Code } from "./errors.js";
+import { BROWSER_ACTIONS } from "../base/protocol.js";
+import { ActionError, Code } from "../base/errors.js";
 import { forgetDownloadsOf, onDownloadBegan, watchingDownloads } from "./downloads.js";
 import { evaluate, takeScreenshot } from "./webext_capture.js";
 import {

@@ -4,7 +4,7 @@
 // and sending its input happen in one script, so a frame cannot navigate between the two: a ref
 // of a document since left is refused as stale.
 
-import { ActionError, Code, invalidArguments } from "./errors.js";
+import { ActionError, Code, invalidArguments } from "../base/errors.js";
 import { checkedPaths, filesWithBytes, uploadedFiles } from "./file_chooser.js";
 import { withKeyDefinitions } from "./key_table.js";
 import { clickOptions, numbers, outsideViewport } from "./point_args.js";

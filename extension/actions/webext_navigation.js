@@ -3,7 +3,7 @@
 // through chrome.tabs (navigate, back, forward, reload), waiting for a page to be ready, and
 // browser_wait_for. Ready means as in the DevTools driver (load_wait.js).
 
-import { ActionError, Code, sleep } from "./errors.js";
+import { ActionError, Code, sleep } from "../base/errors.js";
 import { COMMIT_WAIT_MS, waitUntilReady } from "./load_wait.js";
 import { checkedUrl } from "./navigation.js";
 import { waitWith } from "./wait.js";

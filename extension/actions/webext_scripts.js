@@ -5,7 +5,7 @@
 // The page-side code is page_agent.js, which the isolated world imports (a module lives once per
 // world, so each document has one agent); a client's browser_evaluate runs in the page's world.
 
-import { ActionError, Code, withTimeout } from "./errors.js";
+import { ActionError, Code, withTimeout } from "../base/errors.js";
 
 const SCRIPT_TIMEOUT_MS = 15_000;
 const AGENT_URL = chrome.runtime.getURL("actions/page_agent.js");

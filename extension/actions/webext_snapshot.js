@@ -9,7 +9,7 @@
 
 import { documentIn } from "../tabs/documents.js";
 import { NO_LIMIT, cut, depthOfLine, navigated, underFrameLine } from "./aria_snapshot.js";
-import { ActionError, Code, invalidArguments } from "./errors.js";
+import { ActionError, Code, invalidArguments } from "../base/errors.js";
 import { saveNumbers, storedNumbers } from "./ref_numbers.js";
 import { refsFor } from "./refs.js";
 import { PAGE_LIMIT, reportOf } from "./results.js";

@@ -12,7 +12,7 @@
 // in the DevTools driver, read for every listing.
 
 import { originOf } from "../tabs/documents.js";
-import { ActionError, Code, withTimeout } from "./errors.js";
+import { ActionError, Code, withTimeout } from "../base/errors.js";
 import { pageConsoleRecords } from "./page_hooks.js";
 import {
   consoleLevel,

@@ -3,9 +3,9 @@
 // backoff. Decides which links should be open, leaves alone the brokers the person chose to
 // ignore, and forgets brokers that stayed away (with their sessions).
 
-import { BROKER_HEADER, NATIVE_HOST } from "./protocol.js";
+import { BROKER_HEADER, NATIVE_HOST } from "../base/protocol.js";
 import { closeLinksExcept, forgetSeen, hasLink, isJoined, lostAt, openLink, seenPorts } from "./links.js";
-import { settings, settingsReady } from "../person/settings.js";
+import { settings, settingsReady } from "../base/settings.js";
 import { forgetSessions, sessionPorts } from "../tabs/sessions.js";
 import { releaseSessions } from "../actions/driver.js";
 

@@ -4,7 +4,7 @@
 // its proof is refused and not asked again for a while. Those waiting to be paired and those
 // refused are the brokers found but not believed, which the popup shows.
 
-import { FromBroker, ToBroker } from "./protocol.js";
+import { FromBroker, ToBroker } from "../base/protocol.js";
 import {
   Role,
   checkProof,

@@ -4,7 +4,7 @@
 // decided elsewhere (onLinkMessage), and so is where to look for a broker that went away
 // (onLinkLost): a link only carries frames.
 
-import { ToBroker } from "./protocol.js";
+import { ToBroker } from "../base/protocol.js";
 import { HandshakeLink, TrustState, notBelieved, refusedLately, trustOf } from "./handshake.js";
 
 const KEEPALIVE_MS = 20_000;

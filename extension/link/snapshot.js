@@ -4,11 +4,11 @@
 // browser-wide requests it carries out, whether the person paused agents, and every tab with its
 // tools. The first one sent on a link is what joins it.
 
-import { BROWSER_FEATURES, ToBroker } from "./protocol.js";
+import { BROWSER_FEATURES, ToBroker } from "../base/protocol.js";
 import { driverAbilities } from "../actions/driver.js";
 import { isPaused, pauseReady } from "../person/person.js";
 import { ready } from "../tabs/rebuild.js";
-import { settings, settingsReady } from "../person/settings.js";
+import { settings, settingsReady } from "../base/settings.js";
 import { tabInfo } from "../tabs/tabs.js";
 import { EXTENSION_VERSION } from "./versions.js";
 

@@ -3,7 +3,7 @@
 // `connect`, and an extension older than that still joins, warns here once per broker and says
 // in the popup what to do.
 
-import { UPDATE_ADVICE } from "../person/build_advice.js";
+import { UPDATE_ADVICE } from "../base/build_advice.js";
 
 /** This extension's version, as its manifest (and so the package it came from) says. */
 export const EXTENSION_VERSION = chrome.runtime.getManifest().version;

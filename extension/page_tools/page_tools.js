@@ -4,7 +4,7 @@
 // nothing: one that has not reported has none. The bridges are put in, and asked where the worker
 // cannot know, by page_bridges.js; a broker's call of a tool runs through tool_calls.js.
 
-import { Bridge, ToBroker } from "../link/protocol.js";
+import { Bridge, ToBroker } from "../base/protocol.js";
 import { broadcast } from "../link/links.js";
 import { askTools, cleanTools, forgetWakes } from "./page_bridges.js";
 import { forgetFrames, frameLeft, frameReported, frameToolsOf, pruneFrames } from "./frame_tools.js";

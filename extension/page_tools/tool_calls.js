@@ -3,7 +3,7 @@
 // (discoverTools).
 
 import { dialogOpenError } from "../actions/dialogs.js";
-import { Bridge, ToBroker } from "../link/protocol.js";
+import { Bridge, ToBroker } from "../base/protocol.js";
 import { pageChanged } from "../tabs/documents.js";
 import { reply } from "../link/links.js";
 import { isScriptable } from "./page_bridges.js";

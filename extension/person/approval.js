@@ -1,7 +1,7 @@
 // The approval window: shows one request the worker holds (approvals.js), whole, and sends back
 // the person's answer. Closing the window is a no; so is letting the countdown run out.
 
-import { Approval } from "../link/protocol.js";
+import { Approval } from "../base/protocol.js";
 
 const id = Number(new URLSearchParams(location.search).get("id"));
 

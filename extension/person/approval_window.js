@@ -2,7 +2,7 @@
 // decides which do), settled once by their answer, by closing it, by the approval time running
 // out, or by the broker calling the call off or its session ending, each closing the window.
 
-import { PersonRefusal } from "../link/protocol.js";
+import { PersonRefusal } from "../base/protocol.js";
 
 const WINDOW = { type: "popup", width: 600, height: 700, focused: true };
 

@@ -20,7 +20,7 @@
 // Waiting approvals live only in this worker: if it stops, its links close and the broker fails
 // their calls at once, so nothing is left to rebuild.
 
-import { FromBroker, Refusal, ToBroker } from "../link/protocol.js";
+import { FromBroker, Refusal, ToBroker } from "../base/protocol.js";
 import { reply } from "../link/links.js";
 import { toolsOf } from "../page_tools/page_tools.js";
 import { isPaused, pausedError } from "./person.js";
@@ -29,7 +29,7 @@ import { DELETION_REQUESTS, deletionOf } from "../tabs/record_deletions.js";
 import { documentIn } from "../tabs/documents.js";
 import { frameOfTool } from "../page_tools/frame_tools.js";
 import { sessionCredential, sessionName } from "../tabs/sessions.js";
-import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "./settings.js";
+import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "../base/settings.js";
 import { uploadedFiles } from "../actions/file_chooser.js";
 import { ask, notApproved } from "./approval_window.js";
 

@@ -1,7 +1,7 @@
 // The options page: reads and writes the settings in chrome.storage.local (settings.js decides
 // what they mean and their defaults); the worker hears every change through storage events.
 
-import { DEFAULTS, OWNER, normalize } from "./settings.js";
+import { DEFAULTS, OWNER, normalize } from "../base/settings.js";
 
 async function load() {
   const { settings } = await chrome.storage.local.get("settings");

@@ -5,7 +5,7 @@
 // out here at once as well, so the browser obeys the person even where a broker is gone or does
 // not know these messages; the broker's answers (`disconnect`, `tabReleased`) then change nothing.
 
-import { PersonRefusal, ToBroker } from "../link/protocol.js";
+import { PersonRefusal, ToBroker } from "../base/protocol.js";
 import { releaseSessions, releaseTab } from "../actions/driver.js";
 import { broadcast, joinedLinks, sendTo } from "../link/links.js";
 import { forgetSessions, ownerOf, ungroupTab } from "../tabs/sessions.js";

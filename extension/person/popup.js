@@ -2,7 +2,7 @@
 // all, end a session, take a tab back). It asks the worker for its state once per opening, again
 // every two seconds while open and after every button; the worker owns all state and acts.
 
-import { Popup } from "../link/protocol.js";
+import { Popup } from "../base/protocol.js";
 import { showPairing } from "./popup_pairing.js";
 
 const REFRESH_MS = 2_000;

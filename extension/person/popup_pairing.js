@@ -3,7 +3,7 @@
 // dropped because they failed to prove they are the broker. Redrawn only when that list changes,
 // so a code being typed is not wiped by the popup's refresh.
 
-import { Popup } from "../link/protocol.js";
+import { Popup } from "../base/protocol.js";
 
 let drawn = "";
 let outcome = null; // {port, error}: how the last pairing went

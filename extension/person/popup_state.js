@@ -10,8 +10,8 @@ import { toolsOf } from "../page_tools/page_tools.js";
 import { isPaused, pauseReady } from "./person.js";
 import { ready } from "../tabs/rebuild.js";
 import { ownerOf, sessionColor, sessionCredential, sessionName, sessionsOf } from "../tabs/sessions.js";
-import { settings, settingsReady } from "./settings.js";
-import { NATIVE_HOST_COMMAND, UPDATE_ADVICE } from "./build_advice.js";
+import { settings, settingsReady } from "../base/settings.js";
+import { NATIVE_HOST_COMMAND, UPDATE_ADVICE } from "../base/build_advice.js";
 import { EXTENSION_VERSION, olderThan } from "../link/versions.js";
 
 /** What a broker said of versions; `needs` is the version it needs when this extension is older. */

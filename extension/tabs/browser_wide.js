@@ -3,8 +3,8 @@
 // has already decided what the session may ask (a window to focus or close holds only its tabs);
 // this module carries it out, after the person's say: nothing while they paused agents.
 
-import { ToBroker } from "../link/protocol.js";
-import { ActionError, invalidArguments } from "../actions/errors.js";
+import { ToBroker } from "../base/protocol.js";
+import { ActionError, invalidArguments } from "../base/errors.js";
 import { reply } from "../link/links.js";
 import { isPaused, pausedError } from "../person/person.js";
 import { RECORD_REQUESTS } from "./records.js";

@@ -4,7 +4,7 @@
 // URL where Chromium gives no id. Read when the approval window opens, and again right before the
 // approved call runs.
 
-import { PersonRefusal } from "../link/protocol.js";
+import { PersonRefusal } from "../base/protocol.js";
 
 /** A URL's origin, or "" where it has none (an opaque one, or no URL). */
 export function originOf(url) {

@@ -9,7 +9,7 @@
 //
 // What it reads is rebuilt after a worker restart (rebuild.js), so it waits for that first.
 
-import { FromBroker, Refusal } from "../link/protocol.js";
+import { FromBroker, Refusal } from "../base/protocol.js";
 import { ready } from "./rebuild.js";
 import { holds, sessionName } from "./sessions.js";
 

@@ -9,8 +9,8 @@
 // of the address. The deletion then runs only if that is still so (`stillAsApproved`): a folder
 // that gained a bookmark since is not deleted with it unseen.
 
-import { ActionError, invalidArguments } from "../actions/errors.js";
-import { PersonRefusal } from "../link/protocol.js";
+import { ActionError, invalidArguments } from "../base/errors.js";
+import { PersonRefusal } from "../base/protocol.js";
 import { checkShared, isFolder, isSeparator, subTree } from "./records.js";
 
 const NOT_FOUND = "record_not_found";

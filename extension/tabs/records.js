@@ -9,10 +9,10 @@
 // switch is turned on (optional permissions): Chromium's permission prompt cannot be answered in
 // headless tests, so the switch is what keeps them closed (docs/security.md).
 
-import { ActionError, invalidArguments } from "../actions/errors.js";
-import { OPTIONS_PLACE } from "../person/build_advice.js";
-import { PersonRefusal } from "../link/protocol.js";
-import { settings, settingsReady } from "../person/settings.js";
+import { ActionError, invalidArguments } from "../base/errors.js";
+import { OPTIONS_PLACE } from "../base/build_advice.js";
+import { PersonRefusal } from "../base/protocol.js";
+import { settings, settingsReady } from "../base/settings.js";
 
 export const SHARE_SWITCH = "Share history and bookmarks with AI agents";
 const MAX_RESULTS = 200;

@@ -2,7 +2,7 @@
 // each with its page tools and its place (window, index, pinned), and a broker's requests to open,
 // focus or close a tab.
 
-import { CloseRefusal, ToBroker } from "../link/protocol.js";
+import { CloseRefusal, ToBroker } from "../base/protocol.js";
 import { broadcast, reply } from "../link/links.js";
 import { forgetTools, learnTools, refreshTools, setTools, toolsOf } from "../page_tools/page_tools.js";
 import { isScriptable } from "../page_tools/page_bridges.js";

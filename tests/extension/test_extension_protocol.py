@@ -1,4 +1,4 @@
-"""The extension's message type names (``extension/link/protocol.js``) match the broker's codec."""
+"""The extension's message type names (``extension/base/protocol.js``) match the broker's codec."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ EXTENSION = Path(__file__).resolve().parents[2] / "extension"
 
 
 def _names(block: str, name: str = "[A-Za-z]+") -> set[str]:
-    source = (EXTENSION / "link" / "protocol.js").read_text()
+    source = (EXTENSION / "base" / "protocol.js").read_text()
     found = re.search(rf"export const {block} = Object\.freeze\(\{{(.*?)\}}\);", source, re.S)
     assert found is not None, f"protocol.js has no {block}"
     return set(re.findall(rf':\s*"({name})"', found.group(1)))
@@ -46,7 +46,7 @@ def test_the_extensions_close_refusals_are_ones_the_broker_maps_to_its_errors() 
 
 
 def test_protocol_js_knows_the_header_that_marks_a_brokers_answers() -> None:
-    source = (EXTENSION / "link" / "protocol.js").read_text()
+    source = (EXTENSION / "base" / "protocol.js").read_text()
     assert f'export const BROKER_HEADER = "{BROKER_HEADER}";' in source
 
 

@@ -4,7 +4,7 @@
 // Kept in chrome.storage.local (they outlive the worker and the browser); this module holds the
 // worker's copy and tells its listener what changed.
 
-import { PORT_FIRST, PORT_LAST } from "../link/protocol.js";
+import { PORT_FIRST, PORT_LAST } from "./protocol.js";
 
 /** The credential name the broker gives its own token (connect.credential). */
 export const OWNER = "owner";
