@@ -38,12 +38,12 @@ _FIREFOX_LACKS = frozenset({"debugger"})
 # holds the per-install uuid).
 _FIREFOX_ADDS = ("webRequest", "webRequestBlocking")
 _PAGE_AGENT = (
-    "actions/page_agent.js",
-    "actions/page_items.js",
-    "actions/page_names.js",
-    "actions/page_roles.js",
-    "actions/page_snapshot.js",
-    "actions/page_yaml.js",
+    "actions/webext/page_agent.js",
+    "actions/page/items.js",
+    "actions/page/names.js",
+    "actions/page/roles.js",
+    "actions/page/snapshot.js",
+    "actions/page/yaml.js",
 )
 _CSP = "script-src 'self'; object-src 'self'"
 

@@ -15,7 +15,7 @@
 
 import { Refusal } from "../base/protocol.js";
 import { settings } from "../base/settings.js";
-import { mainFrameOf, onTabEvent, onTabForgotten, send } from "./debugger.js";
+import { mainFrameOf, onTabEvent, onTabForgotten, send } from "./devtools/debugger.js";
 import { ActionError, Code, invalidArguments } from "../base/errors.js";
 
 /** tab id -> {open: {type, message, timer, answer} | null, last: how the last one closed, notes: [], waiters} */

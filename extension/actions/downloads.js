@@ -8,7 +8,7 @@
 // tab's when the protocol said the tab began one at its address, or, failing that, when it was
 // created while an action ran in the tab and names the tab's page as its referrer.
 
-import { mainFrameOf, onTabEvent, onTabForgotten, send, utilityWorld } from "./debugger.js";
+import { mainFrameOf, onTabEvent, onTabForgotten, send, utilityWorld } from "./devtools/debugger.js";
 import { sleep } from "../base/errors.js";
 
 // How long an action's result waits for its downloads to end; a longer one is reported under way.

@@ -3,8 +3,8 @@
 // not (Firefox). Nothing else in the extension asks which browser it is in; what a driver cannot
 // do it answers with not_supported itself.
 
-import { devtoolsDriver } from "./devtools_driver.js";
-import { webExtensionDriver } from "./webext_driver.js";
+import { devtoolsDriver } from "./devtools/driver.js";
+import { webExtensionDriver } from "./webext/driver.js";
 
 export const driver = globalThis.chrome?.debugger ? devtoolsDriver : webExtensionDriver;
 

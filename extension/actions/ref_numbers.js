@@ -5,7 +5,7 @@
 // number (frames.js). What the agents in the pages keep needs no copy: their worlds outlive the
 // worker.
 
-import { onTabForgotten } from "./debugger.js";
+import { onTabForgotten } from "./devtools/debugger.js";
 
 const KEY = "refNumbers";
 

@@ -6,10 +6,10 @@
 // adds the "### Snapshot" section each client is to read of it: the page folded to a budget, or
 // what changed since that client's last snapshot of the tab (broker/core/snapshots.py).
 
-import { captureSnapshot, navigated } from "./aria_snapshot.js";
-import { documentOf } from "./debugger.js";
+import { captureSnapshot, navigated } from "./devtools/aria_snapshot.js";
+import { documentOf } from "./devtools/debugger.js";
 import { documentIn } from "../tabs/documents.js";
-import { consoleSummary } from "./telemetry.js";
+import { consoleSummary } from "./devtools/telemetry.js";
 
 /** More than any page a person reads; past it the broker gets the first part and folds it. */
 export const PAGE_LIMIT = 2_000_000;

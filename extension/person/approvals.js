@@ -30,7 +30,7 @@ import { documentIn } from "../tabs/documents.js";
 import { frameOfTool } from "../page_tools/frame_tools.js";
 import { sessionCredential, sessionName } from "../tabs/sessions.js";
 import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "../base/settings.js";
-import { uploadedFiles } from "../actions/file_chooser.js";
+import { uploadedFiles } from "../actions/devtools/file_chooser.js";
 import { ask, notApproved } from "./approval_window.js";
 
 // Playwright MCP's read-only built-in tools; every other one changes the page. The broker knows

@@ -30,8 +30,8 @@ def declaration(modules: list[str], body: str) -> str:
     return f"function (request) {{\n{sources}\n{body}\n}}"
 
 
-SNAPSHOT_MODULES = ["page_roles.js", "page_names.js", "page_yaml.js", "page_items.js", "page_snapshot.js"]
-INPUT_MODULES = [*SNAPSHOT_MODULES, "synthetic_kit.js", "synthetic_input.js"]
+SNAPSHOT_MODULES = ["page/roles.js", "page/names.js", "page/yaml.js", "page/items.js", "page/snapshot.js"]
+INPUT_MODULES = [*SNAPSHOT_MODULES, "webext/synthetic_kit.js", "webext/synthetic_input.js"]
 
 
 def snapshot_call() -> str:
@@ -44,13 +44,15 @@ def snapshot_call() -> str:
 
 def input_call() -> str:
     """syntheticInput(request), its kit made first as the driver makes it."""
-    return declaration(["synthetic_kit.js", "synthetic_input.js"], "syntheticKit(); return syntheticInput(request);")
+    return declaration(
+        ["webext/synthetic_kit.js", "webext/synthetic_input.js"], "syntheticKit(); return syntheticInput(request);"
+    )
 
 
 def keys_call() -> str:
     """syntheticKeys(request), its kit made first and its keys defined as the driver does it."""
     return declaration(
-        ["synthetic_kit.js", "key_table.js", "synthetic_keys.js"],
+        ["webext/synthetic_kit.js", "key_table.js", "webext/synthetic_keys.js"],
         "syntheticKit(); return syntheticKeys(withKeyDefinitions(request));",
     )
 

@@ -3,7 +3,7 @@
 // debugger.js; this gathers them under the names the actions layer (run.js) calls, the same names
 // the WebExtension driver (webext_driver.js) answers to.
 
-import { BROWSER_ACTIONS } from "../base/protocol.js";
+import { BROWSER_ACTIONS } from "../../base/protocol.js";
 import {
   attach,
   debuggerDetached,
@@ -15,8 +15,8 @@ import {
   serialized,
   tabGone,
 } from "./debugger.js";
-import { dialogSeam } from "./dialogs.js";
-import { watchingDownloads } from "./downloads.js";
+import { dialogSeam } from "../dialogs.js";
+import { watchingDownloads } from "../downloads.js";
 import { elementFor, releaseHandles } from "./elements.js";
 import { evaluate } from "./evaluate.js";
 import { fileChooserLines, uploadFiles } from "./file_chooser.js";
@@ -25,7 +25,7 @@ import { fillForm, hover, selectOption, type } from "./input.js";
 import { pressKey } from "./keyboard.js";
 import { navigate, navigateBack, navigateForward, reload, waitForReady, withNavigationWatch } from "./navigation.js";
 import { drag, mouseClickXy, mouseDown, mouseDragXy, mouseMoveXy, mouseUp, mouseWheel } from "./pointer.js";
-import { pageReport } from "./results.js";
+import { pageReport } from "../results.js";
 import { takeScreenshot } from "./screenshot.js";
 import { consoleMessages, networkRequests } from "./telemetry.js";
 import { waitFor } from "./wait.js";

@@ -5,10 +5,10 @@
 // The page-side code is page_agent.js, which the isolated world imports (a module lives once per
 // world, so each document has one agent); a client's browser_evaluate runs in the page's world.
 
-import { ActionError, Code, withTimeout } from "../base/errors.js";
+import { ActionError, Code, withTimeout } from "../../base/errors.js";
 
 const SCRIPT_TIMEOUT_MS = 15_000;
-const AGENT_URL = chrome.runtime.getURL("actions/page_agent.js");
+const AGENT_URL = chrome.runtime.getURL("actions/webext/page_agent.js");
 
 /**
  * Page-side: the task `name` of page_agent.js run on the element of `target` ({ref}, {selector}

@@ -21,7 +21,7 @@ import {
   send,
   utilityWorld,
 } from "./debugger.js";
-import { saveNumbers, storedNumbers } from "./ref_numbers.js";
+import { saveNumbers, storedNumbers } from "../ref_numbers.js";
 
 const FRAME_REF = /^f(\d+)e(\d+)$/;
 const STILL_MS = 100;

@@ -8,7 +8,7 @@
 // What the tools do with the link lives in the modules beside this one; they hear the tab's events
 // through onTabEvent and drop their per-tab state through onTabForgotten.
 
-import { ActionError, Code, withTimeout } from "../base/errors.js";
+import { ActionError, Code, withTimeout } from "../../base/errors.js";
 
 const PROTOCOL_VERSION = "1.3";
 const COMMAND_TIMEOUT_MS = 15_000;

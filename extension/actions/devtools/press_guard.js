@@ -10,7 +10,7 @@
 
 import { OBJECT_GROUP, send, utilityWorld } from "./debugger.js";
 import { frameWorlds } from "./frames.js";
-import { sleep } from "../base/errors.js";
+import { sleep } from "../../base/errors.js";
 
 // Longer than any click's presses take, even on a loaded machine.
 const GUARD_MS = 10_000;

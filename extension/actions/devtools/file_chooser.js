@@ -14,7 +14,7 @@
 // extension hand a page files from disk only with "Allow access to file URLs" on.
 
 import { onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
-import { ActionError, Code, invalidArguments } from "../base/errors.js";
+import { ActionError, Code, invalidArguments } from "../../base/errors.js";
 import { onFrameSession } from "./frames.js";
 
 /**

@@ -4,11 +4,11 @@
 // document, as the module lives in that world's global. Beside it, the page-side tasks the
 // driver runs on an element the agent found, by name (webext_scripts.js).
 
-import { pageItems } from "./page_items.js";
-import { accessibleNames } from "./page_names.js";
-import { ariaRules } from "./page_roles.js";
-import { snapshotAgent } from "./page_snapshot.js";
-import { yamlRenderer } from "./page_yaml.js";
+import { pageItems } from "../page/items.js";
+import { accessibleNames } from "../page/names.js";
+import { ariaRules } from "../page/roles.js";
+import { snapshotAgent } from "../page/snapshot.js";
+import { yamlRenderer } from "../page/yaml.js";
 
 // On the world's global too, under the name the DevTools driver's agent has (agent.js), where the
 // synthetic input code finds it.

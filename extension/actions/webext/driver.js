@@ -6,11 +6,11 @@
 // input's answer says so. What it cannot do is answered with not_supported, naming Firefox;
 // nothing is pretended.
 
-import { dialogSeam } from "./dialogs.js";
-import { BROWSER_ACTIONS } from "../base/protocol.js";
-import { ActionError, Code } from "../base/errors.js";
-import { forgetDownloadsOf, onDownloadBegan, watchingDownloads } from "./downloads.js";
-import { evaluate, takeScreenshot } from "./webext_capture.js";
+import { dialogSeam } from "../dialogs.js";
+import { BROWSER_ACTIONS } from "../../base/protocol.js";
+import { ActionError, Code } from "../../base/errors.js";
+import { forgetDownloadsOf, onDownloadBegan, watchingDownloads } from "../downloads.js";
+import { evaluate, takeScreenshot } from "./capture.js";
 import {
   click,
   drag,
@@ -25,7 +25,7 @@ import {
   selectOption,
   type,
   uploadFiles,
-} from "./webext_input.js";
+} from "./input.js";
 import {
   forgetTab,
   heard,
@@ -36,18 +36,12 @@ import {
   waitFor,
   waitForReady,
   withNavigationWatch,
-} from "./webext_navigation.js";
-import { forgetFrames, locate, pageReport } from "./webext_snapshot.js";
-import { saveNumbers } from "./ref_numbers.js";
-import { runIn } from "./webext_scripts.js";
-import { forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./webext_dialogs.js";
-import {
-  consoleMessages,
-  forgetRequests,
-  listenForRequests,
-  networkRequests,
-  watchRequests,
-} from "./webext_telemetry.js";
+} from "./navigation.js";
+import { forgetFrames, locate, pageReport } from "./snapshot.js";
+import { saveNumbers } from "../ref_numbers.js";
+import { runIn } from "./scripts.js";
+import { forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./dialogs.js";
+import { consoleMessages, forgetRequests, listenForRequests, networkRequests, watchRequests } from "./telemetry.js";
 
 /** The browser actions this driver does not carry out yet (the mouse button pressed or released
  * alone, the wheel): it answers them not_supported, naming Firefox. */

@@ -3,12 +3,12 @@
 // described as screenshot.js sizes them, and browser_evaluate, a client's function run in the
 // page's own world through scripting, after the person's approval as in the DevTools driver.
 
-import { ActionError, Code, invalidArguments } from "../base/errors.js";
-import { FORMATS, capturedResult, fitted } from "./screenshot.js";
-import { sections, textResult } from "./results.js";
-import { documentOf } from "./webext_navigation.js";
-import { onElement } from "./webext_snapshot.js";
-import { runIn, withAgent } from "./webext_scripts.js";
+import { ActionError, Code, invalidArguments } from "../../base/errors.js";
+import { FORMATS, capturedResult, fitted } from "../devtools/screenshot.js";
+import { sections, textResult } from "../results.js";
+import { documentOf } from "./navigation.js";
+import { onElement } from "./snapshot.js";
+import { runIn, withAgent } from "./scripts.js";
 
 async function areaOf(tabId, args) {
   if (args.target === undefined) {

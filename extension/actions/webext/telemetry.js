@@ -11,8 +11,8 @@
 // the client hears of it): what the page loaded before is taken from its Performance timeline, as
 // in the DevTools driver, read for every listing.
 
-import { originOf } from "../tabs/documents.js";
-import { ActionError, Code, withTimeout } from "../base/errors.js";
+import { originOf } from "../../tabs/documents.js";
+import { ActionError, Code, withTimeout } from "../../base/errors.js";
 import { pageConsoleRecords } from "./page_hooks.js";
 import {
   consoleLevel,
@@ -22,10 +22,10 @@ import {
   requestFilter,
   requestListing,
   unheardRequests,
-} from "./telemetry.js";
-import { ANSWER_HOST } from "./webext_dialogs.js";
-import { documentOf } from "./webext_navigation.js";
-import { runIn } from "./webext_scripts.js";
+} from "../devtools/telemetry.js";
+import { ANSWER_HOST } from "./dialogs.js";
+import { documentOf } from "./navigation.js";
+import { runIn } from "./scripts.js";
 
 const MAX_ENTRIES = 1_000;
 const SCRIPT_TIMEOUT_MS = 5_000;

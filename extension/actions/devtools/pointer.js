@@ -16,10 +16,10 @@
 
 import { onTabForgotten, send, waitForEvent } from "./debugger.js";
 import { checkSameDocument, confirmPoint, describe, elementFor, pointFor } from "./elements.js";
-import { ActionError, Code, invalidArguments, sleep } from "../base/errors.js";
+import { ActionError, Code, invalidArguments, sleep } from "../../base/errors.js";
 import { BUTTONS, mouse } from "./input.js";
 import { watchPage } from "./page_watch.js";
-import { clickOptions, numbers, outsideViewport } from "./point_args.js";
+import { clickOptions, numbers, outsideViewport } from "../point_args.js";
 
 const DRAG_STEPS = 10;
 // Beyond Chromium's drag threshold (a few pixels) from where the button went down.

@@ -12,7 +12,7 @@
 
 import { OBJECT_GROUP, documentOf, send, utilityWorld } from "./debugger.js";
 import { callAgent } from "./agent.js";
-import { ActionError, Code } from "../base/errors.js";
+import { ActionError, Code } from "../../base/errors.js";
 import { frameFor } from "./frames.js";
 import { refsFor } from "./refs.js";
 

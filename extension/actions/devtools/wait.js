@@ -3,7 +3,7 @@
 // matches a string: anywhere, ignoring case and runs of white space.
 
 import { send, utilityWorld } from "./debugger.js";
-import { ActionError, Code, invalidArguments, sleep } from "../base/errors.js";
+import { ActionError, Code, invalidArguments, sleep } from "../../base/errors.js";
 
 // Within the broker's default 30 s deadline for a call, with room for the answer.
 const MAX_PAUSE_S = 20;

@@ -7,14 +7,14 @@
 // What the agent cannot see from its world, the drawings' script-added pointer handlers, Firefox
 // does not tell extensions: such shapes show by their looks alone.
 
-import { documentIn } from "../tabs/documents.js";
-import { NO_LIMIT, cut, depthOfLine, navigated, underFrameLine } from "./aria_snapshot.js";
-import { ActionError, Code, invalidArguments } from "../base/errors.js";
-import { saveNumbers, storedNumbers } from "./ref_numbers.js";
-import { refsFor } from "./refs.js";
-import { PAGE_LIMIT, reportOf } from "./results.js";
-import { documentOf } from "./webext_navigation.js";
-import { withAgent } from "./webext_scripts.js";
+import { documentIn } from "../../tabs/documents.js";
+import { NO_LIMIT, cut, depthOfLine, navigated, underFrameLine } from "../devtools/aria_snapshot.js";
+import { ActionError, Code, invalidArguments } from "../../base/errors.js";
+import { saveNumbers, storedNumbers } from "../ref_numbers.js";
+import { refsFor } from "../devtools/refs.js";
+import { PAGE_LIMIT, reportOf } from "../results.js";
+import { documentOf } from "./navigation.js";
+import { withAgent } from "./scripts.js";
 
 const REF = /^(?:f(\d+))?e(\d+)$/;
 

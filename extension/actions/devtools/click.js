@@ -3,7 +3,7 @@
 // click aims again once, as a person would; a second miss fails, naming what was there.
 
 import { callOn, describe, elementFor } from "./elements.js";
-import { ActionError, Code, invalidArguments } from "../base/errors.js";
+import { ActionError, Code, invalidArguments } from "../../base/errors.js";
 import { BUTTONS, modifierBits, mouse, pointerOnto } from "./input.js";
 import { guardPress } from "./press_guard.js";
 

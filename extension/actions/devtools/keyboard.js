@@ -3,8 +3,8 @@
 // (key_table.js).
 
 import { send } from "./debugger.js";
-import { invalidArguments } from "../base/errors.js";
-import { keyDefinition, splitCombo, unknownKey } from "./key_table.js";
+import { invalidArguments } from "../../base/errors.js";
+import { keyDefinition, splitCombo, unknownKey } from "../key_table.js";
 
 const MODIFIER_BITS = { Alt: 1, Control: 2, Meta: 4, Shift: 8 };
 

@@ -5,7 +5,7 @@
 // they see; only evaluate runs in the page's own world, because that is what its caller asks for.
 
 import { OBJECT_GROUP, documentOf, send } from "./debugger.js";
-import { ActionError, Code, sleep } from "../base/errors.js";
+import { ActionError, Code, sleep } from "../../base/errors.js";
 import { frameOffset, frameSessions, revealFrame, settleScroll } from "./frames.js";
 import { resolveTarget } from "./refs.js";
 

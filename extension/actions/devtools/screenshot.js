@@ -18,8 +18,8 @@
 import { attach, attachedAt, send } from "./debugger.js";
 import { elementFor } from "./elements.js";
 import { frameOffset, revealFrame, settleScroll } from "./frames.js";
-import { ActionError, Code, invalidArguments } from "../base/errors.js";
-import { sections } from "./results.js";
+import { ActionError, Code, invalidArguments } from "../../base/errors.js";
+import { sections } from "../results.js";
 
 const CAPTURE_TIMEOUT_MS = 8_000;
 const HIDDEN_CAPTURE_TIMEOUT_MS = 3_000;

@@ -12,7 +12,7 @@
 
 import { onTabAttached, send } from "./debugger.js";
 import { callOn, checkSameDocument, confirmPoint, describe, elementFor, missAt, pointFor } from "./elements.js";
-import { ActionError, Code, invalidArguments, sleep } from "../base/errors.js";
+import { ActionError, Code, invalidArguments, sleep } from "../../base/errors.js";
 import { onFrameSession } from "./frames.js";
 import { insertText, pressKey, typeKeys } from "./keyboard.js";
 

@@ -15,9 +15,9 @@
 
 import { OBJECT_GROUP, send, utilityWorld } from "./debugger.js";
 import { callAgent } from "./agent.js";
-import { ActionError, Code, invalidArguments } from "../base/errors.js";
+import { ActionError, Code, invalidArguments } from "../../base/errors.js";
 import { frameOfRef, isFrameRef } from "./frames.js";
-import { saveNumbers, storedNumbers } from "./ref_numbers.js";
+import { saveNumbers, storedNumbers } from "../ref_numbers.js";
 
 const REF = /^(f\d+)?e\d+$/;
 

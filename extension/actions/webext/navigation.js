@@ -3,11 +3,11 @@
 // through chrome.tabs (navigate, back, forward, reload), waiting for a page to be ready, and
 // browser_wait_for. Ready means as in the DevTools driver (load_wait.js).
 
-import { ActionError, Code, sleep } from "../base/errors.js";
-import { COMMIT_WAIT_MS, waitUntilReady } from "./load_wait.js";
-import { checkedUrl } from "./navigation.js";
-import { waitWith } from "./wait.js";
-import { runIn, withAgent } from "./webext_scripts.js";
+import { ActionError, Code, sleep } from "../../base/errors.js";
+import { COMMIT_WAIT_MS, waitUntilReady } from "../load_wait.js";
+import { checkedUrl } from "../devtools/navigation.js";
+import { waitWith } from "../devtools/wait.js";
+import { runIn, withAgent } from "./scripts.js";
 
 // How long after an input (and the page's answer to one more script) a navigation it set off may
 // still start and be reported as its own: a link's or a form's starts as the click is handled.

@@ -26,7 +26,7 @@ import {
   onTabForgotten,
   send,
 } from "./debugger.js";
-import { invalidArguments } from "../base/errors.js";
+import { invalidArguments } from "../../base/errors.js";
 import { onFrameSession } from "./frames.js";
 
 const MAX_ENTRIES = 1_000;

@@ -14,9 +14,9 @@ import {
   utilityWorld,
   waitForEvent,
 } from "./debugger.js";
-import { ActionError, Code, invalidArguments, sleep, withTimeout } from "../base/errors.js";
+import { ActionError, Code, invalidArguments, sleep, withTimeout } from "../../base/errors.js";
 import { eventMarker } from "./event_marker.js";
-import { COMMIT_WAIT_MS, waitUntilReady } from "./load_wait.js";
+import { COMMIT_WAIT_MS, waitUntilReady } from "../load_wait.js";
 
 // How long the page may take to catch up with an input before the result is taken anyway.
 const CATCH_UP_MS = 1_000;

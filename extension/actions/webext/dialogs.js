@@ -13,15 +13,15 @@
 // second dialog while one is held in the tab (dismissed, and the client told): neither opens a
 // dialog, answers one, or waits.
 
-import { dialogClosed, dialogNotHeld, dialogOpened, forgetDialogs } from "./dialogs.js";
-import { withTimeout } from "../base/errors.js";
+import { dialogClosed, dialogNotHeld, dialogOpened, forgetDialogs } from "../dialogs.js";
+import { withTimeout } from "../../base/errors.js";
 import { installPageHooks } from "./page_hooks.js";
 
 // A host under .invalid never resolves (RFC 2606): a request the listener misses goes nowhere.
 export const ANSWER_HOST = "browser-mcp.invalid";
 const DIALOG_TYPES = new Set(["alert", "confirm", "prompt"]);
 // Any of the add-on's files a page may load: the answer is the query of the address.
-const ANSWERED_AT = chrome.runtime.getURL("actions/page_agent.js");
+const ANSWERED_AT = chrome.runtime.getURL("actions/webext/page_agent.js");
 // The port on which the hooks say a dialog they could not hold: the add-on's own, out of pages' reach.
 const NOT_HELD_PORT = "browser-mcp:dialog-not-held";
 const CONSOLE_LIMIT = 200;

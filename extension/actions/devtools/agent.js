@@ -4,12 +4,12 @@
 // scripts share the DOM with it but not its globals, so they can neither see nor change it.
 
 import { OBJECT_GROUP, send } from "./debugger.js";
-import { ActionError, Code } from "../base/errors.js";
-import { pageItems } from "./page_items.js";
-import { accessibleNames } from "./page_names.js";
-import { ariaRules } from "./page_roles.js";
-import { snapshotAgent } from "./page_snapshot.js";
-import { yamlRenderer } from "./page_yaml.js";
+import { ActionError, Code } from "../../base/errors.js";
+import { pageItems } from "../page/items.js";
+import { accessibleNames } from "../page/names.js";
+import { ariaRules } from "../page/roles.js";
+import { snapshotAgent } from "../page/snapshot.js";
+import { yamlRenderer } from "../page/yaml.js";
 
 // Sent with every call, as the world may be new; the page parses it only when it makes the agent.
 const AGENT = `(globalThis.__browserMcpAgent ??= (${snapshotAgent})(${pageItems}, ${ariaRules}, ${accessibleNames}, ${yamlRenderer}))`;

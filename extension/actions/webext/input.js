@@ -4,15 +4,15 @@
 // and sending its input happen in one script, so a frame cannot navigate between the two: a ref
 // of a document since left is refused as stale.
 
-import { ActionError, Code, invalidArguments } from "../base/errors.js";
-import { checkedPaths, filesWithBytes, uploadedFiles } from "./file_chooser.js";
-import { withKeyDefinitions } from "./key_table.js";
-import { clickOptions, numbers, outsideViewport } from "./point_args.js";
+import { ActionError, Code, invalidArguments } from "../../base/errors.js";
+import { checkedPaths, filesWithBytes, uploadedFiles } from "../devtools/file_chooser.js";
+import { withKeyDefinitions } from "../key_table.js";
+import { clickOptions, numbers, outsideViewport } from "../point_args.js";
 import { syntheticInput } from "./synthetic_input.js";
 import { syntheticKeys } from "./synthetic_keys.js";
 import { syntheticKit } from "./synthetic_kit.js";
-import { locate, missing } from "./webext_snapshot.js";
-import { runIn } from "./webext_scripts.js";
+import { locate, missing } from "./snapshot.js";
+import { runIn } from "./scripts.js";
 
 /** tab id -> frame id where a click opened a file input's chooser, which no one answered yet */
 const choosers = new Map();

@@ -7,8 +7,8 @@
 
 import { OBJECT_GROUP, documentOf, send } from "./debugger.js";
 import { elementFor } from "./elements.js";
-import { ActionError, Code, invalidArguments } from "../base/errors.js";
-import { sections, textResult } from "./results.js";
+import { ActionError, Code, invalidArguments } from "../../base/errors.js";
+import { sections, textResult } from "../results.js";
 
 function failure(exceptionDetails) {
   const text = exceptionDetails.exception?.description ?? exceptionDetails.text ?? "the function threw";
