@@ -76,9 +76,9 @@ class BrowserRequests(PersonInCharge):
                 args["tabIds"] = sorted(tab.id for tab in checked)
         self._check_paused(browser)
         self.check_feature(browser, REQUESTS[call.request])
-        pending = self._add_pending(session, browser, CallKind.BROWSER, now, timeout, tool_name=call.request)
+        pending = self._calls.add(session, browser, CallKind.BROWSER, now, timeout, tool_name=call.request)
         message = BrowserRequest(session_id, pending.call_id, call.request, args)
-        return browser.key, pending.call_id, self._tell(browser, message)
+        return browser.key, pending.call_id, self._messenger.tell(browser, message)
 
     def describe_windows(self, session_id: SessionId, browser_key: str, answer: Any) -> list[WindowView]:
         """The windows a ``listWindows`` answer names, with their tabs as the broker knows them.

@@ -1,10 +1,13 @@
-"""How calls over an extension link start and end, and what the broker tells a browser of them.
+"""The open links and the calls in flight over them: how a call starts and ends. No I/O.
 
-:class:`LinkCalls` is the base of :class:`~broker.core.links.BrowserLinks`: a call taken into the
-pending table under the session's limits (:meth:`~LinkCalls._add_pending`), ended once whatever ends
-it (:meth:`~LinkCalls._finish`: an answer, an error, a timeout, the tab or the link gone), and the
-extension's answers read, its error codes turned into the broker's own errors. It also holds what
-both halves use to speak to a browser about a session (``connect`` first) and to show a tab.
+:class:`Links` is the registry of open extension links, which :class:`~broker.core.links.BrowserLinks`
+opens and closes. :class:`LinkCalls` owns the calls in flight: each taken into the pending table
+under the session's limits (:meth:`LinkCalls.add`: its rate, its calls in flight, the tool's
+breaker), ended once whatever ends it (:meth:`LinkCalls.finish`: an answer, an error, a timeout,
+the tab or the link gone), and the extension's answers read, its error codes turned into the
+broker's own errors. It owns the limits a call is taken under and the snapshots a client has read
+(an action's result shows what changed since), and leaves the links, browsers and sessions to
+their registries, which the :class:`~broker.core.state.Broker` hands it.
 """
 
 from __future__ import annotations
@@ -14,32 +17,10 @@ from typing import Any
 
 import attrs
 
-from .broker_messages import (
-    BrowserAction,
-    BrowserRequest,
-    CallTool,
-    CancelCall,
-    CloseTab,
-    Connect,
-    DiscoverTools,
-    FocusTab,
-    OpenTab,
-    TabClaimed,
-    TabReleased,
-)
+from .broker_messages import CancelCall, TabReleased
 from .browsers import Browser, Browsers, Tab
 from .config import Config
-from .effects import (
-    CallId,
-    Effect,
-    LinkId,
-    RejectCall,
-    ResolveCall,
-    SendToExtension,
-    SessionId,
-    TabsChanged,
-    TabView,
-)
+from .effects import CallId, Effect, LinkId, RejectCall, ResolveCall, SendToExtension, SessionId
 from .errors import (
     BrokerError,
     CallTimedOut,
@@ -66,12 +47,13 @@ from .errors import (
 )
 from .limits import Breakers, RateLimiter, client_of
 from .messages import RequestRefused, ToolResult, WireError
+from .messenger import Messenger
 from .pending import CallKind, Pending, PendingCalls
-from .sessions import OWNER_CREDENTIAL, Session, Sessions
+from .sessions import Session, Sessions
 from .snapshots import SNAPSHOT_BUDGET, Baselines, View, with_section, without_address
 from .tab_refs import named_in_message, named_in_result
 
-__all__ = ["Link", "LinkCalls", "SessionMessage"]
+__all__ = ["Link", "LinkCalls", "Links"]
 
 logger = logging.getLogger(__name__)
 
@@ -129,64 +111,42 @@ class Link:
     proven: bool = True
 
 
-# What the broker sends about one session: its session is introduced to a browser before the first.
-SessionMessage = (
-    OpenTab | CloseTab | FocusTab | TabClaimed | TabReleased | CallTool | BrowserAction | BrowserRequest | DiscoverTools
-)
+class Links(dict[LinkId, Link]):
+    """The open extension links by id: :class:`~broker.core.links.BrowserLinks` opens and closes them."""
 
 
 class LinkCalls:
-    """Calls over the links: taken, answered and ended; the base of :class:`~broker.core.links.BrowserLinks`."""
+    """The calls in flight over the links: taken, answered and ended; see the module docstring."""
 
-    config: Config
-    _links: dict[LinkId, Link]
-    _browsers: Browsers
-    _sessions: Sessions
-    _pending: PendingCalls
-    _rates: RateLimiter
-    _breakers: Breakers
-    _baselines: Baselines
+    def __init__(
+        self, config: Config, links: Links, browsers: Browsers, sessions: Sessions, messenger: Messenger
+    ) -> None:
+        self._config = config
+        self._links = links
+        self._browsers = browsers
+        self._sessions = sessions
+        self._messenger = messenger
+        self.pending = PendingCalls()
+        self._rates = RateLimiter(
+            config.rate_limit, config.rate_burst, config.client_rate_limit, config.client_rate_burst
+        )
+        self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
+        self._baselines = Baselines()
 
-    def _tell(self, browser: Browser, message: SessionMessage) -> list[Effect]:
-        """``message`` for ``browser``, after its session's ``connect`` when the browser has not heard of it."""
-        assert browser.link_id is not None
+    def forget_session(self, session_id: SessionId) -> None:
+        """An ended session's rate and the snapshots it read are dropped (its calls end apart)."""
+        self._rates.forget(session_id)
+        self._baselines.forget_session(session_id)
+
+    def expire(self, now: float) -> list[Effect]:
+        """Time out the calls past their deadlines."""
         effects: list[Effect] = []
-        session = self._sessions.get(message.session_id)
-        if session is not None and session.id not in browser.told:
-            browser.told.add(session.id)
-            effects.append(SendToExtension(browser.link_id, self._connect_message(session)))
-        effects.append(SendToExtension(browser.link_id, message))
+        for pending in self.pending.overdue(now):
+            message = f"{pending.describe()} did not answer within {pending.timeout:g} s"
+            effects += self.finish(pending.call_id, now, CallTimedOut(message))
         return effects
 
-    def _changed(self, browser: Browser, tab: Tab, *also: SessionId | None) -> list[Effect]:
-        """The tool lists a change of ``tab`` may touch: its owner's and ``also``'s."""
-        sessions = frozenset(s for s in (tab.owner, *also) if s is not None)
-        return [TabsChanged(sessions)] if sessions else []
-
-    def _view(self, browser: Browser, tab: Tab) -> TabView:
-        owner = self._sessions.get(tab.owner) if tab.owner else None
-        return TabView(
-            browser.key,
-            tab.id,
-            tab.title,
-            tab.url,
-            tab.tools,
-            tab.owner,
-            owner.name if owner else None,
-            browser.active_tab == tab.id,
-            tab.tools_provisional,
-            tab.window_id,
-            tab.index,
-            tab.pinned,
-            browser.name,
-            browser.name if self._browsers.kinds_differ() else None,
-        )
-
-    def _connect_message(self, session: Session) -> Connect:
-        credential = OWNER_CREDENTIAL if session.credential is None else session.credential
-        return Connect(self.config.server_version, session.id, session.name, credential=credential)
-
-    def _add_pending(
+    def add(
         self,
         session: Session,
         browser: Browser,
@@ -196,11 +156,11 @@ class LinkCalls:
         tab_id: int | None = None,
         tool_name: str | None = None,
     ) -> Pending:
-        in_flight = self._pending.count_of(session.id)
-        if in_flight >= self.config.max_pending_per_session:
+        in_flight = self.pending.count_of(session.id)
+        if in_flight >= self._config.max_pending_per_session:
             raise TooManyCalls(
                 f"session {session.name!r} already has {in_flight} calls in flight"
-                f" (limit {self.config.max_pending_per_session})"
+                f" (limit {self._config.max_pending_per_session})"
             )
         assert browser.link_id is not None
         tool_key = None
@@ -209,15 +169,15 @@ class LinkCalls:
             tool_key = (browser.key, tab_id, tool_name, client_of(session.id, session.credential))
             self._breakers.admit(tool_key, now)
         self._rates.take(session.id, now, session.credential)
-        timeout = self.config.call_timeout if timeout is None else timeout
+        timeout = self._config.call_timeout if timeout is None else timeout
         session.used(now)
-        pending = self._pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)
+        pending = self.pending.add(kind, session.id, browser.link_id, browser.key, now, timeout, tab_id, tool_name)
         if tool_key is not None:
             pending.breaker = tool_key
             self._breakers.started(tool_key, pending.call_id, now)
         return pending
 
-    def _finish(
+    def finish(
         self,
         call_id: CallId,
         now: float | None,
@@ -230,7 +190,7 @@ class LinkCalls:
 
         ``withdrawn``: its caller gave up, so the call says nothing of whether its tool works.
         """
-        pending = self._pending.pop(call_id)
+        pending = self.pending.pop(call_id)
         if pending is None:
             return []
         session = self._sessions.get(pending.session_id)
@@ -266,9 +226,11 @@ class LinkCalls:
         if session is not None and session.current == (browser.key, tab.id):
             session.current = None
         told = (
-            [] if refused or browser.link_id is None else self._tell(browser, TabReleased(pending.session_id, tab.id))
+            []
+            if refused or browser.link_id is None
+            else self._messenger.tell(browser, TabReleased(pending.session_id, tab.id))
         )
-        return [*told, *self._changed(browser, tab, pending.session_id)]
+        return [*told, *self._messenger.changed(browser, tab, pending.session_id)]
 
     def _called_off(self, pending: Pending, error: BrokerError | None, *, withdrawn: bool) -> list[Effect]:
         """A call the page is running, ended here without its answer: the browser stops it too."""
@@ -284,14 +246,14 @@ class LinkCalls:
             return []
         return [SendToExtension(pending.link_id, CancelCall(pending.session_id, pending.call_id, reason))]
 
-    def _reply_to(self, link: Link, call_id: CallId, *kinds: CallKind) -> Pending | None:
-        pending = self._pending.get(call_id)
+    def reply_to(self, link: Link, call_id: CallId, *kinds: CallKind) -> Pending | None:
+        pending = self.pending.get(call_id)
         if pending is None or pending.link_id != link.id or pending.kind not in kinds:
             logger.debug("late, duplicate or unknown reply %s on %s: dropped", call_id, link.browser)
             return None
         return pending
 
-    def _answer_open_tab(
+    def answer_open_tab(
         self, link: Link, request_id: str | None, browser: Browser, tab: Tab, now: float, *, created: bool
     ) -> list[Effect]:
         """An ``openTab`` answered: a tab it ``created`` is the session's, and so is a focused one
@@ -301,18 +263,18 @@ class LinkCalls:
         the person's tab, or another's, by asking to open its address."""
         if request_id is None:
             return []
-        pending = self._reply_to(link, request_id, CallKind.OPEN_TAB)
+        pending = self.reply_to(link, request_id, CallKind.OPEN_TAB)
         if pending is None:
             return []
         new = created or (pending.tabs_heard_before is not None and tab.heard > pending.tabs_heard_before)
         if tab.owner is None and new:
             tab.owner = pending.session_id
         if tab.owner != pending.session_id:
-            return self._finish(pending.call_id, now, self._focused_instead(browser, tab))
+            return self.finish(pending.call_id, now, self._focused_instead(browser, tab))
         session = self._sessions.get(pending.session_id)
         if session is not None:
             session.current = (browser.key, tab.id)
-        return self._finish(pending.call_id, now, value=self._view(browser, tab))
+        return self.finish(pending.call_id, now, value=self._messenger.view(browser, tab))
 
     def _focused_instead(self, browser: Browser, tab: Tab) -> TabNotClaimed | TabOwnedByOther:
         ref = f"{browser.key}:{tab.id}"
@@ -325,23 +287,23 @@ class LinkCalls:
             f"{done} belongs to session {name!r} ({tab.owner})", owner_session_id=tab.owner, owner_name=name
         )
 
-    def _tab_gone(self, link: Link, tab_id: int, now: float) -> list[Effect]:
+    def tab_gone(self, link: Link, tab_id: int, now: float) -> list[Effect]:
         effects: list[Effect] = []
         browser = self._browsers[link.browser]
         self._breakers.forget_tab(browser.key, tab_id)
         self._baselines.forget_tab((browser.key, tab_id))
-        for pending in self._pending.of_link(link.id):
+        for pending in self.pending.of_link(link.id):
             if pending.tab_id != tab_id:
                 continue
             if pending.kind is CallKind.CLOSE_TAB:
-                effects += self._finish(pending.call_id, now, value={"closed": f"{browser.key}:{tab_id}"})
+                effects += self.finish(pending.call_id, now, value={"closed": f"{browser.key}:{tab_id}"})
             else:
-                effects += self._finish(pending.call_id, now, TabNotFound(f"tab {browser.key}:{tab_id} was closed"))
+                effects += self.finish(pending.call_id, now, TabNotFound(f"tab {browser.key}:{tab_id} was closed"))
         return effects
 
-    def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
+    def on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
         # An openTab the browser could not carry out is reported as a toolResult error too.
-        pending = self._reply_to(
+        pending = self.reply_to(
             link,
             message.call_id,
             CallKind.TOOL,
@@ -358,7 +320,7 @@ class LinkCalls:
             value = self._with_snapshot(pending, message)
             if pending.kind is CallKind.ACTION:
                 value = named_in_result(value, pending.browser)
-            return self._finish(pending.call_id, now, value=value)
+            return self.finish(pending.call_id, now, value=value)
         failure: BrokerError
         if isinstance(error, WireError):
             code = error.code or ""
@@ -374,7 +336,7 @@ class LinkCalls:
             failure = known(text) if known else PageToolFailed(text, page_code=error.code)
         else:
             failure = PageToolFailed(error)
-        return self._finish(pending.call_id, now, failure)
+        return self.finish(pending.call_id, now, failure)
 
     def _tabs_named(self, link: Link, pending: Pending, text: str) -> str:
         """The extension's message with the tabs it names (the call's own, or for a call of the
@@ -395,8 +357,8 @@ class LinkCalls:
             result = without_address(result, message.page)
         return with_section(result, "Snapshot", lines)
 
-    def _on_request_refused(self, link: Link, message: RequestRefused, now: float) -> list[Effect]:
-        pending = self._reply_to(link, message.request_id, CallKind.CLOSE_TAB) if message.request_id else None
+    def on_request_refused(self, link: Link, message: RequestRefused, now: float) -> list[Effect]:
+        pending = self.reply_to(link, message.request_id, CallKind.CLOSE_TAB) if message.request_id else None
         if pending is None:
             # Never answered: an error frame for an error frame would keep two ends talking.
             logger.info("link %s: error %s: %s", link.id, message.code, message.message)
@@ -404,4 +366,4 @@ class LinkCalls:
         known = _CLOSE_REFUSALS.get(message.code)
         why = f"the browser did not close tab {pending.browser}:{pending.tab_id}: {message.message}"
         failure = known(why) if known else PageToolFailed(why, page_code=message.code)
-        return self._finish(pending.call_id, now, failure)
+        return self.finish(pending.call_id, now, failure)

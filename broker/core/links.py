@@ -23,7 +23,8 @@ import logging
 from typing import Any, ClassVar
 
 from .broker_messages import CallTool, Connect, ErrorReply, TabClaimed
-from .browsers import Browser, Tab, outdated_extension
+from .browsers import Browser, Browsers, Tab, outdated_extension
+from .config import Config
 from .effects import (
     CloseLink,
     Effect,
@@ -39,7 +40,7 @@ from .errors import (
     ToolNotFound,
     TooManyLinks,
 )
-from .link_calls import Link, LinkCalls
+from .link_calls import Link, LinkCalls, Links
 from .messages import (
     Connected,
     Disconnected,
@@ -55,7 +56,9 @@ from .messages import (
     ToolsChanged,
     ToolsDiscovered,
 )
+from .messenger import Messenger
 from .pending import CallKind
+from .sessions import Sessions
 
 __all__ = ["BrowserLinks", "Link"]
 
@@ -74,8 +77,15 @@ class _UnannouncedTab(Exception):
         self.tab_id = tab_id
 
 
-class BrowserLinks(LinkCalls):
+class BrowserLinks:
     """Links, what comes over them, and how calls start and end; the Broker builds on it."""
+
+    config: Config
+    _links: Links
+    _browsers: Browsers
+    _sessions: Sessions
+    _calls: LinkCalls
+    _messenger: Messenger
 
     def check_link_room(self) -> None:
         """Raises: TooManyLinks, when as many links that proved the link key as ``Config.max_links`` are open.
@@ -124,8 +134,8 @@ class BrowserLinks(LinkCalls):
             return []
         why = f"the browser extension disconnected{': ' + reason if reason else ''}"
         effects: list[Effect] = []
-        for pending in self._pending.of_link(link_id):
-            effects += self._finish(pending.call_id, now, ExtensionDisconnected(why))
+        for pending in self._calls.pending.of_link(link_id):
+            effects += self._calls.finish(pending.call_id, now, ExtensionDisconnected(why))
         browser = self._browsers[link.browser]
         if browser.instance_id is None:
             del self._browsers[browser.key]
@@ -166,10 +176,10 @@ class BrowserLinks(LinkCalls):
 
     def oversized_reply(self, link_id: LinkId, call_id: str | None, size: int, limit: int, now: float) -> list[Effect]:
         """A frame over the size limit that named ``call_id`` fails that call at once."""
-        pending = self._pending.get(call_id) if call_id else None
+        pending = self._calls.pending.get(call_id) if call_id else None
         if pending is None or pending.link_id != link_id:
             return []
-        return self._finish(
+        return self._calls.finish(
             pending.call_id,
             now,
             MessageTooLarge(f"the page's reply was {size} bytes, over the {limit}-byte limit"),
@@ -177,10 +187,10 @@ class BrowserLinks(LinkCalls):
 
     def unreadable_reply(self, link_id: LinkId, call_id: str | None, why: str, now: float) -> list[Effect]:
         """A frame the broker could not read that named ``call_id`` fails that call at once."""
-        pending = self._pending.get(call_id) if call_id else None
+        pending = self._calls.pending.get(call_id) if call_id else None
         if pending is None or pending.link_id != link_id:
             return []
-        return self._finish(pending.call_id, now, BadReply(f"the browser's answer could not be read: {why}"))
+        return self._calls.finish(pending.call_id, now, BadReply(f"the browser's answer could not be read: {why}"))
 
     # Extension message handlers
 
@@ -237,7 +247,7 @@ class BrowserLinks(LinkCalls):
             if info.active:
                 browser.active_tab = info.id
         for tab_id in gone:
-            effects += self._tab_gone(link, tab_id, now)
+            effects += self._calls.tab_gone(link, tab_id, now)
         effects.append(TabsChanged())
         if not link.sessions_listed:
             link.sessions_listed = True
@@ -263,7 +273,7 @@ class BrowserLinks(LinkCalls):
         effects: list[Effect] = [SendToExtension(link.id, self._link_connect(session_ids=tuple(told)))]
         for session_id in told:
             session = self._sessions[session_id]
-            effects.append(SendToExtension(link.id, self._connect_message(session)))
+            effects.append(SendToExtension(link.id, self._messenger.connect_message(session)))
         return effects
 
     def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
@@ -282,8 +292,8 @@ class BrowserLinks(LinkCalls):
             browser.heard_of(tab)
         tab.update(message.tab)
         browser.tabs[tab.id] = tab
-        effects = self._answer_open_tab(link, message.request_id, browser, tab, now, created=True)
-        return effects + self._born_of(browser, tab, message.opener_tab_id) + self._changed(browser, tab)
+        effects = self._calls.answer_open_tab(link, message.request_id, browser, tab, now, created=True)
+        return effects + self._born_of(browser, tab, message.opener_tab_id) + self._messenger.changed(browser, tab)
 
     def _born_of(self, browser: Browser, tab: Tab, opener_id: int | None) -> list[Effect]:
         """A new tab whose opener is a session's tab is that session's from birth, and joins its
@@ -296,22 +306,22 @@ class BrowserLinks(LinkCalls):
         if opener.owner not in self._sessions:
             return []
         tab.owner = opener.owner
-        return self._tell(browser, TabClaimed(opener.owner, tab.id))
+        return self._messenger.tell(browser, TabClaimed(opener.owner, tab.id))
 
     def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
         browser, tab = self._announced_tab(link, message.tab.id)
         tab.update(message.tab)
-        return self._changed(browser, tab)
+        return self._messenger.changed(browser, tab)
 
     def _on_tab_closed(self, link: Link, message: TabClosed, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
         tab = browser.tabs.get(message.tab_id)
-        changed = [] if tab is None else self._changed(browser, tab)
+        changed = [] if tab is None else self._messenger.changed(browser, tab)
         if browser.tabs.pop(message.tab_id, None) is None:
             logger.debug("tabClosed for unknown tab %s on %s", message.tab_id, browser.key)
         if browser.active_tab == message.tab_id:
             browser.active_tab = None
-        return self._tab_gone(link, message.tab_id, now) + changed
+        return self._calls.tab_gone(link, message.tab_id, now) + changed
 
     def _on_tab_focused(self, link: Link, message: TabFocused, now: float) -> list[Effect]:
         browser, tab = self._focused_tab(link, message)
@@ -322,8 +332,8 @@ class BrowserLinks(LinkCalls):
             # extensions send what they pushed, which for a page they only answer for is nothing.
             tab.tools = ()
         browser.active_tab = tab.id
-        effects = self._answer_open_tab(link, message.request_id, browser, tab, now, created=False)
-        return effects + self._changed(browser, tab)
+        effects = self._calls.answer_open_tab(link, message.request_id, browser, tab, now, created=False)
+        return effects + self._messenger.changed(browser, tab)
 
     def _focused_tab(self, link: Link, message: TabFocused) -> tuple[Browser, Tab]:
         """The tab a ``tabFocused`` names. One never announced is taken only as the answer to an
@@ -337,7 +347,7 @@ class BrowserLinks(LinkCalls):
         tab = browser.tabs.get(message.tab_id)
         if tab is not None:
             return browser, tab
-        opening = self._pending.get(message.request_id) if message.request_id else None
+        opening = self._calls.pending.get(message.request_id) if message.request_id else None
         if opening is None or opening.link_id != link.id or opening.kind is not CallKind.OPEN_TAB:
             raise _UnannouncedTab(message.tab_id)
         if message.tab_id < 0 or len(browser.tabs) >= self._tab_capacity(browser)[0]:
@@ -350,25 +360,25 @@ class BrowserLinks(LinkCalls):
     def _on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
         browser, tab = self._announced_tab(link, message.tab_id)
         tab.set_tools(message.tools)
-        return self._changed(browser, tab)
+        return self._messenger.changed(browser, tab)
 
     def _on_tools_discovered(self, link: Link, message: ToolsDiscovered, now: float) -> list[Effect]:
         browser, tab = self._announced_tab(link, message.tab_id)
         tab.set_tools(message.tools)
-        pending = self._reply_to(link, message.call_id, CallKind.DISCOVER)
-        effects: list[Effect] = self._changed(browser, tab)
+        pending = self._calls.reply_to(link, message.call_id, CallKind.DISCOVER)
+        effects: list[Effect] = self._messenger.changed(browser, tab)
         if pending is None:
             return effects
         if pending.then_call is None:
-            return effects + self._finish(pending.call_id, now, value=tab.tools)
+            return effects + self._calls.finish(pending.call_id, now, value=tab.tools)
         # A call that waited to learn the tab's tools: sent now, or refused if the page lacks it.
         assert pending.tool_name is not None
         if not any(t.name == pending.tool_name for t in tab.tools or ()):
             missing = ToolNotFound(no_such_tool(browser.key, tab, pending.tool_name))
-            return effects + self._finish(pending.call_id, now, missing)
+            return effects + self._calls.finish(pending.call_id, now, missing)
         pending.kind = CallKind.TOOL
         call = CallTool(pending.session_id, pending.call_id, tab.id, pending.tool_name, pending.then_call)
-        return effects + self._tell(browser, call)
+        return effects + self._messenger.tell(browser, call)
 
     def _announced_tab(self, link: Link, tab_id: int) -> tuple[Browser, Tab]:
         """The link's browser and its tab ``tab_id``. Raises: _UnannouncedTab, for a tab never announced."""
@@ -387,12 +397,12 @@ class BrowserLinks(LinkCalls):
 
     def _refused_tab(self, link: Link, request_id: str | None, now: float, refusal: SendToExtension) -> list[Effect]:
         """A tab event refused with ``refusal``; the ``openTab`` it answers fails at once, saying why."""
-        pending = self._reply_to(link, request_id, CallKind.OPEN_TAB) if request_id else None
+        pending = self._calls.reply_to(link, request_id, CallKind.OPEN_TAB) if request_id else None
         if pending is None:
             return [refusal]
         assert isinstance(refusal.message, ErrorReply)
         why = PageToolFailed(f"the browser opened the tab, but the broker refused it: {refusal.message.message}")
-        return [refusal, *self._finish(pending.call_id, now, why)]
+        return [refusal, *self._calls.finish(pending.call_id, now, why)]
 
     def _tab_capacity(self, browser: Browser) -> tuple[int, str]:
         """How many tabs ``browser`` may hold beside the others', and the limit that says so."""
@@ -410,6 +420,12 @@ class BrowserLinks(LinkCalls):
         text = f"{kind} names tab {tab_id}: a browser's tab ids are never negative; that tab is ignored"
         logger.info("link %s: %s", link.id, text)
         return SendToExtension(link.id, ErrorReply("invalid_message", text))
+
+    def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
+        return self._calls.on_tool_result(link, message, now)
+
+    def _on_request_refused(self, link: Link, message: RequestRefused, now: float) -> list[Effect]:
+        return self._calls.on_request_refused(link, message, now)
 
     def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
         link.last_sent = now
@@ -430,11 +446,11 @@ class BrowserLinks(LinkCalls):
         TabFocused: _on_tab_focused,
         ToolsChanged: _on_tools_changed,
         ToolsDiscovered: _on_tools_discovered,
-        ToolResult: LinkCalls._on_tool_result,
+        ToolResult: _on_tool_result,
         Ping: _on_ping,
         Pong: _on_pong,
         Disconnected: _on_disconnected,
-        RequestRefused: LinkCalls._on_request_refused,
+        RequestRefused: _on_request_refused,
     }
 
 

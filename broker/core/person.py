@@ -77,7 +77,7 @@ class PersonInCharge(BrowserLinks):
     def _check_not_busy(self, browser: Browser, tab: Tab, action: str, but_for: SessionId | None = None) -> None:
         """Raises: TabBusy, while a call in the tab waits for the person's approval (or runs with it),
         unless it is ``but_for``'s own."""
-        waiting = self._pending.awaiting_in(browser.key, tab.id)
+        waiting = self._calls.pending.awaiting_in(browser.key, tab.id)
         if waiting is None or waiting.session_id == but_for:
             return
         session = self._sessions.get(waiting.session_id)
@@ -132,7 +132,10 @@ class PersonInCharge(BrowserLinks):
                 session.current = None
         logger.info("the person took tab %s:%s back from session %s", browser.key, tab.id, owner)
         # Told back like any release, so the extension ungroups the tab in one place.
-        return [*self._tell(browser, TabReleased(owner, tab.id)), *self._changed(browser, tab, owner)]
+        return [
+            *self._messenger.tell(browser, TabReleased(owner, tab.id)),
+            *self._messenger.changed(browser, tab, owner),
+        ]
 
     def _on_pause_changed(self, link: Link, message: PauseChanged, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
@@ -141,12 +144,12 @@ class PersonInCharge(BrowserLinks):
         return []
 
     def _on_approval_pending(self, link: Link, message: ApprovalPending, now: float) -> list[Effect]:
-        pending = self._reply_to(link, message.call_id, CallKind.TOOL, CallKind.ACTION, CallKind.BROWSER)
+        pending = self._calls.reply_to(link, message.call_id, CallKind.TOOL, CallKind.ACTION, CallKind.BROWSER)
         if pending is None:
             return []
         wait = min(max(message.timeout, 0.0), MAX_APPROVAL_WAIT)
-        self._pending.await_person(pending.call_id)
-        self._pending.postpone(pending.call_id, now + wait + pending.timeout)
+        self._calls.pending.await_person(pending.call_id)
+        self._calls.pending.postpone(pending.call_id, now + wait + pending.timeout)
         note = (
             f"waiting for the person to approve {pending.tool_name} on {pending.place} in the browser"
             f" (up to {wait:g} s)"

@@ -49,7 +49,6 @@ from .effects import (
     CallId,
     CloseLink,
     Effect,
-    LinkId,
     ResolveCall,
     SendToExtension,
     SessionExpired,
@@ -57,19 +56,19 @@ from .effects import (
     TabView,
 )
 from .errors import (
-    CallTimedOut,
     InvalidRequest,
     NotSupported,
     SessionEnded,
     ToolNotFound,
 )
-from .limits import Breakers, RateLimiter
-from .links import BrowserLinks, Link, no_such_tool
+from .link_calls import LinkCalls, Links
+from .links import BrowserLinks, no_such_tool
 from .messages import Arguments, JsonObject, Ping
+from .messenger import Messenger
 from .once import OnceKeys
-from .pending import CallKind, PendingCalls
+from .pending import CallKind
 from .sessions import Session, Sessions
-from .snapshots import Baselines, view_of
+from .snapshots import view_of
 from .tab_owners import TabOwners
 
 __all__ = ["Broker"]
@@ -84,15 +83,11 @@ class Broker(TabOwners):
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self._links: dict[LinkId, Link] = {}
+        self._links = Links()
         self._browsers = Browsers()
         self._sessions = Sessions(config.session_idle, config.max_sessions, config.client_max_sessions)
-        self._pending = PendingCalls()
-        self._rates = RateLimiter(
-            config.rate_limit, config.rate_burst, config.client_rate_limit, config.client_rate_burst
-        )
-        self._breakers = Breakers(config.breaker_failures, config.breaker_cooldown)
-        self._baselines = Baselines()
+        self._messenger = Messenger(config, self._browsers, self._sessions)
+        self._calls = LinkCalls(config, self._links, self._browsers, self._sessions, self._messenger)
         self.once_keys = OnceKeys(
             config.idempotency_keep_for, config.idempotency_keys_per_session, config.idempotency_bytes_per_credential
         )
@@ -173,17 +168,16 @@ class Broker(TabOwners):
         session = self._sessions.close(session_id)
         if session is None:
             return []
-        self._rates.forget(session_id)
+        self._calls.forget_session(session_id)
         self.once_keys.forget(session_id)
-        self._baselines.forget_session(session_id)
         effects: list[Effect] = []
-        for call_id in self._pending.of_session(session_id):
-            effects += self._finish(call_id, None, SessionEnded(why or f"session {session.name!r} ended"))
+        for call_id in self._calls.pending.of_session(session_id):
+            effects += self._calls.finish(call_id, None, SessionEnded(why or f"session {session.name!r} ended"))
         for browser in self._browsers.values():
             for tab in browser.tabs.values():
                 if tab.owner == session_id:
                     tab.owner = None
-                    effects += self._changed(browser, tab, session_id)
+                    effects += self._messenger.changed(browser, tab, session_id)
             if session_id in browser.told:
                 browser.told.discard(session_id)
                 if browser.link_id is not None:
@@ -216,12 +210,12 @@ class Broker(TabOwners):
             if not tab.tools_provisional:
                 raise ToolNotFound(no_such_tool(browser.key, tab, tool_name))
             # Ask the page first; the call goes out if it has the tool (links.py).
-            pending = self._add_pending(session, browser, CallKind.DISCOVER, now, timeout, tab.id, tool_name)
+            pending = self._calls.add(session, browser, CallKind.DISCOVER, now, timeout, tab.id, tool_name)
             pending.then_call = args
-            return pending.call_id, self._tell(browser, DiscoverTools(session_id, pending.call_id, tab.id))
-        pending = self._add_pending(session, browser, CallKind.TOOL, now, timeout, tab.id, tool_name)
+            return pending.call_id, self._messenger.tell(browser, DiscoverTools(session_id, pending.call_id, tab.id))
+        pending = self._calls.add(session, browser, CallKind.TOOL, now, timeout, tab.id, tool_name)
         message = CallTool(session_id, pending.call_id, tab.id, tool_name, args)
-        return pending.call_id, self._tell(browser, message)
+        return pending.call_id, self._messenger.tell(browser, message)
 
     def request_tools(
         self, session_id: SessionId, tab_ref: str | int, now: float, refresh: bool = False
@@ -237,10 +231,10 @@ class Broker(TabOwners):
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
         if tab.tools is not None and not tab.tools_provisional and not refresh:
-            call_id = self._pending.new_id()
+            call_id = self._calls.pending.new_id()
             return call_id, [ResolveCall(call_id, tab.tools)]
-        pending = self._add_pending(session, browser, CallKind.DISCOVER, now, None, tab.id)
-        return pending.call_id, self._tell(browser, DiscoverTools(session_id, pending.call_id, tab.id))
+        pending = self._calls.add(session, browser, CallKind.DISCOVER, now, None, tab.id)
+        return pending.call_id, self._messenger.tell(browser, DiscoverTools(session_id, pending.call_id, tab.id))
 
     def open_tab(
         self,
@@ -270,10 +264,10 @@ class Broker(TabOwners):
             self.check_feature(browser, "windows")
         if window_id is not None:
             self.check_window_open_to(session, browser, window_id)
-        pending = self._add_pending(session, browser, CallKind.OPEN_TAB, now, None)
+        pending = self._calls.add(session, browser, CallKind.OPEN_TAB, now, None)
         pending.tabs_heard_before = browser.tabs_heard
         message = OpenTab(session_id, url, focus, pending.call_id, window_id, new_window, pinned)
-        return pending.call_id, self._tell(browser, message)
+        return pending.call_id, self._messenger.tell(browser, message)
 
     def close_tab(self, session_id: SessionId, tab_ref: str | int, now: float) -> tuple[CallId, list[Effect]]:
         """Ask the browser to close a tab the session owns; the call ends when the browser reports it closed.
@@ -290,8 +284,8 @@ class Broker(TabOwners):
         self._check_yours(session, browser, tab, "close")
         self._check_paused(browser)
         self._check_not_busy(browser, tab, "close")
-        pending = self._add_pending(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
-        return pending.call_id, self._tell(browser, CloseTab(session_id, tab.id, pending.call_id))
+        pending = self._calls.add(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
+        return pending.call_id, self._messenger.tell(browser, CloseTab(session_id, tab.id, pending.call_id))
 
     def call_action(
         self,
@@ -320,10 +314,10 @@ class Broker(TabOwners):
         if action not in self._actions_of(browser):
             raise NotSupported(self._unsupported(browser, action))
         view, args = view_of(action, args)
-        pending = self._add_pending(session, browser, CallKind.ACTION, now, timeout, tab.id, PREFIX + action)
+        pending = self._calls.add(session, browser, CallKind.ACTION, now, timeout, tab.id, PREFIX + action)
         pending.view = view
         message = BrowserAction(session_id, pending.call_id, tab.id, action, args)
-        return pending.call_id, self._tell(browser, message)
+        return pending.call_id, self._messenger.tell(browser, message)
 
     def current_tab(self, session_id: SessionId) -> TabView:
         """The tab built-in tools act on when none is named.
@@ -331,7 +325,7 @@ class Broker(TabOwners):
         Raises:
             SessionEnded, InvalidRequest (none), ExtensionNotConnected, TabNotFound (it closed).
         """
-        return self._view(*self._browsers.resolve(self._current_tab(self._session(session_id))))
+        return self._messenger.view(*self._browsers.resolve(self._current_tab(self._session(session_id))))
 
     def current_window(self, session_id: SessionId) -> str:
         """The window of the session's current tab, as ``b1:7``: where browser_resize acts.
@@ -355,17 +349,14 @@ class Broker(TabOwners):
     def cancel(self, call_id: CallId, now: float) -> list[Effect]:
         """The caller stopped waiting: forget the call, so its reply is dropped when it comes, and
         tell the browser to stop it."""
-        return [e for e in self._finish(call_id, now, withdrawn=True) if isinstance(e, SendToExtension)]
+        return [e for e in self._calls.finish(call_id, now, withdrawn=True) if isinstance(e, SendToExtension)]
 
     # Time
 
     def expire(self, now: float) -> list[Effect]:
         """Time out overdue calls, ping quiet links, close silent ones, forget long-gone browsers,
         end sessions left unused."""
-        effects: list[Effect] = []
-        for pending in self._pending.overdue(now):
-            message = f"{pending.describe()} did not answer within {pending.timeout:g} s"
-            effects += self._finish(pending.call_id, now, CallTimedOut(message))
+        effects = self._calls.expire(now)
         config = self.config
         for link in list(self._links.values()):
             if now - link.last_received >= config.silence_timeout:
@@ -378,7 +369,7 @@ class Broker(TabOwners):
         for browser in list(self._browsers.values()):
             if browser.detached_at is not None and now - browser.detached_at >= config.browser_grace:
                 del self._browsers[browser.key]
-        for session in self._sessions.idle(now, busy=self._pending.count_of):
+        for session in self._sessions.idle(now, busy=self._calls.pending.count_of):
             reason = f"no request for {self.config.session_idle:g} s"
             logger.info("session %s (%s) ended: %s", session.id, session.name, reason)
             effects += self.close_session(session.id)
@@ -405,13 +396,13 @@ class Broker(TabOwners):
         for link in self._links.values():
             link.last_received = link.last_sent = now
             effects.append(SendToExtension(link.id, Ping()))
-        self._pending.postpone_all(stood_still)
+        self._calls.pending.postpone_all(stood_still)
         return effects
 
     def next_wakeup(self) -> float | None:
         """When :meth:`expire` next has something to do, or None when nothing is waiting."""
         # Asked twice per call (as it starts and as it ends): kept to plain comparisons, no lists.
-        when = self._pending.next_deadline()
+        when = self._calls.pending.next_deadline()
         idle = self._sessions.check_idle_at
         if idle is not None and (when is None or idle < when):
             when = idle
@@ -435,7 +426,7 @@ class Broker(TabOwners):
 
     @property
     def pending_count(self) -> int:
-        return len(self._pending)
+        return len(self._calls.pending)
 
     # Helpers
 

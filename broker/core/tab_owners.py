@@ -69,7 +69,7 @@ class TabOwners(BrowserRequests):
         self._check_paused(browser)
         self._check_not_busy(browser, tab, "focus")
         session.current = (browser.key, tab.id)
-        return self._view(browser, tab), self._tell(browser, FocusTab(session_id, tab.id))
+        return self._messenger.view(browser, tab), self._messenger.tell(browser, FocusTab(session_id, tab.id))
 
     def select_tab(self, session_id: SessionId, tab_ref: str | int) -> TabView:
         """Make a tab the session owns its current tab, the one built-in tools act on when none is
@@ -82,7 +82,7 @@ class TabOwners(BrowserRequests):
         browser, tab = self._browsers.resolve(tab_ref)
         self._check_yours(session, browser, tab, "select")
         session.current = (browser.key, tab.id)
-        return self._view(browser, tab)
+        return self._messenger.view(browser, tab)
 
     def own_tabs(self, session_id: SessionId) -> tuple[list[TabView], TabView | None]:
         """The tabs the session owns, in the browsers' order, and its current tab when it has one open.
@@ -92,7 +92,7 @@ class TabOwners(BrowserRequests):
         """
         session = self._session(session_id)
         owned = [
-            self._view(browser, tab)
+            self._messenger.view(browser, tab)
             for browser in self._browsers.attached()
             for tab in browser.tabs.values()
             if tab.owner == session_id
@@ -113,7 +113,7 @@ class TabOwners(BrowserRequests):
         for browser in self._browsers.attached():
             for tab in browser.tabs.values():
                 if tab.owner == session_id and tab.tools:
-                    view = self._view(browser, tab)
+                    view = self._messenger.view(browser, tab)
                     seen += [(view, t) for t in tab.tools]
         return seen
 
@@ -163,26 +163,32 @@ class TabOwners(BrowserRequests):
         self._check_not_busy(browser, tab, action, but_for=session_id)
         asked = None
         if asked_at is not None and owner is not None and tab.owner != owner and CLAIMS in browser.features:
-            asked = self._add_pending(session, browser, CallKind.CLAIM, asked_at, None, tab.id).call_id
+            asked = self._calls.add(session, browser, CallKind.CLAIM, asked_at, None, tab.id).call_id
         if owner is not None:
             session.current = (browser.key, tab.id)
             session.taken_back.discard((browser.key, tab.id))
         elif session.current == (browser.key, tab.id):
             session.current = None
         if tab.owner == owner:
-            return self._view(browser, tab), [], None
+            return self._messenger.view(browser, tab), [], None
         previous, tab.owner = tab.owner, owner
         change = TabClaimed(session_id, tab.id, asked) if owner else TabReleased(session_id, tab.id)
-        return self._view(browser, tab), [*self._tell(browser, change), *self._changed(browser, tab, previous)], asked
+        return (
+            self._messenger.view(browser, tab),
+            [*self._messenger.tell(browser, change), *self._messenger.changed(browser, tab, previous)],
+            asked,
+        )
 
     # What every client reads
 
     def tabs(self) -> list[TabView]:
-        return [self._view(browser, tab) for browser in self._browsers.attached() for tab in browser.tabs.values()]
+        return [
+            self._messenger.view(browser, tab) for browser in self._browsers.attached() for tab in browser.tabs.values()
+        ]
 
     def tab(self, tab_ref: str | int) -> TabView:
         """Raises: ExtensionNotConnected, TabNotFound, AmbiguousTab."""
-        return self._view(*self._browsers.resolve(tab_ref))
+        return self._messenger.view(*self._browsers.resolve(tab_ref))
 
     def shared_tab_ids(self) -> frozenset[int]:
         """Tab ids that more than one connected browser has: these need ``<browser>:<id>``."""
@@ -216,6 +222,6 @@ class TabOwners(BrowserRequests):
                 if tab.owner is not None:
                     owned.setdefault(tab.owner, []).append(f"{browser.key}:{tab.id}")
         return [
-            SessionView(s.id, s.name, tuple(owned.get(s.id, ())), self._pending.count_of(s.id), s.credential)
+            SessionView(s.id, s.name, tuple(owned.get(s.id, ())), self._calls.pending.count_of(s.id), s.credential)
             for s in self._sessions.values()
         ]
