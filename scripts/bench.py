@@ -35,7 +35,7 @@ from benchlib import LARGE, SMALL, BenchError
 from benchlib.report import machine
 from benchlib.servers import BROWSER_MCP
 
-from tests.support.chromium import EXTENSION
+from tests.harness.chromium import EXTENSION
 
 CONCURRENCY = (1, 8, 64)
 

@@ -67,7 +67,7 @@ from benchlib.pages import COUNTER_TEXT, CROSS_ORIGIN_TEXT, CROSS_SITE_TEXT, FRA
 from benchlib.report import Verdict, goal_lines
 from benchlib.shop_pages import ADD_BUTTON, SHOP_END, SHOP_HEADING, PageCounts, shop_page
 
-from tests.support.chromium import CHROMIUM
+from tests.harness.chromium import CHROMIUM
 
 # The goals.
 CHARS_GOAL = 1.0  # snapshot characters, ours / Playwright MCP's

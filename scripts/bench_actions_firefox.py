@@ -9,7 +9,7 @@ turns, the snapshot and click measurements):
 - **chromium**: a broker, headless Chromium with the extension led to it by the native host, and the
   official MCP SDK client through ``browser-mcp mcp`` (``benchlib.mcp_sides.start_ours``);
 - **firefox**: a second broker, headless Firefox ESR with the extension's Firefox build installed over
-  WebDriver BiDi (``tests/support/firefox.py``) and led to it by Firefox's native host, and the same client
+  WebDriver BiDi (``tests/harness/firefox.py``) and led to it by Firefox's native host, and the same client
   (``benchlib.mcp_sides.start_ours_in_firefox``).
 
 Measured, the two taking turns call by call: ``browser_snapshot`` of the large shop page (its time and
@@ -35,8 +35,8 @@ from benchlib.pages import PageServer
 from benchlib.shop_pages import shop_page
 from benchlib.stats import Timings
 
-from tests.support.chromium import CHROMIUM
-from tests.support.firefox import FIREFOX
+from tests.harness.chromium import CHROMIUM
+from tests.harness.firefox import FIREFOX
 
 NOTE_FIELD = "Note"  # the small page's text field
 TYPED = "a note typed by the bench"

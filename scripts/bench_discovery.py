@@ -3,7 +3,7 @@
 The project's extension runs in headless Chromium (``benchlib.browser``: Playwright's
 ``launch_persistent_context``, a temporary profile, HOME and XDG_CONFIG_HOME; one Chromium at a
 time, each takes about 400 MB), launched with the real-browser tests' own arguments
-(``tests/support/chromium.py``).
+(``tests/harness/chromium.py``).
 Each run starts ``browser-mcp serve`` and measures the time from its discovery file appearing to
 ``GET /status`` first listing this browser (its ``instanceId``, read from the extension's
 storage) as connected; then stops the broker with SIGTERM, which removes its file. Two paths:
@@ -54,7 +54,7 @@ from benchlib.stats import Timings
 from playwright.async_api import Playwright, async_playwright
 
 from broker.discovery import load_or_create_token
-from tests.support.chromium import CHROMIUM, trust_broker
+from tests.harness.chromium import CHROMIUM, trust_broker
 
 # extension/base/protocol.js PORT_FIRST..PORT_LAST
 PROBED_PORTS = range(8765, 8786)

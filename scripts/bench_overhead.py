@@ -1,6 +1,6 @@
 """The overhead part of scripts/bench: what the extension costs the pages a person opens.
 
-Four headless Debian Chromiums, launched as the real-browser tests launch it (``tests/support/chromium.py``),
+Four headless Debian Chromiums, launched as the real-browser tests launch it (``tests/harness/chromium.py``),
 each with a profile of its own in the bench's folder, run side by side:
 
 - **none**: no extension;

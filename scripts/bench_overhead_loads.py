@@ -23,7 +23,7 @@ from benchlib.proc import run_seconds
 from benchlib.servers import start_broker
 from playwright.async_api import BrowserContext, Playwright
 
-from tests.support.chromium import CHROMIUM, chromium_args
+from tests.harness.chromium import CHROMIUM, chromium_args
 
 __all__ = [
     "COMPARED",

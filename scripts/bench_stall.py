@@ -42,8 +42,8 @@ from benchlib.stats import percentile
 from playwright.async_api import async_playwright
 
 from broker.core.security import client_token
-from tests.support.chromium import EXTENSION
-from tests.support.stall_attack import endless_page
+from tests.harness.chromium import EXTENSION
+from tests.harness.stall_attack import endless_page
 
 P99_GOAL = 1.5  # the flooded calls' p99, over the quiet p99
 TOOLS_TIMEOUT_S = 30.0

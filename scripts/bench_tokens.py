@@ -58,7 +58,7 @@ from benchlib.mcp_sides import shop_stage, start_playwright, unwrapped
 from benchlib.report import Verdict, goal_lines
 from benchlib.shop_pages import ShopPage, shop_page
 
-from tests.support.chromium import CHROMIUM
+from tests.harness.chromium import CHROMIUM
 
 # The goals, ours over Playwright MCP's.
 CHARS_GOAL = 0.25

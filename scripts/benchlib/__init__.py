@@ -21,7 +21,7 @@
 - :mod:`benchlib.mcp_sides`: both sides of those benchmarks started behind the MCP SDK client (ours:
   the broker, Chromium with the extension, ``browser-mcp mcp``; Playwright MCP).
 
-Chromium's launch arguments are the tests' own, ``tests/support/chromium.py``.
+Chromium's launch arguments are the tests' own, ``tests/harness/chromium.py``.
 
 The benchmarks themselves are ``scripts/bench_rest.py``, ``scripts/bench_mcp.py`` (with
 ``scripts/bench_mcp_list.py``), ``scripts/bench_daemon.py``, ``scripts/bench_discovery.py``,

@@ -1,7 +1,7 @@
 """The project's extension in headless Chromium, for the benchmarks that need a real browser.
 
 Playwright's ``launch_persistent_context`` with the real-browser tests' own arguments
-(``tests/support/chromium.py``), in a folder of the bench's own (profile, home, config root, the brokers'
+(``tests/harness/chromium.py``), in a folder of the bench's own (profile, home, config root, the brokers'
 discovery folder): nothing of the user's is read or written. One Chromium takes about 400 MB.
 ``scripts/bench_discovery.py``, ``scripts/bench_actions.py``, ``scripts/bench_overhead.py`` and
 ``scripts/bench_soak.py`` use it.
@@ -23,7 +23,7 @@ from benchlib import START_TIMEOUT, BenchError
 from benchlib.servers import BROWSER_MCP
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.paths import ENV_DISCOVERY_DIR, ENV_TOKEN_FILE
-from tests.support.chromium import CHROMIUM, EXTENSION, chromium_args
+from tests.harness.chromium import CHROMIUM, EXTENSION, chromium_args
 
 WORKER_TIMEOUT_S = 30.0
 

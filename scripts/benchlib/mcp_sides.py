@@ -4,7 +4,7 @@
   extension, led to the broker by the native host (:mod:`benchlib.browser`); the SDK client spawns
   ``browser-mcp mcp`` (as an AI client's configuration would) once the extension has joined, and is
   handed over when the session lists the built-in browser tools. :func:`start_ours_in_firefox` does the
-  same with headless Firefox ESR (``tests/support/firefox.py``) and the extension's Firefox build.
+  same with headless Firefox ESR (``tests/harness/firefox.py``) and the extension's Firefox build.
 - **Playwright MCP** (:func:`start_playwright`), pinned (:mod:`benchlib.playwright_mcp`), which the
   same SDK client spawns; it launches its own Chromium at its first call.
 
@@ -38,7 +38,7 @@ from benchlib.mcp_clients import mcp_env, relay_command
 from benchlib.pages import PageServer
 from benchlib.servers import Server, start_broker
 from benchlib.shop_pages import ShopPage
-from tests.support.firefox import extension_firefox
+from tests.harness.firefox import extension_firefox
 
 CLIENT_INFO = types.Implementation(name="bench", version="1")
 VIEWPORT = "1280x720"  # Playwright's default for a persistent context, which our side's Chromium has

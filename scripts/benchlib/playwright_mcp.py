@@ -25,7 +25,7 @@ from pathlib import Path
 from mcp.client.stdio import StdioServerParameters
 
 from benchlib import ROOT, BenchError, progress
-from tests.support.chromium import CHROMIUM
+from tests.harness.chromium import CHROMIUM
 
 PINNED = ROOT / "scripts" / "playwright-mcp"
 CACHE = ROOT / "scripts" / ".bench-cache" / "playwright-mcp"

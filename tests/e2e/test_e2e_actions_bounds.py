@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from ..harness.chromium import in_front, visible
+from ..harness.waiting import eventually
 from ..support.actions_world import SESSION, World, events, ref_of, world
-from ..support.chromium import in_front, visible
 from ..support.fake_broker import WAIT
-from ..support.waiting import eventually
 
 __all__ = ["world"]  # the module's browser, shared by these tests
 

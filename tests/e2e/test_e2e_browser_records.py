@@ -25,11 +25,11 @@ from playwright.async_api import Page
 
 from broker.core.security import client_token
 
+from ..harness.waiting import eventually
 from ..support.extension_world import World
 from ..support.mcp_clients import refused, text
 from ..support.person_world import answer, approval_window, change_settings
 from ..support.records_world import records_world
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

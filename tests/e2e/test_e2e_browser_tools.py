@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from ..support.chromium import in_front, visible
+from ..harness.chromium import in_front, visible
+from ..harness.page_server import serve_pages
+from ..harness.waiting import WAIT
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import LEGACY, MODERN, McpClient, mcp_client, sdk_client, stdio_relay, text
-from ..support.page_server import serve_pages
-from ..support.waiting import WAIT
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

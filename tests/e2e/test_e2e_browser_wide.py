@@ -22,11 +22,11 @@ import pytest_asyncio
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
+from ..harness.waiting import eventually
 from ..support.extension_world import World
 from ..support.mcp_clients import refused, text
 from ..support.person_world import answer, approval_window, change_settings
 from ..support.records_world import records_world
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

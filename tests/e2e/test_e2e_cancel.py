@@ -17,10 +17,10 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page
 
+from ..harness.page_server import serve_pages
+from ..harness.waiting import WAIT, eventually
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import text
-from ..support.page_server import serve_pages
-from ..support.waiting import WAIT, eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -16,10 +16,10 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Dialog
 
+from ..harness.page_server import serve_pages
+from ..harness.waiting import eventually
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import text
-from ..support.page_server import serve_pages
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

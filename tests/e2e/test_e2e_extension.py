@@ -22,9 +22,9 @@ from playwright.async_api import Page
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
+from ..harness.waiting import WAIT, eventually
 from ..support.extension_world import World, open_world, site, tab_absent, tool_prefix, world
 from ..support.mcp_clients import McpClient, text
-from ..support.waiting import WAIT, eventually
 
 __all__ = ["site", "world"]  # the module's browsers and pages, shared by these tests
 

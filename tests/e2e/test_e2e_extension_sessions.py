@@ -24,12 +24,12 @@ from playwright.async_api import Page
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from ..support.chromium import trust_broker
+from ..harness.chromium import trust_broker
+from ..harness.waiting import WAIT, eventually
 from ..support.cli_helpers import BrokerProcess, Brokers
 from ..support.extension_world import World, group_title, site, stop_worker, tab_absent, tab_gone, tool_prefix, world
 from ..support.mcp_clients import text
 from ..support.probed_ports import serve_on_probed_port, start_probed_broker
-from ..support.waiting import WAIT, eventually
 
 __all__ = ["site", "world"]  # the module's browsers and pages, shared by these tests
 

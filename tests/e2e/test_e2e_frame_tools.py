@@ -22,11 +22,11 @@ import pytest_asyncio
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
+from ..harness.page_server import serve_pages
+from ..harness.waiting import WAIT, eventually
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import text
-from ..support.page_server import serve_pages
 from ..support.person_world import answer, approval_window
-from ..support.waiting import WAIT, eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

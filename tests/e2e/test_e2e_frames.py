@@ -21,11 +21,11 @@ import pytest_asyncio
 from playwright.async_api import Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from ..harness.page_server import serve_test_pages
+from ..harness.waiting import eventually
 from ..support import actions_world
 from ..support.actions_world import World
 from ..support.page_functions import matched_ref
-from ..support.page_server import serve_test_pages
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

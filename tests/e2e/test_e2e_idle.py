@@ -21,12 +21,12 @@ from typing import Any
 import aiohttp
 import pytest
 
-from ..support.chromium import CHROMIUM, chromium_args
+from ..harness.chromium import CHROMIUM, chromium_args
+from ..harness.page_server import serve_pages
+from ..harness.waiting import WAIT, eventually
 from ..support.cli_helpers import CLI, Brokers, cli_env, terminate_or_kill
 from ..support.extension_world import MODERN_PAGE
-from ..support.page_server import serve_pages
 from ..support.probed_ports import start_probed_broker
-from ..support.waiting import WAIT, eventually
 
 IDLE = 70.0
 

@@ -26,13 +26,13 @@ from playwright.async_api import BrowserContext, Page
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.paths import ENV_DISCOVERY_DIR
 
+from ..harness.chromium import extension_chromium
+from ..harness.page_server import serve_pages
+from ..harness.waiting import WAIT, eventually
 from ..relay.test_foreign_server import process
-from ..support.chromium import extension_chromium
 from ..support.cli_helpers import CLI, BrokerProcess, Brokers, cli_env, discovery_fields, plant
 from ..support.extension_world import MODERN_PAGE
 from ..support.mcp_clients import LEGACY, mcp_client, sdk_client, stdio_relay, text
-from ..support.page_server import serve_pages
-from ..support.waiting import WAIT, eventually
 from .test_e2e_pairing import SECRET_PAGE, SECRET_TITLE, squatting
 
 

@@ -20,10 +20,10 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
+from ..harness.page_server import serve_test_pages
+from ..harness.waiting import eventually
 from ..support.extension_world import World, group_title, open_world
 from ..support.mcp_clients import McpClient, text
-from ..support.page_server import serve_test_pages
-from ..support.waiting import eventually
 from .test_e2e_browser_tools import ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -36,13 +36,13 @@ from broker.core import link_auth
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import BROKER_HEADER
 
-from ..support.chromium import answer_challenge
+from ..harness.chromium import answer_challenge
+from ..harness.page_server import serve_pages
+from ..harness.waiting import WAIT, eventually
 from ..support.cli_helpers import BrokerProcess, Brokers, run_cli
 from ..support.extension_world import World, open_world
 from ..support.fakes import EXTENSION_ORIGIN
-from ..support.page_server import serve_pages
 from ..support.probed_ports import serve_on_probed_port, start_probed_broker
-from ..support.waiting import WAIT, eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

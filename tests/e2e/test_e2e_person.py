@@ -19,6 +19,7 @@ from playwright.async_api import Page
 
 from broker.core.security import client_token
 
+from ..harness.waiting import eventually
 from ..support.extension_world import World, group_title, stop_worker, tab_gone
 from ..support.mcp_clients import LEGACY, mcp_client, text
 from ..support.person_world import (
@@ -34,7 +35,6 @@ from ..support.person_world import (
     text_has,
     world,
 )
-from ..support.waiting import eventually
 
 __all__ = ["world"]  # the module's browser, shared by these tests
 

@@ -20,6 +20,7 @@ from playwright.async_api import Page
 
 from broker.core.security import client_token
 
+from ..harness.waiting import WAIT, eventually
 from ..support.extension_world import World
 from ..support.mcp_clients import text
 from ..support.person_world import (
@@ -38,7 +39,6 @@ from ..support.person_world import (
     text_has,
     world,
 )
-from ..support.waiting import WAIT, eventually
 
 __all__ = ["world"]  # the module's browser, shared by these tests
 

@@ -19,10 +19,10 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page
 
+from ..harness.waiting import eventually
 from ..support import actions_world
 from ..support.actions_world import World, ref_of
 from ..support.page_functions import matched_ref
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -16,8 +16,8 @@ import re
 import pytest
 from playwright.async_api import Frame, Page
 
+from ..harness.waiting import eventually
 from ..support.actions_world import World, world
-from ..support.waiting import eventually
 
 __all__ = ["world"]  # the module's browser, shared by these tests
 

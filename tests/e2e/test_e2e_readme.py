@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from ..harness.page_server import serve_pages
+from ..harness.waiting import eventually
 from ..support.extension_world import World, open_world
-from ..support.page_server import serve_pages
 from ..support.person_world import open_popup
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -15,10 +15,10 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Frame, Page
 
+from ..harness.page_server import serve_pages
+from ..harness.waiting import eventually
 from ..support.extension_world import World, open_world, stop_worker
 from ..support.mcp_clients import McpClient, text
-from ..support.page_server import serve_pages
-from ..support.waiting import eventually
 from .test_e2e_browser_tools import ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -6,7 +6,7 @@ which has the broker ask the extension with ``discoverTools``). Meanwhile anothe
 tool in its own tab, on another site (``localhost`` against ``127.0.0.1``). Each of its calls answers
 as on a quiet browser, and a refresh of the endless tab answers with what its page has declared so
 far, at once: only a tab a broker opened moments ago waits for its page to be parsed. The attack is
-``tests/support/stall_attack.py``'s; the browser and broker ``tests/support/extension_world.py``'s,
+``tests/harness/stall_attack.py``'s; the browser and broker ``tests/support/extension_world.py``'s,
 with the extension's polyfill.
 """
 
@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
+from ..harness.stall_attack import attack
 from ..support.extension_world import World, open_world, site
-from ..support.stall_attack import attack
 
 __all__ = ["site"]  # the module's pages, shared by these tests
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from ..harness.waiting import eventually
 from ..support import synthetic_pages
 from ..support.page_functions import input_call, keys_call, ref_of, snapshot_call
 from ..support.synthetic_pages import PageTab
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

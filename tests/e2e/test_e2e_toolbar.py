@@ -21,9 +21,9 @@ from playwright.async_api import BrowserContext, Page, Worker
 from broker.core.security import PROJECT_EXTENSION_ID
 from broker.version import VERSION
 
-from ..support.chromium import extension_chromium, instance_id, trust_broker
+from ..harness.chromium import extension_chromium, instance_id, trust_broker
+from ..harness.waiting import eventually
 from ..support.fake_broker import FAKE_TOKEN, FakeBroker
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -23,7 +23,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from ..support.firefox import Context, Firefox, extension_firefox
+from ..harness.firefox import Context, Firefox, extension_firefox
 from .test_firefox_dialogs import PROBE, WAIT, Fox, shown
 from .test_firefox_driver import firefox_copy, free_port, two_sites
 

@@ -23,9 +23,9 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from ..support.chromium import change_settings
-from ..support.firefox import BidiError, Context, Firefox, extension_firefox
-from ..support.waiting import eventually
+from ..harness.chromium import change_settings
+from ..harness.firefox import BidiError, Context, Firefox, extension_firefox
+from ..harness.waiting import eventually
 from .test_firefox_driver import firefox_copy, free_port, two_sites
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

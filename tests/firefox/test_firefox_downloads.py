@@ -26,11 +26,11 @@ from aiohttp import web
 
 from ..e2e.test_e2e_browser_tools import ref_of
 from ..e2e.test_e2e_newtabs import REPORT, report_link_downloads, slow_report_download
-from ..support.firefox import build_extension
+from ..harness.firefox import build_extension
+from ..harness.page_server import serve_app
+from ..harness.waiting import eventually
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
-from ..support.page_server import serve_app
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -2,7 +2,7 @@
 
 Firefox has no chrome.debugger, so the extension's driver choice (``extension/actions/driver.js``)
 takes the WebExtension driver there. The extension's Firefox build (``broker.install.firefox_extension``)
-is installed over WebDriver BiDi (``tests/support/firefox.py``) with a probe beside its background
+is installed over WebDriver BiDi (``tests/harness/firefox.py``) with a probe beside its background
 (``tests/support/firefox_driver_probe.js``): it runs browser actions through ``actions/run.js`` on pages
 this module serves, one on 127.0.0.1 holding a frame from localhost (another site), and posts
 each answer back.
@@ -23,7 +23,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from ..support.firefox import build_extension, extension_firefox
+from ..harness.firefox import build_extension, extension_firefox
 
 PROBE = Path(__file__).resolve().parents[1] / "support" / "firefox_driver_probe.js"
 

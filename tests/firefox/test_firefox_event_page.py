@@ -19,11 +19,11 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..harness.page_server import serve_pages
+from ..harness.waiting import eventually
 from ..support.extension_world import MODERN_PAGE
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import text
-from ..support.page_server import serve_pages
-from ..support.waiting import eventually
 
 # Twice the extension's beat (stay_awake.js): short, so the test is, with room for a late beat.
 IDLE_MS = 10_000

@@ -14,10 +14,10 @@ from pathlib import Path
 from broker.core.security import FIREFOX_EXTENSION_ID
 
 from ..e2e.test_e2e_native_host import joined_browsers
+from ..harness.firefox import extension_firefox
+from ..harness.waiting import eventually
 from ..support.cli_helpers import Brokers, cli_env, run_cli
-from ..support.firefox import extension_firefox
 from ..support.mcp_clients import LEGACY, mcp_client
-from ..support.waiting import eventually
 
 
 async def test_firefox_joins_a_key_requiring_broker_the_native_host_names(

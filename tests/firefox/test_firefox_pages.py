@@ -17,14 +17,14 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from ..support.chromium import change_settings, tab_group_title
+from ..harness.chromium import change_settings, tab_group_title
+from ..harness.firefox import Context
+from ..harness.page_server import serve_pages
+from ..harness.waiting import WAIT, eventually
 from ..support.extension_world import MODERN_PAGE
-from ..support.firefox import Context
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
-from ..support.page_server import serve_pages
 from ..support.person_world import SHOP
-from ..support.waiting import WAIT, eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

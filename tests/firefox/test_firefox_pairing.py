@@ -12,10 +12,10 @@ import re
 from pathlib import Path
 
 from ..e2e.test_e2e_native_host import joined_browsers
-from ..support.chromium import probe_only
+from ..harness.chromium import probe_only
+from ..harness.firefox import extension_firefox
+from ..harness.waiting import eventually
 from ..support.cli_helpers import Brokers, run_cli
-from ..support.firefox import extension_firefox
-from ..support.waiting import eventually
 
 MARK_ITEM = """(port) => {
     const item = [...document.querySelectorAll(".pair-broker")].find((i) => i.innerText.includes(`port ${port}`));

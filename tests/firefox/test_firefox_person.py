@@ -22,13 +22,13 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from ..support.chromium import tab_group_title
-from ..support.firefox import Context
+from ..harness.chromium import tab_group_title
+from ..harness.firefox import Context
+from ..harness.page_server import serve_pages
+from ..harness.waiting import eventually
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
-from ..support.page_server import serve_pages
 from ..support.person_world import GROUP_COLORS, PERSON, SHOP, SHOP_TOOLS, session_ended_then_claimed_again
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -20,12 +20,12 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from ..support.chromium import change_settings
-from ..support.firefox import Context
+from ..harness.chromium import change_settings
+from ..harness.firefox import Context
+from ..harness.page_server import serve_pages
+from ..harness.waiting import WAIT, eventually
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import refused, text
-from ..support.page_server import serve_pages
-from ..support.waiting import WAIT, eventually
 from .test_firefox_pages import approval_window
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -1,6 +1,6 @@
 """End to end in Firefox ESR: a page that never finishes loading stalls no one else.
 
-The attack of ``tests/e2e/test_e2e_stall.py`` (``tests/support/stall_attack.py``), in Firefox:
+The attack of ``tests/e2e/test_e2e_stall.py`` (``tests/harness/stall_attack.py``), in Firefox:
 the WebExtension driver's browser answers the same ``discoverTools`` and ``callTool`` through the
 same worker modules.
 """
@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
+from ..harness.page_server import serve_pages
+from ..harness.stall_attack import attack
 from ..support.extension_world import MODERN_PAGE
 from ..support.firefox_world import Fox, joined_firefox
-from ..support.page_server import serve_pages
-from ..support.stall_attack import attack
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

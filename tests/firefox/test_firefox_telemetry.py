@@ -18,10 +18,10 @@ import pytest
 import pytest_asyncio
 
 from ..e2e.test_e2e_browser_tools import ref_of
+from ..harness.page_server import serve_pages
+from ..harness.waiting import eventually
 from ..support.firefox_world import Fox, joined_firefox
 from ..support.mcp_clients import McpClient, text
-from ..support.page_server import serve_pages
-from ..support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -24,8 +24,8 @@ from broker.core.security import FIREFOX_EXTENSION_ID
 from broker.install.extension_package import pack
 from broker.version import VERSION
 
-from ..support.chromium import EXTENSION, extension_chromium
-from ..support.firefox import extension_firefox
+from ..harness.chromium import EXTENSION, extension_chromium
+from ..harness.firefox import extension_firefox
 
 ROOT = Path(__file__).resolve().parents[2]
 # A file name the extension's sources mention: imports, pages, icons, setIcon paths.

@@ -21,9 +21,9 @@ from aiohttp import web
 
 from broker.version import BROKER_HEADER
 
+from ..harness.page_server import serve_app
 from ..install.test_native_host import Host
 from ..support.cli_helpers import Brokers, discovery_fields, lookalike_broker, plant, run_cli
-from ..support.page_server import serve_app
 from .test_mcp_stdio import raw_relay
 
 

@@ -29,9 +29,9 @@ from broker import codec
 from broker.core.messages import PageSnapshot
 from broker.core.snapshots import SNAPSHOT_BUDGET, Baselines, View, view_of, with_section
 
-from .chromium import change_settings, extension_chromium, instance_id, probe_only, trust_broker
+from ..harness.chromium import change_settings, extension_chromium, instance_id, probe_only, trust_broker
+from ..harness.page_server import serve_test_pages
 from .fake_broker import FAKE_TOKEN, WAIT, FakeBroker, Link
-from .page_server import serve_test_pages
 
 SESSION = "session-actions"
 

@@ -2,7 +2,7 @@
 joined to a real broker subprocess, and pages that declare tools.
 
 One Chromium per test module (its process tree takes about 400 MB), launched with the unpacked
-extension from ``extension/`` (headless, see :func:`~tests.support.chromium.chromium_args`); one
+extension from ``extension/`` (headless, see :func:`~tests.harness.chromium.chromium_args`); one
 broker started on a free port of 8765-8785, the range the extension probes when no native
 messaging host is installed; local pages served by aiohttp on 127.0.0.1 that declare tools through
 the extension's polyfill (``document.modelContext.registerTool`` with an AbortSignal, and the
@@ -24,12 +24,12 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import BrowserContext, Page, Worker
 
-from .chromium import extension_chromium, probe_only, tab_group_title, trust_broker
+from ..harness.chromium import extension_chromium, probe_only, tab_group_title, trust_broker
+from ..harness.page_server import serve_pages
+from ..harness.waiting import WAIT, eventually
 from .cli_helpers import BrokerProcess, Brokers
 from .mcp_clients import LEGACY, McpClient, mcp_client
-from .page_server import serve_pages
 from .probed_ports import start_probed_broker
-from .waiting import WAIT, eventually
 
 MODERN_PAGE = """<!doctype html><title>Modern tools</title><script>
 const temporary = new AbortController();

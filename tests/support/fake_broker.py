@@ -18,7 +18,7 @@ from aiohttp import WSMsgType, web
 
 from broker.version import BROKER_HEADER
 
-from .chromium import answer_challenge
+from ..harness.chromium import answer_challenge
 from .probed_ports import serve_on_probed_port
 
 WAIT = 20.0

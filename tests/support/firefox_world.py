@@ -14,11 +14,11 @@ from typing import Any
 
 import aiohttp
 
-from .chromium import probe_only, trust_broker
+from ..harness.chromium import probe_only, trust_broker
+from ..harness.firefox import Context, Firefox, extension_firefox
+from ..harness.waiting import eventually
 from .cli_helpers import BrokerProcess, Brokers
-from .firefox import Context, Firefox, extension_firefox
 from .mcp_clients import LEGACY, mcp_client
-from .waiting import eventually
 
 
 class Fox:

@@ -25,11 +25,11 @@ from playwright.async_api import Page
 
 from broker.core.security import PROJECT_EXTENSION_ID
 
-from . import chromium
+from ..harness import chromium
+from ..harness.page_server import serve_pages
+from ..harness.waiting import WAIT, eventually
 from .extension_world import World, open_world
 from .mcp_clients import McpClient, text
-from .page_server import serve_pages
-from .waiting import WAIT, eventually
 
 OUTPUT = Path(os.environ.get("BROWSER_MCP_E2E_OUTPUT") or Path(__file__).parents[1] / "output") / "e2e_person"
 EXTENSION_URL = f"chrome-extension://{PROJECT_EXTENSION_ID}"

@@ -8,8 +8,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from ..harness.page_server import serve_pages
 from .extension_world import World, open_world
-from .page_server import serve_pages
 
 
 @contextlib.asynccontextmanager

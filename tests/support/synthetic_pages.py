@@ -7,7 +7,7 @@ Chromium and in Firefox (``tab_in_each_browser``, their module's fixture): each 
 ``chrome.scripting.executeScript``, and reads what the page itself saw in its own (MAIN) world.
 Chromium's isolated world is made over the DevTools protocol (Playwright's CDP session);
 Firefox's is a WebDriver BiDi sandbox, a realm that sees the page through Xray vision as an
-extension's content scripts do (``tests/support/firefox.py``, with the extension installed as it ships).
+extension's content scripts do (``tests/harness/firefox.py``, with the extension installed as it ships).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page, async_playwright
 
-from .chromium import CHROMIUM, chromium_args
-from .firefox import BidiError, Context, extension_firefox
-from .page_server import serve_test_pages
+from ..harness.chromium import CHROMIUM, chromium_args
+from ..harness.firefox import BidiError, Context, extension_firefox
+from ..harness.page_server import serve_test_pages
 
 WORLD_NAME = "browser-mcp-tools"
 

@@ -1,6 +1,6 @@
 """How Firefox ESR is launched with the real extension, and driven over WebDriver BiDi.
 
-The Firefox counterpart of ``tests/support/chromium.py`` for the real-browser tests
+The Firefox counterpart of ``tests/harness/chromium.py`` for the real-browser tests
 (``tests/firefox/test_firefox_*.py``). Debian's ``firefox-esr`` runs headless with a profile and ``HOME``
 of the test's own (Firefox reads native messaging manifests under ``$HOME/.mozilla``), prints the
 port its WebDriver BiDi server listens on, and takes the extension's Firefox build (the folder
@@ -36,7 +36,7 @@ import aiohttp
 from broker.core.security import FIREFOX_EXTENSION_ID
 from broker.install import extension_package, firefox_extension
 
-from .cli_helpers import terminate_or_kill
+from ..support.cli_helpers import terminate_or_kill
 from .waiting import eventually
 
 FIREFOX = "/usr/bin/firefox-esr"
