@@ -16,20 +16,24 @@ carries out:
 
 The tools and their arguments are :mod:`.browser_wide`'s; opening a window is opening a tab
 (:meth:`~broker.core.state.Broker.open_tab` with ``new_window``), so its tab is owned alike.
+:class:`BrowserRequests` keeps no state of its own: windows are known by their tabs in the
+browsers' registry, and a request is a call in :class:`~broker.core.link_calls.LinkCalls`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .broker_messages import BrowserRequest
 from .browser_wide import REQUESTS, WideCall
-from .browsers import NO_EXTENSION, Browser, Tab, parse_ref
+from .browsers import NO_EXTENSION, Browser, Browsers, Tab, parse_ref
 from .effects import CallId, Effect, SessionId, WindowView
 from .errors import AmbiguousTab, ExtensionNotConnected, NotSupported, PageToolFailed, WindowNotFound, WindowNotOwned
+from .link_calls import LinkCalls
+from .messenger import Messenger
 from .pending import CallKind
-from .person import PersonInCharge
-from .sessions import Session
+from .person import PersonInCharge, check_paused
+from .sessions import Session, Sessions
 
 __all__ = ["BrowserRequests"]
 
@@ -37,12 +41,17 @@ __all__ = ["BrowserRequests"]
 _NAMED_TABS = 4
 
 
-class BrowserRequests(PersonInCharge):
+class BrowserRequests:
     """The windows, history and bookmarks part of the Broker's rules; see the module docstring."""
 
-    if TYPE_CHECKING:
-
-        def _session(self, session_id: SessionId) -> Session: ...
+    def __init__(
+        self, browsers: Browsers, sessions: Sessions, calls: LinkCalls, person: PersonInCharge, messenger: Messenger
+    ) -> None:
+        self._browsers = browsers
+        self._sessions = sessions
+        self._calls = calls
+        self._person = person
+        self._messenger = messenger
 
     def browser_features(self) -> frozenset[str]:
         """What some connected browser carries out beyond tabs: windows, history, bookmarks."""
@@ -52,16 +61,15 @@ class BrowserRequests(PersonInCharge):
         return features
 
     def browser_request(
-        self, session_id: SessionId, call: WideCall, now: float, timeout: float | None = None
+        self, session: Session, call: WideCall, now: float, timeout: float | None = None
     ) -> tuple[str, CallId, list[Effect]]:
         """Ask a browser for ``call`` (not ``createWindow``, which is ``open_tab``); returns its key too.
 
         Raises:
-            SessionEnded, TooManyCalls, ExtensionNotConnected, BrowserNotFound, WindowNotFound,
+            TooManyCalls, ExtensionNotConnected, BrowserNotFound, WindowNotFound,
             AmbiguousTab (a window id several browsers have), WindowNotOwned, Paused, NotSupported,
             TabBusy (a tab of the window to focus or close has a call waiting for the person).
         """
-        session = self._session(session_id)
         args = call.args
         if call.window is None:
             browser = self._browsers.pick(call.browser)
@@ -69,15 +77,15 @@ class BrowserRequests(PersonInCharge):
             browser, window_id = self._resolve_window(call.window, call.browser)
             checked = self.check_window_yours(session, browser, window_id, call.request.removesuffix("Window"))
             for tab in checked:
-                self._check_not_busy(browser, tab, f"{call.request.removesuffix('Window')} the window of")
+                self._person.check_not_busy(browser, tab, f"{call.request.removesuffix('Window')} the window of")
             args = {**args, "windowId": window_id}
             if call.request == "closeWindow":
                 # The tabs checked: a tab that reaches the window before it closes keeps it open.
                 args["tabIds"] = sorted(tab.id for tab in checked)
-        self._check_paused(browser)
+        check_paused(browser)
         self.check_feature(browser, REQUESTS[call.request])
         pending = self._calls.add(session, browser, CallKind.BROWSER, now, timeout, tool_name=call.request)
-        message = BrowserRequest(session_id, pending.call_id, call.request, args)
+        message = BrowserRequest(session.id, pending.call_id, call.request, args)
         return browser.key, pending.call_id, self._messenger.tell(browser, message)
 
     def describe_windows(self, session_id: SessionId, browser_key: str, answer: Any) -> list[WindowView]:

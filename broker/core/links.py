@@ -1,10 +1,12 @@
 """The extension side of the core: links, and what the browsers on them report.
 
-:class:`BrowserLinks` is the half of :class:`~broker.core.state.Broker`'s rules that hears from
+:class:`BrowserLinks` is the part of :class:`~broker.core.state.Broker`'s rules that hears from
 extensions: a link opening and closing, each message an extension sends (tabs appearing,
-changing and closing, tools changing, the answers to calls), and how a call ends. The other
-half, what sessions ask for and when time runs out, is in :mod:`broker.core.state`; both work
-on the same registries, which the Broker makes.
+changing and closing, tools changing; the answers to calls it hands to
+:class:`~broker.core.link_calls.LinkCalls`), and the keepalive of each link: when to ping a quiet
+one, when to give up on a silent one, when to forget a browser long gone. It opens and closes the
+links in the :class:`~broker.core.link_calls.Links` registry and keeps the browsers' registry as
+the extensions report it; what sessions ask for is the Broker's and its other parts'.
 
 What a link hears of sessions: only those that act in its browser. A session's ``connect``
 (its id and client name) goes to a browser right before the first frame about it the broker
@@ -20,7 +22,8 @@ browser heard of: anything else is answered with an error frame and changes noth
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any
 
 from .broker_messages import CallTool, Connect, ErrorReply, TabClaimed
 from .browsers import Browser, Browsers, Tab, outdated_extension
@@ -60,7 +63,7 @@ from .messenger import Messenger
 from .pending import CallKind
 from .sessions import Sessions
 
-__all__ = ["BrowserLinks", "Link"]
+__all__ = ["BrowserLinks", "Handlers", "Link", "UnannouncedTab", "announced_tab", "no_such_tool", "unknown_tab"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,23 +72,54 @@ logger = logging.getLogger(__name__)
 CLAIMS = "claims"
 
 
-class _UnannouncedTab(Exception):
-    """A frame named a tab its browser never announced; the frame is answered with an error."""
+# Each extension message's handler, by the message's type: the link it came on, the message, now.
+Handlers = dict[type, Callable[[Link, Any, float], list[Effect]]]
+
+
+class UnannouncedTab(Exception):
+    """A frame named a tab its browser never announced; the frame is answered with an error (:func:`unknown_tab`)."""
 
     def __init__(self, tab_id: int) -> None:
         super().__init__(tab_id)
         self.tab_id = tab_id
 
 
-class BrowserLinks:
-    """Links, what comes over them, and how calls start and end; the Broker builds on it."""
+def announced_tab(browsers: Browsers, link: Link, tab_id: int) -> tuple[Browser, Tab]:
+    """The link's browser and its tab ``tab_id``. Raises: UnannouncedTab, for a tab never announced."""
+    browser = browsers[link.browser]
+    tab = browser.tabs.get(tab_id)
+    if tab is None:
+        raise UnannouncedTab(tab_id)
+    return browser, tab
 
-    config: Config
-    _links: Links
-    _browsers: Browsers
-    _sessions: Sessions
-    _calls: LinkCalls
-    _messenger: Messenger
+
+def unknown_tab(link: Link, message_class: str, tab_id: int) -> SendToExtension:
+    """The error frame that refuses a frame naming a tab its browser never announced."""
+    # Taking it would make a nameless tab no listing could explain; the frame is refused.
+    kind = message_class[0].lower() + message_class[1:]
+    text = f"{kind} names tab {tab_id}, which this browser never announced (tabCreated or connected)"
+    logger.info("link %s: %s", link.id, text)
+    return SendToExtension(link.id, ErrorReply("unknown_tab", text))
+
+
+class BrowserLinks:
+    """The links, what comes over them, and their keepalive; see the module docstring."""
+
+    def __init__(
+        self,
+        config: Config,
+        links: Links,
+        browsers: Browsers,
+        sessions: Sessions,
+        calls: LinkCalls,
+        messenger: Messenger,
+    ) -> None:
+        self._config = config
+        self._links = links
+        self._browsers = browsers
+        self._sessions = sessions
+        self._calls = calls
+        self._messenger = messenger
 
     def check_link_room(self) -> None:
         """Raises: TooManyLinks, when as many links that proved the link key as ``Config.max_links`` are open.
@@ -94,7 +128,7 @@ class BrowserLinks:
         (:meth:`link_opened`).
         """
         proven = sum(link.proven for link in self._links.values())
-        if proven >= self.config.max_links:
+        if proven >= self._config.max_links:
             raise TooManyLinks(
                 f"{proven} extension links are open, the most this broker takes (--max-links):"
                 " close a browser's link (or its extension) first"
@@ -111,7 +145,7 @@ class BrowserLinks:
             TooManyLinks: as many links as ``Config.max_links`` are open, and all proved the key.
         """
         effects: list[Effect] = []
-        if len(self._links) >= self.config.max_links:
+        if len(self._links) >= self._config.max_links:
             self.check_link_room()
             oldest = next(link for link in self._links.values() if not link.proven)
             reason = "the broker's links are full, and this one had not proven the broker's link key"
@@ -146,27 +180,40 @@ class BrowserLinks:
             # one and the latest others lost are kept, up to one per link this broker takes.
             others = [b for b in self._browsers.values() if b.detached_at is not None and b is not browser]
             others.sort(key=lambda b: b.detached_at or 0.0)
-            for oldest in others[: max(len(others) - self.config.max_links + 1, 0)]:
+            for oldest in others[: max(len(others) - self._config.max_links + 1, 0)]:
                 del self._browsers[oldest.key]
         effects.append(TabsChanged())
         return effects
 
-    def extension_message(self, link_id: LinkId, message: ExtensionMessage, now: float) -> list[Effect]:
+    def heard(self, link_id: LinkId, message: ExtensionMessage, now: float) -> Link | None:
+        """The open link a message came on, with the traffic noted; None for a link already closed."""
         link = self._links.get(link_id)
         if link is None:
             logger.debug("frame from link %s after it was closed: dropped", link_id)
-            return []
+            return None
         link.last_received = now
         # A keepalive says nothing of which browser this is: a link still waiting to prove the
         # key answers pings too, and must not become the browser new tabs open in.
         if not isinstance(message, (Ping, Pong)):
             self._browsers[link.browser].heard_from = True
-        handler = self._handlers[type(message)]
-        try:
-            effects: list[Effect] = handler(self, link, message, now)
-        except _UnannouncedTab as exc:
-            return [self._unknown_tab(link, type(message).__name__, exc.tab_id)]
-        return effects
+        return link
+
+    def handlers(self) -> Handlers:
+        """What this part hears from extensions, by message type, the answers to calls included."""
+        return {
+            Connected: self.on_connected,
+            TabCreated: self.on_tab_created,
+            TabUpdated: self.on_tab_updated,
+            TabClosed: self.on_tab_closed,
+            TabFocused: self.on_tab_focused,
+            ToolsChanged: self.on_tools_changed,
+            ToolsDiscovered: self.on_tools_discovered,
+            ToolResult: self._calls.on_tool_result,
+            Ping: self.on_ping,
+            Pong: self.on_pong,
+            Disconnected: self.on_disconnected,
+            RequestRefused: self._calls.on_request_refused,
+        }
 
     def frame_received(self, link_id: LinkId, now: float) -> None:
         """Note traffic on a link whose frame could not be decoded: it is alive all the same."""
@@ -192,9 +239,54 @@ class BrowserLinks:
             return []
         return self._calls.finish(pending.call_id, now, BadReply(f"the browser's answer could not be read: {why}"))
 
+    # Keepalive
+
+    def expire(self, now: float) -> list[Effect]:
+        """Ping quiet links, close silent ones, forget browsers gone past ``Config.browser_grace``."""
+        effects: list[Effect] = []
+        config = self._config
+        for link in list(self._links.values()):
+            if now - link.last_received >= config.silence_timeout:
+                reason = f"no message for {config.silence_timeout:g} s"
+                effects.append(CloseLink(link.id, reason))
+                effects += self.link_closed(link.id, now, reason)
+            elif now - max(link.last_received, link.last_sent) >= config.ping_interval:
+                link.last_sent = now
+                effects.append(SendToExtension(link.id, Ping()))
+        for browser in list(self._browsers.values()):
+            if browser.detached_at is not None and now - browser.detached_at >= config.browser_grace:
+                del self._browsers[browser.key]
+        return effects
+
+    def resumed(self, now: float) -> list[Effect]:
+        """The broker stood still until ``now``: each link's silence counts from now, and it is pinged at once."""
+        effects: list[Effect] = []
+        for link in self._links.values():
+            link.last_received = link.last_sent = now
+            effects.append(SendToExtension(link.id, Ping()))
+        return effects
+
+    def next_wakeup(self, when: float | None) -> float | None:
+        """The earlier of ``when`` and the next time a link is due a ping or its end, or a browser its end."""
+        # Asked twice per call (as it starts and as it ends): kept to plain comparisons, no lists.
+        config = self._config
+        silence, ping = config.silence_timeout, config.ping_interval
+        for link in self._links.values():
+            received = link.last_received
+            sent = link.last_sent
+            due = min(received + silence, (received if received > sent else sent) + ping)
+            if when is None or due < when:
+                when = due
+        for browser in self._browsers.values():
+            if browser.detached_at is not None:
+                due = browser.detached_at + config.browser_grace
+                if when is None or due < when:
+                    when = due
+        return when
+
     # Extension message handlers
 
-    def _on_connected(self, link: Link, message: Connected, now: float) -> list[Effect]:
+    def on_connected(self, link: Link, message: Connected, now: float) -> list[Effect]:
         effects: list[Effect] = []
         browser = self._browsers[link.browser]
         instance_id = message.browser.instance_id
@@ -256,15 +348,15 @@ class BrowserLinks:
 
     def _link_connect(self, session_ids: tuple[str, ...] | None = None) -> Connect:
         """A ``connect`` for the link itself (no session): the versions, and the sessions when given."""
-        minimum = self.config.min_extension_version or None
-        return Connect(self.config.server_version, session_ids=session_ids, min_extension_version=minimum)
+        minimum = self._config.min_extension_version or None
+        return Connect(self._config.server_version, session_ids=session_ids, min_extension_version=minimum)
 
     def _heard_extension_version(self, browser: Browser, version: str | None) -> None:
         """Keep what the extension said its version is; an outdated one is logged once per version."""
         if browser.extension_heard and browser.extension_version == version:
             return
         browser.extension_version, browser.extension_heard = version, True
-        outdated = outdated_extension(version, self.config.min_extension_version)
+        outdated = outdated_extension(version, self._config.min_extension_version)
         if outdated is not None:
             logger.warning("browser %s: %s", browser.key, outdated)
 
@@ -276,7 +368,7 @@ class BrowserLinks:
             effects.append(SendToExtension(link.id, self._messenger.connect_message(session)))
         return effects
 
-    def _on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
+    def on_tab_created(self, link: Link, message: TabCreated, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
         if message.tab.id < 0:
             return self._refused_tab(
@@ -308,12 +400,12 @@ class BrowserLinks:
         tab.owner = opener.owner
         return self._messenger.tell(browser, TabClaimed(opener.owner, tab.id))
 
-    def _on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
-        browser, tab = self._announced_tab(link, message.tab.id)
+    def on_tab_updated(self, link: Link, message: TabUpdated, now: float) -> list[Effect]:
+        browser, tab = announced_tab(self._browsers, link, message.tab.id)
         tab.update(message.tab)
         return self._messenger.changed(browser, tab)
 
-    def _on_tab_closed(self, link: Link, message: TabClosed, now: float) -> list[Effect]:
+    def on_tab_closed(self, link: Link, message: TabClosed, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
         tab = browser.tabs.get(message.tab_id)
         changed = [] if tab is None else self._messenger.changed(browser, tab)
@@ -323,7 +415,7 @@ class BrowserLinks:
             browser.active_tab = None
         return self._calls.tab_gone(link, message.tab_id, now) + changed
 
-    def _on_tab_focused(self, link: Link, message: TabFocused, now: float) -> list[Effect]:
+    def on_tab_focused(self, link: Link, message: TabFocused, now: float) -> list[Effect]:
         browser, tab = self._focused_tab(link, message)
         if message.tools:
             tab.set_tools(message.tools)
@@ -341,7 +433,7 @@ class BrowserLinks:
         name first there.
 
         Raises:
-            _UnannouncedTab: any other tab never announced, or one past the browser's tab limit.
+            UnannouncedTab: any other tab never announced, or one past the browser's tab limit.
         """
         browser = self._browsers[link.browser]
         tab = browser.tabs.get(message.tab_id)
@@ -349,21 +441,21 @@ class BrowserLinks:
             return browser, tab
         opening = self._calls.pending.get(message.request_id) if message.request_id else None
         if opening is None or opening.link_id != link.id or opening.kind is not CallKind.OPEN_TAB:
-            raise _UnannouncedTab(message.tab_id)
+            raise UnannouncedTab(message.tab_id)
         if message.tab_id < 0 or len(browser.tabs) >= self._tab_capacity(browser)[0]:
-            raise _UnannouncedTab(message.tab_id)
+            raise UnannouncedTab(message.tab_id)
         tab = Tab(message.tab_id)
         browser.heard_of(tab)
         browser.tabs[tab.id] = tab
         return browser, tab
 
-    def _on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
-        browser, tab = self._announced_tab(link, message.tab_id)
+    def on_tools_changed(self, link: Link, message: ToolsChanged, now: float) -> list[Effect]:
+        browser, tab = announced_tab(self._browsers, link, message.tab_id)
         tab.set_tools(message.tools)
         return self._messenger.changed(browser, tab)
 
-    def _on_tools_discovered(self, link: Link, message: ToolsDiscovered, now: float) -> list[Effect]:
-        browser, tab = self._announced_tab(link, message.tab_id)
+    def on_tools_discovered(self, link: Link, message: ToolsDiscovered, now: float) -> list[Effect]:
+        browser, tab = announced_tab(self._browsers, link, message.tab_id)
         tab.set_tools(message.tools)
         pending = self._calls.reply_to(link, message.call_id, CallKind.DISCOVER)
         effects: list[Effect] = self._messenger.changed(browser, tab)
@@ -380,21 +472,6 @@ class BrowserLinks:
         call = CallTool(pending.session_id, pending.call_id, tab.id, pending.tool_name, pending.then_call)
         return effects + self._messenger.tell(browser, call)
 
-    def _announced_tab(self, link: Link, tab_id: int) -> tuple[Browser, Tab]:
-        """The link's browser and its tab ``tab_id``. Raises: _UnannouncedTab, for a tab never announced."""
-        browser = self._browsers[link.browser]
-        tab = browser.tabs.get(tab_id)
-        if tab is None:
-            raise _UnannouncedTab(tab_id)
-        return browser, tab
-
-    def _unknown_tab(self, link: Link, message_class: str, tab_id: int) -> SendToExtension:
-        # Taking it would make a nameless tab no listing could explain; the frame is refused.
-        kind = message_class[0].lower() + message_class[1:]
-        text = f"{kind} names tab {tab_id}, which this browser never announced (tabCreated or connected)"
-        logger.info("link %s: %s", link.id, text)
-        return SendToExtension(link.id, ErrorReply("unknown_tab", text))
-
     def _refused_tab(self, link: Link, request_id: str | None, now: float, refusal: SendToExtension) -> list[Effect]:
         """A tab event refused with ``refusal``; the ``openTab`` it answers fails at once, saying why."""
         pending = self._calls.reply_to(link, request_id, CallKind.OPEN_TAB) if request_id else None
@@ -407,9 +484,9 @@ class BrowserLinks:
     def _tab_capacity(self, browser: Browser) -> tuple[int, str]:
         """How many tabs ``browser`` may hold beside the others', and the limit that says so."""
         others = sum(len(b.tabs) for b in self._browsers.values() if b is not browser)
-        if self.config.max_tabs - others < self.config.max_tabs_per_browser:
-            return max(self.config.max_tabs - others, 0), f"{self.config.max_tabs} tabs across all browsers"
-        return self.config.max_tabs_per_browser, f"{self.config.max_tabs_per_browser} tabs in one browser"
+        if self._config.max_tabs - others < self._config.max_tabs_per_browser:
+            return max(self._config.max_tabs - others, 0), f"{self._config.max_tabs} tabs across all browsers"
+        return self._config.max_tabs_per_browser, f"{self._config.max_tabs_per_browser} tabs in one browser"
 
     def _too_many_tabs(self, link: Link, ignored: int, limit: str) -> SendToExtension:
         text = f"over {limit}: {ignored} more ignored"
@@ -421,37 +498,16 @@ class BrowserLinks:
         logger.info("link %s: %s", link.id, text)
         return SendToExtension(link.id, ErrorReply("invalid_message", text))
 
-    def _on_tool_result(self, link: Link, message: ToolResult, now: float) -> list[Effect]:
-        return self._calls.on_tool_result(link, message, now)
-
-    def _on_request_refused(self, link: Link, message: RequestRefused, now: float) -> list[Effect]:
-        return self._calls.on_request_refused(link, message, now)
-
-    def _on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
+    def on_ping(self, link: Link, message: Ping, now: float) -> list[Effect]:
         link.last_sent = now
         return [SendToExtension(link.id, Pong())]
 
-    def _on_pong(self, link: Link, message: Pong, now: float) -> list[Effect]:
+    def on_pong(self, link: Link, message: Pong, now: float) -> list[Effect]:
         return []
 
-    def _on_disconnected(self, link: Link, message: Disconnected, now: float) -> list[Effect]:
+    def on_disconnected(self, link: Link, message: Disconnected, now: float) -> list[Effect]:
         logger.info("extension on %s says session %s is disconnected", link.browser, message.session_id)
         return []
-
-    _handlers: ClassVar[dict[type, Any]] = {
-        Connected: _on_connected,
-        TabCreated: _on_tab_created,
-        TabUpdated: _on_tab_updated,
-        TabClosed: _on_tab_closed,
-        TabFocused: _on_tab_focused,
-        ToolsChanged: _on_tools_changed,
-        ToolsDiscovered: _on_tools_discovered,
-        ToolResult: _on_tool_result,
-        Ping: _on_ping,
-        Pong: _on_pong,
-        Disconnected: _on_disconnected,
-        RequestRefused: _on_request_refused,
-    }
 
 
 def no_such_tool(browser: str, tab: Tab, tool: str) -> str:

@@ -22,25 +22,30 @@ this module turns each report into the broker's state and into errors a client c
   extension checks too, right before the call runs, that the tab still shows the document they
   approved (the person, or the page itself, may still navigate it).
 
-Sessions, tabs and calls themselves are :mod:`broker.core.state`'s; this is one more part of the
-same Broker, kept apart because these rules answer to the person rather than to clients.
+:class:`PersonInCharge` owns the one thing the person's word leaves behind: the sessions they
+ended whose clients have not heard so yet. Ending such a session is the
+:class:`~broker.core.state.Broker`'s to do (:meth:`PersonInCharge.ending_asked` says which and
+why); sessions, tabs and calls are their registries' and :class:`~broker.core.link_calls.LinkCalls`'.
+Kept apart because these rules answer to the person rather than to clients.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from .broker_messages import ErrorReply, TabReleased
-from .browsers import Browser, Tab
+from .browsers import Browser, Browsers, Tab
+from .config import Config
 from .effects import CallWaiting, Effect, SendToExtension, SessionId
 from .errors import Paused, TabBusy
-from .links import BrowserLinks, Link
+from .link_calls import Link, LinkCalls
+from .links import Handlers, announced_tab
 from .messages import ApprovalPending, PauseChanged, PersonEndedSession, PersonReleasedTab
+from .messenger import Messenger
 from .pending import CallKind
-from .sessions import Session
+from .sessions import Session, Sessions
 
-__all__ = ["MAX_APPROVAL_WAIT", "PersonInCharge"]
+__all__ = ["MAX_APPROVAL_WAIT", "PersonInCharge", "check_paused", "taken_back"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,32 +54,45 @@ logger = logging.getLogger(__name__)
 MAX_APPROVAL_WAIT = 600.0
 
 
-class PersonInCharge(BrowserLinks):
+def check_paused(browser: Browser) -> None:
+    """Raises: Paused, when the person paused AI agents in ``browser``."""
+    if browser.paused:
+        raise Paused(
+            f"the person paused AI agents in this browser ({browser.key}, {browser.name or 'unnamed'}):"
+            " nothing reaches its pages until they resume them from the browser-mcp popup"
+        )
+
+
+def taken_back(session: Session, browser: Browser, tab: Tab) -> str:
+    """What to add to a refusal of a tab the person took back from ``session`` ("" for any other)."""
+    if (browser.key, tab.id) not in session.taken_back:
+        return ""
+    return " The person took this tab back from you in the browser; claim it again only if they ask you to."
+
+
+class PersonInCharge:
     """The person's side of the Broker's rules; see the module docstring."""
 
-    # Sessions the person ended whose client has not heard so yet: id -> what to tell it.
-    _ended_by_person: dict[SessionId, str]
-
-    if TYPE_CHECKING:
-
-        def close_session(self, session_id: SessionId, why: str | None = None) -> list[Effect]: ...
+    def __init__(
+        self, config: Config, browsers: Browsers, sessions: Sessions, calls: LinkCalls, messenger: Messenger
+    ) -> None:
+        self._config = config
+        self._browsers = browsers
+        self._sessions = sessions
+        self._calls = calls
+        self._messenger = messenger
+        # Sessions the person ended whose client has not heard so yet: id -> what to tell it.
+        self._ended_by_person: dict[SessionId, str] = {}
 
     def ended_by_person(self, session_id: SessionId) -> bool:
         """Whether the person ended this session and its client has not been told yet."""
         return session_id in self._ended_by_person
 
-    def _heard_ending(self, session_id: SessionId) -> str | None:
+    def heard_ending(self, session_id: SessionId) -> str | None:
         """What to tell the client of a session the person ended, once; None if they did not."""
         return self._ended_by_person.pop(session_id, None)
 
-    def _check_paused(self, browser: Browser) -> None:
-        if browser.paused:
-            raise Paused(
-                f"the person paused AI agents in this browser ({browser.key}, {browser.name or 'unnamed'}):"
-                " nothing reaches its pages until they resume them from the browser-mcp popup"
-            )
-
-    def _check_not_busy(self, browser: Browser, tab: Tab, action: str, but_for: SessionId | None = None) -> None:
+    def check_not_busy(self, browser: Browser, tab: Tab, action: str, but_for: SessionId | None = None) -> None:
         """Raises: TabBusy, while a call in the tab waits for the person's approval (or runs with it),
         unless it is ``but_for``'s own."""
         waiting = self._calls.pending.awaiting_in(browser.key, tab.id)
@@ -88,14 +106,9 @@ class PersonInCharge(BrowserLinks):
             " call ends"
         )
 
-    def _taken_back(self, session: Session, browser: Browser, tab: Tab) -> str:
-        if (browser.key, tab.id) not in session.taken_back:
-            return ""
-        return " The person took this tab back from you in the browser; claim it again only if they ask you to."
-
-    # Extension message handlers
-
-    def _on_person_ended_session(self, link: Link, message: PersonEndedSession, now: float) -> list[Effect]:
+    def ending_asked(self, link: Link, message: PersonEndedSession) -> tuple[Session, str] | SendToExtension:
+        """The session a ``personEndedSession`` ends and what its client is to hear, or the error
+        frame that refuses it. The Broker ends the session, then :meth:`remember_ending`."""
         browser = self._browsers[link.browser]
         session = self._sessions.get(message.session_id)
         if session is None or session.id not in browser.told:
@@ -106,20 +119,32 @@ class PersonInCharge(BrowserLinks):
                 " (connect) or which has ended"
             )
             logger.info("link %s: %s", link.id, text)
-            return [SendToExtension(link.id, ErrorReply("unknown_session", text))]
+            return SendToExtension(link.id, ErrorReply("unknown_session", text))
         note = (
             f"the person ended session {session.name!r} from the browser ({browser.name or browser.key}):"
             " its calls were withdrawn and its tabs given back to them; your next request starts a new session"
         )
         logger.info("session %s (%s) ended by the person in %s", session.id, session.name, browser.key)
-        effects = self.close_session(session.id, note)
-        self._ended_by_person[session.id] = note
-        while len(self._ended_by_person) > self.config.max_sessions:
-            del self._ended_by_person[next(iter(self._ended_by_person))]
-        return effects
+        return session, note
 
-    def _on_person_released_tab(self, link: Link, message: PersonReleasedTab, now: float) -> list[Effect]:
-        browser, tab = self._announced_tab(link, message.tab_id)
+    def remember_ending(self, session_id: SessionId, note: str) -> None:
+        """Keep ``note`` for the next request of the session the person ended."""
+        self._ended_by_person[session_id] = note
+        while len(self._ended_by_person) > self._config.max_sessions:
+            del self._ended_by_person[next(iter(self._ended_by_person))]
+
+    def handlers(self) -> Handlers:
+        """What this part hears from extensions, by message type (``personEndedSession`` is the Broker's)."""
+        return {
+            PersonReleasedTab: self.on_released_tab,
+            PauseChanged: self.on_pause_changed,
+            ApprovalPending: self.on_approval_pending,
+        }
+
+    # Extension message handlers
+
+    def on_released_tab(self, link: Link, message: PersonReleasedTab, now: float) -> list[Effect]:
+        browser, tab = announced_tab(self._browsers, link, message.tab_id)
         owner = tab.owner
         if owner is None:
             return []
@@ -137,13 +162,13 @@ class PersonInCharge(BrowserLinks):
             *self._messenger.changed(browser, tab, owner),
         ]
 
-    def _on_pause_changed(self, link: Link, message: PauseChanged, now: float) -> list[Effect]:
+    def on_pause_changed(self, link: Link, message: PauseChanged, now: float) -> list[Effect]:
         browser = self._browsers[link.browser]
         browser.paused = message.paused
         logger.info("the person %s AI agents in %s", "paused" if message.paused else "resumed", browser.key)
         return []
 
-    def _on_approval_pending(self, link: Link, message: ApprovalPending, now: float) -> list[Effect]:
+    def on_approval_pending(self, link: Link, message: ApprovalPending, now: float) -> list[Effect]:
         pending = self._calls.reply_to(link, message.call_id, CallKind.TOOL, CallKind.ACTION, CallKind.BROWSER)
         if pending is None:
             return []
@@ -155,10 +180,3 @@ class PersonInCharge(BrowserLinks):
             f" (up to {wait:g} s)"
         )
         return [CallWaiting(pending.call_id, wait, note)]
-
-    _person_handlers: ClassVar[dict[type, Any]] = {
-        PersonEndedSession: _on_person_ended_session,
-        PersonReleasedTab: _on_person_released_tab,
-        PauseChanged: _on_pause_changed,
-        ApprovalPending: _on_approval_pending,
-    }

@@ -6,12 +6,17 @@ are lists of effects the adapter carries out: frames to send, calls to resolve o
 to close. Time only moves when the adapter calls :meth:`Broker.expire`; :meth:`Broker.next_wakeup`
 says when that should next happen.
 
-What it owns, with the registries it keeps them in. The rules are split among base classes, each
-building on the one before: how calls over a link are taken and ended (:mod:`.link_calls`), what
-extensions report over their links (:mod:`.links`), what the person does in the browser (pausing,
-ending sessions, taking tabs back, approving calls; :mod:`.person`), what sessions ask of a
-browser beyond its tabs (windows, history, bookmarks; :mod:`.browser_requests`), and whose each
-tab is, with the listings every client reads (:mod:`.tab_owners`):
+:class:`Broker` is the one entry point. It keeps the registries (browsers, sessions, the open
+links, the once-keys) and holds its parts, each owning its own state and handed the registries
+and the parts it needs, none of them reaching into another: the calls in flight over the links,
+taken and ended (:class:`~.link_calls.LinkCalls`); what the broker says to a browser about a
+session (:class:`~.messenger.Messenger`); what extensions report over their links and the links'
+keepalive (:class:`~.links.BrowserLinks`); what the person does in the browser (pausing, ending
+sessions, taking tabs back, approving calls; :class:`~.person.PersonInCharge`); what sessions ask
+of a browser beyond its tabs (windows, history, bookmarks; :class:`~.browser_requests.BrowserRequests`);
+and whose each tab is, with the listings every client reads (:class:`~.tab_owners.TabOwners`).
+The Broker resolves the session a request names, asks its parts, and does what spans them
+(ending a session, the page tools and built-in actions a session calls, time). What it owns:
 
 - Links and browsers (:mod:`.browsers`). Every extension WebSocket is a link; each link speaks
   for one browser. A browser that names an ``instanceId`` keeps its key (``b1``), its tabs'
@@ -38,22 +43,26 @@ It deliberately knows nothing of JSON, WebSockets, HTTP or MCP.
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from typing import Any
 
 from .broker_messages import BrowserAction, CallTool, CloseTab, Disconnect, DiscoverTools, OpenTab
 from .browser_requests import BrowserRequests
 from .browser_tools import PREFIX
+from .browser_wide import WideCall
 from .browsers import Browser, Browsers
 from .config import Config
 from .effects import (
+    BrowserView,
     CallId,
-    CloseLink,
     Effect,
+    LinkId,
     ResolveCall,
     SendToExtension,
     SessionExpired,
     SessionId,
+    SessionView,
     TabView,
+    WindowView,
 )
 from .errors import (
     InvalidRequest,
@@ -61,12 +70,13 @@ from .errors import (
     SessionEnded,
     ToolNotFound,
 )
-from .link_calls import LinkCalls, Links
-from .links import BrowserLinks, no_such_tool
-from .messages import Arguments, JsonObject, Ping
+from .link_calls import Link, LinkCalls, Links
+from .links import BrowserLinks, Handlers, UnannouncedTab, no_such_tool, unknown_tab
+from .messages import Arguments, ExtensionMessage, JsonObject, PersonEndedSession, Tool
 from .messenger import Messenger
 from .once import OnceKeys
 from .pending import CallKind
+from .person import PersonInCharge, check_paused
 from .sessions import Session, Sessions
 from .snapshots import view_of
 from .tab_owners import TabOwners
@@ -76,10 +86,8 @@ __all__ = ["Broker"]
 logger = logging.getLogger(__name__)
 
 
-class Broker(TabOwners):
-    """Every rule about sessions, tabs, tools and pending calls. See the module docstring."""
-
-    _handlers: ClassVar[dict[type, Any]] = {**BrowserLinks._handlers, **BrowserRequests._person_handlers}
+class Broker:
+    """Every rule about sessions, tabs, tools and pending calls, through its parts. See the module docstring."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -88,12 +96,76 @@ class Broker(TabOwners):
         self._sessions = Sessions(config.session_idle, config.max_sessions, config.client_max_sessions)
         self._messenger = Messenger(config, self._browsers, self._sessions)
         self._calls = LinkCalls(config, self._links, self._browsers, self._sessions, self._messenger)
+        self._browser_links = BrowserLinks(
+            config, self._links, self._browsers, self._sessions, self._calls, self._messenger
+        )
+        self._person = PersonInCharge(config, self._browsers, self._sessions, self._calls, self._messenger)
+        self._requests = BrowserRequests(self._browsers, self._sessions, self._calls, self._person, self._messenger)
+        self._owners = TabOwners(config, self._browsers, self._sessions, self._calls, self._person, self._messenger)
         self.once_keys = OnceKeys(
             config.idempotency_keep_for, config.idempotency_keys_per_session, config.idempotency_bytes_per_credential
         )
-        self._ended_by_person: dict[SessionId, str] = {}
+        self._handlers: Handlers = {
+            **self._browser_links.handlers(),
+            **self._person.handlers(),
+            PersonEndedSession: self._on_person_ended_session,
+        }
         # When the broker last gave links and calls back the time it stood still (resumed).
         self._resumed_at: float | None = None
+
+    # Links: what extensions report (BrowserLinks), and the answers to calls (LinkCalls)
+
+    def check_link_room(self) -> None:
+        """Raises: TooManyLinks, when as many links that proved the link key as ``Config.max_links`` are open."""
+        self._browser_links.check_link_room()
+
+    def link_opened(self, link_id: LinkId, now: float, proven: bool = True) -> list[Effect]:
+        """A link opened (``proven``: its extension proved the link key); see :meth:`.BrowserLinks.link_opened`.
+
+        Raises:
+            TooManyLinks: as many links as ``Config.max_links`` are open, and all proved the key.
+        """
+        return self._browser_links.link_opened(link_id, now, proven)
+
+    def link_proven(self, link_id: LinkId) -> None:
+        """The link's extension proved the link key: no link that has not can take its place."""
+        self._browser_links.link_proven(link_id)
+
+    def link_closed(self, link_id: LinkId, now: float, reason: str = "") -> list[Effect]:
+        """The link is gone: its calls fail at once and its browser leaves the listing."""
+        return self._browser_links.link_closed(link_id, now, reason)
+
+    def extension_message(self, link_id: LinkId, message: ExtensionMessage, now: float) -> list[Effect]:
+        """A message an extension sent, handed to the part that hears its kind."""
+        link = self._browser_links.heard(link_id, message, now)
+        if link is None:
+            return []
+        try:
+            return self._handlers[type(message)](link, message, now)
+        except UnannouncedTab as exc:
+            return [unknown_tab(link, type(message).__name__, exc.tab_id)]
+
+    def frame_received(self, link_id: LinkId, now: float) -> None:
+        """Note traffic on a link whose frame could not be decoded: it is alive all the same."""
+        self._browser_links.frame_received(link_id, now)
+
+    def oversized_reply(self, link_id: LinkId, call_id: str | None, size: int, limit: int, now: float) -> list[Effect]:
+        """A frame over the size limit that named ``call_id`` fails that call at once."""
+        return self._browser_links.oversized_reply(link_id, call_id, size, limit, now)
+
+    def unreadable_reply(self, link_id: LinkId, call_id: str | None, why: str, now: float) -> list[Effect]:
+        """A frame the broker could not read that named ``call_id`` fails that call at once."""
+        return self._browser_links.unreadable_reply(link_id, call_id, why, now)
+
+    def _on_person_ended_session(self, link: Link, message: PersonEndedSession, now: float) -> list[Effect]:
+        asked = self._person.ending_asked(link, message)
+        if isinstance(asked, SendToExtension):
+            return [asked]
+        session, note = asked
+        effects = self.close_session(session.id, note)
+        # Kept after the ending, which forgets what the person said of an earlier session of this id.
+        self._person.remember_ending(session.id, note)
+        return effects
 
     # Sessions
 
@@ -119,7 +191,7 @@ class Broker(TabOwners):
                 heard so yet; the next request opens it anew.
         """
         if session_id not in self._sessions:
-            note = self._heard_ending(session_id)
+            note = self._person.heard_ending(session_id)
             if note is not None:
                 raise SessionEnded(note)
         # Browsers hear of it when it first acts in them (links.py), not before.
@@ -164,7 +236,7 @@ class Broker(TabOwners):
     def close_session(self, session_id: SessionId, why: str | None = None) -> list[Effect]:
         """End a session: its pending calls are withdrawn (``why`` tells their callers) and its
         tabs released, not closed."""
-        self._ended_by_person.pop(session_id, None)
+        self._person.heard_ending(session_id)
         session = self._sessions.close(session_id)
         if session is None:
             return []
@@ -183,6 +255,117 @@ class Broker(TabOwners):
                 if browser.link_id is not None:
                     effects.append(SendToExtension(browser.link_id, Disconnect(session_id)))
         return effects
+
+    def ended_by_person(self, session_id: SessionId) -> bool:
+        """Whether the person ended this session and its client has not been told yet."""
+        return self._person.ended_by_person(session_id)
+
+    # Tabs' owners, and what every client reads (TabOwners)
+
+    def claim_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
+        """Make a tab the session's own.
+
+        Raises:
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy.
+        """
+        return self._owners.claim_tab(self._session(session_id), tab_ref)
+
+    def ask_claim(
+        self, session_id: SessionId, tab_ref: str | int, now: float
+    ) -> tuple[TabView, CallId | None, list[Effect]]:
+        """:meth:`claim_tab`, asking a browser that answers claims; see :meth:`.TabOwners.ask_claim`.
+
+        Raises:
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy,
+            TooManyCalls, RateLimited.
+        """
+        return self._owners.ask_claim(self._session(session_id), tab_ref, now)
+
+    def release_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
+        """Give a tab back to the person.
+
+        Raises:
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabBusy.
+        """
+        return self._owners.release_tab(self._session(session_id), tab_ref)
+
+    def focus_tab(self, session_id: SessionId, tab_ref: str | int) -> tuple[TabView, list[Effect]]:
+        """Bring a tab the session owns to the front, and make it the session's current tab.
+
+        Raises:
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther,
+            TabNotClaimed, Paused, TabBusy.
+        """
+        return self._owners.focus_tab(self._session(session_id), tab_ref)
+
+    def select_tab(self, session_id: SessionId, tab_ref: str | int) -> TabView:
+        """Make a tab the session owns its current tab; see :meth:`.TabOwners.select_tab`.
+
+        Raises:
+            SessionEnded, ExtensionNotConnected, TabNotFound, AmbiguousTab, TabOwnedByOther, TabNotClaimed.
+        """
+        return self._owners.select_tab(self._session(session_id), tab_ref)
+
+    def own_tabs(self, session_id: SessionId) -> tuple[list[TabView], TabView | None]:
+        """The tabs the session owns, in the browsers' order, and its current tab when it has one open.
+
+        Raises:
+            SessionEnded.
+        """
+        return self._owners.own_tabs(self._session(session_id))
+
+    def session_tools(self, session_id: SessionId) -> list[tuple[TabView, Tool]]:
+        """The page tools a session sees: those of the tabs it owns, the only ones it may call.
+
+        Raises:
+            SessionEnded (but not for a session the person ended: that is for its next call to hear).
+        """
+        if self._person.ended_by_person(session_id):
+            return []
+        return self._owners.session_tools(self._session(session_id))
+
+    def tabs(self) -> list[TabView]:
+        return self._owners.tabs()
+
+    def tab(self, tab_ref: str | int) -> TabView:
+        """Raises: ExtensionNotConnected, TabNotFound, AmbiguousTab."""
+        return self._owners.tab(tab_ref)
+
+    def shared_tab_ids(self) -> frozenset[int]:
+        """Tab ids that more than one connected browser has: these need ``<browser>:<id>``."""
+        return self._owners.shared_tab_ids()
+
+    def browsers(self) -> list[BrowserView]:
+        return self._owners.browsers()
+
+    def sessions(self) -> list[SessionView]:
+        return self._owners.sessions()
+
+    # Windows, history and bookmarks (BrowserRequests)
+
+    def browser_features(self) -> frozenset[str]:
+        """What some connected browser carries out beyond tabs: windows, history, bookmarks."""
+        return self._requests.browser_features()
+
+    def browser_request(
+        self, session_id: SessionId, call: WideCall, now: float, timeout: float | None = None
+    ) -> tuple[str, CallId, list[Effect]]:
+        """Ask a browser for ``call`` (not ``createWindow``, which is ``open_tab``); returns its key too.
+
+        Raises:
+            SessionEnded, TooManyCalls, ExtensionNotConnected, BrowserNotFound, WindowNotFound,
+            AmbiguousTab (a window id several browsers have), WindowNotOwned, Paused, NotSupported,
+            TabBusy (a tab of the window to focus or close has a call waiting for the person).
+        """
+        return self._requests.browser_request(self._session(session_id), call, now, timeout)
+
+    def describe_windows(self, session_id: SessionId, browser_key: str, answer: Any) -> list[WindowView]:
+        """The windows a ``listWindows`` answer names; see :meth:`.BrowserRequests.describe_windows`.
+
+        Raises:
+            PageToolFailed: the answer is not ``{"windows": [{"id": ...}, ...]}``.
+        """
+        return self._requests.describe_windows(session_id, browser_key, answer)
 
     # Calls from sessions
 
@@ -203,9 +386,9 @@ class Broker(TabOwners):
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
-        self._check_yours(session, browser, tab, "call tools on")
-        self._check_paused(browser)
-        self._check_not_busy(browser, tab, f"call {tool_name!r} in")
+        self._owners.check_yours(session, browser, tab, "call tools on")
+        check_paused(browser)
+        self._person.check_not_busy(browser, tab, f"call {tool_name!r} in")
         if tab.tools is not None and not any(t.name == tool_name for t in tab.tools):
             if not tab.tools_provisional:
                 raise ToolNotFound(no_such_tool(browser.key, tab, tool_name))
@@ -259,11 +442,11 @@ class Broker(TabOwners):
         """
         session = self._session(session_id)
         browser = self._browsers.pick(browser_key)
-        self._check_paused(browser)
+        check_paused(browser)
         if window_id is not None or new_window or pinned:
-            self.check_feature(browser, "windows")
+            self._requests.check_feature(browser, "windows")
         if window_id is not None:
-            self.check_window_open_to(session, browser, window_id)
+            self._requests.check_window_open_to(session, browser, window_id)
         pending = self._calls.add(session, browser, CallKind.OPEN_TAB, now, None)
         pending.tabs_heard_before = browser.tabs_heard
         message = OpenTab(session_id, url, focus, pending.call_id, window_id, new_window, pinned)
@@ -273,7 +456,7 @@ class Broker(TabOwners):
         """Ask the browser to close a tab the session owns; the call ends when the browser reports it closed.
 
         Only its own: so no client closes the person's tabs, nor empties, tab by tab, a window
-        it may not close (:meth:`check_window_yours`).
+        it may not close (:meth:`.BrowserRequests.check_window_yours`).
 
         Raises:
             SessionEnded, TooManyCalls, ExtensionNotConnected, TabNotFound, AmbiguousTab,
@@ -281,9 +464,9 @@ class Broker(TabOwners):
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(tab_ref)
-        self._check_yours(session, browser, tab, "close")
-        self._check_paused(browser)
-        self._check_not_busy(browser, tab, "close")
+        self._owners.check_yours(session, browser, tab, "close")
+        check_paused(browser)
+        self._person.check_not_busy(browser, tab, "close")
         pending = self._calls.add(session, browser, CallKind.CLOSE_TAB, now, None, tab.id)
         return pending.call_id, self._messenger.tell(browser, CloseTab(session_id, tab.id, pending.call_id))
 
@@ -308,9 +491,9 @@ class Broker(TabOwners):
         """
         session = self._session(session_id)
         browser, tab = self._browsers.resolve(self._current_tab(session) if tab_ref is None else tab_ref)
-        self._check_yours(session, browser, tab, f"use {PREFIX}{action} in")
-        self._check_paused(browser)
-        self._check_not_busy(browser, tab, f"use {PREFIX}{action} in")
+        self._owners.check_yours(session, browser, tab, f"use {PREFIX}{action} in")
+        check_paused(browser)
+        self._person.check_not_busy(browser, tab, f"use {PREFIX}{action} in")
         if action not in self._actions_of(browser):
             raise NotSupported(self._unsupported(browser, action))
         view, args = view_of(action, args)
@@ -357,18 +540,7 @@ class Broker(TabOwners):
         """Time out overdue calls, ping quiet links, close silent ones, forget long-gone browsers,
         end sessions left unused."""
         effects = self._calls.expire(now)
-        config = self.config
-        for link in list(self._links.values()):
-            if now - link.last_received >= config.silence_timeout:
-                reason = f"no message for {config.silence_timeout:g} s"
-                effects.append(CloseLink(link.id, reason))
-                effects += self.link_closed(link.id, now, reason)
-            elif now - max(link.last_received, link.last_sent) >= config.ping_interval:
-                link.last_sent = now
-                effects.append(SendToExtension(link.id, Ping()))
-        for browser in list(self._browsers.values()):
-            if browser.detached_at is not None and now - browser.detached_at >= config.browser_grace:
-                del self._browsers[browser.key]
+        effects += self._browser_links.expire(now)
         for session in self._sessions.idle(now, busy=self._calls.pending.count_of):
             reason = f"no request for {self.config.session_idle:g} s"
             logger.info("session %s (%s) ended: %s", session.id, session.name, reason)
@@ -392,10 +564,7 @@ class Broker(TabOwners):
         if self._resumed_at is not None and now - self._resumed_at < 2 * self.config.silence_timeout:
             return []
         self._resumed_at = now
-        effects: list[Effect] = []
-        for link in self._links.values():
-            link.last_received = link.last_sent = now
-            effects.append(SendToExtension(link.id, Ping()))
+        effects = self._browser_links.resumed(now)
         self._calls.pending.postpone_all(stood_still)
         return effects
 
@@ -406,19 +575,7 @@ class Broker(TabOwners):
         idle = self._sessions.check_idle_at
         if idle is not None and (when is None or idle < when):
             when = idle
-        config = self.config
-        silence, ping = config.silence_timeout, config.ping_interval
-        for link in self._links.values():
-            received = link.last_received
-            sent = link.last_sent
-            due = min(received + silence, (received if received > sent else sent) + ping)
-            if when is None or due < when:
-                when = due
-        for browser in self._browsers.values():
-            if browser.detached_at is not None:
-                due = browser.detached_at + config.browser_grace
-                if when is None or due < when:
-                    when = due
+        when = self._browser_links.next_wakeup(when)
         lapse = self.once_keys.next_lapse()
         if lapse is not None and (when is None or lapse < when):
             when = lapse
@@ -429,6 +586,13 @@ class Broker(TabOwners):
         return len(self._calls.pending)
 
     # Helpers
+
+    def _session(self, session_id: SessionId) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            ended = self._person.heard_ending(session_id)
+            raise SessionEnded(ended or f"session {session_id!r} does not exist or has ended")
+        return session
 
     def _current_tab(self, session: Session) -> str:
         if session.current is None:
