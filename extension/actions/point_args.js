@@ -1,6 +1,6 @@
 // The arguments of the tools that act at a point of the viewport (browser_mouse_click_xy, _move_xy,
 // _drag_xy, _wheel), checked alike by both page drivers: the DevTools driver's pointer.js and the
-// WebExtension driver's webext_input.js.
+// WebExtension driver's webext/input.js.
 
 import { invalidArguments } from "../base/errors.js";
 

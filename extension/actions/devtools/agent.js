@@ -1,5 +1,5 @@
-// The tools' agent in a tab's page: the snapshot's code (page_snapshot.js with page_items.js,
-// page_roles.js, page_names.js and page_yaml.js), made once per isolated world on its first call and kept there, with the refs
+// The tools' agent in a tab's page: the snapshot's code (page/snapshot.js with page/items.js,
+// page/roles.js, page/names.js and page/yaml.js), made once per isolated world on its first call and kept there, with the refs
 // it gave, for as long as the world lives (one document, one debugger session). The page's own
 // scripts share the DOM with it but not its globals, so they can neither see nor change it.
 

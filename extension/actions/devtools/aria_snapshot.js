@@ -1,6 +1,6 @@
 // The page as an accessibility snapshot, in the YAML shape Playwright MCP shows clients. It is
-// computed in the page by the tools' agent (agent.js: page_snapshot.js, page_items.js,
-// page_roles.js, page_names.js, page_yaml.js), in one walk of the DOM in the tools' isolated world, and comes back as text: one
+// computed in the page by the tools' agent (agent.js: page/snapshot.js, page/items.js,
+// page/roles.js, page/names.js, page/yaml.js), in one walk of the DOM in the tools' isolated world, and comes back as text: one
 // protocol round trip, whatever the page's size. Asking Chromium for its accessibility tree
 // instead (Accessibility.getFullAXTree) took several times as long on a large page, most of it
 // in building and sending every node's properties.

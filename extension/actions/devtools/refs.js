@@ -6,7 +6,7 @@
 // tab, not even across its pages, so a ref from a page since left cannot name an element of the
 // new one: it is refused as stale instead.
 //
-// The page's agent (page_snapshot.js) holds the refs it gave, in the tools' isolated world of its
+// The page's agent (page/snapshot.js) holds the refs it gave, in the tools' isolated world of its
 // document, which lives as long as the document does (across the debugger's sessions too, as
 // worlds are found again by name): it alone knows which refs are its. This side keeps, per tab,
 // the last number handed out (ref_numbers.js, which a restarted worker reads back).

@@ -1,5 +1,5 @@
-// What the page shows as in a snapshot (page_snapshot.js): its items, made in one walk of the
-// page in the tools' isolated world, with the rules of page_roles.js: `{role, name, element,
+// What the page shows as in a snapshot (snapshot.js): its items, made in one walk of the
+// page in the tools' isolated world, with the rules of roles.js: `{role, name, element,
 // props, children, url}` for an element shown, `{text}` for text.
 //
 // Kept small on purpose, as a client reads all of it: inline wrappers (a <span>, a <b>) vanish and

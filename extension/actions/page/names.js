@@ -2,7 +2,7 @@
 // has it for the pages clients meet (Chromium's and Playwright's reading): aria-labelledby,
 // aria-label, what HTML names it by (its labels, an image's alt, a fieldset's legend...), its
 // title, a placeholder, and for the roles named by their content, the text it shows. Part of the
-// rules of page_roles.js, which gives it their helpers.
+// rules of roles.js, which gives it their helpers.
 //
 // Runs in the page: accessibleNames is sent as source with ariaRules, so it may use nothing from
 // this module's scope, only the page's globals.

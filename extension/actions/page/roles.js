@@ -1,6 +1,6 @@
 // What an element is to a reader of the page, computed in the page itself: its role (ARIA's, or
 // the one its tag implies), its accessible name, its states, and whether it shows at all. The
-// snapshot (page_snapshot.js) walks the page once with these, in the tools' isolated world, which
+// snapshot (snapshot.js) walks the page once with these, in the tools' isolated world, which
 // is several times faster than asking Chromium for its whole accessibility tree
 // (Accessibility.getFullAXTree builds and sends every node's properties, a few megabytes for a
 // large page).
@@ -12,15 +12,15 @@
 // hides something (display: none, visibility: hidden, aria-hidden, a closed <details>), so does
 // the snapshot.
 //
-// The accessible name is page_names.js's, given the rules' helpers.
+// The accessible name is names.js's, given the rules' helpers.
 //
 // Runs in the page: ariaRules is sent as source (Function.prototype.toString) with
-// accessibleNames (page_names.js), so it may use nothing from this module's scope, only the
+// accessibleNames (names.js), so it may use nothing from this module's scope, only the
 // page's globals.
 
 /**
  * The rules, bound to one snapshot (computed styles are read once per element and kept);
- * `accessibleNames` is page_names.js's.
+ * `accessibleNames` is names.js's.
  */
 export function ariaRules(accessibleNames) {
   /** The role each tag implies, as `tag:role` words; the tags whose role depends on more are in tagRole. */

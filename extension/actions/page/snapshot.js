@@ -3,7 +3,7 @@
 // MCP's YAML, `- role "name" [state] [ref=e7]` lines nested as the page is, text as `- text:`,
 // link targets as `- /url:`.
 //
-// What the page shows as, the snapshot's items, is page_items.js's.
+// What the page shows as, the snapshot's items, is items.js's.
 //
 // Refs: an element keeps its ref for as long as it stays in this world's document (the world, named,
 // outlives the debugger's sessions), and every ref this world gave is taken while its element is
@@ -12,8 +12,8 @@
 // extension keeps per tab, so that they are never reused in a tab, not even across its pages. Refs
 // hold their elements weakly: what the page dropped is collected, and its ref forgotten.
 //
-// Runs in the page: snapshotAgent is sent as source with pageItems (page_items.js), ariaRules
-// (page_roles.js), accessibleNames (page_names.js) and yamlRenderer (page_yaml.js), so it may use
+// Runs in the page: snapshotAgent is sent as source with pageItems (items.js), ariaRules
+// (roles.js), accessibleNames (names.js) and yamlRenderer (yaml.js), so it may use
 // nothing from this module's scope.
 
 /**

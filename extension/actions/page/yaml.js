@@ -1,4 +1,4 @@
-// A snapshot's items (page_snapshot.js) as the YAML Playwright MCP shows clients: one
+// A snapshot's items (snapshot.js) as the YAML Playwright MCP shows clients: one
 // `- role "name" [state] [ref=e7]` line per element, nested by two spaces, its text after a colon
 // when that is all it holds, `- text:` for text between elements, `- /url:` for a link's target.
 // Quoted the way YAML needs it, so that a client's YAML parser reads the names back.

@@ -1,8 +1,8 @@
-// The tools' agent (page_snapshot.js with page_items.js, page_roles.js, page_names.js and
-// page_yaml.js) as a module the
+// The tools' agent (page/snapshot.js with page/items.js, page/roles.js, page/names.js and
+// page/yaml.js) as a module the
 // WebExtension driver's page-side code imports in a frame's isolated world: one agent per
 // document, as the module lives in that world's global. Beside it, the page-side tasks the
-// driver runs on an element the agent found, by name (webext_scripts.js).
+// driver runs on an element the agent found, by name (scripts.js).
 
 import { pageItems } from "../page/items.js";
 import { accessibleNames } from "../page/names.js";

@@ -2,7 +2,7 @@
 // extensions no DevTools protocol): alert, confirm and prompt are replaced in the page by ones
 // that hold the page's script until the client answers with browser_handle_dialog, and console.*
 // and uncaught errors are kept in a bounded list the driver reads. The background halves are
-// webext_dialogs.js and, for the console, webext_telemetry.js; these functions are sent to each frame as executeScript's `func`.
+// dialogs.js and, for the console, telemetry.js; these functions are sent to each frame as executeScript's `func`.
 //
 // Where this code runs, and why: in the tools' isolated world (Firefox's content script sandbox),
 // reaching into the page's world only to put its functions there, with exportFunction. What the

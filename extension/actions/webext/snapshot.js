@@ -1,5 +1,5 @@
 // The WebExtension driver's snapshot and refs: the same agent as the DevTools driver's
-// (page_snapshot.js), run through scripting in the isolated world of each frame's document, so a
+// (page/snapshot.js), run through scripting in the isolated world of each frame's document, so a
 // page's snapshot, its refs and their rules are the same in both. A frame's iframe element is
 // matched to its frame by runtime.getFrameId in the frame around it; its refs carry its number
 // (`f2e7`), given per tab and never reused, as frames.js gives them.

@@ -10,7 +10,7 @@
 // page's replacements of DOM methods and prototypes (dispatchEvent, the value setters, focus) are
 // not seen, and the page cannot reach the kit on this world's global. It must not run in the MAIN
 // world, where a page that ran first could have replaced any of them before they were taken. Refs
-// are resolved by the snapshot's agent of this same world (page_snapshot.js,
+// are resolved by the snapshot's agent of this same world (page/snapshot.js,
 // globalThis.__browserMcpAgent). syntheticKit is sent as source: it may use nothing from this
 // module's scope. The actions find the kit on the global; the driver runs syntheticKit first in a
 // world that answers `no_kit` (a new document, or a frame not acted in before).
