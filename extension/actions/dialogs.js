@@ -1,7 +1,7 @@
 // The dialogs (alert, confirm, prompt, beforeunload) of the tabs a client acts on, left for the
 // client to answer with browser_handle_dialog, as Playwright MCP leaves them. Both page drivers
 // report theirs here (dialogOpened): the DevTools one from the protocol's events, answered with
-// Page.handleJavaScriptDialog; the WebExtension one from its page hooks (webext_dialogs.js), each
+// Page.handleJavaScriptDialog; the WebExtension one from its page hooks (webext/dialogs.js), each
 // dialog with the function that answers it.
 //
 // A dialog stops the page's scripts, and with them whatever a tool was doing there, until someone
@@ -154,7 +154,7 @@ export function untilDialog(tabId, task) {
 }
 
 /** browser_handle_dialog {accept, promptText?}: answer the tab's open dialog; the line saying how. */
-export async function answerDialog(tabId, args) {
+export async function handleDialog(tabId, args) {
   if (typeof args.accept !== "boolean") throw invalidArguments("accept must be true or false");
   if (args.promptText !== undefined && typeof args.promptText !== "string") {
     throw invalidArguments("promptText must be a string");
@@ -178,10 +178,10 @@ export async function answerDialog(tabId, args) {
   return `${args.accept ? "Accepted" : "Dismissed"} the ${describe(dialog)}${typed ? `, answering "${args.promptText}"` : ""}`;
 }
 
-/** The page driver's dialog functions (docs/page-drivers.md), the same for every driver: each
- * driver hears its browser's dialogs its own way and reports them through dialogOpened. */
+/** The page driver's dialog members (contract.js), the same for every driver: each driver hears
+ * its browser's dialogs its own way and reports them through dialogOpened. browser_handle_dialog's
+ * member, handleDialog, is found here by its name, as every tool's is in a driver's modules. */
 export const dialogSeam = Object.freeze({
-  answerDialog,
   modalLine,
   refuseWhileDialogOpen,
   takeDialogNotes,

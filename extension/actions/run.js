@@ -3,11 +3,13 @@
 // CallToolResult or an error {code, message} (errors.js) whatever the request held.
 //
 // Input actions (click, type...) answer with the page as it is afterwards, as Playwright MCP does;
-// reading tools (console, network, evaluate, screenshot) answer with what they read. The page's
-// part is the page driver's (driver.js): the DevTools one in Chromium, the WebExtension one in
-// Firefox; what it cannot do it refuses with not_supported before anything runs.
+// reading tools (console, network, evaluate, screenshot) answer with what they read: how each
+// answers is its declaration's (tools.js `answer`), so a tool needs code here only when it is
+// `shared`. The page's part is the page driver's (driver.js): the DevTools one in Chromium, the
+// WebExtension one in Firefox, each a member named after the tool (contract.js); a tool the
+// declaration does not give the driver is refused with not_supported before anything runs.
 
-import { BROWSER_ACTIONS, ToBroker } from "../base/protocol.js";
+import { ToBroker } from "../base/protocol.js";
 import { reply } from "../link/links.js";
 import { isScriptable } from "../page_tools/page_bridges.js";
 import { pageChanged } from "../tabs/documents.js";
@@ -17,12 +19,12 @@ import { sections, textResult } from "./results.js";
 import { watchingNewTabs } from "../tabs/new_tabs.js";
 import { firstPageOf } from "../tabs/first_pages.js";
 import { describeDownload, downloadsOf } from "./downloads.js";
+import { memberOf } from "./contract.js";
+import { toolNamed } from "./tools.js";
 
 // Below the broker's default 30 s deadline, so that a slow action still gets its own answer.
 const ACTION_TIMEOUT_MS = 28_000;
 const RESTRICTED_LOAD_MS = 15_000;
-// Actions after which the element in focus is the one they clicked or pressed a key on.
-const CLICKS = new Set(["click", "press_key"]);
 // Pages the debugger may act in beside http(s) ones.
 const OPEN_PAGE = /^(about:blank|data:)/;
 
@@ -49,48 +51,46 @@ async function pageAfter(tabId, result = []) {
   }
 }
 
-// The driver's tools are looked up as they are called, so that both drivers share this table.
+// The driver's members are looked up as they are called, so that both drivers share these.
 // Input a driver makes up in the page rather than sends as a person's says so in its answer.
 const inputNotes = () => (driver.inputNote ? [driver.inputNote] : []);
 
-const input = (act) => async (tabId, args) => {
-  await driver.withNavigationWatch(tabId, () => driver[act](tabId, args));
-  return pageAfter(tabId, inputNotes());
-};
+const memberFor = (tool) => driver[memberOf(tool.name)];
 
-const moving = (go) => async (tabId, args) => {
-  await driver[go](tabId, args);
-  return pageAfter(tabId);
-};
+async function snapshot(tabId, args) {
+  if (args.depth !== undefined && !(Number.isInteger(args.depth) && args.depth >= 0)) {
+    throw invalidArguments("depth must be a whole number, 0 or more");
+  }
+  // As in Playwright MCP, depth 0 sets no limit.
+  const depth = args.depth || undefined;
+  if (args.target !== undefined) {
+    const root = await driver.elementFor(tabId, args.target);
+    return driver.pageReport(tabId, { root, target: args.target, depth });
+  }
+  // A page that moves on while it is read (a redirect, a page that navigates by itself) is read
+  // again once it has landed; an element of a ref is gone with its page, so not that. A tab just
+  // opened is waited for before (tabs/first_pages.js).
+  return (await reportUnlessMoved(tabId, { depth })) ?? driver.pageReport(tabId, { depth });
+}
 
-const HANDLERS = {
-  async snapshot(tabId, args) {
-    if (args.depth !== undefined && !(Number.isInteger(args.depth) && args.depth >= 0)) {
-      throw invalidArguments("depth must be a whole number, 0 or more");
-    }
-    // As in Playwright MCP, depth 0 sets no limit.
-    const depth = args.depth || undefined;
-    if (args.target !== undefined) {
-      const root = await driver.elementFor(tabId, args.target);
-      return driver.pageReport(tabId, { root, target: args.target, depth });
-    }
-    // A page that moves on while it is read (a redirect, a page that navigates by itself) is read
-    // again once it has landed; an element of a ref is gone with its page, so not that. A tab just
-    // opened is waited for before (tabs/first_pages.js).
-    return (await reportUnlessMoved(tabId, { depth })) ?? driver.pageReport(tabId, { depth });
+/** How a tool answers, by its declaration's `answer`: (tool, tabId, args, signal) -> its result. */
+const ANSWERS = {
+  report: (tool, tabId, args) => snapshot(tabId, args),
+  async input(tool, tabId, args) {
+    await driver.withNavigationWatch(tabId, () => memberFor(tool)(tabId, args));
+    return pageAfter(tabId, inputNotes());
   },
-  click: input("click"),
-  hover: input("hover"),
-  type: input("type"),
-  fill_form: input("fillForm"),
-  select_option: input("selectOption"),
-  press_key: input("pressKey"),
+  async moves(tool, tabId, args) {
+    await memberFor(tool)(tabId, args);
+    return pageAfter(tabId);
+  },
+  own: (tool, tabId, args) => memberFor(tool)(tabId, args),
+  shared: (tool, tabId, args, signal) => SHARED[tool.name](tabId, args, signal),
+};
+
+/** The tools whose answer is code of their own (`shared`), each calling its driver's member. */
+const SHARED = {
   wait_for: async (tabId, args, signal) => pageAfter(tabId, [await driver.waitFor(tabId, args, signal)]),
-  navigate: moving("navigate"),
-  navigate_back: moving("navigateBack"),
-  navigate_forward: moving("navigateForward"),
-  reload: moving("reload"),
-  take_screenshot: (tabId, args) => driver.takeScreenshot(tabId, args),
   async console_messages(tabId, args) {
     await driver.prepare(tabId); // the messages logged before come as it attaches
     return textResult(sections(["Result", [await driver.consoleMessages(tabId, args)]]));
@@ -101,17 +101,9 @@ const HANDLERS = {
       sections(["Result", [await driver.networkRequests(tabId, args)]], ["Downloads", await downloadsOf(tabId)]),
     );
   },
-  evaluate: (tabId, args) => driver.evaluate(tabId, args),
-  drag: input("drag"),
-  mouse_click_xy: input("mouseClickXy"),
-  mouse_move_xy: input("mouseMoveXy"),
-  mouse_drag_xy: input("mouseDragXy"),
-  mouse_down: input("mouseDown"),
-  mouse_up: input("mouseUp"),
-  mouse_wheel: input("mouseWheel"),
   async file_upload(tabId, args) {
     let said;
-    await driver.withNavigationWatch(tabId, async () => (said = await driver.uploadFiles(tabId, args)));
+    await driver.withNavigationWatch(tabId, async () => (said = await driver.fileUpload(tabId, args)));
     return pageAfter(tabId, [said, ...inputNotes()]);
   },
 };
@@ -151,7 +143,8 @@ async function checkApproved(tabId, url, approved) {
   }
 }
 
-async function run(tabId, action, args, owner, approved, signal, handler = HANDLERS[action]) {
+async function run(tabId, tool, args, owner, approved, signal, handler) {
+  const action = tool.name;
   // Its turn came after the broker called it off: nothing of it happens.
   if (signal?.aborted) throw calledOff();
   // A navigation replaces the page a tab was opened on, so it need not wait for it.
@@ -173,7 +166,7 @@ async function run(tabId, action, args, owner, approved, signal, handler = HANDL
   }
   try {
     const { result, opened } = await watchingNewTabs(tabId, () =>
-      driver.watchingDownloads(tabId, () => handler(tabId, args, signal), { clicked: CLICKS.has(action) }),
+      driver.watchingDownloads(tabId, () => handler(tabId, args, signal), { clicked: tool.focuses }),
     );
     return withAftermath(result.result, [
       [
@@ -214,19 +207,20 @@ async function dialogResult(tabId, dialog) {
  * dialog holds the tab's queue (the page waits for it, and so does the action that opened it), so
  * browser_handle_dialog answers it at once and only then waits its turn to report the page.
  */
-async function perform(tabId, action, args, owner, approved, signal) {
-  const refused = driver.refusal(action);
-  if (refused) throw refused;
-  let handler = HANDLERS[action];
-  if (action === "handle_dialog") {
-    const answered = await driver.answerDialog(tabId, args);
+async function perform(tabId, tool, args, owner, approved, signal) {
+  if (!tool.drivers.includes(driver.name)) {
+    throw new ActionError(Code.NOT_SUPPORTED, `${driver.browser}'s extension cannot do browser_${tool.name} yet`);
+  }
+  let handler = (...called) => ANSWERS[tool.answer](tool, ...called);
+  if (tool.answer === "dialog") {
+    const answered = await memberFor(tool)(tabId, args);
     handler = () => pageAfter(tabId, [answered]);
   } else {
-    driver.refuseWhileDialogOpen(tabId, action);
+    driver.refuseWhileDialogOpen(tabId, tool.name);
   }
   const ended = await driver.untilDialog(
     tabId,
-    driver.serialized(tabId, () => run(tabId, action, args, owner, approved, signal, handler)),
+    driver.serialized(tabId, () => run(tabId, tool, args, owner, approved, signal, handler)),
   );
   return withModalNotes(tabId, ended.dialog ? await dialogResult(tabId, ended.dialog) : ended.value);
 }
@@ -243,20 +237,17 @@ function withAftermath(result, parts) {
   return { ...result, content: [...result.content, { type: "text", text: section }] };
 }
 
-// Actions that load a page, which stops loading when they are called off.
-const LOADING = new Set(["navigate", "navigate_back", "navigate_forward", "reload"]);
-
 /**
  * `performing`, or a cancelled ActionError as soon as `signal` fires: the broker answered its
  * client already. A page the action is loading stops loading; a wait stops waiting by itself.
  */
-function untilCalledOff(tabId, action, performing, signal) {
+function untilCalledOff(tabId, tool, performing, signal) {
   if (!signal) return performing;
   const stopped = new Promise((_, reject) => {
     signal.addEventListener(
       "abort",
       () => {
-        if (LOADING.has(action)) driver.stopLoading(tabId).catch(() => {});
+        if (tool.answer === "moves") driver.stopLoading(tabId).catch(() => {});
         reject(calledOff());
       },
       { once: true },
@@ -282,11 +273,12 @@ export async function runBrowserAction(port, message, approved, signal) {
     const { tabId, action } = message;
     const args = message.args ?? {};
     if (!Number.isInteger(tabId)) throw invalidArguments("tabId must be a tab's id");
-    if (!BROWSER_ACTIONS.includes(action)) throw invalidArguments(`unknown browser action ${JSON.stringify(action)}`);
+    const tool = toolNamed(action);
+    if (!tool) throw invalidArguments(`unknown browser action ${JSON.stringify(action)}`);
     if (typeof args !== "object" || Array.isArray(args)) throw invalidArguments("args must be an object");
     const owner = message.sessionId ? `${port}/${message.sessionId}` : null;
     const { page, ...result } = await withTimeout(
-      untilCalledOff(tabId, action, perform(tabId, action, args, owner, approved, signal), signal),
+      untilCalledOff(tabId, tool, perform(tabId, tool, args, owner, approved, signal), signal),
       ACTION_TIMEOUT_MS,
       `browser_${action}`,
     );

@@ -83,38 +83,6 @@ export const ToBroker = Object.freeze({
 });
 
 /**
- * The built-in browser tools this extension carries out (browserAction's `action`), announced in
- * `connected.actions`; each is Playwright MCP's tool of the same name with `browser_` in front.
- */
-export const BROWSER_ACTIONS = Object.freeze([
-  "snapshot",
-  "click",
-  "hover",
-  "type",
-  "fill_form",
-  "select_option",
-  "press_key",
-  "wait_for",
-  "navigate",
-  "navigate_back",
-  "navigate_forward",
-  "reload",
-  "take_screenshot",
-  "console_messages",
-  "network_requests",
-  "evaluate",
-  "handle_dialog",
-  "drag",
-  "mouse_click_xy",
-  "mouse_move_xy",
-  "mouse_drag_xy",
-  "mouse_down",
-  "mouse_up",
-  "mouse_wheel",
-  "file_upload",
-]);
-
-/**
  * What this extension carries out beyond tabs, announced in `connected.features`: windows (tabs'
  * windowId, index and pinned; openTab's windowId, newWindow and pinned; listWindows, focusWindow,
  * closeWindow), history (searchHistory) and bookmarks (searchBookmarks, createBookmark), and

@@ -31,14 +31,9 @@ import { frameOfTool } from "../page_tools/frame_tools.js";
 import { sessionCredential, sessionName } from "../tabs/sessions.js";
 import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "../base/settings.js";
 import { uploadedFiles } from "../actions/devtools/file_chooser.js";
+import { toolNamed } from "../actions/tools.js";
 import { ask, notApproved } from "./approval_window.js";
 
-// Playwright MCP's read-only built-in tools; every other one changes the page. The broker knows
-// this too (broker/core/browser_tools.py), but the person's safeguard takes no broker's word for it.
-const READ_ONLY_ACTIONS = new Set(["snapshot", "wait_for", "take_screenshot", "console_messages", "network_requests"]);
-// Built-in tools asked about as a page tool declaring destructiveHint is: JavaScript of the
-// agent's choosing, and the person's files sent to the site.
-const DESTRUCTIVE_ACTIONS = new Set(["evaluate", "file_upload"]);
 // The browser's own requests (browser_wide.js) as the approval window names them, and which only read.
 const BROWSER_REQUESTS = Object.freeze({
   listWindows: { tool: "browser_windows list", readOnly: true },
@@ -147,9 +142,12 @@ async function describe(message) {
       },
     };
   }
-  const annotations = DESTRUCTIVE_ACTIONS.has(message.action)
-    ? { destructiveHint: true }
-    : { readOnlyHint: READ_ONLY_ACTIONS.has(message.action) };
+  // Which built-in tools only read, and which are asked about as a page tool declaring
+  // destructiveHint is (JavaScript of the agent's choosing, the person's files sent to the site), is
+  // the extension's own declaration's: the broker knows it too, but the person's safeguard takes no
+  // broker's word for it.
+  const tool = toolNamed(message.action);
+  const annotations = tool?.destructive ? { destructiveHint: true } : { readOnlyHint: tool?.readOnly ?? false };
   return { name: `browser_${message.action}`, annotations };
 }
 

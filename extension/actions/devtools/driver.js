@@ -1,9 +1,10 @@
 // The DevTools page driver: the built-in tools over chrome.debugger (the DevTools protocol), as
 // Chromium offers it to extensions. Each tool's module beside this one does its part through
-// debugger.js; this gathers them under the names the actions layer (run.js) calls, the same names
-// the WebExtension driver (webext_driver.js) answers to.
+// debugger.js, in a function named after the tool (contract.js), which this finds there; the
+// driver's own members it gathers by hand, under the names the contract gives every driver.
 
-import { BROWSER_ACTIONS } from "../../base/protocol.js";
+import { toolMembers } from "../contract.js";
+import { toolsOf } from "../tools.js";
 import {
   attach,
   debuggerDetached,
@@ -15,24 +16,42 @@ import {
   serialized,
   tabGone,
 } from "./debugger.js";
-import { dialogSeam } from "../dialogs.js";
+import * as dialogs from "../dialogs.js";
 import { watchingDownloads } from "../downloads.js";
 import { elementFor, releaseHandles } from "./elements.js";
-import { evaluate } from "./evaluate.js";
-import { fileChooserLines, uploadFiles } from "./file_chooser.js";
-import { click } from "./click.js";
-import { fillForm, hover, selectOption, type } from "./input.js";
-import { pressKey } from "./keyboard.js";
-import { navigate, navigateBack, navigateForward, reload, waitForReady, withNavigationWatch } from "./navigation.js";
-import { drag, mouseClickXy, mouseDown, mouseDragXy, mouseMoveXy, mouseUp, mouseWheel } from "./pointer.js";
+import * as evaluate from "./evaluate.js";
+import * as fileChooser from "./file_chooser.js";
+import * as click from "./click.js";
+import * as input from "./input.js";
+import * as keyboard from "./keyboard.js";
+import * as navigation from "./navigation.js";
+import * as pointer from "./pointer.js";
 import { pageReport } from "../results.js";
-import { takeScreenshot } from "./screenshot.js";
-import { consoleMessages, networkRequests } from "./telemetry.js";
-import { waitFor } from "./wait.js";
+import * as screenshot from "./screenshot.js";
+import * as telemetry from "./telemetry.js";
+import * as wait from "./wait.js";
 
+const NAME = "devtools";
+/** The modules that hold its tools' members. */
+const TOOL_MODULES = [
+  click,
+  dialogs,
+  evaluate,
+  fileChooser,
+  input,
+  keyboard,
+  navigation,
+  pointer,
+  screenshot,
+  telemetry,
+  wait,
+];
+
+/** @type {import("../contract.js").PageDriver} */
 export const devtoolsDriver = Object.freeze({
-  name: "devtools",
-  actions: BROWSER_ACTIONS,
+  name: NAME,
+  actions: toolsOf(NAME),
+  browser: "Chromium",
   /** Hear the browser's events for the tabs the tools act on (the worker's first turn). */
   listen() {
     chrome.debugger.onEvent.addListener(debuggerEvent);
@@ -48,36 +67,12 @@ export const devtoolsDriver = Object.freeze({
   afterAction: releaseHandles,
   /** Its input is trusted, as a person's: nothing to say of it. */
   inputNote: null,
-  /** Nothing it cannot do. */
-  refusal: () => null,
   pageReport,
-  waitForReady,
-  withNavigationWatch,
+  waitForReady: navigation.waitForReady,
+  withNavigationWatch: navigation.withNavigationWatch,
   watchingDownloads,
   elementFor,
-  click,
-  hover,
-  type,
-  fillForm,
-  selectOption,
-  pressKey: (tabId, args) => pressKey(tabId, args.key),
-  waitFor,
-  navigate,
-  navigateBack,
-  navigateForward,
-  reload,
-  takeScreenshot,
-  consoleMessages,
-  networkRequests,
-  evaluate,
-  drag,
-  mouseClickXy,
-  mouseMoveXy,
-  mouseDragXy,
-  mouseDown,
-  mouseUp,
-  mouseWheel,
-  uploadFiles,
-  fileChooserLines,
-  ...dialogSeam,
+  fileChooserLines: fileChooser.fileChooserLines,
+  ...dialogs.dialogSeam,
+  ...toolMembers(NAME, TOOL_MODULES),
 });

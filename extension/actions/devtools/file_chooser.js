@@ -191,7 +191,7 @@ async function cancel(chooser) {
 }
 
 /** browser_file_upload {paths}: answer the tab's open file chooser; the line saying how. */
-export async function uploadFiles(tabId, args) {
+export async function fileUpload(tabId, args) {
   const paths = checkedPaths(args);
   const chooser = choosers.get(tabId);
   if (!chooser) {

@@ -14,7 +14,7 @@ import { onTabAttached, send } from "./debugger.js";
 import { callOn, checkSameDocument, confirmPoint, describe, elementFor, missAt, pointFor } from "./elements.js";
 import { ActionError, Code, invalidArguments, sleep } from "../../base/errors.js";
 import { onFrameSession } from "./frames.js";
-import { insertText, pressKey, typeKeys } from "./keyboard.js";
+import { insertText, pressCombo, typeKeys } from "./keyboard.js";
 
 export const BUTTONS = Object.freeze({ left: 1, right: 2, middle: 4 });
 
@@ -200,7 +200,7 @@ async function fill(tabId, element, text, slowly) {
   const picked = await focusForTyping(element);
   checkSameDocument(element);
   if (picked) await setPicked(element, text);
-  else if (text === "") await pressKey(tabId, "Delete");
+  else if (text === "") await pressCombo(tabId, "Delete");
   else if (slowly) await typeKeys(tabId, text);
   else await insertText(tabId, text);
 }
@@ -210,7 +210,7 @@ export async function type(tabId, args) {
   if (typeof args.text !== "string") throw invalidArguments("text must be a string");
   const element = await elementFor(tabId, args.target);
   await fill(tabId, element, args.text, Boolean(args.slowly));
-  if (args.submit) await pressKey(tabId, "Enter");
+  if (args.submit) await pressCombo(tabId, "Enter");
 }
 
 /** Choose the options whose value or label is in `values`, as the drop-down itself would. */

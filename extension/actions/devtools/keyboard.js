@@ -41,8 +41,11 @@ async function tap(tabId, definition, modifiers) {
   await dispatch(tabId, "keyUp", shown, modifiers);
 }
 
-/** browser_press_key's `key`: one key or a combination, to whatever has focus in the page. */
-export async function pressKey(tabId, combo) {
+/** browser_press_key {key}: one key or a combination, to whatever has focus in the page. */
+export const pressKey = (tabId, args) => pressCombo(tabId, args.key);
+
+/** One key or a combination (`Control+a`), to whatever has focus in the page. */
+export async function pressCombo(tabId, combo) {
   if (typeof combo !== "string" || combo === "")
     throw invalidArguments("key must be a key name like Enter, or a character");
   const definitions = splitCombo(combo).map(definitionOf);

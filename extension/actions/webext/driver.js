@@ -2,52 +2,27 @@
 // (Firefox): the built-in tools through chrome.scripting in the page and its frames (snapshot,
 // refs, evaluate), chrome.tabs (navigation, screenshots), chrome.webNavigation (which document a
 // tab shows, when a page is ready) and chrome.webRequest (network; the dialogs and console its page
-// hooks hear, webext_dialogs.js). Input there is synthetic, made by page-side functions: each
-// input's answer says so. What it cannot do is answered with not_supported, naming Firefox;
-// nothing is pretended.
+// hooks hear, dialogs.js). Input there is synthetic, made by page-side functions: each input's
+// answer says so. Each tool's member is the function named after it (contract.js) in one of the
+// modules beside this one; a tool the declaration (tools.js) does not give it has none, and the
+// actions layer answers it not_supported, naming Firefox: nothing is pretended.
 
-import { dialogSeam } from "../dialogs.js";
-import { BROWSER_ACTIONS } from "../../base/protocol.js";
-import { ActionError, Code } from "../../base/errors.js";
+import { toolMembers } from "../contract.js";
+import { toolsOf } from "../tools.js";
+import * as dialogs from "../dialogs.js";
 import { forgetDownloadsOf, onDownloadBegan, watchingDownloads } from "../downloads.js";
-import { evaluate, takeScreenshot } from "./capture.js";
-import {
-  click,
-  drag,
-  fileChooserLines,
-  fillForm,
-  forgetChooser,
-  hover,
-  mouseClickXy,
-  mouseDragXy,
-  mouseMoveXy,
-  pressKey,
-  selectOption,
-  type,
-  uploadFiles,
-} from "./input.js";
-import {
-  forgetTab,
-  heard,
-  navigate,
-  navigateBack,
-  navigateForward,
-  reload,
-  waitFor,
-  waitForReady,
-  withNavigationWatch,
-} from "./navigation.js";
+import * as capture from "./capture.js";
+import * as input from "./input.js";
+import * as navigation from "./navigation.js";
 import { forgetFrames, locate, pageReport } from "./snapshot.js";
 import { saveNumbers } from "../ref_numbers.js";
 import { runIn } from "./scripts.js";
 import { forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./dialogs.js";
-import { consoleMessages, forgetRequests, listenForRequests, networkRequests, watchRequests } from "./telemetry.js";
+import * as telemetry from "./telemetry.js";
 
-/** The browser actions this driver does not carry out yet (the mouse button pressed or released
- * alone, the wheel): it answers them not_supported, naming Firefox. */
-const REFUSED = new Set(["mouse_down", "mouse_up", "mouse_wheel"]);
-/** What this driver carries out. */
-const ACTIONS = BROWSER_ACTIONS.filter((action) => !REFUSED.has(action));
+const NAME = "webextension";
+/** The modules that hold its tools' members. */
+const TOOL_MODULES = [capture, dialogs, input, navigation, telemetry];
 
 /** tab id -> {queue, owner} */
 const tabs = new Map();
@@ -61,15 +36,12 @@ function stateOf(tabId) {
   return state;
 }
 
-const unsupported = (what) => new ActionError(Code.NOT_SUPPORTED, `Firefox's extension cannot ${what} yet`);
-const refuse = (what) => () => Promise.reject(unsupported(what));
-
 function tabGone(tabId) {
   tabs.delete(tabId);
-  forgetTab(tabId);
+  navigation.forgetTab(tabId);
   forgetFrames(tabId);
-  forgetRequests(tabId);
-  forgetChooser(tabId);
+  telemetry.forgetRequests(tabId);
+  input.forgetChooser(tabId);
   forgetTabDialogs(tabId);
   forgetDownloadsOf(tabId);
   saveNumbers(tabId, null);
@@ -82,9 +54,11 @@ async function downloadLinkFocused(tabId) {
   return (await runIn(tabId, 0, focused).catch(() => false)) === true;
 }
 
+/** @type {import("../contract.js").PageDriver} */
 export const webExtensionDriver = Object.freeze({
-  name: "webextension",
-  actions: ACTIONS,
+  name: NAME,
+  actions: toolsOf(NAME),
+  browser: "Firefox",
   listen() {
     const events = {
       onBeforeNavigate: "starting",
@@ -96,13 +70,17 @@ export const webExtensionDriver = Object.freeze({
       onErrorOccurred: "failed",
     };
     for (const [event, kind] of Object.entries(events)) {
-      chrome.webNavigation[event].addListener((details) => heard(kind, details));
+      chrome.webNavigation[event].addListener((details) => navigation.heard(kind, details));
     }
     // A page load that turned into a download ends there: Firefox tells webNavigation no more of it.
-    onDownloadBegan((tabId, item) => heard("download", { tabId, frameId: 0, url: item.url, finalUrl: item.finalUrl }));
+    onDownloadBegan((tabId, item) =>
+      navigation.heard("download", { tabId, frameId: 0, url: item.url, finalUrl: item.finalUrl }),
+    );
     // A page's file chooser goes with it.
-    chrome.webNavigation.onCommitted.addListener((details) => details.frameId === 0 && forgetChooser(details.tabId));
-    listenForRequests();
+    chrome.webNavigation.onCommitted.addListener(
+      (details) => details.frameId === 0 && input.forgetChooser(details.tabId),
+    );
+    telemetry.listenForRequests();
     listenForDialogs();
   },
   tabGone,
@@ -121,11 +99,11 @@ export const webExtensionDriver = Object.freeze({
   },
   /** Nothing to attach: the tab's requests are kept from its first action on. */
   async prepare(tabId) {
-    watchRequests(tabId);
+    telemetry.watchRequests(tabId);
   },
   ownTab(tabId, owner) {
     stateOf(tabId).owner = owner;
-    watchRequests(tabId);
+    telemetry.watchRequests(tabId);
   },
   /** Each action in its turn, the page hooks put first in the frames that lack them. */
   serialized(tabId, task) {
@@ -137,39 +115,16 @@ export const webExtensionDriver = Object.freeze({
   stopLoading: (tabId) => runIn(tabId, 0, () => window.stop()),
   afterAction: async () => {},
   inputNote: "- Input was synthetic (isTrusted false): a page that checks isTrusted ignores it",
-  refusal: (action) => (ACTIONS.includes(action) ? null : unsupported(`do browser_${action}`)),
   pageReport,
-  waitForReady,
-  withNavigationWatch,
+  waitForReady: navigation.waitForReady,
+  withNavigationWatch: navigation.withNavigationWatch,
   watchingDownloads: (tabId, task, { clicked = false } = {}) =>
     watchingDownloads(tabId, task, { clicked, downloadLinkFocused }),
   /** The element `target` names, checked to be there; a snapshot's root. */
   async elementFor(tabId, target) {
     locate(tabId, target);
   },
-  waitFor,
-  navigate,
-  navigateBack,
-  navigateForward,
-  reload,
-  takeScreenshot,
-  networkRequests,
-  evaluate,
-  consoleMessages,
-  click,
-  hover,
-  type,
-  fillForm,
-  selectOption,
-  pressKey,
-  drag,
-  mouseClickXy,
-  mouseMoveXy,
-  mouseDragXy,
-  mouseDown: refuse("press the mouse button"),
-  mouseUp: refuse("release the mouse button"),
-  mouseWheel: refuse("scroll the mouse wheel"),
-  uploadFiles,
-  fileChooserLines,
-  ...dialogSeam,
+  fileChooserLines: input.fileChooserLines,
+  ...dialogs.dialogSeam,
+  ...toolMembers(NAME, TOOL_MODULES),
 });

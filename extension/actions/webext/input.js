@@ -118,7 +118,7 @@ export function fileChooserLines(tabId) {
 }
 
 /** browser_file_upload {paths}: the files the broker read, set on the input through a DataTransfer. */
-export async function uploadFiles(tabId, args) {
+export async function fileUpload(tabId, args) {
   const paths = checkedPaths(args);
   if (!choosers.has(tabId)) {
     throw new ActionError(
