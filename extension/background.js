@@ -9,7 +9,7 @@
 // Firefox event page is kept by an API call on a short beat (stay_awake.js), and an alarm wakes a
 // worker that found no broker.
 
-import { driver } from "./actions/driver.js";
+import { driver, driverAbilities, releaseSessions } from "./actions/driver.js";
 import { downloadCreated } from "./actions/downloads.js";
 import { answerApproval, approvalDetails, approvalWindowClosed, cancelApprovals } from "./person/approval_window.js";
 import { handleBrokerMessage } from "./broker_requests.js";
@@ -26,12 +26,15 @@ import {
 import { pairingChanged } from "./link/broker_auth.js";
 import { framePortOpened, toolsReported } from "./page_tools/page_tools.js";
 import { injectBridges, wakeBridge } from "./page_tools/page_bridges.js";
-import { endSession, pausedError, setPaused, showStanding, takeBack } from "./person/person.js";
+import { endSession, isPaused, pauseReady, pausedError, setPaused, showStanding, takeBack } from "./person/person.js";
 import { popupState } from "./person/popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./base/protocol.js";
 import { settingsChanged } from "./base/settings.js";
 import { stayAwakeWhileJoined } from "./link/stay_awake.js";
-import { sendSnapshot } from "./link/snapshot.js";
+import { reportFrom, sendSnapshot } from "./link/snapshot.js";
+import { ready, rebuildAlso } from "./tabs/rebuild.js";
+import { restoreRefNumbers } from "./actions/ref_numbers.js";
+import { forgetSessions, sessionPorts } from "./tabs/sessions.js";
 import { frontChanged, windowFocusChanged } from "./tabs/new_tabs.js";
 import { topFrameSettled } from "./tabs/first_pages.js";
 import {
@@ -41,6 +44,7 @@ import {
   tabMoved,
   tabRemoved,
   tabReplaced,
+  tabInfo,
   tabUpdated,
 } from "./tabs/tabs.js";
 
@@ -151,6 +155,8 @@ chrome.storage.onChanged.addListener((changes, area) => {
 
 chrome.runtime.onInstalled.addListener(injectBridges);
 
+rebuildAlso(restoreRefNumbers);
+reportFrom({ ready: Promise.all([ready, pauseReady]), paused: isPaused, tabInfo, driver: driverAbilities() });
 onLinkMessage(handleBrokerMessage);
 // A broker that went away may come back on another port, or another may take its place.
 onLinkLost(discoverSoon);
@@ -163,4 +169,10 @@ stayAwakeWhileJoined();
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name === WAKE_ALARM) wakeDiscovery();
 });
-startDiscovery();
+startDiscovery({
+  ports: sessionPorts,
+  forget(port) {
+    forgetSessions(port, () => true).catch((error) => console.warn("browser-mcp: cannot forget sessions", error));
+    releaseSessions(port, () => true).catch((error) => console.warn("browser-mcp: cannot detach", error));
+  },
+});

@@ -14,11 +14,17 @@ import { runBrowserRequest } from "./tabs/browser_wide.js";
 import { isJoined, reply } from "./link/links.js";
 import { unclaimed } from "./tabs/ownership.js";
 import { callTool, discoverTools } from "./page_tools/tool_calls.js";
+import { dialogOpenError } from "./actions/dialogs.js";
+import { pageChanged } from "./tabs/documents.js";
+import { parsedPageOf } from "./tabs/first_pages.js";
 import { isPaused, pausedError } from "./person/person.js";
 import { forgetSessions, groupTab, heldElsewhere, rememberSession, sessionName, ungroupTab } from "./tabs/sessions.js";
 import { sendSnapshot } from "./link/snapshot.js";
 import { closeTab, focusTab, openTab } from "./tabs/tabs.js";
 import { heardVersions } from "./link/versions.js";
+
+/** @type {import("./page_tools/tool_calls.js").CallGuards} */
+const TOOL_CALL_GUARDS = { pageChanged, dialogOpen: dialogOpenError, parsedPage: parsedPageOf };
 
 /** Carry out `message` from the broker at the other end of `link`, answering through it. */
 export async function handleBrokerMessage(link, message) {
@@ -71,10 +77,12 @@ export async function handleBrokerMessage(link, message) {
       await Promise.all([ungroupTab(link.port, message.sessionId, message.tabId), releaseTab(message.tabId)]);
       break;
     case FromBroker.CALL_TOOL:
-      link.send(await admitted(link, message, (approved, signal) => callTool(message, approved, signal)));
+      link.send(
+        await admitted(link, message, (approved, signal) => callTool(message, approved, signal, TOOL_CALL_GUARDS)),
+      );
       break;
     case FromBroker.DISCOVER_TOOLS:
-      link.send(await discoverTools(message));
+      link.send(await discoverTools(message, TOOL_CALL_GUARDS));
       break;
     case FromBroker.BROWSER_ACTION:
       link.send(
@@ -92,7 +100,14 @@ export async function handleBrokerMessage(link, message) {
       break;
     }
     case FromBroker.BROWSER_REQUEST:
-      link.send(await admitted(link, message, (approved) => runBrowserRequest(message, approved)));
+      // The pause stops a browser-wide request as it would start, approved or not.
+      link.send(
+        await admitted(link, message, (approved) =>
+          isPaused()
+            ? reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error: pausedError() })
+            : runBrowserRequest(message, approved),
+        ),
+      );
       break;
     case FromBroker.PING:
       link.send({ type: ToBroker.PONG });

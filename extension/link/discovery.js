@@ -6,8 +6,6 @@
 import { BROKER_HEADER, NATIVE_HOST } from "../base/protocol.js";
 import { closeLinksExcept, forgetSeen, hasLink, isJoined, lostAt, openLink, seenPorts } from "./links.js";
 import { settings, settingsReady } from "../base/settings.js";
-import { forgetSessions, sessionPorts } from "../tabs/sessions.js";
-import { releaseSessions } from "../actions/driver.js";
 
 const SWEEP_FIRST_MS = 500;
 const SWEEP_MAX_MS = 2_000; // a sweep of the range is 21 refused loopback requests: cheap
@@ -23,7 +21,16 @@ let sweepTimer = null;
 let sweepDelay = SWEEP_FIRST_MS;
 const probing = new Set(); // ports with a probe in flight
 
-export function startDiscovery() {
+// The AI sessions stored for each broker, which tabs/ and the page driver keep: a broker holding
+// some stays listed, and one forgotten takes them with it. Handed in by the wiring (background.js).
+let brokerSessions = { ports: () => [], forget: () => {} };
+
+/**
+ * Start finding brokers. `sessions.ports()`: the brokers that sessions are stored for;
+ * `sessions.forget(port)`: let go of all of a broker's sessions.
+ */
+export function startDiscovery(sessions) {
+  brokerSessions = sessions;
   chrome.alarms.create(WAKE_ALARM, { periodInMinutes: 0.5 });
   // The options say which ports to probe and which brokers to leave alone.
   settingsReady.then(() => {
@@ -110,15 +117,14 @@ function joinBrokers(brokers) {
 /** Every broker the popup lists: joined, recently lost, or holding sessions stored for it. */
 export function knownPorts() {
   const ports = new Set(seenPorts());
-  for (const port of sessionPorts()) ports.add(port);
+  for (const port of brokerSessions.ports()) ports.add(port);
   return ports;
 }
 
 /** A broker that is gone for good: it leaves the popup, and its sessions with it. */
 function forgetBroker(port) {
   forgetSeen(port);
-  forgetSessions(port, () => true).catch((error) => console.warn("browser-mcp: cannot forget sessions", error));
-  releaseSessions(port, () => true).catch((error) => console.warn("browser-mcp: cannot detach", error));
+  brokerSessions.forget(port);
 }
 
 /** Probed brokers that did not come back within FORGET_AFTER_MS are taken as stopped. */

@@ -5,21 +5,33 @@
 // tools. The first one sent on a link is what joins it.
 
 import { BROWSER_FEATURES, ToBroker } from "../base/protocol.js";
-import { driverAbilities } from "../actions/driver.js";
-import { isPaused, pauseReady } from "../person/person.js";
-import { ready } from "../tabs/rebuild.js";
 import { settings, settingsReady } from "../base/settings.js";
-import { tabInfo } from "../tabs/tabs.js";
 import { EXTENSION_VERSION } from "./versions.js";
 
 // Promises made once per worker: two brokers asking at once must see the same instance id.
 const browserInfo = describeBrowser();
 const instance = instanceId();
 
-// The page driver the built-in tools run on (actions/driver.js) and what it carries out: every
-// tool with the DevTools protocol (Chromium), those the WebExtension driver can do elsewhere
-// (Firefox), so that a broker refuses the rest naming the browser before any reaches it.
-const driver = driverAbilities();
+/**
+ * @typedef {object} ReportSources What the report tells of that the layers above the link own,
+ *   handed in once by the wiring (background.js) as the worker starts.
+ * @property {Promise<unknown>} ready Settles once the state a stopped worker lost is rebuilt
+ *   (tabs/rebuild.js) and the pause is read (person/person.js).
+ * @property {() => boolean} paused Whether the person paused agents.
+ * @property {(tab: chrome.tabs.Tab) => object} tabInfo A tab as the wire reports it (tabs/tabs.js).
+ * @property {{name: string, actions: string[]}} driver The page driver the built-in tools run on
+ *   (actions/driver.js) and what it carries out: every tool with the DevTools protocol (Chromium),
+ *   those the WebExtension driver can do elsewhere (Firefox), so that a broker refuses the rest
+ *   naming the browser before any reaches it.
+ */
+
+/** @type {ReportSources | null} */
+let sources = null;
+
+/** Where the report's parts come from: named by the wiring before any link can open. */
+export function reportFrom(given) {
+  sources = given;
+}
 
 /**
  * The browser's name and full version: Firefox says them (runtime.getBrowserInfo); Chromium's
@@ -47,7 +59,8 @@ async function instanceId() {
 }
 
 export async function sendSnapshot(link, sessionId) {
-  await Promise.all([ready, pauseReady, settingsReady]);
+  const { ready, paused, tabInfo, driver } = sources;
+  await Promise.all([ready, settingsReady]);
   const [tabs, id, browser] = await Promise.all([chrome.tabs.query({}), instance, browserInfo]);
   const message = {
     type: ToBroker.CONNECTED,
@@ -61,7 +74,7 @@ export async function sendSnapshot(link, sessionId) {
     // Listed whether or not the person shares history and bookmarks: asked while they do not,
     // the request says where to turn sharing on.
     features: BROWSER_FEATURES,
-    paused: isPaused(),
+    paused: paused(),
     tabs: tabs.filter((tab) => tab.id >= 0).map(tabInfo),
   };
   if (sessionId) message.sessionId = sessionId;

@@ -10,7 +10,7 @@
 // Bounded as a tab's tools are: a frame's first MAX_FRAME_TOOLS tools and the first MAX_FRAMES
 // frames that declare any, the rest left out with a warning in the worker's console.
 
-import { originOf } from "../tabs/documents.js";
+import { originOf } from "../base/origin.js";
 
 const MAX_FRAME_TOOLS = 500;
 const MAX_FRAMES = 20;

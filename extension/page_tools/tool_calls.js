@@ -2,32 +2,41 @@
 // (callTool), its result set apart where the tool says others wrote it, and listing them afresh
 // (discoverTools).
 
-import { dialogOpenError } from "../actions/dialogs.js";
 import { Bridge, ToBroker } from "../base/protocol.js";
-import { pageChanged } from "../tabs/documents.js";
 import { reply } from "../link/links.js";
 import { isScriptable } from "./page_bridges.js";
 import { frameOfTool, isFrameTool } from "./frame_tools.js";
 import { learnTools, toolsOf, topDocumentOf } from "./page_tools.js";
 import { declaredTopName } from "./page_tool_names.js";
-import { parsedPageOf } from "../tabs/first_pages.js";
 
 const CALLED_OFF = Symbol("called off");
 
 /**
+ * @typedef {object} CallGuards What a call of a page tool is held or refused by that the layers
+ *   above page_tools/ know, handed in by the wiring (broker_requests.js).
+ * @property {(approved: object) => Promise<object | null>} pageChanged The not_approved error when
+ *   the tab no longer shows the document the person approved in (tabs/documents.js), else null.
+ * @property {(tabId: number, what: string) => object | null} dialogOpen The dialog_open error while
+ *   a dialog waits in the tab (actions/dialogs.js), else null.
+ * @property {(tabId: number) => Promise<unknown>} parsedPage Settles once a just-opened tab's first
+ *   page is parsed, or at once for any other tab (tabs/first_pages.js).
+ */
+
+/**
  * Run a broker's callTool in its tab's page. `approved`, when the person approved the call, is the
  * document they saw (documents.js): the call goes to that document alone, or fails not_approved.
+ * @param {CallGuards} guards
  */
-export async function callTool(message, approved, signal) {
+export async function callTool(message, approved, signal, guards) {
   const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
   const tab = await chrome.tabs.get(message.tabId).catch(() => null);
   if (!tab) return { ...answer, error: { code: "tab_not_found", message: `tab ${message.tabId} does not exist` } };
   if (!isScriptable(tab.url)) {
     return { ...answer, error: { code: "no_page_tools", message: `the page ${tab.url} cannot have page tools` } };
   }
-  const changed = approved ? await pageChanged(approved) : null;
+  const changed = approved ? await guards.pageChanged(approved) : null;
   if (changed) return { ...answer, error: changed };
-  const dialog = dialogOpenError(message.tabId, message.toolName);
+  const dialog = guards.dialogOpen(message.tabId, message.toolName);
   if (dialog) return { ...answer, error: dialog };
   let outcome;
   // A tool goes to the document that declared it (a frame's to the frame's): a message addressed
@@ -116,7 +125,8 @@ function setApart(result, toolName, url) {
   return { ...shaped, content: [{ type: "text", text: note }, ...content] };
 }
 
-export async function discoverTools(message) {
+/** Answer a broker's discoverTools with the tab's tools as its page declares them now. @param {CallGuards} guards */
+export async function discoverTools(message, guards) {
   const tab = await chrome.tabs.get(message.tabId).catch(() => null);
   if (!tab) {
     return reply(ToBroker.TOOL_RESULT, message, {
@@ -126,7 +136,7 @@ export async function discoverTools(message) {
   }
   // A tab a broker has just opened shows a blank page until its address commits, and a page being
   // parsed may declare more: asked before, it would say too few, and a client's first call fails.
-  await parsedPageOf(message.tabId);
+  await guards.parsedPage(message.tabId);
   const tools = await learnTools(message.tabId);
   return reply(ToBroker.TOOLS_DISCOVERED, message, { callId: message.callId, tabId: message.tabId, tools });
 }

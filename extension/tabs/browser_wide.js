@@ -6,7 +6,6 @@
 import { ToBroker } from "../base/protocol.js";
 import { ActionError, invalidArguments } from "../base/errors.js";
 import { reply } from "../link/links.js";
-import { isPaused, pausedError } from "../person/person.js";
 import { RECORD_REQUESTS } from "./records.js";
 import { DELETION_REQUESTS } from "./record_deletions.js";
 
@@ -78,10 +77,10 @@ const REQUESTS = { ...WINDOW_REQUESTS, ...RECORD_REQUESTS, ...DELETION_REQUESTS 
 /**
  * Carry out a broker's browserRequest; the toolResult to send back. `approved`: what the person
  * approved of it, when they were asked (a deletion runs only if that is still what it deletes).
+ * The pause is the caller's to check first (broker_requests.js).
  */
 export async function runBrowserRequest(message, approved) {
   const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
-  if (isPaused()) return { ...answer, error: pausedError() };
   try {
     const run = Object.hasOwn(REQUESTS, message.request) ? REQUESTS[message.request] : null;
     if (!run) throw invalidArguments(`unknown browser request ${JSON.stringify(message.request)}`);

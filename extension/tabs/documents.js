@@ -4,17 +4,8 @@
 // URL where Chromium gives no id. Read when the approval window opens, and again right before the
 // approved call runs.
 
+import { originOf } from "../base/origin.js";
 import { PersonRefusal } from "../base/protocol.js";
-
-/** A URL's origin, or "" where it has none (an opaque one, or no URL). */
-export function originOf(url) {
-  try {
-    const { origin } = new URL(url);
-    return origin === "null" ? "" : origin;
-  } catch {
-    return "";
-  }
-}
 
 /**
  * The tab's document, or its frame `frameId`'s: {tabId, frameId, documentId, url, origin, title};

@@ -11,7 +11,7 @@
 // the client hears of it): what the page loaded before is taken from its Performance timeline, as
 // in the DevTools driver, read for every listing.
 
-import { originOf } from "../../tabs/documents.js";
+import { originOf } from "../../base/origin.js";
 import { ActionError, Code, withTimeout } from "../../base/errors.js";
 import { pageConsoleRecords } from "./page_hooks.js";
 import {
