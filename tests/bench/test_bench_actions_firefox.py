@@ -3,17 +3,12 @@ Firefox beside Chromium's as a ratio. Figures are given by hand; the browsers ar
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-
-import bench
-import bench_actions
-from bench_actions_firefox import BrowsersResults, browsers_json
-from bench_actions_sides import SideResult
+from scripts.benchmarks import cli as bench
+from scripts.benchmarks.actions import suite as bench_actions
+from scripts.benchmarks.actions.firefox import BrowsersResults, browsers_json
+from scripts.benchmarks.actions.sides import SideResult
 
 
 def results() -> BrowsersResults:

@@ -5,16 +5,14 @@ for the MCP server; what is checked is which calls the agent makes and what it c
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-
-import bench_tokens_flows
-from bench_tokens import Agent
+from scripts.benchmarks.support.shop_pages import shop_page
+from scripts.benchmarks.tokens import flows as bench_tokens_flows
+from scripts.benchmarks.tokens.agent import Agent
 
 NEW_PAGE = """### Page
 - Page URL: http://127.0.0.1/shop
@@ -162,8 +160,6 @@ async def test_playwright_mcps_linked_snapshot_file_counts_as_a_call_and_its_cha
 
 
 def test_the_shop_task_finds_its_product_in_the_generated_catalogue() -> None:
-    from benchlib.shop_pages import shop_page  # noqa: PLC0415 - scripts/ is on the path only from above
-
     shop = shop_page(160)
     wanted = bench_tokens_flows.wanted_product(shop)
     assert bench_tokens_flows.SEARCH in wanted.name.lower()
