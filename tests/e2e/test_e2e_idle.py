@@ -23,8 +23,9 @@ import pytest
 
 from ..harness.chromium import CHROMIUM, chromium_args
 from ..harness.page_server import serve_pages
+from ..harness.processes import terminate_or_kill
 from ..harness.waiting import WAIT, eventually
-from ..support.cli_helpers import CLI, Brokers, cli_env, terminate_or_kill
+from ..support.cli_helpers import CLI, Brokers, cli_env
 from ..support.extension_world import MODERN_PAGE
 from ..support.probed_ports import start_probed_broker
 

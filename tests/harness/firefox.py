@@ -36,7 +36,7 @@ import aiohttp
 from broker.core.security import FIREFOX_EXTENSION_ID
 from broker.install import extension_package, firefox_extension
 
-from ..support.cli_helpers import terminate_or_kill
+from .processes import terminate_or_kill
 from .waiting import eventually
 
 FIREFOX = "/usr/bin/firefox-esr"

@@ -146,18 +146,6 @@ async def finish(process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
             await process.communicate()
 
 
-async def terminate_or_kill(process: asyncio.subprocess.Process, grace: float) -> None:
-    """End ``process`` (SIGTERM), and kill it if it has not exited within ``grace`` seconds."""
-    if process.returncode is None:
-        process.terminate()
-        try:
-            async with asyncio.timeout(grace):
-                await process.wait()
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-
-
 async def run_cli(
     *args: str, discovery_dir: Path, as_flag: bool = True, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> CliResult:
