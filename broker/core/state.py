@@ -194,7 +194,7 @@ class Broker:
             note = self._person.heard_ending(session_id)
             if note is not None:
                 raise SessionEnded(note)
-        # Browsers hear of it when it first acts in them (links.py), not before.
+        # Browsers hear of it when it first acts in them (Messenger.tell), not before.
         self._sessions.open(session_id, name, now, ends_when_idle, credential)
         return []
 
