@@ -35,8 +35,8 @@ from ..support.mcp_sides import start_ours, start_ours_in_firefox, unwrapped
 from ..support.pages import PageServer
 from ..support.shop_pages import shop_page
 from ..support.stats import Timings
+from .measures import measure_clicks, measure_snapshots
 from .sides import OurSide, Side, in_turns, ref_of
-from .suite import measure_clicks, measure_snapshots
 
 NOTE_FIELD = "Note"  # the small page's text field
 TYPED = "a note typed by the bench"
