@@ -29,6 +29,7 @@ import { injectBridges, wakeBridge } from "./page_tools/page_bridges.js";
 import { endSession, isPaused, pauseReady, pausedError, setPaused, showStanding, takeBack } from "./person/person.js";
 import { popupState } from "./person/popup_state.js";
 import { Approval, Bridge, PersonRefusal, Popup } from "./base/protocol.js";
+import { ownerKey } from "./base/owner_key.js";
 import { settingsChanged } from "./base/settings.js";
 import { stayAwakeWhileJoined } from "./link/stay_awake.js";
 import { reportFrom, sendSnapshot } from "./link/snapshot.js";
@@ -82,7 +83,7 @@ async function personRequest(message) {
       if (message.paused === true) cancelApprovals(() => true, pausedError());
       break;
     case Popup.END_SESSION:
-      cancelApprovals((owner) => owner === `${message.port}/${message.sessionId}`, {
+      cancelApprovals((owner) => owner === ownerKey(message.port, message.sessionId), {
         code: PersonRefusal.NOT_APPROVED,
         message: "the person ended the session before answering",
       });

@@ -6,6 +6,7 @@
 // (approvals.js): the pause, and their approval where the call needs it.
 
 import { FromBroker, PersonRefusal, Refusal, ToBroker } from "./base/protocol.js";
+import { ownerKey } from "./base/owner_key.js";
 import { admit, approvalEnded } from "./person/approvals.js";
 import { cancelApprovalOf, cancelApprovals } from "./person/approval_window.js";
 import { releaseSessions, releaseTab } from "./actions/driver.js";
@@ -48,7 +49,7 @@ export async function handleBrokerMessage(link, message) {
       break;
     case FromBroker.DISCONNECT: {
       const ended = (sessionId) => sessionId === message.sessionId;
-      cancelApprovals((owner) => owner === `${link.port}/${message.sessionId}`, {
+      cancelApprovals((owner) => owner === ownerKey(link.port, message.sessionId), {
         code: PersonRefusal.NOT_APPROVED,
         message: "the session ended before the person answered",
       });

@@ -10,6 +10,7 @@
 // declaration does not give the driver is refused with not_supported before anything runs.
 
 import { ToBroker } from "../base/protocol.js";
+import { ownerKey } from "../base/owner_key.js";
 import { reply } from "../link/links.js";
 import { isScriptable } from "../page_tools/page_bridges.js";
 import { pageChanged } from "../tabs/documents.js";
@@ -276,7 +277,7 @@ export async function runBrowserAction(port, message, approved, signal) {
     const tool = toolNamed(action);
     if (!tool) throw invalidArguments(`unknown browser action ${JSON.stringify(action)}`);
     if (typeof args !== "object" || Array.isArray(args)) throw invalidArguments("args must be an object");
-    const owner = message.sessionId ? `${port}/${message.sessionId}` : null;
+    const owner = message.sessionId ? ownerKey(port, message.sessionId) : null;
     const { page, ...result } = await withTimeout(
       untilCalledOff(tabId, tool, perform(tabId, tool, args, owner, approved, signal), signal),
       ACTION_TIMEOUT_MS,

@@ -7,7 +7,7 @@ import { PersonRefusal } from "../base/protocol.js";
 const WINDOW = { type: "popup", width: 600, height: 700, focused: true };
 
 let nextId = 1;
-/** id -> {details, owner: "port/sessionId", windowId, timer, finish(outcome)} */
+/** id -> {details, owner (base/owner_key.js), windowId, timer, finish(outcome)} */
 const waiting = new Map();
 
 export function notApproved(details, why) {

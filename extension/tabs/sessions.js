@@ -1,9 +1,12 @@
 // AI sessions, their tabs and their tab groups: the client name each broker gave a session and the
 // credential that opened it (the client token's name, or "owner" for the broker's own), which
 // session holds which tab (as the broker said: a tab it opened or claimed for the session), and the
-// groups that show a session's tabs, one per session and window, titled with that name. Keys are
-// "port/sessionId" because two brokers mint their session ids independently. All three are
-// mirrored in chrome.storage.session so that a restarted worker keeps using the groups it made.
+// groups that show a session's tabs, one per session and window, titled with that name. Keyed by
+// port and session id (base/owner_key.js) because two brokers mint their session ids
+// independently. All three are mirrored in chrome.storage.session so that a restarted worker
+// keeps using the groups it made.
+
+import { ownerKey, readOwnerKey, sessionOf } from "../base/owner_key.js";
 
 /**
  * "port/sessionId" -> {name, credential}; "port/sessionId" -> its tab group ids; tab id -> "port/sessionId".
@@ -42,25 +45,25 @@ function asSession(held) {
 }
 
 export function rememberSession(port, sessionId, clientName, credential) {
-  sessions[`${port}/${sessionId}`] = asSession({ name: clientName, credential });
+  sessions[ownerKey(port, sessionId)] = asSession({ name: clientName, credential });
   saveSessions();
 }
 
 export function sessionName(port, sessionId) {
-  return sessions[`${port}/${sessionId}`]?.name ?? "AI client";
+  return sessions[ownerKey(port, sessionId)]?.name ?? "AI client";
 }
 
 /** The credential that opened the session ("owner", or a client token's name); null when not known. */
 export function sessionCredential(port, sessionId) {
-  return sessions[`${port}/${sessionId}`]?.credential ?? null;
+  return sessions[ownerKey(port, sessionId)]?.credential ?? null;
 }
 
 /** The sessions of the broker on `port`, as the popup lists them. */
 export function sessionsOf(port) {
   return Object.entries(sessions)
-    .filter(([key]) => key.startsWith(`${port}/`))
+    .filter(([key]) => sessionOf(key, port) !== null)
     .map(([key, { name, credential }]) => ({
-      sessionId: key.slice(key.indexOf("/") + 1),
+      sessionId: sessionOf(key, port),
       clientName: name,
       credential,
     }));
@@ -70,8 +73,7 @@ export function sessionsOf(port) {
 export function ownerOf(tabId) {
   const key = owners[tabId];
   if (!key) return null;
-  const slash = key.indexOf("/");
-  return { port: Number(key.slice(0, slash)), sessionId: key.slice(slash + 1) };
+  return readOwnerKey(key);
 }
 
 /**
@@ -80,7 +82,7 @@ export function ownerOf(tabId) {
  * neither released it, nor ended the session, nor did the person take it back.
  */
 export function holds(port, sessionId, tabId) {
-  const key = `${port}/${sessionId}`;
+  const key = ownerKey(port, sessionId);
   return Boolean(sessionId) && owners[tabId] === key && Object.hasOwn(sessions, key);
 }
 
@@ -97,13 +99,13 @@ export function heldElsewhere(port, tabId) {
  * person may recolour one), else the one chosen for it.
  */
 export async function sessionColor(port, sessionId, groupId) {
-  if (!canGroup) return colors[`${port}/${sessionId}`] ?? null;
-  const ids = groups[`${port}/${sessionId}`] ?? [];
+  if (!canGroup) return colors[ownerKey(port, sessionId)] ?? null;
+  const ids = groups[ownerKey(port, sessionId)] ?? [];
   for (const id of ids.includes(groupId) ? [groupId, ...ids] : ids) {
     const group = await chrome.tabGroups.get(id).catch(() => null);
     if (group) return group.color;
   }
-  return colors[`${port}/${sessionId}`] ?? null;
+  return colors[ownerKey(port, sessionId)] ?? null;
 }
 
 // Tab groups came to Firefox with 139 (Chromium has had them long before 116): where the browser
@@ -129,7 +131,7 @@ export function forgetOwner(tabId) {
 
 /** Ports of the brokers that have sessions stored for them. */
 export function sessionPorts() {
-  return Object.keys(sessions).map((key) => Number(key.split("/")[0]));
+  return Object.keys(sessions).map((key) => readOwnerKey(key).port);
 }
 
 /**
@@ -138,7 +140,7 @@ export function sessionPorts() {
  */
 export async function groupTab(port, sessionId, tabId) {
   if (!sessionId) return;
-  const key = `${port}/${sessionId}`;
+  const key = ownerKey(port, sessionId);
   // Held whether or not grouping works (a tab of a popup window cannot be grouped).
   owners[tabId] = key;
   saveSessions();
@@ -161,12 +163,13 @@ export async function groupTab(port, sessionId, tabId) {
 
 /** Take a tab out of the session's groups; a tab the person moved to another group stays there. */
 export async function ungroupTab(port, sessionId, tabId) {
-  if (owners[tabId] === `${port}/${sessionId}`) {
+  if (owners[tabId] === ownerKey(port, sessionId)) {
     delete owners[tabId];
     saveSessions();
   }
   const tab = await chrome.tabs.get(tabId).catch(() => null);
-  if (canGroup && tab && (groups[`${port}/${sessionId}`] ?? []).includes(tab.groupId)) await chrome.tabs.ungroup(tabId);
+  if (canGroup && tab && (groups[ownerKey(port, sessionId)] ?? []).includes(tab.groupId))
+    await chrome.tabs.ungroup(tabId);
 }
 
 /**
@@ -174,8 +177,10 @@ export async function ungroupTab(port, sessionId, tabId) {
  * released their tabs: they leave the sessions' groups, which Chromium then removes.
  */
 export async function forgetSessions(port, ended) {
-  const prefix = `${port}/`;
-  const keys = Object.keys(sessions).filter((key) => key.startsWith(prefix) && ended(key.slice(prefix.length)));
+  const keys = Object.keys(sessions).filter((key) => {
+    const sessionId = sessionOf(key, port);
+    return sessionId !== null && ended(sessionId);
+  });
   if (!keys.length) return;
   // Forgotten at once, before the groups are undone: nothing is done for them meanwhile.
   const groupIds = keys.flatMap((key) => groups[key] ?? []);

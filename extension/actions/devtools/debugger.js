@@ -9,6 +9,7 @@
 // through onTabEvent and drop their per-tab state through onTabForgotten.
 
 import { ActionError, Code, withTimeout } from "../../base/errors.js";
+import { sessionOf } from "../../base/owner_key.js";
 
 const PROTOCOL_VERSION = "1.3";
 const COMMAND_TIMEOUT_MS = 15_000;
@@ -272,10 +273,10 @@ export function releaseTab(tabId) {
 
 /** Detach from the tabs last used by the sessions of the broker on `port` that `ended(sessionId)` picks. */
 export async function releaseSessions(port, ended) {
-  const prefix = `${port}/`;
   const released = [];
   for (const [tabId, state] of tabs) {
-    if (state.owner?.startsWith(prefix) && ended(state.owner.slice(prefix.length))) released.push(releaseTab(tabId));
+    const sessionId = sessionOf(state.owner, port);
+    if (sessionId !== null && ended(sessionId)) released.push(releaseTab(tabId));
   }
   await Promise.all(released);
 }

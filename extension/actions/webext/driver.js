@@ -19,6 +19,7 @@ import { saveNumbers } from "../ref_numbers.js";
 import { runIn } from "./scripts.js";
 import { forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./dialogs.js";
 import * as telemetry from "./telemetry.js";
+import { sessionOf } from "../../base/owner_key.js";
 
 const NAME = "webextension";
 /** The modules that hold its tools' members. */
@@ -90,9 +91,9 @@ export const webExtensionDriver = Object.freeze({
     unhookTab(tabId);
   },
   async releaseSessions(port, ended) {
-    const prefix = `${port}/`;
     for (const [tabId, state] of tabs) {
-      if (!state.owner?.startsWith(prefix) || !ended(state.owner.slice(prefix.length))) continue;
+      const sessionId = sessionOf(state.owner, port);
+      if (sessionId === null || !ended(sessionId)) continue;
       state.owner = null;
       unhookTab(tabId);
     }
