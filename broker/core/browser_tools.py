@@ -1,25 +1,43 @@
-"""The built-in browser tools: their MCP names, arguments and hints, and how a call becomes an action.
+"""The built-in browser tools, each declared once (:class:`BuiltinTool`), and how a call's
+arguments become an action's.
 
 Every page gets these tools, whether or not it declares tools of its own. Names and arguments
 follow Playwright MCP's (``browser_snapshot``, ``browser_click`` ...), so prompts and habits
 written for it carry over; ``browser_navigate_forward`` and ``browser_reload`` are ours. The
-extension carries each one out as a ``browserAction`` named without the ``browser_`` prefix.
-Which browsers can, and whose tab it may act on, is :mod:`broker.core.state`'s to decide.
+extension carries each one out as a ``browserAction`` named without the ``browser_`` prefix
+(:attr:`BuiltinTool.action`); ``extension/actions/tools.js`` declares the same tools for the
+extension, and ``tests/extension/test_tool_declarations.py`` holds the two to each other.
+
+A declaration is everything the broker knows of a tool: its MCP listing (title, description,
+parameters, and the hints clients and the person's approvals read: read-only, destructive), its
+capability group as Playwright MCP groups its tools (``core``, listed by default; ``vision``, the
+mouse at a point), the page drivers that carry it out, and the checks its arguments pass before
+any browser hears of the call. Which browsers can, and whose tab it may act on, is
+:mod:`broker.core.state`'s to decide.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import attrs
 
 from .arguments import page_url
 from .errors import InvalidRequest
 from .messages import JsonObject
 from .snapshots import DIFF_LEGEND
 
-__all__ = ["ACTIONS", "PREFIX", "action_arguments", "action_of", "tool_definitions"]
+__all__ = ["ACTIONS", "DRIVERS", "NAMED", "PREFIX", "TOOLS", "BuiltinTool", "tool_definitions"]
 
 PREFIX = "browser_"
+# The page drivers (extension/actions/): DevTools for Chromium, WebExtension for Firefox.
+DRIVERS = ("devtools", "webextension")
+
+# A check of a call's own arguments (those beside `tab`), given the tool's MCP name for its message.
+# It may rename an older spelling in place.
+ArgumentCheck = Callable[[str, JsonObject], None]
 
 _TAB = {
     "type": ["integer", "string"],
@@ -51,9 +69,119 @@ def _needing(required: tuple[str, ...], **properties: Any) -> JsonObject:
     return {**_schema(**properties), "required": list(required)}
 
 
-# name without the prefix -> (title, description, input schema, read-only)
-ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
-    "snapshot": (
+@attrs.frozen(eq=False)
+class BuiltinTool:
+    """One built-in browser tool: all the broker says of it, and the checks of its arguments."""
+
+    name: str
+    title: str
+    description: str
+    parameters: JsonObject
+    read_only: bool = False
+    # Asked of the person before it runs (their JavaScript, the person's files): destructiveHint.
+    destructive: bool = False
+    group: str = "core"
+    drivers: tuple[str, ...] = DRIVERS
+    checks: tuple[ArgumentCheck, ...] = ()
+    # Its `paths` are files from disk, checked and read (broker/uploads.py) before it is sent.
+    uploads: bool = False
+
+    @property
+    def action(self) -> str:
+        """The wire's name of it: a ``browserAction``'s ``action``."""
+        return self.name[len(PREFIX) :]
+
+    def definition(self) -> JsonObject:
+        """The MCP tool, in wire form."""
+        annotations: JsonObject = {"readOnlyHint": self.read_only, "openWorldHint": True}
+        if self.destructive:
+            annotations["destructiveHint"] = True
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.parameters,
+            "annotations": annotations,
+        }
+
+    def arguments(self, args: JsonObject) -> tuple[Any, JsonObject]:
+        """Split a call's arguments into its ``tab`` (None: the current tab) and the action's own.
+
+        Older Playwright MCP spells ``target`` as ``ref``; both are taken.
+
+        Raises:
+            InvalidRequest: an element the action needs is not named, a dialog's answer is not
+                given, a point is not numbers, or browser_navigate names no page a client may open
+                (:func:`broker.core.arguments.page_url`).
+        """
+        own = {name: value for name, value in args.items() if name not in ("tab", "ref")}
+        if "target" not in own and "ref" in args:
+            own["target"] = args["ref"]
+        for check in self.checks:
+            check(self.name, own)
+        return args.get("tab"), own
+
+
+def _needs_target(tool: str, own: JsonObject) -> None:
+    if not isinstance(own.get("target"), str):
+        raise InvalidRequest(f"{tool} needs `target`: the element's ref from a browser_snapshot of the tab, such as e7")
+
+
+def _needs_answer(tool: str, own: JsonObject) -> None:
+    if not isinstance(own.get("accept"), bool):
+        raise InvalidRequest(f"{tool} needs `accept`: true to accept the dialog, false to dismiss it")
+
+
+def _needs_url(tool: str, own: JsonObject) -> None:
+    if not isinstance(own.get("url"), str) or not own["url"]:
+        raise InvalidRequest(f"{tool} needs `url`: the http: or https: address to load")
+    page_url(own["url"])
+
+
+# Older Playwright MCP names browser_drag's refs startRef and endRef.
+_OLD_DRAG_NAMES = {"startRef": "startTarget", "endRef": "endTarget"}
+
+
+def _needs_two_elements(tool: str, own: JsonObject) -> None:
+    for old, new in _OLD_DRAG_NAMES.items():
+        if old in own:
+            own.setdefault(new, own.pop(old))
+    missing = [name for name in _DRAG_TARGETS if not isinstance(own.get(name), str)]
+    if missing:
+        raise InvalidRequest(
+            f"{tool} needs {' and '.join(f'`{name}`' for name in missing)}: the refs of the element to drag"
+            " and of the one to drop it on, from a browser_snapshot of the tab"
+        )
+    if own["startTarget"] == own["endTarget"]:
+        raise InvalidRequest(
+            f"{tool} needs two different elements: startTarget and endTarget are both {own['endTarget']}"
+        )
+
+
+def _needs_numbers(*names: str) -> ArgumentCheck:
+    """The pointer's points and the wheel's turn: finite numbers."""
+
+    def check(tool: str, own: JsonObject) -> None:
+        wrong = [
+            name
+            for name in names
+            if isinstance(own.get(name), bool)
+            or not isinstance(own.get(name), (int, float))
+            # An int is finite however large (and too large for math.isfinite).
+            or (isinstance(own[name], float) and not math.isfinite(own[name]))
+        ]
+        if wrong:
+            raise InvalidRequest(
+                f"{tool} needs numbers for {' and '.join(f'`{name}`' for name in wrong)}:"
+                " CSS pixels of the tab's viewport, as in its screenshot"
+            )
+
+    return check
+
+
+TOOLS: tuple[BuiltinTool, ...] = (
+    BuiltinTool(
+        "browser_snapshot",
         "Page snapshot",
         "The tab's page as an accessibility snapshot: roles, names, text and states, each element"
         " you can act on marked [ref=eN] (frames' content under their iframe line, refs like f2eN)."
@@ -76,9 +204,10 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
                 " similar items and long texts are shortened, each fold naming the ref that shows it whole",
             },
         ),
-        True,
+        read_only=True,
     ),
-    "click": (
+    BuiltinTool(
+        "browser_click",
         "Click",
         "Click an element of the tab's page, as the person would with the mouse.",
         _schema(
@@ -88,15 +217,17 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
             button={"type": "string", "enum": ["left", "right", "middle"], "description": "default left"},
             modifiers=_MODIFIERS,
         ),
-        False,
+        checks=(_needs_target,),
     ),
-    "hover": (
+    BuiltinTool(
+        "browser_hover",
         "Hover",
         "Move the mouse over an element of the tab's page.",
         _schema(element=_ELEMENT, target=_TARGET),
-        False,
+        checks=(_needs_target,),
     ),
-    "type": (
+    BuiltinTool(
+        "browser_type",
         "Type text",
         "Type text into an editable element, replacing what it holds.",
         _schema(
@@ -106,9 +237,10 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
             submit={"type": "boolean", "description": "press Enter afterwards"},
             slowly={"type": "boolean", "description": "one key at a time, for pages that react to each key"},
         ),
-        False,
+        checks=(_needs_target,),
     ),
-    "fill_form": (
+    BuiltinTool(
+        "browser_fill_form",
         "Fill form",
         "Fill several form fields at once.",
         _schema(
@@ -126,21 +258,22 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
                 },
             }
         ),
-        False,
     ),
-    "select_option": (
+    BuiltinTool(
+        "browser_select_option",
         "Select option",
         "Choose one or more options of a select element.",
         _schema(element=_ELEMENT, target=_TARGET, values={"type": "array", "items": {"type": "string"}}),
-        False,
+        checks=(_needs_target,),
     ),
-    "press_key": (
+    BuiltinTool(
+        "browser_press_key",
         "Press key",
         "Press a key (Enter, ArrowDown, a, ...) on the tab's focused element.",
         _schema(key={"type": "string"}),
-        False,
     ),
-    "wait_for": (
+    BuiltinTool(
+        "browser_wait_for",
         "Wait for",
         "Wait for a number of seconds, or until a text appears or goes away on the tab's page.",
         _schema(
@@ -148,13 +281,20 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
             text={"type": "string"},
             textGone={"type": "string"},
         ),
-        True,
+        read_only=True,
     ),
-    "navigate": ("Navigate", "Load a URL in the tab.", _schema(url={"type": "string"}), False),
-    "navigate_back": ("Go back", "Go back in the tab's history.", _schema(), False),
-    "navigate_forward": ("Go forward", "Go forward in the tab's history.", _schema(), False),
-    "reload": ("Reload", "Reload the tab's page.", _schema(), False),
-    "take_screenshot": (
+    BuiltinTool(
+        "browser_navigate",
+        "Navigate",
+        "Load a URL in the tab.",
+        _schema(url={"type": "string"}),
+        checks=(_needs_url,),
+    ),
+    BuiltinTool("browser_navigate_back", "Go back", "Go back in the tab's history.", _schema()),
+    BuiltinTool("browser_navigate_forward", "Go forward", "Go forward in the tab's history.", _schema()),
+    BuiltinTool("browser_reload", "Reload", "Reload the tab's page.", _schema()),
+    BuiltinTool(
+        "browser_take_screenshot",
         "Screenshot",
         "A picture of the tab's page (what is in view, the whole page, or one element)."
         " Images are at most 1568 pixels a side, 1.15 megapixels and 700 KB (what vision models and"
@@ -168,34 +308,38 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
             target=_TARGET,
             scale={"type": "string", "enum": ["css", "device"], "description": "pixels per CSS pixel; default css"},
         ),
-        True,
+        read_only=True,
     ),
-    "console_messages": (
+    BuiltinTool(
+        "browser_console_messages",
         "Console messages",
         "What the tab's page logged to its console since it loaded, uncaught errors included.",
         _schema(
             level={"type": "string", "enum": ["error", "warning", "info", "debug"], "description": "at least"},
             all={"type": "boolean", "description": "also what earlier pages of the tab logged"},
         ),
-        True,
+        read_only=True,
     ),
-    "network_requests": (
+    BuiltinTool(
+        "browser_network_requests",
         "Network requests",
         "The requests the tab's page made since it loaded.",
         _schema(
             filter={"type": "string", "description": "only URLs matching this regular expression"},
             static={"type": "boolean", "description": "include images, fonts, scripts and styles"},
         ),
-        True,
+        read_only=True,
     ),
-    "evaluate": (
+    BuiltinTool(
+        "browser_evaluate",
         "Evaluate JavaScript",
         "Run a JavaScript function in the tab's page and return its result: `() => document.title`,"
         " or `(element) => element.textContent` with `target`. It acts as the person's logged-in page.",
         _schema(function={"type": "string"}, element=_ELEMENT, target=_TARGET),
-        False,
+        destructive=True,
     ),
-    "handle_dialog": (
+    BuiltinTool(
+        "browser_handle_dialog",
         "Handle a dialog",
         "Answer the dialog (alert, confirm, prompt, leave-page) the tab's page opened. A call during"
         " which a dialog opens ends by naming it, and the tab takes nothing else until it is answered.",
@@ -206,10 +350,11 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
             ),
             "required": ["accept"],
         },
-        False,
+        checks=(_needs_answer,),
     ),
     # The pointer: drag and drop between elements, and the mouse at a point of the viewport.
-    "drag": (
+    BuiltinTool(
+        "browser_drag",
         "Drag mouse",
         "Drag one element of the tab's page onto another with the mouse, as the person would: HTML5"
         " drag and drop (draggable) and lists sorted by pointer events alike.",
@@ -220,9 +365,10 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
             endElement=_ELEMENT,
             endTarget={**_TARGET, "description": "the ref of the element to drop it on"},
         ),
-        False,
+        checks=(_needs_two_elements,),
     ),
-    "mouse_click_xy": (
+    BuiltinTool(
+        "browser_mouse_click_xy",
         "Click",
         "Click the mouse at a point of the tab's viewport, in CSS pixels from its top left corner:"
         " the pixels of a browser_take_screenshot image of the viewport (one of a large viewport is"
@@ -236,42 +382,55 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
             clickCount={"type": "integer", "minimum": 1, "maximum": 3, "description": "default 1"},
             delay={"type": "number", "minimum": 0, "maximum": 5000, "description": "ms between press and release"},
         ),
-        False,
+        group="vision",
+        checks=(_needs_numbers("x", "y"),),
     ),
-    "mouse_move_xy": (
+    BuiltinTool(
+        "browser_mouse_move_xy",
         "Move mouse",
         "Move the mouse to a point of the tab's viewport, in CSS pixels (a screenshot's pixels),"
         " holding the buttons browser_mouse_down pressed.",
         _needing(("x", "y"), x=_X, y=_Y),
-        False,
+        group="vision",
+        checks=(_needs_numbers("x", "y"),),
     ),
-    "mouse_drag_xy": (
+    BuiltinTool(
+        "browser_mouse_drag_xy",
         "Drag mouse",
         "Press the left button at one point of the tab's viewport, move to another and release it,"
         " in CSS pixels (a screenshot's pixels).",
         _needing(_DRAG_POINTS, startX=_X, startY=_Y, endX=_X, endY=_Y),
-        False,
+        group="vision",
+        checks=(_needs_numbers(*_DRAG_POINTS),),
     ),
-    "mouse_down": (
+    BuiltinTool(
+        "browser_mouse_down",
         "Press mouse down",
         "Press a mouse button where the mouse is (browser_mouse_move_xy put it).",
         _schema(button=_BUTTON),
-        False,
+        group="vision",
+        drivers=("devtools",),
     ),
-    "mouse_up": (
+    BuiltinTool(
+        "browser_mouse_up",
         "Press mouse up",
         "Release a mouse button where the mouse is.",
         _schema(button=_BUTTON),
-        False,
+        group="vision",
+        drivers=("devtools",),
     ),
-    "mouse_wheel": (
+    BuiltinTool(
+        "browser_mouse_wheel",
         "Scroll mouse wheel",
         "Turn the mouse wheel where the mouse is, by CSS pixels (positive: down and right).",
         _needing(_WHEEL, deltaX={"type": "number"}, deltaY={"type": "number"}),
-        False,
+        group="vision",
+        drivers=("devtools",),
+        checks=(_needs_numbers(*_WHEEL),),
     ),
     # Files from disk into the file chooser a click opened.
-    "file_upload": (
+    BuiltinTool(
+        "browser_file_upload",
         "Upload files",
         "Answer the file chooser the last action opened (an <input type=file> clicked) with files from"
         " disk, sent to the page as the person's own: regular files under your MCP roots (for"
@@ -285,107 +444,16 @@ ACTIONS: dict[str, tuple[str, str, JsonObject, bool]] = {
                 "description": "the absolute paths of the files to upload, one or several; none cancels the chooser",
             }
         ),
-        False,
+        destructive=True,
+        uploads=True,
     ),
-}
+)
 
-# Actions whose argument names an element: a ref is needed and `ref` is taken for `target`.
-_NEEDS_TARGET = frozenset({"click", "hover", "type", "select_option"})
-# Actions that need numbers: the pointer's points and the wheel's turn.
-_NEEDS_NUMBERS = {
-    "mouse_click_xy": ("x", "y"),
-    "mouse_move_xy": ("x", "y"),
-    "mouse_drag_xy": _DRAG_POINTS,
-    "mouse_wheel": _WHEEL,
-}
-# Older Playwright MCP names browser_drag's refs startRef and endRef.
-_OLD_DRAG_NAMES = {"startRef": "startTarget", "endRef": "endTarget"}
-
-
-def action_of(mcp_name: str) -> str | None:
-    """The action an MCP tool name stands for, or None when it names no built-in tool."""
-    if not mcp_name.startswith(PREFIX):
-        return None
-    action = mcp_name[len(PREFIX) :]
-    return action if action in ACTIONS else None
-
-
-def action_arguments(action: str, args: JsonObject) -> tuple[Any, JsonObject]:
-    """Split an MCP call's arguments into its ``tab`` (None: the current tab) and the action's own.
-
-    Older Playwright MCP spells ``target`` as ``ref``; both are taken.
-
-    Raises:
-        InvalidRequest: an element the action needs is not named, a dialog's answer is not given, or
-            browser_navigate names no page a client may open (:func:`broker.core.arguments.page_url`).
-    """
-    own = {name: value for name, value in args.items() if name not in ("tab", "ref")}
-    if "target" not in own and "ref" in args:
-        own["target"] = args["ref"]
-    if action in _NEEDS_TARGET and not isinstance(own.get("target"), str):
-        raise InvalidRequest(
-            f"{PREFIX}{action} needs `target`: the element's ref from a browser_snapshot of the tab, such as e7"
-        )
-    if action == "handle_dialog" and not isinstance(own.get("accept"), bool):
-        raise InvalidRequest(f"{PREFIX}handle_dialog needs `accept`: true to accept the dialog, false to dismiss it")
-    if action == "drag":
-        _check_drag(own)
-    if action == "navigate":
-        if not isinstance(own.get("url"), str) or not own["url"]:
-            raise InvalidRequest(f"{PREFIX}navigate needs `url`: the http: or https: address to load")
-        page_url(own["url"])
-    _check_numbers(action, own)
-    return args.get("tab"), own
-
-
-def _check_drag(own: JsonObject) -> None:
-    for old, new in _OLD_DRAG_NAMES.items():
-        if old in own:
-            own.setdefault(new, own.pop(old))
-    missing = [name for name in _DRAG_TARGETS if not isinstance(own.get(name), str)]
-    if missing:
-        raise InvalidRequest(
-            f"{PREFIX}drag needs {' and '.join(f'`{name}`' for name in missing)}: the refs of the element to drag"
-            " and of the one to drop it on, from a browser_snapshot of the tab"
-        )
-    if own["startTarget"] == own["endTarget"]:
-        raise InvalidRequest(
-            f"{PREFIX}drag needs two different elements: startTarget and endTarget are both {own['endTarget']}"
-        )
-
-
-def _check_numbers(action: str, own: JsonObject) -> None:
-    wrong = [
-        name
-        for name in _NEEDS_NUMBERS.get(action, ())
-        if isinstance(own.get(name), bool)
-        or not isinstance(own.get(name), (int, float))
-        # An int is finite however large (and too large for math.isfinite).
-        or (isinstance(own[name], float) and not math.isfinite(own[name]))
-    ]
-    if wrong:
-        raise InvalidRequest(
-            f"{PREFIX}{action} needs numbers for {' and '.join(f'`{name}`' for name in wrong)}:"
-            " CSS pixels of the tab's viewport, as in its screenshot"
-        )
+# By the wire's name (click) and by the MCP name (browser_click).
+ACTIONS: Mapping[str, BuiltinTool] = {tool.action: tool for tool in TOOLS}
+NAMED: Mapping[str, BuiltinTool] = {tool.name: tool for tool in TOOLS}
 
 
 def tool_definitions(actions: frozenset[str]) -> list[JsonObject]:
     """The MCP tools, in wire form, for the actions a connected browser supports."""
-    tools = []
-    for action, (title, description, schema, read_only) in ACTIONS.items():
-        if action not in actions:
-            continue
-        annotations: JsonObject = {"readOnlyHint": read_only, "openWorldHint": True}
-        if action in ("evaluate", "file_upload"):
-            annotations["destructiveHint"] = True
-        tools.append(
-            {
-                "name": PREFIX + action,
-                "title": title,
-                "description": description,
-                "inputSchema": schema,
-                "annotations": annotations,
-            }
-        )
-    return tools
+    return [tool.definition() for tool in TOOLS if tool.action in actions]

@@ -30,7 +30,7 @@ shares their history and bookmarks is the extension's, which holds their switch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -48,6 +48,7 @@ __all__ = [
     "REQUESTS",
     "TOOLS",
     "WideCall",
+    "WideTool",
     "bookmark_deletion_call",
     "bookmark_tree_call",
     "bookmarks_call",
@@ -101,9 +102,47 @@ _DELETION_NOTE = (
 )
 _MOMENT = "ISO 8601 (2026-05-01T09:00:00Z) or milliseconds since 1970"
 
-# tool name -> (title, description, input schema, read-only, the feature that lists it)
-TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
-    "browser_windows": (
+
+@attrs.frozen(eq=False)
+class WideTool:
+    """One browser-wide tool, declared once: its MCP listing and which browsers list it.
+
+    ``feature`` is what a connected browser announces in ``connected.features`` for the tool to be
+    listed; None for the tab tools, listed with any browser that carries out the built-in browser
+    tools. Its ``group`` is Playwright MCP's for the tools it shares (``core-tabs``: browser_tabs).
+    """
+
+    name: str
+    title: str
+    description: str
+    parameters: JsonObject
+    feature: str | None
+    read_only: bool = False
+    # It may delete the person's records: each deletion waits for their approval.
+    destructive: bool = False
+    group: str = "core"
+
+    def definition(self) -> JsonObject:
+        """The MCP tool, in wire form."""
+        annotations: JsonObject = {"readOnlyHint": self.read_only, "openWorldHint": False}
+        if self.destructive:
+            annotations["destructiveHint"] = True
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.parameters,
+            "annotations": annotations,
+        }
+
+
+def _by_name(*tools: WideTool) -> Mapping[str, WideTool]:
+    return {tool.name: tool for tool in tools}
+
+
+TOOLS: Mapping[str, WideTool] = _by_name(
+    WideTool(
+        "browser_windows",
         "Browser windows",
         "The browser's windows. action=list shows each window with its tabs' ids and whether every tab in it"
         " is yours; create opens a new window (with `url`, as a tab you own); focus brings a window to the"
@@ -118,10 +157,10 @@ TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
             },
             "required": ["action"],
         },
-        False,
-        "windows",
+        feature="windows",
     ),
-    "browser_history_search": (
+    WideTool(
+        "browser_history_search",
         "Search history",
         "Search the pages the person visited, by words of their title or address (empty: the latest)." + _RECORD_NOTE,
         {
@@ -138,10 +177,11 @@ TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
             },
             "required": ["query"],
         },
-        True,
-        "history",
+        read_only=True,
+        feature="history",
     ),
-    "browser_history_delete": (
+    WideTool(
+        "browser_history_delete",
         "Delete history",
         "Delete from the person's history every visit of one page (`url`, whole, as browser_history_search"
         " shows it), or every visit between `startTime` and `endTime` (both needed)."
@@ -156,10 +196,11 @@ TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
                 "browser": _BROWSER,
             },
         },
-        False,
-        DELETE_HISTORY,
+        feature=DELETE_HISTORY,
+        destructive=True,
     ),
-    "browser_bookmarks": (
+    WideTool(
+        "browser_bookmarks",
         "Bookmarks",
         "The person's bookmarks: action=search finds them by words of their title or address; create adds"
         " one (`url`, `title`); tree lists bookmarks and folders, each with its `id`, `parentId` and `depth`"
@@ -189,23 +230,19 @@ TOOLS: dict[str, tuple[str, str, JsonObject, bool, str]] = {
             },
             "required": ["action"],
         },
-        False,
-        "bookmarks",
+        feature="bookmarks",
+        destructive=True,
     ),
-}
+)
 
-
-# The tools that may delete the person's records, said so in their annotations.
-_DELETING = frozenset({"browser_history_delete", "browser_bookmarks"})
 
 # A window's size in CSS pixels: smaller is no window to work in, larger no screen shows.
 MIN_WINDOW_SIZE = 200
 MAX_WINDOW_SIZE = 10_000
 
-# tool name -> (title, description, input schema, read-only, the feature that lists it: None for
-# any browser that carries out the built-in browser tools)
-TAB_TOOLS: dict[str, tuple[str, str, JsonObject, bool, str | None]] = {
-    "browser_tabs": (
+TAB_TOOLS: Mapping[str, WideTool] = _by_name(
+    WideTool(
+        "browser_tabs",
         "Manage tabs",
         "List, create, close, or select one of your tabs (tabs you opened or claimed, and those their pages"
         " opened), numbered from 0 by `index`. action=list shows them; new opens `url` (default about:blank) in"
@@ -221,17 +258,18 @@ TAB_TOOLS: dict[str, tuple[str, str, JsonObject, bool, str | None]] = {
             },
             "required": ["action"],
         },
-        False,
-        None,
+        feature=None,
+        group="core-tabs",
     ),
-    "browser_close": (
+    WideTool(
+        "browser_close",
         "Close tab",
         "Close your current tab, the one browser_* tools act on.",
         {"type": "object", "properties": {}},
-        False,
-        None,
+        feature=None,
     ),
-    "browser_resize": (
+    WideTool(
+        "browser_resize",
         "Resize browser window",
         "Resize the window of your current tab, in CSS pixels (the page's viewport shrinks or grows with it);"
         " only a window whose every tab is yours (browser_windows action=create opens one).",
@@ -243,10 +281,9 @@ TAB_TOOLS: dict[str, tuple[str, str, JsonObject, bool, str | None]] = {
             },
             "required": ["width", "height"],
         },
-        False,
-        "windows",
+        feature="windows",
     ),
-}
+)
 
 
 @attrs.frozen
@@ -275,30 +312,13 @@ class WideCall:
 
 def tool_definitions(features: frozenset[str]) -> list[JsonObject]:
     """The MCP tools, in wire form, for the features some connected browser has."""
-    return _definitions(TOOLS, lambda feature: feature in features)
+    return [tool.definition() for tool in TOOLS.values() if tool.feature in features]
 
 
 def tab_tool_definitions(features: frozenset[str]) -> list[JsonObject]:
     """Playwright MCP's tab tools, in wire form, for a browser that carries out built-in browser tools
     and has ``features``."""
-    return _definitions(TAB_TOOLS, lambda feature: feature is None or feature in features)
-
-
-def _definitions(
-    tools: Mapping[str, tuple[str, str, JsonObject, bool, str | None]], offered: Callable[[str | None], bool]
-) -> list[JsonObject]:
-    return [
-        {
-            "name": name,
-            "title": title,
-            "description": description,
-            "inputSchema": schema,
-            "annotations": {"readOnlyHint": read_only, "openWorldHint": False}
-            | ({"destructiveHint": True} if name in _DELETING else {}),
-        }
-        for name, (title, description, schema, read_only, feature) in tools.items()
-        if offered(feature)
-    ]
+    return [tool.definition() for tool in TAB_TOOLS.values() if tool.feature is None or tool.feature in features]
 
 
 def tabs_call(args: JsonObject) -> TabsCall:

@@ -239,13 +239,10 @@ class McpSurface:
         fixed = FIXED_SCHEMAS.get(mcp_name)
         if fixed is not None:
             return fixed
-        action = browser_tools.action_of(mcp_name)
-        if action is not None:
-            return browser_tools.ACTIONS[action][2]
-        if mcp_name in browser_wide.TOOLS:
-            return browser_wide.TOOLS[mcp_name][2]
-        if mcp_name in browser_wide.TAB_TOOLS:
-            return browser_wide.TAB_TOOLS[mcp_name][2]
+        builtin = browser_tools.NAMED.get(mcp_name) or browser_wide.TOOLS.get(mcp_name)
+        builtin = builtin or browser_wide.TAB_TOOLS.get(mcp_name)
+        if builtin is not None:
+            return builtin.parameters
         found = self._page_tool_named(mcp_name)
         return None if found is None else object_schema(found[1].input_schema)
 
@@ -399,11 +396,11 @@ class McpSurface:
             if wide is not None:
                 outcome = await self.hub.browser_call(session.key, wide, self._progress(ctx, session))
                 return json_result(browser_call_json(outcome))
-            action = browser_tools.action_of(params.name)
-            if action is not None:
-                tab, action_args = browser_tools.action_arguments(action, args)
+            builtin = browser_tools.NAMED.get(params.name)
+            if builtin is not None:
+                tab, action_args = builtin.arguments(args)
                 tab_ref = None if tab is None else arguments.tab_ref(tab)
-                if action == "file_upload":
+                if builtin.uploads:
                     client_folders = await upload_folders(ctx, params)
                     if isinstance(client_folders, types.InputRequiredResult):
                         return client_folders
@@ -416,7 +413,7 @@ class McpSurface:
                         uploads.checked_upload, action_args, places, config.upload_max_bytes, config.upload_protected
                     )
                 view, value = await self.hub.act(
-                    session.key, tab_ref, action, action_args, on_wait=self._progress(ctx, session)
+                    session.key, tab_ref, builtin.action, action_args, on_wait=self._progress(ctx, session)
                 )
                 return page_result(value, view.ref)
             ref, tool_name = self._resolve_page_tool(session, params.name)

@@ -210,10 +210,11 @@ async def page_tool_call(request: web.Request, hub: Hub, ref: str, tool: str) ->
 async def browser_action(request: web.Request) -> web.Response:
     session_id = await _session(request)
     action = request.match_info["action"]
-    if action not in browser_tools.ACTIONS:
+    builtin = browser_tools.ACTIONS.get(action)
+    if builtin is None:
         raise ToolNotFound(f"no built-in action {action!r} (there are: {', '.join(browser_tools.ACTIONS)})")
-    _, args = browser_tools.action_arguments(action, arguments.tool_arguments(await _json_body(request)))
-    if action == "file_upload":
+    _, args = builtin.arguments(arguments.tool_arguments(await _json_body(request)))
+    if builtin.uploads:
         config = _hub(request).config
         places = uploads.upload_places(config.upload_dirs)
         # Files are read whole: not on the event loop.
