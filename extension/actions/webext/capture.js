@@ -1,10 +1,10 @@
 // The WebExtension driver's reading tools: browser_take_screenshot through tabs.captureTab
 // (Firefox captures a tab behind others too, with no debugging bar to wait for), sized and
-// described as screenshot.js sizes them, and browser_evaluate, a client's function run in the
+// described as images.js sizes them, and browser_evaluate, a client's function run in the
 // page's own world through scripting, after the person's approval as in the DevTools driver.
 
 import { ActionError, Code, invalidArguments } from "../../base/errors.js";
-import { FORMATS, capturedResult, fitted } from "../devtools/screenshot.js";
+import { FORMATS, capturedResult, fitted } from "../images.js";
 import { sections, textResult } from "../results.js";
 import { documentOf } from "./navigation.js";
 import { onElement } from "./snapshot.js";
