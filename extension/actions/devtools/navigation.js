@@ -14,8 +14,9 @@ import {
   utilityWorld,
   waitForEvent,
 } from "./debugger.js";
-import { ActionError, Code, invalidArguments, sleep, withTimeout } from "../../base/errors.js";
+import { ActionError, Code, sleep, withTimeout } from "../../base/errors.js";
 import { eventMarker } from "./event_marker.js";
+import { checkedUrl } from "../addresses.js";
 import { COMMIT_WAIT_MS, waitUntilReady } from "../load_wait.js";
 
 // How long the page may take to catch up with an input before the result is taken anyway.
@@ -76,21 +77,6 @@ async function navigation(tabId, start) {
   if (!(await committed))
     throw new ActionError(Code.TIMEOUT, `the page did not navigate within ${COMMIT_WAIT_MS / 1000} s`);
   await waitForReady(tabId);
-}
-
-/** Where `url` leads, completed as Playwright MCP completes a bare host name. */
-export function checkedUrl(url) {
-  if (typeof url !== "string" || url.trim() === "") throw invalidArguments("url must be a web address");
-  let parsed;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = new URL(/^localhost([:/]|$)/.test(url) ? `http://${url}` : `https://${url}`);
-  }
-  if (!["http:", "https:", "about:", "data:"].includes(parsed.protocol)) {
-    throw invalidArguments(`cannot open ${parsed.protocol} addresses: only http, https, about and data`);
-  }
-  return parsed.href;
 }
 
 /** browser_navigate {url} */

@@ -5,8 +5,8 @@
 
 import { ActionError, Code, sleep } from "../../base/errors.js";
 import { COMMIT_WAIT_MS, waitUntilReady } from "../load_wait.js";
-import { checkedUrl } from "../devtools/navigation.js";
-import { waitWith } from "../devtools/wait.js";
+import { checkedUrl } from "../addresses.js";
+import { waitWith } from "../waiting.js";
 import { runIn, withAgent } from "./scripts.js";
 
 // How long after an input (and the page's answer to one more script) a navigation it set off may
