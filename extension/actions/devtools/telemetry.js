@@ -26,27 +26,18 @@ import {
   onTabForgotten,
   send,
 } from "./debugger.js";
-import { invalidArguments } from "../../base/errors.js";
+import {
+  consoleLevel,
+  consoleListing,
+  lineFrom,
+  pageTimeline,
+  requestFilter,
+  requestListing,
+  unheardRequests,
+} from "../listings.js";
 import { onFrameSession } from "./frames.js";
 
 const MAX_ENTRIES = 1_000;
-const LEVELS = ["error", "warning", "info", "debug"];
-const LEVEL_OF_TYPE = {
-  assert: "error",
-  error: "error",
-  exception: "error",
-  warning: "warning",
-  clear: "debug",
-  debug: "debug",
-  endGroup: "debug",
-  profile: "debug",
-  profileEnd: "debug",
-  startGroup: "debug",
-  startGroupCollapsed: "debug",
-  trace: "debug",
-};
-const FETCH_TYPES = new Set(["Fetch", "XHR", "fetch", "xmlhttprequest"]);
-const LINE_BREAKS = /\r\n|[\n\r\u2028\u2029]/g;
 
 /**
  * tab id -> {console: [], requests: [], byRequestId: Map, contexts: Map}; `contexts`: the page's
@@ -200,29 +191,6 @@ onSessionEvent((tabId, sessionId, method, params) => {
 
 onTabForgotten((tabId) => logs.delete(tabId));
 
-/** Page-side: the page's Performance timeline, its document and what it loaded: [{url, type, status}]. */
-export function pageTimeline() {
-  return performance
-    .getEntriesByType("navigation")
-    .concat(performance.getEntriesByType("resource"))
-    .map((entry) => ({ url: entry.name, type: entry.initiatorType, status: entry.responseStatus }));
-}
-
-/**
- * The requests of `timeline` (pageTimeline's) missing from `heard`, the requests of the same
- * document that the browser told of, as entries of `document`. A heard answer whose request went
- * untold takes the timeline's kind, which names it better ("fetch"). Either driver's.
- */
-export function unheardRequests(heard, timeline, document) {
-  const added = [];
-  for (const request of timeline) {
-    const known = heard.find((seen) => seen.url === request.url);
-    if (known && !known.method) known.type = request.type;
-    if (!known) added.push({ document, url: request.url, type: request.type, status: request.status || undefined });
-  }
-  return added;
-}
-
 /**
  * The requests of the page's Performance timeline that the Network domain did not tell of: made
  * before the debugger came, or in flight as it came. `earlier`: put them first, as they all came
@@ -256,85 +224,11 @@ export function consoleSummary(tabId) {
   return errors || warnings ? `${errors} errors, ${warnings} warnings` : "";
 }
 
-/** The level a console message of `type` (console.* and the DevTools protocol's names) is listed at. */
-export const consoleLevel = (type) => LEVEL_OF_TYPE[type] ?? "info";
-
-/**
- * A console line as listed: one of a frame's document (`frameOrigin` not null) begins with the
- * frame's origin, so that no frame's line passes for the top page's. Either driver's.
- */
-export const lineFrom = (line, frameOrigin) =>
-  frameOrigin === null
-    ? line
-    : `[frame ${frameOrigin && frameOrigin !== "null" ? frameOrigin : "of an opaque origin"}] ${line}`;
-
-/** browser_console_messages' answer for `all`, the messages [{level, line}] it covers (either driver's). */
-export function consoleListing(all, args) {
-  const level = args.level ?? "info";
-  if (!LEVELS.includes(level)) throw invalidArguments(`level must be one of ${LEVELS.join(", ")}`);
-  const shown = all.filter((entry) => LEVELS.indexOf(entry.level) <= LEVELS.indexOf(level));
-  const errors = all.filter((entry) => entry.level === "error").length;
-  const warnings = all.filter((entry) => entry.level === "warning").length;
-  const header = [`Total messages: ${all.length} (Errors: ${errors}, Warnings: ${warnings})`];
-  if (shown.length !== all.length) header.push(`Returning ${shown.length} messages for level "${level}"`);
-  // A message's own line breaks are indented, so that no text a page logs begins a line of its own
-  // and passes for another message (a frame's, or an error the browser raised).
-  return [...header, "", ...shown.map((entry) => entry.line.replace(LINE_BREAKS, "\n  "))].join("\n");
-}
-
 /** browser_console_messages {level?, all?} */
 export function consoleMessages(tabId, args) {
   const all = (logs.get(tabId)?.console ?? []).filter((entry) => args.all || entry.document === documentOf(tabId));
   const listed = all.map((entry) => ({ level: entry.level, line: lineFrom(entry.line, frameOriginOf(tabId, entry)) }));
   return consoleListing(listed, args);
-}
-
-function shortUrl(url) {
-  return url.startsWith("data:") && url.length > 100 ? `${url.slice(0, 50)}...${url.slice(-20)}` : url;
-}
-
-/** The pattern of browser_network_requests' `filter` (null for none); invalid_arguments if it is not one. */
-export function requestFilter(args) {
-  if (args.filter === undefined || args.filter === "") return null;
-  try {
-    return new RegExp(args.filter);
-  } catch (error) {
-    throw invalidArguments(`filter is not a valid regular expression: ${error.message}`);
-  }
-}
-
-/**
- * browser_network_requests' answer for the current page's `requests` [{method?, url, type,
- * status?, statusText?, failure?}] (either driver's): by `args.static`, and `filter`.
- */
-export function requestListing(requests, args, filter) {
-  const lines = [];
-  let hidden = 0;
-  let methodless = false;
-  requests.forEach((request, index) => {
-    const succeeded = !request.failure && request.status !== undefined && request.status < 400;
-    if (!args.static && !FETCH_TYPES.has(request.type) && succeeded) {
-      hidden += 1;
-      return;
-    }
-    if (filter && !filter.test(request.url)) return;
-    let line = `${index + 1}. ${request.method ? `[${request.method}] ` : ""}${shortUrl(request.url)}`;
-    if (request.failure) line += ` => [FAILED] ${request.failure}`;
-    else if (request.status !== undefined)
-      line += ` => [${request.status}]${request.statusText ? ` ${request.statusText}` : ""}`;
-    methodless ||= !request.method;
-    lines.push(line);
-  });
-  if (!lines.length) lines.push("No requests to show.");
-  if (methodless)
-    lines.push("", "Requests from before the browser tools attached to this tab are listed without their method.");
-  if (hidden) {
-    lines.push(
-      "",
-      `${hidden} successful static request${hidden === 1 ? "" : "s"} (documents, scripts, images...) not shown: pass "static": true to list them.`,
-    );
-  }
-  return lines.join("\n");
 }
 
 /** browser_network_requests {static?, filter?} */

@@ -22,7 +22,7 @@ import {
   requestFilter,
   requestListing,
   unheardRequests,
-} from "../devtools/telemetry.js";
+} from "../listings.js";
 import { ANSWER_HOST } from "./dialogs.js";
 import { documentOf } from "./navigation.js";
 import { runIn } from "./scripts.js";
