@@ -11,6 +11,8 @@ suite, a package for a suite of several modules.
   extension, MCP clients, the bench's pages, Playwright MCP and both sides behind the MCP SDK client).
 
 The browsers with the extension, the page server and the endless page are the tests' own
-(``tests.harness``), shared rather than copied. This file and the packages' ``__init__`` import
-nothing: the baselines run as modules of this package, and their memory is measured.
+(``tests.harness``), shared rather than copied. A suite imports ``support``, ``tests.harness`` and
+``broker``, never another suite, so that a change to one suite stays in its own files. This file and
+the packages' ``__init__`` import nothing: the baselines run as modules of this package, and their
+memory is measured.
 """

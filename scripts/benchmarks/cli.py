@@ -1,20 +1,18 @@
-#!/usr/bin/env python3
 """scripts/bench: the command line of the benchmarks, and where their results go.
 
 It parses the options, runs the suites asked for and prints their reports (and writes them as
-JSON with ``--json``). The benchmarks are modules of their own: ``bench_rest.py`` (REST calls
-beside a minimal aiohttp relay), ``bench_mcp.py`` (MCP calls, spawn time and a long tools/list
-beside an SDK-based relay), ``bench_daemon.py`` (start-up, idle memory, a page tool's definition
-and claiming tabs, each beside its baseline), ``bench_discovery.py`` (how soon the real extension
-joins a new broker), ``bench_actions.py`` (the built-in browser tools beside Playwright MCP's) and
-``bench_tokens.py`` (a scripted agent's tasks through both: calls, characters read, time),
-``bench_overhead.py`` (what the extension costs the pages a person opens), ``bench_keys.py``
-(the broker's memory under a client's keyed calls of a page tool with a large answer),
-``bench_flood.py`` (clicks while a page floods the extension), ``bench_stall.py`` (page tool calls
-while another client floods refreshes of a page that never finishes loading) and ``bench_soak.py`` (20
-clients on the real extension for an hour, with ``bench_soak_clients.py``: nothing lost, memory flat);
-the harness they share is the package ``benchlib``. The MCP, daemon, discovery and actions modules are
-imported only when their suite runs, so the MCP SDK and Playwright load only then.
+JSON with ``--json``). The suites are modules of this package: ``rest.py`` (REST calls beside a
+minimal aiohttp relay), ``mcp/`` (MCP calls, spawn time and a long tools/list beside an SDK-based
+relay), ``daemon/`` (start-up, idle memory, a page tool's definition, claiming tabs and slow bodies,
+each beside its baseline), ``discovery.py`` (how soon the real extension joins a new broker),
+``actions/`` (the built-in browser tools beside Playwright MCP's, or Firefox beside Chromium) and
+``tokens/`` (a scripted agent's tasks through both: calls, characters read, time), ``overhead/``
+(what the extension costs the pages a person opens), ``keys.py`` (the broker's memory under a
+client's keyed calls of a page tool with a large answer), ``flood.py`` (clicks while a page floods
+the extension), ``stall.py`` (page tool calls while another client floods refreshes of a page that
+never finishes loading) and ``soak/`` (20 clients on the real extension for an hour: nothing lost,
+memory flat); what they share is ``support/``, the baselines ``baselines/``. Every suite but REST is
+imported only when it runs, so the MCP SDK and Playwright load only then.
 
 Linux only (``/proc``). Run it through ``scripts/bench``; ``--help`` for the knobs.
 """
@@ -91,31 +89,31 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "soak",
         ],
         default="all",
-        help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time"
-        " and tools/list of 500 tabs x 20 tools (scripts/bench_mcp.py); daemon: start-up and idle memory beside a"
-        " minimal aiohttp server, a page tool's MCP definition beside what the page declared, and claiming 300"
-        " tabs one by one with 1 and with 10 other MCP sessions (scripts/bench_daemon.py; under a minute); all:"
-        " rest, mcp and daemon (the default); discovery: how"
-        " soon the real extension in headless Chromium joins a broker that starts, through the native host and"
-        " by port probing (scripts/bench_discovery.py; not part of all: it takes about four minutes and two"
-        " Chromium launches); actions: the built-in browser tools (browser_snapshot of a large page, browser_click)"
-        " beside Playwright MCP's, each in headless Chromium (scripts/bench_actions.py; not part of all: it needs"
-        " Chromium, node and npm, and installs Playwright MCP, pinned, into scripts/.bench-cache/); tokens: a"
-        " scripted agent's tasks on the bench's shop and a form with a dialog and an iframe, through ours and"
-        " through Playwright MCP (its defaults, and --snapshot-mode none): success, calls, characters read and"
-        " time (scripts/bench_tokens.py; not part of all; needs what actions needs); overhead: what the extension"
-        " costs the pages a person opens: load times and a tab's memory with no extension, a do-nothing one, ours"
-        " and ours joined to a broker (scripts/bench_overhead.py; not part of all: four Chromiums, some minutes);"
-        " keys: the broker's memory while a client token makes keyed calls of a page tool with a large answer,"
-        " beside the same calls without keys (scripts/bench_keys.py; not part of all: about 2.5 minutes);"
-        " flood: a REST client's clicks in one tab, quiet and while a page in another floods the extension with"
-        " messages or the waker's signal (scripts/bench_flood.py; not part of all: one Chromium, a few minutes);"
-        " stall: a client's page tool calls in its tab, quiet and while another client floods refreshes of the"
-        " tools of a tab whose page never finishes loading (scripts/bench_stall.py; not part of all: one Chromium,"
-        " under a minute);"
-        " soak: 20 clients (MCP over HTTP and stdio in both eras, REST) work their own tabs through the real"
-        " extension for --minutes, every answer checked, the broker's memory, descriptors and idle CPU followed"
-        " (scripts/bench_soak.py; not part of all: an hour by default)",
+        help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time and "
+        "tools/list of 500 tabs x 20 tools (scripts/benchmarks/mcp/); daemon: start-up and idle memory beside a "
+        "minimal aiohttp server, a page tool's MCP definition beside what the page declared, and claiming 300 "
+        "tabs one by one with 1 and with 10 other MCP sessions (scripts/benchmarks/daemon/; under a minute); "
+        "all: rest, mcp and daemon (the default); discovery: how soon the real extension in headless Chromium "
+        "joins a broker that starts, through the native host and by port probing "
+        "(scripts/benchmarks/discovery.py; not part of all: it takes about four minutes and two Chromium "
+        "launches); actions: the built-in browser tools (browser_snapshot of a large page, browser_click) beside "
+        "Playwright MCP's, each in headless Chromium (scripts/benchmarks/actions/; not part of all: it needs "
+        "Chromium, node and npm, and installs Playwright MCP, pinned, into scripts/.bench-cache/); tokens: a "
+        "scripted agent's tasks on the bench's shop and a form with a dialog and an iframe, through ours and "
+        "through Playwright MCP (its defaults, and --snapshot-mode none): success, calls, characters read and "
+        "time (scripts/benchmarks/tokens/; not part of all; needs what actions needs); overhead: what the "
+        "extension costs the pages a person opens: load times and a tab's memory with no extension, a do-nothing "
+        "one, ours and ours joined to a broker (scripts/benchmarks/overhead/; not part of all: four Chromiums, "
+        "some minutes); keys: the broker's memory while a client token makes keyed calls of a page tool with a "
+        "large answer, beside the same calls without keys (scripts/benchmarks/keys.py; not part of all: about "
+        "2.5 minutes); flood: a REST client's clicks in one tab, quiet and while a page in another floods the "
+        "extension with messages or the waker's signal (scripts/benchmarks/flood.py; not part of all: one "
+        "Chromium, a few minutes); stall: a client's page tool calls in its tab, quiet and while another client "
+        "floods refreshes of the tools of a tab whose page never finishes loading (scripts/benchmarks/stall.py; "
+        "not part of all: one Chromium, under a minute); soak: 20 clients (MCP over HTTP and stdio in both eras, "
+        "REST) work their own tabs through the real extension for --minutes, every answer checked, the broker's "
+        "memory, descriptors and idle CPU followed (scripts/benchmarks/soak/; not part of all: an hour by "
+        "default)",
     )
     mcp = parser.add_argument_group("MCP suite")
     mcp.add_argument("--mcp-calls", type=int, default=1000, help="measured MCP calls per scenario under 100 KB")
@@ -241,7 +239,7 @@ def _browser_suites_options(parser: argparse.ArgumentParser) -> None:
         default="chromium",
         help="chromium: ours beside Playwright MCP, each in headless Chromium (the default); firefox: ours in"
         " headless Firefox ESR (the WebExtension driver) beside ours in headless Chromium (the DevTools driver),"
-        " snapshot, click and type, as Firefox/Chromium ratios (scripts/bench_actions_firefox.py)",
+        " snapshot, click and type, as Firefox/Chromium ratios (scripts/benchmarks/actions/firefox.py)",
     )
     actions.add_argument("--actions-snapshots", type=int, default=20, help="measured snapshots of the large page")
     actions.add_argument("--actions-clicks", type=int, default=30, help="measured clicks on the small page")
@@ -367,7 +365,7 @@ def _positive_int(text: str) -> int:
 
 
 def _soak_options(parser: argparse.ArgumentParser) -> None:
-    """The soak suite's options (scripts/bench_soak.py)."""
+    """The soak suite's options (scripts/benchmarks/soak/)."""
     soak = parser.add_argument_group("soak suite")
     soak.add_argument(
         "--minutes", type=_positive, default=60.0, help="how long the soak runs, its idle tail included (default: 60)"

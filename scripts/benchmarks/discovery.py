@@ -1,6 +1,6 @@
 """The discovery part of scripts/bench: how soon the real extension joins a broker that starts.
 
-The project's extension runs in headless Chromium (``benchlib.browser``: Playwright's
+The project's extension runs in headless Chromium (``support.browser``: Playwright's
 ``launch_persistent_context``, a temporary profile, HOME and XDG_CONFIG_HOME; one Chromium at a
 time, each takes about 400 MB), launched with the real-browser tests' own arguments
 (``tests/harness/chromium.py``).

@@ -5,7 +5,7 @@ The page's own world has no extension messaging (the manifest names no web page 
 window event the page can dispatch too, which the waker turns into one request per document.
 
 The bench runs ``browser-mcp serve --port 0`` and headless Chromium with the project's extension,
-led to the broker by the native host (``benchlib.browser``), and serves two pages on 127.0.0.1: the
+led to the broker by the native host (``support.browser``), and serves two pages on 127.0.0.1: the
 bench's counter page, which a REST session opens in a tab of its own and clicks ("Add one", by the
 ref a snapshot gave, ``POST /tabs/{id}/actions/click``), and the tests' hostile page
 (``tests/pages/flood.html``), which the person opens in another tab at ``localhost`` (another site:

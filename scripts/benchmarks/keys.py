@@ -3,7 +3,7 @@
 A client token calls a page tool whose answer is large (1,000,000 characters of text by default,
 more than ``--max-result-chars`` lets through) at its own rate limit (20 calls a second), for 65 s,
 each call with a new ``Idempotency-Key``. Two brokers run side by side, each with its lean fake
-extension (``benchlib.fake_extension``) in this process: one gets the calls with keys, the other the
+extension (``support.fake_extension``) in this process: one gets the calls with keys, the other the
 same calls without. Each broker's RSS is read from ``/proc`` before the calls, every second while
 they run, when they end and once more after ``--keys-after`` seconds (past the 60 s a key's outcome
 is kept, so what the keys held should be gone by then).

@@ -1,7 +1,7 @@
 """The REST part of scripts/bench: tool calls relayed REST -> broker -> fake extension, beside a minimal relay.
 
 For each scenario (payload size x concurrent calls) it starts a fresh broker
-(``browser-mcp serve --port 0``) and a fresh minimal relay (``scripts/bench_relay.py``: stock
+(``browser-mcp serve --port 0``) and a fresh minimal relay (``scripts/benchmarks/baselines/rest_relay.py``: stock
 asyncio loop, stdlib ``json``), one after the other and alternating which goes first, connects a
 lean fake extension to each (Origin of the project's extension; it answers ``callTool`` by
 echoing the arguments), warms up, then drives a fixed number of ``POST /tabs/1/tools/echo``
@@ -19,7 +19,7 @@ directions carry the size. The fake extension and the load generator share this 
 uvloop when installed); their CPU is reported apart and never counted.
 
 Linux only (``/proc``). Run it through ``scripts/bench``; ``--help`` for the knobs. The harness
-(servers, ``/proc`` counters, the fake extension) is ``scripts/benchlib/``.
+(servers, ``/proc`` counters, the fake extension) is ``scripts/benchmarks/support/``.
 """
 
 from __future__ import annotations
@@ -285,7 +285,8 @@ def report(scenarios: list[Scenario], args: argparse.Namespace) -> str:
         f" {args.calls_small} calls (100 B) / {args.calls_large} calls (100 KB) measured per scenario"
         f" after {args.warmup} warm-up, fresh server per scenario, median of {args.repeat} run(s),"
         f" {args.shape} arguments",
-        "broker: browser-mcp serve (uvloop, orjson, cattrs); relay: scripts/bench_relay.py (asyncio, stdlib json)",
+        "broker: browser-mcp serve (uvloop, orjson, cattrs);"
+        " relay: scripts/benchmarks/baselines/rest_relay.py (asyncio, stdlib json)",
         "",
         table(scenarios),
         "",

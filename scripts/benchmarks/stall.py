@@ -2,7 +2,7 @@
 tools of a tab whose page never finishes loading.
 
 The bench runs ``browser-mcp serve --port 0`` and headless Chromium with the project's extension
-(or ``--stall-extension``'s), led to the broker by the native host (``benchlib.browser``), and
+(or ``--stall-extension``'s), led to the broker by the native host (``support.browser``), and
 serves two sites: on 127.0.0.1 a page declaring an ``echo`` tool, which a client (a client token,
 REST) opens in a tab of its own and calls; on ``localhost`` (another site: a process of its own,
 as a hostile site would have) a page whose server sends a byte every two seconds and never ends it,

@@ -1,12 +1,10 @@
 """How Chromium is launched with the real extension: Debian's binary, headless, on a 2-core Linux machine.
 
 The one home of these arguments for the real-browser tests (``tests/e2e/test_e2e_*.py``) and the
-discovery benchmark (``scripts/bench_discovery.py``, which imports this as ``tests.chromium``
-with the project's root on ``sys.path``, where it already is for ``broker``). It lives with the
-tests rather than under ``scripts/`` because the tests are where this recipe is proven, and pytest
-and tox run them without ``scripts/`` on the path; the bench reaching into ``tests/`` costs
-nothing. It pulls in no test tools: the standard library, Playwright (which the bench uses too)
-and :mod:`broker.core.link_auth` only.
+benchmark's browser suites (``scripts/benchmarks/``, which import this as ``tests.harness.chromium``
+with the project's root on ``sys.path``, where it already is for ``broker``). It pulls in no test
+tools: the standard library, Playwright (which the bench uses too) and :mod:`broker.core.link_auth`
+only.
 
 The extension believes only brokers that prove they hold their link key: a test broker on a
 probed port is trusted the way pairing would leave it (:func:`trust_broker` stores its key in the

@@ -3,14 +3,14 @@
 Our extension drives a page through one of two drivers: in Chromium the DevTools driver
 (``chrome.debugger``), in Firefox the WebExtension driver (``scripting.executeScript`` and synthetic
 input). This part of the actions suite measures the same calls through each, in the same run, on the
-actions suite's pages (``benchlib.pages``) and with its harness (``bench_actions``: the sides, the
-turns, the snapshot and click measurements):
+actions suite's pages (``support.pages``), with its sides and turns (``sides.py``) and its snapshot
+and click measurements (``measures.py``):
 
 - **chromium**: a broker, headless Chromium with the extension led to it by the native host, and the
-  official MCP SDK client through ``browser-mcp mcp`` (``benchlib.mcp_sides.start_ours``);
+  official MCP SDK client through ``browser-mcp mcp`` (``support.mcp_sides.start_ours``);
 - **firefox**: a second broker, headless Firefox ESR with the extension's Firefox build installed over
   WebDriver BiDi (``tests/harness/firefox.py``) and led to it by Firefox's native host, and the same client
-  (``benchlib.mcp_sides.start_ours_in_firefox``).
+  (``support.mcp_sides.start_ours_in_firefox``).
 
 Measured, the two taking turns call by call: ``browser_snapshot`` of the large shop page (its time and
 characters), ``browser_click`` on the small page's "Add one" button (a snapshot must then show every

@@ -1,15 +1,15 @@
 """The actions part of scripts/bench: the broker's built-in browser tools beside Playwright MCP's.
 
-Both sides run in the same run, on the same pages (``benchlib.pages``, served by the bench on
+Both sides run in the same run, on the same pages (``support.pages``, served by the bench on
 127.0.0.1), each in its own headless Debian Chromium:
 
 - **Ours**: ``browser-mcp serve --port 0``, and Chromium with the project's extension, led to the
-  broker by the native host (``benchlib.browser``, as the discovery suite). The official MCP SDK
+  broker by the native host (``support.browser``, as the discovery suite). The official MCP SDK
   client spawns ``browser-mcp mcp`` (stdio, as an AI client's configuration would), opens the
   page in a tab of its own with the ``tabs`` tool (``action=open``), and calls the built-in tools
   on its current tab, the one it opened.
 - **Playwright MCP**, pinned (``scripts/playwright-mcp/``, installed into
-  ``scripts/.bench-cache/`` by ``benchlib.playwright_mcp``), which the same SDK client spawns over
+  ``scripts/.bench-cache/`` by ``support.playwright_mcp``), which the same SDK client spawns over
   stdio with ``--headless --isolated --executable-path /usr/bin/chromium``, and which goes to the
   page with ``browser_navigate``.
 

@@ -1,4 +1,4 @@
-"""The baselines' end of the extension link: ``scripts/bench_relay.py`` and ``scripts/bench_mcp_relay.py``.
+"""The baselines' end of the extension link: ``rest_relay.py`` and ``mcp_relay.py``.
 
 What a competent person would write in an hour with aiohttp and the standard library's ``json``:
 the extension connects to ``/`` (its ``Origin`` checked) and is sent ``{"type": "connect"}``;

@@ -4,7 +4,7 @@ What a competent person would write in an hour with the ``mcp`` SDK: a low-level
 (the layer the broker itself builds on) with one tool, ``call_page_tool {tab, tool, arguments}``,
 that forwards the call to the extension over a WebSocket and answers the page's result as JSON
 text (stdlib ``json``). The extension connects to ``/`` of an aiohttp site of its own (Origin
-checked; uvicorn has no WebSocket library here; the link is ``benchlib/relay_link.py``, shared
+checked; uvicorn has no WebSocket library here; the link is ``scripts/benchmarks/baselines/link.py``, shared
 with the REST baseline), and MCP is served
 
 - ``http``: by the SDK's own ``streamable_http_app()`` (both protocol eras, JSON answers like the
@@ -14,7 +14,7 @@ with the REST baseline), and MCP is served
 - ``stdio``: by ``stdio_server()`` and ``Server.run`` (both eras); the extension link's port is
   written to ``--port-file`` since stdout is the protocol.
 
-Usage: ``BENCH_RELAY_TOKEN=secret python scripts/bench_mcp_relay.py http|stdio [--port-file PATH]``.
+Usage: ``BENCH_RELAY_TOKEN=secret python -m scripts.benchmarks.baselines.mcp_relay http|stdio [--port-file PATH]``.
 Runs on uvloop when installed, as uvicorn would by default; until SIGTERM, SIGINT or end of stdin.
 """
 

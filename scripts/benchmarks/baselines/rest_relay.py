@@ -2,11 +2,11 @@
 
 What a competent person would write in an hour with aiohttp on the stock asyncio loop and the
 standard library's ``json``: the extension connects to ``/`` (its Origin checked; the link is
-``benchlib/relay_link.py``, shared with the MCP baseline), and ``POST /tabs/{id}/tools/{name}``
+``scripts/benchmarks/baselines/link.py``, shared with the MCP baseline), and ``POST /tabs/{id}/tools/{name}``
 (bearer token checked) forwards the body as the call's arguments, waits for the ``toolResult``
 with the same ``callId`` and answers ``{"result": ...}``.
 
-Usage: ``BENCH_RELAY_TOKEN=secret python scripts/bench_relay.py [PORT]``; prints
+Usage: ``BENCH_RELAY_TOKEN=secret python -m scripts.benchmarks.baselines.rest_relay [PORT]``; prints
 ``relay listening on http://127.0.0.1:PORT`` and runs until SIGTERM or SIGINT.
 """
 

@@ -18,9 +18,8 @@ import aiohttp
 
 from broker.core.security import client_token
 
-from ..mcp.lists import big_snapshot
 from ..support import CALL_TIMEOUT, BenchError, progress
-from ..support.fake_extension import FakeExtension
+from ..support.fake_extension import FakeExtension, big_snapshot
 from ..support.mcp_clients import CLIENT_LABEL, LEGACY, LEGACY_VERSION, RawHttp
 from ..support.proc import run_seconds
 from ..support.servers import Server, start_broker, wait_for_tabs

@@ -29,7 +29,7 @@ Five figures of the daemon, each measured in the same run as its baseline (Linux
 
 5. **Slow bodies.** The owner's ``GET /status``, each on a new connection, with the broker quiet
    and while a client token opens a request declaring a MiB of body and sending one byte every
-   20 ms, under a limit of 1,024 open files (``scripts/bench_daemon_flood.py``): median and p99 of
+   20 ms, under a limit of 1,024 open files (``scripts/benchmarks/daemon/flood.py``): median and p99 of
    each, the owner's requests left unanswered, and what the flood met (429, 408, still held).
 
 Of the goals, "grows with what changed, not with sessions x tabs" is read here as:

@@ -1,4 +1,4 @@
-"""The tools/list part of the MCP benchmark (``scripts/bench_mcp.py``): what a long list costs the broker.
+"""The tools/list part of the MCP benchmark (``scripts/benchmarks/mcp/suite.py``): what a long list costs the broker.
 
 A fake extension of 500 tabs x 20 tools, all owned by one MCP session (claimed with the ``tabs``
 tool): the broker's CPU per ``tools/list`` request (many requests, divided; the scheduler's
@@ -26,7 +26,7 @@ import aiohttp
 from broker.core.security import client_token
 
 from ..support import CALL_TIMEOUT, BenchError, progress
-from ..support.fake_extension import FakeExtension
+from ..support.fake_extension import FakeExtension, big_snapshot
 from ..support.mcp_clients import CLIENT_LABEL, RawHttp, RawStdio, SdkHttp, era_of, mcp_env, relay_command
 from ..support.proc import run_seconds
 from ..support.servers import start_broker, wait_for_tabs
@@ -34,46 +34,6 @@ from ..support.servers import start_broker, wait_for_tabs
 TABS, TOOLS_PER_TAB = 500, 20
 # measured on these paths, whichever --mcp-paths the call scenarios take
 LIST_PATHS = ("http-2025", "http-2026", "stdio-2025", "sdk-2025", "sdk-2026")
-
-VERBS = ("search", "get", "list", "add", "remove", "update", "open", "show", "filter", "sort")
-NOUNS = ("products", "cart", "orders", "reviews", "account")
-
-
-def big_snapshot(tabs: int = TABS, tools: int = TOOLS_PER_TAB) -> dict[str, Any]:
-    """A browser with ``tabs`` tabs of ``tools`` page tools each, with small realistic schemas."""
-
-    def tool(i: int) -> dict[str, Any]:
-        verb, noun = VERBS[i % len(VERBS)], NOUNS[i // len(VERBS) % len(NOUNS)]
-        spec: dict[str, Any] = {
-            "name": f"{verb}_{noun}_{i}",
-            "description": f"{verb.capitalize()} the {noun} on this page.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "what to look for"},
-                    "limit": {"type": "integer"},
-                },
-                "required": ["query"],
-            },
-        }
-        if i % 2 == 0:
-            spec["annotations"] = {"readOnlyHint": True}
-        return spec
-
-    page_tools = [tool(i) for i in range(tools)]
-    return {
-        "type": "connected",
-        "browser": {"name": "Bench", "version": "1"},
-        "tabs": [
-            {
-                "id": t,
-                "title": f"Shop page {t}",
-                "url": f"https://shop{t}.example/catalog?page={t}",
-                "tools": page_tools,
-            }
-            for t in range(1, tabs + 1)
-        ],
-    }
 
 
 @dataclass
@@ -132,7 +92,7 @@ async def bench_tools_list(path: str, requests: int, workdir: Path, broker_cmd: 
         session = await stack.enter_async_context(
             aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=CALL_TIMEOUT))
         )
-        fake = FakeExtension(big_snapshot())
+        fake = FakeExtension(big_snapshot(TABS, TOOLS_PER_TAB))
         await fake.connect(session, broker.url + "/")
         stack.push_async_callback(fake.close)
         await wait_for_tabs(session, broker, TABS)

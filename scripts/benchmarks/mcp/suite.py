@@ -12,7 +12,7 @@ Three measurements, each against fresh processes (Linux ``/proc`` counters, as t
      broker's ``/mcp/stream``; the CPU of the broker and of the relay process are both counted
      and reported apart;
 
-   beside ``scripts/bench_mcp_relay.py`` (the SDK's low-level ``Server`` with one forwarding tool,
+   beside ``scripts/benchmarks/baselines/mcp_relay.py`` (the SDK's low-level ``Server`` with one forwarding tool,
    served by ``streamable_http_app()`` under uvicorn, or by ``stdio_server()``). The same lean
    fake extension answers both. Server CPU per call is ``utime + stime`` over the measured calls.
 2. **Spawn.** With a broker running, the time from spawning ``browser-mcp mcp`` to the first line
@@ -23,10 +23,10 @@ Three measurements, each against fresh processes (Linux ``/proc`` counters, as t
    divided) and the client's round trip, over HTTP in both eras (raw HTTP: the SDK client takes
    about half a second to parse 10,000 tools) and over stdio (broker + relay CPU); and the
    broker's CPU serving the official SDK client over HTTP, its 2025-11-25 era (a stateful
-   session, its GET stream open) beside its 2026-07-28 era; in ``scripts/bench_mcp_list.py``.
+   session, its GET stream open) beside its 2026-07-28 era; in ``scripts/benchmarks/mcp/lists.py``.
 
 This module runs the suite and writes its report. The harness (servers, ``/proc`` counters, the
-fake extension, the raw MCP clients) is ``scripts/benchlib/``.
+fake extension, the raw MCP clients) is ``scripts/benchmarks/support/``.
 """
 
 from __future__ import annotations
@@ -407,7 +407,7 @@ def mcp_report(results: McpResults, args: Any) -> str:
         f" {args.mcp_calls} calls (100 B) / {args.mcp_calls_large} calls (100 KB) measured per scenario after"
         f" {args.warmup} warm-up, fresh processes per scenario, median of {args.repeat} run(s)",
         "broker: browser-mcp serve (/mcp; stdio = browser-mcp mcp -> /mcp/stream);"
-        " SDK baseline: scripts/bench_mcp_relay.py (low-level Server; streamable_http_app under uvicorn,"
+        " SDK baseline: scripts/benchmarks/baselines/mcp_relay.py (low-level Server; streamable_http_app under uvicorn,"
         " or stdio_server)",
         "",
     ]

@@ -13,7 +13,7 @@ each with a profile of its own in the bench's folder, run side by side:
 
 With ``--overhead-compare FOLDER`` a fifth, **compared**, has another version of the extension (no
 broker): a before and after in one run. They load the same pages, served by the bench on 127.0.0.1
-(``benchlib.pages``): a tiny page, the bench's shop (``shop_page``) and a page of ten iframes (this
+(``support.pages``): a tiny page, the bench's shop (``shop_page``) and a page of ten iframes (this
 origin, another port, another site), taking turns load by load. Each load opens a new tab, goes to
 the page, reads the page's Navigation Timing (``domContentLoadedEventEnd`` and ``loadEventEnd``,
 from the navigation's start) and the tab's memory and CPU, and closes the tab.
@@ -59,7 +59,7 @@ ours adds at most 1 ms to the time to ``load`` (judged twice: by the wall clock,
 main-thread work until the load), and at most 0.5 MB of private memory per tab, on every page, with and
 without the broker. Each is judged by a 90% confidence interval of (ours'
 median - the do-nothing extension's median), by a bootstrap of two levels
-(``benchlib.stats.median_difference``): the launches resampled, then each chosen launch's loads
+(``support.stats.median_difference``): the launches resampled, then each chosen launch's loads
 kept, so that the interval covers how launches differ as well as how loads do. Met when its upper
 bound is at most the goal, missed when its lower bound is above it, otherwise not resolved by this
 run. Beside the memory's verdict: the difference in JS heap, the steady figure, and the difference

@@ -6,7 +6,7 @@ A door is how a client speaks to the broker, with the same few verbs for all:
   through a spawned ``browser-mcp mcp``, in either protocol era (2025-11-25 or 2026-07-28);
 - :class:`RestDoor`: plain aiohttp on the REST routes, in a session of its own (``X-Session-Id``).
 
-:func:`work` is one client's loop on its own tabs of the soak page (``benchlib.pages.SOAK_PAGE``):
+:func:`work` is one client's loop on its own tabs of the soak page (``support.pages.SOAK_PAGE``):
 snapshot, type a nonce into the note, click "Add one", ask the page tool for the page's state,
 now and then navigate to the next step, close a tab and open another. Every answer is checked
 against what was asked: the page it names must be the client's own, its URL, counts and note

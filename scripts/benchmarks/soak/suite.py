@@ -1,8 +1,8 @@
 """The soak suite: the real extension in headless Chromium and 20 clients for N minutes, nothing lost.
 
 One broker (``browser-mcp serve --port 0``), one Chromium with the project's extension, led to it by
-the native host (:mod:`benchlib.browser`), and the soak page served on 127.0.0.1
-(:mod:`benchlib.pages`). The clients (:mod:`bench_soak_clients`) take the five doors in turn: MCP
+the native host (:mod:`support.browser`), and the soak page served on 127.0.0.1
+(:mod:`support.pages`). The clients (:mod:`.clients`) take the five doors in turn: MCP
 over Streamable HTTP and over stdio (``browser-mcp mcp``), each in both protocol eras, and REST.
 Each works two tabs of its own: snapshot, type, click, the page's tool, navigate, a tab closed and
 another opened now and then; every answer is checked against what was asked. One stdio client

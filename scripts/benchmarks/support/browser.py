@@ -1,10 +1,9 @@
 """The project's extension in headless Chromium, for the benchmarks that need a real browser.
 
 Playwright's ``launch_persistent_context`` with the real-browser tests' own arguments
-(``tests/harness/chromium.py``), in a folder of the bench's own (profile, home, config root, the brokers'
-discovery folder): nothing of the user's is read or written. One Chromium takes about 400 MB.
-``scripts/bench_discovery.py``, ``scripts/bench_actions.py``, ``scripts/bench_overhead.py`` and
-``scripts/bench_soak.py`` use it.
+(``tests/harness/chromium.py``), in a folder of the bench's own (profile, home, config root, the
+brokers' discovery folder): nothing of the user's is read or written. One Chromium takes about
+400 MB. The discovery, actions, tokens, overhead, flood, stall and soak suites use it.
 """
 
 from __future__ import annotations

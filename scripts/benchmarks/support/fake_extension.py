@@ -2,7 +2,8 @@
 
 It connects to a server's extension link (the broker's or a baseline's) with the project's
 extension ``Origin``, shares the bench's process and event loop with the load generator, and its
-CPU is never counted as the server's.
+CPU is never counted as the server's. Also the snapshot of a browser of many tabs of page tools
+(:func:`big_snapshot`), which the MCP suite's long tools/list and the daemon suite's claims connect with.
 """
 
 from __future__ import annotations
@@ -67,3 +68,44 @@ class FakeExtension:
             await self.ws.close()
         if self.task is not None:
             await self.task
+
+
+_VERBS = ("search", "get", "list", "add", "remove", "update", "open", "show", "filter", "sort")
+_NOUNS = ("products", "cart", "orders", "reviews", "account")
+
+
+def big_snapshot(tabs: int, tools: int) -> dict[str, Any]:
+    """A browser with ``tabs`` tabs of ``tools`` page tools each, with small realistic schemas."""
+
+    def tool(i: int) -> dict[str, Any]:
+        verb, noun = _VERBS[i % len(_VERBS)], _NOUNS[i // len(_VERBS) % len(_NOUNS)]
+        spec: dict[str, Any] = {
+            "name": f"{verb}_{noun}_{i}",
+            "description": f"{verb.capitalize()} the {noun} on this page.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "what to look for"},
+                    "limit": {"type": "integer"},
+                },
+                "required": ["query"],
+            },
+        }
+        if i % 2 == 0:
+            spec["annotations"] = {"readOnlyHint": True}
+        return spec
+
+    page_tools = [tool(i) for i in range(tools)]
+    return {
+        "type": "connected",
+        "browser": {"name": "Bench", "version": "1"},
+        "tabs": [
+            {
+                "id": t,
+                "title": f"Shop page {t}",
+                "url": f"https://shop{t}.example/catalog?page={t}",
+                "tools": page_tools,
+            }
+            for t in range(1, tabs + 1)
+        ],
+    }

@@ -1,14 +1,14 @@
 """The two MCP servers of the browser benchmarks, each behind the official MCP SDK client over stdio.
 
 - **Ours** (:func:`start_ours`): ``browser-mcp serve --port 0``, and Chromium with the project's
-  extension, led to the broker by the native host (:mod:`benchlib.browser`); the SDK client spawns
+  extension, led to the broker by the native host (:mod:`support.browser`); the SDK client spawns
   ``browser-mcp mcp`` (as an AI client's configuration would) once the extension has joined, and is
   handed over when the session lists the built-in browser tools. :func:`start_ours_in_firefox` does the
   same with headless Firefox ESR (``tests/harness/firefox.py``) and the extension's Firefox build.
-- **Playwright MCP** (:func:`start_playwright`), pinned (:mod:`benchlib.playwright_mcp`), which the
+- **Playwright MCP** (:func:`start_playwright`), pinned (:mod:`support.playwright_mcp`), which the
   same SDK client spawns; it launches its own Chromium at its first call.
 
-``scripts/bench_actions.py`` and ``scripts/bench_tokens.py`` drive them, each on the stage
+``scripts/benchmarks/actions/suite.py`` and ``scripts/benchmarks/tokens/suite.py`` drive them, each on the stage
 :func:`shop_stage` sets: the shop's pages served, ours started, Playwright MCP installed.
 """
 

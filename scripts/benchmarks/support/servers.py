@@ -1,9 +1,10 @@
 """Starting the servers the benchmarks measure, each a process of its own, and stopping them.
 
 The broker (``browser-mcp serve``, or whatever ``--broker-cmd`` says), the REST baseline
-(``scripts/bench_relay.py``) and the MCP baseline over HTTP (``scripts/bench_mcp_relay.py``; its
-stdio form is spawned by the MCP client itself). Each announces itself with a line on stdout;
-its stderr goes to a log in the bench's folder, quoted when it fails to start.
+(``scripts/benchmarks/baselines/rest_relay.py``) and the MCP baseline over HTTP
+(``scripts/benchmarks/baselines/mcp_relay.py``; its stdio form is spawned by the MCP client itself),
+the baselines run as modules (``python -m``) from the project's root. Each announces itself with a
+line on stdout; its stderr goes to a log in the bench's folder, quoted when it fails to start.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from broker.paths import ENV_TOKEN_FILE
 from . import READY_TIMEOUT, ROOT, START_TIMEOUT, BenchError
 
 BROWSER_MCP = ROOT / ".venv" / "bin" / "browser-mcp"
-# The baselines run as modules (python -m, from the project's root), so that their package's link imports.
 REST_RELAY = "scripts.benchmarks.baselines.rest_relay"
 MCP_RELAY = "scripts.benchmarks.baselines.mcp_relay"
 

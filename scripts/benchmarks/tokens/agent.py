@@ -1,7 +1,7 @@
 """The tokens bench's scripted agent: it acts through one side's tools and reads what comes back.
 
 It finds every ref it needs in what it has read (the YAML lines of any ```yaml or ```diff block),
-never elsewhere, and follows what an answer says was left out; see :mod:`bench_tokens` for how each
+never elsewhere, and follows what an answer says was left out; see :mod:`.suite` for how each
 side's answers are read.
 """
 

@@ -1,7 +1,7 @@
 """The tokens part of scripts/bench: what a whole task costs an agent, ours beside Playwright MCP's.
 
-A scripted agent does the same tasks on the bench's pages (``benchlib.pages``) through each side,
-in the same run, each side with its own headless Chromium (``benchlib.mcp_sides``):
+A scripted agent does the same tasks on the bench's pages (``support.pages``) through each side,
+in the same run, each side with its own headless Chromium (``support.mcp_sides``):
 
 1. **Shop**: search the catalogue (``browser_type`` in the search box, which filters the products as
    one types), filter by category (``browser_select_option``), open a product, add it and two
