@@ -23,6 +23,7 @@ import { forgetSessions, groupTab, heldElsewhere, rememberSession, sessionName, 
 import { sendSnapshot } from "./link/snapshot.js";
 import { closeTab, focusTab, openTab } from "./tabs/tabs.js";
 import { heardVersions } from "./link/versions.js";
+import { connectFrame } from "./link/frames.js";
 
 /** @type {import("./page_tools/tool_calls.js").CallGuards} */
 const TOOL_CALL_GUARDS = { pageChanged, dialogOpen: dialogOpenError, parsedPage: parsedPageOf };
@@ -30,23 +31,24 @@ const TOOL_CALL_GUARDS = { pageChanged, dialogOpen: dialogOpenError, parsedPage:
 /** Carry out `message` from the broker at the other end of `link`, answering through it. */
 export async function handleBrokerMessage(link, message) {
   switch (message?.type) {
-    case FromBroker.CONNECT:
-      if (message.sessionId) {
-        const credential = typeof message.credential === "string" ? message.credential : null;
-        rememberSession(link.port, message.sessionId, message.clientName || message.sessionId, credential);
+    case FromBroker.CONNECT: {
+      const connect = connectFrame(message);
+      if (connect.sessionId) {
+        rememberSession(link.port, connect.sessionId, connect.clientName, connect.credential);
       } else {
-        heardVersions(link, message);
-        if (Array.isArray(message.sessionIds)) {
+        heardVersions(link, connect);
+        if (connect.sessionIds) {
           // The sessions this broker told this browser of that live on: the others ended, or are
           // of a broker that restarted on this port.
-          const ended = (sessionId) => !message.sessionIds.includes(sessionId);
+          const ended = (sessionId) => !connect.sessionIds.includes(sessionId);
           await Promise.all([forgetSessions(link.port, ended), releaseSessions(link.port, ended)]);
           // The broker sends that list once it has this link's first snapshot: it needs no other.
           if (link.ready) break;
         }
       }
-      await sendSnapshot(link, message.sessionId);
+      await sendSnapshot(link, connect.sessionId);
       break;
+    }
     case FromBroker.DISCONNECT: {
       const ended = (sessionId) => sessionId === message.sessionId;
       cancelApprovals((owner) => owner === ownerKey(link.port, message.sessionId), {

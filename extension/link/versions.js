@@ -25,10 +25,11 @@ export function olderThan(version, minimum) {
   return differs >= 0 && ours[differs] < needed[differs];
 }
 
-/** Keep what a link's `connect` (one without a session) says of versions, and warn of skew once. */
-export function heardVersions(link, message) {
-  const serverVersion = typeof message.serverVersion === "string" ? message.serverVersion : null;
-  const minExtensionVersion = typeof message.minExtensionVersion === "string" ? message.minExtensionVersion : null;
+/**
+ * Keep what a link's `connect` (one without a session) says of versions, and warn of skew once.
+ * @param {import("./frames.js").ConnectFrame} connect
+ */
+export function heardVersions(link, { serverVersion, minExtensionVersion }) {
   const known = link.versions;
   link.versions = { serverVersion, minExtensionVersion };
   if (known?.minExtensionVersion === minExtensionVersion || !olderThan(EXTENSION_VERSION, minExtensionVersion)) return;
