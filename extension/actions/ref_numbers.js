@@ -34,3 +34,19 @@ export function saveNumbers(tabId, change) {
   else stored[tabId] = { ...stored[tabId], ...change };
   chrome.storage.session.set({ [KEY]: stored }).catch((error) => console.warn("browser-mcp: cannot save", error));
 }
+
+/** The last ref number the tab's page gave. */
+export const lastRefOf = (tabId) => storedNumbers(tabId)?.last ?? 0;
+
+/**
+ * The ref numbering for a snapshot of the tab's page: `lastRef`, the number the page goes on
+ * from, and `update(last)` with the last it gave.
+ */
+export function refsFor(tabId) {
+  return {
+    lastRef: lastRefOf(tabId),
+    update(last) {
+      if (last > lastRefOf(tabId)) saveNumbers(tabId, { last });
+    },
+  };
+}

@@ -6,11 +6,6 @@
 // adds the "### Snapshot" section each client is to read of it: the page folded to a budget, or
 // what changed since that client's last snapshot of the tab (broker/core/snapshots.py).
 
-import { captureSnapshot, navigated } from "./devtools/aria_snapshot.js";
-import { documentOf } from "./devtools/debugger.js";
-import { documentIn } from "../tabs/documents.js";
-import { consoleSummary } from "./devtools/telemetry.js";
-
 /** More than any page a person reads; past it the broker gets the first part and folds it. */
 export const PAGE_LIMIT = 2_000_000;
 
@@ -32,21 +27,6 @@ function pageSections(console, snapshot) {
   if (snapshot.title) page.push(`- Page Title: ${snapshot.title}`);
   if (console) page.push(`- Console: ${console}`);
   return [["Page", page]];
-}
-
-/**
- * The page now: a result with its sections, and the page's snapshot as `page` (of `root` and what
- * is inside it, `target` being its ref; to `depth` levels) for the broker to show.
- */
-export async function pageReport(tabId, { root, target, depth, result = [] } = {}) {
-  const shown = documentOf(tabId);
-  const snapshot = await captureSnapshot(tabId, { root, depth, limit: PAGE_LIMIT });
-  // Chromium's id of the document, which a client's baseline of the page belongs to.
-  const found = await documentIn(tabId);
-  if (documentOf(tabId) !== shown) {
-    throw navigated();
-  }
-  return reportOf(snapshot, found, consoleSummary(tabId), { target, depth, result });
 }
 
 /**

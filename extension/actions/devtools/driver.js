@@ -26,7 +26,7 @@ import * as input from "./input.js";
 import * as keyboard from "./keyboard.js";
 import * as navigation from "./navigation.js";
 import * as pointer from "./pointer.js";
-import { pageReport } from "../results.js";
+import { pageReport } from "./report.js";
 import * as screenshot from "./screenshot.js";
 import * as telemetry from "./telemetry.js";
 import * as wait from "./wait.js";

@@ -17,26 +17,11 @@ import { OBJECT_GROUP, send, utilityWorld } from "./debugger.js";
 import { callAgent } from "./agent.js";
 import { ActionError, Code, invalidArguments } from "../../base/errors.js";
 import { frameOfRef, isFrameRef } from "./frames.js";
-import { saveNumbers, storedNumbers } from "../ref_numbers.js";
+import { lastRefOf } from "../ref_numbers.js";
 
 const REF = /^(f\d+)?e\d+$/;
 
 /** The last ref number handed out in the tab; kept until the tab closes. */
-const lastRefOf = (tabId) => storedNumbers(tabId)?.last ?? 0;
-
-/**
- * The ref numbering for a snapshot of the tab's page: `lastRef`, the number the page goes on
- * from, and `update(last)` with the last it gave.
- */
-export function refsFor(tabId) {
-  return {
-    lastRef: lastRefOf(tabId),
-    update(last) {
-      if (last > lastRefOf(tabId)) saveNumbers(tabId, { last });
-    },
-  };
-}
-
 function stale(target, why) {
   return new ActionError(
     Code.STALE_REF,

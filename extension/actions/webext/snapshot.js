@@ -8,10 +8,9 @@
 // does not tell extensions: such shapes show by their looks alone.
 
 import { documentIn } from "../../tabs/documents.js";
-import { NO_LIMIT, cut, depthOfLine, navigated, underFrameLine } from "../devtools/aria_snapshot.js";
+import { NO_LIMIT, cut, depthOfLine, navigated, underFrameLine } from "../snapshot_text.js";
 import { ActionError, Code, invalidArguments } from "../../base/errors.js";
-import { saveNumbers, storedNumbers } from "../ref_numbers.js";
-import { refsFor } from "../devtools/refs.js";
+import { refsFor, saveNumbers, storedNumbers } from "../ref_numbers.js";
 import { PAGE_LIMIT, reportOf } from "../results.js";
 import { documentOf } from "./navigation.js";
 import { withAgent } from "./scripts.js";
