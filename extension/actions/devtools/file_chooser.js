@@ -15,6 +15,9 @@
 
 import { onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
 import { ActionError, Code, invalidArguments } from "../../base/errors.js";
+import { checkedPaths, filesWithBytes, uploadedFiles } from "../uploads.js";
+// Until the approval window imports it from uploads.js.
+export { uploadedFiles } from "../uploads.js";
 import { onFrameSession } from "./frames.js";
 
 /**
@@ -51,55 +54,6 @@ export function fileChooserLines(tabId) {
   if (!choosers.has(tabId)) return [];
   const many = choosers.get(tabId).mode === "selectMultiple" ? " (takes several files)" : "";
   return [`- [File chooser${many}]: can be handled by browser_file_upload, with paths or none to cancel it`];
-}
-
-export function checkedPaths(args) {
-  const paths = args.paths ?? [];
-  if (!Array.isArray(paths) || !paths.every((path) => typeof path === "string" && path)) {
-    throw invalidArguments("paths must be a list of absolute file paths");
-  }
-  return paths;
-}
-
-function sizeOf(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KB", "MB", "GB"];
-  let size = bytes / 1024;
-  let unit = 0;
-  while (size >= 1024 && unit < units.length - 1) {
-    size /= 1024;
-    unit += 1;
-  }
-  return `${size.toFixed(1)} ${units[unit]}`;
-}
-
-/**
- * The files an upload's `args` send: each of its `paths` (what is uploaded), named by its last
- * part, with the size, flags and bytes the broker gave in `files` for that same path. A size is
- * taken only for a path that is uploaded, so what the person is shown is what goes.
- */
-export function uploadedFiles(args) {
-  const described = new Map((Array.isArray(args.files) ? args.files : []).map((file) => [file?.path, file]));
-  return (Array.isArray(args.paths) ? args.paths : []).map((path) => {
-    const file = described.get(path) ?? {};
-    const flags = Array.isArray(file.flags) ? file.flags.filter((flag) => typeof flag === "string") : [];
-    return {
-      path: String(path),
-      name: String(path).split(/[/\\]/).pop(),
-      size: Number.isInteger(file.size) ? sizeOf(file.size) : "size unknown",
-      bytes: Number.isInteger(file.size) ? file.size : null,
-      flags,
-      data: typeof file.data === "string" ? file.data : null,
-      type: typeof file.type === "string" ? file.type : "",
-      modified: Number.isFinite(file.modified) ? file.modified : Date.now(),
-    };
-  });
-}
-
-/** How many bytes base64 `data` holds. */
-function decodedLength(data) {
-  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
-  return (data.length / 4) * 3 - padding;
 }
 
 // Base64 characters handed to the page at a time (a multiple of 4, so each part decodes alone).
@@ -164,21 +118,6 @@ async function setFromBytes(chooser, files) {
   } finally {
     await send(chooser.target, "Runtime.releaseObject", { objectId: object.objectId }).catch(() => {});
   }
-}
-
-/**
- * The files to set from their bytes; null when the broker sent none (an earlier version, which
- * sends paths alone). Files whose bytes are missing, or are not the size shown, are refused.
- */
-export function filesWithBytes(args) {
-  const files = uploadedFiles(args);
-  if (files.every((file) => file.data === null)) return null;
-  for (const file of files) {
-    if (file.data === null || file.bytes === null || decodedLength(file.data) !== file.bytes) {
-      throw invalidArguments(`the broker sent ${file.path} without its bytes, or with other bytes than its size`);
-    }
-  }
-  return files;
 }
 
 async function cancel(chooser) {

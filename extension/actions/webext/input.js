@@ -5,7 +5,7 @@
 // of a document since left is refused as stale.
 
 import { ActionError, Code, invalidArguments } from "../../base/errors.js";
-import { checkedPaths, filesWithBytes, uploadedFiles } from "../devtools/file_chooser.js";
+import { checkedPaths, filesWithBytes, uploadedFiles } from "../uploads.js";
 import { withKeyDefinitions } from "../key_table.js";
 import { clickOptions, numbers, outsideViewport } from "../point_args.js";
 import { syntheticInput } from "./synthetic_input.js";
