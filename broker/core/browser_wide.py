@@ -37,18 +37,22 @@ import attrs
 
 from . import records
 from .arguments import page_url, result_count
-from .errors import InvalidRequest
+from .browsers import parse_ref
+from .effects import WindowChanged
+from .errors import InvalidRequest, PageToolFailed
 from .messages import JsonObject
 from .records import BOOKMARK_TREE, DELETE_BOOKMARK, DELETE_HISTORY, epoch_ms
 
 __all__ = [
     "CREATE_WINDOW",
+    "LIST_WINDOWS",
     "RESIZE_WINDOW",
     "FEATURES",
     "REQUESTS",
     "TOOLS",
     "WideCall",
     "WideTool",
+    "answer_of",
     "bookmark_deletion_call",
     "bookmark_tree_call",
     "bookmarks_call",
@@ -65,9 +69,10 @@ __all__ = [
     "windows_call",
 ]
 
+LIST_WINDOWS = "listWindows"
 # browserRequest's `request` -> the feature an extension announces for it.
 REQUESTS = {
-    "listWindows": "windows",
+    LIST_WINDOWS: "windows",
     "focusWindow": "windows",
     "closeWindow": "windows",
     "searchHistory": "history",
@@ -394,11 +399,33 @@ def call_of(tool: str, args: JsonObject) -> WideCall | None:
     return None
 
 
+def answer_of(call: WideCall, browser_key: str, answer: Any) -> WindowChanged | JsonObject:
+    """What browser ``browser_key``'s answer to ``call`` comes to: a window resized, focused or
+    closed, or the extension's own answer (``{results}``, ``{bookmark}``). A list of windows is
+    read with the session's tabs in mind (:meth:`broker.core.state.Broker.describe_windows`).
+
+    Raises:
+        PageToolFailed: the answer is not the object the request is answered with.
+    """
+    if call.request == RESIZE_WINDOW:
+        assert call.window is not None
+        if not isinstance(answer, dict):
+            raise PageToolFailed(f"the extension answered resizeWindow with {type(answer).__name__}, not an object")
+        size = {key: answer.get(key) for key in ("width", "height")}
+        return {"resized": {"browser": browser_key, "id": parse_ref(call.window, "window")[1], **size}}
+    if call.window is not None:
+        done = {"focusWindow": "focused", "closeWindow": "closed"}[call.request]
+        return WindowChanged(done, browser_key, parse_ref(call.window, "window")[1])
+    if not isinstance(answer, dict):
+        raise PageToolFailed(f"the extension answered {call.request} with {type(answer).__name__}, not an object")
+    return answer
+
+
 def windows_call(action: Any, window: Any = None, url: Any = None, browser: Any = None) -> WideCall:
     """Raises: InvalidRequest."""
     browser = _browser(browser)
     if action == "list":
-        return WideCall("listWindows", browser=browser)
+        return WideCall(LIST_WINDOWS, browser=browser)
     if action == "create":
         if url is not None and (not isinstance(url, str) or not url):
             raise InvalidRequest("`url` of a new window must be a non-empty string, such as https://example.com/")

@@ -1,11 +1,13 @@
 """The asyncio side of the core: one :class:`Hub` per broker process, the path every door takes.
 
-Adapters act through its typed methods (open a session, open or close a tab, change a tab's
-owner, list a tab's tools, call a tool, carry out a browser action, ask a browser for its
-windows, history or bookmarks), so every door takes one path to the core. What runs the core on
-the event loop (its effects, the futures callers await, the extension links, the one timer) is
-its base, :class:`~broker.daemon.carrier.EffectCarrier`. Every rule about tabs, sessions and
-calls stays in :mod:`broker.core`; this module only dispatches and delivers.
+Every door hands it one typed call (:mod:`broker.core.tool_calls`: open or close a tab, change
+its owner, list a tab's tools, call a page tool, carry out a browser action, ask a browser for
+its windows, history or bookmarks) through one entry point, :meth:`Hub.call`, besides the
+sessions' own methods (open, use, end). What runs the core on the event loop (its effects, the
+futures callers await, the extension links, the one timer) is its base,
+:class:`~broker.daemon.carrier.EffectCarrier`. Every rule about tabs, sessions and calls stays in
+:mod:`broker.core`, the reading of a browser's answers too; this module only dispatches and
+delivers, and reads an upload's files off the event loop (:mod:`broker.uploads` holds the rules).
 """
 
 from __future__ import annotations
@@ -13,15 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator, Callable
-from typing import Any, cast
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, cast, overload
 
 import attrs
 
-from .. import codec
+from .. import codec, uploads
 from ..core.arguments import OpenTabRequest, TabChange
-from ..core.browser_wide import CREATE_WINDOW, RESIZE_WINDOW, WideCall
-from ..core.browsers import parse_ref
+from ..core.browser_wide import CREATE_WINDOW, LIST_WINDOWS, RESIZE_WINDOW, TabsCall, WideCall, answer_of, tab_at
 from ..core.effects import (
     BrowserCallOutcome,
     BrowserView,
@@ -30,14 +31,23 @@ from ..core.effects import (
     SessionId,
     SessionView,
     TabView,
-    WindowChanged,
     WindowOpened,
     WindowView,
 )
 from ..core.errors import BrokerError, InternalError, PageToolFailed, Unavailable
-from ..core.messages import Arguments, JsonObject, Tool
+from ..core.messages import Arguments, Tool
 from ..core.once import Outcome, footprint
 from ..core.results import PageResult, bounded_result
+from ..core.tool_calls import (
+    ActionCall,
+    ChangeTab,
+    CloseTab,
+    ListPageTools,
+    ListTabs,
+    OpenTab,
+    PageToolCall,
+    ToolCall,
+)
 from .carrier import EffectCarrier, LinkSender, OnWait
 
 __all__ = ["Hub", "LinkSender", "OnWait"]
@@ -148,7 +158,81 @@ class Hub(EffectCarrier):
     def pending_count(self) -> int:
         return self.core.pending_count
 
-    # What a session asks for. Each raises the BrokerError the core or the browser answered.
+    # What a session asks for: one typed call (broker.core.tool_calls), whichever door it came
+    # through. Each raises the BrokerError the core or the browser answered.
+
+    @overload
+    async def call(self, session_id: SessionId, call: ListTabs) -> list[TabView]: ...
+    @overload
+    async def call(self, session_id: SessionId, call: OpenTab | ChangeTab) -> TabView: ...
+    @overload
+    async def call(self, session_id: SessionId, call: CloseTab) -> Any: ...
+    @overload
+    async def call(self, session_id: SessionId, call: ListPageTools) -> tuple[TabView, Any]: ...
+    @overload
+    async def call(
+        self,
+        session_id: SessionId,
+        call: PageToolCall,
+        *,
+        on_wait: OnWait | None = None,
+        answer_within: float | None = None,
+        once_key: str | None = None,
+    ) -> PageResult: ...
+    @overload
+    async def call(
+        self,
+        session_id: SessionId,
+        call: ActionCall,
+        *,
+        on_wait: OnWait | None = None,
+        answer_within: float | None = None,
+        upload_from: Sequence[str] = (),
+    ) -> tuple[TabView, Any]: ...
+    @overload
+    async def call(
+        self, session_id: SessionId, call: WideCall, *, on_wait: OnWait | None = None
+    ) -> BrowserCallOutcome: ...
+    @overload
+    async def call(self, session_id: SessionId, call: TabsCall) -> tuple[list[TabView], TabView | None]: ...
+
+    async def call(
+        self,
+        session_id: SessionId,
+        call: ToolCall,
+        *,
+        on_wait: OnWait | None = None,
+        answer_within: float | None = None,
+        once_key: str | None = None,
+        upload_from: Sequence[str] = (),
+    ) -> Any:
+        """Carry out ``call`` for the session.
+
+        ``on_wait`` hears when the call waits for the person's approval; ``answer_within`` is the
+        page's time to answer (None: the default); ``once_key`` makes a page tool call at most once
+        per session and key (:meth:`call_tool`); ``upload_from`` are the client's own folders an
+        upload may take files from (its MCP roots), beside the broker's ``--upload-dir``.
+
+        Raises:
+            BrokerError: what the core, the browser, the page or an upload's files answered.
+        """
+        if isinstance(call, ListTabs):
+            return self.core.tabs()
+        if isinstance(call, OpenTab):
+            return await self.open_tab(session_id, call.request)
+        if isinstance(call, CloseTab):
+            return await self.close_tab(session_id, call.tab)
+        if isinstance(call, ChangeTab):
+            return await self.change_tab(session_id, call.change, call.tab)
+        if isinstance(call, ListPageTools):
+            return await self.tab_tools(session_id, call.tab, call.refresh)
+        if isinstance(call, PageToolCall):
+            return await self.call_tool(session_id, call.tab, call.tool, call.args, answer_within, once_key, on_wait)
+        if isinstance(call, ActionCall):
+            return await self.act(session_id, call, answer_within, on_wait, upload_from)
+        if isinstance(call, WideCall):
+            return await self.browser_call(session_id, call, on_wait)
+        return await self._own_tabs_call(session_id, call)
 
     async def open_tab(self, session_id: SessionId, request: OpenTabRequest) -> TabView:
         view: TabView = await self._request(
@@ -189,20 +273,9 @@ class Hub(EffectCarrier):
             return call_id, effects
 
         answer = await self._request(start, on_wait)
-        if call.request == "listWindows":
+        if call.request == LIST_WINDOWS:
             return self.core.describe_windows(session_id, asked[0], answer)
-        if call.request == RESIZE_WINDOW:
-            assert call.window is not None
-            if not isinstance(answer, dict):
-                raise PageToolFailed(f"the extension answered resizeWindow with {type(answer).__name__}, not an object")
-            size = {key: answer.get(key) for key in ("width", "height")}
-            return {"resized": {"browser": asked[0], "id": parse_ref(call.window, "window")[1], **size}}
-        if call.window is not None:
-            done = {"focusWindow": "focused", "closeWindow": "closed"}[call.request]
-            return WindowChanged(done, asked[0], parse_ref(call.window, "window")[1])
-        if not isinstance(answer, dict):
-            raise PageToolFailed(f"the extension answered {call.request} with {type(answer).__name__}, not an object")
-        return answer
+        return answer_of(call, asked[0], answer)
 
     async def close_tab(self, session_id: SessionId, ref: str | int) -> Any:
         return await self._request(lambda now: self.core.close_tab(session_id, ref, now))
@@ -306,21 +379,49 @@ class Hub(EffectCarrier):
     async def act(
         self,
         session_id: SessionId,
-        ref: str | int | None,
-        action: str,
-        args: JsonObject,
+        call: ActionCall,
         answer_within: float | None = None,
         on_wait: OnWait | None = None,
+        upload_from: Sequence[str] = (),
     ) -> tuple[TabView, Any]:
         """Carry out a built-in browser action in the session's tab (None: its current tab).
 
-        ``on_wait`` hears when the action waits for the person's approval.
+        An upload's files are checked and read first, off the event loop, from the broker's
+        ``--upload-dir`` and ``upload_from`` (a client token's own folders count only where
+        :func:`broker.uploads.upload_places` says). ``on_wait`` hears when the action waits for the
+        person's approval.
+
+        Raises:
+            UploadNotAllowed, UploadTooLarge: a file the upload names may not be sent.
         """
-        view = self.core.current_tab(session_id) if ref is None else self.core.tab(ref)
+        args = call.args
+        if call.tool.uploads:
+            config = self.config
+            client_token = self.core.session_credential(session_id) is not None
+            places = uploads.upload_places(config.upload_dirs, upload_from, client_token=client_token)
+            # Files are read whole: not on the event loop.
+            args = await asyncio.to_thread(
+                uploads.checked_upload, args, places, config.upload_max_bytes, config.upload_protected
+            )
+        view = self.core.current_tab(session_id) if call.tab is None else self.core.tab(call.tab)
+        action = call.tool.action
         value = await self._request(
             lambda now: self.core.call_action(session_id, view.ref, action, args, now, answer_within), on_wait
         )
         return view, value
+
+    async def _own_tabs_call(self, session_id: SessionId, call: TabsCall) -> tuple[list[TabView], TabView | None]:
+        """``browser_tabs`` and ``browser_close`` over the session's own tabs; answered with its tabs
+        and its current one after the call, as ``browser_tabs`` ``index`` numbers them."""
+        tabs, _ = self.core.own_tabs(session_id)
+        if call.action == "new":
+            await self.open_tab(session_id, OpenTabRequest(call.url, focus=False))
+        elif call.action == "close":
+            view = self.core.current_tab(session_id) if call.index is None else tab_at(tabs, call.index)
+            await self.close_tab(session_id, view.ref)
+        elif call.action == "select":
+            self.core.select_tab(session_id, tab_at(tabs, call.index or 0).ref)
+        return self.core.own_tabs(session_id)
 
     def browser_actions(self) -> frozenset[str]:
         return self.core.browser_actions()

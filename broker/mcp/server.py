@@ -39,13 +39,13 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import codec, uploads
-from ..core import arguments, browser_tools, browser_wide
+from .. import codec
+from ..core import browser_tools, browser_wide, tool_calls
 from ..core.effects import TabView
-from ..core.errors import BrokerError, InvalidRequest, TabNotFound, ToolNotFound
+from ..core.errors import BrokerError, TabNotFound, ToolNotFound
 from ..core.messages import Tool
 from ..core.tool_names import name_page_tools, tab_of_page_tool
-from ..daemon.hub import Hub, OnWait
+from ..daemon.hub import Hub
 from ..daemon.runtime import VERSION
 from ..daemon.views import browser_call_json, tab_json, tab_tools_json
 from .answers import UNTRUSTED, error_result, json_result, page_result
@@ -377,76 +377,59 @@ class McpSurface:
         session = await self.who(ctx)
         args = params.arguments or {}
         try:
-            if params.name == "tabs":
-                return json_result(await self._tabs_action(session.key, args))
-            if params.name == "page_tools":
-                refresh = arguments.flag("refresh", args.get("refresh"))
-                view, tools = await self.hub.tab_tools(session.key, arguments.tab_ref(args.get("tab")), refresh)
-                return json_result(tab_tools_json(view.ref, tools))
-            if params.name == "call_page_tool":
-                tool = args.get("tool")
-                if not isinstance(tool, str):
-                    raise InvalidRequest("call_page_tool needs `tool`: the page tool's name")
-                tool_args = arguments.tool_arguments(args.get("arguments"))
-                ref = arguments.tab_ref(args.get("tab"))
-                return await self._call_page_tool(session.key, ref, tool, tool_args, self._progress(ctx, session))
-            if params.name in ("browser_tabs", "browser_close"):
-                return await self._playwright_tabs(session.key, params.name, args)
-            wide = browser_wide.call_of(params.name, args)
-            if wide is not None:
-                outcome = await self.hub.browser_call(session.key, wide, self._progress(ctx, session))
-                return json_result(browser_call_json(outcome))
-            builtin = browser_tools.NAMED.get(params.name)
-            if builtin is not None:
-                tab, action_args = builtin.arguments(args)
-                tab_ref = None if tab is None else arguments.tab_ref(tab)
-                if builtin.uploads:
-                    client_folders = await upload_folders(ctx, params)
-                    if isinstance(client_folders, types.InputRequiredResult):
-                        return client_folders
-                    config = self.hub.config
-                    places = uploads.upload_places(
-                        config.upload_dirs, client_folders, client_token=CLIENT_LABEL.get() is not None
-                    )
-                    # Files are read whole: not on the event loop.
-                    action_args = await asyncio.to_thread(
-                        uploads.checked_upload, action_args, places, config.upload_max_bytes, config.upload_protected
-                    )
-                view, value = await self.hub.act(
-                    session.key, tab_ref, builtin.action, action_args, on_wait=self._progress(ctx, session)
-                )
-                return page_result(value, view.ref)
-            ref, tool_name = self._resolve_page_tool(session, params.name)
-            return await self._call_page_tool(session.key, ref, tool_name, args, self._progress(ctx, session))
+            call = tool_calls.parse_call(params.name, args)
+            if call is None:
+                ref, tool_name = self._resolve_page_tool(session, params.name)
+                call = tool_calls.PageToolCall(ref, tool_name, args)
+            return await self._carry_out(ctx, params, session, call)
         except BrokerError as exc:
             return error_result(exc)
 
-    async def _tabs_action(self, key: str, args: dict[str, Any]) -> Any:
-        action = args.get("action")
-        if action == "list":
-            return {"tabs": [tab_json(view) for view in self.hub.tabs()]}
-        if action == "open":
-            return {"opened": tab_json(await self.hub.open_tab(key, arguments.open_tab_request(args)))}
-        if action == "close":
-            return await self.hub.close_tab(key, arguments.tab_ref(args.get("tab")))
-        if action in ("focus", "claim", "release"):
-            change = arguments.tab_change(action)
-            return {action: tab_json(await self.hub.change_tab(key, change, arguments.tab_ref(args.get("tab"))))}
-        raise InvalidRequest("action must be one of list, open, close, focus, claim, release")
+    async def _carry_out(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        session: McpSession,
+        call: tool_calls.ToolCall,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The hub carries ``call`` out; its answer is written as MCP answers it."""
+        key = session.key
+        if isinstance(call, tool_calls.ListTabs):
+            return json_result({"tabs": [tab_json(view) for view in await self.hub.call(key, call)]})
+        if isinstance(call, tool_calls.OpenTab):
+            return json_result({"opened": tab_json(await self.hub.call(key, call))})
+        if isinstance(call, tool_calls.CloseTab):
+            return json_result(await self.hub.call(key, call))
+        if isinstance(call, tool_calls.ChangeTab):
+            return json_result({call.change.value: tab_json(await self.hub.call(key, call))})
+        if isinstance(call, tool_calls.ListPageTools):
+            view, tools = await self.hub.call(key, call)
+            return json_result(tab_tools_json(view.ref, tools))
+        if isinstance(call, tool_calls.TabsCall):
+            return self._own_tabs_answer(*await self.hub.call(key, call))
+        if isinstance(call, tool_calls.WideCall):
+            return json_result(browser_call_json(await self.hub.call(key, call, on_wait=self._progress(ctx, session))))
+        if isinstance(call, tool_calls.ActionCall):
+            folders: list[str] = []
+            if call.tool.uploads:
+                roots = await upload_folders(ctx, params)
+                if isinstance(roots, types.InputRequiredResult):
+                    return roots
+                folders = roots
+            view, value = await self.hub.call(key, call, on_wait=self._progress(ctx, session), upload_from=folders)
+            return page_result(value, view.ref)
+        result = await self.hub.call(key, call, on_wait=self._progress(ctx, session))
+        # The tab by its ref (b2:12), whatever the client named it by: two browsers may share an id.
+        try:
+            shown = self.hub.tab(call.tab).ref
+        except BrokerError:
+            shown = str(call.tab)  # closed meanwhile
+        return page_result(result.value, shown, result.json_text, result.notes)
 
-    async def _playwright_tabs(self, key: str, tool: str, args: dict[str, Any]) -> types.CallToolResult:
-        """``browser_tabs`` and ``browser_close``, over the session's own tabs; answered with them
-        numbered as ``browser_tabs`` ``index`` takes them, as Playwright MCP answers."""
-        call = browser_wide.TabsCall("close") if tool == "browser_close" else browser_wide.tabs_call(args)
-        tabs, current = self.hub.own_tabs(key)
-        if call.action == "new":
-            await self.hub.open_tab(key, arguments.OpenTabRequest(call.url, focus=False))
-        elif call.action == "close":
-            view = self.hub.current_tab(key) if call.index is None else browser_wide.tab_at(tabs, call.index)
-            await self.hub.close_tab(key, view.ref)
-        elif call.action == "select":
-            self.hub.select_tab(key, browser_wide.tab_at(tabs, call.index or 0).ref)
-        tabs, current = self.hub.own_tabs(key)
+    @staticmethod
+    def _own_tabs_answer(tabs: list[TabView], current: TabView | None) -> types.CallToolResult:
+        """The session's own tabs numbered as ``browser_tabs`` ``index`` takes them, as Playwright
+        MCP answers ``browser_tabs`` and ``browser_close``."""
         current_ref = current.ref if current else None
         lines = [
             f"- {index}: {'(current) ' if view.ref == current_ref else ''}[{view.title}] ({view.url}) {view.label}"
@@ -481,14 +464,3 @@ class McpSurface:
         key = CONNECTION_KEY.get()
         over_legacy_http = key is not None and key.startswith(LEGACY_HTTP_PREFIX)
         return WaitProgress(ctx, session.notify_legacy if over_legacy_http else None)
-
-    async def _call_page_tool(
-        self, key: str, ref: str | int, tool: str, arguments: dict[str, Any], on_wait: OnWait
-    ) -> types.CallToolResult:
-        result = await self.hub.call_tool(key, ref, tool, arguments, on_wait=on_wait)
-        # The tab by its ref (b2:12), whatever the client named it by: two browsers may share an id.
-        try:
-            shown = self.hub.tab(ref).ref
-        except BrokerError:
-            shown = str(ref)  # closed meanwhile
-        return page_result(result.value, shown, result.json_text, result.notes)

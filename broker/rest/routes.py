@@ -20,16 +20,15 @@ Handlers parse, call the hub and shape JSON with :mod:`broker.daemon.views`; the
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
 import attrs
 from aiohttp import web
 
-from .. import codec, uploads
-from ..core import arguments, browser_tools, browser_wide
-from ..core.errors import Forbidden, InvalidRequest, PageToolFailed, ToolNotFound
+from .. import codec
+from ..core import arguments, browser_wide, tool_calls
+from ..core.errors import Forbidden, InvalidRequest, PageToolFailed
 from ..core.messages import Arguments, RawJson
 from ..daemon.connections import CONNECTIONS
 from ..daemon.hub import Hub
@@ -165,22 +164,22 @@ async def list_tabs(request: web.Request) -> web.Response:
 @routes.post("/tabs")
 async def open_tab(request: web.Request) -> web.Response:
     session_id = await _session(request)
-    wanted = arguments.open_tab_request(await _json_body(request))
-    tab = await _hub(request).open_tab(session_id, wanted)
+    wanted = tool_calls.OpenTab(arguments.open_tab_request(await _json_body(request)))
+    tab = await _hub(request).call(session_id, wanted)
     return _answer({"tab": tab_json(tab)})
 
 
 @routes.delete("/tabs/{tab}")
 async def close_tab(request: web.Request) -> web.Response:
     session_id = await _session(request)
-    return json_response(await _hub(request).close_tab(session_id, request.match_info["tab"]))
+    return json_response(await _hub(request).call(session_id, tool_calls.CloseTab(request.match_info["tab"])))
 
 
 @routes.get("/tabs/{tab}/tools")
 async def tab_tools(request: web.Request) -> web.Response:
     session_id = await _session(request)
     refresh = arguments.query_flag("refresh", request.query.get("refresh"))
-    tab, tools = await _hub(request).tab_tools(session_id, request.match_info["tab"], refresh)
+    tab, tools = await _hub(request).call(session_id, tool_calls.ListPageTools(request.match_info["tab"], refresh))
     return _answer(tab_tools_json(tab.ref, tools))
 
 
@@ -201,7 +200,8 @@ async def page_tool_call(request: web.Request, hub: Hub, ref: str, tool: str) ->
     once_key = request.headers.get("Idempotency-Key")
     if once_key is not None and not _IDEMPOTENCY_KEY.match(once_key):
         raise InvalidRequest("Idempotency-Key must be 1-128 printable characters")
-    result = await hub.call_tool(session_id, ref, tool, args, answer_within, once_key)
+    call = tool_calls.PageToolCall(ref, tool, args)
+    result = await hub.call(session_id, call, answer_within=answer_within, once_key=once_key)
     value = result.value if result.json_text is None else codec.written(result.json_text)
     return json_response({"result": value, "limited": list(result.notes)} if result.notes else {"result": value})
 
@@ -209,20 +209,10 @@ async def page_tool_call(request: web.Request, hub: Hub, ref: str, tool: str) ->
 @routes.post("/tabs/{tab}/actions/{action}")
 async def browser_action(request: web.Request) -> web.Response:
     session_id = await _session(request)
-    action = request.match_info["action"]
-    builtin = browser_tools.ACTIONS.get(action)
-    if builtin is None:
-        raise ToolNotFound(f"no built-in action {action!r} (there are: {', '.join(browser_tools.ACTIONS)})")
-    _, args = builtin.arguments(arguments.tool_arguments(await _json_body(request)))
-    if builtin.uploads:
-        config = _hub(request).config
-        places = uploads.upload_places(config.upload_dirs)
-        # Files are read whole: not on the event loop.
-        args = await asyncio.to_thread(
-            uploads.checked_upload, args, places, config.upload_max_bytes, config.upload_protected
-        )
+    builtin = tool_calls.builtin_action(request.match_info["action"])
+    call = tool_calls.action_in(request.match_info["tab"], builtin, await _json_body(request))
     answer_within = arguments.call_timeout(request.query.get("timeout"))
-    _, result = await _hub(request).act(session_id, request.match_info["tab"], action, args, answer_within)
+    _, result = await _hub(request).call(session_id, call, answer_within=answer_within)
     return _result_response(result)
 
 
@@ -230,12 +220,12 @@ async def browser_action(request: web.Request) -> web.Response:
 async def change_ownership(request: web.Request) -> web.Response:
     session_id = await _session(request)
     change = arguments.tab_change(request.match_info["action"])
-    tab = await _hub(request).change_tab(session_id, change, request.match_info["tab"])
+    tab = await _hub(request).call(session_id, tool_calls.ChangeTab(change, request.match_info["tab"]))
     return _answer({"tab": tab_json(tab)})
 
 
 async def _browser_call(request: web.Request, call: browser_wide.WideCall) -> web.Response:
-    return _answer(browser_call_json(await _hub(request).browser_call(await _session(request), call)))
+    return _answer(browser_call_json(await _hub(request).call(await _session(request), call)))
 
 
 @routes.get("/windows")
