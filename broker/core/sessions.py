@@ -7,10 +7,15 @@ session; the broker's own token may also end any session. Those with a
 connection end when it does, which their adapter reports. Those without (``ends_when_idle``) end
 once unused for the idle time: no call in flight, no listener open, and nothing asked for that
 long. A call's end counts as a use, and so does a listener's end.
+
+A session's key (:class:`SessionKey`) says which door made it and for whom (:class:`SessionKind`);
+the core and every answer carry it as its string (``mcp-3f2a...``, ``rest:ci``), which only
+:meth:`SessionKey.of` reads back.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 
 import attrs
@@ -19,7 +24,57 @@ from .effects import SessionId
 from .errors import Forbidden, TooManySessions
 from .security import OWNER_CREDENTIAL
 
-__all__ = ["OWNER_CREDENTIAL", "Session", "Sessions"]
+__all__ = ["OWNER_CREDENTIAL", "Session", "SessionKey", "SessionKind", "Sessions"]
+
+
+class SessionKind(enum.Enum):
+    """Who a session is, by the door that keys it; the value begins its key's string."""
+
+    # An MCP connection: stdio through the tunnel, or Streamable HTTP's own stream.
+    MCP_CONNECTION = "mcp-"
+    # A 2025-11-25 Streamable HTTP session, by its Mcp-Session-Id.
+    MCP_HTTP = "mcp-http-"
+    # A stateless MCP client, by its client token's name, else by its clientInfo.name.
+    MCP_CLIENT = "mcp-client:"
+    MCP_NAME = "mcp-name:"
+    # REST's default session: the broker's own token's (``rest``), or a client token's (``rest:<name>``).
+    REST = "rest"
+    # An X-Session-Id a REST caller chose.
+    CHOSEN = ""
+
+
+# Read longest first: every MCP kind begins with MCP_CONNECTION's "mcp-".
+_READ_ORDER = (SessionKind.MCP_HTTP, SessionKind.MCP_CLIENT, SessionKind.MCP_NAME, SessionKind.MCP_CONNECTION)
+
+
+@attrs.frozen
+class SessionKey:
+    """A session's key: its kind and what names it within the kind (None: REST's owner session)."""
+
+    kind: SessionKind
+    name: str | None = None
+
+    def __str__(self) -> str:
+        if self.kind is SessionKind.REST:
+            return self.kind.value if self.name is None else f"{self.kind.value}:{self.name}"
+        return f"{self.kind.value}{self.name or ''}"
+
+    @property
+    def reserved(self) -> bool:
+        """A key only its door makes, which no REST caller may choose."""
+        return self.kind is not SessionKind.CHOSEN
+
+    @classmethod
+    def of(cls, key: str) -> SessionKey:
+        """The key ``key`` writes (the core's and the answers' string)."""
+        if key == SessionKind.REST.value:
+            return cls(SessionKind.REST)
+        if key.startswith(f"{SessionKind.REST.value}:"):
+            return cls(SessionKind.REST, key[len(SessionKind.REST.value) + 1 :])
+        for kind in _READ_ORDER:
+            if key.startswith(kind.value):
+                return cls(kind, key[len(kind.value) :])
+        return cls(SessionKind.CHOSEN, key)
 
 
 @attrs.define

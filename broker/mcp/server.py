@@ -44,6 +44,7 @@ from ..core import browser_tools, browser_wide, tool_calls
 from ..core.effects import TabView
 from ..core.errors import BrokerError, TabNotFound, ToolNotFound
 from ..core.messages import Tool
+from ..core.sessions import SessionKey, SessionKind
 from ..core.tool_names import name_page_tools, tab_of_page_tool
 from ..daemon.hub import Hub
 from ..daemon.runtime import VERSION
@@ -62,8 +63,8 @@ CLIENT_LABEL: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_c
 
 COALESCE = 0.02
 LIST_PLACEHOLDER = "browser-mcp-tools-list:"
-# How mcp_http names the session of a 2025-11-25 HTTP client (its answers are single JSON bodies).
-LEGACY_HTTP_PREFIX = "mcp-http-"
+# How the session of a 2025-11-25 HTTP client begins (its answers are single JSON bodies).
+LEGACY_HTTP_PREFIX = SessionKind.MCP_HTTP.value
 
 
 # A tool as its client sees it: name, tab title and URL, the page tool (None for a built-in one).
@@ -115,7 +116,7 @@ class McpSurface:
 
     @staticmethod
     def new_connection_key() -> str:
-        return f"mcp-{uuid.uuid4().hex[:12]}"
+        return str(SessionKey(SessionKind.MCP_CONNECTION, uuid.uuid4().hex[:12]))
 
     async def who(self, ctx: ServerRequestContext[Any, Any]) -> McpSession:
         """The broker session of the client making this request, opened on first sight."""
@@ -125,7 +126,7 @@ class McpSurface:
         stateless = key is None
         if key is None:
             label = CLIENT_LABEL.get()
-            key = f"mcp-client:{label}" if label else f"mcp-name:{name}"
+            key = str(SessionKey(SessionKind.MCP_CLIENT, label) if label else SessionKey(SessionKind.MCP_NAME, name))
         session = self.sessions.get(key)
         # One the person ended in the browser starts anew once a call has told its client so.
         if session is None or not (self.hub.has_session(key) or self.hub.ended_by_person(key)):
@@ -462,5 +463,5 @@ class McpSurface:
 
     def _progress(self, ctx: ServerRequestContext[Any, Any], session: McpSession) -> WaitProgress:
         key = CONNECTION_KEY.get()
-        over_legacy_http = key is not None and key.startswith(LEGACY_HTTP_PREFIX)
+        over_legacy_http = key is not None and SessionKey.of(key).kind is SessionKind.MCP_HTTP
         return WaitProgress(ctx, session.notify_legacy if over_legacy_http else None)

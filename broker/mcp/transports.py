@@ -47,11 +47,12 @@ from starlette.responses import JSONResponse
 
 from .. import uploads
 from ..core.errors import TooManySessions
+from ..core.sessions import SessionKey, SessionKind
 from ..daemon.hub import Hub
 from ..daemon.runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
 from .asgi import Message, Scope, serve_asgi
 from .roots import WORKDIR
-from .server import CLIENT_LABEL, CONNECTION_KEY, LEGACY_HTTP_PREFIX, LIST_PLACEHOLDER, McpSurface
+from .server import CLIENT_LABEL, CONNECTION_KEY, LIST_PLACEHOLDER, McpSurface
 
 __all__ = ["LegacySessions", "McpEndpoint", "RunningMcp"]
 
@@ -60,7 +61,7 @@ LIST_PLACEHOLDER_BYTES = LIST_PLACEHOLDER.encode()
 
 
 def legacy_key(session_id: str) -> str:
-    return f"{LEGACY_HTTP_PREFIX}{session_id}"
+    return str(SessionKey(SessionKind.MCP_HTTP, session_id))
 
 
 class LegacySessions:

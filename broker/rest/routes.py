@@ -30,6 +30,7 @@ from .. import codec
 from ..core import arguments, browser_wide, tool_calls
 from ..core.errors import Forbidden, InvalidRequest, PageToolFailed
 from ..core.messages import Arguments, RawJson
+from ..core.sessions import SessionKey, SessionKind
 from ..daemon.connections import CONNECTIONS
 from ..daemon.hub import Hub
 from ..daemon.runtime import CLIENT_LABEL, HUB, RUNTIME
@@ -45,7 +46,7 @@ from ..daemon.views import (
 
 __all__ = ["DEFAULT_SESSION", "call_tool", "page_tool_call", "setup_rest"]
 
-DEFAULT_SESSION = "rest"
+DEFAULT_SESSION = str(SessionKey(SessionKind.REST))
 _SESSION_ID = re.compile(r"^[\w.:@+-]{1,128}$")
 _IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,128}$")
 
@@ -88,22 +89,18 @@ async def _session(request: web.Request, hub: Hub | None = None) -> str:
         Forbidden: a client token names a session it did not open.
     """
     credential = request[CLIENT_LABEL]
-    default = DEFAULT_SESSION if credential is None else f"{DEFAULT_SESSION}:{credential}"
+    default = str(SessionKey(SessionKind.REST, credential))
     headers = request.headers
     session_id = headers.get("X-Session-Id", default)
     if not _SESSION_ID.match(session_id):
         raise InvalidRequest("X-Session-Id must be 1-128 letters, digits or . : @ + - _")
-    if credential is not None and session_id != default and _reserved(session_id):
+    if credential is not None and session_id != default and SessionKey.of(session_id).reserved:
         # A client token opening one of these first would hold the session its owner later
         # takes (an MCP client's, or another credential's default REST session).
         raise Forbidden(f"session id {session_id!r} is reserved (rest, rest:*, mcp-*); choose another X-Session-Id")
     name = headers.get("X-Session-Name", session_id)[:128]
     await (hub or _hub(request)).open_session(session_id, name, ends_when_idle=True, credential=credential)
     return session_id
-
-
-def _reserved(session_id: str) -> bool:
-    return session_id == DEFAULT_SESSION or session_id.startswith((f"{DEFAULT_SESSION}:", "mcp-"))
 
 
 async def _json_body(request: web.Request) -> Any:
