@@ -21,8 +21,22 @@ import { TOOLS, toolsOf } from "./tools.js";
  */
 
 /**
- * A page driver: how the built-in tools reach a browser's pages.
- * @typedef {object} PageDriver
+ * A tool's member: it carries out the tool named in tools.js (its wire name in camelCase), with the
+ * call's arguments (those beside `tab`), and answers as the tool's `answer` says: `input` and
+ * `moves` with nothing (run.js answers with the page), `own` with the tool's result, `shared` and
+ * `dialog` with what run.js's code of the tool makes of it (a line, a listing).
+ * @typedef {(tabId: number, args: object, signal?: AbortSignal) => Promise<ToolResult | string | void>} ToolMember
+ */
+
+/**
+ * A page driver: how the built-in tools reach a browser's pages. Its own members are these; beside
+ * them it has the member of each tool it carries out (ToolMember), and no other.
+ * @typedef {PageDriverOwn & Object<string, ToolMember>} PageDriver
+ */
+
+/**
+ * The members every page driver has.
+ * @typedef {object} PageDriverOwn
  * @property {string} name The driver's name, as `connected` announces it and tools.js's `drivers` name it.
  * @property {readonly string[]} actions The tools it carries out (tools.js), announced in `connected.actions`.
  * @property {string} browser The browser a tool it lacks is refused in the name of ("Firefox's extension cannot ...").
@@ -46,30 +60,6 @@ import { TOOLS, toolsOf } from "./tools.js";
  * @property {(tabId: number, action: string) => void} refuseWhileDialogOpen Throws dialog_open while a dialog waits in the tab.
  * @property {(tabId: number) => string[]} takeDialogNotes What happened to the tab's dialogs since its last result.
  * @property {<T>(tabId: number, task: Promise<T>) => Promise<{value?: T, dialog?: object}>} untilDialog `task`'s value, or the dialog that opened first.
- * @property {(tabId: number, args: object) => Promise<void>} click browser_click.
- * @property {(tabId: number, args: object) => Promise<void>} hover browser_hover.
- * @property {(tabId: number, args: object) => Promise<void>} type browser_type.
- * @property {(tabId: number, args: object) => Promise<void>} fillForm browser_fill_form.
- * @property {(tabId: number, args: object) => Promise<void>} selectOption browser_select_option.
- * @property {(tabId: number, args: object) => Promise<void>} pressKey browser_press_key.
- * @property {(tabId: number, args: object, signal?: AbortSignal) => Promise<string>} waitFor browser_wait_for: the line saying what it waited for.
- * @property {(tabId: number, args: object) => Promise<void>} navigate browser_navigate.
- * @property {(tabId: number) => Promise<void>} navigateBack browser_navigate_back.
- * @property {(tabId: number) => Promise<void>} navigateForward browser_navigate_forward.
- * @property {(tabId: number) => Promise<void>} reload browser_reload.
- * @property {(tabId: number, args: object) => Promise<ToolResult>} takeScreenshot browser_take_screenshot: its image.
- * @property {(tabId: number, args: object) => Promise<string>} consoleMessages browser_console_messages: the listing.
- * @property {(tabId: number, args: object) => Promise<string>} networkRequests browser_network_requests: the listing.
- * @property {(tabId: number, args: object) => Promise<ToolResult>} evaluate browser_evaluate: its value.
- * @property {(tabId: number, args: object) => Promise<string>} handleDialog browser_handle_dialog: the line saying how it answered.
- * @property {(tabId: number, args: object) => Promise<void>} drag browser_drag.
- * @property {(tabId: number, args: object) => Promise<void>} mouseClickXy browser_mouse_click_xy.
- * @property {(tabId: number, args: object) => Promise<void>} mouseMoveXy browser_mouse_move_xy.
- * @property {(tabId: number, args: object) => Promise<void>} mouseDragXy browser_mouse_drag_xy.
- * @property {(tabId: number, args: object) => Promise<void>} [mouseDown] browser_mouse_down (the DevTools driver's alone).
- * @property {(tabId: number, args: object) => Promise<void>} [mouseUp] browser_mouse_up (the DevTools driver's alone).
- * @property {(tabId: number, args: object) => Promise<void>} [mouseWheel] browser_mouse_wheel (the DevTools driver's alone).
- * @property {(tabId: number, args: object) => Promise<string>} fileUpload browser_file_upload: the line saying what it set.
  */
 
 /** The members every page driver has, beside its tools'. */
@@ -104,9 +94,6 @@ export const memberOf = (name) => name.replace(/_([a-z])/g, (_, letter) => lette
 
 /** Whether the tool is carried out by a member of its own (not answered with the page's report). */
 const hasMember = (tool) => tool.answer !== "report";
-
-/** Every tool member a driver may have, whichever driver. */
-export const TOOL_MEMBERS = Object.freeze(TOOLS.filter(hasMember).map((tool) => memberOf(tool.name)));
 
 /** The members the driver named `driverName` has: its own and those of the tools it carries out. */
 export function membersOf(driverName) {

@@ -21,6 +21,7 @@
 // their calls at once, so nothing is left to rebuild.
 
 import { FromBroker, Refusal, ToBroker } from "../base/protocol.js";
+import { ownerKey } from "../base/owner_key.js";
 import { reply } from "../link/links.js";
 import { toolsOf } from "../page_tools/page_tools.js";
 import { isPaused, pausedError } from "./person.js";
@@ -30,7 +31,7 @@ import { documentIn } from "../tabs/documents.js";
 import { frameOfTool } from "../page_tools/frame_tools.js";
 import { sessionCredential, sessionName } from "../tabs/sessions.js";
 import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "../base/settings.js";
-import { uploadedFiles } from "../actions/devtools/file_chooser.js";
+import { uploadedFiles } from "../actions/uploads.js";
 import { toolNamed } from "../actions/tools.js";
 import { ask, notApproved } from "./approval_window.js";
 
@@ -238,7 +239,7 @@ export async function admit(link, message) {
     perSite: Boolean(origin && credential && !upload),
     timeoutMs,
   };
-  const answer = await ask(details, `${link.port}/${message.sessionId}`, `${link.port}/${message.callId}`);
+  const answer = await ask(details, ownerKey(link.port, message.sessionId), `${link.port}/${message.callId}`);
   if (answer === "always" && details.perSite) {
     await updateSettings({ alwaysAllow: [...settings().alwaysAllow, { credential, origin }] });
   }

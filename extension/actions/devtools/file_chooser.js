@@ -16,8 +16,6 @@
 import { onSessionEvent, onTabAttached, onTabEvent, onTabForgotten, send } from "./debugger.js";
 import { ActionError, Code, invalidArguments } from "../../base/errors.js";
 import { checkedPaths, filesWithBytes, uploadedFiles } from "../uploads.js";
-// Until the approval window imports it from uploads.js.
-export { uploadedFiles } from "../uploads.js";
 import { onFrameSession } from "./frames.js";
 
 /**
