@@ -1,4 +1,4 @@
-"""End to end: the WebExtension driver's synthetic mouse (extension/actions/synthetic_input.js).
+"""End to end: the WebExtension driver's synthetic mouse (extension/actions/webext/synthetic_input.js).
 
 The page functions run in an isolated world of a real page, as ``chrome.scripting.executeScript``
 runs them, in each browser (``tests/support/synthetic_pages.py``); ``tests/pages/synthetic_pointer.html``

@@ -1,4 +1,4 @@
-"""End to end: the WebExtension driver's synthetic keyboard (extension/actions/synthetic_keys.js).
+"""End to end: the WebExtension driver's synthetic keyboard (extension/actions/webext/synthetic_keys.js).
 
 As ``tests/e2e/test_e2e_synthetic_input.py``: the page function runs in an isolated world of a real
 page in each browser; ``tests/pages/synthetic_text.html`` records the events it gets and keeps a

@@ -1,7 +1,7 @@
 """End to end in headless Firefox ESR: a page's dialogs and console on the WebExtension page driver.
 
 Firefox gives extensions no DevTools protocol, so the driver puts page hooks in the client's tabs
-(``extension/actions/page_hooks.js``): ``alert``, ``confirm`` and ``prompt`` hold the page on a
+(``extension/actions/webext/page_hooks.js``): ``alert``, ``confirm`` and ``prompt`` hold the page on a
 request the driver answers when ``browser_handle_dialog`` does, ``console.*`` is kept for
 ``browser_console_messages``. The extension's Firefox build runs with a probe beside its
 background (``tests/support/firefox_actions_probe.js``) through which the test runs browser actions one

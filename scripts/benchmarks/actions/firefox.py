@@ -45,13 +45,13 @@ BROWSERS = ("chromium", "firefox")
 
 @dataclass
 class BrowsersResults:
-    """Each browser's figures (``bench_actions_sides.SideResult``) and the typing times beside them."""
+    """Each browser's figures (``sides.SideResult``) and the typing times beside them."""
 
     products: int
     snapshots: int
     clicks: int
     browsers: dict[str, str]  # side -> the browser's name and version, as the broker heard it
-    sides: dict[str, Any]  # side -> bench_actions_sides.SideResult
+    sides: dict[str, Any]  # side -> sides.SideResult
     type_ms: dict[str, list[float]] = field(default_factory=dict)
 
     def figure(self, side: str, metric: str) -> float:
