@@ -41,7 +41,7 @@ from .core.link_auth import pairing_text
 from .core.security import check_bearer, check_host, is_allowed_origin
 from .daemon.connections import CONNECTIONS, ConnectionGate
 from .daemon.hub import Hub
-from .daemon.runtime import CLIENT_LABEL, HUB, RUNTIME, VERSION, Runtime, raise_open_file_limit
+from .daemon.runtime import CLIENT, HUB, RUNTIME, VERSION, Runtime, raise_open_file_limit
 from .daemon.views import json_response
 from .link.handshake import OPEN_PATHS, issue_code, setup_auth_routes
 from .link.websocket import check_extension_request, extension_link
@@ -132,7 +132,7 @@ def _disarm(deadline: asyncio.Timeout) -> None:
 
 
 def _check_request(request: web.Request, runtime: Runtime, connections: ConnectionGate) -> None:
-    """The security model's checks of a request; sets its ``CLIENT_LABEL`` (a route that needs a token).
+    """The security model's checks of a request; sets its ``CLIENT`` (a route that needs a token).
 
     Raises:
         BrokerError: the request is refused (the error says why).
@@ -151,12 +151,12 @@ def _check_request(request: web.Request, runtime: Runtime, connections: Connecti
     if origin is not None and not is_allowed_origin(origin, settings.allowed_extensions, runtime.port):
         raise Forbidden(f"requests from web pages are refused (Origin {origin!r})")
     if path not in OPEN_PATHS:
-        request[CLIENT_LABEL] = check_bearer(headers.get("Authorization"), settings.token)
+        request[CLIENT] = check_bearer(headers.get("Authorization"), settings.token)
     check_no_content_coding(headers.get("Content-Encoding"))
     check_body_size(request.content_length, settings.limits.frame_limit)
     if path not in OPEN_PATHS:
         # An open path asks for no token: its connection stays among the unproven ones.
-        connections.proven(request, request[CLIENT_LABEL])
+        connections.proven(request, request[CLIENT])
 
 
 def _error_answer(request: web.Request, exc: Exception) -> web.Response:

@@ -15,11 +15,13 @@ import hmac
 import ipaddress
 import re
 from collections.abc import Iterable
+from typing import TypeAlias
 
 from .errors import Forbidden, Unauthorized
 
 __all__ = [
     "OWNER_CREDENTIAL",
+    "Client",
     "PROJECT_EXTENSION_ID",
     "FIREFOX_EXTENSION_ID",
     "refuse_extension_ids",
@@ -106,12 +108,17 @@ def is_allowed_origin(origin: str, allowed_extensions: frozenset[str], own_port:
 # bear this name (:func:`client_token`), so none can pose as the owner.
 OWNER_CREDENTIAL = "owner"
 CLIENT_TOKEN_PREFIX = "bmcp_"
-_CLIENT_LABEL = re.compile(r"^[A-Za-z0-9-]{1,48}$")
+_CLIENT_NAME = re.compile(r"^[A-Za-z0-9-]{1,48}$")
+
+# Who a request acts for, as every door and the core name it: the name a client token bears
+# (``browser-mcp mcp-config --client NAME``), or None for the broker's own token, the owner's
+# (shown to the person as OWNER_CREDENTIAL).
+Client: TypeAlias = str | None
 
 
-def _is_client_label(label: str) -> bool:
+def _is_client_name(label: str) -> bool:
     # The person tells the owner's sessions by this name: a client token may not bear it.
-    return bool(_CLIENT_LABEL.match(label)) and label.lower() != OWNER_CREDENTIAL
+    return bool(_CLIENT_NAME.match(label)) and label.lower() != OWNER_CREDENTIAL
 
 
 def client_token(token: str, label: str) -> str:
@@ -120,7 +127,7 @@ def client_token(token: str, label: str) -> str:
     Raises:
         ValueError: ``label`` is not 1-48 letters, digits or dashes.
     """
-    if not _is_client_label(label):
+    if not _is_client_name(label):
         raise ValueError(
             f"a client name for a token is 1-48 letters, digits or dashes, other than {OWNER_CREDENTIAL!r}"
             f" (the broker's own token), not {label!r}"
@@ -129,8 +136,8 @@ def client_token(token: str, label: str) -> str:
     return f"{CLIENT_TOKEN_PREFIX}{label}_{mac}"
 
 
-def check_bearer(authorization: str | None, token: str) -> str | None:
-    """Check ``Authorization: Bearer ...`` and return the client label of a client token, else None.
+def check_bearer(authorization: str | None, token: str) -> Client:
+    """Check ``Authorization: Bearer ...`` and return the client a client token names, else None (the owner).
 
     Raises:
         Unauthorized: no bearer token, or neither the broker's token nor a client token of it.
@@ -147,6 +154,6 @@ def check_bearer(authorization: str | None, token: str) -> str | None:
             return None
         if presented.startswith(CLIENT_TOKEN_PREFIX):
             label = presented[len(CLIENT_TOKEN_PREFIX) :].rpartition("_")[0]
-            if _is_client_label(label) and hmac.compare_digest(presented.encode(), client_token(token, label).encode()):
+            if _is_client_name(label) and hmac.compare_digest(presented.encode(), client_token(token, label).encode()):
                 return label
     raise Unauthorized("wrong bearer token")

@@ -21,11 +21,12 @@ from aiohttp import web
 from ..core.config import DEFAULTS, Config
 from ..core.limits import raised_file_limit
 from ..core.link_auth import PairingDesk
+from ..core.security import Client
 from ..version import MIN_EXTENSION_VERSION, PROTOCOL_VERSION, VERSION
 from .hub import Hub
 
 __all__ = [
-    "CLIENT_LABEL",
+    "CLIENT",
     "HUB",
     "PROTOCOL_VERSION",
     "RUNTIME",
@@ -118,6 +119,6 @@ class Runtime:
 
 
 HUB = web.AppKey("hub", Hub)
-# The client a request's client token names (browser-mcp mcp-config mints them), else None.
-CLIENT_LABEL = web.RequestKey[str | None]("client_label")
+# Who the request acts for (core.security.Client): its client token's name, else None (the owner).
+CLIENT = web.RequestKey[Client]("client")
 RUNTIME = web.AppKey("runtime", Runtime)

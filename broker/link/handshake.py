@@ -38,7 +38,7 @@ from ..core.broker_messages import (
 )
 from ..core.errors import Forbidden, InvalidMessage, InvalidRequest, PairingFailed, Unauthorized
 from ..core.link_auth import PairingDesk, Role
-from ..daemon.runtime import CLIENT_LABEL, RUNTIME, Runtime
+from ..daemon.runtime import CLIENT, RUNTIME, Runtime
 from ..daemon.views import json_response
 
 if TYPE_CHECKING:
@@ -206,6 +206,6 @@ async def auth_challenge(request: web.Request) -> web.Response:
 @routes.post("/pairing")
 async def pairing(request: web.Request) -> web.Response:
     """Issue a pairing code (replacing any earlier one) for the person to type into the extension."""
-    if request[CLIENT_LABEL] is not None:
+    if request[CLIENT] is not None:
         raise Forbidden("a client token cannot pair a browser: use the broker's own token (browser-mcp pair)")
     return json_response(issue_code(request.app[RUNTIME]))

@@ -44,6 +44,7 @@ from ..core import browser_tools, browser_wide, tool_calls
 from ..core.effects import TabView
 from ..core.errors import BrokerError, TabNotFound, ToolNotFound
 from ..core.messages import Tool
+from ..core.security import Client
 from ..core.sessions import SessionKey, SessionKind
 from ..core.tool_names import name_page_tools, tab_of_page_tool
 from ..daemon.hub import Hub
@@ -54,12 +55,13 @@ from .progress import WaitProgress
 from .roots import upload_folders
 from .tool_specs import FIXED_JSON, FIXED_SCHEMAS, object_schema, tool_json
 
-__all__ = ["CLIENT_LABEL", "CONNECTION_KEY", "LEGACY_HTTP_PREFIX", "LIST_PLACEHOLDER", "McpSession", "McpSurface"]
+__all__ = ["REQUEST_CLIENT", "CONNECTION_KEY", "LEGACY_HTTP_PREFIX", "LIST_PLACEHOLDER", "McpSession", "McpSurface"]
 
 logger = logging.getLogger(__name__)
 
 CONNECTION_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_connection_key", default=None)
-CLIENT_LABEL: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_client_label", default=None)
+# Who the request the SDK is handling acts for (core.security.Client), set by the transport.
+REQUEST_CLIENT: contextvars.ContextVar[Client] = contextvars.ContextVar("mcp_request_client", default=None)
 
 COALESCE = 0.02
 LIST_PLACEHOLDER = "browser-mcp-tools-list:"
@@ -125,13 +127,13 @@ class McpSurface:
         key = CONNECTION_KEY.get()
         stateless = key is None
         if key is None:
-            label = CLIENT_LABEL.get()
+            label = REQUEST_CLIENT.get()
             key = str(SessionKey(SessionKind.MCP_CLIENT, label) if label else SessionKey(SessionKind.MCP_NAME, name))
         session = self.sessions.get(key)
         # One the person ended in the browser starts anew once a call has told its client so.
         if session is None or not (self.hub.has_session(key) or self.hub.ended_by_person(key)):
             try:
-                await self.hub.open_session(key, name, ends_when_idle=stateless, credential=CLIENT_LABEL.get())
+                await self.hub.open_session(key, name, ends_when_idle=stateless, credential=REQUEST_CLIENT.get())
             except BrokerError as exc:
                 # No session, so no tool result to carry it: the request itself fails.
                 raise MCPError(types.INVALID_REQUEST, f"{exc.code}: {exc.message}", {"code": exc.code}) from None

@@ -49,10 +49,10 @@ from .. import uploads
 from ..core.errors import TooManySessions
 from ..core.sessions import SessionKey, SessionKind
 from ..daemon.hub import Hub
-from ..daemon.runtime import CLIENT_LABEL as CLIENT_LABEL_KEY
+from ..daemon.runtime import CLIENT
 from .asgi import Message, Scope, serve_asgi
 from .roots import WORKDIR
-from .server import CLIENT_LABEL, CONNECTION_KEY, LIST_PLACEHOLDER, McpSurface
+from .server import CONNECTION_KEY, LIST_PLACEHOLDER, REQUEST_CLIENT, McpSurface
 
 __all__ = ["LegacySessions", "McpEndpoint", "RunningMcp"]
 
@@ -97,7 +97,7 @@ class LegacySessions:
         if transport is None:
             await _jsonrpc_error(404, "Session not found")(scope, receive, send)
             return
-        if CLIENT_LABEL.get() != self.credentials.get(session_id):
+        if REQUEST_CLIENT.get() != self.credentials.get(session_id):
             # A session is bound to the token that opened it: no other may call, listen or DELETE.
             message = "this Mcp-Session-Id was opened with another credential; use the token that opened it"
             await _jsonrpc_error(403, message)(scope, receive, send)
@@ -136,7 +136,7 @@ class LegacySessions:
         session_id = uuid.uuid4().hex
         try:
             # Counted as one of its credential's sessions from here, before its first request.
-            self.surface.hub.hold_session(legacy_key(session_id), CLIENT_LABEL.get())
+            self.surface.hub.hold_session(legacy_key(session_id), REQUEST_CLIENT.get())
         except TooManySessions as exc:
             await _jsonrpc_error(429, f"{exc.code}: {exc.message}")(scope, receive, send)
             return
@@ -146,7 +146,7 @@ class LegacySessions:
             mcp_session_id=session_id, idle_timeout=self.idle_timeout, is_json_response_enabled=True
         )
         self.transports[session_id] = transport
-        self.credentials[session_id] = CLIENT_LABEL.get()
+        self.credentials[session_id] = REQUEST_CLIENT.get()
         assert self._task_group is not None
         await self._task_group.start(self._serve, transport)
         statuses: list[int] = []
@@ -260,7 +260,7 @@ class McpEndpoint:
         await manager.handle_request(scope, receive_again, send)
 
     async def http(self, request: web.Request) -> web.StreamResponse:
-        CLIENT_LABEL.set(request.get(CLIENT_LABEL_KEY))
+        REQUEST_CLIENT.set(request.get(CLIENT))
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             CONNECTION_KEY.set(None)
@@ -287,7 +287,7 @@ class McpEndpoint:
         """
         hub = self.surface.hub
         key = McpSurface.new_connection_key()
-        hub.hold_session(key, request.get(CLIENT_LABEL_KEY))
+        hub.hold_session(key, request.get(CLIENT))
         try:
             return await self._tunnel(request, key, hub.config.header_timeout, hub.config.ping_interval)
         finally:
@@ -297,7 +297,7 @@ class McpEndpoint:
         ws = web.WebSocketResponse(max_msg_size=64 * 1024 * 1024, compress=False, heartbeat=ping)
         await ws.prepare(request)
         CONNECTION_KEY.set(key)
-        CLIENT_LABEL.set(request.get(CLIENT_LABEL_KEY))
+        REQUEST_CLIENT.set(request.get(CLIENT))
         WORKDIR.set(uploads.workdir_of(request.headers.get(uploads.WORKDIR_HEADER)))
         inbound_send, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](16)

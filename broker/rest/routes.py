@@ -33,7 +33,7 @@ from ..core.messages import Arguments, RawJson
 from ..core.sessions import SessionKey, SessionKind
 from ..daemon.connections import CONNECTIONS
 from ..daemon.hub import Hub
-from ..daemon.runtime import CLIENT_LABEL, HUB, RUNTIME
+from ..daemon.runtime import CLIENT, HUB, RUNTIME
 from ..daemon.views import (
     browser_call_json,
     browser_json,
@@ -88,7 +88,7 @@ async def _session(request: web.Request, hub: Hub | None = None) -> str:
         InvalidRequest: the X-Session-Id header is not a plain identifier.
         Forbidden: a client token names a session it did not open.
     """
-    credential = request[CLIENT_LABEL]
+    credential = request[CLIENT]
     default = str(SessionKey(SessionKind.REST, credential))
     headers = request.headers
     session_id = headers.get("X-Session-Id", default)
@@ -133,7 +133,7 @@ async def _tool_arguments(request: web.Request) -> Arguments:
 @routes.get("/status")
 async def status(request: web.Request) -> web.Response:
     hub = _hub(request)
-    credential = request[CLIENT_LABEL]
+    credential = request[CLIENT]
     browsers = hub.browsers()
     sessions = hub.sessions()
     if credential is not None:
@@ -302,13 +302,13 @@ async def delete_bookmark(request: web.Request) -> web.Response:
 @routes.delete("/sessions/{session}")
 async def end_session(request: web.Request) -> web.Response:
     session_id = request.match_info["session"]
-    existed = await _hub(request).end_session(session_id, request[CLIENT_LABEL])
+    existed = await _hub(request).end_session(session_id, request[CLIENT])
     return json_response({"ended": session_id, "existed": existed})
 
 
 @routes.post("/shutdown")
 async def shutdown(request: web.Request) -> web.Response:
-    if request[CLIENT_LABEL] is not None:
+    if request[CLIENT] is not None:
         raise Forbidden("a client token cannot stop the broker: use the broker's own token (browser-mcp stop)")
     request.app[RUNTIME].request_stop()
     return json_response({"stopping": True})
