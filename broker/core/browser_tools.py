@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -69,6 +69,37 @@ def _needing(required: tuple[str, ...], **properties: Any) -> JsonObject:
     return {**_schema(**properties), "required": list(required)}
 
 
+class Listed(Protocol):
+    """What an MCP listing of a tool is made of: a built-in tool's, or a browser-wide one's."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> JsonObject: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def destructive(self) -> bool: ...
+
+
+def listing(tool: Listed, *, open_world: bool) -> JsonObject:
+    """The MCP tool, in wire form: ``openWorldHint`` says whether it acts on pages of the web."""
+    annotations: JsonObject = {"readOnlyHint": tool.read_only, "openWorldHint": open_world}
+    if tool.destructive:
+        annotations["destructiveHint"] = True
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": tool.parameters,
+        "annotations": annotations,
+    }
+
+
 @attrs.frozen(eq=False)
 class BuiltinTool:
     """One built-in browser tool: all the broker says of it, and the checks of its arguments."""
@@ -93,16 +124,7 @@ class BuiltinTool:
 
     def definition(self) -> JsonObject:
         """The MCP tool, in wire form."""
-        annotations: JsonObject = {"readOnlyHint": self.read_only, "openWorldHint": True}
-        if self.destructive:
-            annotations["destructiveHint"] = True
-        return {
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "inputSchema": self.parameters,
-            "annotations": annotations,
-        }
+        return listing(self, open_world=True)
 
     def arguments(self, args: JsonObject) -> tuple[Any, JsonObject]:
         """Split a call's arguments into its ``tab`` (None: the current tab) and the action's own.

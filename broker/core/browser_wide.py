@@ -37,6 +37,7 @@ import attrs
 
 from . import records
 from .arguments import page_url, result_count
+from .browser_tools import listing
 from .browsers import parse_ref
 from .effects import WindowChanged
 from .errors import InvalidRequest, PageToolFailed
@@ -128,17 +129,8 @@ class WideTool:
     group: str = "core"
 
     def definition(self) -> JsonObject:
-        """The MCP tool, in wire form."""
-        annotations: JsonObject = {"readOnlyHint": self.read_only, "openWorldHint": False}
-        if self.destructive:
-            annotations["destructiveHint"] = True
-        return {
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "inputSchema": self.parameters,
-            "annotations": annotations,
-        }
+        """The MCP tool, in wire form: it acts on the browser, not on pages of the web."""
+        return listing(self, open_world=False)
 
 
 def _by_name(*tools: WideTool) -> Mapping[str, WideTool]:
