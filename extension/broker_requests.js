@@ -11,7 +11,7 @@ import { admit, approvalEnded } from "./person/approvals.js";
 import { cancelApprovalOf, cancelApprovals } from "./person/approval_window.js";
 import { releaseSessions, releaseTab } from "./actions/driver.js";
 import { runBrowserAction } from "./actions/run.js";
-import { runBrowserRequest } from "./tabs/browser_wide.js";
+import { isBrowserRequest, runBrowserRequest } from "./tabs/browser_wide.js";
 import { isJoined, reply } from "./link/links.js";
 import { unclaimed } from "./tabs/ownership.js";
 import { callTool, discoverTools } from "./page_tools/tool_calls.js";
@@ -23,16 +23,24 @@ import { forgetSessions, groupTab, heldElsewhere, rememberSession, sessionName, 
 import { sendSnapshot } from "./link/snapshot.js";
 import { closeTab, focusTab, openTab } from "./tabs/tabs.js";
 import { heardVersions } from "./link/versions.js";
-import { connectFrame } from "./link/frames.js";
+import { decodeFrame } from "./link/frames.js";
+import { toolNamed } from "./actions/tools.js";
 
 /** @type {import("./page_tools/tool_calls.js").CallGuards} */
 const TOOL_CALL_GUARDS = { pageChanged, dialogOpen: dialogOpenError, parsedPage: parsedPageOf };
 
-/** Carry out `message` from the broker at the other end of `link`, answering through it. */
+/** @type {import("./link/frames.js").FrameNames} */
+const FRAME_NAMES = { isAction: (action) => Boolean(toolNamed(action)), isRequest: isBrowserRequest };
+
+/**
+ * Carry out `message` from the broker at the other end of `link`, answering through it: read once
+ * into its record (link/frames.js), which is what every module it goes to takes.
+ */
 export async function handleBrokerMessage(link, message) {
-  switch (message?.type) {
+  const frame = decodeFrame(message, FRAME_NAMES);
+  switch (frame?.type) {
     case FromBroker.CONNECT: {
-      const connect = connectFrame(message);
+      const connect = frame;
       if (connect.sessionId) {
         rememberSession(link.port, connect.sessionId, connect.clientName, connect.credential);
       } else {
@@ -50,52 +58,52 @@ export async function handleBrokerMessage(link, message) {
       break;
     }
     case FromBroker.DISCONNECT: {
-      const ended = (sessionId) => sessionId === message.sessionId;
-      cancelApprovals((owner) => owner === ownerKey(link.port, message.sessionId), {
+      const ended = (sessionId) => sessionId === frame.sessionId;
+      cancelApprovals((owner) => owner === ownerKey(link.port, frame.sessionId), {
         code: PersonRefusal.NOT_APPROVED,
         message: "the session ended before the person answered",
       });
       await Promise.all([forgetSessions(link.port, ended), releaseSessions(link.port, ended)]);
-      link.send(reply(ToBroker.DISCONNECTED, message, {}));
+      link.send(reply(ToBroker.DISCONNECTED, frame, {}));
       break;
     }
     case FromBroker.OPEN_TAB:
-      await openTab(link, message);
+      await openTab(link, frame);
       break;
     case FromBroker.CLOSE_TAB: {
-      const refusal = isPaused() ? pausedError() : await unclaimed(link, message);
-      if (!refusal) await closeTab(link, message);
-      else if (message.requestId !== undefined) {
-        link.send(reply(ToBroker.ERROR, message, { ...refusal, requestId: message.requestId }));
+      const refusal = isPaused() ? pausedError() : await unclaimed(link, frame);
+      if (!refusal) await closeTab(link, frame);
+      else if (frame.requestId !== undefined) {
+        link.send(reply(ToBroker.ERROR, frame, { ...refusal, requestId: frame.requestId }));
       } else console.warn(`browser-mcp: broker on port ${link.port} asked for closeTab: ${refusal.message}`);
       break;
     }
     case FromBroker.FOCUS_TAB:
-      if (await held(link, message)) await focusTab(link, message);
+      if (await held(link, frame)) await focusTab(link, frame);
       break;
     case FromBroker.TAB_CLAIMED:
-      await claimTab(link, message);
+      await claimTab(link, frame);
       break;
     case FromBroker.TAB_RELEASED:
-      await Promise.all([ungroupTab(link.port, message.sessionId, message.tabId), releaseTab(message.tabId)]);
+      await Promise.all([ungroupTab(link.port, frame.sessionId, frame.tabId), releaseTab(frame.tabId)]);
       break;
     case FromBroker.CALL_TOOL:
-      link.send(
-        await admitted(link, message, (approved, signal) => callTool(message, approved, signal, TOOL_CALL_GUARDS)),
-      );
+      link.send(await admitted(link, frame, (approved, signal) => callTool(frame, approved, signal, TOOL_CALL_GUARDS)));
       break;
     case FromBroker.DISCOVER_TOOLS:
-      link.send(await discoverTools(message, TOOL_CALL_GUARDS));
+      link.send(await discoverTools(frame, TOOL_CALL_GUARDS));
       break;
     case FromBroker.BROWSER_ACTION:
       link.send(
-        await admitted(link, message, (approved, signal) => runBrowserAction(link.port, message, approved, signal)),
+        await admitted(link, frame, (approved, signal) =>
+          frame.invalid ? failed(frame, frame.invalid) : runBrowserAction(link.port, frame, approved, signal),
+        ),
       );
       break;
     case FromBroker.CANCEL_CALL: {
       // The broker answered its client already (cancelled, timed out, or its session ended).
-      const call = `${link.port}/${message.callId}`;
-      running.get(call)?.abort(new DOMException(`the broker called the call off (${message.reason})`, "AbortError"));
+      const call = `${link.port}/${frame.callId}`;
+      running.get(call)?.abort(new DOMException(`the broker called the call off (${frame.reason})`, "AbortError"));
       cancelApprovalOf(call, {
         code: PersonRefusal.NOT_APPROVED,
         message: "the call was called off before the person answered",
@@ -105,10 +113,12 @@ export async function handleBrokerMessage(link, message) {
     case FromBroker.BROWSER_REQUEST:
       // The pause stops a browser-wide request as it would start, approved or not.
       link.send(
-        await admitted(link, message, (approved) =>
+        await admitted(link, frame, (approved) =>
           isPaused()
-            ? reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error: pausedError() })
-            : runBrowserRequest(message, approved),
+            ? failed(frame, pausedError())
+            : frame.invalid
+              ? failed(frame, frame.invalid)
+              : runBrowserRequest(frame, approved),
         ),
       );
       break;
@@ -118,7 +128,7 @@ export async function handleBrokerMessage(link, message) {
     case FromBroker.PONG:
       break;
     case FromBroker.ERROR:
-      console.warn(`browser-mcp: broker on port ${link.port} refused a message: ${message.code}: ${message.message}`);
+      console.warn(`browser-mcp: broker on port ${link.port} refused a message: ${frame.code}: ${frame.message}`);
       break;
     default:
       console.warn("browser-mcp: unknown message type from the broker", message?.type);
@@ -131,17 +141,17 @@ export async function handleBrokerMessage(link, message) {
  * hears either way; one that does not (older) is not told, and its later calls there are refused
  * as the tab is not its session's (ownership.js).
  */
-async function claimTab(link, message) {
+/** @param {import("./link/frames.js").TabFrame} frame */
+async function claimTab(link, frame) {
   // A broker no longer joined holds nothing: its sessions ended with it, as far as this browser knows.
-  const found = heldElsewhere(link.port, message.tabId);
+  const found = heldElsewhere(link.port, frame.tabId);
   const holder = found && isJoined(found.port) ? found : null;
   const answer = (error) => {
-    if (message.callId)
-      link.send(reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, result: null, error }));
+    if (frame.callId) link.send(reply(ToBroker.TOOL_RESULT, frame, { callId: frame.callId, result: null, error }));
   };
   if (holder) {
     const text =
-      `tab ${message.tabId} is held by session ${JSON.stringify(sessionName(holder.port, holder.sessionId))} of` +
+      `tab ${frame.tabId} is held by session ${JSON.stringify(sessionName(holder.port, holder.sessionId))} of` +
       ` the broker on port ${holder.port}, which this browser also joins: it stays that session's until it` +
       " releases it, or the person takes it back";
     console.warn(`browser-mcp: broker on port ${link.port} claimed a tab another holds: ${text}`);
@@ -149,18 +159,21 @@ async function claimTab(link, message) {
     return;
   }
   try {
-    await groupTab(link.port, message.sessionId, message.tabId);
+    await groupTab(link.port, frame.sessionId, frame.tabId);
   } catch (error) {
     // Held all the same (a tab of a popup window cannot be grouped): groupTab noted it first.
-    console.warn(`browser-mcp: tab ${message.tabId} could not be grouped`, error);
+    console.warn(`browser-mcp: tab ${frame.tabId} could not be grouped`, error);
   }
   answer(null);
 }
 
-/** Whether the session holds the tab a focusTab names; it has no answer to refuse with. */
-async function held(link, message) {
-  const refused = await unclaimed(link, message);
-  if (refused) console.warn(`browser-mcp: broker on port ${link.port} asked for ${message.type}: ${refused.message}`);
+/**
+ * Whether the session holds the tab a focusTab names; it has no answer to refuse with.
+ * @param {import("./link/frames.js").TabFrame} frame
+ */
+async function held(link, frame) {
+  const refused = await unclaimed(link, frame);
+  if (refused) console.warn(`browser-mcp: broker on port ${link.port} asked for ${frame.type}: ${refused.message}`);
   return !refused;
 }
 
@@ -171,21 +184,25 @@ const running = new Map();
  * `run(approved, signal)`'s toolResult, or a refusal: the tab is not the session's, or the person
  * paused agents or did not approve the call; `approved` (what they approved, when they were
  * asked) binds the run to the page they saw; `signal` fires when the broker calls the call off.
+ * A frame that cannot be carried out as sent (its record's `invalid`) is `run`'s to answer, so that
+ * the tab's ownership and the person's say come first, as for any call.
+ * @param {import("./link/frames.js").CallToolFrame | import("./link/frames.js").BrowserActionFrame
+ *   | import("./link/frames.js").BrowserRequestFrame} frame
  */
-async function admitted(link, message, run) {
-  const call = `${link.port}/${message.callId}`;
+async function admitted(link, frame, run) {
+  const call = `${link.port}/${frame.callId}`;
   // Known before anything is awaited: a call the broker calls off while its tab is looked up must
   // not run on regardless (a 20 s wait would hold its tab the whole time).
   const controller = new AbortController();
   running.set(call, controller);
   try {
-    const unheld = await unclaimed(link, message);
-    if (unheld) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error: unheld });
-    if (controller.signal.aborted) return cancelled(message);
-    const { error, approved } = await admit(link, message);
-    if (error) return reply(ToBroker.TOOL_RESULT, message, { callId: message.callId, error });
+    const unheld = await unclaimed(link, frame);
+    if (unheld) return failed(frame, unheld);
+    if (controller.signal.aborted) return cancelled(frame);
+    const { error, approved } = await admit(link, frame);
+    if (error) return failed(frame, error);
     try {
-      if (controller.signal.aborted) return cancelled(message);
+      if (controller.signal.aborted) return cancelled(frame);
       return await run(approved, controller.signal);
     } finally {
       approvalEnded(approved);
@@ -195,10 +212,12 @@ async function admitted(link, message, run) {
   }
 }
 
+/** The toolResult of a call that did not run, answered with `error` {code, message}. */
+function failed(frame, error) {
+  return reply(ToBroker.TOOL_RESULT, frame, { callId: frame.callId, error });
+}
+
 /** The answer of a call the broker called off before it ran: the broker drops it, as it answered already. */
-function cancelled(message) {
-  return reply(ToBroker.TOOL_RESULT, message, {
-    callId: message.callId,
-    error: { code: "cancelled", message: "the broker called the call off before it ran" },
-  });
+function cancelled(frame) {
+  return failed(frame, { code: "cancelled", message: "the broker called the call off before it ran" });
 }

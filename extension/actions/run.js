@@ -266,18 +266,16 @@ function errorOf(error) {
 
 /**
  * Carry out a broker's browserAction; the toolResult to send back. `approved`, when the person
- * approved it: the document they saw, the only one it may run in.
+ * approved it: the document they saw, the only one it may run in. A frame that cannot be carried
+ * out as sent (its record's `invalid`) is the caller's to answer (broker_requests.js).
+ * @param {import("../link/frames.js").BrowserActionFrame} frame
  */
-export async function runBrowserAction(port, message, approved, signal) {
-  const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
+export async function runBrowserAction(port, frame, approved, signal) {
+  const answer = reply(ToBroker.TOOL_RESULT, frame, { callId: frame.callId });
   try {
-    const { tabId, action } = message;
-    const args = message.args ?? {};
-    if (!Number.isInteger(tabId)) throw invalidArguments("tabId must be a tab's id");
+    const { tabId, action, args } = frame;
     const tool = toolNamed(action);
-    if (!tool) throw invalidArguments(`unknown browser action ${JSON.stringify(action)}`);
-    if (typeof args !== "object" || Array.isArray(args)) throw invalidArguments("args must be an object");
-    const owner = message.sessionId ? ownerKey(port, message.sessionId) : null;
+    const owner = frame.sessionId ? ownerKey(port, frame.sessionId) : null;
     const { page, ...result } = await withTimeout(
       untilCalledOff(tabId, tool, perform(tabId, tool, args, owner, approved, signal), signal),
       ACTION_TIMEOUT_MS,

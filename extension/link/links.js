@@ -210,7 +210,12 @@ export function sendTo(port, message) {
   links.get(port)?.sendEvent(message);
 }
 
-/** An answer of type `message` to `request`, in the AI session the request came from. */
+/**
+ * An answer of type `message` to `request`, in the AI session the request came from.
+ * @param {string} message
+ * @param {import("./frames.js").BrokerFrame} request A broker's frame as decoded (frames.js).
+ * @param {object} fields
+ */
 export function reply(message, request, fields) {
   const answer = { type: message, ...fields };
   if (request.sessionId) answer.sessionId = request.sessionId;

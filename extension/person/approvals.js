@@ -61,7 +61,7 @@ let deletionsHeld = 0;
  * upload sends (listed on their own, by name and size), the rest as JSON.
  */
 function shownArguments(message, deletion) {
-  const args = message.args ?? {};
+  const { args } = message;
   if (deletion) return { code: deletion.shown, args: JSON.stringify(args, null, 2), codeLabel: "Deletes" };
   if (message.type === FromBroker.BROWSER_ACTION && typeof args.function === "string") {
     const { function: code, ...rest } = args;
@@ -116,7 +116,7 @@ async function describe(message) {
     if (Object.hasOwn(DELETION_REQUESTS, message.request)) {
       // Nor to approve deleting what is not there, or may not go: the person is asked about what is.
       try {
-        const deletion = await deletionOf(message.request, message.args ?? {});
+        const deletion = await deletionOf(message.request, message.args);
         const { tool } = BROWSER_REQUESTS[message.request];
         return { name: tool, annotations: { destructiveHint: true }, wholeBrowser: true, deletion };
       } catch (error) {
@@ -189,6 +189,8 @@ export function approvalEnded(approved) {
  * tool and the site; `pageChanged` checks it right before the call runs, and `approvalEnded`
  * frees the tab once it has run), or undefined when no approval was asked. Waits for the person
  * when the call needs their approval.
+ * @param {import("../link/frames.js").CallToolFrame | import("../link/frames.js").BrowserActionFrame
+ *   | import("../link/frames.js").BrowserRequestFrame} message
  */
 export async function admit(link, message) {
   if (isPaused()) return { error: pausedError() };

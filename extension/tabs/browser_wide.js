@@ -74,18 +74,20 @@ const WINDOW_REQUESTS = Object.freeze({
 
 const REQUESTS = { ...WINDOW_REQUESTS, ...RECORD_REQUESTS, ...DELETION_REQUESTS };
 
+/** Whether a browserRequest of that name is one this browser carries out (link/frames.js asks). */
+export const isBrowserRequest = (request) => Object.hasOwn(REQUESTS, request);
+
 /**
  * Carry out a broker's browserRequest; the toolResult to send back. `approved`: what the person
  * approved of it, when they were asked (a deletion runs only if that is still what it deletes).
- * The pause is the caller's to check first (broker_requests.js).
+ * The pause, and a request of no name this browser knows (the record's `invalid`), are the
+ * caller's to answer first (broker_requests.js).
+ * @param {import("../link/frames.js").BrowserRequestFrame} frame
  */
-export async function runBrowserRequest(message, approved) {
-  const answer = reply(ToBroker.TOOL_RESULT, message, { callId: message.callId });
+export async function runBrowserRequest(frame, approved) {
+  const answer = reply(ToBroker.TOOL_RESULT, frame, { callId: frame.callId });
   try {
-    const run = Object.hasOwn(REQUESTS, message.request) ? REQUESTS[message.request] : null;
-    if (!run) throw invalidArguments(`unknown browser request ${JSON.stringify(message.request)}`);
-    const args = message.args && typeof message.args === "object" && !Array.isArray(message.args) ? message.args : {};
-    return { ...answer, result: await run(args, approved), error: null };
+    return { ...answer, result: await REQUESTS[frame.request](frame.args, approved), error: null };
   } catch (error) {
     const code = error instanceof ActionError ? error.code : "request_failed";
     return { ...answer, error: { code, message: String(error?.message ?? error) } };

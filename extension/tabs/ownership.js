@@ -13,42 +13,54 @@ import { FromBroker, Refusal } from "../base/protocol.js";
 import { ready } from "./rebuild.js";
 import { holds, sessionName } from "./sessions.js";
 
-/** A window's tabs a window request must hold: all of them, but those a closeWindow did not name. */
-async function windowTabs(message) {
-  const args = message.args && typeof message.args === "object" ? message.args : {};
+/**
+ * The frames that act in tabs a session holds (link/frames.js).
+ * @typedef {import("../link/frames.js").CallToolFrame | import("../link/frames.js").BrowserActionFrame
+ *   | import("../link/frames.js").BrowserRequestFrame | import("../link/frames.js").TabFrame} AdmittedFrame
+ */
+
+/**
+ * A window's tabs a window request must hold: all of them, but those a closeWindow did not name.
+ * @param {import("../link/frames.js").BrowserRequestFrame} frame
+ */
+async function windowTabs({ request, args }) {
   // A request without a proper window is answered by the request itself, which says what is wrong.
   if (!Number.isInteger(args.windowId)) return [];
   const tabs = await chrome.tabs.query({ windowId: args.windowId }).catch(() => []);
   // A tab that came into the window after the broker checked it keeps the window open anyway
   // (browser_wide.js answers window_changed), so it is that check's to name.
-  const named = message.request === "closeWindow" && Array.isArray(args.tabIds) ? args.tabIds : null;
+  const named = request === "closeWindow" && Array.isArray(args.tabIds) ? args.tabIds : null;
   return tabs.map((tab) => tab.id).filter((id) => named === null || named.includes(id));
 }
 
-/** The tabs `message` acts in; empty when it acts in none a session must hold. */
-async function tabsOf(message) {
-  switch (message.type) {
+/**
+ * The tabs `frame` acts in; empty when it acts in none a session must hold.
+ * @param {AdmittedFrame} frame
+ */
+async function tabsOf(frame) {
+  switch (frame.type) {
     case FromBroker.CALL_TOOL:
     case FromBroker.BROWSER_ACTION:
     case FromBroker.CLOSE_TAB:
     case FromBroker.FOCUS_TAB:
-      return [message.tabId];
+      return [frame.tabId];
     case FromBroker.BROWSER_REQUEST:
-      return ["focusWindow", "closeWindow", "resizeWindow"].includes(message.request) ? windowTabs(message) : [];
+      return ["focusWindow", "closeWindow", "resizeWindow"].includes(frame.request) ? windowTabs(frame) : [];
     default:
       return [];
   }
 }
 
 /**
- * null when every tab `message` (from the broker on `link`) acts in is held by its session,
+ * null when every tab `frame` (from the broker on `link`) acts in is held by its session,
  * else the error {code, message} to refuse it with.
+ * @param {AdmittedFrame} frame
  */
-export async function unclaimed(link, message) {
+export async function unclaimed(link, frame) {
   await ready;
-  const foreign = (await tabsOf(message)).filter((tabId) => !holds(link.port, message.sessionId, tabId));
+  const foreign = (await tabsOf(frame)).filter((tabId) => !holds(link.port, frame.sessionId, tabId));
   if (!foreign.length) return null;
-  const who = message.sessionId ? `session ${JSON.stringify(sessionName(link.port, message.sessionId))}` : "no session";
+  const who = frame.sessionId ? `session ${JSON.stringify(sessionName(link.port, frame.sessionId))}` : "no session";
   return {
     code: Refusal.TAB_NOT_CLAIMED,
     message:

@@ -106,49 +106,57 @@ export function tabActivated({ tabId }) {
   broadcast({ type: ToBroker.TAB_FOCUSED, tabId, tools: toolsOf(tabId) });
 }
 
-export async function openTab(link, message) {
-  const focus = message.focus !== false;
+/**
+ * Open the tab a broker's openTab asks for, as its session's, answering its `requestId`.
+ * @param {import("../link/frames.js").OpenTabFrame} frame
+ */
+export async function openTab(link, frame) {
+  const { focus } = frame;
   let tab;
   try {
-    if (message.newWindow === true) {
+    if (frame.newWindow) {
       // A window of the agent's own leaves the person's window in front.
-      tab = (await chrome.windows.create({ url: message.url, focused: false })).tabs[0];
+      tab = (await chrome.windows.create({ url: frame.url, focused: false })).tabs[0];
     } else {
-      const where = Number.isInteger(message.windowId) ? { windowId: message.windowId } : {};
-      tab = await chrome.tabs.create({ url: message.url, active: focus, pinned: message.pinned === true, ...where });
+      const where = frame.windowId === null ? {} : { windowId: frame.windowId };
+      tab = await chrome.tabs.create({ url: frame.url, active: focus, pinned: frame.pinned, ...where });
     }
   } catch (error) {
     // The protocol has no failure answer to openTab yet; a broker that accepts toolResult for
     // the requestId reports it at once, others let the request time out.
     link.send(
-      reply(ToBroker.TOOL_RESULT, message, {
-        callId: message.requestId,
-        error: { code: "open_failed", message: `cannot open ${message.url}: ${error.message}` },
+      reply(ToBroker.TOOL_RESULT, frame, {
+        callId: frame.requestId,
+        error: { code: "open_failed", message: `cannot open ${frame.url}: ${error.message}` },
       }),
     );
     return;
   }
-  expectFirstPage(tab.id, message.url);
-  if (focus && message.newWindow !== true) await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+  expectFirstPage(tab.id, frame.url);
+  if (focus && !frame.newWindow) await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
   try {
-    await groupTab(link.port, message.sessionId, tab.id);
+    await groupTab(link.port, frame.sessionId, tab.id);
     tab = await chrome.tabs.get(tab.id);
   } catch (error) {
     console.warn("browser-mcp: cannot group the tab", error);
   }
-  link.send(reply(ToBroker.TAB_CREATED, message, { requestId: message.requestId, tab: tabInfo(tab) }));
+  link.send(reply(ToBroker.TAB_CREATED, frame, { requestId: frame.requestId, tab: tabInfo(tab) }));
 }
 
-export async function focusTab(link, message) {
+/**
+ * Bring the tab a broker's focusTab names to the front, answering with tabFocused.
+ * @param {import("../link/frames.js").TabFrame} frame
+ */
+export async function focusTab(link, frame) {
   let tab;
   try {
-    tab = await chrome.tabs.update(message.tabId, { active: true });
+    tab = await chrome.tabs.update(frame.tabId, { active: true });
   } catch {
-    link.send({ type: ToBroker.TAB_CLOSED, tabId: message.tabId });
+    link.send({ type: ToBroker.TAB_CLOSED, tabId: frame.tabId });
     return;
   }
   await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
-  link.send(reply(ToBroker.TAB_FOCUSED, message, { tabId: tab.id, tools: toolsOf(tab.id) }));
+  link.send(reply(ToBroker.TAB_FOCUSED, frame, { tabId: tab.id, tools: toolsOf(tab.id) }));
 }
 
 /**
@@ -163,9 +171,10 @@ const CLOSE_HELD_AFTER_MS = 1000;
  * Close the tab a broker's closeTab names, answering the request (`requestId`): `tabClosed` once
  * it is gone (onRemoved also tells every broker), or `error` `close_held` while its page asks the
  * person whether to leave; if they then leave, onRemoved reports it as for any tab.
+ * @param {import("../link/frames.js").TabFrame} frame
  */
-export async function closeTab(link, message) {
-  const removal = chrome.tabs.remove(message.tabId).then(
+export async function closeTab(link, frame) {
+  const removal = chrome.tabs.remove(frame.tabId).then(
     () => "closed",
     () => "gone",
   );
@@ -175,10 +184,10 @@ export async function closeTab(link, message) {
   });
   const outcome = await Promise.race([removal, waited]);
   clearTimeout(timer);
-  const held = outcome === "held" && (await tabExists(message.tabId));
-  if (message.requestId === undefined) {
+  const held = outcome === "held" && (await tabExists(frame.tabId));
+  if (frame.requestId === undefined) {
     // A broker of the original protocol: only a tab already gone needs saying (onRemoved says the rest).
-    if (outcome === "gone") link.send({ type: ToBroker.TAB_CLOSED, tabId: message.tabId });
+    if (outcome === "gone") link.send({ type: ToBroker.TAB_CLOSED, tabId: frame.tabId });
     return;
   }
   // A tab gone already (the broker's list was behind) counts as closed: it is not there.
@@ -190,9 +199,9 @@ export async function closeTab(link, message) {
           "its page asks whether to leave it (a beforeunload dialog): the tab stays open unless the person" +
           " chooses to leave (or a client acting in the tab answers it with browser_handle_dialog)",
       }
-    : { type: ToBroker.TAB_CLOSED, tabId: message.tabId };
+    : { type: ToBroker.TAB_CLOSED, tabId: frame.tabId };
   const { type, ...fields } = answer;
-  link.send(reply(type, message, { ...fields, requestId: message.requestId }));
+  link.send(reply(type, frame, { ...fields, requestId: frame.requestId }));
 }
 
 function tabExists(tabId) {
