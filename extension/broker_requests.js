@@ -26,8 +26,11 @@ import { heardVersions } from "./link/versions.js";
 import { decodeFrame } from "./link/frames.js";
 import { toolNamed } from "./actions/tools.js";
 
-/** @type {import("./page_tools/tool_calls.js").CallGuards} */
-const TOOL_CALL_GUARDS = { pageChanged, dialogOpen: dialogOpenError, parsedPage: parsedPageOf };
+/**
+ * What holds or refuses a page tool call; the Firefox tests' probe passes it too.
+ * @type {import("./page_tools/tool_calls.js").CallGuards}
+ */
+export const TOOL_CALL_GUARDS = { pageChanged, dialogOpen: dialogOpenError, parsedPage: parsedPageOf };
 
 /** @type {import("./link/frames.js").FrameNames} */
 const FRAME_NAMES = { isAction: (action) => Boolean(toolNamed(action)), isRequest: isBrowserRequest };

@@ -4,6 +4,7 @@
 import { releaseTab } from "./actions/driver.js";
 import { runBrowserAction } from "./actions/run.js";
 import { callTool } from "./page_tools/tool_calls.js";
+import { TOOL_CALL_GUARDS } from "./broker_requests.js";
 
 let calls = 0;
 
@@ -19,5 +20,5 @@ globalThis.probeRelease = (tabId) => releaseTab(tabId);
 /** A broker's call of the page's own tool `toolName`: the toolResult's error, or null. */
 globalThis.probePageTool = async (tabId, toolName) => {
   const message = { type: "callTool", callId: `c${++calls}`, tabId, toolName, args: {}, sessionId: "s" };
-  return JSON.stringify((await callTool(message, null, null)).error ?? null);
+  return JSON.stringify((await callTool(message, null, null, TOOL_CALL_GUARDS)).error ?? null);
 };
