@@ -189,7 +189,7 @@ function browserActionFrame(frame, names) {
   let fault = null;
   if (!Number.isInteger(tabId)) fault = invalidArguments("tabId must be a tab's id");
   else if (!names.isAction(action)) fault = invalidArguments(`unknown browser action ${JSON.stringify(action)}`);
-  else if (typeof args !== "object" || Array.isArray(args)) fault = invalidArguments("args must be an object");
+  else if (!isObject(args)) fault = invalidArguments("args must be an object");
   return { type: FromBroker.BROWSER_ACTION, sessionId, callId, tabId, action, args, invalid: fault && errorOf(fault) };
 }
 
