@@ -13,6 +13,7 @@ import attrs
 from .broker_messages import BrokerMessage
 from .errors import BrokerError
 from .messages import Tool
+from .security import Client
 
 __all__ = [
     "BrowserCallOutcome",
@@ -197,4 +198,4 @@ class SessionView:
     owned_tabs: tuple[str, ...]
     pending_calls: int
     # The client token's name that opened it; None for the broker's own token.
-    credential: str | None = None
+    credential: Client = None

@@ -48,6 +48,7 @@ import attrs
 from .config import Config
 from .effects import CallId, SessionId
 from .errors import CircuitOpen, RateLimited, TooManyConnections
+from .security import Client
 
 __all__ = [
     "Breakers",
@@ -67,7 +68,7 @@ __all__ = [
 ToolKey = tuple[str, int, str, str]
 
 
-def client_of(session_id: SessionId, credential: str | None) -> str:
+def client_of(session_id: SessionId, credential: Client) -> str:
     """Who a breaker counts the timeouts of: a client token, else the session (see the docstring)."""
     return f"session {session_id}" if credential is None else f"client token {credential}"
 
@@ -121,7 +122,7 @@ class RateLimiter:
         self._sessions = _Buckets(rate, burst)
         self._clients = _Buckets(client_rate, client_burst)
 
-    def take(self, session_id: SessionId, now: float, credential: str | None = None) -> None:
+    def take(self, session_id: SessionId, now: float, credential: Client = None) -> None:
         """Take a call from the session's bucket and from its client token's (``credential``).
 
         Raises:
@@ -293,7 +294,7 @@ class HeldConnections(Generic[Connection]):
         self._counts: dict[str | None, int] = {}
         self._clients = 0
 
-    def admit(self, connection: Connection, credential: str | None) -> None:
+    def admit(self, connection: Connection, credential: Client) -> None:
         """Count ``connection`` as ``credential``'s (None: the broker's own token) from now until it closes.
 
         Raises:
@@ -342,7 +343,7 @@ class HeldConnections(Generic[Connection]):
         if credential is not None:
             self._clients -= 1
 
-    def held_by(self, credential: str | None) -> int:
+    def held_by(self, credential: Client) -> int:
         return self._counts.get(credential, 0)
 
     def __len__(self) -> int:

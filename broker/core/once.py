@@ -47,6 +47,7 @@ from .errors import (
     IdempotencyOutcomeDropped,
     TooManyCalls,
 )
+from .security import Client
 
 __all__ = ["OnceKeys", "Outcome", "footprint", "kept"]
 
@@ -108,7 +109,7 @@ class _Entry:
 
 @attrs.define
 class _SessionKeys:
-    credential: str | None
+    credential: Client
     running: dict[str, _Entry] = attrs.Factory(dict)
     ended: dict[str, _Entry] = attrs.Factory(dict)
 
@@ -136,7 +137,7 @@ class OnceKeys:
         self._outcomes: dict[str | None, _CredentialOutcomes] = {}
 
     def begin(
-        self, session_id: SessionId, key: str, fingerprint: bytes, now: float, credential: str | None = None
+        self, session_id: SessionId, key: str, fingerprint: bytes, now: float, credential: Client = None
     ) -> Outcome | bool:
         """Look a key up: an ended call's :class:`Outcome`, True while it runs, or False when the
         key is new (it now counts as running; end it with :meth:`end`). ``credential``: whose
@@ -209,7 +210,7 @@ class OnceKeys:
             outcomes.entries[oldest].dropped = True
             del outcomes.entries[oldest]
 
-    def _drop_outcome(self, credential: str | None, place: _Place) -> None:
+    def _drop_outcome(self, credential: Client, place: _Place) -> None:
         outcomes = self._outcomes[credential]
         entry = outcomes.entries[place]
         outcomes.size -= entry.size
@@ -258,7 +259,7 @@ class OnceKeys:
         keys = self._sessions.get(session_id)
         return 0 if keys is None else len(keys)
 
-    def kept_bytes(self, credential: str | None) -> int:
+    def kept_bytes(self, credential: Client) -> int:
         """Bytes of outcomes kept for ``credential``'s sessions."""
         outcomes = self._outcomes.get(credential)
         return 0 if outcomes is None else outcomes.size

@@ -22,7 +22,7 @@ import attrs
 
 from .effects import SessionId
 from .errors import Forbidden, TooManySessions
-from .security import OWNER_CREDENTIAL
+from .security import OWNER_CREDENTIAL, Client
 
 __all__ = ["OWNER_CREDENTIAL", "Session", "SessionKey", "SessionKind", "Sessions"]
 
@@ -85,7 +85,7 @@ class Session:
     last_used: float = 0.0
     listeners: int = 0
     # The client token's name that opened it; None for the broker's own token.
-    credential: str | None = None
+    credential: Client = None
     # The tab built-in browser tools act on when none is named: the one last opened, focused or claimed.
     current: tuple[str, int] | None = None
     # Tabs the person took back from it in the browser, until it claims them again: errors say so.
@@ -121,7 +121,7 @@ class Sessions(dict[SessionId, Session]):
         self._held: dict[SessionId, str | None] = {}
 
     def open(
-        self, session_id: SessionId, name: str, now: float, ends_when_idle: bool, credential: str | None = None
+        self, session_id: SessionId, name: str, now: float, ends_when_idle: bool, credential: Client = None
     ) -> bool:
         """Start a session, or note a use of an existing one; True when it is new.
 
@@ -149,7 +149,7 @@ class Sessions(dict[SessionId, Session]):
             self._uncount(session_id, session.credential)
         return session
 
-    def hold(self, key: SessionId, credential: str | None) -> None:
+    def hold(self, key: SessionId, credential: Client) -> None:
         """Count a connection that will carry session ``key`` against ``credential``'s limits.
 
         Raises:
@@ -170,7 +170,7 @@ class Sessions(dict[SessionId, Session]):
         if key not in self:
             self._uncount(key, credential)
 
-    def _admit(self, credential: str | None) -> None:
+    def _admit(self, credential: Client) -> None:
         """Raises: TooManySessions, when ``credential`` may not open another session."""
         mine = len(self._counted.get(credential, ()))
         if credential is None:
@@ -192,12 +192,12 @@ class Sessions(dict[SessionId, Session]):
                 " (DELETE /sessions/{id}) or wait for idle ones to end"
             )
 
-    def _count(self, key: SessionId, credential: str | None) -> None:
+    def _count(self, key: SessionId, credential: Client) -> None:
         self._counted.setdefault(credential, set()).add(key)
         if credential is not None:
             self._client_count += 1
 
-    def _uncount(self, key: SessionId, credential: str | None) -> None:
+    def _uncount(self, key: SessionId, credential: Client) -> None:
         keys = self._counted.get(credential)
         if keys is None or key not in keys:
             return
@@ -207,7 +207,7 @@ class Sessions(dict[SessionId, Session]):
         if credential is not None:
             self._client_count -= 1
 
-    def check_use(self, session_id: SessionId, credential: str | None) -> None:
+    def check_use(self, session_id: SessionId, credential: Client) -> None:
         """Raises: Forbidden, when ``session_id`` is a live session another credential opened."""
         session = self.get(session_id)
         if session is None or session.credential == credential:
@@ -218,7 +218,7 @@ class Sessions(dict[SessionId, Session]):
             " only with the token that opened it (the client token acts only in its own sessions)"
         )
 
-    def check_end(self, session_id: SessionId, credential: str | None) -> None:
+    def check_end(self, session_id: SessionId, credential: Client) -> None:
         """Raises: Forbidden, when a client token would end a session another credential opened."""
         if credential is not None:
             self.check_use(session_id, credential)

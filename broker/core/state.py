@@ -77,6 +77,7 @@ from .messenger import Messenger
 from .once import OnceKeys
 from .pending import CallKind
 from .person import PersonInCharge, check_paused
+from .security import Client
 from .sessions import Session, Sessions
 from .snapshots import view_of
 from .tab_owners import TabOwners
@@ -176,7 +177,7 @@ class Broker:
         now: float = 0.0,
         *,
         ends_when_idle: bool = False,
-        credential: str | None = None,
+        credential: Client = None,
     ) -> list[Effect]:
         """Start a session, or note that an existing one was used at ``now``.
 
@@ -198,7 +199,7 @@ class Broker:
         self._sessions.open(session_id, name, now, ends_when_idle, credential)
         return []
 
-    def hold_session(self, key: SessionId, credential: str | None) -> None:
+    def hold_session(self, key: SessionId, credential: Client) -> None:
         """Count a connection that will carry session ``key`` (an MCP tunnel or HTTP session) against
         ``credential``'s sessions from when it opens, until :meth:`release_session`.
 
@@ -210,7 +211,7 @@ class Broker:
     def release_session(self, key: SessionId) -> None:
         self._sessions.release(key)
 
-    def check_session_end(self, session_id: SessionId, credential: str | None) -> None:
+    def check_session_end(self, session_id: SessionId, credential: Client) -> None:
         """Raises: Forbidden, when a client token would end a session another credential opened."""
         self._sessions.check_end(session_id, credential)
 

@@ -29,6 +29,7 @@ from typing import Protocol
 from aiohttp import web
 
 from ..core.limits import ConnectionCaps, HeldConnections, Unproven
+from ..core.security import Client
 
 __all__ = ["CONNECTIONS", "ConnectionGate", "UnprovenLinks", "WaitingLink"]
 
@@ -118,7 +119,7 @@ class ConnectionGate:
         server.connection_made = connection_made  # type: ignore[method-assign]
         server.connection_lost = connection_lost  # type: ignore[method-assign]
 
-    def proven(self, request: web.BaseRequest, credential: str | None) -> None:
+    def proven(self, request: web.BaseRequest, credential: Client) -> None:
         """The request brought a valid token, ``credential``'s (None: the broker's own): its connection
         is counted as that credential's from now on.
 

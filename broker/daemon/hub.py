@@ -38,6 +38,7 @@ from ..core.errors import BrokerError, InternalError, PageToolFailed, Unavailabl
 from ..core.messages import Arguments, Tool
 from ..core.once import Outcome, footprint
 from ..core.results import PageResult, bounded_result
+from ..core.security import Client
 from ..core.tool_calls import (
     ActionCall,
     ChangeTab,
@@ -59,7 +60,7 @@ class Hub(EffectCarrier):
     # Sessions
 
     async def open_session(
-        self, session_id: SessionId, name: str, *, ends_when_idle: bool = False, credential: str | None = None
+        self, session_id: SessionId, name: str, *, ends_when_idle: bool = False, credential: Client = None
     ) -> None:
         """Open the session if it is new, else note its use.
 
@@ -77,7 +78,7 @@ class Hub(EffectCarrier):
         if effects or not known:
             await self.run(effects)
 
-    async def end_session(self, session_id: SessionId, credential: str | None = None) -> bool:
+    async def end_session(self, session_id: SessionId, credential: Client = None) -> bool:
         """End a session; False when there was none by that id.
 
         Raises:
@@ -88,7 +89,7 @@ class Hub(EffectCarrier):
         await self.run(self.core.close_session(session_id))
         return existed
 
-    def hold_session(self, key: SessionId, credential: str | None) -> None:
+    def hold_session(self, key: SessionId, credential: Client) -> None:
         """Count a connection that will carry session ``key`` as one of ``credential``'s sessions
         from when it opens, until :meth:`release_session`.
 
