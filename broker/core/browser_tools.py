@@ -29,11 +29,14 @@ from .errors import InvalidRequest
 from .messages import JsonObject
 from .snapshots import DIFF_LEGEND
 
-__all__ = ["ACTIONS", "DRIVERS", "NAMED", "PREFIX", "TOOLS", "BuiltinTool", "tool_definitions"]
+__all__ = ["ACTIONS", "DRIVERS", "GROUPS", "NAMED", "PREFIX", "TOOLS", "BuiltinTool", "tool_definitions"]
 
 PREFIX = "browser_"
 # The page drivers (extension/actions/): DevTools for Chromium, WebExtension for Firefox.
 DRIVERS = ("devtools", "webextension")
+# The capability groups, as Playwright MCP names them (its --caps): core is listed to every client,
+# the others to a client that asks for them (browser-mcp mcp --caps vision,pdf).
+GROUPS = ("core", "vision", "pdf", "devtools", "storage", "network", "testing")
 
 # A check of a call's own arguments (those beside `tab`), given the tool's MCP name for its message.
 # It may rename an older spelling in place.
@@ -46,6 +49,9 @@ _TAB = {
 }
 _ELEMENT = {"type": "string", "description": "what the element is, in words, as the person would say it"}
 _TARGET = {"type": "string", "description": "the element's ref from a browser_snapshot or an action's answer (e7)"}
+# Where a tool has it, the broker writes the answer to this file (under the client's output folder)
+# and answers with its path: the extension never hears of it.
+_FILENAME = {"type": "string", "description": "save the answer to this file instead, and name it"}
 _MODIFIERS = {
     "type": "array",
     "items": {"type": "string", "enum": ["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]},
@@ -111,7 +117,7 @@ class BuiltinTool:
     read_only: bool = False
     # Asked of the person before it runs (their JavaScript, the person's files): destructiveHint.
     destructive: bool = False
-    group: str = "core"
+    group: str = attrs.field(default="core", validator=attrs.validators.in_(GROUPS))
     drivers: tuple[str, ...] = DRIVERS
     checks: tuple[ArgumentCheck, ...] = ()
     # Its `paths` are files from disk, checked and read (broker/uploads.py) before it is sent.
