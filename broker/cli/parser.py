@@ -194,6 +194,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         " memory when checked (default: %(default)g)",
     )
     serve.add_argument(
+        "--output-dir",
+        type=Path,
+        metavar="FOLDER",
+        help="where the files tools write go (PDFs, traces, a `filename` given), a folder per client inside it"
+        " (default: output/ in the broker's data folder)",
+    )
+    serve.add_argument(
         "--no-evaluate",
         action="store_true",
         help="do not offer browser_evaluate (JavaScript of the client's choosing in its tabs)",

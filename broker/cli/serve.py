@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
             allow_evaluate=not args.no_evaluate,
             upload_dirs=_upload_dirs(args.upload_dir),
             upload_max_bytes=round(args.upload_max_mb * 1024 * 1024),
+            output_dir=str(args.output_dir.resolve()) if args.output_dir else None,
             upload_protected=(str(directory),),
             max_sessions=args.max_sessions,
             client_max_sessions=args.client_max_sessions,

@@ -231,6 +231,7 @@ TOOLS: tuple[BuiltinTool, ...] = (
                 "description": "fold a larger page to about this many characters (default 100000): runs of"
                 " similar items and long texts are shortened, each fold naming the ref that shows it whole",
             },
+            filename=_FILENAME,
         ),
         read_only=True,
     ),
@@ -335,6 +336,7 @@ TOOLS: tuple[BuiltinTool, ...] = (
             element=_ELEMENT,
             target=_TARGET,
             scale={"type": "string", "enum": ["css", "device"], "description": "pixels per CSS pixel; default css"},
+            filename=_FILENAME,
         ),
         read_only=True,
     ),
@@ -345,6 +347,7 @@ TOOLS: tuple[BuiltinTool, ...] = (
         _schema(
             level={"type": "string", "enum": ["error", "warning", "info", "debug"], "description": "at least"},
             all={"type": "boolean", "description": "also what earlier pages of the tab logged"},
+            filename=_FILENAME,
         ),
         read_only=True,
     ),
@@ -355,6 +358,7 @@ TOOLS: tuple[BuiltinTool, ...] = (
         _schema(
             filter={"type": "string", "description": "only URLs matching this regular expression"},
             static={"type": "boolean", "description": "include images, fonts, scripts and styles"},
+            filename=_FILENAME,
         ),
         read_only=True,
     ),
@@ -363,7 +367,7 @@ TOOLS: tuple[BuiltinTool, ...] = (
         "Evaluate JavaScript",
         "Run a JavaScript function in the tab's page and return its result: `() => document.title`,"
         " or `(element) => element.textContent` with `target`. It acts as the person's logged-in page.",
-        _schema(function={"type": "string"}, element=_ELEMENT, target=_TARGET),
+        _schema(function={"type": "string"}, element=_ELEMENT, target=_TARGET, filename=_FILENAME),
         destructive=True,
     ),
     BuiltinTool(

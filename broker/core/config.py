@@ -91,6 +91,9 @@ class Config:
     # The broker's own files and folders beside those every broker has (its token, the default
     # discovery folders): never uploaded unless an upload_dirs folder names them.
     upload_protected: tuple[str, ...] = ()
+    # Where the files built-in tools write go, a folder per client (None: in the broker's data
+    # folder; broker.outputs has the whole rule).
+    output_dir: str | None = None
     # Characters of a page tool's result a client gets; past them it is cut, with a note
     # (broker.core.results has the whole rule).
     max_result_chars: int = 100_000

@@ -23,6 +23,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── CloseHeld                 409 close_held (its page's beforeunload asks the person to leave)
     │   ├── UploadNotAllowed          403 upload_not_allowed (a file outside the folders uploads may use)
     │   ├── UploadTooLarge            413 upload_too_large (a file over the upload size limit)
+    │   ├── OutputNotAllowed          403 output_not_allowed (a tool's file may not be written there)
     │   ├── RequestTimedOut           408 request_timeout (a request body that came too slowly)
     │   ├── RequestTooLarge           413 request_too_large (a body declared over the size limit)
     │   ├── UnsupportedEncoding       415 unsupported_encoding (a compressed request body)
@@ -112,6 +113,7 @@ __all__ = [
     "UnsupportedEncoding",
     "UploadNotAllowed",
     "UploadTooLarge",
+    "OutputNotAllowed",
     "WebSocketRequired",
     "WindowNotFound",
     "WindowNotOwned",
@@ -251,6 +253,11 @@ class UploadNotAllowed(RequestError, code="upload_not_allowed", status=403):
 
 
 class UploadTooLarge(RequestError, code="upload_too_large", status=413): ...
+
+
+class OutputNotAllowed(RequestError, code="output_not_allowed", status=403):
+    """A tool's file may not be written where its ``filename`` says (a ``..`` part, outside the
+    client's output folder and MCP roots, a link out of them), or could not be written at all."""
 
 
 class NoPairingCode(RequestError, code="no_pairing_code", status=409):

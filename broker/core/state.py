@@ -234,6 +234,15 @@ class Broker:
         session = self._sessions.get(session_id)
         return None if session is None else session.credential
 
+    def session_name(self, session_id: SessionId) -> str:
+        """Whom the session's files are written for: its client token's name, else the name it gave.
+
+        Raises:
+            SessionEnded: no such session.
+        """
+        session = self._session(session_id)
+        return session.credential or session.name
+
     def close_session(self, session_id: SessionId, why: str | None = None) -> list[Effect]:
         """End a session: its pending calls are withdrawn (``why`` tells their callers) and its
         tabs released, not closed."""

@@ -20,7 +20,7 @@ from typing import Any, cast, overload
 
 import attrs
 
-from .. import codec, uploads
+from .. import codec, outputs, uploads
 from ..core.arguments import OpenTabRequest, TabChange
 from ..core.browser_wide import CREATE_WINDOW, LIST_WINDOWS, RESIZE_WINDOW, TabsCall, WideCall, answer_of, tab_at
 from ..core.effects import (
@@ -392,10 +392,21 @@ class Hub(EffectCarrier):
         :func:`broker.uploads.upload_places` says). ``on_wait`` hears when the action waits for the
         person's approval.
 
+        A ``filename`` is the broker's, not the browser's: the answer is written there, as is a file
+        the answer carries (:mod:`broker.outputs`).
+
         Raises:
             UploadNotAllowed, UploadTooLarge: a file the upload names may not be sent.
+            OutputNotAllowed: the answer may not be written where ``filename`` says.
         """
         args = call.args
+        filename = args.get("filename")
+        if filename is not None:
+            # The broker writes the file: the browser hears the call without it.
+            args = {name: value for name, value in args.items() if name != "filename"}
+        output = outputs.output_places(self.config.output_dir, self.core.session_name(session_id), upload_from)
+        if filename is not None:
+            output.path_for(filename)  # refused before anything runs
         if call.tool.uploads:
             config = self.config
             client_token = self.core.session_credential(session_id) is not None
@@ -409,6 +420,8 @@ class Hub(EffectCarrier):
         value = await self._request(
             lambda now: self.core.call_action(session_id, view.ref, action, args, now, answer_within), on_wait
         )
+        if filename is not None or outputs.holds_file(value):
+            value = await asyncio.to_thread(outputs.saved, value, filename, output)
         return view, value
 
     async def _own_tabs_call(self, session_id: SessionId, call: TabsCall) -> tuple[list[TabView], TabView | None]:

@@ -414,7 +414,8 @@ class McpSurface:
             return json_result(browser_call_json(await self.hub.call(key, call, on_wait=self._progress(ctx, session))))
         if isinstance(call, tool_calls.ActionCall):
             folders: list[str] = []
-            if call.tool.uploads:
+            # A relative filename is the client's to place, as its upload's paths are.
+            if call.tool.uploads or "filename" in call.args:
                 roots = await upload_folders(ctx, params)
                 if isinstance(roots, types.InputRequiredResult):
                     return roots
