@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Imported here: it owns stdout from its first line, and AI clients time its start.
             from .relay.stdio_relay import main as relay  # noqa: PLC0415
 
-            return relay(args.discovery_dir, args.pid, args.port)
+            return relay(args.discovery_dir, args.pid, args.port, args.caps)
         if args.command in ("native-host", "install-native-host"):
             from .install import native_host, native_install  # noqa: PLC0415
 

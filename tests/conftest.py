@@ -106,9 +106,10 @@ class BrokerUnderTest:
 
     @contextlib.asynccontextmanager
     async def mcp(
-        self, name: str, era: str, token: str = TOKEN, roots: list[str] | None = None
+        self, name: str, era: str, token: str = TOKEN, roots: list[str] | None = None, caps: str | None = None
     ) -> AsyncIterator[McpClient]:
-        """An SDK client of ``/mcp`` named ``name`` in protocol ``era``, declaring ``roots`` (file URIs) if given."""
+        """An SDK client of ``/mcp`` named ``name`` in protocol ``era``, declaring ``roots`` (file URIs) if
+        given, offered the tool groups ``caps`` (``/mcp?caps=``)."""
         legacy = (await self.mcp_running()).endpoint.legacy
 
         def open_streams() -> int:
@@ -120,7 +121,8 @@ class BrokerUnderTest:
             async with asyncio.timeout(5), legacy.event_streams_changed:
                 await legacy.event_streams_changed.wait_for(lambda: open_streams() > before)
 
-        async with mcp_client(self.mcp_url, token, name, era, legacy_ready, roots) as client:
+        url = self.mcp_url if caps is None else f"{self.mcp_url}?caps={caps}"
+        async with mcp_client(url, token, name, era, legacy_ready, roots) as client:
             yield client
 
     async def claim(self, *refs: str | int, session: str | None = None) -> None:

@@ -21,7 +21,7 @@ def mcp_config(args: argparse.Namespace) -> int:
     from ..install import client_apps  # noqa: PLC0415
 
     if args.client_app is not None:
-        return client_apps.print_config(args.client_app, args.name, args.discovery_dir, args.write)
+        return client_apps.print_config(args.client_app, args.name, args.discovery_dir, args.write, args.caps)
     if args.write:
         raise ClientError("--write needs --client-app: which application's file to write")
     try:
@@ -32,8 +32,8 @@ def mcp_config(args: argparse.Namespace) -> int:
     if port is None:
         alive = live_brokers(paths.discovery_dirs(args.discovery_dir))
         port = alive[0].port if alive else 8765
-    command, *stdio_args = client_apps.stdio_command(args.discovery_dir)
-    url = f"http://127.0.0.1:{port}/mcp"
+    command, *stdio_args = client_apps.stdio_command(args.discovery_dir, args.caps)
+    url = f"http://127.0.0.1:{port}/mcp" + (f"?caps={args.caps}" if args.caps else "")
     header = f"Authorization: Bearer {token}"
     stdio_json = {"mcpServers": {args.name: {"command": command, "args": stdio_args}}}
     http_json = {"mcpServers": {args.name: {"url": url, "headers": {"Authorization": f"Bearer {token}"}}}}

@@ -235,6 +235,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     mcp.add_argument("--pid", type=int, help="the broker with this pid, when several are alive")
     mcp.add_argument("--port", type=int, help="the broker on this port; one is started there if none is alive")
     mcp.add_argument("--discovery-dir", type=Path, help="where discovery files are")
+    mcp.add_argument("--caps", type=_caps, metavar="CAPS", help=_CAPS_HELP)
 
     config = commands.add_parser("mcp-config", help="print ready-to-paste MCP client configuration")
     config.add_argument("--name", default="browser", help="the server's name in the client (default: browser)")
@@ -247,6 +248,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     config.add_argument("--port", type=int, help="port for the HTTP form (default: the live broker's, else 8765)")
     config.add_argument("--discovery-dir", type=Path, help="where discovery files are")
+    config.add_argument("--caps", type=_caps, metavar="CAPS", help=_CAPS_HELP)
     if wanted("mcp-config"):
         from ..install.client_apps import APPS  # noqa: PLC0415 - kept beside its options
 
@@ -263,6 +265,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     _add_module_commands(commands, wanted)
     return parser
+
+
+_CAPS_HELP = (
+    "the groups of built-in tools to offer beside the default ones, as Playwright MCP's --caps:"
+    " vision, pdf, devtools, storage, network, testing, or all (comma-separated)"
+)
+
+
+def _caps(text: str) -> str:
+    """``--caps``, checked and written the one way the broker reads it."""
+    from ..core import browser_tools  # noqa: PLC0415 - only for the commands that take it
+    from ..core.errors import InvalidRequest  # noqa: PLC0415
+
+    try:
+        caps = browser_tools.capabilities(text)
+    except InvalidRequest as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+    return ",".join(group for group in browser_tools.GROUPS[1:] if group in caps)
 
 
 # The subcommands whose options live in their own modules: (command, module, help). Each module's

@@ -29,7 +29,18 @@ from .errors import InvalidRequest
 from .messages import JsonObject
 from .snapshots import DIFF_LEGEND
 
-__all__ = ["ACTIONS", "DRIVERS", "GROUPS", "NAMED", "PREFIX", "TOOLS", "BuiltinTool", "tool_definitions"]
+__all__ = [
+    "ACTIONS",
+    "DEFAULT_CAPS",
+    "DRIVERS",
+    "GROUPS",
+    "NAMED",
+    "PREFIX",
+    "TOOLS",
+    "BuiltinTool",
+    "capabilities",
+    "tool_definitions",
+]
 
 PREFIX = "browser_"
 # The page drivers (extension/actions/): DevTools for Chromium, WebExtension for Firefox.
@@ -37,6 +48,9 @@ DRIVERS = ("devtools", "webextension")
 # The capability groups, as Playwright MCP names them (its --caps): core is listed to every client,
 # the others to a client that asks for them (browser-mcp mcp --caps vision,pdf).
 GROUPS = ("core", "vision", "pdf", "devtools", "storage", "network", "testing")
+DEFAULT_CAPS = frozenset({"core"})
+# Playwright MCP's other name for its devtools group.
+_CAP_ALIASES = {"tracing": "devtools"}
 
 # A check of a call's own arguments (those beside `tab`), given the tool's MCP name for its message.
 # It may rename an older spelling in place.
@@ -486,6 +500,24 @@ ACTIONS: Mapping[str, BuiltinTool] = {tool.action: tool for tool in TOOLS}
 NAMED: Mapping[str, BuiltinTool] = {tool.name: tool for tool in TOOLS}
 
 
-def tool_definitions(actions: frozenset[str]) -> list[JsonObject]:
-    """The MCP tools, in wire form, for the actions a connected browser supports."""
-    return [tool.definition() for tool in TOOLS if tool.action in actions]
+def capabilities(asked: str | None) -> frozenset[str]:
+    """The groups a client's ``caps`` names (``vision,pdf``; ``all``), ``core`` always among them.
+
+    Raises:
+        InvalidRequest: a name that is not a group.
+    """
+    caps = set(DEFAULT_CAPS)
+    for given in (asked or "").replace(" ", ",").split(","):
+        name = _CAP_ALIASES.get(given.strip().lower(), given.strip().lower())
+        if name == "all":
+            caps.update(GROUPS)
+        elif name in GROUPS:
+            caps.add(name)
+        elif name:
+            raise InvalidRequest(f"no capability {name!r}: caps takes {', '.join(GROUPS[1:])} or all, comma-separated")
+    return frozenset(caps)
+
+
+def tool_definitions(actions: frozenset[str], caps: frozenset[str] = DEFAULT_CAPS) -> list[JsonObject]:
+    """The MCP tools, in wire form, for the actions a connected browser supports, of the groups ``caps``."""
+    return [tool.definition() for tool in TOOLS if tool.action in actions and tool.group in caps]

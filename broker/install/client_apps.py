@@ -105,11 +105,14 @@ APPS: dict[str, ClientApp] = {
 }
 
 
-def stdio_command(discovery_dir: Path | None = None) -> list[str]:
-    """What an application runs to reach the broker: this installation's ``browser-mcp mcp``."""
+def stdio_command(discovery_dir: Path | None = None, caps: str | None = None) -> list[str]:
+    """What an application runs to reach the broker: this installation's ``browser-mcp mcp``,
+    offering the tool groups ``caps`` beside the default ones."""
     command = [*paths.broker_command(), "mcp"]
     if discovery_dir is not None:
         command += ["--discovery-dir", str(discovery_dir.resolve())]
+    if caps:
+        command += ["--caps", caps]
     return command
 
 
@@ -280,11 +283,11 @@ def write_entry(app: ClientApp, path: Path, name: str, command: Sequence[str]) -
     return ("added" if before is None else "replaced"), target, before
 
 
-def print_config(app_key: str, name: str, discovery_dir: Path | None, write: bool) -> int:
+def print_config(app_key: str, name: str, discovery_dir: Path | None, write: bool, caps: str | None = None) -> int:
     """``mcp-config --client-app APP [--write]``: the snippet on stdout, or merged into the app's file."""
     app = APPS[app_key]
     path = app.config_path()
-    command = stdio_command(discovery_dir)
+    command = stdio_command(discovery_dir, caps)
     if not write:
         print(snippet(app, name, command), end="")
         print(f"# {app.title}: add this to {path} (--write does it for you)", file=sys.stderr)

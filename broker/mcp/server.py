@@ -55,13 +55,25 @@ from .progress import WaitProgress
 from .roots import upload_folders
 from .tool_specs import FIXED_JSON, FIXED_SCHEMAS, object_schema, tool_json
 
-__all__ = ["REQUEST_CLIENT", "CONNECTION_KEY", "LEGACY_HTTP_PREFIX", "LIST_PLACEHOLDER", "McpSession", "McpSurface"]
+__all__ = [
+    "REQUEST_CAPS",
+    "REQUEST_CLIENT",
+    "CONNECTION_KEY",
+    "LEGACY_HTTP_PREFIX",
+    "LIST_PLACEHOLDER",
+    "McpSession",
+    "McpSurface",
+]
 
 logger = logging.getLogger(__name__)
 
 CONNECTION_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_connection_key", default=None)
 # Who the request the SDK is handling acts for (core.security.Client), set by the transport.
 REQUEST_CLIENT: contextvars.ContextVar[Client] = contextvars.ContextVar("mcp_request_client", default=None)
+# The capability groups the request's client asked for (its endpoint's ?caps=), set by the transport.
+REQUEST_CAPS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "mcp_request_caps", default=browser_tools.DEFAULT_CAPS
+)
 
 COALESCE = 0.02
 LIST_PLACEHOLDER = "browser-mcp-tools-list:"
@@ -78,6 +90,8 @@ class McpSession:
     key: str
     name: str
     stateless: bool
+    # The groups of built-in tools it is offered (browser_tools.GROUPS): core, and what it asked for.
+    caps: frozenset[str] = browser_tools.DEFAULT_CAPS
     bus: InMemorySubscriptionBus = attrs.Factory(InMemorySubscriptionBus)
     # Its listen streams, which the broker closes gracefully when it shuts down.
     listens: ListenHandler = attrs.Factory(lambda self: ListenHandler(self.bus), takes_self=True)
@@ -103,10 +117,8 @@ class McpSurface:
             NotificationOptions(tools_changed=True)
         )
         self._flush_handle: asyncio.TimerHandle | None = None
-        self._builtin: tuple[tuple[frozenset[str], frozenset[str]], list[dict[str, Any]]] = (
-            (frozenset(), frozenset()),
-            [],
-        )
+        # By what the browsers carry out (actions, features) and the groups asked for.
+        self._builtin: dict[tuple[frozenset[str], frozenset[str], frozenset[str]], list[dict[str, Any]]] = {}
         # Ready tools/list answers of the stateless era, by their placeholder, until written.
         self._ready_lists: dict[str, bytes] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -139,12 +151,16 @@ class McpSurface:
                 raise MCPError(types.INVALID_REQUEST, f"{exc.code}: {exc.message}", {"code": exc.code}) from None
             session = self.sessions.get(key)  # another first request of this client may have won
         if session is None:
-            session = McpSession(key, name, stateless)
+            session = McpSession(key, name, stateless, REQUEST_CAPS.get())
             self.sessions[key] = session
             session.seen = self._visible(session)
             logger.info("MCP session %s (%s) started", key, name)
         elif stateless:
             self.hub.session_used(key)
+            if session.caps != REQUEST_CAPS.get():
+                # A stateless client asks anew with each request; its list follows its last.
+                session.caps = REQUEST_CAPS.get()
+                session.tool_list = session.tool_list_json = None
         return session
 
     async def end(self, key: str, why: str) -> None:
@@ -212,18 +228,22 @@ class McpSurface:
         """What of the session's tool list the client sees: names, tab titles and URLs, tools."""
         if not self.hub.has_session(session.key):
             return []
-        builtin: list[Visible] = [(tool["name"], "", "", None) for tool in self._builtin_tools()]
+        builtin: list[Visible] = [(tool["name"], "", "", None) for tool in self._builtin_tools(session.caps)]
         return builtin + [(name, view.title, view.url, tool) for name, view, tool in self._page_tools(session)]
 
-    def _builtin_tools(self) -> list[dict[str, Any]]:
-        """The built-in browser tools and the browser-wide ones, while a connected browser carries them out."""
-        offered = (self.hub.browser_actions(), self.hub.browser_features())
-        if self._builtin[0] != offered:
-            tools = browser_tools.tool_definitions(offered[0]) + browser_wide.tool_definitions(offered[1])
-            if offered[0]:
-                tools += browser_wide.tab_tool_definitions(offered[1])
-            self._builtin = (offered, tools)
-        return self._builtin[1]
+    def _builtin_tools(self, caps: frozenset[str]) -> list[dict[str, Any]]:
+        """The built-in browser tools of the groups ``caps`` and the browser-wide ones, while a
+        connected browser carries them out."""
+        actions, features = self.hub.browser_actions(), self.hub.browser_features()
+        tools = self._builtin.get((actions, features, caps))
+        if tools is None:
+            if len(self._builtin) > 64:
+                self._builtin.clear()  # browsers came and went with other tools; keep only what is asked now
+            tools = browser_tools.tool_definitions(actions, caps) + browser_wide.tool_definitions(features)
+            if actions:
+                tools += browser_wide.tab_tool_definitions(features)
+            self._builtin[(actions, features, caps)] = tools
+        return tools
 
     def _page_tools(self, session: McpSession) -> list[tuple[str, TabView, Tool]]:
         if session.page_tools is None:
@@ -360,7 +380,7 @@ class McpSurface:
             return session.tool_list
         cache = session.tool_json
         fresh: dict[str, tuple[str, str, Tool, dict[str, Any]]] = {}
-        tools = [*FIXED_JSON, *self._builtin_tools()]
+        tools = [*FIXED_JSON, *self._builtin_tools(session.caps)]
         for name, view, tool in self._page_tools(session):
             known = cache.get(name)
             if known is not None and known[2] is tool and known[0] == view.title and known[1] == view.url:
@@ -381,6 +401,12 @@ class McpSurface:
         args = params.arguments or {}
         try:
             call = tool_calls.parse_call(params.name, args)
+            if isinstance(call, tool_calls.ActionCall) and call.tool.group not in session.caps:
+                raise ToolNotFound(
+                    f"{params.name} is in the {call.tool.group} capability, which this client did not ask for:"
+                    f" connect with caps={call.tool.group} (browser-mcp mcp --caps {call.tool.group}, or"
+                    f" /mcp?caps={call.tool.group})"
+                )
             if call is None:
                 ref, tool_name = self._resolve_page_tool(session, params.name)
                 call = tool_calls.PageToolCall(ref, tool_name, args)

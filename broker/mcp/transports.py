@@ -46,13 +46,14 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 
 from .. import uploads
-from ..core.errors import TooManySessions
+from ..core import browser_tools
+from ..core.errors import InvalidRequest, TooManySessions
 from ..core.sessions import SessionKey, SessionKind
 from ..daemon.hub import Hub
 from ..daemon.runtime import CLIENT
 from .asgi import Message, Scope, serve_asgi
 from .roots import WORKDIR
-from .server import CONNECTION_KEY, LIST_PLACEHOLDER, REQUEST_CLIENT, McpSurface
+from .server import CONNECTION_KEY, LIST_PLACEHOLDER, REQUEST_CAPS, REQUEST_CLIENT, McpSurface
 
 __all__ = ["LegacySessions", "McpEndpoint", "RunningMcp"]
 
@@ -195,6 +196,15 @@ class LegacySessions:
             self.surface.hub.release_session(legacy_key(session_id))
 
 
+def asked_caps(request: web.Request) -> frozenset[str]:
+    """The capability groups the client asked for with the endpoint's ``caps`` query parameter.
+
+    Raises:
+        InvalidRequest: a name that is not a group.
+    """
+    return browser_tools.capabilities(",".join(request.query.getall("caps", [])))
+
+
 def _jsonrpc_error(status: int, message: str) -> JSONResponse:
     return JSONResponse(
         {"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST, "message": message}}, status
@@ -261,6 +271,11 @@ class McpEndpoint:
 
     async def http(self, request: web.Request) -> web.StreamResponse:
         REQUEST_CLIENT.set(request.get(CLIENT))
+        try:
+            REQUEST_CAPS.set(asked_caps(request))
+        except InvalidRequest as exc:
+            error = {"code": types.INVALID_PARAMS, "message": exc.message}
+            return web.json_response({"jsonrpc": "2.0", "id": None, "error": error}, status=400)
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             CONNECTION_KEY.set(None)
@@ -284,8 +299,10 @@ class McpEndpoint:
 
         Raises:
             TooManySessions: the credential holds as many sessions as it may.
+            InvalidRequest: its ``caps`` names no capability group.
         """
         hub = self.surface.hub
+        REQUEST_CAPS.set(asked_caps(request))
         key = McpSurface.new_connection_key()
         hub.hold_session(key, request.get(CLIENT))
         try:

@@ -84,8 +84,11 @@ class _Refused(Exception):
 class Relay:
     """One stdio session: client lines to the broker's ``/mcp/stream`` and frames back."""
 
-    def __init__(self, output_fd: int, discovery_dir: Path | None, pid: int | None, port: int | None) -> None:
+    def __init__(
+        self, output_fd: int, discovery_dir: Path | None, pid: int | None, port: int | None, caps: str | None = None
+    ) -> None:
         self.output_fd = output_fd
+        self.caps = caps
         self.discovery_dir = discovery_dir
         self.pid = pid
         self.port = port
@@ -230,6 +233,8 @@ class Relay:
             _Refused: the broker answered the upgrade with a client error (429 ``too_many_sessions``).
         """
         url = f"ws://127.0.0.1:{record.port}/mcp/stream"
+        if self.caps:
+            url += f"?caps={quote(self.caps)}"
         headers = {"Authorization": f"Bearer {record.token}", WORKDIR_HEADER: quote(os.getcwd())}
         try:
             if not await self._proven(http, record, loud):
@@ -378,7 +383,7 @@ def _answer_head(frame: str) -> dict[str, object] | None:
     return {"jsonrpc": "2.0", "id": codec.loads(found.group(1)), "result": None}
 
 
-def main(discovery_dir: Path | None, pid: int | None, port: int | None) -> int:
+def main(discovery_dir: Path | None, pid: int | None, port: int | None, caps: str | None = None) -> int:
     """Run one stdio session; 0 when the client closed stdin.
 
     Raises:
@@ -388,7 +393,7 @@ def main(discovery_dir: Path | None, pid: int | None, port: int | None) -> int:
     stdio.log_to_stderr("browser-mcp mcp: %(levelname)s %(message)s")
 
     async def relay() -> None:
-        await Relay(output_fd, discovery_dir, pid, port).run()
+        await Relay(output_fd, discovery_dir, pid, port, caps).run()
 
     loop.run(relay())
     return 0

@@ -15,7 +15,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from broker.core.browser_tools import ACTIONS
+from broker.core.browser_tools import ACTIONS, TOOLS
 
 from ..conftest import BrokerUnderTest, MakeBroker
 from ..support.fakes import TINY_PNG, FakeExtension, FakeTab
@@ -59,7 +59,8 @@ async def test_built_in_tools_are_listed_while_a_browser_carries_them_out(broker
         await client.changes.next(0)
         tools = await client.tools()
         listed = [name for name in tools if name.startswith("browser_")]
-        assert listed == [f"browser_{a}" for a in ALL_ACTIONS] + ["browser_tabs", "browser_close"]
+        core = [tool.name for tool in TOOLS if tool.group == "core"]
+        assert listed == [*core, "browser_tabs", "browser_close"]
         assert tools["browser_snapshot"].annotations is not None
         assert tools["browser_snapshot"].annotations.read_only_hint is True
         assert "target" in tools["browser_click"].input_schema["properties"]
@@ -140,7 +141,7 @@ async def test_an_action_on_an_element_needs_its_ref(broker: BrokerUnderTest) ->
 
 async def test_the_pointer_tools_are_listed_and_change_the_page(broker: BrokerUnderTest) -> None:
     await broker.extension(page(), actions=ALL_ACTIONS)
-    async with broker.mcp("Claude Code", MODERN) as client:
+    async with broker.mcp("Claude Code", MODERN, caps="vision") as client:
         tools = await client.tools()
         for name in POINTER_TOOLS:
             annotations = tools[name].annotations
@@ -172,7 +173,7 @@ async def test_pointer_tools_without_their_arguments_are_refused_before_the_brow
     broker: BrokerUnderTest, tool: str, args: dict[str, Any], says: str
 ) -> None:
     fake = await broker.extension(page(), actions=ALL_ACTIONS)
-    async with broker.mcp("Claude Code", MODERN) as client:
+    async with broker.mcp("Claude Code", MODERN, caps="vision") as client:
         await client.call_json("tabs", {"action": "claim", "tab": 7})
         refused = await client.call(tool, args)
         assert refused.is_error and says in text(refused), text(refused)

@@ -186,7 +186,7 @@ async def test_a_dialog_ends_the_click_and_waits_for_browser_handle_dialog(world
 
 
 async def test_a_client_drags_between_lists_and_is_told_when_a_point_is_off_the_page(world: World) -> None:
-    async with world.mcp("dragger") as client:
+    async with world.mcp("dragger", caps="vision") as client:
         await client.call_json("tabs", {"action": "open", "url": f"{world.site}/lists.html", "focus": False})
         page = text(await client.call("browser_snapshot", {}))
         apple, basket = ref_of(page, r"listitem \[ref=e\d+\]: Apple"), ref_of(page, r'list "Basket"')

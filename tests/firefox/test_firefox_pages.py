@@ -185,7 +185,7 @@ async def test_history_answers_only_once_the_person_shares_it(fox: Fox) -> None:
 
 
 async def test_built_in_browser_tools_act_in_firefox_and_say_the_input_was_synthetic(fox: Fox) -> None:
-    async with fox.mcp("Fox Clicker") as client:
+    async with fox.mcp("Fox Clicker", caps="vision") as client:
         await client.call_json("tabs", {"action": "open", "url": f"{fox.site}/counter.html?builtin"})
         snapshot = text(await client.call("browser_snapshot", {}))
         (ref,) = re.findall(r'button "Count" \[ref=([^\]]+)\]', snapshot)

@@ -163,8 +163,10 @@ class World:
         browser = await eventually(self.browser, "the extension to join the broker")
         self.browser_key = browser["browser"]
 
-    def mcp(self, name: str) -> contextlib.AbstractAsyncContextManager[McpClient]:
-        return mcp_client(f"http://127.0.0.1:{self.broker.port}/mcp", self.token, name, LEGACY)
+    def mcp(self, name: str, caps: str | None = None) -> contextlib.AbstractAsyncContextManager[McpClient]:
+        """An MCP client named ``name``, offered the tool groups ``caps`` beside the default ones."""
+        query = f"?caps={caps}" if caps else ""
+        return mcp_client(f"http://127.0.0.1:{self.broker.port}/mcp{query}", self.token, name, LEGACY)
 
 
 WorldT = TypeVar("WorldT", bound=World)

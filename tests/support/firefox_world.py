@@ -39,8 +39,10 @@ class Fox:
     def broker_url(self) -> str:
         return f"http://127.0.0.1:{self.broker.port}"
 
-    def mcp(self, name: str) -> Any:
-        return mcp_client(f"{self.broker_url}/mcp", self.broker.token, name, LEGACY)
+    def mcp(self, name: str, caps: str | None = None) -> Any:
+        """An MCP client named ``name``, offered the tool groups ``caps`` beside the default ones."""
+        query = f"?caps={caps}" if caps else ""
+        return mcp_client(f"{self.broker_url}/mcp{query}", self.broker.token, name, LEGACY)
 
     async def joined(self) -> dict[str, Any] | None:
         browsers = [b for b in (await self.status())["browsers"] if b["connected"]]
