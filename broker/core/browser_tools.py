@@ -27,6 +27,7 @@ import attrs
 from .arguments import page_url
 from .errors import InvalidRequest
 from .messages import JsonObject
+from .snapshot_find import finder
 from .snapshots import DIFF_LEGEND
 
 __all__ = [
@@ -169,6 +170,10 @@ def _needs_target(tool: str, own: JsonObject) -> None:
         raise InvalidRequest(f"{tool} needs `target`: the element's ref from a browser_snapshot of the tab, such as e7")
 
 
+def _needs_text_or_regex(tool: str, own: JsonObject) -> None:
+    finder(own)
+
+
 def _needs_answer(tool: str, own: JsonObject) -> None:
     if not isinstance(own.get("accept"), bool):
         raise InvalidRequest(f"{tool} needs `accept`: true to accept the dialog, false to dismiss it")
@@ -248,6 +253,19 @@ TOOLS: tuple[BuiltinTool, ...] = (
             filename=_FILENAME,
         ),
         read_only=True,
+    ),
+    BuiltinTool(
+        "browser_find",
+        "Find on page",
+        "The snapshot's lines matching a text or a regex, each under its path with a few lines around:"
+        " a ref to act on for a fraction of a whole snapshot.",
+        _schema(
+            text={"type": "string", "description": "words to find, any case"},
+            regex={"type": "string", "description": "a pattern; /pattern/i for any case"},
+            filename=_FILENAME,
+        ),
+        read_only=True,
+        checks=(_needs_text_or_regex,),
     ),
     BuiltinTool(
         "browser_click",

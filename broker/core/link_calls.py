@@ -355,7 +355,7 @@ class LinkCalls:
         result = message.result
         if self._baselines.address_told(pending.session_id, tab, message.page, view):
             result = without_address(result, message.page)
-        return with_section(result, "Snapshot", lines)
+        return with_section(result, "Snapshot" if view.find is None else "Found", lines)
 
     def on_request_refused(self, link: Link, message: RequestRefused, now: float) -> list[Effect]:
         pending = self.reply_to(link, message.request_id, CallKind.CLOSE_TAB) if message.request_id else None

@@ -21,6 +21,7 @@ changes out, they are still there for ``browser_snapshot`` with ``changes: true`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ import attrs
 from .effects import SessionId
 from .errors import InvalidRequest
 from .messages import JsonObject, PageSnapshot
+from .snapshot_find import finder, found_lines
 from .snapshot_tree import REF, Node, by_ref, diff, parse, parts_holding, refs_of, render, walk
 
 __all__ = [
@@ -175,6 +177,8 @@ class View:
     changes: bool
     budget: int
     after_action: bool = False
+    # browser_find: only the lines matching this, as search snippets (broker.core.snapshot_find).
+    find: re.Pattern[str] | None = None
 
 
 def view_of(action: str, args: JsonObject) -> tuple[View, JsonObject]:
@@ -183,6 +187,9 @@ def view_of(action: str, args: JsonObject) -> tuple[View, JsonObject]:
     Raises:
         InvalidRequest: ``changes`` or ``maxChars`` of the wrong kind, or ``changes`` with ``depth``.
     """
+    if action == "find":
+        # The browser takes a whole snapshot; what matches is the broker's to pick.
+        return View(changes=False, budget=SNAPSHOT_BUDGET, find=finder(args)), {}
     if action != "snapshot":
         return View(changes=True, budget=AFTER_ACTION_BUDGET, after_action=True), args
     own = {name: value for name, value in args.items() if name not in ("changes", "maxChars")}
@@ -273,6 +280,9 @@ class Baselines:
     def section(self, session_id: SessionId, tab: TabKey, page: PageSnapshot, view: View) -> list[str]:
         """The lines of the answer's ``### Snapshot`` section, and the client's baseline moved on."""
         nodes = parse(page.yaml)
+        if view.find is not None:
+            # A search reads the page and moves no baseline: the client was not shown it.
+            return found_lines(nodes, view.find)
         if page.depth:
             # An outline: shown as asked, and no baseline, which holds every level.
             return self._whole(nodes, view, page.target, note=None)[0]

@@ -27,6 +27,7 @@ const DEVTOOLS = Object.freeze(["devtools"]);
 export const TOOLS = Object.freeze(
   [
     { name: "snapshot", destructive: false, readOnly: true, drivers: BOTH, answer: "report" },
+    { name: "find", destructive: false, readOnly: true, drivers: BOTH, answer: "report" },
     { name: "click", destructive: false, drivers: BOTH, answer: "input", focuses: true },
     { name: "hover", destructive: false, drivers: BOTH, answer: "input" },
     { name: "type", destructive: false, drivers: BOTH, answer: "input" },

@@ -522,3 +522,23 @@ async def test_two_browsers_sharing_tab_ids_name_tabs_by_their_refs_in_results_a
         assert text(refused) == "tool_failed: no dialog is open in tab b2:7 (tab 12 had one)", "only the call's tab"
     status, body = await broker.post("/tabs/b2:7/actions/click", {"element": "Open", "target": "e1"})
     assert status == 409 and "b2:7" in body["error"]["message"], body
+
+
+async def test_find_answers_the_matches_and_the_browser_takes_a_plain_snapshot(broker: BrokerUnderTest) -> None:
+    tab = page()
+    items = [f'    - listitem [ref=e{i + 4}]:\n      - button "Remove item {i}" [ref=e{i + 40}]' for i in range(30)]
+    tab.snapshot = '- main [ref=e1]:\n  - heading "Basket" [level=1] [ref=e2]\n  - list [ref=e3]:\n' + "\n".join(items)
+    fake = await broker.extension(tab, actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        found = await client.call("browser_find", {"text": "remove item 17"})
+        assert not found.is_error, text(found)
+        assert "### Found\n- 1 match" in text(found) and '- button "Remove item 17" [ref=e57]' in text(found)
+        assert "Remove item 3" not in text(found)
+        sent = await fake.wait_for("browserAction")
+        assert (sent["action"], sent["args"]) == ("find", {})
+        refused = await client.call("browser_find", {"regex": "(unclosed"})
+        assert refused.is_error and "does not compile" in text(refused)
+        # A search moves no baseline: the next look at the changes still has the whole page to tell.
+        whole = await client.call("browser_snapshot", {"changes": True})
+        assert "Your first snapshot of this tab" in text(whole)

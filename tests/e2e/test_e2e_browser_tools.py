@@ -116,6 +116,17 @@ async def test_a_client_over_http_reads_types_and_clicks_a_page_of_its_own(world
         await snapshot_click_type(client, world)
 
 
+async def test_find_gives_the_ref_of_what_it_finds_and_a_click_on_it_lands(world: World) -> None:
+    async with world.mcp("finder") as client:
+        opened = await client.call_json("tabs", {"action": "open", "url": f"{world.site}/shop.html", "focus": False})
+        found = await client.call("browser_find", {"regex": "/button .buy/i"})
+        assert not found.is_error, text(found)
+        assert "### Found\n- 1 match" in text(found) and 'textbox "Search"' not in text(found), text(found)
+        clicked = await client.call("browser_click", {"element": "Buy", "target": ref_of(text(found), r'button "Buy"')})
+        assert not clicked.is_error and "Bought" in text(clicked), text(clicked)
+        await client.call_json("tabs", {"action": "close", "tab": opened["opened"]["ref"]})
+
+
 async def test_a_client_over_stdio_does_the_same(world: ToolsWorld) -> None:
     relay = stdio_relay(world.home / "discovery", world.home / "state", "--port", str(world.broker.port))
     async with sdk_client(relay, "stdio-client", MODERN, start_timeout=WAIT) as client:

@@ -192,6 +192,8 @@ async def test_built_in_browser_tools_act_in_firefox_and_say_the_input_was_synth
         clicked = await client.call("browser_click", {"element": "Count button", "ref": ref})
         assert not clicked.is_error, text(clicked)
         assert "synthetic" in text(clicked) and "Counted 1" in text(clicked), text(clicked)
+        found = await client.call("browser_find", {"text": "count"})
+        assert not found.is_error and re.search(rf'button "Count".*\[ref={ref}\]', text(found)), text(found)
         refused = await client.call("browser_mouse_wheel", {"deltaX": 0, "deltaY": 100})
         assert refused.is_error and "Firefox" in text(refused), text(refused)
         assert refused.structured_content["error"]["code"] == "not_supported", refused.structured_content
