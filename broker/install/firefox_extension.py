@@ -32,11 +32,12 @@ FIREFOX_MIN_VERSION = "128.0"
 _CHROMIUM_KEYS = ("key", "minimum_chrome_version", "externally_connectable")
 _FIREFOX_LACKS = frozenset({"debugger"})
 # What the WebExtension page driver needs beside the Chromium manifest's (docs/page-drivers.md):
-# webRequest for browser_network_requests (and, blocking, to hold the page hooks' dialogs),
+# webRequest for browser_network_requests (and, blocking, to hold the page hooks' dialogs; and
+# webRequestFilterResponse to read response bodies and answer routes: browser_network_request),
 # <all_urls> for tabs.captureTab, and the snapshot
 # agent's modules, which each frame's isolated world imports, reachable from pages (their address
 # holds the per-install uuid).
-_FIREFOX_ADDS = ("webRequest", "webRequestBlocking")
+_FIREFOX_ADDS = ("webRequest", "webRequestBlocking", "webRequestFilterResponse")
 _PAGE_AGENT = (
     "actions/webext/page_agent.js",
     "actions/page/items.js",

@@ -5,6 +5,7 @@
 // page's Performance timeline holds that the browser did not tell of.
 
 import { invalidArguments } from "../base/errors.js";
+import { sections } from "./results.js";
 
 const LEVELS = ["error", "warning", "info", "debug"];
 const LEVEL_OF_TYPE = {
@@ -88,21 +89,43 @@ export function requestFilter(args) {
 }
 
 /**
+ * Give each of the current page's `requests` that has none its number, in their order after the
+ * numbered ones: the number browser_network_requests lists it by and browser_network_request takes,
+ * the same for as long as the page stays (a request dropped from the log takes its number with it).
+ */
+export function numberRequests(requests) {
+  let next = 1 + Math.max(0, ...requests.map((request) => request.number ?? 0));
+  for (const request of requests) request.number ??= next++;
+}
+
+/** The request of the current page's `requests` numbered `index`; invalid_arguments if none is. */
+export function requestNumbered(requests, index) {
+  if (!Number.isInteger(index) || index < 1) throw invalidArguments("index must be a whole number, 1 or more");
+  numberRequests(requests);
+  const found = requests.find((request) => request.number === index);
+  if (!found) {
+    throw invalidArguments(`request #${index} is not one of this page's: browser_network_requests lists their numbers`);
+  }
+  return found;
+}
+
+/**
  * browser_network_requests' answer for the current page's `requests` [{method?, url, type,
- * status?, statusText?, failure?}] (either driver's): by `args.static`, and `filter`.
+ * status?, statusText?, failure?, number?}] (either driver's): by `args.static`, and `filter`.
  */
 export function requestListing(requests, args, filter) {
   const lines = [];
   let hidden = 0;
   let methodless = false;
-  requests.forEach((request, index) => {
+  numberRequests(requests);
+  requests.forEach((request) => {
     const succeeded = !request.failure && request.status !== undefined && request.status < 400;
     if (!args.static && !FETCH_TYPES.has(request.type) && succeeded) {
       hidden += 1;
       return;
     }
     if (filter && !filter.test(request.url)) return;
-    let line = `${index + 1}. ${request.method ? `[${request.method}] ` : ""}${shortUrl(request.url)}`;
+    let line = `${request.number}. ${request.method ? `[${request.method}] ` : ""}${shortUrl(request.url)}`;
     if (request.failure) line += ` => [FAILED] ${request.failure}`;
     else if (request.status !== undefined)
       line += ` => [${request.status}]${request.statusText ? ` ${request.statusText}` : ""}`;
@@ -119,4 +142,104 @@ export function requestListing(requests, args, filter) {
     );
   }
   return lines.join("\n");
+}
+
+export const REQUEST_PARTS = Object.freeze(["request-headers", "request-body", "response-headers", "response-body"]);
+// A body shown with the rest of a request is cut sooner than one asked for alone.
+const BODY_IN_DETAILS = 2_000;
+const BODY_ALONE = 100_000;
+const TEXTUAL =
+  /^(text\/|application\/(json|javascript|ecmascript|xml|xhtml\+xml|x-www-form-urlencoded|graphql|x-ndjson)\b|image\/svg\+xml)|\+(json|xml)\b/i;
+
+/** browser_network_request's `part`, checked (undefined: all of it). */
+export function requestPart(args) {
+  if (args.part !== undefined && !REQUEST_PARTS.includes(args.part)) {
+    throw invalidArguments(`part must be one of ${REQUEST_PARTS.join(", ")}`);
+  }
+  return args.part;
+}
+
+function bytesOf(base64) {
+  const binary = atob(base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/** Text of `bytes` when they are UTF-8 text with no NUL, else null. */
+function textOf(bytes) {
+  try {
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return text.includes("\0") ? null : text;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What a request's body is, as listed: `body` {text?, base64?, size?, cut?, unavailable?} as the
+ * driver read it (`cut`: the driver kept only its first part), its MIME type's say beside. Text
+ * comes cut at `limit` characters, saying where; a binary body (an image, a font) is described.
+ */
+export function bodyLines(body, mimeType, limit) {
+  if (!body) return ["(none)"];
+  if (body.unavailable) return [`(${body.unavailable})`];
+  const typeOf = (mimeType ?? "").split(";")[0].trim();
+  if (body.binary) {
+    return [`(binary${typeOf ? `, ${typeOf}` : ""}, ${body.size ?? "an unknown number of"} bytes: not shown)`];
+  }
+  const bytes = body.base64 !== undefined ? bytesOf(body.base64) : null;
+  const size = body.size ?? (bytes ? bytes.length : new TextEncoder().encode(body.text ?? "").length);
+  const type = (mimeType ?? "").split(";")[0].trim();
+  const text = bytes ? (TEXTUAL.test(type) || !type ? textOf(bytes) : null) : (body.text ?? "");
+  if (text === null) return [`(binary${type ? `, ${type}` : ""}, ${size} bytes: not shown)`];
+  if (!text) return ["(empty)"];
+  const lines = [text.length > limit ? text.slice(0, limit) : text];
+  if (text.length > limit) {
+    lines.push(`[cut at ${limit} of ${text.length} characters]`);
+  } else if (body.cut) lines.push(`[cut: only the first ${size} bytes were kept]`);
+  return lines;
+}
+
+function headerLinesOf(headers) {
+  const pairs = Array.isArray(headers) ? headers : Object.entries(headers ?? {});
+  return pairs.length ? pairs.map(([name, value]) => `${name}: ${value}`) : ["(none known)"];
+}
+
+/**
+ * browser_network_request's answer for `request` (an entry of either driver's log) and what the
+ * driver read of it: `{requestHeaders, responseHeaders, requestBody, responseBody}`, each as
+ * bodyLines takes it; `part` one of REQUEST_PARTS, or undefined for all of it.
+ */
+export function requestDetails(request, read, part) {
+  const mimeType = read.mimeType ?? null;
+  if (part === "request-headers") return sections(["Request headers", headerLinesOf(read.requestHeaders)]);
+  if (part === "response-headers") return sections(["Response headers", headerLinesOf(read.responseHeaders)]);
+  if (part === "request-body") {
+    return sections(["Request body", bodyLines(read.requestBody, read.requestType ?? null, BODY_ALONE)]);
+  }
+  if (part === "response-body") return sections(["Response body", bodyLines(read.responseBody, mimeType, BODY_ALONE)]);
+  let status = "";
+  if (request.failure) status = ` => [FAILED] ${request.failure}`;
+  else if (request.status !== undefined)
+    status = ` => [${request.status}]${request.statusText ? ` ${request.statusText}` : ""}`;
+  const general = [
+    `#${request.number} ${request.method ? `[${request.method}] ` : ""}${shortUrl(request.url)}${status}`,
+  ];
+  if (request.type) general.push(`- Type: ${request.type}`);
+  if (mimeType) general.push(`- MIME type: ${mimeType}`);
+  if (read.note) general.push(`- ${read.note}`);
+  // A body's own lines are indented, so that none passes for a section of the answer.
+  const body = (which, lines) => {
+    const shown = lines.map((line) => line.replace(/^/gm, "  "));
+    if (lines.some((line) => line.startsWith("[cut at "))) shown.push(`(part "${which}" shows more of it)`);
+    return shown;
+  };
+  return sections(
+    ["Request", general],
+    ["Request headers", headerLinesOf(read.requestHeaders)],
+    ["Request body", body("request-body", bodyLines(read.requestBody, read.requestType ?? null, BODY_IN_DETAILS))],
+    ["Response headers", headerLinesOf(read.responseHeaders)],
+    ["Response body", body("response-body", bodyLines(read.responseBody, mimeType, BODY_IN_DETAILS))],
+  );
 }

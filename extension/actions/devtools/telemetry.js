@@ -18,6 +18,7 @@
 // read again for every listing, adds it once it has finished and says what kind it was.
 
 import {
+  attach,
   documentOf,
   mainFrameOf,
   onSessionEvent,
@@ -31,11 +32,15 @@ import {
   consoleListing,
   lineFrom,
   pageTimeline,
+  requestDetails,
   requestFilter,
   requestListing,
+  requestNumbered,
+  requestPart,
   unheardRequests,
 } from "../listings.js";
 import { onFrameSession } from "./frames.js";
+import { textResult } from "../results.js";
 
 const MAX_ENTRIES = 1_000;
 
@@ -134,12 +139,19 @@ function onRequest(tabId, params) {
   if (earlier && params.redirectResponse) {
     earlier.status = params.redirectResponse.status;
     earlier.statusText = params.redirectResponse.statusText;
+    earlier.responseHeaders = params.redirectResponse.headers;
+    // The id goes on with the redirect: the body the browser keeps under it is the next request's.
+    earlier.requestId = null;
   }
   const entry = {
     document: documentOf(tabId),
     method: params.request.method,
     url: params.request.url,
     type: params.type,
+    requestId: params.requestId,
+    requestHeaders: params.request.headers,
+    postData: params.request.postData,
+    hasPostData: Boolean(params.request.hasPostData),
   };
   recordRequest(log, params.requestId, entry);
 }
@@ -151,10 +163,20 @@ function onResponseOfEarlierRequest(tabId, params) {
     document: documentOf(tabId),
     url: params.response.url,
     type: params.type,
-    status: params.response.status,
-    statusText: params.response.statusText,
+    requestId: params.requestId,
+    ...responseOf(params.response),
   };
   recordRequest(log, params.requestId, entry);
+}
+
+/** What an entry keeps of a response. */
+function responseOf(response) {
+  return {
+    status: response.status,
+    statusText: response.statusText,
+    responseHeaders: response.headers,
+    mimeType: response.mimeType,
+  };
 }
 
 onTabEvent((tabId, method, params) => {
@@ -172,7 +194,7 @@ onTabEvent((tabId, method, params) => {
       break;
     case "Network.responseReceived":
       if (!entry()) onResponseOfEarlierRequest(tabId, params);
-      else Object.assign(entry(), { status: params.response.status, statusText: params.response.statusText });
+      else Object.assign(entry(), responseOf(params.response));
       break;
     case "Network.loadingFailed":
       if (entry()) entry().failure = params.canceled ? "canceled" : params.errorText;
@@ -237,4 +259,51 @@ export async function networkRequests(tabId, args) {
   await addFromTimeline(tabId, (method, params) => send(tabId, method, params), false);
   const current = (logs.get(tabId)?.requests ?? []).filter((request) => request.document === documentOf(tabId));
   return requestListing(current, args, filter);
+}
+
+// What the browser says when it kept no body under a request's id.
+const NOT_KEPT = "not kept by the browser: a body over 100 KB, or one from before the tools attached";
+
+async function responseBodyOf(tabId, request) {
+  if (!request.requestId) return { unavailable: "not kept: the tools attached after it, or it was redirected" };
+  if (request.failure) return { unavailable: `none: the request failed (${request.failure})` };
+  try {
+    const { body, base64Encoded } = await send(tabId, "Network.getResponseBody", { requestId: request.requestId });
+    return base64Encoded ? { base64: body } : { text: body };
+  } catch {
+    return { unavailable: request.status === undefined ? "none yet: no response has come" : NOT_KEPT };
+  }
+}
+
+async function requestBodyOf(tabId, request) {
+  if (request.postData !== undefined) return { text: request.postData };
+  if (!request.hasPostData) return null;
+  try {
+    return { text: (await send(tabId, "Network.getRequestPostData", { requestId: request.requestId })).postData };
+  } catch {
+    return { unavailable: NOT_KEPT };
+  }
+}
+
+const headerOf = (headers, name) =>
+  Object.entries(headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1] ?? null;
+
+/** browser_network_request {index, part?}: one request of the current page, by its listed number. */
+export async function networkRequest(tabId, args) {
+  const part = requestPart(args);
+  await attach(tabId);
+  await addFromTimeline(tabId, (method, params) => send(tabId, method, params), false);
+  const current = (logs.get(tabId)?.requests ?? []).filter((request) => request.document === documentOf(tabId));
+  const request = requestNumbered(current, args.index);
+  const wants = (name) => part === undefined || part === name;
+  const read = {
+    requestHeaders: request.requestHeaders ?? [],
+    responseHeaders: request.responseHeaders ?? [],
+    mimeType: request.mimeType ?? headerOf(request.responseHeaders, "content-type"),
+    requestType: headerOf(request.requestHeaders, "content-type"),
+    requestBody: wants("request-body") ? await requestBodyOf(tabId, request) : null,
+    responseBody: wants("response-body") ? await responseBodyOf(tabId, request) : null,
+  };
+  if (!request.method) read.note = "Made before the tools attached to the tab: only its address and status are known";
+  return textResult(requestDetails(request, read, part));
 }
