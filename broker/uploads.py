@@ -1,4 +1,5 @@
-"""Which files browser_file_upload may send to a page, and the bytes it sends, read when checked.
+"""Which files an upload (browser_file_upload, browser_drop) may send to a page, and the bytes it
+sends, read when checked.
 
 An upload gives a website the person's files. A path is taken only when it resolves (symlinks
 followed) to a regular file inside one of the folders the caller may upload from
@@ -386,9 +387,11 @@ def _refuse_credential(shown: str, credential: Path | None) -> None:
         )
 
 
-def _checked_file(given: object, places: UploadPlaces, protected: list[Path], max_bytes: int, room: int) -> JsonObject:
+def _checked_file(
+    given: object, places: UploadPlaces, protected: list[Path], max_bytes: int, room: int, tool: str
+) -> JsonObject:
     if not isinstance(given, str) or not given:
-        raise InvalidRequest("browser_file_upload needs `paths`: a list of file paths")
+        raise InvalidRequest(f"{tool} needs `paths`: a list of file paths")
     path = Path(given)
     if not path.is_absolute():
         raise InvalidRequest(f"{given!r} is not an absolute path: name each file by its absolute path")
@@ -430,9 +433,13 @@ def _checked_file(given: object, places: UploadPlaces, protected: list[Path], ma
 
 
 def checked_upload(
-    args: JsonObject, places: UploadPlaces, max_bytes: int, protected_extra: Iterable[str] = ()
+    args: JsonObject,
+    places: UploadPlaces,
+    max_bytes: int,
+    protected_extra: Iterable[str] = (),
+    tool: str = "browser_file_upload",
 ) -> JsonObject:
-    """browser_file_upload's arguments for the extension: ``paths`` resolved, ``files`` described
+    """The upload ``tool``'s arguments for the extension: ``paths`` resolved, ``files`` described
     and read (the module docstring says what each carries). ``max_bytes`` bounds each file and all
     of them together, as they are held in memory until sent.
 
@@ -446,12 +453,12 @@ def checked_upload(
     if given is None:
         given = []
     if not isinstance(given, list):
-        raise InvalidRequest("browser_file_upload's `paths` must be a list of file paths")
+        raise InvalidRequest(f"{tool}'s `paths` must be a list of file paths")
     protected = protected_places(protected_extra) if given else []
     files = []
     total = 0
     for path in given:
-        file = _checked_file(path, places, protected, max_bytes, max_bytes - total)
+        file = _checked_file(path, places, protected, max_bytes, max_bytes - total, tool)
         total += file["size"]
         files.append(file)
     return {**args, "paths": [file["path"] for file in files], "files": files}

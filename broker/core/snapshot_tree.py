@@ -23,6 +23,8 @@ REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
 _WRAPPER = re.compile(r"- generic \[ref=(?:f\d+)?e\d+\]:")
 # A JSON-quoted string (an element's name, or a text), escapes and all.
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+# An element's box (browser_snapshot's boxes): where it is, not what it is, so no change of it.
+_BOX = re.compile(r" \[box=-?\d+,-?\d+,\d+,\d+\]")
 # A list whose items came or went is shown whole, items that stayed too, up to this size.
 _SMALL_LIST = 2_500
 # More removed siblings in a row than this show as the first of them and a count.
@@ -65,6 +67,14 @@ def _active_at(label: str) -> int:
     masked = _QUOTED.sub(lambda quoted: "_" * len(quoted.group()), label)
     key_end = masked.find(": ")
     return masked.rfind(" [active]", 0, key_end if key_end >= 0 else len(masked))
+
+
+def _unboxed(label: str) -> str:
+    """The line without its element's ``[box=...]`` (outside its quoted name, before its text)."""
+    masked = _QUOTED.sub(lambda quoted: "_" * len(quoted.group()), label)
+    key_end = masked.find(": ")
+    found = _BOX.search(masked, 0, key_end if key_end >= 0 else len(masked))
+    return label if found is None else label[: found.start()] + label[found.end() :]
 
 
 def _without_active(label: str) -> str:
@@ -183,9 +193,10 @@ class _Differ:
     def node(self, before: Node, after: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
         inside = self.children(before.children, after.children, depth + 1, _within(path, after), _size(after))
         was = _without_active(before.label) if before.ref in self.blurred else before.label
-        if was == after.label and not inside:
+        same = _unboxed(was) == _unboxed(after.label)
+        if same and not inside:
             return []
-        mark = " " if was == after.label else "~"
+        mark = " " if same else "~"
         return [DiffLine(mark, depth, after.line, path), *inside]
 
     def context(self, node: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:

@@ -64,14 +64,15 @@ async function snapshot(tabId, args) {
   }
   // As in Playwright MCP, depth 0 sets no limit.
   const depth = args.depth || undefined;
+  const boxes = args.boxes === true;
   if (args.target !== undefined) {
     const root = await driver.elementFor(tabId, args.target);
-    return driver.pageReport(tabId, { root, target: args.target, depth });
+    return driver.pageReport(tabId, { root, target: args.target, depth, boxes });
   }
   // A page that moves on while it is read (a redirect, a page that navigates by itself) is read
   // again once it has landed; an element of a ref is gone with its page, so not that. A tab just
   // opened is waited for before (tabs/first_pages.js).
-  return (await reportUnlessMoved(tabId, { depth })) ?? driver.pageReport(tabId, { depth });
+  return (await reportUnlessMoved(tabId, { depth, boxes })) ?? driver.pageReport(tabId, { depth, boxes });
 }
 
 /** How a tool answers, by its declaration's `answer`: (tool, tabId, args, signal) -> its result. */
@@ -106,6 +107,11 @@ const SHARED = {
     let said;
     await driver.withNavigationWatch(tabId, async () => (said = await driver.fileUpload(tabId, args)));
     return pageAfter(tabId, [said, ...inputNotes()]);
+  },
+  async drop(tabId, args) {
+    let said;
+    await driver.withNavigationWatch(tabId, async () => (said = await driver.drop(tabId, args)));
+    return pageAfter(tabId, [said]);
   },
 };
 

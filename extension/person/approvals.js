@@ -1,6 +1,7 @@
 // Approvals: what may run in a page, asked of the person before a broker's request runs. A call
-// they must allow (a page tool declaring destructiveHint, browser_evaluate, browser_file_upload, or
-// under the stricter policy every tool not declared read-only) waits for their answer in an
+// they must allow (a page tool declaring destructiveHint, browser_evaluate, browser_file_upload,
+// browser_drop of files, or under the stricter policy every tool not declared read-only) waits for
+// their answer in an
 // approval window, an extension page naming the agent and the credential it connected with, the
 // tool, its arguments whole (a function's source as written, an upload's files with their sizes),
 // and the tab's site and title. The broker hears that the
@@ -60,6 +61,13 @@ let deletionsHeld = 0;
  * What the window shows of a call's arguments: a function's source as written, the files an
  * upload sends (listed on their own, by name and size), the rest as JSON.
  */
+/** Whether the call sends the person's files to the page: browser_file_upload, browser_drop with paths. */
+function sendsFiles(message) {
+  if (message.type !== FromBroker.BROWSER_ACTION) return false;
+  if (message.action === "file_upload") return true;
+  return message.action === "drop" && Array.isArray(message.args?.paths) && message.args.paths.length > 0;
+}
+
 function shownArguments(message, deletion) {
   const { args } = message;
   if (deletion) return { code: deletion.shown, args: JSON.stringify(args, null, 2), codeLabel: "Deletes" };
@@ -67,7 +75,7 @@ function shownArguments(message, deletion) {
     const { function: code, ...rest } = args;
     return { code, args: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "" };
   }
-  if (message.type === FromBroker.BROWSER_ACTION && message.action === "file_upload") {
+  if (sendsFiles(message)) {
     const { files, paths, ...rest } = args;
     // Flagged files first (hidden, outside the project folder, large, through a symlink): one
     // among many is not to be missed.
@@ -148,7 +156,9 @@ async function describe(message) {
   // the extension's own declaration's: the broker knows it too, but the person's safeguard takes no
   // broker's word for it.
   const tool = toolNamed(message.action);
-  const annotations = tool?.destructive ? { destructiveHint: true } : { readOnlyHint: tool?.readOnly ?? false };
+  // browser_drop destroys only when it sends files: typed data alone is as typing is.
+  const destructive = tool?.destructive && (message.action !== "drop" || sendsFiles(message));
+  const annotations = destructive ? { destructiveHint: true } : { readOnlyHint: tool?.readOnly ?? false };
   return { name: `browser_${message.action}`, annotations };
 }
 
@@ -205,7 +215,7 @@ export async function admit(link, message) {
   if (!wholeBrowser && !place) return {};
   const origin = place?.origin ?? "";
   const credential = sessionCredential(link.port, message.sessionId);
-  const upload = message.type === FromBroker.BROWSER_ACTION && message.action === "file_upload";
+  const upload = sendsFiles(message);
   if (!needsApproval(annotations, origin, credential, upload || Boolean(deletion))) return {};
   const site = origin || place?.url || "the whole browser";
   const { code, args, codeLabel = "Function" } = shownArguments(message, deletion);

@@ -41,19 +41,19 @@ const MAX_DRAWINGS = 50;
  * top ones and their children). Each frame's content goes under its `- iframe` line, snapshot in
  * its own document.
  */
-export async function captureSnapshot(tabId, { root, depth, limit }) {
+export async function captureSnapshot(tabId, { root, depth, limit, boxes = false }) {
   const document = documentOf(tabId);
   const world = root?.world ?? (await utilityWorld(tabId));
   const frame = root?.frame;
   const session = frame?.target ?? tabId;
   const refs = frame ?? refsFor(tabId);
-  const options = { depth, limit, lastRef: refs.lastRef, prefix: frame?.prefix ?? "" };
+  const options = { depth, limit, lastRef: refs.lastRef, prefix: frame?.prefix ?? "", boxes };
   let snapshot;
   try {
     snapshot = await agentSnapshot(session, world, root, options);
     if (snapshot.error) throw new ActionError(Code.ACTION_FAILED, snapshot.error);
     refs.update(snapshot.lastRef);
-    const whole = await withFrames(tabId, frame, snapshot, { depth, limit: NO_LIMIT });
+    const whole = await withFrames(tabId, frame, snapshot, { depth, limit: NO_LIMIT, boxes });
     if (documentOf(tabId) !== document) throw navigated();
     return cut({ ...snapshot, ...whole }, limit, snapshot.length - snapshot.yaml.length);
   } catch (error) {

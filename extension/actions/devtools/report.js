@@ -12,9 +12,9 @@ import { consoleSummary } from "./telemetry.js";
  * The page now: a result with its sections, and the page's snapshot as `page` (of `root` and what
  * is inside it, `target` being its ref; to `depth` levels) for the broker to show.
  */
-export async function pageReport(tabId, { root, target, depth, result = [] } = {}) {
+export async function pageReport(tabId, { root, target, depth, boxes, result = [] } = {}) {
   const shown = documentOf(tabId);
-  const snapshot = await captureSnapshot(tabId, { root, depth, limit: PAGE_LIMIT });
+  const snapshot = await captureSnapshot(tabId, { root, depth, boxes, limit: PAGE_LIMIT });
   // Chromium's id of the document, which a client's baseline of the page belongs to.
   const found = await documentIn(tabId);
   if (documentOf(tabId) !== shown) {

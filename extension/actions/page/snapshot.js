@@ -34,9 +34,9 @@ export function snapshotAgent(pageItems, ariaRules, accessibleNames, yamlRendere
    * {url, title, yaml, length, lastRef, frames}, or {error} when `root` is not rendered. Refs are
    * `e12`, or `f2e12` with `prefix` "f2" (the snapshot of a frame). `frames`: the refs of the
    * frames (iframe elements) shown. `yaml` is cut at a line's end within `limit` characters;
-   * `length` is the whole snapshot's.
+   * `length` is the whole snapshot's. With `boxes`, each element's line gives its box (yaml.js).
    */
-  function snapshot(root, { depth, limit, lastRef, prefix = "" }, ...listening) {
+  function snapshot(root, { depth, limit, lastRef, prefix = "", boxes = false }, ...listening) {
     const items = itemsOf(ariaRules(accessibleNames), root, new Set(listening));
     if (!items) return { error: "the element is not rendered, so it has no snapshot" };
     last = Math.max(last, lastRef);
@@ -53,7 +53,7 @@ export function snapshotAgent(pageItems, ariaRules, accessibleNames, yamlRendere
       given.set(ref, element);
       return ref;
     };
-    let yaml = render(items, depth, refFor);
+    let yaml = render(items, depth, refFor, boxes);
     const length = yaml.length;
     if (length > limit) {
       const lineEnd = yaml.lastIndexOf("\n", limit);

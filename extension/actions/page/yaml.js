@@ -5,7 +5,12 @@
 //
 // Runs in the page: yamlRenderer is sent as source, so it may use nothing from this module's scope.
 
-/** `render(items, maxDepth, refFor)`: the YAML text; `refFor(element)` names an element's ref. */
+/**
+ * `render(items, maxDepth, refFor, boxes)`: the YAML text; `refFor(element)` names an element's ref;
+ * with `boxes`, each element's line ends with its `[box=x,y,width,height]` (its
+ * getBoundingClientRect in its document's viewport, CSS pixels, rounded), after its ref as
+ * Playwright MCP puts it.
+ */
 export function yamlRenderer() {
   const MAX_NAME = 900;
   /** Roles whose level ARIA means: Chromium gives list items one too. */
@@ -23,7 +28,7 @@ export function yamlRenderer() {
   const yamlValue = (text) => (needsQuotes(text) ? JSON.stringify(text) : text);
   const yamlKey = (text) => (needsQuotes(text) ? `'${text.replace(/'/g, "''")}'` : text);
 
-  function keyOf(item, ref) {
+  function keyOf(item, ref, boxes) {
     const { props } = item;
     let key = item.role;
     if (item.name && item.name.length <= MAX_NAME) key += ` ${JSON.stringify(item.name)}`;
@@ -38,18 +43,22 @@ export function yamlRenderer() {
     if (props.pressed === "mixed") key += " [pressed=mixed]";
     if (props.selected === true) key += " [selected]";
     if (ref) key += ` [ref=${ref}]`;
+    if (boxes && item.element) {
+      const box = item.element.getBoundingClientRect();
+      key += ` [box=${[box.x, box.y, box.width, box.height].map(Math.round).join(",")}]`;
+    }
     return key;
   }
 
   /** Lines for `items` at `depth`; below `maxDepth` only an element's own text still shows. */
-  function renderItems(items, depth, maxDepth, refFor, lines) {
+  function renderItems(items, depth, maxDepth, refFor, lines, boxes) {
     const indent = "  ".repeat(depth);
     for (const item of items) {
       if (item.text !== undefined) {
         lines.push(`${indent}- text: ${yamlValue(item.text)}`);
         continue;
       }
-      const key = `${indent}- ${yamlKey(keyOf(item, item.element ? refFor(item.element) : null))}`;
+      const key = `${indent}- ${yamlKey(keyOf(item, item.element ? refFor(item.element) : null, boxes))}`;
       const onlyText = item.children.length === 1 && item.children[0].text !== undefined;
       const children = onlyText || depth !== maxDepth ? item.children : [];
       if (item.url === undefined && !children.length) lines.push(key);
@@ -57,14 +66,14 @@ export function yamlRenderer() {
       else {
         lines.push(`${key}:`);
         if (item.url !== undefined) lines.push(`${indent}  - /url: ${yamlValue(item.url)}`);
-        renderItems(children, depth + 1, maxDepth, refFor, lines);
+        renderItems(children, depth + 1, maxDepth, refFor, lines, boxes);
       }
     }
   }
 
-  return (items, maxDepth, refFor) => {
+  return (items, maxDepth, refFor, boxes = false) => {
     const lines = [];
-    renderItems(items, 0, maxDepth, refFor, lines);
+    renderItems(items, 0, maxDepth, refFor, lines, boxes);
     return lines.join("\n");
   };
 }

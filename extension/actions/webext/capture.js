@@ -1,5 +1,6 @@
 // The WebExtension driver's reading tools: browser_take_screenshot through tabs.captureTab
-// (Firefox captures a tab behind others too, with no debugging bar to wait for), sized and
+// (Firefox captures a tab behind others too, with no debugging bar to wait for; WebP re-encoded
+// from its PNG in a canvas of the extension's), sized and
 // described as images.js sizes them, and browser_evaluate, a client's function run in the
 // page's own world through scripting, after the person's approval as in the DevTools driver.
 
@@ -9,6 +10,29 @@ import { sections, textResult } from "../results.js";
 import { documentOf } from "./navigation.js";
 import { onElement } from "./snapshot.js";
 import { runIn, withAgent } from "./scripts.js";
+
+/**
+ * The PNG `png` (base64) made WebP (base64), through a canvas of the extension's own:
+ * tabs.captureTab makes only PNG and JPEG. A canvas that cannot encode WebP makes PNG instead,
+ * which is refused rather than passed off as WebP.
+ */
+async function asWebp(png) {
+  const text = atob(png);
+  const decoded = new Uint8Array(text.length);
+  for (let at = 0; at < text.length; at += 1) decoded[at] = text.charCodeAt(at);
+  const bitmap = await createImageBitmap(new Blob([decoded], { type: "image/png" }));
+  const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+  canvas.getContext("2d").drawImage(bitmap, 0, 0);
+  bitmap.close();
+  const blob = await canvas.convertToBlob({ type: "image/webp", quality: 0.9 });
+  if (blob.type !== "image/webp") {
+    throw new ActionError(Code.NOT_SUPPORTED, "this Firefox cannot encode WebP: take the screenshot as png or jpeg");
+  }
+  const bytes = new Uint8Array(await blob.arrayBuffer());
+  let binary = "";
+  for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
+  return btoa(binary);
+}
 
 async function areaOf(tabId, args) {
   if (args.target === undefined) {
@@ -29,7 +53,6 @@ async function areaOf(tabId, args) {
 export async function takeScreenshot(tabId, args) {
   const type = args.type ?? "png";
   if (!FORMATS[type]) throw invalidArguments("type must be png, jpeg or webp");
-  if (type === "webp") throw new ActionError(Code.NOT_SUPPORTED, "Firefox captures tabs as png or jpeg, not webp");
   if (![undefined, "css", "device"].includes(args.scale)) throw invalidArguments('scale must be "css" or "device"');
   if (args.fullPage && args.target !== undefined) throw invalidArguments("fullPage cannot be used with an element");
   const { area, label, beyond, pixelRatio } = await areaOf(tabId, args);
@@ -40,13 +63,15 @@ export async function takeScreenshot(tabId, args) {
   const capture = async (scale) => {
     try {
       const url = await chrome.tabs.captureTab(tabId, {
-        format: type,
+        format: type === "jpeg" ? "jpeg" : "png",
         ...(type === "jpeg" ? { quality: 90 } : {}),
         rect: clip,
         scale,
       });
-      return url.slice(url.indexOf(",") + 1);
+      const data = url.slice(url.indexOf(",") + 1);
+      return type === "webp" ? await asWebp(data) : data;
     } catch (error) {
+      if (error instanceof ActionError) throw error;
       throw new ActionError(Code.CAPTURE_FAILED, `cannot capture the ${label}: ${error.message}`);
     }
   };

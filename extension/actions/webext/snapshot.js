@@ -54,14 +54,14 @@ async function snapshotIn(tabId, frameId, target, options) {
 }
 
 /** The snapshot's yaml with each frame's content under its iframe line, and theirs under theirs. */
-async function withFrames(tabId, snapshot, depth) {
+async function withFrames(tabId, snapshot, depth, boxes = false) {
   let { yaml } = snapshot;
   const inners = await Promise.all(
     snapshot.frames.map((ref, index) => {
       const frameId = snapshot.frameIds[index];
       const inner = depth === undefined ? undefined : depth - depthOfLine(yaml, ref) - 1;
       if (frameId < 0 || inner < 0) return null;
-      return frameSnapshot(tabId, frameId, inner).catch(() => null);
+      return frameSnapshot(tabId, frameId, inner, boxes).catch(() => null);
     }),
   );
   for (const [index, ref] of snapshot.frames.entries()) {
@@ -73,12 +73,12 @@ async function withFrames(tabId, snapshot, depth) {
   return yaml;
 }
 
-async function frameSnapshot(tabId, frameId, depth) {
+async function frameSnapshot(tabId, frameId, depth, boxes) {
   const frame = frameNumbers(tabId, frameId);
-  const options = { depth, limit: NO_LIMIT, lastRef: frame.last, prefix: `f${frame.number}` };
+  const options = { depth, boxes, limit: NO_LIMIT, lastRef: frame.last, prefix: `f${frame.number}` };
   const inner = await snapshotIn(tabId, frameId, null, options);
   frame.last = Math.max(frame.last, inner.lastRef);
-  return { ...inner, yaml: await withFrames(tabId, inner, depth) };
+  return { ...inner, yaml: await withFrames(tabId, inner, depth, boxes) };
 }
 
 /**
@@ -126,13 +126,14 @@ export async function onElement(tabId, target, task, ...args) {
 }
 
 /** The page now, as results.js reports it; of the element `target` names and what is inside it. */
-export async function pageReport(tabId, { target, depth, result = [] } = {}) {
+export async function pageReport(tabId, { target, depth, boxes = false, result = [] } = {}) {
   const shown = documentOf(tabId);
   const where = target === undefined ? { frameId: 0, target: null, given: 0 } : locate(tabId, target);
   const refs = where.frameId === 0 ? refsFor(tabId) : null;
   const frame = refs ? null : pageOf(tabId).byFrame.get(where.frameId);
   const options = {
     depth,
+    boxes,
     limit: PAGE_LIMIT,
     lastRef: refs?.lastRef ?? frame.last,
     prefix: frame ? `f${frame.number}` : "",
@@ -146,7 +147,7 @@ export async function pageReport(tabId, { target, depth, result = [] } = {}) {
   }
   if (refs) refs.update(snapshot.lastRef);
   else frame.last = Math.max(frame.last, snapshot.lastRef);
-  const yaml = await withFrames(tabId, snapshot, depth);
+  const yaml = await withFrames(tabId, snapshot, depth, boxes);
   const found = await documentIn(tabId);
   if (documentOf(tabId) !== shown) throw navigated();
   const whole = cut({ ...snapshot, yaml }, PAGE_LIMIT, snapshot.length - snapshot.yaml.length);
