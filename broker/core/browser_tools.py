@@ -57,13 +57,10 @@ _CAP_ALIASES = {"tracing": "devtools"}
 # It may rename an older spelling in place.
 ArgumentCheck = Callable[[str, JsonObject], None]
 
-_TAB = {
-    "type": ["integer", "string"],
-    "description": "the tab to act on (12, or b2:12); default: your current tab, the one you last opened,"
-    " focused or claimed",
-}
-_ELEMENT = {"type": "string", "description": "what the element is, in words, as the person would say it"}
-_TARGET = {"type": "string", "description": "the element's ref from a browser_snapshot or an action's answer (e7)"}
+# Every tool has it, so it is kept short: the server's instructions say which tab is the current one.
+_TAB = {"type": ["integer", "string"], "description": "12 or b2:12; default: your current tab"}
+_ELEMENT = {"type": "string", "description": "the element, in words"}
+_TARGET = {"type": "string", "description": "its ref from a snapshot (e7)"}
 # Where a tool has it, the broker writes the answer to this file (under the client's output folder)
 # and answers with its path: the extension never hears of it.
 _FILENAME = {"type": "string", "description": "save the answer to this file instead, and name it"}
@@ -108,8 +105,11 @@ class Listed(Protocol):
 
 
 def listing(tool: Listed, *, open_world: bool) -> JsonObject:
-    """The MCP tool, in wire form: ``openWorldHint`` says whether it acts on pages of the web."""
-    annotations: JsonObject = {"readOnlyHint": tool.read_only, "openWorldHint": open_world}
+    """The MCP tool, in wire form: ``openWorldHint`` says whether it acts on pages of the web (left out
+    when it does: MCP's default, and one line fewer of every tool a client reads)."""
+    annotations: JsonObject = {"readOnlyHint": tool.read_only}
+    if not open_world:
+        annotations["openWorldHint"] = False
     if tool.destructive:
         annotations["destructiveHint"] = True
     return {
@@ -230,25 +230,22 @@ TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "browser_snapshot",
         "Page snapshot",
-        "The tab's page as an accessibility snapshot: roles, names, text and states, each element"
-        " you can act on marked [ref=eN] (frames' content under their iframe line, refs like f2eN)."
-        " A ref stays the element's while it is on the page. Take one before acting; `target` limits"
-        " it to one element or frame; `changes: true` shows only what changed since your last"
-        " snapshot of the tab. Actions (click, type ...) answer with what they changed, so a"
-        " snapshot after them is rarely needed. Under ### Snapshot, a yaml block is the whole page (after"
-        f" an action: your first look at the tab, or a new page since your last); {DIFF_LEGEND}.",
+        "The tab's page as an accessibility snapshot: roles, names, text, states, and a [ref=eN] on each"
+        " element to act on (f2eN inside frames), kept while it is on the page. Actions answer with what"
+        " they changed, so a snapshot after them is rarely needed. A yaml block is the whole page (after"
+        f" an action: a first look, or a new page); {DIFF_LEGEND}.",
         _schema(
             target=_TARGET,
             depth={"type": "integer", "minimum": 0, "description": "levels of the tree to show (default all)"},
             changes={
                 "type": "boolean",
-                "description": "only the lines added, removed or changed since your last snapshot of this tab",
+                "description": "only what changed since your last snapshot of this tab",
             },
             maxChars={
                 "type": "integer",
                 "minimum": 1,
-                "description": "fold a larger page to about this many characters (default 100000): runs of"
-                " similar items and long texts are shortened, each fold naming the ref that shows it whole",
+                "description": "fold a larger page to about this many characters (default 100000); each fold"
+                " names the ref that shows it whole",
             },
             filename=_FILENAME,
         ),
@@ -357,11 +354,9 @@ TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "browser_take_screenshot",
         "Screenshot",
-        "A picture of the tab's page (what is in view, the whole page, or one element)."
-        " Images are at most 1568 pixels a side, 1.15 megapixels and 700 KB (what vision models and"
-        " MCP clients take): a larger one is scaled down, and a page too tall to stay readable shows"
-        " its top part; the result says so, and by what factor to multiply the image's coordinates."
-        " For acting on the page, browser_snapshot is better.",
+        "A picture of the tab's page (in view, whole, or one element), at most 1568 pixels a side,"
+        " 1.15 megapixels and 700 KB: a larger one is scaled down, saying by what factor. To act,"
+        " browser_snapshot is better.",
         _schema(
             type={"type": "string", "enum": ["png", "jpeg"], "description": "default png"},
             fullPage={"type": "boolean"},

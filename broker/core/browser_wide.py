@@ -99,13 +99,10 @@ _WINDOW = {
     "description": "a window id from action=list (7, or b2:7 when several browsers are connected)",
 }
 _RECORD_NOTE = (
-    " Results are title, url and time (ISO 8601). The person's private record: it answers only once they"
-    " turn on sharing in the browser-mcp extension's options, else an error says where."
+    " Results: title, url, time (ISO 8601). The person's private record: off until they turn sharing on"
+    " in the extension's options (the error says where)."
 )
-_DELETION_NOTE = (
-    " Deleting cannot be undone: each deletion waits for the person to approve it in the browser"
-    " (not_approved if they do not)."
-)
+_DELETION_NOTE = " Each deletion, which cannot be undone, waits for the person's approval (else not_approved)."
 _MOMENT = "ISO 8601 (2026-05-01T09:00:00Z) or milliseconds since 1970"
 
 
@@ -199,11 +196,11 @@ TOOLS: Mapping[str, WideTool] = _by_name(
     WideTool(
         "browser_bookmarks",
         "Bookmarks",
-        "The person's bookmarks: action=search finds them by words of their title or address; create adds"
-        " one (`url`, `title`); tree lists bookmarks and folders, each with its `id`, `parentId` and `depth`"
-        " (below the folder `folderId`, else all; the upper levels first, at most `maxResults`); delete"
-        " removes the bookmark or empty folder `id`, or a folder with all it holds only with"
-        " `recursive: true`." + _DELETION_NOTE + _RECORD_NOTE,
+        "The person's bookmarks: action=search by words of title or address; create (`url`, `title`); tree"
+        " lists bookmarks and folders with `id`, `parentId`, `depth` (under `folderId`, upper levels first);"
+        " delete the bookmark or empty folder `id` (a full one with `recursive: true`)."
+        + _DELETION_NOTE
+        + _RECORD_NOTE,
         {
             "type": "object",
             "properties": {
@@ -241,11 +238,10 @@ TAB_TOOLS: Mapping[str, WideTool] = _by_name(
     WideTool(
         "browser_tabs",
         "Manage tabs",
-        "List, create, close, or select one of your tabs (tabs you opened or claimed, and those their pages"
-        " opened), numbered from 0 by `index`. action=list shows them; new opens `url` (default about:blank) in"
-        " a new tab of yours behind the person's and makes it your current tab; close closes the tab at"
-        " `index` (default: your current tab); select makes the tab at `index` your current tab, the one"
-        " browser_* tools act on, without bringing it in front of the person (`tabs` action=focus does).",
+        "List, create, close or select your tabs (opened or claimed by you, or by their pages), by `index`"
+        " from 0. new opens `url` behind the person's tab as your current tab; close closes the tab at"
+        " `index` (default: your current one); select makes it your current tab, the one browser_* tools"
+        " act on, leaving the person's tab in front.",
         {
             "type": "object",
             "properties": {

@@ -232,9 +232,8 @@ _NO_CHANGES = "- No changes since your last snapshot of this tab."
 # What a diff block's lines mean, said once in browser_snapshot's description rather than in every
 # answer (on a small page it was a third of an action's answer).
 DIFF_LEGEND = (
-    "a diff block holds what changed since your last snapshot of the tab: + added (with what it holds),"
-    " - removed, ~ changed (as it is now), unmarked lines the ones around them (wrappers without a name"
-    " left out); when the focus moves, the line of the element that took it says [active]"
+    "a diff block, what changed since your last snapshot of the tab: + added, - removed, ~ changed (as it"
+    " is now), unmarked lines the ones around them; the element that took the focus says [active]"
 )
 _FOLD_NOTE = (
     "- Folded to {budget} of its {length} characters: a line `… N more X like these [ref=R]` stands for"

@@ -30,12 +30,10 @@ FIXED_TOOLS = [
         name="tabs",
         title="Browser tabs",
         description=(
-            "Work with the browser's tabs. action=list shows every tab with its owner and page tools;"
-            " open opens `url` in a new tab owned by you (its page tools become your tools; `windowId` and"
-            " `pinned` say where);"
-            " claim makes a tab the person opened yours; release gives it back; close and focus (bring to"
-            " the front) act on a tab of yours. Page tools, browser_* tools, close and focus work only in your"
-            " own tabs: claim a tab of the person's first."
+            "The browser's tabs. action=list shows each with its owner and page tools; open opens `url` in a"
+            " new tab of yours (its page tools become yours); claim makes a tab the person opened yours;"
+            " release gives it back; close and focus (bring to the front) act on one of yours. Every tool"
+            " works only in your own tabs: claim a tab of the person's first."
         ),
         input_schema={
             "type": "object",

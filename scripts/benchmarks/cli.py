@@ -87,6 +87,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "flood",
             "stall",
             "soak",
+            "tools-list",
         ],
         default="all",
         help="rest: the REST calls above; mcp: MCP calls (stdio and HTTP) beside an SDK-based relay, spawn time and "
@@ -408,6 +409,7 @@ LONE_SUITES = {
     "flood": ".flood",
     "stall": ".stall",
     "soak": ".soak.suite",
+    "tools-list": ".tools_list",
 }
 
 
@@ -428,7 +430,7 @@ async def bench_all(args: argparse.Namespace) -> tuple[list[bench_rest.Scenario]
     lone_results = None
     if args.suite in LONE_SUITES:
         module = importlib.import_module(LONE_SUITES[args.suite], __package__)
-        lone_results = await getattr(module, f"bench_{args.suite}")(args)
+        lone_results = await getattr(module, f"bench_{args.suite.replace('-', '_')}")(args)
     return scenarios, mcp_results, daemon_results, lone_results
 
 
@@ -466,10 +468,11 @@ def main(argv: list[str] | None = None) -> int:
         # A lone suite reports alike: <suite>_report and <suite>_json of its module.
         suite = args.suite
         module = importlib.import_module(LONE_SUITES[suite], __package__)
-        print(getattr(module, f"{suite}_report")(lone_results, args))
+        named = suite.replace("-", "_")
+        print(getattr(module, f"{named}_report")(lone_results, args))
         output.setdefault("config", {"broker_cmd": args.broker_cmd})
         output.setdefault("machine", machine())
-        output[suite] = getattr(module, f"{suite}_json")(lone_results, args)
+        output[suite] = getattr(module, f"{named}_json")(lone_results, args)
     if args.json:
         args.json.write_text(json.dumps(output, indent=2) + "\n")
         print(f"\nresults written to {args.json}")

@@ -189,9 +189,9 @@ def test_each_tool_is_declared_once_its_wire_name_derived() -> None:
         "mouse_up",
         "mouse_wheel",
     }
+    # Acting on pages of the web is MCP's default openWorldHint, so it goes unsaid.
     assert browser_tools.NAMED["browser_evaluate"].definition()["annotations"] == {
         "readOnlyHint": False,
-        "openWorldHint": True,
         "destructiveHint": True,
     }
     assert browser_wide.TAB_TOOLS["browser_tabs"].group == "core-tabs"

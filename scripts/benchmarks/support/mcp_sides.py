@@ -122,9 +122,10 @@ async def start_ours_in_firefox(
     return await _relay_client(stack, workdir, broker), broker, browser_name
 
 
-async def _relay_client(stack: AsyncExitStack, workdir: Path, broker: Server) -> Client:
-    """The SDK client through ``browser-mcp mcp`` to ``broker``, once its session lists the built-in tools."""
-    command, *relay_args = relay_command(broker)
+async def _relay_client(stack: AsyncExitStack, workdir: Path, broker: Server, *extra: str) -> Client:
+    """The SDK client through ``browser-mcp mcp`` (with ``extra`` options) to ``broker``, once its session
+    lists the built-in tools."""
+    command, *relay_args = [*relay_command(broker), *extra]
     params = StdioServerParameters(command=command, args=relay_args, env={**mcp_env(workdir), "LOG_LEVEL": "warning"})
     errlog = stack.enter_context((workdir / "ours-stdio.log").open("a"))
     client = await stack.enter_async_context(
@@ -133,6 +134,11 @@ async def _relay_client(stack: AsyncExitStack, workdir: Path, broker: Server) ->
     )  # fmt: skip
     await wait_for_builtin_tools(client)
     return client
+
+
+async def another_client(stack: AsyncExitStack, workdir: Path, broker: Server, *extra: str) -> Client:
+    """One more client of ours, as :func:`start_ours` made its first, with more options of ``browser-mcp mcp``."""
+    return await _relay_client(stack, workdir, broker, *extra)
 
 
 async def start_playwright(
