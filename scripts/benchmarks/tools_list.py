@@ -21,14 +21,17 @@ from typing import Any
 
 from mcp import Client
 
-from .support import progress
 from .support import playwright_mcp as pw
+from .support import progress
 from .support.mcp_sides import another_client, start_ours, start_playwright, unwrapped
 from .support.pages import PageServer
 from .support.shop_pages import shop_page
 
 GOAL = 1.1
 PLAYWRIGHT_CAPS = "vision,pdf,devtools,storage,network,testing,tracing"
+# Playwright MCP's tools that have no place in a person's own browser: code run outside any page, its
+# debugger's resume, its own configuration.
+NOT_OURS = frozenset({"browser_run_code_unsafe", "browser_resume", "browser_get_config"})
 
 
 @dataclass
@@ -40,7 +43,8 @@ class Listed:
 
 
 async def _listed(side: str, client: Client) -> Listed:
-    tools = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in (await client.list_tools()).tools]
+    listed = (await client.list_tools()).tools
+    tools = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in listed]
     compact = json.dumps(tools, separators=(",", ":"), ensure_ascii=False)
     return Listed(side, len(tools), len(compact), [tool["name"] for tool in tools])
 
@@ -85,9 +89,10 @@ def tools_list_report(results: list[Listed], args: Any) -> str:
     ratio = by_side["ours"].chars / by_side["playwright"].chars
     verdict = "within" if ratio <= GOAL else "over"
     lines.append(f"  default lists: ours / Playwright MCP = {ratio:.2f}x ({verdict} the {GOAL}x goal)")
-    theirs = set(by_side["playwright --caps all"].names) - {"browser_run_code_unsafe", "browser_resume", "browser_get_config"}
+    theirs = set(by_side["playwright --caps all"].names) - NOT_OURS
     missing = sorted(theirs - set(by_side["ours --caps all"].names))
-    lines.append(f"  Playwright MCP's tools (but run_code_unsafe, resume, get_config) we lack: {', '.join(missing) or 'none'}")
+    lacking = ", ".join(missing) or "none"
+    lines.append(f"  Playwright MCP's tools but {', '.join(sorted(NOT_OURS))} that we lack: {lacking}")
     return "\n".join(lines)
 
 
