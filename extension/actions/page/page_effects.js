@@ -16,7 +16,12 @@
  */
 export function dropInPage(target, files, data) {
   let element = this;
-  if (target) {
+  if (target?.mark !== undefined) {
+    // Firefox, in the page's own world: the element the isolated world marked.
+    element = document.querySelector(`[data-browser-mcp-evaluate="${target.mark}"]`) ?? "gone";
+    if (typeof element !== "string") element.removeAttribute("data-browser-mcp-evaluate");
+    if (typeof element === "string") return { missing: element };
+  } else if (target) {
     if (target.selector !== undefined) {
       try {
         element = document.querySelector(target.selector) ?? "no match";
@@ -137,7 +142,7 @@ export function highlightInPage(target, request) {
   }
 
   if (request.hideAll) {
-    const hidden = state.boxes.size;
+    const hidden = [...state.boxes.keys()].filter((element) => element.isConnected).length;
     for (const box of state.boxes.values()) box.remove();
     state.boxes.clear();
     state.host?.remove();

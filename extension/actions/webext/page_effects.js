@@ -1,13 +1,13 @@
 // The WebExtension driver's page effects: browser_drop and browser_highlight through
-// page/page_effects.js, run in the isolated world of the element's frame and finding it there by
-// its ref (the snapshot's agent) or selector. browser_emulate_media it lacks: Firefox gives
+// page/page_effects.js, in the element's frame: the highlight in the isolated world, finding the
+// element by its ref (the snapshot's agent) or selector; the drop in the page's world (below). browser_emulate_media it lacks: Firefox gives
 // extensions no way to emulate a media feature in one tab (docs/page-drivers.md).
 
 import { ActionError, Code } from "../../base/errors.js";
 import { sections, textResult } from "../results.js";
 import { dropLine, dropped, highlightLine } from "../page_effects.js";
 import { dropInPage, highlightInPage } from "../page/page_effects.js";
-import { locate, missing } from "./snapshot.js";
+import { locate, missing, onElement } from "./snapshot.js";
 import { runIn } from "./scripts.js";
 
 /** `pageFunction(target, ...args)`'s answer in the frame of the element `target` names. */
@@ -25,11 +25,27 @@ async function onTarget(tabId, target, pageFunction, ...args) {
   return answer;
 }
 
-/** browser_drop {target, paths?, data?}: the line saying what the page took. */
+/**
+ * browser_drop {target, paths?, data?}: the line saying what the page took. Firefox hides from a
+ * page the files a content script put in a DataTransfer (their principal is the extension's), so
+ * the drop is built in the page's own world, on the element the isolated world found and marked:
+ * a page that replaced DataTransfer there changes only what it tells itself of its own drop.
+ */
 export async function drop(tabId, args) {
   const { files, data } = dropped(args);
   const sent = files.map(({ name, type, modified, data: bytes }) => ({ name, type, modified, data: bytes }));
-  const answer = await onTarget(tabId, args.target, dropInPage, sent, data);
+  const where = locate(tabId, args.target);
+  const mark = crypto.randomUUID();
+  await onElement(tabId, args.target, "mark", mark);
+  let answer;
+  try {
+    answer = await runIn(tabId, where.frameId, dropInPage, [{ mark }, sent, data], "MAIN");
+  } catch (error) {
+    if (!error.pageError) throw error;
+    throw new ActionError(Code.ACTION_FAILED, `the drop failed in the page: ${error.message.split("\n")[0]}`);
+  }
+  if (answer?.missing) throw missing(where.target, answer.missing, where.given);
+  if (!answer?.ok) throw new ActionError(Code.ACTION_FAILED, answer?.message ?? "the page gave no answer");
   return dropLine(args, answer.element, answer.accepted);
 }
 
