@@ -101,11 +101,13 @@ function pendingOf(requestId) {
 
 /** Copy the tab's response bodies while its holder is the one that had it watched. */
 function copyBodiesOf(tabId) {
-  const holder = holderOf(tabId);
+  let holder = holderOf(tabId);
   const had = copiers.get(tabId);
   if (had?.holder === holder || !webRequest()?.filterResponseData) return;
   if (had) webRequest().onBeforeRequest.removeListener(had.listener);
   const listener = (details) => {
+    // A tab the tools acted in before its session's hold on it was told here is that session's.
+    if (holder === null) holder = holderOf(tabId);
     if (holderOf(tabId) !== holder) {
       // Another's now, or the person's: their pages' bodies are none of the tools' business.
       webRequest().onBeforeRequest.removeListener(listener);
@@ -153,17 +155,27 @@ function add(details, entry) {
   const heard = pending.get(details.requestId) ?? {};
   pending.delete(details.requestId);
   if (!log) return;
-  log.push({
+  const document = documentOf(details.tabId);
+  const heardEntry = {
     url: details.url,
     method: details.method,
     type: details.type,
-    document: documentOf(details.tabId),
+    document,
     requestHeaders: heard.requestHeaders,
     requestBody: heard.requestBody,
     responseHeaders: details.responseHeaders,
     body: heard.body,
     ...entry,
-  });
+  };
+  // The page's timeline may have told of it first (it ended in the page before the browser said
+  // so here): the same request, which keeps its number.
+  const told = log.find((kept) => kept.fromTimeline && kept.document === document && kept.url === details.url);
+  if (told) {
+    delete told.fromTimeline;
+    Object.assign(told, heardEntry);
+    return;
+  }
+  log.push(heardEntry);
   log.splice(0, Math.max(0, log.length - MAX_ENTRIES));
   boundBodies(log);
 }
@@ -220,7 +232,7 @@ export async function networkRequests(tabId, args) {
  * them is numbered yet (they came first), after them otherwise.
  */
 function currentRequests(tabId, document, heard, timeline) {
-  const unheard = unheardRequests(heard, timeline, document);
+  const unheard = unheardRequests(heard, timeline, document).map((request) => ({ ...request, fromTimeline: true }));
   const log = logs.get(tabId);
   if (log && unheard.length) {
     const first = log.findIndex((request) => request.document === document);
