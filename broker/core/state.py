@@ -623,6 +623,11 @@ class Broker:
                 f"the person turned {PREFIX}evaluate off in browser {browser.key} ({browser.name or 'unnamed'})"
                 " (the browser-mcp extension's options)"
             )
+        if browser.actions:
+            return (
+                f"browser {browser.key} ({browser.name or 'unnamed'}) cannot carry out {PREFIX}{action}: its"
+                " browser gives extensions no way to (docs/page-drivers.md says, tool by tool)"
+            )
         return (
             f"browser {browser.key} ({browser.name or 'unnamed'}) cannot carry out {PREFIX}{action}: its"
             " extension does not offer built-in browser tools; load the browser-mcp extension"

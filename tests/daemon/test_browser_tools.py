@@ -542,3 +542,13 @@ async def test_find_answers_the_matches_and_the_browser_takes_a_plain_snapshot(b
         # A search moves no baseline: the next look at the changes still has the whole page to tell.
         whole = await client.call("browser_snapshot", {"changes": True})
         assert "Your first snapshot of this tab" in text(whole)
+
+
+async def test_a_tool_the_browsers_driver_lacks_is_not_supported_saying_so(broker: BrokerUnderTest) -> None:
+    fake = await broker.extension(page(), actions=[name for name in ALL_ACTIONS if name != "mouse_wheel"])
+    async with broker.mcp("Claude Code", MODERN, caps="vision") as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call("browser_mouse_wheel", {"deltaX": 0, "deltaY": 10})
+        assert refused.is_error and text(refused).startswith("not_supported:"), text(refused)
+        assert "gives extensions no way to" in text(refused) and "load the browser-mcp extension" not in text(refused)
+    assert fake.received("browserAction") == []
