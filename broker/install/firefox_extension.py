@@ -45,6 +45,9 @@ _PAGE_AGENT = (
     "actions/page/roles.js",
     "actions/page/snapshot.js",
     "actions/page/yaml.js",
+    # The testing tools' checks and locators (actions/webext/testing.js).
+    "actions/page/checks.js",
+    "actions/page/locators.js",
 )
 _CSP = "script-src 'self'; object-src 'self'"
 
