@@ -1,6 +1,7 @@
 // The person's settings, from the options page: when to ask before a tool runs, the sites where
 // they always allow, which ports to probe for brokers and which brokers to leave alone, whether
-// browser_evaluate may run at all, and whether AI agents may read their history and bookmarks.
+// browser_evaluate may run at all, and whether AI agents may read their history and bookmarks, and
+// their cookies and site storage.
 // Kept in chrome.storage.local (they outlive the worker and the browser); this module holds the
 // worker's copy and tells its listener what changed.
 
@@ -26,6 +27,9 @@ export const DEFAULTS = Object.freeze({
   allowEvaluate: true,
   // The person's history and bookmarks reach AI agents only once they turn this on (records.js).
   shareRecords: false,
+  // The person's cookies and site storage reach AI agents only once they turn this on
+  // (actions/storage_sites.js), and then only on the sites of each agent's own tabs.
+  shareStorage: false,
   // How long an approval window waits for the person; not on the options page (tests shorten it).
   approvalTimeoutMs: 60_000,
   // How long a page's dialog waits for a client's browser_handle_dialog before it is dismissed
@@ -49,6 +53,7 @@ export function normalize(stored) {
   if (Array.isArray(given.ignoredPorts)) settings.ignoredPorts = [...new Set(given.ignoredPorts.filter(isPort))];
   if (typeof given.allowEvaluate === "boolean") settings.allowEvaluate = given.allowEvaluate;
   if (typeof given.shareRecords === "boolean") settings.shareRecords = given.shareRecords;
+  if (typeof given.shareStorage === "boolean") settings.shareStorage = given.shareStorage;
   if (Number.isInteger(given.approvalTimeoutMs) && given.approvalTimeoutMs > 0) {
     settings.approvalTimeoutMs = Math.min(given.approvalTimeoutMs, 600_000);
   }

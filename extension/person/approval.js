@@ -79,6 +79,9 @@ async function show() {
   const always = document.getElementById("always");
   always.textContent = `Always allow ${details.credential} on ${details.site}`;
   always.hidden = !details.perSite;
+  // A read of cookies: "Allow once" withholds HttpOnly values; this gives them too.
+  document.getElementById("httponly").hidden = !details.httpOnly;
+  if (details.httpOnly) document.getElementById("once").textContent = "Allow without HttpOnly values";
   const ends = Date.now() + details.timeoutMs;
   const countdown = document.getElementById("countdown");
   const tick = () => {
@@ -87,7 +90,7 @@ async function show() {
   };
   tick();
   setInterval(tick, 500);
-  for (const decision of ["once", "always", "deny"]) {
+  for (const decision of ["once", "always", "httponly", "deny"]) {
     document.getElementById(decision).addEventListener("click", () => answer(decision));
   }
 }

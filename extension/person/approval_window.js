@@ -49,11 +49,18 @@ export function approvalDetails(id) {
   return waiting.get(id)?.details ?? null;
 }
 
-/** The person's answer from the approval window: "once", "always" or "deny". */
+/**
+ * The person's answer from the approval window: "once", "always", "httponly" (a read of cookies
+ * with their HttpOnly values, where the window offers it) or "deny". "Always allow" is no answer
+ * to a request of the person's cookies and site storage, which never offers it.
+ */
 export function answerApproval(id, decision) {
   const entry = waiting.get(id);
   if (!entry) return;
-  if (decision === "once" || decision === "always") entry.finish(decision);
+  if (decision === "always" && entry.details.storage) {
+    entry.finish(notApproved(entry.details, "“Always allow” is never given for cookies and site storage"));
+  } else if (decision === "once" || decision === "always") entry.finish(decision);
+  else if (decision === "httponly" && entry.details.httpOnly) entry.finish(decision);
   else entry.finish(notApproved(entry.details, "they denied it"));
 }
 

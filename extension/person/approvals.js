@@ -11,7 +11,10 @@
 // its files listed with the flagged ones first. Nor does it cover deleting the person's history or
 // bookmarks (record_deletions.js): each deletion asks, showing what goes, and while one waits (or
 // runs) the browser takes no other (`records_busy`), so no window can stand in for another. Read-only
-// tools never ask.
+// tools never ask, but for the person's cookies: the storage tools (actions/storage_sites.js) ask
+// before every change and every read of cookies, whatever the policy, naming the site and each
+// cookie or key, never with "Always allow", and with a button of its own when a read would give
+// HttpOnly values.
 //
 // An approval is for what then runs: the tab takes no other call while one waits for the person or
 // runs with their approval (`tab_busy`, as the broker refuses them too), and the approved call runs
@@ -34,6 +37,7 @@ import { sessionCredential, sessionName } from "../tabs/sessions.js";
 import { Policy, alwaysAllowed, settings, settingsReady, updateSettings } from "../base/settings.js";
 import { uploadedFiles } from "../actions/uploads.js";
 import { toolNamed } from "../actions/tools.js";
+import { describeStorage, grantStorage, isStorageAction } from "../actions/storage_sites.js";
 import { ask, notApproved } from "./approval_window.js";
 
 // The browser's own requests (browser_wide.js) as the approval window names them, and which only read.
@@ -68,9 +72,12 @@ function sendsFiles(message) {
   return message.action === "drop" && Array.isArray(message.args?.paths) && message.args.paths.length > 0;
 }
 
-function shownArguments(message, deletion) {
+function shownArguments(message, deletion, storage) {
   const { args } = message;
   if (deletion) return { code: deletion.shown, args: JSON.stringify(args, null, 2), codeLabel: "Deletes" };
+  if (storage) {
+    return { code: storage.shown, args: storage.args ?? JSON.stringify(args, null, 2), codeLabel: storage.label };
+  }
   if (message.type === FromBroker.BROWSER_ACTION && typeof args.function === "string") {
     const { function: code, ...rest } = args;
     return { code, args: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "" };
@@ -213,12 +220,19 @@ export async function admit(link, message) {
   const place = wholeBrowser ? null : await documentIn(message.tabId, frame?.frameId ?? 0);
   // A request without a proper tab is answered by the call itself, which says what is wrong.
   if (!wholeBrowser && !place) return {};
+  const stored = message.type === FromBroker.BROWSER_ACTION && isStorageAction(message.action);
+  const storage = stored ? await describeStorage(link.port, message.sessionId, message, place) : null;
+  if (storage?.refused) return { error: storage.refused };
+  if (storage && !storage.ask) {
+    grantStorage(message.args, storage.grant);
+    return {};
+  }
   const origin = place?.origin ?? "";
   const credential = sessionCredential(link.port, message.sessionId);
   const upload = sendsFiles(message);
-  if (!needsApproval(annotations, origin, credential, upload || Boolean(deletion))) return {};
+  if (!storage && !needsApproval(annotations, origin, credential, upload || Boolean(deletion))) return {};
   const site = origin || place?.url || "the whole browser";
-  const { code, args, codeLabel = "Function" } = shownArguments(message, deletion);
+  const { code, args, codeLabel = "Function" } = shownArguments(message, deletion, storage);
   if (code.length + args.length > MAX_SHOWN) {
     const size = Math.ceil((code.length + args.length) / 1024);
     return {
@@ -248,17 +262,23 @@ export async function admit(link, message) {
     title: place?.title ?? "",
     // "Always allow" is for one credential on one site; a request of the whole browser, of a
     // session whose credential the broker did not name, or an upload, is allowed once at a time.
-    perSite: Boolean(origin && credential && !upload),
+    // Nor is a request of the person's cookies and site storage.
+    perSite: Boolean(origin && credential && !upload && !storage),
+    storage: Boolean(storage),
+    // A read that would give HttpOnly cookies' values offers them on a button of its own.
+    httpOnly: Boolean(storage?.httpOnly),
     timeoutMs,
   };
   const answer = await ask(details, ownerKey(link.port, message.sessionId), `${link.port}/${message.callId}`);
   if (answer === "always" && details.perSite) {
     await updateSettings({ alwaysAllow: [...settings().alwaysAllow, { credential, origin }] });
   }
-  const outcome = answer === "once" || answer === "always" ? (isPaused() ? pausedError() : null) : answer;
+  const allowed = answer === "once" || answer === "always" || answer === "httponly";
+  const outcome = allowed ? (isPaused() ? pausedError() : null) : answer;
   if (outcome) {
     approvalEnded(approved);
     return { error: outcome };
   }
+  if (storage) grantStorage(message.args, { ...storage.grant, httpOnly: answer === "httponly" });
   return { approved };
 }

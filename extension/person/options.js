@@ -50,6 +50,7 @@ function show(settings) {
   showSites(settings.alwaysAllow);
   document.getElementById("evaluate").checked = settings.allowEvaluate;
   document.getElementById("share-records").checked = settings.shareRecords;
+  document.getElementById("share-storage").checked = settings.shareStorage;
   document.getElementById("first").value = settings.portFirst;
   document.getElementById("last").value = settings.portLast;
   document.getElementById("ignored").value = settings.ignoredPorts.join(", ");
@@ -64,6 +65,9 @@ document
 document
   .getElementById("share-records")
   .addEventListener("change", (event) => save({ shareRecords: event.target.checked }));
+document
+  .getElementById("share-storage")
+  .addEventListener("change", (event) => save({ shareStorage: event.target.checked }));
 document.getElementById("save-ports").addEventListener("click", async () => {
   const first = Number(document.getElementById("first").value);
   const last = Number(document.getElementById("last").value);
