@@ -29,6 +29,8 @@ from .errors import InvalidRequest
 from .messages import JsonObject
 from .snapshot_find import finder
 from .snapshots import DIFF_LEGEND
+from .storage_rules import COOKIE_FIELDS, STATE_FILE, needs_cookie, needs_key, needs_name, needs_state_file, storage_key
+from .testing_rules import ITEMS, VALUE, VALUE_TYPE, needs_items, needs_strings, needs_value
 
 __all__ = [
     "ACTIONS",
@@ -137,6 +139,8 @@ class BuiltinTool:
     checks: tuple[ArgumentCheck, ...] = ()
     # Its `paths` are files from disk, checked and read (broker/uploads.py) before it is sent.
     uploads: bool = False
+    # Its `filename` is a file the broker reads (as an upload's, broker/state_files.py), not one it writes.
+    reads_file: bool = False
 
     @property
     def action(self) -> str:
@@ -226,6 +230,61 @@ def _needs_numbers(*names: str) -> ArgumentCheck:
     return check
 
 
+# browser_emulate_media's features: each the values Playwright MCP takes, or null to clear it.
+_MEDIA = {
+    "colorScheme": ("light", "dark"),
+    "reducedMotion": ("reduce", "no-preference"),
+    "forcedColors": ("active", "none"),
+    "contrast": ("more", "no-preference"),
+    "media": ("screen", "print"),
+}
+
+
+def _media_feature(*values: str) -> JsonObject:
+    return {"type": ["string", "null"], "enum": [*values, None], "description": "null clears it"}
+
+
+def _needs_media_values(tool: str, own: JsonObject) -> None:
+    for name, values in _MEDIA.items():
+        if name in own and own[name] is not None and own[name] not in values:
+            raise InvalidRequest(f"{tool}'s `{name}` must be {', '.join(values)} or null (clears it)")
+
+
+def _needs_something_to_drop(tool: str, own: JsonObject) -> None:
+    paths, data = own.get("paths"), own.get("data")
+    if paths is not None and not isinstance(paths, list):
+        raise InvalidRequest(f"{tool}'s `paths` must be a list of absolute file paths")
+    if data is not None and not (
+        isinstance(data, dict) and all(isinstance(value, str) and key for key, value in data.items())
+    ):
+        raise InvalidRequest(f'{tool}\'s `data` must map MIME types to strings, such as {{"text/plain": "hi"}}')
+    if not paths and not data:
+        raise InvalidRequest(f"{tool} needs `paths` (files to drop) or `data` (MIME type to text), or both")
+
+
+# The network tools: a request by its listed number, a route's URL glob, the network's state.
+_PARTS = ("request-headers", "request-body", "response-headers", "response-body")
+_GLOB = "a URL glob: * any characters but /, ** any characters, {a,b} either (**/api/*)"
+
+
+def _needs_index(tool: str, own: JsonObject) -> None:
+    index = own.get("index")
+    if isinstance(index, bool) or not isinstance(index, int) or index < 1:
+        raise InvalidRequest(f"{tool} needs `index`: the request's number in browser_network_requests (1, 2 ...)")
+    if "part" in own and own["part"] not in _PARTS:
+        raise InvalidRequest(f"{tool}'s `part` must be one of {', '.join(_PARTS)}")
+
+
+def _needs_pattern(tool: str, own: JsonObject) -> None:
+    if not isinstance(own.get("pattern"), str) or not own["pattern"]:
+        raise InvalidRequest(f"{tool} needs `pattern`: {_GLOB}")
+
+
+def _needs_state(tool: str, own: JsonObject) -> None:
+    if own.get("state") not in ("online", "offline"):
+        raise InvalidRequest(f'{tool} needs `state`: "online" or "offline"')
+
+
 TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "browser_snapshot",
@@ -248,6 +307,7 @@ TOOLS: tuple[BuiltinTool, ...] = (
                 " names the ref that shows it whole",
             },
             filename=_FILENAME,
+            boxes={"type": "boolean", "description": "add each element's [box=x,y,width,height], viewport CSS pixels"},
         ),
         read_only=True,
     ),
@@ -358,7 +418,7 @@ TOOLS: tuple[BuiltinTool, ...] = (
         " 1.15 megapixels and 700 KB: a larger one is scaled down, saying by what factor. To act,"
         " browser_snapshot is better.",
         _schema(
-            type={"type": "string", "enum": ["png", "jpeg"], "description": "default png"},
+            type={"type": "string", "enum": ["png", "jpeg", "webp"], "description": "default png"},
             fullPage={"type": "boolean"},
             element=_ELEMENT,
             target=_TARGET,
@@ -505,6 +565,309 @@ TOOLS: tuple[BuiltinTool, ...] = (
         ),
         destructive=True,
         uploads=True,
+    ),
+    # Page effects: media emulation, drops from outside the page, highlights.
+    BuiltinTool(
+        "browser_emulate_media",
+        "Emulate media",
+        "Override CSS media features in this tab alone; omitted ones stay as they are.",
+        _schema(
+            colorScheme=_media_feature(*_MEDIA["colorScheme"]),
+            reducedMotion=_media_feature(*_MEDIA["reducedMotion"]),
+            forcedColors=_media_feature(*_MEDIA["forcedColors"]),
+            contrast=_media_feature(*_MEDIA["contrast"]),
+            media=_media_feature(*_MEDIA["media"]),
+        ),
+        drivers=("devtools",),
+        checks=(_needs_media_values,),
+    ),
+    BuiltinTool(
+        "browser_drop",
+        "Drop files or data",
+        "Drop files from disk (as browser_file_upload takes them) and/or typed data onto an element,"
+        " as if dragged in from outside the page.",
+        _needing(
+            ("target",),
+            element=_ELEMENT,
+            target=_TARGET,
+            paths={"type": "array", "items": {"type": "string"}, "description": "absolute paths of files"},
+            data={
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "MIME type to text, e.g. text/plain",
+            },
+        ),
+        destructive=True,
+        uploads=True,
+        checks=(_needs_target, _needs_something_to_drop),
+    ),
+    BuiltinTool(
+        "browser_highlight",
+        "Highlight element",
+        "Draw a box over an element, following it, until hidden.",
+        _needing(
+            ("target",),
+            element=_ELEMENT,
+            target=_TARGET,
+            style={"type": "string", "description": "extra CSS for the box"},
+        ),
+        read_only=True,
+        group="devtools",
+        checks=(_needs_target,),
+    ),
+    BuiltinTool(
+        "browser_hide_highlight",
+        "Hide highlight",
+        "Remove an element's highlight, or all of them.",
+        _schema(element=_ELEMENT, target={**_TARGET, "description": "the highlighted element's ref; none: all"}),
+        read_only=True,
+        group="devtools",
+    ),
+    # Captured to files: the page as a PDF, a performance trace.
+    BuiltinTool(
+        "browser_pdf_save",
+        "Save as PDF",
+        "Print the tab's page to a PDF file.",
+        _schema(filename=_FILENAME),
+        read_only=True,
+        group="pdf",
+        drivers=("devtools",),
+    ),
+    BuiltinTool(
+        "browser_start_tracing",
+        "Start tracing",
+        "Start recording a performance trace of the tab.",
+        _schema(),
+        read_only=True,
+        group="devtools",
+        drivers=("devtools",),
+    ),
+    BuiltinTool(
+        "browser_stop_tracing",
+        "Stop tracing",
+        "Stop the tab's trace and save it as JSON for Perfetto.",
+        _schema(),
+        read_only=True,
+        group="devtools",
+        drivers=("devtools",),
+    ),
+    # The network: one request's details (core), and the network group: routes, offline.
+    BuiltinTool(
+        "browser_network_request",
+        "Network request",
+        "One request's headers and bodies, by its number in browser_network_requests.",
+        _needing(
+            ("index",),
+            index={"type": "integer", "minimum": 1, "description": "its number in browser_network_requests"},
+            part={"type": "string", "enum": list(_PARTS), "description": "only this part"},
+            filename=_FILENAME,
+        ),
+        read_only=True,
+        checks=(_needs_index,),
+    ),
+    BuiltinTool(
+        "browser_route",
+        "Mock requests",
+        "Answer or alter the tab's requests whose URL matches a glob (* within a path segment, ** across).",
+        _needing(
+            ("pattern",),
+            pattern={"type": "string", "description": "URL glob, such as **/api/*"},
+            status={"type": "number", "description": "answer with this status (default 200)"},
+            body={"type": "string", "description": "answer with this body"},
+            contentType={"type": "string", "description": "the answer's Content-Type"},
+            headers={"type": "array", "items": {"type": "string"}, "description": '"Name: Value" headers to add'},
+            removeHeaders={"type": "string", "description": "request headers to drop, comma-separated"},
+        ),
+        destructive=True,
+        group="network",
+        checks=(_needs_pattern,),
+    ),
+    BuiltinTool(
+        "browser_route_list",
+        "List routes",
+        "The routes set on the tab.",
+        _schema(),
+        read_only=True,
+        group="network",
+    ),
+    BuiltinTool(
+        "browser_unroute",
+        "Remove routes",
+        "Remove the tab's routes of a pattern, or all of them.",
+        _schema(pattern={"type": "string", "description": "default: all"}),
+        group="network",
+    ),
+    BuiltinTool(
+        "browser_network_state_set",
+        "Set network state",
+        "Take the tab offline, or back online.",
+        _needing(("state",), state={"type": "string", "enum": ["online", "offline"]}),
+        group="network",
+        checks=(_needs_state,),
+    ),
+    # The storage group: the person's cookies and site storage, on the sites of the client's own
+    # tabs, once the person turns them on (extension/actions/storage_sites.js).
+    BuiltinTool(
+        "browser_cookie_list",
+        "List cookies",
+        "Cookies of your tabs' sites; HttpOnly values only if the person allows.",
+        _schema(domain=storage_key("only this domain"), path=storage_key("only this path")),
+        read_only=True,
+        group="storage",
+    ),
+    BuiltinTool(
+        "browser_cookie_get",
+        "Get cookie",
+        "One cookie of your tabs' sites, by name.",
+        _needing(("name",), name=COOKIE_FIELDS["name"]),
+        read_only=True,
+        group="storage",
+        checks=(needs_name,),
+    ),
+    BuiltinTool(
+        "browser_cookie_set",
+        "Set cookie",
+        "Set a cookie on a site of your tabs (default: the tab's).",
+        _needing(("name", "value"), **COOKIE_FIELDS),
+        destructive=True,
+        group="storage",
+        checks=(needs_cookie,),
+    ),
+    BuiltinTool(
+        "browser_cookie_delete",
+        "Delete cookie",
+        "Delete the cookies of a name on your tabs' sites.",
+        _needing(("name",), name=COOKIE_FIELDS["name"]),
+        destructive=True,
+        group="storage",
+        checks=(needs_name,),
+    ),
+    BuiltinTool(
+        "browser_cookie_clear",
+        "Clear cookies",
+        "Delete the cookies of your tabs' sites (no others).",
+        _schema(),
+        destructive=True,
+        group="storage",
+    ),
+    *(
+        tool
+        for area, store in (("localstorage", "localStorage"), ("sessionstorage", "sessionStorage"))
+        for tool in (
+            BuiltinTool(
+                f"browser_{area}_list",
+                f"List {store}",
+                f"The tab page's {store} items.",
+                _schema(),
+                read_only=True,
+                group="storage",
+            ),
+            BuiltinTool(
+                f"browser_{area}_get",
+                f"Get {store} item",
+                f"One {store} item of the tab's page.",
+                _needing(("key",), key=storage_key("item key")),
+                read_only=True,
+                group="storage",
+                checks=(needs_key(),),
+            ),
+            BuiltinTool(
+                f"browser_{area}_set",
+                f"Set {store} item",
+                f"Set a {store} item of the tab's page.",
+                _needing(("key", "value"), key=storage_key("item key"), value=storage_key("item value")),
+                destructive=True,
+                group="storage",
+                checks=(needs_key(with_value=True),),
+            ),
+            BuiltinTool(
+                f"browser_{area}_delete",
+                f"Delete {store} item",
+                f"Delete a {store} item of the tab's page.",
+                _needing(("key",), key=storage_key("item key")),
+                destructive=True,
+                group="storage",
+                checks=(needs_key(),),
+            ),
+            BuiltinTool(
+                f"browser_{area}_clear",
+                f"Clear {store}",
+                f"Delete the tab page's {store} items.",
+                _schema(),
+                destructive=True,
+                group="storage",
+            ),
+        )
+    ),
+    BuiltinTool(
+        "browser_storage_state",
+        "Save storage state",
+        "Your tabs' sites' cookies and localStorage, saved as a storage state JSON file.",
+        _schema(filename=_FILENAME),
+        read_only=True,
+        group="storage",
+    ),
+    BuiltinTool(
+        "browser_set_storage_state",
+        "Restore storage state",
+        "Replace your tabs' sites' cookies and localStorage with a storage state file's.",
+        _needing(("filename",), filename=STATE_FILE),
+        destructive=True,
+        group="storage",
+        checks=(needs_state_file,),
+        reads_file=True,
+    ),
+    # The testing group: checks of what the page shows, and Playwright locators for tests.
+    BuiltinTool(
+        "browser_verify_element_visible",
+        "Verify element visible",
+        "Check that an element of this role and name shows.",
+        _needing(
+            ("role", "accessibleName"),
+            role={"type": "string", "description": "as the snapshot shows it (button)"},
+            accessibleName={"type": "string", "description": "its name in the snapshot"},
+        ),
+        read_only=True,
+        group="testing",
+        checks=(needs_strings("role", "accessibleName"),),
+    ),
+    BuiltinTool(
+        "browser_verify_text_visible",
+        "Verify text visible",
+        "Check that the page shows this text.",
+        _needing(("text",), text={"type": "string", "description": "as the snapshot shows it"}),
+        read_only=True,
+        group="testing",
+        checks=(needs_strings("text"),),
+    ),
+    BuiltinTool(
+        "browser_verify_list_visible",
+        "Verify list visible",
+        "Check that a list shows these items.",
+        _needing(("element", "target", "items"), element=_ELEMENT, target=_TARGET, items=ITEMS),
+        read_only=True,
+        group="testing",
+        checks=(_needs_target, needs_items),
+    ),
+    BuiltinTool(
+        "browser_verify_value",
+        "Verify value",
+        "Check a form field's value.",
+        _needing(
+            ("type", "element", "target", "value"), type=VALUE_TYPE, element=_ELEMENT, target=_TARGET, value=VALUE
+        ),
+        read_only=True,
+        group="testing",
+        checks=(_needs_target, needs_value),
+    ),
+    BuiltinTool(
+        "browser_generate_locator",
+        "Generate locator",
+        "A Playwright locator that finds this element alone.",
+        _needing(("target",), element=_ELEMENT, target=_TARGET),
+        read_only=True,
+        group="testing",
+        checks=(_needs_target,),
     ),
 )
 

@@ -20,7 +20,7 @@ from typing import Any, cast, overload
 
 import attrs
 
-from .. import codec, outputs, uploads
+from .. import codec, outputs, state_files, uploads
 from ..core.arguments import OpenTabRequest, TabChange
 from ..core.browser_wide import CREATE_WINDOW, LIST_WINDOWS, RESIZE_WINDOW, TabsCall, WideCall, answer_of, tab_at
 from ..core.effects import (
@@ -389,8 +389,9 @@ class Hub(EffectCarrier):
 
         An upload's files are checked and read first, off the event loop, from the broker's
         ``--upload-dir`` and ``upload_from`` (a client token's own folders count only where
-        :func:`broker.uploads.upload_places` says). ``on_wait`` hears when the action waits for the
-        person's approval.
+        :func:`broker.uploads.upload_places` says); so is the storage state file that
+        browser_set_storage_state restores (:mod:`broker.state_files`). ``on_wait`` hears when the
+        action waits for the person's approval.
 
         A ``filename`` is the broker's, not the browser's: the answer is written there, as is a file
         the answer carries (:mod:`broker.outputs`).
@@ -400,20 +401,26 @@ class Hub(EffectCarrier):
             OutputNotAllowed: the answer may not be written where ``filename`` says.
         """
         args = call.args
-        filename = args.get("filename")
+        # A tool that reads its file (browser_set_storage_state) has nothing to write.
+        filename = None if call.tool.reads_file else args.get("filename")
         if filename is not None:
             # The broker writes the file: the browser hears the call without it.
             args = {name: value for name, value in args.items() if name != "filename"}
         output = outputs.output_places(self.config.output_dir, self.core.session_name(session_id), upload_from)
         if filename is not None:
             output.path_for(filename)  # refused before anything runs
-        if call.tool.uploads:
+        if call.tool.uploads or call.tool.reads_file:
             config = self.config
             client_token = self.core.session_credential(session_id) is not None
             places = uploads.upload_places(config.upload_dirs, upload_from, client_token=client_token)
-            # Files are read whole: not on the event loop.
+            # Files are read whole: not on the event loop. A storage state is read as an upload's file.
             args = await asyncio.to_thread(
-                uploads.checked_upload, args, places, config.upload_max_bytes, config.upload_protected
+                state_files.checked_state if call.tool.reads_file else uploads.checked_upload,
+                args,
+                places,
+                config.upload_max_bytes,
+                config.upload_protected,
+                call.tool.name,
             )
         view = self.core.current_tab(session_id) if call.tab is None else self.core.tab(call.tab)
         action = call.tool.action

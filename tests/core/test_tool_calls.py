@@ -167,15 +167,24 @@ def test_rest_names_a_tool_by_its_wire_name_and_the_tab_by_its_route() -> None:
     assert (call.tool.name, call.tab, call.args) == ("browser_click", "b1:7", {"target": "e1"})
     with pytest.raises(ToolNotFound) as caught:
         tool_calls.builtin_action("browser_click")
-    assert caught.value.message.startswith("no built-in action 'browser_click' (there are: snapshot, click, hover,")
+    assert caught.value.message.startswith("no built-in action 'browser_click' (there are: snapshot, find, click,")
     with pytest.raises(InvalidRequest, match="the tool's arguments must be a JSON object, got str"):
         tool_calls.action_in(7, tool_calls.builtin_action("snapshot"), "x")
 
 
 def test_each_tool_is_declared_once_its_wire_name_derived() -> None:
     assert [tool.name for tool in browser_tools.TOOLS] == [f"browser_{name}" for name in browser_tools.ACTIONS]
-    assert {tool.action for tool in browser_tools.TOOLS if tool.destructive} == {"evaluate", "file_upload"}
-    assert {tool.action for tool in browser_tools.TOOLS if tool.uploads} == {"file_upload"}
+    # What the person is asked: code of the agent's, files sent, a page's answers made up, their own data changed.
+    assert {tool.action for tool in browser_tools.TOOLS if tool.destructive} == {
+        "evaluate",
+        "file_upload",
+        "drop",
+        "route",
+        *(f"cookie_{verb}" for verb in ("set", "delete", "clear")),
+        *(f"{kind}storage_{verb}" for kind in ("local", "session") for verb in ("set", "delete", "clear")),
+        "set_storage_state",
+    }
+    assert {tool.action for tool in browser_tools.TOOLS if tool.uploads} == {"file_upload", "drop"}
     assert {tool.action for tool in browser_tools.TOOLS if tool.group == "vision"} == {
         "mouse_click_xy",
         "mouse_move_xy",
@@ -184,10 +193,15 @@ def test_each_tool_is_declared_once_its_wire_name_derived() -> None:
         "mouse_up",
         "mouse_wheel",
     }
+    # Firefox gives extensions no way to (docs/page-drivers.md).
     assert {tool.action for tool in browser_tools.TOOLS if "webextension" not in tool.drivers} == {
         "mouse_down",
         "mouse_up",
         "mouse_wheel",
+        "emulate_media",
+        "pdf_save",
+        "start_tracing",
+        "stop_tracing",
     }
     # Acting on pages of the web is MCP's default openWorldHint, so it goes unsaid.
     assert browser_tools.NAMED["browser_evaluate"].definition()["annotations"] == {

@@ -22,13 +22,18 @@ import { elementFor, releaseHandles } from "./elements.js";
 import * as evaluate from "./evaluate.js";
 import * as fileChooser from "./file_chooser.js";
 import * as click from "./click.js";
+import * as captureFiles from "./capture_files.js";
 import * as input from "./input.js";
 import * as keyboard from "./keyboard.js";
 import * as navigation from "./navigation.js";
+import * as networkRoutes from "./network_routes.js";
+import * as pageEffects from "./page_effects.js";
 import * as pointer from "./pointer.js";
 import { pageReport } from "./report.js";
 import * as screenshot from "./screenshot.js";
+import * as storage from "../storage.js";
 import * as telemetry from "./telemetry.js";
+import * as testing from "./testing.js";
 import * as wait from "./wait.js";
 
 const NAME = "devtools";
@@ -41,10 +46,15 @@ const TOOL_MODULES = [
   input,
   keyboard,
   navigation,
+  networkRoutes,
+  pageEffects,
   pointer,
   screenshot,
+  storage,
   telemetry,
   wait,
+  captureFiles,
+  testing,
 ];
 
 /** @type {import("../contract.js").PageDriver} */

@@ -14,16 +14,20 @@ import { forgetDownloadsOf, onDownloadBegan, watchingDownloads } from "../downlo
 import * as capture from "./capture.js";
 import * as input from "./input.js";
 import * as navigation from "./navigation.js";
+import * as networkRoutes from "./network_routes.js";
+import * as pageEffects from "./page_effects.js";
 import { forgetFrames, locate, pageReport } from "./snapshot.js";
 import { saveNumbers } from "../ref_numbers.js";
 import { runIn } from "./scripts.js";
 import { forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./dialogs.js";
 import * as telemetry from "./telemetry.js";
+import * as testing from "./testing.js";
+import * as storage from "../storage.js";
 import { sessionOf } from "../../base/owner_key.js";
 
 const NAME = "webextension";
 /** The modules that hold its tools' members. */
-const TOOL_MODULES = [capture, dialogs, input, navigation, telemetry];
+const TOOL_MODULES = [capture, dialogs, input, navigation, telemetry, networkRoutes, pageEffects, storage, testing];
 
 /** tab id -> {queue, owner} */
 const tabs = new Map();
