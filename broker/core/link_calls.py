@@ -31,6 +31,7 @@ from .errors import (
     FolderNotEmpty,
     InvalidRequest,
     NotApproved,
+    NotSupported,
     PageToolFailed,
     Paused,
     PersonDeclined,
@@ -95,6 +96,9 @@ _BROWSER_REFUSALS: dict[str, type[BrokerError]] = {
     RecordsBusy.code: RecordsBusy,
     "invalid_arguments": InvalidRequest,
 }
+# A built-in action's error codes that name the broker's own: a page driver that cannot do what
+# was asked of it (a part of a tool its browser lacks, such as a route's status in Firefox).
+_ACTION_REFUSALS: dict[str, type[BrokerError]] = {NotSupported.code: NotSupported}
 # toolResult error codes of a page tool call that the extension wrote, not the page.
 _EXTENSION_TOOL_CODES = frozenset({"tab_not_found", "no_page_tools", "page_gone", "cancelled"})
 
@@ -328,6 +332,7 @@ class LinkCalls:
                 _DECLINED.get(code)
                 or _REFUSED.get(code)
                 or (_BROWSER_REFUSALS.get(code) if pending.kind is CallKind.BROWSER else None)
+                or (_ACTION_REFUSALS.get(code) if pending.kind is CallKind.ACTION else None)
                 or (TabHeldElsewhere if pending.kind is CallKind.CLAIM else None)
             )
             # A page tool's own error is the page's text, kept as it wrote it.

@@ -552,3 +552,22 @@ async def test_a_tool_the_browsers_driver_lacks_is_not_supported_saying_so(broke
         assert refused.is_error and text(refused).startswith("not_supported:"), text(refused)
         assert "gives extensions no way to" in text(refused) and "load the browser-mcp extension" not in text(refused)
     assert fake.received("browserAction") == []
+
+
+async def test_a_part_of_a_tool_the_driver_cannot_do_is_not_supported_not_a_tool_failure(
+    broker: BrokerUnderTest,
+) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    refuse_every_action(fake, "not_supported", "Firefox's extension cannot set a response's status")
+    async with broker.mcp("Claude Code", MODERN, caps="network") as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call("browser_route", {"pattern": "**/api", "status": 500})
+        assert refused.is_error and text(refused).startswith("not_supported:"), text(refused)
+        assert refused.structured_content is not None
+        assert refused.structured_content["error"]["code"] == "not_supported"
+    # Over REST too, with its status.
+    await broker.extension(FakeTab(8, "https://page8.example/", "Page 8"), actions=ALL_ACTIONS)
+    refuse_every_action(broker.fakes[-1], "not_supported", "Firefox gives extensions no per-tab media")
+    await broker.post("/tabs/8/claim")
+    status, body = await broker.post("/tabs/8/actions/emulate_media", {"colorScheme": "dark"})
+    assert status == 501 and body["error"]["code"] == "not_supported", body
