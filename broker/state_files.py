@@ -25,6 +25,7 @@ from typing import Any
 from . import codec, uploads
 from .core.errors import InvalidRequest, UploadNotAllowed
 from .core.messages import JsonObject
+from .core.storage_rules import SAME_SITE, needs_state_file
 
 __all__ = ["MAX_STATE_BYTES", "checked_state"]
 
@@ -33,7 +34,6 @@ MAX_STATE_BYTES = 8 * 1024 * 1024
 _MAX_COOKIES = 3000
 _MAX_ORIGINS = 1000
 _MAX_ITEMS = 10_000
-_SAME_SITE = ("Strict", "Lax", "None")
 
 
 def checked_state(
@@ -50,9 +50,8 @@ def checked_state(
         InvalidRequest: no ``filename``, or a file that is not a storage state.
         UploadNotAllowed, UploadTooLarge: a file the upload rules refuse.
     """
-    filename = args.get("filename")
-    if not isinstance(filename, str) or not filename.strip():
-        raise InvalidRequest(f"{tool} needs `filename`: the storage state JSON file to restore")
+    needs_state_file(tool, args)
+    filename = args["filename"]
     path = Path(filename)
     if not path.is_absolute():
         if not places.project:
@@ -100,7 +99,7 @@ def _cookie(cookie: object, where: str, index: int) -> JsonObject:
         out["expires"] = expires
     for name in ("httpOnly", "secure"):
         out[name] = cookie.get(name) is True
-    if cookie.get("sameSite") in _SAME_SITE:
+    if cookie.get("sameSite") in SAME_SITE:
         out["sameSite"] = cookie["sameSite"]
     return out
 

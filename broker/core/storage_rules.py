@@ -17,6 +17,7 @@ from .messages import JsonObject
 
 __all__ = [
     "COOKIE_FIELDS",
+    "SAME_SITE",
     "STATE_FILE",
     "needs_cookie",
     "needs_key",
@@ -25,7 +26,7 @@ __all__ = [
     "storage_key",
 ]
 
-_SAME_SITE = ("Strict", "Lax", "None")
+SAME_SITE = ("Strict", "Lax", "None")
 Check = Callable[[str, JsonObject], None]
 
 COOKIE_FIELDS: JsonObject = {
@@ -36,7 +37,7 @@ COOKIE_FIELDS: JsonObject = {
     "expires": {"type": "number", "description": "Unix time in seconds; none: a session cookie"},
     "httpOnly": {"type": "boolean"},
     "secure": {"type": "boolean"},
-    "sameSite": {"type": "string", "enum": list(_SAME_SITE)},
+    "sameSite": {"type": "string", "enum": list(SAME_SITE)},
 }
 STATE_FILE: JsonObject = {
     "type": "string",
@@ -66,8 +67,8 @@ def needs_cookie(tool: str, own: JsonObject) -> None:
     for name in ("httpOnly", "secure"):
         if name in own and not isinstance(own[name], bool):
             raise InvalidRequest(f"{tool}'s `{name}` must be true or false")
-    if "sameSite" in own and own["sameSite"] not in _SAME_SITE:
-        raise InvalidRequest(f"{tool}'s `sameSite` must be {', '.join(_SAME_SITE)}")
+    if "sameSite" in own and own["sameSite"] not in SAME_SITE:
+        raise InvalidRequest(f"{tool}'s `sameSite` must be {', '.join(SAME_SITE)}")
 
 
 def needs_key(with_value: bool = False) -> Check:
