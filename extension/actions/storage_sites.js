@@ -23,6 +23,7 @@ import { OPTIONS_PLACE } from "../base/build_advice.js";
 import { PersonRefusal } from "../base/protocol.js";
 import { settings, settingsReady } from "../base/settings.js";
 import { holds } from "../tabs/sessions.js";
+import { runIn } from "./page_scripts.js";
 
 export const STORAGE_SWITCH = "Share cookies and site storage with AI agents";
 export const NOT_YOUR_SITE = "not_your_site";
@@ -198,16 +199,10 @@ const HTTP_ONLY_NOTE = (cookies) =>
 
 /** Run `func(...args)` in the tab's top frame, in the extension's own world; its value. */
 export async function inPage(tabId, func, args) {
-  let results;
-  try {
-    results = await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, func, args });
-  } catch (error) {
-    throw new ActionError("action_failed", `cannot reach the storage of tab ${tabId}'s page: ${error.message}`);
-  }
-  const [first] = results ?? [];
-  if (!first) throw new ActionError("navigated", "the page navigated away during the action");
-  if (first.error !== undefined) throw new ActionError("action_failed", String(first.error?.message ?? first.error));
-  return first.result;
+  return runIn(tabId, 0, func, args).catch((error) => {
+    if (!error.pageError) throw error;
+    throw new ActionError("action_failed", `the storage of tab ${tabId}'s page: ${error.message}`);
+  });
 }
 
 /** The page side of the storage areas: what `op` does in the page's `areaName`. */

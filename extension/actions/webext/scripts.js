@@ -5,9 +5,11 @@
 // The page-side code is page_agent.js, which the isolated world imports (a module lives once per
 // world, so each document has one agent); a client's browser_evaluate runs in the page's world.
 
-import { ActionError, Code, withTimeout } from "../../base/errors.js";
+import { ActionError, Code } from "../../base/errors.js";
+import { runIn } from "../page_scripts.js";
 
-const SCRIPT_TIMEOUT_MS = 15_000;
+export { runIn };
+
 const AGENT_URL = chrome.runtime.getURL("actions/webext/page_agent.js");
 
 /**
@@ -28,40 +30,6 @@ async function onElementInPage(agentUrl, name, target, args) {
   }
   if (typeof found === "string") return { missing: found };
   return { value: await tasks[name](found, ...args) };
-}
-
-async function gone(tabId) {
-  return !(await chrome.tabs.get(tabId).catch(() => null));
-}
-
-/**
- * Run `func(...args)` in frame `frameId` of the tab, in `world` ("ISOLATED" or "MAIN"): what it
- * returns (JSON). A tab that closed, a frame that went or navigated, a page that does not answer
- * (a dialog holds it) each fail with their own error rather than waiting.
- */
-export async function runIn(tabId, frameId, func, args = [], world = "ISOLATED") {
-  let results;
-  try {
-    results = await withTimeout(
-      chrome.scripting.executeScript({ target: { tabId, frameIds: [frameId] }, func, args, world }),
-      SCRIPT_TIMEOUT_MS,
-      "the page's script",
-    );
-  } catch (error) {
-    if (await gone(tabId)) throw new ActionError(Code.ACTION_FAILED, `tab ${tabId} closed during the action`);
-    if (error instanceof ActionError) throw error;
-    if (/frame/i.test(error.message)) {
-      throw new ActionError(Code.NAVIGATED, "the frame navigated away or was removed during the action");
-    }
-    throw new ActionError(Code.ACTION_FAILED, `cannot run in tab ${tabId}: ${error.message}`);
-  }
-  const [first] = results ?? [];
-  if (!first) throw new ActionError(Code.NAVIGATED, "the page navigated away during the action");
-  if (first.error !== undefined) {
-    const text = first.error?.message ?? String(first.error);
-    throw Object.assign(new Error(text), { pageError: first.error });
-  }
-  return first.result;
 }
 
 /**
