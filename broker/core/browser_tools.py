@@ -50,7 +50,7 @@ PREFIX = "browser_"
 DRIVERS = ("devtools", "webextension")
 # The capability groups, as Playwright MCP names them (its --caps): core is listed to every client,
 # the others to a client that asks for them (browser-mcp mcp --caps vision,pdf).
-GROUPS = ("core", "vision", "pdf", "devtools", "storage", "network", "testing")
+GROUPS = ("core", "vision", "pdf", "devtools", "storage", "network", "testing", "dom", "scripts")
 DEFAULT_CAPS = frozenset({"core"})
 # Playwright MCP's other name for its devtools group.
 _CAP_ALIASES = {"tracing": "devtools"}
