@@ -36,10 +36,14 @@ that call counts: a snapshot targeted at the part that may hold it (one an answe
 an element a diff showed without what it holds, a fold of items of the kind it looks for), else of
 the whole page. A text it checks and has not read: what changed, then the whole page.
 
+Beside the flows, the scale of one long page (the catalogue): the characters of a whole
+``browser_snapshot`` of it, and of ``browser_find`` for one product's name on it, on each side.
+
 Per side: success, calls, characters the agent read (every text block of every answer, and the
 files it read) and the time from the first call to the last answer. Ours is compared with the
 smaller of Playwright MCP's two runs for characters, and with each for calls and time. The goals:
-success equal, characters at most 0.25x, calls no more, time no more. A benchmark, never a test:
+success equal, characters at most 0.25x, calls no more, time no more; and ``browser_find`` at most
+0.25x the characters of a whole snapshot of the catalogue. A benchmark, never a test:
 verdicts are printed, the exit status ignores them.
 """
 
@@ -63,6 +67,7 @@ from .flows import shop_flow, small_flow, support_flow
 # The goals, ours over Playwright MCP's.
 CHARS_GOAL = 0.25
 SMALL_CHARS_GOAL = 0.6  # the small pages' flow alone
+FIND_GOAL = 0.25  # ours: browser_find over a whole browser_snapshot of the catalogue
 CALLS_GOAL = 1.0
 TIME_GOAL = 1.0
 
@@ -132,6 +137,7 @@ SIDES = ("ours", "playwright", "playwright-none")
 class TokensResults:
     products: int
     shop_snapshot_chars: dict[str, int]
+    shop_find_chars: dict[str, int]
     playwright_mcp: str
     browser: str
     runs: dict[str, list[SideRun]]  # side -> one SideRun per round
@@ -202,15 +208,31 @@ async def _bench_tokens(args: Any) -> TokensResults:
                 runs[side].append(
                     await run_flows(agents[side], shop, pages.url, side == "ours", tuple(args.tokens_flows))
                 )
-        sizes = {side: await whole_snapshot_chars(agents[side], pages.url("/shop")) for side in SIDES[:2]}
-    return TokensResults(args.tokens_products, sizes, version, stage.browser_name, runs)
+        sought = shop.product(shop.products // 2 or 1).name
+        scales = {side: await scale_chars(agents[side], pages.url("/shop"), sought) for side in SIDES[:2]}
+    return TokensResults(
+        args.tokens_products,
+        {side: whole for side, (whole, _found) in scales.items()},
+        {side: found for side, (_whole, found) in scales.items()},
+        version,
+        stage.browser_name,
+        runs,
+    )
 
 
-async def whole_snapshot_chars(agent: Agent, url: str) -> int:
-    """The characters of a plain browser_snapshot of the catalogue, for the report's scale."""
+async def scale_chars(agent: Agent, url: str, sought: str) -> tuple[int, int]:
+    """The characters of a plain browser_snapshot of the catalogue, and of browser_find for ``sought`` on it.
+
+    Raises:
+        FlowFailed: when the find answers no match.
+    """
     agent.start("scale")
     await agent.call("browser_navigate", {"url": url})
-    return len(await agent.call("browser_snapshot", {}))
+    whole = await agent.call("browser_snapshot", {})
+    found = await agent.call("browser_find", {"text": sought})
+    if sought.lower() not in found.lower():
+        raise FlowFailed(f"browser_find {sought!r} did not show it: {found[:300]}")
+    return len(whole), len(found)
 
 
 # Report
@@ -221,6 +243,8 @@ def tokens_verdicts(results: TokensResults) -> list[Verdict]:
     best_chars = results.best_playwright("chars")
     chars_ratio = ours_chars / best_chars if best_chars else float("inf")
     small_ratio, small_ours, small_theirs = results.small_chars_ratio()
+    whole, found = results.shop_snapshot_chars.get("ours", 0), results.shop_find_chars.get("ours", 0)
+    find_ratio = found / whole if whole else float("inf")
     calls = {side: results.ratio("calls", side) for side in SIDES[1:]}
     seconds = {side: results.ratio("seconds", side) for side in SIDES[1:]}
     successes = {side: results.success(side) for side in SIDES}
@@ -244,6 +268,12 @@ def tokens_verdicts(results: TokensResults) -> list[Verdict]:
             f"{small_ratio:.2f}x ({small_ours:.0f} / {small_theirs:.0f})",
             {"ratio": small_ratio, "ours": small_ours, "playwright": small_theirs},
         ),
+        Verdict(
+            f"browser_find <= {FIND_GOAL:g}x the characters of a whole browser_snapshot of the catalogue",
+            find_ratio <= FIND_GOAL,
+            f"{find_ratio:.3f}x ({found} / {whole})",
+            {"ratio": find_ratio, "find": found, "snapshot": whole},
+        ),
         Verdict.at_most(f"calls <= {CALLS_GOAL:g}x Playwright MCP's", calls, CALLS_GOAL),
         Verdict.at_most(f"time <= {TIME_GOAL:g}x Playwright MCP's", seconds, TIME_GOAL),
     ]
@@ -259,8 +289,10 @@ def tokens_report(results: TokensResults, args: Any) -> str:
         " with --snapshot-mode none and a browser_snapshot after each action",
         f"shop: {results.products} products (a whole snapshot of the catalogue: ours"
         f" {results.shop_snapshot_chars.get('ours', 0)} characters, Playwright MCP"
-        f" {results.shop_snapshot_chars.get('playwright', 0)}); search, filter, open a product, add three to the"
-        " cart, change a quantity, fill the checkout's 8 fields, place the order, read the confirmation",
+        f" {results.shop_snapshot_chars.get('playwright', 0)}; browser_find of one product's name on it: ours"
+        f" {results.shop_find_chars.get('ours', 0)}, Playwright MCP {results.shop_find_chars.get('playwright', 0)});"
+        " search, filter, open a product, add three to the cart, change a quantity, fill the checkout's 8 fields,"
+        " place the order, read the confirmation",
         "support: a form with a part in an iframe (one browser_fill_form), a confirm dialog on sending it",
         "small (judged apart, not in the totals): a form of three fields and a button filled one field at a time,"
         " then a form that resets itself once sent, two notes saved with it",
@@ -347,6 +379,7 @@ def tokens_json(results: TokensResults, args: Any) -> dict[str, Any]:
             "playwright_file_read_counts_as_a_call": True,
         },
         "shop_snapshot_chars": results.shop_snapshot_chars,
+        "shop_find_chars": results.shop_find_chars,
         **{name.replace("-", "_"): side(name) for name in SIDES},
         "ratios": {
             "chars_vs_smaller": results.median("ours", "chars") / (results.best_playwright("chars") or float("nan")),
