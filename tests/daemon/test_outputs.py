@@ -184,3 +184,32 @@ async def test_a_filename_out_of_the_folders_is_refused_before_the_browser_hears
         assert not (await client.call("browser_snapshot", {})).is_error
     assert len(fake.received("browserAction")) == 1
     assert not files_under(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("browser_find", {"text": "Buy"}),
+        ("browser_console_messages", {"all": True}),
+        ("browser_network_requests", {}),
+        ("browser_network_request", {"index": 3, "part": "response-body"}),
+        ("browser_evaluate", {"function": "() => document.title"}),
+    ],
+)
+async def test_every_tool_with_a_filename_saves_its_answer_there(
+    make_broker: MakeBroker, tmp_path: Path, tool: str, arguments: dict[str, Any]
+) -> None:
+    broker = await make_broker(output_dir=str(tmp_path / "outputs"))
+    fake = await broker.extension(page(), actions=list(ACTIONS))
+    answer_with(fake, [{"type": "text", "text": "### Result\nwhat the page holds: 42"}])
+    async with broker.mcp("Claude Code", MODERN) as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        result = await client.call(tool, {**arguments, "filename": "answer.md"})
+        assert not result.is_error, text(result)
+    written = tmp_path / "outputs" / "Claude-Code" / "answer.md"
+    assert text(result).startswith(f"Saved to {written} (") and "42" not in text(result)
+    assert "what the page holds: 42" in written.read_text() and mode_of(written) == 0o600
+    heard = await fake.wait_for("browserAction")
+    assert "filename" not in heard["args"]
+    if tool != "browser_find":  # which the broker answers from a snapshot it asks for
+        assert heard["args"] == {**heard["args"], **arguments}
