@@ -27,6 +27,7 @@ from ..harness.page_server import serve_app
 from ..harness.waiting import eventually
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import McpClient, text
+from ..support.person_world import open_popup
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -295,6 +296,29 @@ async def test_a_route_and_offline_left_behind_end_with_the_clients_session(worl
 
     await eventually(real_again, "the ended session's route and offline state to go")
     assert await page.evaluate("navigator.onLine") is True
+    await page.close()
+
+
+@pytest.mark.parametrize("button", ["End session", "Release"])
+async def test_a_route_and_offline_end_when_the_person_ends_the_session_or_takes_the_tab_back(
+    world: NetworkWorld, button: str
+) -> None:
+    async with world.mcp(f"Stopped by the person {button}", caps="network") as client:
+        tab, page = await open_app(world, client, f"person-{len(button)}")
+        await route(world, client, {"tab": tab, "pattern": "**/api/*", "body": MOCKED})
+        await ok(client, "browser_network_state_set", {"tab": tab, "state": "offline"})
+        assert await page.evaluate("navigator.onLine") is False
+        popup = await open_popup(world)
+        rows = "#sessions li" if button == "End session" else "#tabs li"
+        row = popup.locator(rows, has_text=f"Stopped by the person {button}")
+        await row.get_by_role("button", name=button).click()
+
+        async def real_again() -> bool:
+            return (await load(page)) == f"200 {REAL}"
+
+        await eventually(real_again, f"the route to go once the person pressed {button}")
+        assert await page.evaluate("navigator.onLine") is True
+        await popup.close()
     await page.close()
 
 
