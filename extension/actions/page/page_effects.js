@@ -84,7 +84,9 @@ export function dropInPage(target, files, data) {
 
 /**
  * browser_highlight's boxes in this document: `request` {show: style}, {hide: true} (the
- * element's) or {hideAll: true}. Answers {ok, element, shown} ({ok, hidden: count} for hideAll)
+ * element's) or {hideAll: true}; or {overlay: true | false}: keep the host (with no boxes) for
+ * browser_annotate's layer, in its `root`, or let it go. Answers {ok, element, shown} ({ok,
+ * hidden: count} for hideAll)
  * or {missing}.
  *
  * The boxes are drawn in a closed shadow root of one host element put under the document's root
@@ -119,7 +121,7 @@ export function highlightInPage(target, request) {
       box.style.setProperty("height", `${rect.height}px`, "important");
     }
     if (!state.boxes.size) {
-      state.host?.remove();
+      if (!state.layer) state.host?.remove();
       return;
     }
     const root = document.documentElement;
@@ -145,8 +147,16 @@ export function highlightInPage(target, request) {
     const hidden = [...state.boxes.keys()].filter((element) => element.isConnected).length;
     for (const box of state.boxes.values()) box.remove();
     state.boxes.clear();
-    state.host?.remove();
+    if (!state.layer) state.host?.remove();
     return { ok: true, hidden };
+  }
+  if (request.overlay !== undefined) {
+    // browser_annotate's layer (annotate_layer.js) is drawn in this host's closed root: kept while it is.
+    state.layer = request.overlay;
+    host();
+    if (state.layer && !state.host.isConnected) document.documentElement.append(state.host);
+    if (!state.layer && !state.boxes.size) state.host.remove();
+    return { ok: true };
   }
   let element = this;
   if (target) {
@@ -163,7 +173,7 @@ export function highlightInPage(target, request) {
     const box = state.boxes.get(element);
     box?.remove();
     state.boxes.delete(element);
-    if (!state.boxes.size) state.host?.remove();
+    if (!state.boxes.size && !state.layer) state.host?.remove();
     return { ok: true, element: describe(element), shown: Boolean(box) };
   }
   let box = state.boxes.get(element);
