@@ -31,7 +31,8 @@ from ..support.mcp_clients import LEGACY, McpClient, mcp_client, text
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-PAGE = (Path(__file__).resolve().parents[1] / "pages" / "page_effects.html").read_text()
+PAGES = Path(__file__).resolve().parents[1] / "pages"
+PAGE = (PAGES / "page_effects.html").read_text()
 OUTPUT = Path(os.environ.get("BROWSER_MCP_E2E_OUTPUT") or Path(__file__).parents[1] / "output") / "e2e_page_effects"
 # The highlight's default colour (page/page_effects.js), as it shows over a white page.
 MAGENTA = (230, 0, 120)
@@ -46,7 +47,13 @@ class EffectsWorld(World):
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[EffectsWorld]:
     home = tmp_path_factory.mktemp("e2e-effects")
     async with (
-        serve_pages({"effects.html": PAGE}) as site,
+        serve_pages(
+            {
+                "effects.html": PAGE,
+                "framed.html": (PAGES / "page_effects_framed.html").read_text(),
+                "page_effects_zone.html": (PAGES / "page_effects_zone.html").read_text(),
+            }
+        ) as site,
         open_world(home, site, EffectsWorld, probed=False) as world,
     ):
         world.home = home
@@ -317,3 +324,44 @@ async def test_hiding_every_highlight_and_a_page_that_empties_its_body(world: Ef
         await client.call("browser_highlight", {"target": "#b", "style": "border-color: lime"})
         everything = await client.call("browser_hide_highlight", {})
         assert "Removed 1 highlight" in text(everything), text(everything)
+
+
+async def test_a_drop_and_a_highlight_reach_an_element_inside_a_frame(world: EffectsWorld) -> None:
+    async with client_of(world, "frame dropper") as client:
+        url = f"{world.site}/framed.html?frame"
+        await client.call_json("tabs", {"action": "open", "url": url, "focus": False})
+        snapshot = text(await client.call("browser_snapshot", {}))
+        [page] = [p for p in world.context.pages if p.url == url]
+        [frame] = [f for f in page.frames if f.url.endswith("/page_effects_zone.html")]
+        zone = ref_of(snapshot, 'region "Frame drop zone"')
+        assert zone.startswith("f"), snapshot
+        dropped = await client.call("browser_drop", {"target": zone, "data": {"text/plain": "into the frame"}})
+        assert not dropped.is_error, text(dropped)
+        assert await frame.evaluate("window.dropped") == [{"text/plain": "into the frame"}]
+        assert await frame.text_content("#zone") == "dropped into the frame"
+        inner = ref_of(snapshot, 'button "Inner send"')
+        shown = await client.call("browser_highlight", {"element": "Inner send", "target": inner})
+        assert not shown.is_error, text(shown)
+        data, _ = await screenshot(client)
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        (OUTPUT / "highlight_in_frame.png").write_bytes(base64.b64decode(data))
+        # The frame is at (20, 80) and the button at (60, 170) in it: its left edge at x 80, its middle at y 265.
+        assert near(await pixel(world, data, 81, 265), MAGENTA)
+        assert not near(await pixel(world, data, 70, 265), MAGENTA)
+        hidden = await client.call("browser_hide_highlight", {})
+        assert not hidden.is_error, text(hidden)
+        data, _ = await screenshot(client)
+        assert not near(await pixel(world, data, 81, 265), MAGENTA)
+
+
+async def test_print_media_is_emulated_and_cleared(world: EffectsWorld) -> None:
+    async with client_of(world, "printer") as client:
+        _, page = await open_effects(client, world, "print")
+        printing = "matchMedia('print').matches"
+        assert await page.evaluate(printing) is False
+        set_print = await client.call("browser_emulate_media", {"media": "print"})
+        assert not set_print.is_error and "media print" in text(set_print), text(set_print)
+        assert await page.evaluate(printing) is True
+        cleared = await client.call("browser_emulate_media", {"media": None})
+        assert not cleared.is_error, text(cleared)
+        assert await page.evaluate(printing) is False
