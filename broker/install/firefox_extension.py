@@ -48,6 +48,8 @@ _PAGE_AGENT = (
     # The testing tools' checks and locators (actions/webext/testing.js).
     "actions/page/checks.js",
     "actions/page/locators.js",
+    # The recorder of the person's actions (actions/webext/recording.js).
+    "actions/page/recorder.js",
 )
 _CSP = "script-src 'self'; object-src 'self'"
 

@@ -101,6 +101,16 @@ function shownArguments(message, deletion, storage) {
   return { code: "", args: JSON.stringify(args, null, 2) ?? "" };
 }
 
+/** What the window asks of the person before their own actions in a tab are recorded for an agent. */
+function recordingConsent(agent, place) {
+  const code =
+    `${agent} asks to record what you do in the tab "${place.title || place.url}" (${place.url}):` +
+    " your clicks, typing, choices and key presses, and the pages you open, written as Playwright code." +
+    " What you type into password fields is left out. The toolbar shows REC while it records;" +
+    " the popup's Stop ends it.";
+  return { code, args: "", codeLabel: "Record your actions" };
+}
+
 /**
  * What a tool's annotations say of it for the approval policy: Chromium's `consequentialHint`
  * counts as `destructiveHint`, and a tool that claims to read only and to destroy too destroys.
@@ -163,6 +173,9 @@ async function describe(message) {
   // the extension's own declaration's: the broker knows it too, but the person's safeguard takes no
   // broker's word for it.
   const tool = toolNamed(message.action);
+  // Recording the person's own actions needs their word every time, whatever the policy.
+  if (message.action === "start_recording")
+    return { name: "browser_start_recording", annotations: {}, recording: true };
   // browser_drop destroys only when it sends files: typed data alone is as typing is.
   const destructive = tool?.destructive && (message.action !== "drop" || sendsFiles(message));
   const annotations = destructive ? { destructiveHint: true } : { readOnlyHint: tool?.readOnly ?? false };
@@ -213,7 +226,7 @@ export async function admit(link, message) {
   if (isPaused()) return { error: pausedError() };
   if (busyTabs.has(message.tabId)) return { error: busyError(message.tabId) };
   await settingsReady;
-  const { name, annotations, refused, wholeBrowser, deletion } = await describe(message);
+  const { name, annotations, refused, wholeBrowser, deletion, recording } = await describe(message);
   if (refused) return { error: refused };
   // A frame's tool is approved for the frame's document and site.
   const frame = message.type === FromBroker.CALL_TOOL ? frameOfTool(message.tabId, message.toolName) : null;
@@ -230,9 +243,17 @@ export async function admit(link, message) {
   const origin = place?.origin ?? "";
   const credential = sessionCredential(link.port, message.sessionId);
   const upload = sendsFiles(message);
-  if (!storage && !needsApproval(annotations, origin, credential, upload || Boolean(deletion))) return {};
+  if (!storage && !recording && !needsApproval(annotations, origin, credential, upload || Boolean(deletion))) {
+    return {};
+  }
   const site = origin || place?.url || "the whole browser";
-  const { code, args, codeLabel = "Function" } = shownArguments(message, deletion, storage);
+  const {
+    code,
+    args,
+    codeLabel = "Function",
+  } = recording
+    ? recordingConsent(sessionName(link.port, message.sessionId), place)
+    : shownArguments(message, deletion, storage);
   if (code.length + args.length > MAX_SHOWN) {
     const size = Math.ceil((code.length + args.length) / 1024);
     return {
@@ -263,7 +284,7 @@ export async function admit(link, message) {
     // "Always allow" is for one credential on one site; a request of the whole browser, of a
     // session whose credential the broker did not name, or an upload, is allowed once at a time.
     // Nor is a request of the person's cookies and site storage.
-    perSite: Boolean(origin && credential && !upload && !storage),
+    perSite: Boolean(origin && credential && !upload && !storage && !recording),
     storage: Boolean(storage),
     // A read that would give HttpOnly cookies' values offers them on a button of its own.
     httpOnly: Boolean(storage?.httpOnly),

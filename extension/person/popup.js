@@ -194,5 +194,30 @@ async function ask(request) {
   }
 }
 
+/**
+ * The recordings of the person's actions running now, each with its Stop, as the worker tells them
+ * over a port of their own (actions/recording.js's RECORDING_PORT) the moment one starts or ends.
+ */
+function showRecordings(recordings, port) {
+  const list = document.getElementById("recordings");
+  document.getElementById("recording-section").hidden = recordings.length === 0;
+  list.replaceChildren(
+    ...recordings.map(({ tabId, client, title }) => {
+      const stop = element("button", "danger", "Stop");
+      stop.type = "button";
+      stop.addEventListener("click", () => {
+        stop.disabled = true;
+        port.postMessage({ stop: tabId });
+      });
+      const li = item(element("span", "grow rec", `Recording for ${client} in ${title}`), stop);
+      li.className = "row";
+      return li;
+    }),
+  );
+}
+
+const recordingPort = chrome.runtime.connect({ name: "browser-mcp/recording" });
+recordingPort.onMessage.addListener((recordings) => showRecordings(recordings, recordingPort));
+
 ask({ kind: Popup.STATE });
 setInterval(() => ask({ kind: Popup.STATE }), REFRESH_MS);

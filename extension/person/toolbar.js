@@ -6,6 +6,10 @@
 //                  paired, or reconnecting); agents reach nothing here.
 //   paused         the red mark with pause bars, and a red "II" badge: the person paused AI
 //                  agents in this browser; every call is refused whatever brokers are joined.
+// Over whichever it is, while an agent records the person's actions (actions/recording.js), a red
+// "REC" badge and a tooltip naming the agent and the tab, until the recording ends.
+
+import { onRecordingsChanged, recordingsShown } from "../actions/recording.js";
 
 export const ToolbarState = Object.freeze({ CONNECTED: "connected", NOT_CONNECTED: "not connected", PAUSED: "paused" });
 
@@ -29,14 +33,24 @@ export function toolbarState({ paused, connected }) {
 
 let shown = null;
 
+/** The badge and tooltip of `state`, the running recordings named over it. */
+function drawBadge(state) {
+  const recording = recordingsShown();
+  const said = recording.map(({ client, title }) => `recording your actions for ${client} in "${title}"`);
+  const title = [TITLES[state] ?? TITLES[ToolbarState.NOT_CONNECTED], ...said].join("; ");
+  const text = recording.length ? "REC" : state === ToolbarState.PAUSED ? "II" : "";
+  // Failures only mean the browser is closing; the next state change draws again.
+  chrome.action.setTitle({ title }).catch(() => {});
+  chrome.action.setBadgeText({ text }).catch(() => {});
+  chrome.action.setBadgeBackgroundColor({ color: PAUSED_RED }).catch(() => {});
+}
+
 /** Draw `state` on the toolbar; nothing is redrawn when it is already shown. */
 export function showToolbar(state) {
   if (state === shown) return;
   shown = state;
-  const paused = state === ToolbarState.PAUSED;
-  // Failures only mean the browser is closing; the next state change draws again.
   chrome.action.setIcon({ path: ICONS[state] }).catch(() => {});
-  chrome.action.setTitle({ title: TITLES[state] }).catch(() => {});
-  chrome.action.setBadgeText({ text: paused ? "II" : "" }).catch(() => {});
-  chrome.action.setBadgeBackgroundColor({ color: PAUSED_RED }).catch(() => {});
+  drawBadge(state);
 }
+
+onRecordingsChanged(() => drawBadge(shown));
