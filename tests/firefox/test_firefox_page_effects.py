@@ -25,7 +25,12 @@ from ..support.mcp_clients import LEGACY, McpClient, mcp_client, text
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-PAGE = (Path(__file__).resolve().parents[1] / "pages" / "page_effects.html").read_text()
+PAGES = Path(__file__).resolve().parents[1] / "pages"
+PAGE = (PAGES / "page_effects.html").read_text()
+FRAMED = {
+    "framed.html": (PAGES / "page_effects_framed.html").read_text(),
+    "page_effects_zone.html": (PAGES / "page_effects_zone.html").read_text(),
+}
 MAGENTA = (230, 0, 120)
 
 
@@ -33,7 +38,7 @@ MAGENTA = (230, 0, 120)
 async def fox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fox]:
     home: Path = tmp_path_factory.mktemp("firefox-effects")
     (home / "project").mkdir()
-    async with serve_pages({"effects.html": PAGE}) as site, joined_firefox(home, site) as world:
+    async with serve_pages({"effects.html": PAGE, **FRAMED}) as site, joined_firefox(home, site) as world:
         yield world
 
 
@@ -164,3 +169,23 @@ async def test_boxes_webp_and_a_highlight_the_page_cannot_read_in_firefox(fox: F
         everything = await client.call("browser_hide_highlight", {})
         assert not everything.is_error and "Removed 0 highlights" in text(everything), text(everything)
         assert await page.evaluate("window.walk()") == []
+
+
+async def test_a_drop_and_a_highlight_reach_an_element_inside_a_frame_in_firefox(fox: Fox) -> None:
+    async with client_of(fox, "frame dropper") as client:
+        url = f"{fox.site}/framed.html?frame"
+        await client.call_json("tabs", {"action": "open", "url": url, "focus": False})
+        snapshot = text(await client.call("browser_snapshot", {}))
+        [page] = [Context(fox.firefox.bidi, c["context"]) for c in await fox.firefox.contexts() if c["url"] == url]
+        zone = ref_of(snapshot, 'region "Frame drop zone"')
+        dropped = await client.call("browser_drop", {"target": zone, "data": {"text/plain": "into the frame"}})
+        assert not dropped.is_error, text(dropped)
+        inner = "document.querySelector('iframe').contentWindow"
+        assert await page.evaluate(f"{inner}.dropped") == [{"text/plain": "into the frame"}]
+        shown = await client.call("browser_highlight", {"target": ref_of(snapshot, 'button "Inner send"')})
+        assert not shown.is_error, text(shown)
+        [image] = [p for p in (await client.call("browser_take_screenshot", {})).content if p.type == "image"]
+        (fox.firefox.profile.parent / "highlight_in_frame.png").write_bytes(base64.b64decode(image.data))
+        # The frame is at (20, 80) and the button at (60, 170) in it: its left edge at x 80, its middle at y 265.
+        assert near(await pixel(fox, image.data, 81, 265), MAGENTA)
+        assert not near(await pixel(fox, image.data, 70, 265), MAGENTA)
