@@ -14,6 +14,8 @@ const CONTENT_SCRIPTS = [
 ];
 
 export default [
+  // Vendored releases, kept as they came (extension/actions/vendor/*/README.md).
+  { ignores: ["extension/actions/vendor/**"] },
   js.configs.recommended,
   {
     files: ["extension/**/*.js"],

@@ -1,8 +1,9 @@
 // What the tools' reading of a page's console and network answers, for both page drivers
 // (devtools/telemetry.js hears them over the DevTools protocol, webext/telemetry.js through page
 // hooks and webRequest): the listings of browser_console_messages and browser_network_requests,
-// the level of each console message, a frame's lines named by its origin, and the requests the
-// page's Performance timeline holds that the browser did not tell of.
+// the level of each console message, a frame's lines named by its origin, the requests the
+// page's Performance timeline holds that the browser did not tell of, and WebSocket connections
+// with their frames, kept bounded among the requests.
 
 import { invalidArguments } from "../base/errors.js";
 import { sections } from "./results.js";
@@ -120,13 +121,14 @@ export function requestListing(requests, args, filter) {
   numberRequests(requests);
   requests.forEach((request) => {
     const succeeded = !request.failure && request.status !== undefined && request.status < 400;
-    if (!args.static && !FETCH_TYPES.has(request.type) && succeeded) {
+    if (!args.static && !FETCH_TYPES.has(request.type) && !request.websocket && succeeded) {
       hidden += 1;
       return;
     }
     if (filter && !filter.test(request.url)) return;
     let line = `${request.number}. ${request.method ? `[${request.method}] ` : ""}${shortUrl(request.url)}`;
-    if (request.failure) line += ` => [FAILED] ${request.failure}`;
+    if (request.websocket) line += ` => ${webSocketSummary(request)}`;
+    else if (request.failure) line += ` => [FAILED] ${request.failure}`;
     else if (request.status !== undefined)
       line += ` => [${request.status}]${request.statusText ? ` ${request.statusText}` : ""}`;
     methodless ||= !request.method;
@@ -241,5 +243,73 @@ export function requestDetails(request, read, part) {
     ["Request body", body("request-body", bodyLines(read.requestBody, read.requestType ?? null, BODY_IN_DETAILS))],
     ["Response headers", headerLinesOf(read.responseHeaders)],
     ["Response body", body("response-body", bodyLines(read.responseBody, mimeType, BODY_IN_DETAILS))],
+  );
+}
+
+// A WebSocket connection's frames: the last MAX_FRAMES of each kept, each text cut to
+// FRAME_PREVIEW characters, binary ones described by their size.
+const MAX_FRAMES = 200;
+const FRAME_PREVIEW = 200;
+
+/** What a log keeps of a WebSocket connection, its frames heard by the driver (`frames: true`). */
+export const webSocket = () => ({ state: "connecting", frames: [], sent: 0, received: 0 });
+
+/**
+ * Keep the frame {direction: "sent" | "received", at (ms since the handshake), opcode, text? or
+ * base64?} of `websocket` (webSocket's), bounded.
+ */
+export function keepFrame(websocket, { direction, at, opcode, text, base64 }) {
+  websocket[direction] += 1;
+  const size = text !== undefined ? new TextEncoder().encode(text).length : base64 ? atob(base64).length : 0;
+  const frame = { direction, at, size, binary: opcode !== 1 };
+  if (text !== undefined) frame.text = text.slice(0, FRAME_PREVIEW);
+  if (text !== undefined && text.length > FRAME_PREVIEW) frame.cut = text.length;
+  websocket.frames.push(frame);
+  if (websocket.frames.length > MAX_FRAMES) websocket.frames.shift();
+}
+
+function webSocketSummary(request) {
+  const { websocket } = request;
+  const status = request.status !== undefined ? `[${request.status}] ` : "";
+  if (websocket.framesNote) return `${status}WebSocket; ${websocket.framesNote}`;
+  const frames = websocket.sent + websocket.received;
+  const state = websocket.error ? `${websocket.state}, error: ${websocket.error}` : websocket.state;
+  return `${status}WebSocket ${state}, ${frames} frame${frames === 1 ? "" : "s"} (${websocket.sent} sent, ${websocket.received} received)`;
+}
+
+function frameLines(websocket, direction) {
+  const frames = websocket.frames.filter((frame) => !direction || frame.direction === direction);
+  const lines = frames.map((frame) => {
+    const arrow = frame.direction === "sent" ? "-> sent" : "<- received";
+    const what = frame.binary
+      ? `binary, ${frame.size} bytes`
+      : `${frame.size} bytes: ${JSON.stringify(frame.text)}${frame.cut ? ` [first ${FRAME_PREVIEW} of ${frame.cut} characters]` : ""}`;
+    return `- +${frame.at} ms ${arrow}, ${what}`;
+  });
+  const heard = direction ? websocket[direction] : websocket.sent + websocket.received;
+  if (heard > frames.length) lines.unshift(`(the last ${frames.length} of ${heard} frames)`);
+  return lines.length ? lines : ["(none)"];
+}
+
+/**
+ * browser_network_request's answer for a WebSocket connection `request`: its handshake's headers
+ * (`read` as requestDetails takes them) and its frames; `part` "request-body" gives the frames it
+ * sent, "response-body" those it received.
+ */
+export function webSocketDetails(request, read, part) {
+  const { websocket } = request;
+  if (part === "request-headers") return sections(["Request headers", headerLinesOf(read.requestHeaders)]);
+  if (part === "response-headers") return sections(["Response headers", headerLinesOf(read.responseHeaders)]);
+  if (part === "request-body") return sections(["Frames sent", frameLines(websocket, "sent")]);
+  if (part === "response-body") return sections(["Frames received", frameLines(websocket, "received")]);
+  const general = [
+    `#${request.number} [${request.method ?? "GET"}] ${shortUrl(request.url)} => ${webSocketSummary(request)}`,
+  ];
+  if (websocket.closedAt !== undefined) general.push(`- Closed at +${websocket.closedAt} ms`);
+  return sections(
+    ["Request", general],
+    ["Request headers", headerLinesOf(read.requestHeaders)],
+    ["Response headers", headerLinesOf(read.responseHeaders)],
+    ["Frames", frameLines(websocket)],
   );
 }

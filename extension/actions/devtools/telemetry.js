@@ -1,7 +1,8 @@
 // What a tab's pages did while the tools were attached: console messages and uncaught errors,
-// and network requests. Kept per tab, the last MAX_ENTRIES of each, each entry marked with the
-// document it came from (the tools list the current page's unless asked for all); dropped when
-// the tab is detached or closed.
+// and network requests, WebSocket connections among them with their frames (opened before the
+// debugger attached, a connection is not seen: the Network domain tells of none it missed). Kept
+// per tab, the last MAX_ENTRIES of each, each entry marked with the document it came from (the
+// tools list the current page's unless asked for all); dropped when the tab is detached or closed.
 //
 // A console line of a frame's document, not the top one's, is listed under the frame's origin, so
 // that a frame of another site never passes for the page the client opened. A frame of the same
@@ -38,6 +39,9 @@ import {
   requestNumbered,
   requestPart,
   unheardRequests,
+  keepFrame,
+  webSocket,
+  webSocketDetails,
 } from "../listings.js";
 import { onFrameSession } from "./frames.js";
 import { textResult } from "../results.js";
@@ -199,8 +203,45 @@ onTabEvent((tabId, method, params) => {
     case "Network.loadingFailed":
       if (entry()) entry().failure = params.canceled ? "canceled" : params.errorText;
       break;
+    default:
+      if (method.startsWith("Network.webSocket")) onWebSocket(tabId, method, params, entry());
   }
 });
+
+/**
+ * A WebSocket connection of the page, kept as a request of its log (numbered and bounded with
+ * them): its handshake, whether it is open, and its frames (listings.js's keepFrame).
+ */
+function onWebSocket(tabId, method, params, socket) {
+  if (method === "Network.webSocketCreated") {
+    const entry = { document: documentOf(tabId), method: "GET", url: params.url, type: "WebSocket" };
+    recordRequest(logOf(tabId), params.requestId, { ...entry, requestId: params.requestId, websocket: webSocket() });
+    return;
+  }
+  if (!socket?.websocket) return;
+  const { websocket } = socket;
+  websocket.started ??= params.timestamp;
+  const at = Math.round((params.timestamp - websocket.started) * 1000);
+  if (method === "Network.webSocketWillSendHandshakeRequest") socket.requestHeaders = params.request.headers;
+  else if (method === "Network.webSocketHandshakeResponseReceived") {
+    Object.assign(socket, responseOf(params.response));
+    websocket.state = params.response.status === 101 ? "open" : "refused";
+  } else if (method === "Network.webSocketFrameSent" || method === "Network.webSocketFrameReceived") {
+    const { opcode, payloadData } = params.response;
+    const direction = method.endsWith("Sent") ? "sent" : "received";
+    keepFrame(websocket, {
+      direction,
+      at,
+      opcode,
+      ...(opcode === 1 ? { text: payloadData } : { base64: payloadData }),
+    });
+  } else if (method === "Network.webSocketFrameError") {
+    websocket.error = params.errorMessage;
+  } else if (method === "Network.webSocketClosed") {
+    websocket.state = "closed";
+    websocket.closedAt = at;
+  }
+}
 
 // A frame of another site logs on its own session.
 onFrameSession((session) => send(session, "Runtime.enable").catch(() => {}));
@@ -295,6 +336,10 @@ export async function networkRequest(tabId, args) {
   await addFromTimeline(tabId, (method, params) => send(tabId, method, params), false);
   const current = (logs.get(tabId)?.requests ?? []).filter((request) => request.document === documentOf(tabId));
   const request = requestNumbered(current, args.index);
+  if (request.websocket) {
+    const headers = { requestHeaders: request.requestHeaders ?? [], responseHeaders: request.responseHeaders ?? [] };
+    return textResult(webSocketDetails(request, headers, part));
+  }
   const wants = (name) => part === undefined || part === name;
   const read = {
     requestHeaders: request.requestHeaders ?? [],

@@ -9,7 +9,8 @@
 // permission. webRequest is heard from the tab's first action on, which for a tab a client just
 // opened comes after its page's load more often than not (the tab is focused and grouped before
 // the client hears of it): what the page loaded before is taken from its Performance timeline, as
-// in the DevTools driver, read for every listing.
+// in the DevTools driver, read for every listing. A WebSocket connection is listed from its
+// handshake, which is all webRequest sees of it: its frames are not_supported.
 
 import { originOf } from "../../base/origin.js";
 import { ActionError, Code, withTimeout } from "../../base/errors.js";
@@ -26,6 +27,7 @@ import {
   requestNumbered,
   requestPart,
   unheardRequests,
+  webSocketDetails,
 } from "../listings.js";
 import { holderOf, routeFor } from "../network_routes.js";
 import { textResult } from "../results.js";
@@ -35,6 +37,7 @@ import { runIn } from "./scripts.js";
 
 const MAX_ENTRIES = 1_000;
 const SCRIPT_TIMEOUT_MS = 5_000;
+const FRAMES_NOTE = "its frames: not given by Firefox";
 
 /** Whether the page itself asked for `url`: not the hooks, nor one of the add-on's own files. */
 function pagesOwn(url) {
@@ -167,6 +170,8 @@ function add(details, entry) {
     body: heard.body,
     ...entry,
   };
+  // webRequest sees a WebSocket's handshake alone: neither its frames nor its closing.
+  if (details.type === "websocket") heardEntry.websocket = { framesNote: FRAMES_NOTE };
   // The page's timeline may have told of it first (it ended in the page before the browser said
   // so here): the same request, which keeps its number.
   const told = log.find((kept) => kept.fromTimeline && kept.document === document && kept.url === details.url);
@@ -301,6 +306,7 @@ export async function networkRequest(tabId, args) {
     currentRequests(tabId, document, heard, document === read ? timeline : []),
     args.index,
   );
+  if (request.websocket) return webSocketHandshake(request, part);
   const details = {
     requestHeaders: headerPairs(request.requestHeaders),
     responseHeaders: headerPairs(request.responseHeaders),
@@ -312,6 +318,25 @@ export async function networkRequest(tabId, args) {
   if (!request.method)
     details.note = "Made before the tools attached to the tab: only its address and status are known";
   return textResult(requestDetails(request, details, part));
+}
+
+/**
+ * A WebSocket connection's handshake headers; its frames are not_supported: Firefox's webRequest
+ * sees the handshake alone, and a wrapper of the page's WebSocket could be lied to by the page.
+ */
+function webSocketHandshake(request, part) {
+  const headers = {
+    requestHeaders: headerPairs(request.requestHeaders),
+    responseHeaders: headerPairs(request.responseHeaders),
+  };
+  if (part === "request-headers" || part === "response-headers") {
+    return textResult(webSocketDetails(request, headers, part));
+  }
+  throw new ActionError(
+    Code.NOT_SUPPORTED,
+    "Firefox's WebExtension APIs do not show a WebSocket's frames (webRequest sees its handshake alone);" +
+      ' part "request-headers" or "response-headers" gives the handshake',
+  );
 }
 
 /** The origin of each frame of the tab that is not its top document, by frame id. */
