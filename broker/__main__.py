@@ -81,6 +81,7 @@ _CLIENT_COMMANDS = {
     "bookmarks": "records:records",
     "pair": "manage:pair",
     "stop": "manage:stop",
+    "scripts": "scripts:scripts",
     "mcp-config": "mcp_config:mcp_config",
 }
 

@@ -21,11 +21,13 @@ __all__ = [
     "DEFAULT_DISCOVERY_DIR",
     "broker_command",
     "ENV_DISCOVERY_DIR",
+    "ENV_SCRIPTS_DIR",
     "ENV_TOKEN_FILE",
     "discovery_dirs",
     "firefox_extension_dir",
     "log_dir",
     "runtime_discovery_dir",
+    "scripts_dir",
     "token_file",
     "writable_discovery_dir",
 ]
@@ -34,6 +36,7 @@ APP_NAME = "browser-mcp"
 DEFAULT_DISCOVERY_DIR = Path("/tmp/browser-mcp")
 ENV_DISCOVERY_DIR = "BROWSER_MCP_DISCOVERY_DIR"
 ENV_TOKEN_FILE = "BROWSER_MCP_TOKEN_FILE"
+ENV_SCRIPTS_DIR = "BROWSER_MCP_SCRIPTS_DIR"
 
 
 def runtime_discovery_dir() -> Path:
@@ -57,6 +60,12 @@ def token_file() -> Path:
     """The broker's token, kept across runs so HTTP client configurations keep working."""
     from_env = os.environ.get(ENV_TOKEN_FILE)
     return Path(from_env) if from_env else Path(platformdirs.user_config_dir(APP_NAME)) / "token"
+
+
+def scripts_dir() -> Path:
+    """The person's script library (browser_scripts): ``scripts/`` in the user config folder."""
+    from_env = os.environ.get(ENV_SCRIPTS_DIR)
+    return Path(from_env) if from_env else Path(platformdirs.user_config_dir(APP_NAME)) / "scripts"
 
 
 def _override(explicit: Path | None) -> Path | None:

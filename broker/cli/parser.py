@@ -206,6 +206,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="do not offer browser_evaluate (JavaScript of the client's choosing in its tabs)",
     )
     serve.add_argument(
+        "--no-scripts",
+        action="store_true",
+        help="do not offer the person's script library (browser_scripts, browser_run_script)",
+    )
+    serve.add_argument(
         "--log-level",
         default=os.environ.get("LOG_LEVEL", "info"),
         choices=["debug", "info", "warning", "error"],
@@ -228,6 +233,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     stop = commands.add_parser("stop", help="stop a broker")
     _add_broker_choice(stop)
+
+    scripts = commands.add_parser("scripts", help="the person's script library, which browser_run_script runs")
+    scripts_actions = scripts.add_subparsers(dest="scripts_command", required=True, metavar="ACTION")
+    scripts_actions.add_parser("path", help="print its folder (created 0700 when missing)")
+    scripts_list = scripts_actions.add_parser("list", help="its scripts and their descriptions, as browser_scripts")
+    scripts_list.add_argument("--json", action="store_true", help="print JSON")
 
     mcp = commands.add_parser(
         "mcp", help="serve MCP over stdio for one AI client, through a live broker (started if none is alive)"

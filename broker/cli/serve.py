@@ -97,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
             min_extension_version=MIN_EXTENSION_VERSION,
             call_timeout=args.call_timeout,
             allow_evaluate=not args.no_evaluate,
+            allow_scripts=not args.no_scripts,
+            scripts_dir=str(paths.scripts_dir()),
             upload_dirs=_upload_dirs(args.upload_dir),
             upload_max_bytes=round(args.upload_max_mb * 1024 * 1024),
             output_dir=str(args.output_dir.resolve()) if args.output_dir else None,

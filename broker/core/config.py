@@ -84,6 +84,10 @@ class Config:
     frame_limit: int = 32 * 1024 * 1024
     # Whether browser_evaluate (any JavaScript in a client's tab) is offered at all.
     allow_evaluate: bool = True
+    # Whether the person's script library (browser_scripts, browser_run_script) is offered, and its
+    # folder (None: browser-mcp scripts path's).
+    allow_scripts: bool = True
+    scripts_dir: str | None = None
     # Folders (absolute) every caller may upload files from, and the most one upload sends (each
     # file and all together).
     upload_dirs: tuple[str, ...] = ()

@@ -24,6 +24,7 @@ moment, as h11 keeps ``RemoteProtocolError`` apart from ``LocalProtocolError``::
     │   ├── UploadNotAllowed          403 upload_not_allowed (a file outside the folders uploads may use)
     │   ├── UploadTooLarge            413 upload_too_large (a file over the upload size limit)
     │   ├── OutputNotAllowed          403 output_not_allowed (a tool's file may not be written there)
+    │   ├── InvalidScriptName         400 invalid_script_name (a script's name breaks a rule it names)
     │   ├── RequestTimedOut           408 request_timeout (a request body that came too slowly)
     │   ├── RequestTooLarge           413 request_too_large (a body declared over the size limit)
     │   ├── UnsupportedEncoding       415 unsupported_encoding (a compressed request body)
@@ -82,6 +83,7 @@ __all__ = [
     "IdempotencyKeyReused",
     "IdempotencyOutcomeDropped",
     "InternalError",
+    "InvalidScriptName",
     "InvalidMessage",
     "InvalidRequest",
     "MessageTooLarge",
@@ -258,6 +260,11 @@ class UploadTooLarge(RequestError, code="upload_too_large", status=413): ...
 class OutputNotAllowed(RequestError, code="output_not_allowed", status=403):
     """A tool's file may not be written where its ``filename`` says (a ``..`` part, outside the
     client's output folder and MCP roots, a link out of them), or could not be written at all."""
+
+
+class InvalidScriptName(RequestError, code="invalid_script_name", status=400):
+    """browser_run_script named a script no file of the person's script library may have (a path
+    separator, ``..``, a leading dot, too long), checked before any file is opened."""
 
 
 class NoPairingCode(RequestError, code="no_pairing_code", status=409):
