@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
 from typing import Any, Protocol
 
 import attrs
 
 from .arguments import page_url
+from .dom_rules import MAX_CHARS, MAX_RESULTS, OUTER, PROPERTIES, WHAT, needs_parts, needs_selector
 from .errors import InvalidRequest
 from .messages import JsonObject
+from .script_rules import SCRIPT_ARGS, SCRIPT_NAME, needs_no_arguments, needs_script
 from .snapshot_find import finder
 from .snapshots import DIFF_LEGEND
 from .storage_rules import COOKIE_FIELDS, STATE_FILE, needs_cookie, needs_key, needs_name, needs_state_file, storage_key
@@ -285,6 +288,50 @@ def _needs_state(tool: str, own: JsonObject) -> None:
         raise InvalidRequest(f'{tool} needs `state`: "online" or "offline"')
 
 
+# The video tools: most frames a second and size, a card's or caption's longest show, caption places.
+_VIDEO_FPS = 30
+_VIDEO_SIZE = 4096
+_SHOW_MS = 60_000
+_CAPTION_PLACES = ("top-left", "top", "top-right", "bottom-left", "bottom", "bottom-right")
+
+
+def _is_number(value: object, low: float, high: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+
+
+def _needs_video_options(tool: str, own: JsonObject) -> None:
+    # The video is the stop's answer: the broker keeps the start's `filename` for the stop's file.
+    if "filename" in own and (
+        not isinstance(own["filename"], str) or not PurePosixPath(own["filename"]).name.strip(". ")
+    ):
+        raise InvalidRequest(f"{tool}'s `filename` must name a file, such as demo.webm")
+    size = own.get("size")
+    if size is not None and not (
+        isinstance(size, dict)
+        and set(size) == {"width", "height"}
+        and all(_is_number(size[side], 16, _VIDEO_SIZE) for side in ("width", "height"))
+    ):
+        raise InvalidRequest(f"{tool}'s `size` must be {{width, height}}, each 16 to {_VIDEO_SIZE} pixels")
+    if "fps" in own and not _is_number(own["fps"], 1, _VIDEO_FPS):
+        raise InvalidRequest(f"{tool}'s `fps` must be a number from 1 to {_VIDEO_FPS}")
+
+
+def _needs_chapter(tool: str, own: JsonObject) -> None:
+    if not isinstance(own.get("title"), str) or not own["title"].strip():
+        raise InvalidRequest(f"{tool} needs `title`: the chapter card's title")
+    if "description" in own and not isinstance(own["description"], str):
+        raise InvalidRequest(f"{tool}'s `description` must be text")
+    if "duration" in own and not _is_number(own["duration"], 1, _SHOW_MS):
+        raise InvalidRequest(f"{tool}'s `duration` must be 1 to {_SHOW_MS} ms")
+
+
+def _needs_caption_options(tool: str, own: JsonObject) -> None:
+    if "duration" in own and not _is_number(own["duration"], 1, _SHOW_MS):
+        raise InvalidRequest(f"{tool}'s `duration` must be 1 to {_SHOW_MS} ms")
+    if "position" in own and own["position"] not in _CAPTION_PLACES:
+        raise InvalidRequest(f"{tool}'s `position` must be one of {', '.join(_CAPTION_PLACES)}")
+
+
 TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "browser_snapshot",
@@ -441,7 +488,7 @@ TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "browser_network_requests",
         "Network requests",
-        "The requests the tab's page made since it loaded.",
+        "The requests the tab's page made since it loaded, WebSockets too.",
         _schema(
             filter={"type": "string", "description": "only URLs matching this regular expression"},
             static={"type": "boolean", "description": "include images, fonts, scripts and styles"},
@@ -655,7 +702,7 @@ TOOLS: tuple[BuiltinTool, ...] = (
     BuiltinTool(
         "browser_network_request",
         "Network request",
-        "One request's headers and bodies, by its number in browser_network_requests.",
+        "One request's headers and bodies (a WebSocket's frames), by its number in browser_network_requests.",
         _needing(
             ("index",),
             index={"type": "integer", "minimum": 1, "description": "its number in browser_network_requests"},
@@ -868,6 +915,178 @@ TOOLS: tuple[BuiltinTool, ...] = (
         read_only=True,
         group="testing",
         checks=(_needs_target,),
+    ),
+    # The person's annotations (issue 42): boxes and notes drawn on the client's tab.
+    BuiltinTool(
+        "browser_annotate",
+        "Annotate the page",
+        "The person draws boxes with notes on the page; answers the marked screenshot, the snapshot, the notes.",
+        _schema(),
+        read_only=True,
+        group="devtools",
+    ),
+    # Recording the person's own actions as Playwright code (issue 42), with their consent.
+    BuiltinTool(
+        "browser_start_recording",
+        "Start recording the person's actions",
+        "Ask the person to show a flow in the tab; records their actions as Playwright code.",
+        _schema(),
+        read_only=True,
+        group="devtools",
+    ),
+    BuiltinTool(
+        "browser_stop_recording",
+        "Stop recording the person's actions",
+        "End the tab's recording; answers the Playwright code of what the person did.",
+        _schema(),
+        read_only=True,
+        group="devtools",
+    ),
+    # The video of a tab (issue 42): a WebM of its frames, with chapter cards and action captions.
+    BuiltinTool(
+        "browser_start_video",
+        "Start video",
+        "Start recording a WebM video of the tab, background or not.",
+        _schema(
+            filename={"type": "string", "description": "name the video's file after this"},
+            size={
+                "type": "object",
+                "properties": {"width": {"type": "number"}, "height": {"type": "number"}},
+                "required": ["width", "height"],
+                "description": "scale frames to this, in pixels",
+            },
+            fps={"type": "number", "description": f"most frames a second, 1 to {_VIDEO_FPS} (default 25)"},
+        ),
+        read_only=True,
+        group="devtools",
+        checks=(_needs_video_options,),
+    ),
+    BuiltinTool(
+        "browser_stop_video",
+        "Stop video",
+        "Stop the tab's video and save it as WebM.",
+        _schema(),
+        read_only=True,
+        group="devtools",
+    ),
+    BuiltinTool(
+        "browser_video_chapter",
+        "Video chapter",
+        "Show a title card over the video for a moment.",
+        _needing(
+            ("title",),
+            title={"type": "string", "description": "the card's title"},
+            description={"type": "string", "description": "a line under it"},
+            duration={"type": "number", "description": "ms it shows (default 2000)"},
+        ),
+        read_only=True,
+        group="devtools",
+        checks=(_needs_chapter,),
+    ),
+    BuiltinTool(
+        "browser_video_show_actions",
+        "Show actions in video",
+        "Caption each later action of yours in the tab's video.",
+        _schema(
+            duration={"type": "number", "description": "ms each caption shows (default 1000)"},
+            position={"type": "string", "enum": list(_CAPTION_PLACES), "description": "default top-right"},
+        ),
+        read_only=True,
+        group="devtools",
+        checks=(_needs_caption_options,),
+    ),
+    BuiltinTool(
+        "browser_video_hide_actions",
+        "Hide actions in video",
+        "Stop captioning actions in the tab's video.",
+        _schema(),
+        read_only=True,
+        group="devtools",
+    ),
+    # The dom group (issue 43): the page as text and HTML, and the DOM looked into, read-only.
+    BuiltinTool(
+        "browser_get_text",
+        "Page text",
+        "The readable text of the page or an element, as Markdown (headings, lists, links, tables).",
+        _schema(
+            element=_ELEMENT, target={**_TARGET, "description": "its ref (e7); default: the page"}, maxChars=MAX_CHARS
+        ),
+        read_only=True,
+        group="dom",
+    ),
+    BuiltinTool(
+        "browser_get_html",
+        "Element HTML",
+        "The HTML of an element, or of the page; password values blanked.",
+        _schema(
+            element=_ELEMENT,
+            target={**_TARGET, "description": "its ref (e7); default: the page"},
+            maxChars=MAX_CHARS,
+            outer=OUTER,
+        ),
+        read_only=True,
+        group="dom",
+    ),
+    BuiltinTool(
+        "browser_inspect",
+        "Inspect element",
+        "An element's attributes, computed styles, box (in view, covered), state or form fields.",
+        _needing(("target", "what"), element=_ELEMENT, target=_TARGET, what=WHAT, properties=PROPERTIES),
+        read_only=True,
+        group="dom",
+        checks=(_needs_target, needs_parts),
+    ),
+    BuiltinTool(
+        "browser_query",
+        "Query selector",
+        "The elements a CSS selector matches (open shadow roots too), each with its ref, role, name and text.",
+        _needing(("selector",), selector={"type": "string", "description": "CSS selector"}, maxResults=MAX_RESULTS),
+        read_only=True,
+        group="dom",
+        checks=(needs_selector,),
+    ),
+    # What a web app did (issue 43): its web vitals and an accessibility audit (axe-core).
+    BuiltinTool(
+        "browser_performance",
+        "Web vitals",
+        "The page's Core Web Vitals and load timings, with the elements behind them.",
+        _schema(),
+        read_only=True,
+        group="devtools",
+    ),
+    BuiltinTool(
+        "browser_a11y_audit",
+        "Accessibility audit",
+        "An axe-core audit of the page or an element: each broken rule, its impact and its elements' refs.",
+        _schema(element=_ELEMENT, target=_TARGET),
+        read_only=True,
+        group="devtools",
+    ),
+    # The person's script library and page info (issue 43): scripts the person keeps, run unasked.
+    BuiltinTool(
+        "browser_scripts",
+        "List the person's scripts",
+        "The scripts the person keeps for you to run, each with its description.",
+        _schema(),
+        read_only=True,
+        group="scripts",
+        checks=(needs_no_arguments,),
+    ),
+    BuiltinTool(
+        "browser_run_script",
+        "Run a script of the person's",
+        "Run one of the person's scripts in the tab, as `(args, element)`; answers its JSON result.",
+        _needing(("name",), name=SCRIPT_NAME, args=SCRIPT_ARGS, element=_ELEMENT, target=_TARGET),
+        group="scripts",
+        checks=(needs_script,),
+    ),
+    BuiltinTool(
+        "browser_page_info",
+        "Page info",
+        "The page's title, language, canonical URL, meta description and robots, social cards, icon and feeds.",
+        _schema(),
+        read_only=True,
+        group="dom",
     ),
 )
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path, PurePosixPath
 from typing import Any, cast, overload
 
 import attrs
 
-from .. import codec, outputs, state_files, uploads
+from .. import codec, outputs, paths, scripts_library, state_files, uploads
 from ..core.arguments import OpenTabRequest, TabChange
 from ..core.browser_wide import CREATE_WINDOW, LIST_WINDOWS, RESIZE_WINDOW, TabsCall, WideCall, answer_of, tab_at
 from ..core.effects import (
@@ -34,10 +36,11 @@ from ..core.effects import (
     WindowOpened,
     WindowView,
 )
-from ..core.errors import BrokerError, InternalError, PageToolFailed, Unavailable
+from ..core.errors import BrokerError, InternalError, NotSupported, PageToolFailed, Unavailable
 from ..core.messages import Arguments, Tool
 from ..core.once import Outcome, footprint
 from ..core.results import PageResult, bounded_result
+from ..core.script_rules import ACTIONS as SCRIPT_ACTIONS
 from ..core.security import Client
 from ..core.tool_calls import (
     ActionCall,
@@ -409,6 +412,11 @@ class Hub(EffectCarrier):
         output = outputs.output_places(self.config.output_dir, self.core.session_name(session_id), upload_from)
         if filename is not None:
             output.path_for(filename)  # refused before anything runs
+        video_file = None
+        if call.tool.action == "start_video" and filename is not None:
+            # The video is the stop's answer: the start's name is the stop's file, and the browser's name for it.
+            video_file, filename = filename, None
+            args = {**args, "videoName": PurePosixPath(video_file).name}
         if call.tool.uploads or call.tool.reads_file:
             config = self.config
             client_token = self.core.session_credential(session_id) is not None
@@ -422,11 +430,24 @@ class Hub(EffectCarrier):
                 config.upload_protected,
                 call.tool.name,
             )
+        if call.tool.action in SCRIPT_ACTIONS:
+            # The person's scripts: the broker reads the folder, and the browser hears the source.
+            if not self.config.allow_scripts:
+                raise NotSupported(
+                    f"{call.tool.name} is off: the person turned the script library off (serve --no-scripts)"
+                )
+            args = await asyncio.to_thread(self._scripts.arguments, session_id, call.tool.action, args)
         view = self.core.current_tab(session_id) if call.tab is None else self.core.tab(call.tab)
         action = call.tool.action
+        if action == "stop_video":
+            filename = self._video_files.pop((session_id, view.ref), filename)
         value = await self._request(
             lambda now: self.core.call_action(session_id, view.ref, action, args, now, answer_within), on_wait
         )
+        if action == "start_video":
+            self._video_files.pop((session_id, view.ref), None)
+            if video_file is not None:
+                self._video_files[session_id, view.ref] = video_file
         if filename is not None or outputs.holds_file(value):
             value = await asyncio.to_thread(outputs.saved, value, filename, output)
         return view, value
@@ -445,7 +466,18 @@ class Hub(EffectCarrier):
         return self.core.own_tabs(session_id)
 
     def browser_actions(self) -> frozenset[str]:
-        return self.core.browser_actions()
+        actions = self.core.browser_actions()
+        return actions if self.config.allow_scripts else actions - SCRIPT_ACTIONS
+
+    @functools.cached_property
+    def _video_files(self) -> dict[tuple[SessionId, str], str]:
+        """The ``filename`` each session's running video is to be saved to, by its tab."""
+        return {}
+
+    @functools.cached_property
+    def _scripts(self) -> scripts_library.Library:
+        """The person's script library, and what each session was shown of it."""
+        return scripts_library.Library(Path(self.config.scripts_dir or paths.scripts_dir()))
 
     def browser_features(self) -> frozenset[str]:
         return self.core.browser_features()

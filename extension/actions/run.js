@@ -11,7 +11,7 @@
 
 import { ToBroker } from "../base/protocol.js";
 import { ownerKey } from "../base/owner_key.js";
-import { reply } from "../link/links.js";
+import { reply, sendTo } from "../link/links.js";
 import { isScriptable } from "../page_tools/page_bridges.js";
 import { pageChanged } from "../tabs/documents.js";
 import { driver } from "./driver.js";
@@ -22,6 +22,7 @@ import { firstPageOf } from "../tabs/first_pages.js";
 import { describeDownload, downloadsOf } from "./downloads.js";
 import { memberOf } from "./contract.js";
 import { toolNamed } from "./tools.js";
+import { captionAction } from "./video.js";
 
 // Below the broker's default 30 s deadline, so that a slow action still gets its own answer.
 const ACTION_TIMEOUT_MS = 28_000;
@@ -86,7 +87,7 @@ const ANSWERS = {
     await memberFor(tool)(tabId, args);
     return pageAfter(tabId);
   },
-  own: (tool, tabId, args) => memberFor(tool)(tabId, args),
+  own: (tool, tabId, args, signal) => memberFor(tool)(tabId, args, signal),
   shared: (tool, tabId, args, signal) => SHARED[tool.name](tabId, args, signal),
 };
 
@@ -171,6 +172,7 @@ async function run(tabId, tool, args, owner, approved, signal, handler) {
     await leaveRestrictedPage(tabId, args);
     return pageAfter(tabId);
   }
+  captionAction(tabId, tool, args); // on the tab's video, if its actions are shown
   try {
     const { result, opened } = await watchingNewTabs(tabId, () =>
       driver.watchingDownloads(tabId, () => handler(tabId, args, signal), { clicked: tool.focuses }),
@@ -282,9 +284,15 @@ export async function runBrowserAction(port, frame, approved, signal) {
     const { tabId, action, args } = frame;
     const tool = toolNamed(action);
     const owner = frame.sessionId ? ownerKey(port, frame.sessionId) : null;
+    // A tool that waits for the person (tools.js `waitsForPerson`) tells the broker, which holds
+    // its deadline back as for an approval (and its tab from other calls meanwhile).
+    const personMs = tool.waitsForPerson ?? 0;
+    if (personMs) {
+      sendTo(port, reply(ToBroker.APPROVAL_PENDING, frame, { callId: frame.callId, timeout: personMs / 1000 }));
+    }
     const { page, ...result } = await withTimeout(
       untilCalledOff(tabId, tool, perform(tabId, tool, args, owner, approved, signal), signal),
-      ACTION_TIMEOUT_MS,
+      ACTION_TIMEOUT_MS + personMs,
       `browser_${action}`,
     );
     return { ...answer, result, page: page ?? null, error: null };

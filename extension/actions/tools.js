@@ -89,6 +89,30 @@ export const TOOLS = Object.freeze(
     { name: "verify_list_visible", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
     { name: "verify_value", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
     { name: "generate_locator", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    // The person's own actions recorded as Playwright code, with their consent (actions/recording.js).
+    { name: "start_recording", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "stop_recording", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    // The person's boxes and notes on the page (actions/annotate.js); `waitsForPerson`: how long
+    // run.js lets it wait for them (the broker's longest wait for the person, 600 s).
+    { name: "annotate", destructive: false, readOnly: true, drivers: BOTH, answer: "own", waitsForPerson: 600_000 },
+    // The video of a tab: a WebM with chapter cards and action captions (actions/video.js).
+    { name: "start_video", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "stop_video", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "video_chapter", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "video_show_actions", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "video_hide_actions", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    // The dom group: the page as text and HTML, and the DOM looked into (actions/dom.js).
+    { name: "get_text", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "get_html", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "inspect", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "query", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    // What a web app did (issue 43): web vitals and an axe-core audit (actions/app_telemetry.js).
+    { name: "performance", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "a11y_audit", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    // The person's script library, run unasked, and page info (issue 43; actions/person_scripts.js).
+    { name: "scripts", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "run_script", destructive: false, drivers: BOTH, answer: "own" },
+    { name: "page_info", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
   ].map((tool) => Object.freeze({ readOnly: false, focuses: false, ...tool })),
 );
 

@@ -571,3 +571,98 @@ async def test_a_part_of_a_tool_the_driver_cannot_do_is_not_supported_not_a_tool
     await broker.post("/tabs/8/claim")
     status, body = await broker.post("/tabs/8/actions/emulate_media", {"colorScheme": "dark"})
     assert status == 501 and body["error"]["code"] == "not_supported", body
+
+
+# The person's annotations (issue 42).
+
+
+async def test_browser_annotate_is_of_the_devtools_group_read_only_and_takes_only_its_tab(
+    broker: BrokerUnderTest,
+) -> None:
+    await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        assert "browser_annotate" not in await client.tool_names()
+    async with broker.mcp("Claude Code", MODERN, caps="devtools") as client:
+        tool = (await client.tools())["browser_annotate"]
+        assert set(tool.input_schema["properties"]) == {"tab"}
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+        assert not tool.annotations.destructive_hint
+
+
+# The dom group (issue 43): the page as text and HTML, and the DOM looked into.
+
+
+async def test_the_dom_tools_are_read_only_of_the_dom_group_and_refuse_bad_arguments_before_the_browser_hears(
+    broker: BrokerUnderTest,
+) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    dom = {"browser_get_text", "browser_get_html", "browser_inspect", "browser_query"}
+    async with broker.mcp("Claude Code", MODERN) as client:
+        assert not dom & set(await client.tool_names())
+    async with broker.mcp("Claude Code", MODERN, caps="dom") as client:
+        tools = await client.tools()
+        for name in dom:
+            annotations = tools[name].annotations
+            assert annotations is not None and annotations.read_only_hint and not annotations.destructive_hint
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        for args, said in (
+            ({"what": ["box"]}, "needs `target`"),
+            ({"target": "e3"}, "needs `what`: one or more of attributes, styles, box, state, form"),
+            ({"target": "e3", "what": ["colour"]}, "needs `what`"),
+            ({"target": "e3", "what": ["styles"], "properties": "color"}, "`properties` must list CSS property"),
+        ):
+            refused = await client.call("browser_inspect", args)
+            assert refused.is_error and said in text(refused), (args, text(refused))
+        for args in ({}, {"selector": "  "}, {"selector": 7}):
+            refused = await client.call("browser_query", args)
+            assert refused.is_error and "needs `selector`" in text(refused), text(refused)
+    assert fake.received("browserAction") == []
+
+
+# What a web app did (issue 43): web vitals and an accessibility audit, in the devtools group.
+
+
+async def test_the_app_telemetry_tools_are_read_only_of_the_devtools_group_and_reach_the_browser_as_asked(
+    broker: BrokerUnderTest,
+) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    async with broker.mcp("Claude Code", MODERN) as client:
+        assert not {"browser_performance", "browser_a11y_audit"} & set(await client.tool_names())
+    async with broker.mcp("Claude Code", MODERN, caps="devtools") as client:
+        tools = await client.tools()
+        assert set(tools["browser_performance"].input_schema["properties"]) == {"tab"}
+        assert set(tools["browser_a11y_audit"].input_schema["properties"]) == {"tab", "element", "target"}
+        for name in ("browser_performance", "browser_a11y_audit"):
+            annotations = tools[name].annotations
+            assert annotations is not None and annotations.read_only_hint and not annotations.destructive_hint
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        await client.call("browser_a11y_audit", {"element": "the form", "ref": "e4"})
+    [action] = fake.received("browserAction")
+    assert action["action"] == "a11y_audit" and action["args"] == {"element": "the form", "target": "e4"}
+
+
+# The video tools (issue 42): their arguments checked before any browser hears of them.
+async def test_the_video_tools_arguments_are_checked_and_the_videos_name_kept_for_its_stop(
+    broker: BrokerUnderTest,
+) -> None:
+    fake = await broker.extension(page(), actions=ALL_ACTIONS)
+    await broker.post("/tabs/7/claim")
+    for action, args, words in (
+        ("start_video", {"fps": 0}, "`fps` must be a number from 1 to 30"),
+        ("start_video", {"fps": True}, "`fps`"),
+        ("start_video", {"size": {"width": 640}}, "`size` must be {width, height}"),
+        ("start_video", {"size": {"width": 8, "height": 8}}, "each 16 to 4096 pixels"),
+        ("start_video", {"filename": "../"}, "must name a file"),
+        ("video_chapter", {}, "needs `title`"),
+        ("video_chapter", {"title": "A", "duration": -5}, "`duration` must be 1 to 60000 ms"),
+        ("video_show_actions", {"position": "middle"}, "`position` must be one of top-left"),
+    ):
+        status, body = await broker.post(f"/tabs/7/actions/{action}", args)
+        assert status == 400 and words in body["error"]["message"], (action, body)
+    assert fake.received("browserAction") == []
+    # The start's filename is the stop's file: the broker writes nothing for the start, and the
+    # extension hears the name alone (no folders), for the video's file.
+    status, body = await broker.post("/tabs/7/actions/start_video", {"filename": "clips/demo.webm", "fps": 10})
+    assert status == 200, body
+    sent = await fake.wait_for("browserAction")
+    assert (sent["action"], sent["args"]) == ("start_video", {"videoName": "demo.webm", "fps": 10})

@@ -59,7 +59,9 @@ async def refused(client: McpClient, tool: str, **args: Any) -> str:
 async def check_text(client: McpClient, snapshot: str) -> str:
     """The article as Markdown: headings, table, lists, links kept; scripts and hidden text gone."""
     article = await said(client, "browser_get_text")
-    assert article.startswith("(The page's main content, <main>")
+    # The one article, not the related stories beside it in <main>.
+    assert article.startswith("(The page's main content, <article>"), article[:200]
+    assert "Related stories" not in article
     assert "\n# Flood closes Millford bridge\n" in article
     assert "\n## Water levels by station\n" in article
     table = "| Station | Level (m) | Trend |\n| --- | --- | --- |\n| Millford | 4.2 | rising |\n"

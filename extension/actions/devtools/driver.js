@@ -35,6 +35,12 @@ import * as storage from "../storage.js";
 import * as telemetry from "./telemetry.js";
 import * as testing from "./testing.js";
 import * as wait from "./wait.js";
+import * as video from "./video.js";
+import * as recording from "./recording.js";
+import * as annotate from "./annotate.js";
+import * as dom from "./dom.js";
+import * as appTelemetry from "./app_telemetry.js";
+import * as personScripts from "./person_scripts.js";
 
 const NAME = "devtools";
 /** The modules that hold its tools' members. */
@@ -55,6 +61,12 @@ const TOOL_MODULES = [
   wait,
   captureFiles,
   testing,
+  video,
+  annotate,
+  recording,
+  dom,
+  appTelemetry,
+  personScripts,
 ];
 
 /** @type {import("../contract.js").PageDriver} */

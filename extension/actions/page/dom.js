@@ -178,12 +178,13 @@ export async function pageDom(world, method, target, args) {
     return source && source !== origin ? `${BLOCK}[frame from ${source}: not read]${BLOCK}` : "";
   }
 
-  /** The page's main content, as a reader reads it: its <main> (or role main), else its one <article>. */
+  /** The page's main content, as a reader reads it: its one <article> (not the related stories and
+   * comments around it), else its <main> (or role main). */
   function mainContent() {
-    const main = [...document.querySelectorAll('main, [role="main"]')].filter((node) => !hidden(node));
-    if (main.length === 1) return main[0];
     const articles = [...document.querySelectorAll("article")].filter((node) => !hidden(node));
-    return articles.length === 1 ? articles[0] : null;
+    if (articles.length === 1) return articles[0];
+    const main = [...document.querySelectorAll('main, [role="main"]')].filter((node) => !hidden(node));
+    return main.length === 1 ? main[0] : null;
   }
 
   function text(root, { maxChars }) {

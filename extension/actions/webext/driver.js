@@ -23,11 +23,33 @@ import { forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./dialog
 import * as telemetry from "./telemetry.js";
 import * as testing from "./testing.js";
 import * as storage from "../storage.js";
+import * as video from "./video.js";
+import * as recording from "./recording.js";
+import * as annotate from "./annotate.js";
+import * as dom from "./dom.js";
+import * as appTelemetry from "./app_telemetry.js";
 import { sessionOf } from "../../base/owner_key.js";
+import * as personScripts from "./person_scripts.js";
 
 const NAME = "webextension";
 /** The modules that hold its tools' members. */
-const TOOL_MODULES = [capture, dialogs, input, navigation, telemetry, networkRoutes, pageEffects, storage, testing];
+const TOOL_MODULES = [
+  capture,
+  dialogs,
+  input,
+  navigation,
+  telemetry,
+  networkRoutes,
+  pageEffects,
+  storage,
+  testing,
+  annotate,
+  recording,
+  dom,
+  appTelemetry,
+  video,
+  personScripts,
+];
 
 /** tab id -> {queue, owner} */
 const tabs = new Map();
