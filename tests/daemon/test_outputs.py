@@ -213,3 +213,49 @@ async def test_every_tool_with_a_filename_saves_its_answer_there(
     assert "filename" not in heard["args"]
     if tool != "browser_find":  # which the broker answers from a snapshot it asks for
         assert heard["args"] == {**heard["args"], **arguments}
+
+
+def answers_by_action(fake: FakeExtension, contents: dict[str, list[dict[str, Any]]]) -> None:
+    async def answer(action: dict[str, Any]) -> None:
+        result = {"content": contents[action["action"]]}
+        await fake.send({"type": "toolResult", "callId": action["callId"], "result": result})
+
+    fake.on_action = answer
+
+
+WEBM = b"\x1a\x45\xdf\xa3 a video"
+
+
+def video_answers() -> dict[str, list[dict[str, Any]]]:
+    video = {"uri": "browser-mcp:file/demo.webm", "mimeType": "video/webm", "blob": base64.b64encode(WEBM).decode()}
+    return {
+        "start_video": [{"type": "text", "text": "### Result\nRecording the tab"}],
+        "stop_video": [{"type": "text", "text": "### Result\nRecorded 2.5 s"}, {"type": "resource", "resource": video}],
+    }
+
+
+async def test_a_videos_filename_given_at_its_start_is_where_its_stop_writes_it(
+    make_broker: MakeBroker, tmp_path: Path
+) -> None:
+    broker = await make_broker(output_dir=str(tmp_path / "outputs"))
+    fake = await broker.extension(page(), actions=list(ACTIONS))
+    answers_by_action(fake, video_answers())
+    async with broker.mcp("Claude Code", MODERN, caps="devtools") as client:
+        await client.call_json("tabs", {"action": "claim", "tab": 7})
+        refused = await client.call("browser_start_video", {"filename": "../../.ssh/x.webm"})
+        assert refused.is_error and text(refused).startswith("output_not_allowed:"), text(refused)
+        started = await client.call("browser_start_video", {"filename": "clips/demo.webm"})
+        assert not started.is_error and "Recording the tab" in text(started), text(started)
+        assert not files_under(tmp_path)
+        stopped = await client.call("browser_stop_video", {})
+        assert not stopped.is_error, text(stopped)
+        written = tmp_path / "outputs" / "Claude-Code" / "clips" / "demo.webm"
+        assert any(f"Saved to {written}" in getattr(part, "text", "") for part in stopped.content), stopped
+        assert written.read_bytes() == WEBM and mode_of(written) == 0o600
+        # The name served one video: the next one lands under a name of the broker's.
+        await client.call("browser_start_video", {})
+        again = await client.call("browser_stop_video", {})
+        assert not again.is_error, text(again)
+    assert len(files_under(tmp_path, "*.webm")) == 2
+    heard = [action["args"] for action in fake.received("browserAction")]
+    assert heard[0] == {"videoName": "demo.webm"} and "filename" not in heard[1]

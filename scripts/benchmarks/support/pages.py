@@ -19,6 +19,9 @@
 - ``/small``: a counter: one button that adds one to the number shown, and a link and a field.
 - ``/tiny``: a title and a paragraph. ``/many-frames``: ten iframes of the three below, taking turns (the
   overhead benchmark's pages, with the shop).
+- ``/article``: a news article as sites serve one: a navigation of many links, a header, the
+  article (headings, paragraphs, a table, a list, a figure), a box of related stories, comments and
+  a footer of links; the tokens bench reads it with ``browser_get_text`` beside ``browser_snapshot``.
 - ``/soak``: the soak suite's page, which says whose it is and what it holds (``SOAK_PAGE``).
 - ``/frames``: three iframes holding real content: a form of this origin, a list of links served on the
   second port (cross-origin), and a counter like ``/small`` with a few more buttons on ``localhost``
@@ -40,6 +43,66 @@ from .shop_pages import ADD_BUTTON, CART_PAGE, CHECKOUT_PAGE, ShopPage, confirma
 from .task_pages import NOTES_PAGE, ORDER_DETAILS_FRAME, SMALL_FORM_PAGE, SOAK_PAGE, SUPPORT_PAGE
 
 COUNTER_TEXT = "Clicked {} times"
+
+_ARTICLE_WORDS = (
+    "The city council voted on Tuesday to extend the tram line to the harbour, after a debate that ran late"
+    " into the evening. Supporters said the line would take cars off the coast road; critics asked who would"
+    " pay for the stations, and whether the old depot could be kept."
+)
+
+
+def article_page() -> str:
+    """A long news article among what a news site serves around one: a menu of its sections, a cookie
+    banner, share buttons, related and most-read stories, comments and a footer of links."""
+    sections = ("News", "Sport", "Business", "Culture")
+    menu = "".join(
+        f"<li>{name}<ul>"
+        + "".join(f'<li><a href="/{name.lower()}/{n}">{name} {n}</a></li>' for n in range(1, 16))
+        + "</ul></li>"
+        for name in sections
+    )
+    share = "<p><button>Share on social</button> <button>Email</button> <button>Copy link</button></p>"
+    body = []
+    for part in range(1, 5):
+        body.append(f"<h2>Part {part}: what the vote means</h2>")
+        body += [f"<p>{_ARTICLE_WORDS} (Paragraph {part}.{n}.)</p>" for n in range(1, 4)]
+    table = "".join(
+        f"<tr><td>Station {n}</td><td>{2026 + n // 3}</td><td>{n * 3}.{n} million</td></tr>" for n in range(1, 9)
+    )
+    related = "".join(
+        f'<li><a href="/story/{n}"><img alt="Story {n}" width="80" height="60">Story {n}: the harbour, the depot'
+        f' and the road</a> <button aria-label="Save story {n}">Save</button></li>'
+        for n in range(1, 13)
+    )
+    most_read = "".join(
+        f'<li><a href="/read/{n}">Most read {n}: the coast road at night</a></li>' for n in range(1, 11)
+    )
+    comments = "".join(
+        f'<li><a href="/user/{n}">Reader {n}</a><p>The line is long overdue, says reader {n}.</p>'
+        f"<button>Reply</button><button>Like</button><button>Report</button></li>"
+        for n in range(1, 21)
+    )
+    footer = "".join(f'<a href="/about/{n}">About {n}</a> ' for n in range(1, 41))
+    return (
+        "<!doctype html><html lang=en><head><title>Tram line to reach the harbour</title></head><body>"
+        '<div role="dialog" aria-label="Cookies"><p>We use cookies.</p><button>Accept all</button>'
+        "<button>Reject all</button><button>Settings</button></div>"
+        f'<header><a href="/">The Daily Bench</a><nav><ul>{menu}</ul></nav>'
+        '<form role="search"><input type="search" aria-label="Search the site"><button>Search</button></form>'
+        '<a href="/subscribe">Subscribe</a> <a href="/login">Sign in</a></header>'
+        f"<main><article><h1>Tram line to reach the harbour by 2029</h1><p>By A. Writer, 1 December</p>{share}"
+        + "".join(body)
+        + "<h2>The stations</h2><table><thead><tr><th>Station</th><th>Opens</th><th>Cost</th></tr></thead>"
+        f"<tbody>{table}</tbody></table>"
+        "<h2>What comes next</h2><ul><li>A public hearing in January</li><li>The depot's survey</li>"
+        "<li>A vote on the budget in March</li></ul>"
+        '<figure><img alt="The harbour at dusk" width="400" height="200">'
+        f"<figcaption>The harbour, where the line will end.</figcaption></figure>{share}</article>"
+        f"<aside><h2>Related</h2><ul>{related}</ul><h2>Most read</h2><ol>{most_read}</ol></aside>"
+        f"<section><h2>Comments</h2><ul>{comments}</ul>"
+        "<label>Your comment <textarea></textarea></label><button>Post</button></section></main>"
+        f"<footer>{footer}</footer><script>window.analytics = {{ page: 'article' }};</script></body></html>"
+    )
 
 
 def counter_page(title: str, extra: str = "") -> str:
@@ -151,6 +214,7 @@ def pages_app(shop: ShopPage, ports: list[int]) -> web.Application:
         "/small-form": SMALL_FORM_PAGE,
         "/small-notes": NOTES_PAGE,
         "/soak": SOAK_PAGE,
+        "/article": article_page(),
     }
 
     async def fixed_handler(request: web.Request) -> web.Response:

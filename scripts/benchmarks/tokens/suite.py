@@ -37,18 +37,21 @@ an element a diff showed without what it holds, a fold of items of the kind it l
 the whole page. A text it checks and has not read: what changed, then the whole page.
 
 Beside the flows, the scale of one long page (the catalogue): the characters of a whole
-``browser_snapshot`` of it, and of ``browser_find`` for one product's name on it, on each side.
+``browser_snapshot`` of it, and of ``browser_find`` for one product's name on it, on each side;
+and ours' ``browser_get_text`` of a news article (``/article``) beside a whole snapshot of it.
 
 Per side: success, calls, characters the agent read (every text block of every answer, and the
 files it read) and the time from the first call to the last answer. Ours is compared with the
 smaller of Playwright MCP's two runs for characters, and with each for calls and time. The goals:
 success equal, characters at most 0.25x, calls no more, time no more; and ``browser_find`` at most
-0.25x the characters of a whole snapshot of the catalogue. A benchmark, never a test:
+0.25x the characters of a whole snapshot of the catalogue, ``browser_get_text`` at most 0.3x of
+the article's. A benchmark, never a test:
 verdicts are printed, the exit status ignores them.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -58,7 +61,7 @@ from typing import Any
 from tests.harness.chromium import CHROMIUM
 
 from ..support import progress
-from ..support.mcp_sides import shop_stage, start_playwright, unwrapped
+from ..support.mcp_sides import another_client, shop_stage, start_playwright, unwrapped
 from ..support.report import Verdict, goal_lines
 from ..support.shop_pages import ShopPage, shop_page
 from .agent import Agent, FlowFailed, FlowResult
@@ -68,6 +71,7 @@ from .flows import shop_flow, small_flow, support_flow
 CHARS_GOAL = 0.25
 SMALL_CHARS_GOAL = 0.6  # the small pages' flow alone
 FIND_GOAL = 0.25  # ours: browser_find over a whole browser_snapshot of the catalogue
+TEXT_GOAL = 0.3  # ours: browser_get_text over a whole browser_snapshot of the article
 CALLS_GOAL = 1.0
 TIME_GOAL = 1.0
 
@@ -138,6 +142,7 @@ class TokensResults:
     products: int
     shop_snapshot_chars: dict[str, int]
     shop_find_chars: dict[str, int]
+    article_chars: dict[str, int]  # ours: "snapshot" and "text" of the article page
     playwright_mcp: str
     browser: str
     runs: dict[str, list[SideRun]]  # side -> one SideRun per round
@@ -210,10 +215,13 @@ async def _bench_tokens(args: Any) -> TokensResults:
                 )
         sought = shop.product(shop.products // 2 or 1).name
         scales = {side: await scale_chars(agents[side], pages.url("/shop"), sought) for side in SIDES[:2]}
+        reader = Agent("ours-dom", await another_client(stack, workdir, stage.broker, "--caps", "dom"), "answer")
+        article = await article_chars(reader, pages.url("/article"))
     return TokensResults(
         args.tokens_products,
         {side: whole for side, (whole, _found) in scales.items()},
         {side: found for side, (_whole, found) in scales.items()},
+        article,
         version,
         stage.browser_name,
         runs,
@@ -235,6 +243,22 @@ async def scale_chars(agent: Agent, url: str, sought: str) -> tuple[int, int]:
     return len(whole), len(found)
 
 
+async def article_chars(agent: Agent, url: str) -> dict[str, int]:
+    """The characters of a whole browser_snapshot of the article, and of its browser_get_text, ours.
+
+    Raises:
+        FlowFailed: when the text lacks the article's heading or table.
+    """
+    agent.start("article")
+    await agent.call("browser_tabs", {"action": "new"})
+    await agent.call("browser_navigate", {"url": url})
+    whole = await agent.call("browser_snapshot", {})
+    read = await agent.call("browser_get_text", {})
+    if "Tram line to reach the harbour" not in read or not re.search(r"\|\s*Station 8\s*\|", read):
+        raise FlowFailed(f"browser_get_text left out the article's heading or table: {read[:300]}")
+    return {"snapshot": len(whole), "text": len(read)}
+
+
 # Report
 
 
@@ -245,6 +269,8 @@ def tokens_verdicts(results: TokensResults) -> list[Verdict]:
     small_ratio, small_ours, small_theirs = results.small_chars_ratio()
     whole, found = results.shop_snapshot_chars.get("ours", 0), results.shop_find_chars.get("ours", 0)
     find_ratio = found / whole if whole else float("inf")
+    article_whole, article_text = results.article_chars.get("snapshot", 0), results.article_chars.get("text", 0)
+    text_ratio = article_text / article_whole if article_whole else float("inf")
     calls = {side: results.ratio("calls", side) for side in SIDES[1:]}
     seconds = {side: results.ratio("seconds", side) for side in SIDES[1:]}
     successes = {side: results.success(side) for side in SIDES}
@@ -274,6 +300,12 @@ def tokens_verdicts(results: TokensResults) -> list[Verdict]:
             f"{find_ratio:.3f}x ({found} / {whole})",
             {"ratio": find_ratio, "find": found, "snapshot": whole},
         ),
+        Verdict(
+            f"browser_get_text <= {TEXT_GOAL:g}x the characters of a whole browser_snapshot of the article",
+            text_ratio <= TEXT_GOAL,
+            f"{text_ratio:.3f}x ({article_text} / {article_whole})",
+            {"ratio": text_ratio, "text": article_text, "snapshot": article_whole},
+        ),
         Verdict.at_most(f"calls <= {CALLS_GOAL:g}x Playwright MCP's", calls, CALLS_GOAL),
         Verdict.at_most(f"time <= {TIME_GOAL:g}x Playwright MCP's", seconds, TIME_GOAL),
     ]
@@ -294,6 +326,8 @@ def tokens_report(results: TokensResults, args: Any) -> str:
         " search, filter, open a product, add three to the cart, change a quantity, fill the checkout's 8 fields,"
         " place the order, read the confirmation",
         "support: a form with a part in an iframe (one browser_fill_form), a confirm dialog on sending it",
+        f"article (ours, --caps dom): a whole snapshot {results.article_chars.get('snapshot', 0)} characters,"
+        f" browser_get_text {results.article_chars.get('text', 0)}",
         "small (judged apart, not in the totals): a form of three fields and a button filled one field at a time,"
         " then a form that resets itself once sent, two notes saved with it",
         "the agent reads the new state after every action: ours what the action answered (and a snapshot where it"
@@ -380,6 +414,7 @@ def tokens_json(results: TokensResults, args: Any) -> dict[str, Any]:
         },
         "shop_snapshot_chars": results.shop_snapshot_chars,
         "shop_find_chars": results.shop_find_chars,
+        "article_chars": results.article_chars,
         **{name.replace("-", "_"): side(name) for name in SIDES},
         "ratios": {
             "chars_vs_smaller": results.median("ours", "chars") / (results.best_playwright("chars") or float("nan")),
