@@ -68,7 +68,8 @@ def extension_dir() -> Path:
 def _is_store_file(relative: Path) -> bool:
     name = relative.name
     return (
-        relative.suffix in STORE_SUFFIXES
+        # A vendored library's licence goes with it.
+        (relative.suffix in STORE_SUFFIXES or name.startswith("LICENSE"))
         and not any(part.startswith(".") for part in relative.parts)
         and not re.search(r"[._-](test|spec)\.[a-z]+$", name)
         and not any(part in ("test", "tests", "node_modules") for part in relative.parts)

@@ -89,12 +89,12 @@ export const TOOLS = Object.freeze(
     { name: "verify_list_visible", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
     { name: "verify_value", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
     { name: "generate_locator", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
-    // The person's own actions recorded as Playwright code, with their consent (actions/recording.js).
-    { name: "start_recording", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
-    { name: "stop_recording", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
     // The person's boxes and notes on the page (actions/annotate.js); `waitsForPerson`: how long
     // run.js lets it wait for them (the broker's longest wait for the person, 600 s).
     { name: "annotate", destructive: false, readOnly: true, drivers: BOTH, answer: "own", waitsForPerson: 600_000 },
+    // The person's own actions recorded as Playwright code, with their consent (actions/recording.js).
+    { name: "start_recording", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
+    { name: "stop_recording", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
     // The video of a tab: a WebM with chapter cards and action captions (actions/video.js).
     { name: "start_video", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },
     { name: "stop_video", destructive: false, readOnly: true, drivers: BOTH, answer: "own" },

@@ -112,6 +112,8 @@ async def test_two_boxes_with_notes_answer_the_marked_screenshot_the_snapshot_an
         call = await annotate(client, page)
         await draw(page, *TEA)
         await draw(page, *CUPS)
+        # What the person sees before pressing Done: the layer's toolbar, the boxes and their notes.
+        await page.screenshot(path=OUTPUT / "layer_drawn.png")
         await press(page, DONE_FROM_RIGHT)
         result = await asyncio.wait_for(call, WAIT)
         check_two_boxes(result)

@@ -50,6 +50,16 @@ def test_both_sides_declare_the_same_tools_by_their_wire_names(extension: dict[s
     assert not only_extension, f"declared by extension/actions/tools.js, not by the broker: {only_extension}"
 
 
+def test_both_sides_list_the_tools_in_the_same_order(extension: dict[str, dict[str, Any]]) -> None:
+    # The extension announces its actions in its order, which the broker's list is read against.
+    ours = [name for name in broker_tools() if name in extension]
+    theirs = [name for name in extension if name in ours]
+    first = next((index for index, (a, b) in enumerate(zip(ours, theirs, strict=True)) if a != b), None)
+    assert first is None, (
+        f"at {first}: the broker lists {ours[first : first + 3]}, tools.js {theirs[first : first + 3]}"
+    )
+
+
 def test_each_tool_is_destructive_on_both_sides_or_on_neither(extension: dict[str, dict[str, Any]]) -> None:
     wrong = [
         f"{name}: broker destructive={tool.destructive}, extension destructive={extension[name].get('destructive')}"

@@ -6,7 +6,6 @@ tests/e2e/test_e2e_video_tools.py, and is opened behind the person's tab."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -65,7 +64,6 @@ async def test_a_video_of_a_tab_behind_the_persons_is_a_webm_of_frames_that_diff
     assert 3.0 <= said["seconds"] <= 10.0, said
 
 
-@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="decoding frames needs Debian's ffmpeg")
 async def test_a_chapter_card_shows_on_the_videos_frames(fox: Fox) -> None:
     async with fox.mcp("chapter-client", caps="devtools") as client:
         await open_motion(client, fox, "chapter")

@@ -85,6 +85,11 @@ def _referenced(folder: Path) -> set[str]:
     return found
 
 
+def _licences(folder: Path) -> set[str]:
+    """The licences of what the extension vendors, which go with it wherever it goes."""
+    return {path.relative_to(folder).as_posix() for path in folder.rglob("LICENSE*") if path.is_file()}
+
+
 def _entries(names: Iterator[str], prefix: str) -> set[str]:
     return {name.removeprefix(prefix) for name in names if name.startswith(prefix) and not name.endswith("/")}
 
@@ -102,10 +107,14 @@ def test_the_sdist_and_the_wheel_carry_the_extension_and_every_module(dist: Path
     (wheel,) = dist.glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
+    # A vendored library ships whole: its licence and where it came from beside its code.
+    vendored = {name for name in extension if name.startswith("actions/vendor/")}
+    assert {"actions/vendor/axe-core/LICENSE", "actions/vendor/axe-core/axe.min.js"} <= vendored
     assert (
         _entries(iter(names), "broker/extension/")
-        == shipped
+        == shipped | vendored
         == extension - {name for name in extension if not name.endswith((".js", ".html", ".css", ".png", ".json"))}
+        | vendored
     )
     modules = {path.relative_to(ROOT).as_posix() for path in (ROOT / "broker").rglob("*.py")}
     assert modules <= set(names), f"modules left out of the wheel (setup.cfg packages): {modules - set(names)}"
@@ -130,7 +139,8 @@ def test_extension_pack_writes_what_the_store_needs_and_nothing_else(installed: 
     with zipfile.ZipFile(out) as archive:
         names = set(archive.namelist())
         manifest = json.loads(archive.read("manifest.json"))
-    assert names == _referenced(EXTENSION)
+    assert names == _referenced(EXTENSION) | _licences(EXTENSION)
+    assert "actions/vendor/axe-core/LICENSE" in names
     assert manifest["version"] == VERSION
     assert "key" not in manifest, "the Chrome Web Store refuses a manifest with a key"
     assert {f"icons/icon-{size}.png" for size in (16, 32, 48, 128)} <= names
@@ -144,7 +154,7 @@ def _firefox_build(installed: Path, tmp_path: Path) -> tuple[Path, str]:
     folder = Path(printed.strip())
     assert folder == data / "browser-mcp" / "extension-firefox"
     names = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    assert names == _referenced(EXTENSION)
+    assert names == _referenced(EXTENSION) | _licences(EXTENSION)
     for name in names - {"manifest.json"}:
         assert (folder / name).read_bytes() == (EXTENSION / name).read_bytes(), f"{name} is not the source's"
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -181,7 +191,8 @@ def test_extension_pack_for_firefox_writes_an_unsigned_xpi(installed: Path, tmp_
     with zipfile.ZipFile(out) as archive:
         names = set(archive.namelist())
         manifest = json.loads(archive.read("manifest.json"))
-    assert names == _referenced(EXTENSION)
+    assert names == _referenced(EXTENSION) | _licences(EXTENSION)
+    assert "actions/vendor/axe-core/LICENSE" in names
     assert manifest["version"] == VERSION
     assert manifest["browser_specific_settings"]["gecko"]["id"] == FIREFOX_EXTENSION_ID
     assert "service_worker" not in manifest["background"] and "key" not in manifest

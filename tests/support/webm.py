@@ -1,7 +1,7 @@
 """What a WebM file holds, read as little as that takes (no decoder is needed): its EBML header,
 its frames (each SimpleBlock or BlockGroup, in the Segment's Clusters, which a live recorder's
-MediaRecorder writes with unknown sizes) and the pixel size its video track declares; and, where
-Debian's ``ffmpeg`` is installed, one frame decoded to a PNG to look at."""
+MediaRecorder writes with unknown sizes) and the pixel size its video track declares; and its
+frames decoded by Debian's ``ffmpeg`` (which scripts/test installs), to compare and to look at."""
 
 from __future__ import annotations
 
@@ -62,11 +62,15 @@ def webm_facts(data: bytes) -> WebmFacts:
     return WebmFacts(frames, size[_WIDTH], size[_HEIGHT])
 
 
-def frame_png(video: Path, seconds: float, out: Path) -> Path | None:
-    """The frame shown at ``seconds``, as a PNG, when ffmpeg is installed; else None."""
-    ffmpeg = shutil.which("ffmpeg")
-    if ffmpeg is None:
-        return None
+def _ffmpeg() -> str:
+    found = shutil.which("ffmpeg")
+    assert found, "the video tests decode frames with Debian's ffmpeg (scripts/test installs it)"
+    return found
+
+
+def frame_png(video: Path, seconds: float, out: Path) -> Path:
+    """The frame shown at ``seconds``, as a PNG, decoded by Debian's ffmpeg."""
+    ffmpeg = _ffmpeg()
     subprocess.run(
         [ffmpeg, "-loglevel", "error", "-y", "-ss", f"{seconds:.2f}", "-i", str(video), "-frames:v", "1", str(out)],
         check=True,
@@ -75,11 +79,9 @@ def frame_png(video: Path, seconds: float, out: Path) -> Path | None:
     return out
 
 
-def decoded_pixels(video: Path, width: int, height: int) -> list[bytes] | None:
-    """Every frame decoded to raw RGB bytes, when ffmpeg is installed; else None."""
-    ffmpeg = shutil.which("ffmpeg")
-    if ffmpeg is None:
-        return None
+def decoded_pixels(video: Path, width: int, height: int) -> list[bytes]:
+    """Every frame decoded to raw RGB bytes by Debian's ffmpeg."""
+    ffmpeg = _ffmpeg()
     raw = subprocess.run(
         [
             ffmpeg,
