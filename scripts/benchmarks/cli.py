@@ -6,7 +6,8 @@ minimal aiohttp relay), ``mcp/`` (MCP calls, spawn time and a long tools/list be
 relay), ``daemon/`` (start-up, idle memory, a page tool's definition, claiming tabs and slow bodies,
 each beside its baseline), ``discovery.py`` (how soon the real extension joins a new broker),
 ``actions/`` (the built-in browser tools beside Playwright MCP's, or Firefox beside Chromium) and
-``tokens/`` (a scripted agent's tasks through both: calls, characters read, time), ``overhead/``
+``tokens/`` (a scripted agent's tasks through ours, Playwright MCP and chrome-devtools-mcp: calls,
+characters read, time), ``overhead/``
 (what the extension costs the pages a person opens), ``keys.py`` (the broker's memory under a
 client's keyed calls of a page tool with a large answer), ``flood.py`` (clicks while a page floods
 the extension), ``stall.py`` (page tool calls while another client floods refreshes of a page that
@@ -101,8 +102,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "Playwright MCP's, each in headless Chromium (scripts/benchmarks/actions/; not part of all: it needs "
         "Chromium, node and npm, and installs Playwright MCP, pinned, into scripts/.bench-cache/); tokens: a "
         "scripted agent's tasks on the bench's shop and a form with a dialog and an iframe, through ours and "
-        "through Playwright MCP (its defaults, and --snapshot-mode none): success, calls, characters read and "
-        "time (scripts/benchmarks/tokens/; not part of all; needs what actions needs); overhead: what the "
+        "through Playwright MCP (its defaults, and --snapshot-mode none) and chrome-devtools-mcp (its defaults; "
+        "pinned, installed into scripts/.bench-cache/ too): success, calls, characters read and time "
+        "(scripts/benchmarks/tokens/; not part of all; needs what actions needs); overhead: what the "
         "extension costs the pages a person opens: load times and a tab's memory with no extension, a do-nothing "
         "one, ours and ours joined to a broker (scripts/benchmarks/overhead/; not part of all: four Chromiums, "
         "some minutes); keys: the broker's memory while a client token makes keyed calls of a page tool with a "

@@ -1,6 +1,7 @@
 """The tokens bench's scripted agent reads answers as a real agent would: whole pages, folded pages,
 diffs and "Left out" notes in the format the broker answers with, Playwright MCP's linked files,
-and the older answers too large to hold a snapshot. A server scripted answer by answer stands in
+the older answers too large to hold a snapshot, and chrome-devtools-mcp's `uid=` snapshots, its
+calls translated from the flows' ones. A server scripted answer by answer stands in
 for the MCP server; what is checked is which calls the agent makes and what it counts."""
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import pytest
 
 from scripts.benchmarks.support.shop_pages import shop_page
 from scripts.benchmarks.tokens import flows as bench_tokens_flows
-from scripts.benchmarks.tokens.agent import Agent
+from scripts.benchmarks.tokens.agent import Agent, FlowFailed
+from scripts.benchmarks.tokens.dialects import DEVTOOLS
 
 NEW_PAGE = """### Page
 - Page URL: http://127.0.0.1/shop
@@ -202,3 +205,120 @@ async def test_an_element_a_diff_shows_without_what_it_holds_is_expanded_and_fol
     server.answers.append('```yaml\n- link "Sale" [ref=e9]\n```\n')
     assert await agent.ref("link", "Sale", within="article") == "e9"
     assert server.calls[-1] == ("browser_snapshot", {})
+
+
+# chrome-devtools-mcp: its own tools, each with the task's pageId, and its `uid=` snapshots; its actions
+# answer a line, so the agent reads a take_snapshot only when what it read lacks what it needs.
+
+DEVTOOLS_NEW_PAGE = "## Pages\n1: about:blank\n2: Newsletter (http://127.0.0.1/small-form) [selected]\n"
+DEVTOOLS_FORM = """## Latest page snapshot
+uid=1_0 RootWebArea "Newsletter" url="http://127.0.0.1/small-form"
+  uid=1_1 heading "Newsletter" level="1"
+  uid=1_2 form
+    uid=1_3 "Name "
+    uid=1_4 textbox "Name"
+    uid=1_5 combobox "Plan" expandable haspopup="menu" value="Free"
+      uid=1_6 option "Free" selected
+    uid=1_7 button "Sign up"
+    uid=1_8 button "Sign up later"
+  uid=1_9 status atomic live="polite" relevant="additions text"
+"""
+FILLED = "Successfully filled out the element\n"
+CLICKED = "Successfully clicked on the element\n"
+
+
+def devtools_agent(*answers: str | types.CallToolResult) -> tuple[ScriptedServer, Agent]:
+    server = ScriptedServer(*answers)
+    agent = Agent("chrome-devtools", server, "asked", dialect=DEVTOOLS)  # type: ignore[arg-type]
+    agent.start("task")
+    return server, agent
+
+
+async def test_devtools_refs_are_read_from_its_uid_lines_and_each_call_is_translated_with_the_tasks_page() -> None:
+    server, agent = devtools_agent(DEVTOOLS_NEW_PAGE, DEVTOOLS_FORM, FILLED, FILLED, CLICKED)
+    await agent.act("browser_navigate", {"url": "http://127.0.0.1/small-form"})
+    assert server.calls == [("new_page", {"url": "http://127.0.0.1/small-form"})]
+    assert agent.page == 2
+
+    name = await agent.ref("textbox", "Name")
+    assert name == "1_4"
+    assert server.calls[-1] == ("take_snapshot", {"pageId": 2})
+    # The exact name: "Sign up", not "Sign up later"; a ref already read costs no call.
+    assert await agent.ref("button", "Sign up") == "1_7"
+    assert await agent.ref("combobox", "Plan") == "1_5"
+    assert len(server.calls) == 2
+    await agent.act("browser_type", {"element": "Name", "target": name, "text": "Ada"})
+    await agent.act("browser_select_option", {"element": "Plan", "target": "1_5", "values": ["Pro"]})
+    await agent.act("browser_click", {"element": "Sign up", "target": "1_7"})
+    assert server.calls[2:] == [
+        ("fill", {"pageId": 2, "uid": "1_4", "value": "Ada"}),
+        ("fill", {"pageId": 2, "uid": "1_5", "value": "Pro"}),
+        ("click", {"pageId": 2, "uid": "1_7"}),
+    ]
+    assert agent.flow.chars == sum(map(len, (DEVTOOLS_NEW_PAGE, DEVTOOLS_FORM, FILLED, FILLED, CLICKED)))
+    assert agent.flow.by_tool["take_snapshot"] == len(DEVTOOLS_FORM)
+
+
+async def test_devtools_answers_without_the_state_cost_a_snapshot_only_when_the_agent_needs_it() -> None:
+    signed_up = DEVTOOLS_FORM + '    uid=3_0 "Signed up: Ada Lovelace"\n'
+    server, agent = devtools_agent(DEVTOOLS_NEW_PAGE, DEVTOOLS_FORM, CLICKED, signed_up)
+    await agent.act("browser_navigate", {"url": "http://127.0.0.1/small-form"})
+    await agent.ref("button", "Sign up")
+    await agent.act("browser_click", {"element": "Sign up", "target": "1_7"})
+    assert len(server.calls) == 3  # the click's answer carries no page, and no snapshot follows it at once
+    await agent.expect("Signed up: Ada Lovelace")
+    assert server.calls[-1] == ("take_snapshot", {"pageId": 2})
+    await agent.expect("Signed up: Ada Lovelace")
+    assert len(server.calls) == 4
+
+
+async def test_devtools_an_answer_saying_the_page_navigated_makes_the_agent_read_it_anew() -> None:
+    navigated = CLICKED + "Page navigated to http://127.0.0.1/welcome.\n"
+    welcome = '## Latest page snapshot\nuid=4_0 RootWebArea "Welcome"\n  uid=4_1 button "Sign up"\n'
+    server, agent = devtools_agent(DEVTOOLS_NEW_PAGE, DEVTOOLS_FORM, navigated, welcome)
+    await agent.act("browser_navigate", {"url": "http://127.0.0.1/small-form"})
+    await agent.ref("button", "Sign up")
+    await agent.act("browser_click", {"element": "Sign up", "target": "1_7"})
+    # The ref read on the last document is gone with it: the new page's is read.
+    assert await agent.ref("button", "Sign up") == "4_1"
+    assert server.calls[-1] == ("take_snapshot", {"pageId": 2})
+
+
+async def test_devtools_dialogs_forms_and_the_small_flows_checks_in_its_format() -> None:
+    dialog = (
+        "The element was clicked and it opened a dialog.\n# Open dialog\nconfirm: Send this request?.\n"
+        "Call handle_dialog to handle it before continuing.\n"
+    )
+    server, agent = devtools_agent(DEVTOOLS_NEW_PAGE, "Successfully filled out the form\n", dialog, "accepted\n")
+    await agent.act("browser_navigate", {"url": "http://127.0.0.1/support"})
+    fields = [
+        {"name": "Name", "type": "textbox", "target": "1_4", "value": "Ada"},
+        {"name": "Terms", "type": "checkbox", "target": "1_9", "value": "true"},
+    ]
+    await agent.act("browser_fill_form", {"fields": fields})
+    answer = await agent.act("browser_click", {"element": "Send", "target": "1_7"})
+    assert agent.opened_dialog(answer)
+    await agent.act("browser_handle_dialog", {"accept": True})
+    assert server.calls[1:] == [
+        ("fill_form", {"pageId": 2, "elements": [{"uid": "1_4", "value": "Ada"}, {"uid": "1_9", "value": "true"}]}),
+        ("click", {"pageId": 2, "uid": "1_7"}),
+        ("handle_dialog", {"pageId": 2, "action": "accept"}),
+    ]
+
+    # A saved note is a text line of its own (its list kept as the text it holds); the field's value is not one.
+    agent.view.replace('uid=1_4 textbox "Note" value="Order paper"\nuid=2_0 "Buy ink"')
+    assert DEVTOOLS.item("Buy ink").search(agent.view.text)
+    assert not DEVTOOLS.item("Order paper").search(agent.view.text)
+    assert DEVTOOLS.field_value("textbox", "Note", "Order paper").search(agent.view.text)
+    assert not DEVTOOLS.field_value("textbox", "Note", "Buy ink").search(agent.view.text)
+
+
+async def test_devtools_the_tasks_page_is_closed_uncounted_and_a_call_it_has_no_counterpart_for_fails() -> None:
+    server, agent = devtools_agent(DEVTOOLS_NEW_PAGE, "## Pages\n1: about:blank [selected]\n")
+    await agent.act("browser_navigate", {"url": "http://127.0.0.1/small-form"})
+    with pytest.raises(FlowFailed, match="browser_find"):
+        await agent.call("browser_find", {"text": "lamp"})
+    calls, chars = agent.flow.calls, agent.flow.chars
+    await agent.finish()
+    assert server.calls[-1] == ("close_page", {"pageId": 2})
+    assert (agent.flow.calls, agent.flow.chars, agent.page) == (calls, chars, None)

@@ -1,4 +1,4 @@
-"""The two MCP servers of the browser benchmarks, each behind the official MCP SDK client over stdio.
+"""The MCP servers of the browser benchmarks, each behind the official MCP SDK client over stdio.
 
 - **Ours** (:func:`start_ours`): ``browser-mcp serve --port 0``, and Chromium with the project's
   extension, led to the broker by the native host (:mod:`support.browser`); the SDK client spawns
@@ -7,6 +7,8 @@
   same with headless Firefox ESR (``tests/harness/firefox.py``) and the extension's Firefox build.
 - **Playwright MCP** (:func:`start_playwright`), pinned (:mod:`support.playwright_mcp`), which the
   same SDK client spawns; it launches its own Chromium at its first call.
+- **chrome-devtools-mcp** (:func:`start_chrome_devtools`, the tokens suite's), pinned
+  (:mod:`support.chrome_devtools_mcp`), spawned the same way; it launches its Chromium at its first call too.
 
 ``scripts/benchmarks/actions/suite.py`` and ``scripts/benchmarks/tokens/suite.py`` drive them, each on the stage
 :func:`shop_stage` sets: the shop's pages served, ours started, Playwright MCP installed.
@@ -34,6 +36,7 @@ from playwright.async_api import async_playwright
 from tests.harness.firefox import extension_firefox
 
 from . import CALL_TIMEOUT, BenchError
+from . import chrome_devtools_mcp as cdt
 from . import playwright_mcp as pw
 from .browser import Place, chromium, install_native_host
 from .mcp_clients import mcp_env, relay_command
@@ -155,6 +158,24 @@ async def start_playwright(
                client_info=CLIENT_INFO, read_timeout_seconds=CALL_TIMEOUT)
     )  # fmt: skip
     return client
+
+
+async def start_chrome_devtools(stack: AsyncExitStack, workdir: Path, name: str) -> tuple[Client, str]:
+    """chrome-devtools-mcp, installed as pinned, with its home and files in the folder ``name`` of ``workdir``,
+    spawned by the same SDK client; and its version.
+
+    Raises:
+        BenchError: when it cannot be installed.
+    """
+    version = await cdt.ensure_installed()
+    folder = workdir / name
+    folder.mkdir()
+    errlog = stack.enter_context((workdir / f"{name}-mcp.log").open("a"))
+    client: Client = await stack.enter_async_context(
+        Client(stdio_client(cdt.server_parameters(folder, VIEWPORT), errlog=errlog), mode="legacy",
+               client_info=CLIENT_INFO, read_timeout_seconds=CALL_TIMEOUT)
+    )  # fmt: skip
+    return client, version
 
 
 def first_bench_error(group: BaseExceptionGroup[Any]) -> BenchError | None:

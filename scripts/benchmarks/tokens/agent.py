@@ -1,8 +1,9 @@
 """The tokens bench's scripted agent: it acts through one side's tools and reads what comes back.
 
-It finds every ref it needs in what it has read (the YAML lines of any ```yaml or ```diff block),
-never elsewhere, and follows what an answer says was left out; see :mod:`.suite` for how each
-side's answers are read.
+It finds every ref it needs in what it has read (the YAML lines of any ```yaml or ```diff block;
+chrome-devtools-mcp's ``uid=`` lines), never elsewhere, and follows what an answer says was left
+out; see :mod:`.suite` for how each side's answers are read, and :mod:`.dialects` for how the
+flows' calls reach each side.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import mcp_types as types
 from mcp import Client
 
 from ..support.mcp_sides import text_of
+from .dialects import BLOCK, YAML, Dialect, Untranslated, yaml_line, yaml_lines
 
 __all__ = [
     "Agent",
@@ -42,8 +44,6 @@ __all__ = [
 ]
 
 
-# A fenced block of an answer: ```yaml or ```diff, up to its closing fence.
-BLOCK = re.compile(r"^```(yaml|diff)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 REF = re.compile(r"\[ref=([^\]\s]+)\]")
 # A fold of similar items (`- … 180 more listitem like these [ref=e40]`): browser_snapshot target=e40 shows them.
 FOLD = re.compile(r"…\s*[\d,]+\s+more\s+(\w+)\b[^\n]*\[ref=([^\]\s]+)\]")
@@ -59,7 +59,7 @@ LEFT_OUT_CHANGES = re.compile(r"`?changes`?\W{0,3}true")
 TOO_LARGE = re.compile(r"^- The page's snapshot has \d+ characters: call browser_snapshot", re.MULTILINE)
 # Playwright MCP's link to the file holding the snapshot after an action: `- [Snapshot](output/page-….yml)`.
 SNAPSHOT_FILE = re.compile(r"\[Snapshot\]\(([^)\s]+\.ya?ml)\)")
-MODAL = "### Modal state"
+MODAL = YAML.modal  # ours and Playwright MCP: a dialog holds the page
 DIFF_PREFIXES = ("+ ", "- ", "~ ", "  ")
 
 
@@ -67,21 +67,13 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def yaml_line(role: str, name: str) -> re.Pattern[str]:
-    """A snapshot line of the element of ``role`` named ``name`` exactly, with its ref; quoted or not in YAML."""
-    return re.compile(rf'^\s*-\s+\'?{re.escape(role)}\s+"{re.escape(name)}"[^\n]*?\[ref=([^\]\s]+)\]', re.MULTILINE)
-
-
-def yaml_lines(role: str, name_pattern: str) -> re.Pattern[str]:
-    """Snapshot lines of elements of ``role`` whose name matches ``name_pattern``: the name, then the ref."""
-    return re.compile(rf'^\s*-\s+\'?{re.escape(role)}\s+"({name_pattern})"[^\n]*?\[ref=([^\]\s]+)\]', re.MULTILINE)
-
-
 class View:
     """What the agent has read of its tab's page, as YAML lines: the page's last whole snapshot, with the
-    changes and the parts it read since applied; and which parts it has yet to read whole."""
+    changes and the parts it read since applied; and which parts it has yet to read whole. ``dialect``:
+    how its lines name their elements and refs."""
 
-    def __init__(self) -> None:
+    def __init__(self, dialect: Dialect = YAML) -> None:
+        self.dialect = dialect
         self.lines: list[str] = []
         # Elements a diff showed holding more (their line ends with a colon) without what they hold, and
         # which the agent had not read before (a diff shows an element it moved, or one folded until
@@ -103,7 +95,7 @@ class View:
         return {
             found.group(1): index
             for index, line in enumerate(self.lines)
-            if (found := REF.search(line)) and not FOLD.search(line)
+            if (found := self.dialect.ref.search(line)) and not FOLD.search(line)
         }
 
     def merge(self, yaml: str) -> None:
@@ -111,7 +103,7 @@ class View:
         the same ref, or is added."""
         known = self._known()
         for line in yaml.splitlines():
-            found = REF.search(line)
+            found = self.dialect.ref.search(line)
             if found is not None and found.group(1) in known and not FOLD.search(line):
                 self.lines[known[found.group(1)]] = line
             else:
@@ -155,12 +147,13 @@ class View:
                 return
 
     def find(self, role: str, name: str) -> str | None:
-        found = yaml_line(role, name).search(self.text)
-        return found.group(1) if found else None
+        found = self.dialect.line(role, name).search(self.text)
+        return found.group("ref") if found else None
 
     def find_all(self, role: str, name_pattern: str) -> list[tuple[str, str]]:
         """Every (name, ref) of ``role`` whose name matches ``name_pattern``, in the order read."""
-        return [(name, ref) for name, ref in yaml_lines(role, name_pattern).findall(self.text)]
+        pattern = self.dialect.lines(role, name_pattern)
+        return [(found.group("name"), found.group("ref")) for found in pattern.finditer(self.text)]
 
     def folds(self) -> list[tuple[str, str]]:
         """Each fold not yet read whole: its items' role and the ref that expands it."""
@@ -198,13 +191,20 @@ class Agent:
 
     # How the agent reads the page after an action: "answer" (ours: what the action answered, and what a
     # "Left out" line sends it to), "linked" (Playwright MCP's defaults: the answer's snapshot or the file
-    # it links), "snapshot" (Playwright MCP with --snapshot-mode none: a browser_snapshot after each action).
-    def __init__(self, name: str, client: Client, reads: str, workdir: Path | None = None) -> None:
+    # it links), "snapshot" (Playwright MCP with --snapshot-mode none: a browser_snapshot after each action),
+    # "asked" (chrome-devtools-mcp: its answers carry no page; a snapshot when what it read lacks what it needs,
+    # and what it read forgotten when an answer says the page is another document). ``dialect``: how the flows'
+    # calls reach the side and how its snapshots are read (:mod:`.dialects`).
+    def __init__(
+        self, name: str, client: Client, reads: str, workdir: Path | None = None, dialect: Dialect = YAML
+    ) -> None:
         self.name = name
         self.client = client
         self.reads = reads
         self.workdir = workdir  # where the linked files' paths start
-        self.view = View()
+        self.dialect = dialect
+        self.page: int | None = None  # the page the side acts in, when its tools name one (chrome-devtools-mcp)
+        self.view = View(dialect)
         self.flow = FlowResult("")
         self.step = ""
         self.rejects_changes = False  # browser_snapshot refused `changes` once: the broker predates it
@@ -212,8 +212,19 @@ class Agent:
 
     def start(self, flow: str) -> None:
         self.flow = FlowResult(flow)
-        self.view = View()
+        self.view = View(self.dialect)
         self.left_out_targets = []
+
+    async def finish(self) -> None:
+        """The task done: the page it opened closed, when the side lists its pages in its answers (so the next
+        task's answers list no more of them). The bench's call, not the agent's: never counted."""
+        if self.dialect.closes_pages and self.page is not None:
+            await self.client.call_tool("close_page", {"pageId": self.page})
+        self.page = None
+
+    def opened_dialog(self, answer: str) -> bool:
+        """The answer says that a dialog holds the page: the next call answers it."""
+        return self.dialect.modal in answer
 
     def _count(self, what: str, chars: int, seconds: float = 0.0) -> None:
         self.flow.calls += 1
@@ -234,18 +245,26 @@ class Agent:
         Raises:
             FlowFailed: when the tool answers with an error.
         """
+        try:
+            tool, arguments = self.dialect.translate(tool, arguments, self.page)
+        except Untranslated as exc:
+            raise FlowFailed(str(exc)) from None
         started = time.perf_counter()
         result: types.CallToolResult = await self.client.call_tool(tool, arguments)
         text = text_of(result)
         self._count(tool, len(text), time.perf_counter() - started)
         if result.is_error:
             raise FlowFailed(f"{tool} {arguments} failed: {text[:500]}")
+        page = self.dialect.page_of(text)
+        if page is not None and page != self.page:
+            self.page = page
+            self.view.replace("")  # another page: nothing read of it yet
         return text
 
     def absorb(self, text: str, target: str | None = None) -> None:
         """What a snapshot or an answer shows, into the view: a whole page replaces it (a part read with
         ``target`` is merged), a diff is applied."""
-        for kind, body in BLOCK.findall(text):
+        for kind, body in self.dialect.blocks(text):
             if kind == "diff":
                 self.view.apply_diff(body)
             elif target is not None:
@@ -275,8 +294,12 @@ class Agent:
         """Do the action, then read the page's new state as this side's agent must; what it read."""
         text = await self.call(tool, arguments)
         self.absorb(text)
-        if MODAL in text:
+        if self.opened_dialog(text):
             return text  # a dialog holds the page: the next call answers it
+        if self.reads == "asked":
+            if not self.dialect.blocks(text) and self.dialect.new_document(text):
+                self.view.replace("")  # another document: what was read of the last one is gone
+            return text
         if self.reads == "snapshot":
             return text + await self.snapshot()
         if self.reads == "linked":

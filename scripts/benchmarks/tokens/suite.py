@@ -1,4 +1,5 @@
-"""The tokens part of scripts/bench: what a whole task costs an agent, ours beside Playwright MCP's.
+"""The tokens part of scripts/bench: what a whole task costs an agent, ours beside two peers': Playwright
+MCP's and chrome-devtools-mcp's.
 
 A scripted agent does the same tasks on the bench's pages (``support.pages``) through each side,
 in the same run, each side with its own headless Chromium (``support.mcp_sides``):
@@ -30,6 +31,13 @@ it needs in what it has read (the YAML lines of any ```yaml or ```diff block), n
   agent reads: its characters count, and so does one call for reading it (an agent's Read tool call
   is one).
 - **Playwright MCP, ``--snapshot-mode none``**: its answer, then an explicit ``browser_snapshot``.
+- **chrome-devtools-mcp**, its defaults (``support.chrome_devtools_mcp``): the same flows, each call
+  translated to its tools (``.dialects``: ``new_page`` for a task's first navigation, as ours opens a
+  tab of its own, then ``navigate_page``; ``click``, ``fill``, ``fill_form``, ``handle_dialog``,
+  ``take_snapshot``, each with the task's ``pageId``). Its actions answer a line and no page, so the
+  agent reads a ``take_snapshot`` whenever what it read lacks what it needs (and forgets what it read
+  when an answer says the page navigated). The bench closes each task's page once the task is done
+  (uncounted), so that its answers' list of pages stays as short in every round.
 
 Whenever a ref the agent needs is not in what it read, it makes the call a real agent would, and
 that call counts: a snapshot targeted at the part that may hold it (one an answer said it left out,
@@ -45,8 +53,9 @@ files it read) and the time from the first call to the last answer. Ours is comp
 smaller of Playwright MCP's two runs for characters, and with each for calls and time. The goals:
 success equal, characters at most 0.25x, calls no more, time no more; and ``browser_find`` at most
 0.25x the characters of a whole snapshot of the catalogue, ``browser_get_text`` at most 0.3x of
-the article's. A benchmark, never a test:
-verdicts are printed, the exit status ignores them.
+the article's. Beside them, against the leaner of the two peers (the smaller of Playwright MCP's
+runs and chrome-devtools-mcp, flow by flow): characters at most 0.7x, on the small pages and on the
+shop, each. A benchmark, never a test: verdicts are printed, the exit status ignores them.
 """
 
 from __future__ import annotations
@@ -61,10 +70,11 @@ from typing import Any
 from tests.harness.chromium import CHROMIUM
 
 from ..support import progress
-from ..support.mcp_sides import another_client, shop_stage, start_playwright, unwrapped
+from ..support.mcp_sides import another_client, shop_stage, start_chrome_devtools, start_playwright, unwrapped
 from ..support.report import Verdict, goal_lines
 from ..support.shop_pages import ShopPage, shop_page
 from .agent import Agent, FlowFailed, FlowResult
+from .dialects import DEVTOOLS
 from .flows import shop_flow, small_flow, support_flow
 
 # The goals, ours over Playwright MCP's.
@@ -74,6 +84,7 @@ FIND_GOAL = 0.25  # ours: browser_find over a whole browser_snapshot of the cata
 TEXT_GOAL = 0.3  # ours: browser_get_text over a whole browser_snapshot of the article
 CALLS_GOAL = 1.0
 TIME_GOAL = 1.0
+LEANEST_GOAL = 0.7  # ours over the leaner of the two peers, on the small pages and on the shop, each
 
 # The tasks the totals (calls, characters, time) and their goals are of; the small pages' flow is judged apart.
 TASKS = ("shop", "support")
@@ -125,6 +136,7 @@ async def run_flows(
         except FlowFailed as exc:
             agent.flow.failure = f"{agent.step}: {exc}"
         agent.flow.seconds = time.perf_counter() - started
+        await agent.finish()
         flows.append(agent.flow)
         progress(
             f"tokens: {agent.name:<16} {name:<8} {'ok' if agent.flow.success else 'FAILED'}, {agent.flow.calls} calls,"
@@ -134,7 +146,10 @@ async def run_flows(
     return SideRun(agent.name, flows)
 
 
-SIDES = ("ours", "playwright", "playwright-none")
+SIDES = ("ours", "playwright", "playwright-none", "chrome-devtools")
+PLAYWRIGHT = ("playwright", "playwright-none")
+PEERS = SIDES[1:]
+LABELS = {"ours": "ours", "playwright": "Playwright", "playwright-none": "PW none", "chrome-devtools": "CDT"}
 
 
 @dataclass
@@ -146,6 +161,7 @@ class TokensResults:
     playwright_mcp: str
     browser: str
     runs: dict[str, list[SideRun]]  # side -> one SideRun per round
+    chrome_devtools_mcp: str = ""
 
     def median(self, side: str, metric: str) -> float:
         return float(statistics.median(getattr(run, metric) for run in self.runs[side]))
@@ -154,7 +170,7 @@ class TokensResults:
         return all(run.success for run in self.runs[side])
 
     def best_playwright(self, metric: str) -> float:
-        return min(self.median(side, metric) for side in SIDES[1:])
+        return min(self.median(side, metric) for side in PLAYWRIGHT)
 
     def flow_median(self, side: str, flow: str, metric: str) -> float:
         return float(statistics.median(getattr(run.of(flow), metric) for run in self.runs[side]))
@@ -162,8 +178,16 @@ class TokensResults:
     def small_chars_ratio(self) -> tuple[float, float, float]:
         """The small pages' flow: ours' characters over the smaller of Playwright MCP's two runs, and both."""
         ours = self.flow_median("ours", "small", "chars")
-        theirs = min(self.flow_median(side, "small", "chars") for side in SIDES[1:])
+        theirs = min(self.flow_median(side, "small", "chars") for side in PLAYWRIGHT)
         return (ours / theirs if theirs else float("inf")), ours, theirs
+
+    def leanest_ratio(self, flow: str) -> tuple[float, float, float, str]:
+        """That flow: ours' characters over the leaner of the two peers' (Playwright MCP's smaller run,
+        chrome-devtools-mcp), ours', theirs and which side that is."""
+        ours = self.flow_median("ours", flow, "chars")
+        side = min(PEERS, key=lambda peer: self.flow_median(peer, flow, "chars"))
+        theirs = self.flow_median(side, flow, "chars")
+        return (ours / theirs if theirs else float("inf")), ours, theirs, side
 
     def ratio(self, metric: str, side: str) -> float:
         theirs = self.median(side, metric)
@@ -192,6 +216,7 @@ async def _bench_tokens(args: Any) -> TokensResults:
     async with shop_stage(shop, args.broker_cmd, "tokens") as stage:
         stack, workdir, pages, version = stage.stack, stage.workdir, stage.pages, stage.playwright_version
         settle = args.actions_playwright_settle
+        devtools, devtools_version = await start_chrome_devtools(stack, workdir, "chrome-devtools")
         agents = {
             "ours": Agent("ours", stage.ours, "answer"),
             "playwright": Agent(
@@ -203,8 +228,12 @@ async def _bench_tokens(args: Any) -> TokensResults:
                 await start_playwright(stack, workdir, "playwright-none", settle, ("--snapshot-mode", "none")),
                 "snapshot",
             ),
+            "chrome-devtools": Agent("chrome-devtools", devtools, "asked", dialect=DEVTOOLS),
         }  # fmt: skip
-        progress(f"tokens: {stage.browser_name} with the extension; Playwright MCP {version}; {pages.url('/shop')}")
+        progress(
+            f"tokens: {stage.browser_name} with the extension; Playwright MCP {version}; chrome-devtools-mcp"
+            f" {devtools_version}; {pages.url('/shop')}"
+        )
         runs: dict[str, list[SideRun]] = {side: [] for side in SIDES}
         for number, order in rounds(args.tokens_runs):
             progress(f"tokens: round {number + 1} of {args.tokens_runs}")
@@ -215,16 +244,18 @@ async def _bench_tokens(args: Any) -> TokensResults:
                 )
         sought = shop.product(shop.products // 2 or 1).name
         scales = {side: await scale_chars(agents[side], pages.url("/shop"), sought) for side in SIDES[:2]}
+        shop_whole = await whole_chars(agents["chrome-devtools"], pages.url("/shop"))
         reader = Agent("ours-dom", await another_client(stack, workdir, stage.broker, "--caps", "dom"), "answer")
         article = await article_chars(reader, pages.url("/article"))
     return TokensResults(
         args.tokens_products,
-        {side: whole for side, (whole, _found) in scales.items()},
+        {**{side: whole for side, (whole, _found) in scales.items()}, "chrome-devtools": shop_whole},
         {side: found for side, (_whole, found) in scales.items()},
         article,
         version,
         stage.browser_name,
         runs,
+        devtools_version,
     )
 
 
@@ -234,13 +265,18 @@ async def scale_chars(agent: Agent, url: str, sought: str) -> tuple[int, int]:
     Raises:
         FlowFailed: when the find answers no match.
     """
-    agent.start("scale")
-    await agent.call("browser_navigate", {"url": url})
-    whole = await agent.call("browser_snapshot", {})
+    whole = await whole_chars(agent, url)
     found = await agent.call("browser_find", {"text": sought})
     if sought.lower() not in found.lower():
         raise FlowFailed(f"browser_find {sought!r} did not show it: {found[:300]}")
-    return len(whole), len(found)
+    return whole, len(found)
+
+
+async def whole_chars(agent: Agent, url: str) -> int:
+    """The characters of a plain snapshot of the page at ``url`` (the side's own snapshot tool)."""
+    agent.start("scale")
+    await agent.call("browser_navigate", {"url": url})
+    return len(await agent.call("browser_snapshot", {}))
 
 
 async def article_chars(agent: Agent, url: str) -> dict[str, int]:
@@ -271,12 +307,23 @@ def tokens_verdicts(results: TokensResults) -> list[Verdict]:
     find_ratio = found / whole if whole else float("inf")
     article_whole, article_text = results.article_chars.get("snapshot", 0), results.article_chars.get("text", 0)
     text_ratio = article_text / article_whole if article_whole else float("inf")
-    calls = {side: results.ratio("calls", side) for side in SIDES[1:]}
-    seconds = {side: results.ratio("seconds", side) for side in SIDES[1:]}
+    calls = {side: results.ratio("calls", side) for side in PLAYWRIGHT}
+    seconds = {side: results.ratio("seconds", side) for side in PLAYWRIGHT}
     successes = {side: results.success(side) for side in SIDES}
+    leanest = []
+    for flow, label in (("small", "on the small pages"), ("shop", "on the shop")):
+        ratio, ours, theirs, peer = results.leanest_ratio(flow)
+        leanest.append(
+            Verdict(
+                f"characters <= {LEANEST_GOAL:g}x the leaner of the two peers {label}",
+                ratio <= LEANEST_GOAL,
+                f"{ratio:.2f}x ({ours:.0f} / {theirs:.0f}, {peer})",
+                {"ratio": ratio, "ours": ours, "leaner": theirs},
+            )
+        )
     return [
         Verdict(
-            "success equal to Playwright MCP's",
+            "success equal to the peers'",
             all(success == successes["ours"] for success in successes.values()) and successes["ours"],
             ", ".join(f"{side} {'ok' if success else 'FAILED'}" for side, success in successes.items()),
             {side: float(success) for side, success in successes.items()},
@@ -306,6 +353,7 @@ def tokens_verdicts(results: TokensResults) -> list[Verdict]:
             f"{text_ratio:.3f}x ({article_text} / {article_whole})",
             {"ratio": text_ratio, "text": article_text, "snapshot": article_whole},
         ),
+        *leanest,
         Verdict.at_most(f"calls <= {CALLS_GOAL:g}x Playwright MCP's", calls, CALLS_GOAL),
         Verdict.at_most(f"time <= {TIME_GOAL:g}x Playwright MCP's", seconds, TIME_GOAL),
     ]
@@ -314,14 +362,17 @@ def tokens_verdicts(results: TokensResults) -> list[Verdict]:
 def tokens_report(results: TokensResults, args: Any) -> str:
     settle = "its default, 500 ms" if args.actions_playwright_settle is None else f"{args.actions_playwright_settle} ms"
     lines = [
-        "browser-mcp bench, tokens: a scripted agent's tasks through ours and through Playwright MCP, each side in its"
-        f" own headless {results.browser}; MCP SDK client over stdio",
+        "browser-mcp bench, tokens: a scripted agent's tasks through ours, Playwright MCP and chrome-devtools-mcp,"
+        f" each side in its own headless {results.browser}; MCP SDK client over stdio",
         f"ours: browser-mcp mcp -> browser-mcp serve -> the extension; Playwright MCP {results.playwright_mcp}"
         f" (--headless --isolated --executable-path {CHROMIUM}; --timeout-settle {settle}) with its defaults, and"
-        " with --snapshot-mode none and a browser_snapshot after each action",
+        " with --snapshot-mode none and a browser_snapshot after each action; chrome-devtools-mcp"
+        f" {results.chrome_devtools_mcp} (--headless --isolated --executablePath {CHROMIUM} --no-usage-statistics"
+        " --no-performance-crux, no update checks) with its defaults",
         f"shop: {results.products} products (a whole snapshot of the catalogue: ours"
         f" {results.shop_snapshot_chars.get('ours', 0)} characters, Playwright MCP"
-        f" {results.shop_snapshot_chars.get('playwright', 0)}; browser_find of one product's name on it: ours"
+        f" {results.shop_snapshot_chars.get('playwright', 0)}, chrome-devtools-mcp"
+        f" {results.shop_snapshot_chars.get('chrome-devtools', 0)}; browser_find of one product's name on it: ours"
         f" {results.shop_find_chars.get('ours', 0)}, Playwright MCP {results.shop_find_chars.get('playwright', 0)});"
         " search, filter, open a product, add three to the cart, change a quantity, fill the checkout's 8 fields,"
         " place the order, read the confirmation",
@@ -332,35 +383,31 @@ def tokens_report(results: TokensResults, args: Any) -> str:
         " then a form that resets itself once sent, two notes saved with it",
         "the agent reads the new state after every action: ours what the action answered (and a snapshot where it"
         " says it left something out); Playwright MCP the file its answer links (reading it counts as one call, as"
-        " an agent's Read tool call is one) or, with --snapshot-mode none, a browser_snapshot",
+        " an agent's Read tool call is one) or, with --snapshot-mode none, a browser_snapshot; chrome-devtools-mcp"
+        " (whose actions answer a line) a take_snapshot whenever what it read lacks what it needs",
         f"medians of {args.tokens_runs} round(s); characters: every text the agent read; totals: shop and support",
         "",
-        f"  {'':<24} {'ours':>10} {'Playwright':>11} {'PW none':>10} {'ours/PW':>8} {'ours/none':>10}",
-    ]
+        f"  {'':<24}" + "".join(f" {LABELS[side]:>10}" for side in SIDES)
+        + "".join(f" {'ours/' + LABELS[side]:>13}" for side in PEERS),
+    ]  # fmt: skip
+
+    def columns(values: list[float], fmt: str) -> str:
+        ratios = [values[0] / value if value else float("inf") for value in values[1:]]
+        return "".join(f" {value:>10{fmt}}" for value in values) + "".join(f" {ratio:>12.2f}x" for ratio in ratios)
 
     def row(label: str, metric: str, fmt: str) -> str:
-        values = [results.median(side, metric) for side in SIDES]
-        ratios = [results.ratio(metric, side) for side in SIDES[1:]]
-        return (
-            f"  {label:<24} {values[0]:>10{fmt}} {values[1]:>11{fmt}} {values[2]:>10{fmt}}"
-            f" {ratios[0]:>7.2f}x {ratios[1]:>9.2f}x"
-        )
+        return f"  {label:<24}" + columns([results.median(side, metric) for side in SIDES], fmt)
 
-    def small_row() -> str:
-        values = [results.flow_median(side, "small", "chars") for side in SIDES]
-        ratios = [values[0] / value if value else float("inf") for value in values[1:]]
-        return (
-            f"  {'small: characters read':<24} {values[0]:>10.0f} {values[1]:>11.0f} {values[2]:>10.0f}"
-            f" {ratios[0]:>7.2f}x {ratios[1]:>9.2f}x"
-        )
+    def flow_row(flow: str) -> str:
+        values = [results.flow_median(side, flow, "chars") for side in SIDES]
+        return f"  {flow + ': characters read':<24}" + columns(values, ".0f")
 
-    success = [("yes" if results.success(side) else "NO") for side in SIDES]
     lines += [
-        f"  {'success':<24} {success[0]:>10} {success[1]:>11} {success[2]:>10}",
+        f"  {'success':<24}" + "".join(f" {'yes' if results.success(side) else 'NO':>10}" for side in SIDES),
         row("calls", "calls", ".0f"),
         row("characters read", "chars", ".0f"),
         row("time, s", "seconds", ".2f"),
-        small_row(),
+        *(flow_row(flow) for flow in FLOWS),
         "",
         "  by flow (the last round):",
     ]
@@ -398,6 +445,7 @@ def tokens_json(results: TokensResults, args: Any) -> dict[str, Any]:
             "chars": results.median(name, "chars"),
             "seconds": results.median(name, "seconds"),
             "small_chars": results.flow_median(name, "small", "chars"),
+            "shop_chars": results.flow_median(name, "shop", "chars"),
             "runs": [asdict(run) for run in results.runs[name]],
         }
 
@@ -411,6 +459,20 @@ def tokens_json(results: TokensResults, args: Any) -> dict[str, Any]:
             "playwright_settle_ms": args.actions_playwright_settle,
             "transport": "stdio (ours: browser-mcp mcp)",
             "playwright_file_read_counts_as_a_call": True,
+            "chrome_devtools_mcp": results.chrome_devtools_mcp,
+            "chrome_devtools_mcp_args": [
+                "--headless",
+                "--isolated",
+                "--executablePath",
+                CHROMIUM,
+                "--chromeArg=--no-sandbox",
+                "--no-usage-statistics",
+                "--no-performance-crux",
+            ],
+            "chrome_devtools_mcp_env": [
+                "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS",
+                "CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS",
+            ],
         },
         "shop_snapshot_chars": results.shop_snapshot_chars,
         "shop_find_chars": results.shop_find_chars,
@@ -419,10 +481,12 @@ def tokens_json(results: TokensResults, args: Any) -> dict[str, Any]:
         "ratios": {
             "chars_vs_smaller": results.median("ours", "chars") / (results.best_playwright("chars") or float("nan")),
             "small_chars_vs_smaller": results.small_chars_ratio()[0],
+            "small_chars_vs_leaner_peer": results.leanest_ratio("small")[0],
+            "shop_chars_vs_leaner_peer": results.leanest_ratio("shop")[0],
             **{
                 f"{metric}_vs_{name.replace('-', '_')}": results.ratio(metric, name)
                 for metric in ("calls", "chars", "seconds")
-                for name in SIDES[1:]
+                for name in PEERS
             },
         },
         "goals": [asdict(verdict) for verdict in tokens_verdicts(results)],
