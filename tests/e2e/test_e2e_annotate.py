@@ -38,6 +38,7 @@ from ..support.annotations import (
 )
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import McpClient, text
+from ..support.person_world import page_at
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -62,7 +63,7 @@ async def open_shop(client: McpClient, world: World, tag: str) -> Page:
     url = world.url("annotate.html", tag)
     await client.call_json("tabs", {"action": "open", "url": url, "focus": False})
     await client.call("browser_snapshot", {})
-    [page] = [p for p in world.context.pages if p.url == url]
+    page = await page_at(world, url)
     return page
 
 

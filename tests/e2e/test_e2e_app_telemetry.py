@@ -20,6 +20,7 @@ from ..harness.waiting import eventually
 from ..support.app_site import answer_with, check_audit, late_hero_vitals, line_of, serve_app_site
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import LEGACY, McpClient, mcp_client, text
+from ..support.person_world import page_at
 from ..support.testing_tools import ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -43,7 +44,7 @@ async def open_page(client: McpClient, world: World, name: str, tag: str) -> tup
     url = f"{world.site}/{name}?{tag}"
     await client.call_json("tabs", {"action": "open", "url": url})
     snapshot = text(await client.call("browser_snapshot", {}))
-    [page] = [p for p in world.context.pages if p.url == url]
+    page = await page_at(world, url)
     return snapshot, page
 
 

@@ -28,6 +28,7 @@ from ..harness.page_server import serve_pages
 from ..harness.waiting import WAIT
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import LEGACY, McpClient, mcp_client, text
+from ..support.person_world import page_at
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -74,7 +75,7 @@ async def open_effects(client: McpClient, world: World, tag: str) -> tuple[str, 
     url = f"{world.site}/effects.html?{tag}"
     await client.call_json("tabs", {"action": "open", "url": url, "focus": False})
     snapshot = text(await client.call("browser_snapshot", {}))
-    [page] = [p for p in world.context.pages if p.url == url]
+    page = await page_at(world, url)
     return snapshot, page
 
 
@@ -331,7 +332,7 @@ async def test_a_drop_and_a_highlight_reach_an_element_inside_a_frame(world: Eff
         url = f"{world.site}/framed.html?frame"
         await client.call_json("tabs", {"action": "open", "url": url, "focus": False})
         snapshot = text(await client.call("browser_snapshot", {}))
-        [page] = [p for p in world.context.pages if p.url == url]
+        page = await page_at(world, url)
         [frame] = [f for f in page.frames if f.url.endswith("/page_effects_zone.html")]
         zone = ref_of(snapshot, 'region "Frame drop zone"')
         assert zone.startswith("f"), snapshot
