@@ -4,7 +4,10 @@ A node is one YAML line and the lines nested under it. Elements are matched by t
 the extension keeps stable while an element stays in its document; lines without one (texts, link
 targets) by their text among their siblings. The diff marks ``+`` added (with what is inside), ``-``
 removed (the line alone), ``~`` changed (as it is now), and leaves the lines around them unmarked:
-their ancestors, and the rest of a small list whose items came or went.
+the parent of what came or went (where it is), and the rest of a small list whose items came or went.
+A changed line needs no ancestor (its ref says which element it is), nor does one the focus alone
+changed on the element the action was done to (``acted_on``: it took the focus, as it would).
+The lines are nested as the diff's own lines are, not as deep as they stand in the page.
 """
 
 from __future__ import annotations
@@ -144,13 +147,18 @@ class DiffLine:
     text: str
     # The refs of the elements around the line, outermost first, for naming what a budget leaves out.
     path: tuple[str, ...]
+    # An unchanged ancestor of a change, shown only where it says where something came or went.
+    around: bool = False
 
     def __str__(self) -> str:
         return f"{self.mark} {'  ' * self.depth}{self.text}"
 
 
 class _Differ:
-    def __init__(self, old: Sequence[Node], new: Sequence[Node], seen: frozenset[str] | None) -> None:
+    def __init__(
+        self, old: Sequence[Node], new: Sequence[Node], seen: frozenset[str] | None, acted_on: str | None
+    ) -> None:
+        self.acted_on = acted_on
         self.old_refs = by_ref(old)
         self.new_refs = by_ref(new)
         # The refs the client was shown (None: all of them): an element it never saw (a fold held
@@ -192,12 +200,15 @@ class _Differ:
 
     def node(self, before: Node, after: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
         inside = self.children(before.children, after.children, depth + 1, _within(path, after), _size(after))
-        was = _without_active(before.label) if before.ref in self.blurred else before.label
-        same = _unboxed(was) == _unboxed(after.label)
+        acted_on = after.ref is not None and after.ref == self.acted_on
+        was = _without_active(before.label) if before.ref in self.blurred or acted_on else before.label
+        now = _without_active(after.label) if acted_on else after.label
+        same = _unboxed(was) == _unboxed(now)
         if same and not inside:
             return []
-        mark = " " if same else "~"
-        return [DiffLine(mark, depth, after.line, path), *inside]
+        if same:
+            return [DiffLine(" ", depth, after.line, path, around=True), *inside]
+        return [DiffLine("~", depth, after.line, path), *inside]
 
     def context(self, node: Node, depth: int, path: tuple[str, ...]) -> list[DiffLine]:
         lines = [DiffLine(" ", depth, node.line, path)]
@@ -240,11 +251,42 @@ def parts_holding(paths: Sequence[tuple[str, ...]], most: int = 3) -> list[str]:
     return list(dict.fromkeys(path[0] for path in paths))[:most]
 
 
-def diff(old: Sequence[Node], new: Sequence[Node], seen: frozenset[str] | None = None) -> list[DiffLine]:
+def diff(
+    old: Sequence[Node], new: Sequence[Node], seen: frozenset[str] | None = None, acted_on: str | None = None
+) -> list[DiffLine]:
     """The lines that tell ``old`` changing into ``new``, in the new page's order; none when equal.
 
-    ``seen``: the refs of ``old`` its reader was shown, when it was not shown all of it.
+    ``seen``: the refs of ``old`` its reader was shown, when it was not shown all of it. ``acted_on``:
+    the ref of the element the action was done to.
     """
-    lines = _Differ(old, new, seen).children(old, new, 0, (), sum(_size(node) for node in new))
-    # A wrapper without a name around a change tells nothing the indentation does not: left out.
-    return [line for line in lines if not (line.mark == " " and _WRAPPER.fullmatch(line.text))]
+    lines = _Differ(old, new, seen, acted_on).children(old, new, 0, (), sum(_size(node) for node in new))
+    return _nested_as_shown(lines, [_shown(at, lines) for at in range(len(lines))])
+
+
+def _shown(at: int, lines: Sequence[DiffLine]) -> bool:
+    """Whether line ``at`` is shown: an unchanged ancestor only where it holds, right under it, a line
+    that came or went (or the rest of a list whose items did), and not when it is a wrapper without a name."""
+    line = lines[at]
+    if not line.around:
+        return True
+    if _WRAPPER.fullmatch(line.text):
+        return False
+    for below in lines[at + 1 :]:
+        if below.depth <= line.depth:
+            return False
+        if below.depth == line.depth + 1 and below.mark != "~" and not below.around:
+            return True
+    return False
+
+
+def _nested_as_shown(lines: Sequence[DiffLine], shown: Sequence[bool]) -> list[DiffLine]:
+    """The lines ``shown``, each one step under the nearest shown line it is inside in the page."""
+    out: list[DiffLine] = []
+    inside: list[tuple[int, bool]] = []  # the lines the next one may be inside: (depth, shown)
+    for line, showing in zip(lines, shown, strict=True):
+        while inside and inside[-1][0] >= line.depth:
+            inside.pop()
+        if showing:
+            out.append(attrs.evolve(line, depth=sum(1 for _, kept in inside if kept)))
+        inside.append((line.depth, showing))
+    return out

@@ -10,8 +10,9 @@ last read (its baseline):
   there are and which ref shows them all; landmarks, headings and the elements to act on stay;
 - the changes since the baseline, as a diff of YAML lines: ``+`` added (with what is inside),
   ``-`` removed (the line alone: what was inside went with it), ``~`` changed (as it is now), and
-  unmarked the lines around them (their ancestors; and the rest of a small list whose items came
-  or went, so that a filtered list reads whole);
+  unmarked the lines around them (the parent of what came or went; and the rest of a small list
+  whose items came or went, so that a filtered list reads whole), nested as the diff's lines are;
+  the element acted on taking the focus is not told;
 - the whole page again, saying so, when the document is not the baseline's (a navigation).
 
 The snapshot as a tree, and how two are compared, is :mod:`broker.core.snapshot_tree`. A
@@ -179,6 +180,8 @@ class View:
     after_action: bool = False
     # browser_find: only the lines matching this, as search snippets (broker.core.snapshot_find).
     find: re.Pattern[str] | None = None
+    # The ref of the element the action was done to: its taking the focus goes without saying.
+    acted_on: str | None = None
 
 
 def view_of(action: str, args: JsonObject) -> tuple[View, JsonObject]:
@@ -191,7 +194,9 @@ def view_of(action: str, args: JsonObject) -> tuple[View, JsonObject]:
         # The browser takes a whole snapshot; what matches is the broker's to pick.
         return View(changes=False, budget=SNAPSHOT_BUDGET, find=finder(args)), {}
     if action != "snapshot":
-        return View(changes=True, budget=AFTER_ACTION_BUDGET, after_action=True), args
+        target = args.get("target")
+        acted_on = target if isinstance(target, str) and REF.fullmatch(f"[ref={target}]") else None
+        return View(changes=True, budget=AFTER_ACTION_BUDGET, after_action=True, acted_on=acted_on), args
     own = {name: value for name, value in args.items() if name not in ("changes", "maxChars")}
     changes = args.get("changes", False)
     budget = args.get("maxChars", SNAPSHOT_BUDGET)
@@ -340,7 +345,7 @@ class Baselines:
         self, old: Sequence[Node], new: Sequence[Node], view: View, seen: frozenset[str] | None
     ) -> tuple[list[str], frozenset[str] | None] | None:
         """The section telling the changes and the refs it shows, or None when they do not fit the budget."""
-        lines = diff(old, new, seen)
+        lines = diff(old, new, seen, view.acted_on)
         if not lines:
             return [_NO_CHANGES], frozenset()
         body = "\n".join(str(line) for line in lines)
@@ -349,7 +354,7 @@ class Baselines:
         return ["```diff", body, "```"], refs_of(line.text for line in lines)
 
     def _left_out(self, old: Sequence[Node], new: Sequence[Node], view: View, seen: frozenset[str] | None) -> list[str]:
-        lines = diff(old, new, seen)
+        lines = diff(old, new, seen, view.acted_on)
         # Room is kept for the note.
         kept = lines[: _fitting([str(line) for line in lines], view.budget - 200)]
         rest = lines[len(kept) :]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import attrs
 import pytest
 
 from broker.core.errors import InvalidRequest
@@ -60,9 +61,10 @@ def test_nothing_changed_gives_no_lines() -> None:
     assert diff(parse(SHOP), parse(SHOP)) == []
 
 
-def test_a_changed_line_shows_as_it_is_now_under_its_ancestors() -> None:
+def test_a_changed_line_shows_as_it_is_now_without_its_unchanged_ancestors() -> None:
     new = SHOP.replace('link "Cart (0)" [ref=e4]', 'link "Cart (1)" [ref=e4]')
-    assert changes(SHOP, new) == '  - banner [ref=e1]:\n~   - link "Cart (1)" [ref=e4]:'
+    # Its ref says which element it is: the banner around it would tell nothing more.
+    assert changes(SHOP, new) == '~ - link "Cart (1)" [ref=e4]:'
 
 
 def test_an_added_element_shows_whole_with_its_ancestors() -> None:
@@ -79,15 +81,16 @@ def test_a_removed_element_shows_its_line_alone() -> None:
     new = re.sub(r"    - listitem \[ref=e10\]:\n(      .*\n)+?(?=    - listitem)", "", SHOP)
     assert "Red mug" not in new
     lines = changes(SHOP, new).splitlines()
-    assert "-     - listitem [ref=e10]" in lines
+    assert "-   - listitem [ref=e10]" in lines and '  - list "Products" [ref=e6]:' in lines, "under its list"
     assert not any("Red mug" in line for line in lines), "what was inside went with it"
 
 
 def test_a_small_list_whose_items_went_is_shown_whole_so_what_stayed_reads_too() -> None:
     new = re.sub(r"    - listitem \[ref=e1[03]\]:\n(      .*\n)+?(?=    - listitem|- contentinfo)", "", SHOP)
     text = changes(SHOP, new)
-    assert '      - link "Blue mug" [ref=e8]:' in text, text
-    assert "-     - listitem [ref=e10]" in text and "-     - listitem [ref=e13]" in text
+    assert text.startswith('  - list "Products" [ref=e6]:\n    - listitem [ref=e7]:\n'), text
+    assert '      - link "Blue mug" [ref=e8]:' in text and '      - button "Add" [ref=e9]' in text, text
+    assert "-   - listitem [ref=e10]" in text and "-   - listitem [ref=e13]" in text
 
 
 def test_a_long_run_of_removed_items_is_counted_not_listed() -> None:
@@ -108,14 +111,32 @@ def test_a_moved_element_is_removed_there_and_added_here_without_repeating_what_
     assert 'button "A"' not in text, text
 
 
-def test_nested_changes_keep_every_ancestor_once() -> None:
+def test_nested_changes_show_the_ancestor_of_what_came_once_and_nest_as_shown() -> None:
     old = '- main [ref=e1]:\n  - region [ref=e2]:\n    - checkbox "A" [ref=e3]\n    - checkbox "B" [ref=e4]'
     new = old.replace('"A" [ref=e3]', '"A" [checked] [ref=e3]').replace('"B" [ref=e4]', '"B" [checked] [ref=e4]')
+    assert changes(old, new) == '~ - checkbox "A" [checked] [ref=e3]\n~ - checkbox "B" [checked] [ref=e4]'
+    added = new + "\n    - alert [ref=e5]: Saved"
+    # Where something came, its parent says where: what changed beside it is nested under it too.
+    assert changes(old, added) == (
+        "  - region [ref=e2]:\n"
+        '~   - checkbox "A" [checked] [ref=e3]\n'
+        '~   - checkbox "B" [checked] [ref=e4]\n'
+        "+   - alert [ref=e5]: Saved"
+    )
+    # Added deep inside an element that changed itself: nested under it, not as deep as in the page.
+    deep = '- main [ref=e1]:\n  - region [ref=e2]:\n    - list "Notes" [ref=e3]'
+    grown = '- main [ref=e1]:\n  - region [ref=e2]:\n    - list "Notes (1)" [ref=e3]:\n      - listitem [ref=e4]: a'
+    assert changes(deep, grown) == '~ - list "Notes (1)" [ref=e3]:\n+   - listitem [ref=e4]: a'
+
+
+def test_a_line_under_an_ancestor_left_out_is_not_nested_under_the_line_before_it() -> None:
+    old = (
+        '- list "A" [ref=e1]:\n  - listitem [ref=e2]: one\n'
+        '- region [ref=e3]:\n  - group [ref=e4]:\n    - checkbox "B" [ref=e5]'
+    )
+    new = old.replace("one", "one\n  - listitem [ref=e6]: two").replace('"B" [ref=e5]', '"B" [checked] [ref=e5]')
     assert changes(old, new) == (
-        "  - main [ref=e1]:\n"
-        "    - region [ref=e2]:\n"
-        '~     - checkbox "A" [checked] [ref=e3]\n'
-        '~     - checkbox "B" [checked] [ref=e4]'
+        '  - list "A" [ref=e1]:\n+   - listitem [ref=e6]: two\n~ - checkbox "B" [checked] [ref=e5]'
     )
 
 
@@ -186,7 +207,7 @@ def test_a_clients_first_look_is_the_whole_page_and_then_its_changes() -> None:
     new = SHOP.replace("Cart (0)", "Cart (1)")
     told = baselines.section("s1", TAB, page(new), AFTER)
     assert told[0] == "```diff" and told[-1] == "```"  # what its lines mean, browser_snapshot's description says
-    assert '~   - link "Cart (1)" [ref=e4]:' in told[1]
+    assert told[1] == '~ - link "Cart (1)" [ref=e4]:'
     assert baselines.section("s1", TAB, page(new), AFTER) == ["- No changes since your last snapshot of this tab."]
 
 
@@ -225,7 +246,7 @@ def test_a_new_document_gives_the_whole_page_saying_so() -> None:
 
 def test_changes_over_the_budget_are_cut_with_a_note_and_stay_to_be_read() -> None:
     baselines = Baselines()
-    old = catalogue(80)
+    old = catalogue(160)
     baselines.section("s1", TAB, page(old), WHOLE)
     new = re.sub(r'"Product (\d+)"', r'"Item \1"', old)
     told = baselines.section("s1", TAB, page(new), AFTER)
@@ -233,7 +254,7 @@ def test_changes_over_the_budget_are_cut_with_a_note_and_stay_to_be_read() -> No
     assert told[-1].startswith("- Left out: ") and "changes: true" in told[-1] and "[ref=e3]" in told[-1]
     # Nothing was taken as read: the whole of it comes with changes: true.
     whole = baselines.section("s1", TAB, page(new), CHANGES)
-    assert whole[1].count('"Item ') == 80 and not whole[-1].startswith("- Left out")
+    assert whole[1].count('"Item ') == 160 and not whole[-1].startswith("- Left out")
     assert baselines.section("s1", TAB, page(new), AFTER) == ["- No changes since your last snapshot of this tab."]
 
 
@@ -286,7 +307,9 @@ def test_bad_view_arguments_are_refused_clearly(args: dict[str, object], words: 
 def test_the_view_arguments_stay_with_the_broker() -> None:
     view, own = view_of("snapshot", {"changes": True, "maxChars": 9000, "target": "e4"})
     assert view == View(changes=True, budget=9000) and own == {"target": "e4"}
-    assert view_of("click", {"target": "e4"}) == (AFTER, {"target": "e4"})
+    assert view_of("click", {"target": "e4"}) == (attrs.evolve(AFTER, acted_on="e4"), {"target": "e4"})
+    # A CSS selector is no ref: nothing in the snapshot is known as acted on.
+    assert view_of("click", {"target": "#buy"}) == (AFTER, {"target": "#buy"})
 
 
 def test_the_section_goes_after_the_results_first_text() -> None:
@@ -392,21 +415,60 @@ def test_a_focus_that_moves_is_told_where_it_went_and_wrappers_without_a_name_ar
     typed = FORM.replace(" [active] [ref=e4]", " [ref=e4]").replace(
         '"Email" [ref=e6]', '"Email" [active] [ref=e6]: a@b'
     )
-    assert told(FORM, typed) == ['    - form "Sign up" [ref=e2]:', '~       - textbox "Email" [active] [ref=e6]: a@b']
+    assert told(FORM, typed) == ['~ - textbox "Email" [active] [ref=e6]: a@b']
     # The element it left is told when it changed otherwise too, as it is now.
     retyped = typed.replace('"Name" [ref=e4]: Ada', '"Name" [ref=e4]: Ada L')
-    assert told(FORM, retyped)[1] == '~       - textbox "Name" [ref=e4]: Ada L'
+    assert told(FORM, retyped)[0] == '~ - textbox "Name" [ref=e4]: Ada L'
     # A focus lost, taken by nothing shown, is told.
-    assert told(FORM, FORM.replace(" [active] [ref=e4]", " [ref=e4]")) == [
-        '    - form "Sign up" [ref=e2]:',
-        '~       - textbox "Name" [ref=e4]: Ada',
-    ]
+    assert told(FORM, FORM.replace(" [active] [ref=e4]", " [ref=e4]")) == ['~ - textbox "Name" [ref=e4]: Ada']
     # A name that reads "[active]" is the page's text, not the focus.
     pressed = typed.replace('"[active] offers" [ref=e7]', '"[active] offers" [active] [ref=e7]')
-    assert told(typed, pressed) == [
-        '    - form "Sign up" [ref=e2]:',
-        '~     - button "[active] offers" [active] [ref=e7]',
+    assert told(typed, pressed) == ['~ - button "[active] offers" [active] [ref=e7]']
+    # Around what came, a wrapper with a name stays; one without a name or text does not.
+    grown = FORM.replace("[ref=e6]", "[ref=e6]\n      - alert [ref=e9]: Required")
+    assert told(FORM, grown) == ["+ - alert [ref=e9]: Required"]
+    named = FORM.replace("- generic [ref=e5]:", '- generic "Who" [ref=e5]:')
+    assert told(named, named.replace("[ref=e6]", "[ref=e6]\n      - alert [ref=e9]: Required")) == [
+        '  - generic "Who" [ref=e5]:',
+        "+   - alert [ref=e9]: Required",
     ]
-    # A wrapper with a name, or holding text, stays as context.
-    named = FORM.replace("- generic [ref=e3]:", '- generic "Who" [ref=e3]:')
-    assert '      - generic "Who" [ref=e3]:' in told(named, named.replace(": Ada", ": Bea"))
+
+
+def acted(old: str, new: str, ref: str) -> list[str]:
+    return [str(line) for line in diff(parse(old), parse(new), acted_on=ref)]
+
+
+def test_the_focus_the_element_acted_on_took_goes_untold_and_all_else_of_it_is_told() -> None:
+    clicked = FORM.replace(" [active] [ref=e4]", " [ref=e4]").replace(
+        '"[active] offers" [ref=e7]', '"[active] offers" [active] [ref=e7]'
+    )
+    # A click on the button: that it took the focus goes without saying; nothing else changed.
+    assert acted(FORM, clicked, "e7") == []
+    # Done to another element, the same focus is news.
+    assert acted(FORM, clicked, "e6") == ['~ - button "[active] offers" [active] [ref=e7]']
+    # What else changed on the element acted on is told, as it is now, [active] and all.
+    typed = FORM.replace('"Email" [ref=e6]', '"Email" [active] [ref=e6]: a@b').replace(
+        " [active] [ref=e4]", " [ref=e4]"
+    )
+    assert acted(FORM, typed, "e6") == ['~ - textbox "Email" [active] [ref=e6]: a@b']
+    renamed = clicked.replace('"[active] offers" [active]', '"Sent" [active] [disabled]')
+    assert acted(FORM, renamed, "e7") == ['~ - button "Sent" [active] [disabled] [ref=e7]']
+    # A value the action emptied is told, though the focus left it for the element acted on.
+    sent = FORM.replace("[active] [ref=e4]: Ada", "[ref=e4]").replace(
+        '"[active] offers" [ref=e7]', '"[active] offers" [active] [ref=e7]'
+    )
+    assert acted(FORM, sent, "e7") == ['~ - textbox "Name" [ref=e4]']
+
+
+def test_an_action_answer_leaves_out_only_the_focus_of_what_it_acted_on() -> None:
+    baselines = Baselines()
+    baselines.section("s1", TAB, page(FORM), WHOLE)
+    clicked = FORM.replace(" [active] [ref=e4]", " [ref=e4]").replace(
+        '"[active] offers" [ref=e7]', '"[active] offers" [active] [ref=e7]\n  - status [ref=e8]: Sent'
+    )
+    view, _ = view_of("click", {"target": "e7"})
+    assert baselines.section("s1", TAB, page(clicked), view) == ["```diff", "+ - status [ref=e8]: Sent", "```"]
+    # The page as it is now, the focus too, is the baseline: nothing is left to tell.
+    assert baselines.section("s1", TAB, page(clicked), CHANGES) == [
+        "- No changes since your last snapshot of this tab."
+    ]
