@@ -16,6 +16,7 @@ import pytest_asyncio
 
 from ..harness.page_server import serve_pages
 from ..harness.waiting import eventually
+from ..support import lean_snapshots as lean
 from ..support.extension_world import World, open_world
 from ..support.mcp_clients import McpClient, text
 
@@ -61,7 +62,7 @@ SPOOF = """<!doctype html><title>Spoof</title><button id="spoof">Pay</button>
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
     home: Path = tmp_path_factory.mktemp("e2e-changes")
     async with (
-        serve_pages({"list.html": LIST, "other.html": OTHER, "spoof.html": SPOOF}) as site,
+        serve_pages({"list.html": LIST, "other.html": OTHER, "spoof.html": SPOOF, **lean.pages()}) as site,
         open_world(home, site, World, no_viewport=True) as world,
     ):
         yield world
@@ -211,3 +212,13 @@ async def test_a_name_that_looks_like_a_frames_ref_does_not_take_the_frames_plac
         assert f"[ref={frame_ref}] [origin={other}]" in lines[frame_line], told
         assert "Welcome elsewhere" in "\n".join(lines[frame_line + 1 :]), told
     await page.close()
+
+
+async def test_a_snapshot_leaves_out_wrappers_and_labels_said_twice_and_keeps_every_control(world: World) -> None:
+    async with world.mcp("lean") as client:
+        await lean.check_lean_checkout(client, f"{world.site}/{lean.CHECKOUT}")
+
+
+async def test_a_root_the_page_made_a_control_keeps_its_line_and_takes_a_click(world: World) -> None:
+    async with world.mcp("lean root") as client:
+        await lean.check_clickable_root(client, f"{world.site}/{lean.CLICKABLE_ROOT}")

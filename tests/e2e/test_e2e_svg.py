@@ -36,9 +36,9 @@ async def test_a_charts_shapes_and_labels_have_refs_that_clicks_and_hovers_reach
     assert ref_of(text, 'img "Sales by month"')
     # Its labels, and the shapes with handlers or a pointer cursor; not the rest of the donut,
     # which nothing makes clickable.
-    labels = re.findall(r"^    - generic \[ref=e\d+\]: (\w+)$", text, re.M)
+    labels = re.findall(r"^  - generic \[ref=e\d+\]: (\w+)$", text, re.M)
     assert labels == ["Jan", "Feb", "Mar", "Legend"], text
-    shapes = re.findall(r"^    - generic \[ref=(e\d+)\]$", text, re.M)
+    shapes = re.findall(r"^  - generic \[ref=(e\d+)\]$", text, re.M)
     drawn = ["Jan", "Feb", "Mar", "Trend", "Target", "Slice"]
     assert len(shapes) == len(drawn), text
     # The trend line crosses the first bar's middle, the slice's middle is in the donut's hole,
@@ -51,7 +51,7 @@ async def test_a_charts_shapes_and_labels_have_refs_that_clicks_and_hovers_reach
     await svg_world.ok(tab, "click", element="Legend", target=legend.group(1))
     assert await status(page) == "Legend chosen"
 
-    assert re.search(r'^    - link "Details" \[ref=e\d+\]:\n      - /url: /pages/a.html$', text, re.M), text
+    assert re.search(r'^  - link "Details" \[ref=e\d+\]:\n    - /url: /pages/a.html$', text, re.M), text
 
     await svg_world.ok(tab, "hover", element="Feb bar", target=shapes[1])
     assert await page.locator("#tip").inner_text() == "Feb: 80"
@@ -65,15 +65,15 @@ async def test_icons_and_cells_made_controls_by_script_are_clicked_by_ref(svg_wo
     tab, page = await svg_world.open("svg_controls.html")
     text = yaml_of(await svg_world.ok(tab, "snapshot"))
     # An icon drawn for looks inside a named button adds nothing; a drawing that is a button is one.
-    assert re.search(r'^  - button "Close" \[ref=e\d+\]$', text, re.M), text
-    assert re.search(r'^  - button "Star" \[ref=e\d+\]$', text, re.M), text
+    assert re.search(r'^- button "Close" \[ref=e\d+\]$', text, re.M), text
+    assert re.search(r'^- button "Star" \[ref=e\d+\]$', text, re.M), text
     # An image marked as decoration shows when its own pointer cursor makes it an icon to click.
-    gear = re.findall(r"^  - img \[ref=(e\d+)\]$", text, re.M)
+    gear = re.findall(r"^- img \[ref=(e\d+)\]$", text, re.M)
     assert len(gear) == 1, text
     # The row's own pointer cursor makes it a control; its parts, whose cursor is the row's, are not.
-    assert re.search(r"^  - generic \[ref=e\d+\]: Meeting notes from Ann$", text, re.M), text
+    assert re.search(r"^- generic \[ref=e\d+\]: Meeting notes from Ann$", text, re.M), text
     assert len(re.findall(r"Meeting notes", text)) == 1
-    icon = re.search(r"^  - generic \[ref=(e\d+)\]$", text, re.M)
+    icon = re.search(r"^- generic \[ref=(e\d+)\]$", text, re.M)
     assert icon, text
     targets = [
         (ref_of(text, 'button "Close"'), "Close"),

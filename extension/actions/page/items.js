@@ -5,7 +5,8 @@
 // Kept small on purpose, as a client reads all of it: inline wrappers (a <span>, a <b>) vanish and
 // their text flows on; a block wrapper shows as `generic` only when it groups several things (a
 // product card) or holds text; names that only repeat the text below them are shown once; the text
-// of a checkbox's or a radio button's label, which is its name already, is not repeated. Every
+// of a field's label, which is its name already, is not repeated; the page's outer wrappers (its
+// body, an app's root), which only group all of it, show no line. Every
 // element shown gets a ref, except the options of a closed drop-down, which browser_select_option
 // reaches by value. Frames show as `- iframe`; the extension puts each one's content under it
 // (aria_snapshot.js), the agent of the frame's own document having snapshot it.
@@ -110,7 +111,7 @@ export function pageItems() {
     }
 
     function childContext(element, style, context, inDrawnControl) {
-      const quiet = element.localName === "label" && ["checkbox", "radio"].includes(element.control?.type);
+      const quiet = element.localName === "label" && namesItsControl(element);
       const inert = element.getAttribute("aria-disabled") === "true";
       if (style.cursor === context.cursor && !quiet && !inert && !inDrawnControl) return context;
       return {
@@ -132,6 +133,16 @@ export function pageItems() {
         }
       }
       return items;
+    }
+
+    /**
+     * Whether a label's text is its control's name already: the control names itself no other way
+     * (aria-label, aria-labelledby), so the text would only say that name again.
+     */
+    function namesItsControl(label) {
+      const control = label.control;
+      if (!control || control.hasAttribute("aria-label") || control.hasAttribute("aria-labelledby")) return false;
+      return !["button", "submit", "reset", "image", "hidden"].includes(control.type);
     }
 
     /** A drop-down's options (and their groups); a closed one's get no refs. */
@@ -220,12 +231,21 @@ export function pageItems() {
       const parent = element.parentElement;
       return {
         cursor: parent ? rules.styleOf(parent).cursor : "auto",
-        quiet: Boolean(parent?.closest("label")?.control?.type?.match(/^(checkbox|radio)$/)),
+        quiet: Boolean(parent?.closest("label") && namesItsControl(parent.closest("label"))),
         inert: Boolean(parent?.closest('[aria-disabled="true"]')),
       };
     }
 
-    return { build, contextOf, roleOf: rules.roleOf, isHidden: rules.isHidden, styleOf: rules.styleOf };
+    /** Whether a person may act on `element` though it shows as no control (as a page's outer wrapper). */
+    const actedOn = (element) => actionable(element, rules.styleOf(element), { cursor: "auto" });
+
+    return { build, contextOf, actedOn, roleOf: rules.roleOf, isHidden: rules.isHidden, styleOf: rules.styleOf };
+  }
+
+  /** An item that only wraps what is inside it: a generic without name or state nobody acts on. */
+  function outerWrapper(item, walk) {
+    if (item.role !== "generic" || item.name || !item.children.length) return false;
+    return !Object.values(item.props).some(Boolean) && !walk.actedOn(item.element);
   }
 
   /**
@@ -236,7 +256,10 @@ export function pageItems() {
     const walk = walker(rules, listening);
     if (!root) {
       const top = document.body ?? document.documentElement;
-      return top ? mergeTexts(walk.build(top, { cursor: "auto", quiet: false, inert: false })) : [];
+      let items = top ? mergeTexts(walk.build(top, { cursor: "auto", quiet: false, inert: false })) : [];
+      // The page's outer wrappers (its body, an app's root <div>) group all of it, which says nothing.
+      while (items.length === 1 && outerWrapper(items[0], walk)) items = items[0].children;
+      return items;
     }
     // checkVisibility: no box, here or above (display: none), or inside a closed <details>.
     const rendered = root.checkVisibility() || walk.styleOf(root).display === "contents";
