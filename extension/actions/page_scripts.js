@@ -12,6 +12,12 @@ async function gone(tabId) {
   return !(await chrome.tabs.get(tabId).catch(() => null));
 }
 
+/** The error of a script whose frame went before it answered: the tab closed, or the frame left. */
+export async function pageLost(tabId) {
+  if (await gone(tabId)) return new ActionError(Code.ACTION_FAILED, `tab ${tabId} closed during the action`);
+  return new ActionError(Code.NAVIGATED, "the frame navigated away or was removed during the action");
+}
+
 /**
  * Run `func(...args)` in frame `frameId` of the tab, in `world` ("ISOLATED" or "MAIN"): what it
  * returns (JSON). A tab that closed, a frame that went or navigated, a page that does not answer
@@ -26,11 +32,10 @@ export async function runIn(tabId, frameId, func, args = [], world = "ISOLATED")
       "the page's script",
     );
   } catch (error) {
-    if (await gone(tabId)) throw new ActionError(Code.ACTION_FAILED, `tab ${tabId} closed during the action`);
+    const lost = await pageLost(tabId);
+    if (lost.code === Code.ACTION_FAILED) throw lost; // the tab closed
     if (error instanceof ActionError) throw error;
-    if (/frame/i.test(error.message)) {
-      throw new ActionError(Code.NAVIGATED, "the frame navigated away or was removed during the action");
-    }
+    if (/frame/i.test(error.message)) throw lost;
     throw new ActionError(Code.ACTION_FAILED, `cannot run in tab ${tabId}: ${error.message}`);
   }
   const [first] = results ?? [];

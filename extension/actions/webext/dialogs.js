@@ -187,8 +187,22 @@ export function listenForDialogs() {
 }
 
 /**
+ * Whether every frame of the tab shows a document whose hooks gave their secret: the frames as the
+ * browser lists them now (no script in the page), each document known by its id.
+ */
+async function allHooked(tabId) {
+  const frames = await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null);
+  if (!frames?.length) return false;
+  return frames.every(({ frameId, documentId }) => {
+    const known = documentId && documents.get(documentId);
+    return known?.tabId === tabId && known.frameId === frameId;
+  });
+}
+
+/**
  * Put the hooks in the tab's frames that lack them (`frameId`: that frame alone), and learn each
  * document's secret. Frames that cannot be scripted are left out; nothing here fails the action.
+ * Where every frame has them already (the tab's actions after its first on a page), no script runs.
  */
 export async function hookTab(tabId, frameId = null) {
   await restored;
@@ -196,6 +210,7 @@ export async function hookTab(tabId, frameId = null) {
     hooked.add(tabId);
     save();
   }
+  if (frameId === null && (await allHooked(tabId))) return;
   const target = frameId === null ? { tabId, allFrames: true } : { tabId, frameIds: [frameId] };
   const options = {
     answerHost: ANSWER_HOST,

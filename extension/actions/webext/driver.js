@@ -18,7 +18,8 @@ import * as networkRoutes from "./network_routes.js";
 import * as pageEffects from "./page_effects.js";
 import { forgetFrames, locate, pageReport } from "./snapshot.js";
 import { saveNumbers } from "../ref_numbers.js";
-import { runIn } from "./scripts.js";
+import { runIn, withAgent } from "./scripts.js";
+import { listenForAgents } from "./agent_port.js";
 import { forgetTabDialogs, hookTab, listenForDialogs, unhookTab } from "./dialogs.js";
 import * as telemetry from "./telemetry.js";
 import * as testing from "./testing.js";
@@ -76,9 +77,11 @@ function tabGone(tabId) {
 
 /** Whether the element in focus, where a click leaves it, is a `download` link (no sign in the tab
  * comes of one until the server answers). */
-async function downloadLinkFocused(tabId) {
-  const focused = () => Boolean(document.activeElement?.closest?.("a[download]"));
-  return (await runIn(tabId, 0, focused).catch(() => false)) === true;
+function downloadLinkFocused(tabId) {
+  return withAgent(tabId, 0, "downloadLinkFocused").then(
+    ({ value }) => value === true,
+    () => false,
+  );
 }
 
 /** @type {import("../contract.js").PageDriver} */
@@ -109,6 +112,7 @@ export const webExtensionDriver = Object.freeze({
     );
     telemetry.listenForRequests();
     listenForDialogs();
+    listenForAgents();
   },
   tabGone,
   async releaseTab(tabId) {

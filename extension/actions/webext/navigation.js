@@ -7,11 +7,8 @@ import { ActionError, Code, sleep } from "../../base/errors.js";
 import { COMMIT_WAIT_MS, waitUntilReady } from "../load_wait.js";
 import { checkedUrl } from "../addresses.js";
 import { waitWith } from "../waiting.js";
-import { runIn, withAgent } from "./scripts.js";
+import { runIn, withAgent, withLoadedAgent } from "./scripts.js";
 
-// How long after an input (and the page's answer to one more script) a navigation it set off may
-// still start and be reported as its own: a link's or a form's starts as the click is handled.
-const SETTLE_MS = 50;
 // How long an input's answer waits for the frames it sent elsewhere to show their new pages.
 const FRAME_LOAD_WAIT_MS = 5_000;
 
@@ -72,7 +69,8 @@ const topFrame = (kinds) => (kind, details) => details.frameId === 0 && kinds.in
 
 async function readyState(tabId) {
   try {
-    return await runIn(tabId, 0, () => document.readyState);
+    const loaded = await withLoadedAgent(tabId, 0, "readyState");
+    return loaded ? loaded.value : await runIn(tabId, 0, () => document.readyState);
   } catch (error) {
     if (/closed/.test(error.message)) throw error;
     return "loading"; // between two documents
@@ -180,8 +178,10 @@ export async function withNavigationWatch(tabId, act) {
   const frames = watchFrameLoads(tabId, () => listening);
   try {
     await act();
-    await readyState(tabId); // the page has handled the input, and told of what it set off
-    await Promise.race([starting, sleep(SETTLE_MS)]);
+    // The page has handled the input once it answers one more script, and told of the navigation
+    // it set off before that answer (a link's or a form's starts as the click is handled): the
+    // start is heard by then, with no time to wait for on top.
+    await readyState(tabId);
   } catch (error) {
     frames.stop();
     throw error;

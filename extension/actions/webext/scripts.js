@@ -4,9 +4,11 @@
 //
 // The page-side code is page_agent.js, which the isolated world imports (a module lives once per
 // world, so each document has one agent); a client's browser_evaluate runs in the page's world.
+// Once a document has its agent, the agent's calls go through its port (agent_port.js).
 
 import { ActionError, Code } from "../../base/errors.js";
 import { runIn } from "../page_scripts.js";
+import { AGENT_PORT, askAgent } from "./agent_port.js";
 
 export { runIn };
 
@@ -14,31 +16,45 @@ const AGENT_URL = chrome.runtime.getURL("actions/webext/page_agent.js");
 
 /**
  * Page-side: the task `name` of page_agent.js run on the element of `target` ({ref}, {selector}
- * or null for none): {value}, or {missing: "gone" | "unknown" | "no match" | "bad selector"}.
+ * or null for none): {value}, or {missing: "gone" | "unknown" | "no match" | "bad selector"}. The
+ * agent, loaded, opens its port, through which the next calls go.
  */
-async function onElementInPage(agentUrl, name, target, args) {
-  const { agent, tasks } = await import(agentUrl);
-  let found = null;
-  if (target?.selector !== undefined) {
-    try {
-      found = document.querySelector(target.selector) ?? "no match";
-    } catch {
-      found = "bad selector";
-    }
-  } else if (target?.ref !== undefined) {
-    found = agent.element(target.ref);
-  }
-  if (typeof found === "string") return { missing: found };
-  return { value: await tasks[name](found, ...args) };
+async function onElementInPage(agentUrl, portName, name, target, args) {
+  const { openPort, runTask } = await import(agentUrl);
+  openPort(portName);
+  return runTask(name, target, args);
+}
+
+/** The error the client is told: the page-side code's own, as the snapshot code failing. */
+function pageCodeError(error) {
+  if (!error.pageError) return error;
+  return new ActionError(Code.ACTION_FAILED, `the page's snapshot code failed: ${error.message.split("\n")[0]}`);
 }
 
 /**
  * The task `name` of page_agent.js run by the agent of frame `frameId` on the element of `target`
- * (null: none), in the isolated world: {value} or {missing}.
+ * (null: none), in the isolated world: {value} or {missing}. Through the agent's port where the
+ * frame's document has one, else through scripting.
  */
-export function withAgent(tabId, frameId, name, target = null, ...args) {
-  return runIn(tabId, frameId, onElementInPage, [AGENT_URL, name, target, args]).catch((error) => {
-    if (!error.pageError) throw error;
-    throw new ActionError(Code.ACTION_FAILED, `the page's snapshot code failed: ${error.message.split("\n")[0]}`);
-  });
+export async function withAgent(tabId, frameId, name, target = null, ...args) {
+  try {
+    return (
+      (await askAgent(tabId, frameId, { task: name, target, args })) ??
+      (await runIn(tabId, frameId, onElementInPage, [AGENT_URL, AGENT_PORT, name, target, args]))
+    );
+  } catch (error) {
+    throw pageCodeError(error);
+  }
+}
+
+/**
+ * The task `name` of an agent the frame's document has loaded already: {value} or {missing}, or
+ * undefined where it has none (a page still loading, which the caller asks another way).
+ */
+export async function withLoadedAgent(tabId, frameId, name, target = null, ...args) {
+  try {
+    return await askAgent(tabId, frameId, { task: name, target, args });
+  } catch (error) {
+    throw pageCodeError(error);
+  }
 }

@@ -138,6 +138,9 @@ export async function pageReport(tabId, { target, depth, boxes = false, result =
     lastRef: refs?.lastRef ?? frame.last,
     prefix: frame ? `f${frame.number}` : "",
   };
+  // The tab's document as the browser names it is asked for beside the page's script: a document
+  // that commits meanwhile moves documentOf, and the report is refused below.
+  const named = documentIn(tabId);
   let snapshot;
   try {
     snapshot = await snapshotIn(tabId, where.frameId, where.target, options);
@@ -148,7 +151,7 @@ export async function pageReport(tabId, { target, depth, boxes = false, result =
   if (refs) refs.update(snapshot.lastRef);
   else frame.last = Math.max(frame.last, snapshot.lastRef);
   const yaml = await withFrames(tabId, snapshot, depth, boxes);
-  const found = await documentIn(tabId);
+  const found = await named;
   if (documentOf(tabId) !== shown) throw navigated();
   const whole = cut({ ...snapshot, yaml }, PAGE_LIMIT, snapshot.length - snapshot.yaml.length);
   return reportOf(whole, found, "", { target, depth, result });
