@@ -93,8 +93,8 @@ export function pageItems() {
     /** A generic element a person may act on even so: focusable, editable, or with a click handler's look. */
     function actionable(element, style, context) {
       return (
-        element.hasAttribute("tabindex") ||
-        element.hasAttribute("onclick") ||
+        rules.hasAttribute(element, "tabindex") ||
+        rules.hasAttribute(element, "onclick") ||
         (element.isContentEditable && !element.parentElement?.isContentEditable) ||
         (style.cursor === "pointer" && context.cursor !== "pointer")
       );
@@ -105,14 +105,14 @@ export function pageItems() {
      * handler, its own pointer cursor, focusable), or a text label, unless a control around it
      * shows already (then its text is that control's).
      */
-    function drawnControl(element, style, context) {
-      if (listening.has(element) || actionable(element, style, context)) return true;
-      return element.localName === "text" && !context.inDrawnControl && normalize(element.textContent) !== "";
+    function drawnControl(element, tag, acts, context) {
+      if (listening.has(element) || acts()) return true;
+      return tag === "text" && !context.inDrawnControl && normalize(element.textContent) !== "";
     }
 
-    function childContext(element, style, context, inDrawnControl) {
-      const quiet = element.localName === "label" && namesItsControl(element);
-      const inert = element.getAttribute("aria-disabled") === "true";
+    function childContext(element, tag, style, context, inDrawnControl) {
+      const quiet = tag === "label" && namesItsControl(element);
+      const inert = rules.attributeOf(element, "aria-disabled") === "true";
       if (style.cursor === context.cursor && !quiet && !inert && !inDrawnControl) return context;
       return {
         ...context,
@@ -141,7 +141,9 @@ export function pageItems() {
      */
     function namesItsControl(label) {
       const control = label.control;
-      if (!control || control.hasAttribute("aria-label") || control.hasAttribute("aria-labelledby")) return false;
+      if (!control || rules.hasAttribute(control, "aria-label") || rules.hasAttribute(control, "aria-labelledby")) {
+        return false;
+      }
       return !["button", "submit", "reset", "image", "hidden"].includes(control.type);
     }
 
@@ -149,9 +151,10 @@ export function pageItems() {
     function optionItems(select, closed, context) {
       const items = [];
       for (const child of select.children) {
-        if (child.localName !== "option" && child.localName !== "optgroup") continue;
+        const tag = rules.tagOf(child);
+        if (tag !== "option" && tag !== "optgroup") continue;
         if (child.hidden) continue;
-        const role = child.localName === "option" ? "option" : "group";
+        const role = tag === "option" ? "option" : "group";
         const item = {
           role,
           name: normalize(rules.nameOf(child, role) || child.label || ""),
@@ -166,25 +169,28 @@ export function pageItems() {
 
     /** The items `element` shows as: none, some text, one element, or its content moved up. */
     function build(element, context) {
-      const tag = element.localName;
+      const tag = rules.tagOf(element);
       if (rules.SILENT.has(tag) || rules.isHidden(element)) return [];
-      if (element.ownerSVGElement && SVG_SILENT.has(tag)) return [];
+      const inDrawing = rules.drawingOf(element) !== null;
+      if (inDrawing && SVG_SILENT.has(tag)) return [];
       if (tag === "br") return [{ text: " ", gap: true }];
       const style = rules.styleOf(element);
       const visible = style.visibility === "visible";
+      let actsOn;
+      const acts = () => (actsOn ??= actionable(element, style, context));
       let role = visible ? rules.roleOf(element) : "none";
       // An image marked as decoration (alt="") that the page made a control, an icon to click.
-      if (role === "none" && tag === "img" && visible && actionable(element, style, context)) role = "img";
+      if (role === "none" && tag === "img" && visible && acts()) role = "img";
       // A drawing's parts are laid out by their coordinates, not as blocks: none holds text as a block.
-      const inline = style.display === "inline" || style.display === "contents" || Boolean(element.ownerSVGElement);
-      const drawing = Boolean(element.ownerSVGElement) && tag !== "svg";
-      const drawn = drawing && drawnControl(element, style, context);
-      const keep = role === "generic" && (drawn || actionable(element, style, context));
+      const inline = style.display === "inline" || style.display === "contents" || inDrawing;
+      const drawing = inDrawing && tag !== "svg";
+      const drawn = drawing && drawnControl(element, tag, acts, context);
+      const keep = role === "generic" && (drawn || acts());
       const control = drawing && tag !== "text" && (drawn || (role !== "generic" && role !== "none"));
-      const inner = childContext(element, style, context, control);
+      const inner = childContext(element, tag, style, context, control);
       if (role === "none" || (role === "generic" && inline && !keep && tag !== "label")) {
         const items = REPLACED.has(tag) ? [] : childItems(element, inner, visible);
-        return inline && !element.ownerSVGElement ? items : items.map(asGap);
+        return inline && !inDrawing ? items : items.map(asGap);
       }
       const item = {
         role,
@@ -215,7 +221,7 @@ export function pageItems() {
       // An empty paragraph (spacing between blocks) says nothing, nor does an icon drawn for looks.
       if (role === "paragraph" && !item.name && !item.children.length) return [];
       if (tag === "svg" && role === "img" && !item.name && !item.children.length && !listening.has(element)) {
-        if (!actionable(element, style, context)) return [];
+        if (!acts()) return [];
       }
       return [item];
     }

@@ -9,7 +9,7 @@
 
 /** `nameOf(element, role)`, over one snapshot's `rules` (ariaRules) and some of their tables. */
 export function accessibleNames(rules, { INPUT_ROLES, TEXT_INPUTS, attribute }) {
-  const { SILENT, styleOf, isHidden, childNodesOf, roleOf, valueOf } = rules;
+  const { SILENT, styleOf, isHidden, childNodesOf, roleOf, valueOf, tagOf, drawingOf } = rules;
   /** Roles named by their content when nothing else names them. */
   const NAMED_BY_CONTENT = new Set(
     (
@@ -17,7 +17,9 @@ export function accessibleNames(rules, { INPUT_ROLES, TEXT_INPUTS, attribute }) 
       "option radio rowheader switch tab tooltip treeitem"
     ).split(" "),
   );
-  const isControl = (element) => ["input", "textarea", "select"].includes(element.localName);
+  /** The elements that may have labels (`labels`): a form-associated custom element's are the page's own. */
+  const LABELABLE = new Set(["button", "input", "meter", "output", "progress", "select", "textarea"]);
+  const isControl = (tag) => tag === "input" || tag === "textarea" || tag === "select";
 
   /**
    * The text an element's content reads as, for names: its visible texts, and the elements inside
@@ -31,18 +33,17 @@ export function accessibleNames(rules, { INPUT_ROLES, TEXT_INPUTS, attribute }) 
         if (visible) parts.push(child.nodeValue);
         continue;
       }
-      if (child.nodeType !== Node.ELEMENT_NODE || child === skip || SILENT.has(child.localName) || isHidden(child)) {
-        continue;
-      }
-      if (child.localName === "br") {
+      if (child.nodeType !== Node.ELEMENT_NODE || child === skip) continue;
+      const tag = tagOf(child);
+      if (SILENT.has(tag) || isHidden(child)) continue;
+      if (tag === "br") {
         parts.push(" ");
         continue;
       }
-      const tag = child.localName;
       let text = attribute(child, "aria-label");
       if (!text && (tag === "img" || (tag === "input" && child.type === "image"))) {
         text = styleOf(child).visibility === "visible" ? attribute(child, "alt") : "";
-      } else if (!text && isControl(child)) {
+      } else if (!text && isControl(tag)) {
         text = valueOf(child, roleOf(child)) || (INPUT_ROLES[child.type] === "button" ? nativeName(child) : "");
       } else if (!text) {
         text = contentText(child, skip);
@@ -67,13 +68,13 @@ export function accessibleNames(rules, { INPUT_ROLES, TEXT_INPUTS, attribute }) 
 
   /** The name HTML gives the element: its labels, an image's alt, a fieldset's legend... */
   function nativeName(element, role = "button") {
-    const tag = element.localName;
+    const tag = tagOf(element);
     if (tag === "input" && INPUT_ROLES[element.type] === "button" && element.type !== "file") {
       if (element.type === "image") return attribute(element, "alt") || element.value || "Submit";
       if (element.type !== "color")
         return element.value || (element.type === "reset" ? "Reset" : element.type === "submit" ? "Submit" : "");
     }
-    if (element.labels?.length) {
+    if (LABELABLE.has(tag) && element.labels?.length) {
       const text = [...element.labels]
         .map((label) => contentText(label, element))
         .join(" ")
@@ -89,7 +90,7 @@ export function accessibleNames(rules, { INPUT_ROLES, TEXT_INPUTS, attribute }) 
       const caption = element.querySelector(":scope > caption");
       return caption ? contentText(caption) : "";
     }
-    const drawn = tag === "svg" || element.ownerSVGElement;
+    const drawn = tag === "svg" || drawingOf(element);
     const title = drawn ? element.querySelector(":scope > title")?.textContent.trim() : "";
     if (title || tag === "svg") return title ?? "";
     if (tag === "option") return attribute(element, "label") || contentText(element);
@@ -106,7 +107,8 @@ export function accessibleNames(rules, { INPUT_ROLES, TEXT_INPUTS, attribute }) 
     if (label) return label;
     const name = nativeName(element, role) || attribute(element, "title");
     if (name) return name;
-    if ((element.localName === "input" && TEXT_INPUTS.has(element.type)) || element.localName === "textarea") {
+    const tag = tagOf(element);
+    if ((tag === "input" && TEXT_INPUTS.has(element.type)) || tag === "textarea") {
       return attribute(element, "placeholder");
     }
     return "";

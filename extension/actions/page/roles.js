@@ -72,10 +72,59 @@ export function ariaRules(accessibleNames) {
       "searchbox slider spinbutton switch tab textbox treeitem"
     ).split(" "),
   );
+  /** The elements :disabled may match (a form-associated custom element's class is the page's own). */
+  const DISABLEABLE = new Set(["button", "input", "select", "textarea", "optgroup", "option", "fieldset"]);
   const TEXT_INPUTS = new Set(["", "text", "email", "tel", "url", "password", "search"]);
   /** Elements that never show, nor count towards a name. */
   const SILENT = new Set(["script", "style", "template", "noscript", "head", "title", "meta", "link", "base"]);
+  // What the rules read of an element, kept for the snapshot: a read from the tools' world costs
+  // several times a lookup here (in Firefox, each goes through the content script's Xray view).
   const styles = new Map();
+  const tags = new Map();
+  const attributeSets = new Map();
+  const drawings = new Map();
+
+  /** The element's localName, read once. */
+  function tagOf(element) {
+    let tag = tags.get(element);
+    if (tag === undefined) {
+      tag = element.localName;
+      tags.set(element, tag);
+    }
+    return tag;
+  }
+
+  /**
+   * `element.getAttribute(name)`, asked only of an element that has an attribute of that name (the
+   * names read once per element, each value once).
+   */
+  function attributeOf(element, name) {
+    let values = attributeSets.get(element);
+    if (!values) {
+      values = new Map();
+      for (const present of element.getAttributeNames()) values.set(present, undefined);
+      attributeSets.set(element, values);
+    }
+    if (!values.has(name)) return null;
+    let value = values.get(name);
+    if (value === undefined) {
+      value = element.getAttribute(name);
+      values.set(name, value);
+    }
+    return value;
+  }
+
+  const hasAttribute = (element, name) => attributeOf(element, name) !== null;
+
+  /** The SVG drawing the element is part of (its ownerSVGElement), null for none; read once. */
+  function drawingOf(element) {
+    let drawing = drawings.get(element);
+    if (drawing === undefined) {
+      drawing = element.ownerSVGElement ?? null;
+      drawings.set(element, drawing);
+    }
+    return drawing;
+  }
 
   /** The computed style's few properties the snapshot reads, read once per element. */
   function styleOf(element) {
@@ -90,24 +139,24 @@ export function ariaRules(accessibleNames) {
 
   /** Left out with everything inside it: not rendered, or hidden from assistive technology. */
   function isHidden(element) {
-    return element.getAttribute("aria-hidden") === "true" || styleOf(element).display === "none";
+    return attributeOf(element, "aria-hidden") === "true" || styleOf(element).display === "none";
   }
 
-  const attribute = (element, name) => (element.getAttribute(name) ?? "").trim();
+  const attribute = (element, name) => (attributeOf(element, name) ?? "").trim();
 
   function inputRole(input) {
     const type = input.type;
-    if (TEXT_INPUTS.has(type) && input.hasAttribute("list")) return "combobox";
+    if (TEXT_INPUTS.has(type) && hasAttribute(input, "list")) return "combobox";
     return INPUT_ROLES[type] ?? "textbox";
   }
 
   /** The role the element's tag gives it: "generic" when none, "none" when it is decoration. */
   function tagRole(element) {
-    const tag = element.localName;
+    const tag = tagOf(element);
     if (TAG_ROLES[tag]) return TAG_ROLES[tag];
     switch (tag) {
       case "a":
-        return element.hasAttribute("href") ? "link" : "generic";
+        return hasAttribute(element, "href") ? "link" : "generic";
       case "h1":
       case "h2":
       case "h3":
@@ -116,7 +165,7 @@ export function ariaRules(accessibleNames) {
       case "h6":
         return "heading";
       case "img":
-        return element.getAttribute("alt") === "" && !element.hasAttribute("aria-label") ? "none" : "img";
+        return attributeOf(element, "alt") === "" && !hasAttribute(element, "aria-label") ? "none" : "img";
       case "svg":
         // As Chromium and Playwright show it; one drawn for looks alone is left out of snapshots.
         return "img";
@@ -127,7 +176,7 @@ export function ariaRules(accessibleNames) {
       case "select":
         return element.multiple || element.size > 1 ? "listbox" : "combobox";
       case "section":
-        return attribute(element, "aria-label") || element.hasAttribute("aria-labelledby") ? "region" : "generic";
+        return attribute(element, "aria-label") || hasAttribute(element, "aria-labelledby") ? "region" : "generic";
       case "header":
       case "footer":
         // Landmarks only for the page as a whole, not for an article's or a section's.
@@ -139,7 +188,7 @@ export function ariaRules(accessibleNames) {
           ? "button"
           : "generic";
       case "th":
-        return element.getAttribute("scope") === "row" ? "rowheader" : "columnheader";
+        return attributeOf(element, "scope") === "row" ? "rowheader" : "columnheader";
       default:
         return "generic";
     }
@@ -147,7 +196,7 @@ export function ariaRules(accessibleNames) {
 
   /** The element's role: the first ARIA role its `role` attribute names, else its tag's. */
   function roleOf(element) {
-    const tokens = element.getAttribute("role")?.toLowerCase().split(/\s+/) ?? [];
+    const tokens = attributeOf(element, "role")?.toLowerCase().split(/\s+/) ?? [];
     const explicit = tokens.find((token) => ROLES.has(token));
     if (explicit) return explicit === "presentation" ? "none" : explicit === "image" ? "img" : explicit;
     return tagRole(element);
@@ -155,7 +204,7 @@ export function ariaRules(accessibleNames) {
 
   /** What a control holds as text: a field's value (a password's as dots), a drop-down's choice. */
   function valueOf(element, role) {
-    const tag = element.localName;
+    const tag = tagOf(element);
     if (tag === "input" || tag === "textarea") {
       if (element.type === "checkbox" || element.type === "radio" || INPUT_ROLES[element.type] === "button") return "";
       return element.type === "password" ? "•".repeat(element.value.length) : element.value;
@@ -169,11 +218,12 @@ export function ariaRules(accessibleNames) {
 
   /** The nodes an element shows: its shadow tree's, a slot's assigned ones, a closed <details>'s summary. */
   function childNodesOf(element) {
-    if (element.localName === "slot") {
+    const tag = tagOf(element);
+    if (tag === "slot") {
       const assigned = element.assignedNodes();
       if (assigned.length) return assigned;
     }
-    if (element.localName === "details" && !element.open) {
+    if (tag === "details" && !element.open) {
       const summary = element.querySelector(":scope > summary");
       return summary ? [summary] : [];
     }
@@ -181,7 +231,7 @@ export function ariaRules(accessibleNames) {
   }
 
   const isOn = (element, name) => {
-    const value = element.getAttribute(name);
+    const value = attributeOf(element, name);
     return value === "true" ? true : value === "mixed" ? "mixed" : false;
   };
 
@@ -191,7 +241,7 @@ export function ariaRules(accessibleNames) {
    */
   function statesOf(element, role, focused, inertAncestor) {
     const props = {};
-    const tag = element.localName;
+    const tag = tagOf(element);
     if (CHECKABLE.has(role)) {
       if (tag === "input" && (element.type === "checkbox" || element.type === "radio")) {
         props.checked = element.indeterminate ? "mixed" : element.checked;
@@ -199,19 +249,20 @@ export function ariaRules(accessibleNames) {
         props.checked = isOn(element, "aria-checked");
       }
     }
-    const disabled = "disabled" in element && element.matches(":disabled");
-    if (disabled || element.getAttribute("aria-disabled") === "true" || (inertAncestor && OPERABLE.has(role))) {
+    // Only these elements have a `disabled` the tools' world sees, and :disabled matches no others.
+    const disabled = DISABLEABLE.has(tag) && "disabled" in element && element.matches(":disabled");
+    if (disabled || attributeOf(element, "aria-disabled") === "true" || (inertAncestor && OPERABLE.has(role))) {
       props.disabled = true;
     }
-    if (element.getAttribute("aria-expanded") === "true") props.expanded = true;
+    if (attributeOf(element, "aria-expanded") === "true") props.expanded = true;
     else if (tag === "summary" && role === "button" && element.parentElement.open) props.expanded = true;
     if (element === focused) props.focused = true;
-    const invalid = element.getAttribute("aria-invalid");
+    const invalid = attributeOf(element, "aria-invalid");
     if (invalid && invalid !== "false") props.invalid = true;
     if (role === "heading") {
-      props.level = Number(element.getAttribute("aria-level")) || Number(/^h([1-6])$/.exec(tag)?.[1]) || 2;
-    } else if (role === "treeitem" && element.hasAttribute("aria-level")) {
-      props.level = Number(element.getAttribute("aria-level"));
+      props.level = Number(attributeOf(element, "aria-level")) || Number(/^h([1-6])$/.exec(tag)?.[1]) || 2;
+    } else if (role === "treeitem" && hasAttribute(element, "aria-level")) {
+      props.level = Number(attributeOf(element, "aria-level"));
     }
     if (role === "button") props.pressed = isOn(element, "aria-pressed");
     if (SELECTABLE.has(role)) props.selected = tag === "option" ? element.selected : isOn(element, "aria-selected");
@@ -225,7 +276,20 @@ export function ariaRules(accessibleNames) {
     return active === document.body || active === document.documentElement ? null : active;
   }
 
-  const rules = { SILENT, styleOf, isHidden, childNodesOf, roleOf, valueOf, statesOf, focusedElement };
+  const rules = {
+    SILENT,
+    styleOf,
+    isHidden,
+    childNodesOf,
+    roleOf,
+    valueOf,
+    statesOf,
+    focusedElement,
+    tagOf,
+    attributeOf,
+    hasAttribute,
+    drawingOf,
+  };
   rules.nameOf = accessibleNames(rules, { INPUT_ROLES, TEXT_INPUTS, attribute });
   return rules;
 }
